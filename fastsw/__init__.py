@@ -1,0 +1,23 @@
+"""fastsw: fast, exact training and use of superword tokenizers.
+
+BPE, BoundlessBPE (Algorithm 1) and SuperBPE, following "Faster Superword
+Tokenization": phase 1 learns regular merges inside pretokens, phase 2 learns
+supermerges across runs of single-token pretokens from aggregated candidates.
+
+    >>> import fastsw
+    >>> tok = fastsw.train(["a document", "another one"], algo="boundless", vocab_size=300)
+    >>> tok.decode(tok.encode("a document")) == "a document"
+    True
+"""
+
+__version__ = "0.1.0"
+
+from .pretokenize import Pretokenizer, GPT4O_PATTERN, SCRIPT_SPECIFIC_PATTERN, DEFAULT_SCRIPT_SPECIFIC_SCRIPTS
+from .tokenizer import Tokenizer, Merge
+from .trainer import train
+from .readers import iter_documents, InputError
+
+load = Tokenizer.load
+
+__all__ = ["train", "load", "Tokenizer", "Merge", "Pretokenizer", "iter_documents", "InputError",
+           "GPT4O_PATTERN", "SCRIPT_SPECIFIC_PATTERN", "DEFAULT_SCRIPT_SPECIFIC_SCRIPTS", "__version__"]

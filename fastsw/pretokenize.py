@@ -1,0 +1,148 @@
+"""Pre-tokenization: split a document into pretokens (SPEC section 2).
+
+This module owns the regular expressions and the `Pretokenizer`, the object that
+turns one document (a ``str``) into its list of pretokens. Phase-1 merges never
+cross a pretoken boundary; supermerges (phase 2) join runs of whole pretokens.
+
+Two modes:
+
+* ``"script"`` (default): the document is first cut into script chunks
+  (:mod:`fastsw.chunking`), then each chunk is matched with ``GPT4O_PATTERN``, or
+  with ``SCRIPT_SPECIFIC_PATTERN`` (one letter per pretoken) when the chunk's
+  script is one of ``script_specific_scripts``.
+* ``"simple"``: ``GPT4O_PATTERN`` over the whole document, no chunking.
+
+A pretokenizer is described by a plain dict (:meth:`Pretokenizer.to_config`) that
+is stored in model files, so a loaded model pre-tokenizes exactly as it was
+trained.
+"""
+from __future__ import annotations
+
+from typing import Iterable, List, Optional, Sequence
+
+import regex
+
+from .chunking import script_chunks
+from ._unicode import script_id
+
+# The contraction suffixes use the ASCII apostrophe, as in tiktoken's o200k pattern.
+_CONTRACTIONS = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+
+GPT4O_PATTERN = "|".join([
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+" + _CONTRACTIONS,
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*" + _CONTRACTIONS,
+    r"\p{N}{1,3}",
+    r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
+    r"\s*[\r\n]+",
+    r"\s+(?!\S)",
+    r"\s+",
+])
+
+# The first two (word) branches replaced by one letter with an optional leading
+# space and trailing combining marks: each character becomes its own pretoken.
+SCRIPT_SPECIFIC_PATTERN = "|".join([
+    r" ?\p{L}\p{M}*",
+    r"\p{N}{1,3}",
+    r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
+    r"\s*[\r\n]+",
+    r"\s+(?!\S)",
+    r"\s+",
+])
+
+DEFAULT_SCRIPT_SPECIFIC_SCRIPTS = ("Han", "Hiragana", "Katakana", "Thai", "Myanmar", "Khmer", "Lao")
+
+# A pretoken is a possible part of a supermerge only if it contains a letter.
+LETTER_PATTERN = r"\p{L}"
+
+MODES = ("script", "simple")
+
+
+class Pretokenizer:
+    """Split documents into pretokens.
+
+    Parameters (keyword-only):
+        mode: ``"script"`` (script chunking, default) or ``"simple"``.
+        main_pattern: regex for chunks of ordinary scripts (default GPT-4o).
+        script_specific_pattern: regex for chunks of the script-specific scripts.
+        script_specific_scripts: Unicode script names that use the second regex.
+        letter_pattern: the eligibility test of phase 2 (``regex.search``).
+    """
+
+    def __init__(self, *, mode: str = "script", main_pattern: str = GPT4O_PATTERN,
+                 script_specific_pattern: str = SCRIPT_SPECIFIC_PATTERN,
+                 script_specific_scripts: Optional[Sequence[str]] = None,
+                 letter_pattern: str = LETTER_PATTERN):
+        if mode not in MODES:
+            raise ValueError(f"pretokenizer mode {mode!r} is not one of {', '.join(MODES)}")
+        if script_specific_scripts is None:
+            script_specific_scripts = DEFAULT_SCRIPT_SPECIFIC_SCRIPTS
+        if isinstance(script_specific_scripts, str):
+            raise ValueError("script_specific_scripts must be a list of script names, not one string")
+        self.mode = mode
+        self.main_pattern = main_pattern
+        self.script_specific_pattern = script_specific_pattern
+        self.script_specific_scripts = tuple(script_specific_scripts)
+        self.letter_pattern = letter_pattern
+        try:
+            self._main = regex.compile(main_pattern)
+            self._specific = regex.compile(script_specific_pattern)
+            self._letter = regex.compile(letter_pattern)
+        except regex.error as e:
+            raise ValueError(f"invalid pre-tokenizer regex: {e}") from e
+        self._specific_ids = frozenset(script_id(name) for name in self.script_specific_scripts)
+
+    # -- configuration ----------------------------------------------------
+    def to_config(self) -> dict:
+        """A JSON-serialisable description; ``Pretokenizer.from_config`` inverts it."""
+        return {
+            "mode": self.mode,
+            "main_pattern": self.main_pattern,
+            "script_specific_pattern": self.script_specific_pattern,
+            "script_specific_scripts": list(self.script_specific_scripts),
+            "letter_pattern": self.letter_pattern,
+        }
+
+    @classmethod
+    def from_config(cls, config: dict) -> "Pretokenizer":
+        known = {"mode", "main_pattern", "script_specific_pattern", "script_specific_scripts",
+                 "letter_pattern"}
+        unknown = set(config) - known
+        if unknown:
+            raise ValueError(f"unknown pre-tokenizer settings: {', '.join(sorted(unknown))}")
+        return cls(**config)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Pretokenizer) and self.to_config() == other.to_config()
+
+    def __repr__(self) -> str:
+        return f"Pretokenizer(mode={self.mode!r}, scripts={list(self.script_specific_scripts)!r})"
+
+    # -- splitting ----------------------------------------------------------
+    def pretokenize(self, text: str) -> List[str]:
+        """The pretokens of one document, in order; they concatenate back to ``text``."""
+        if self.mode == "simple":
+            return self._main.findall(text)
+        out: List[str] = []
+        for start, end, script in script_chunks(text):
+            pattern = self._specific if script in self._specific_ids else self._main
+            out.extend(pattern.findall(text[start:end]))
+        return out
+
+    def has_letter(self, piece: str) -> bool:
+        """Phase-2 letter test: does ``piece`` contain a match of the letter pattern?"""
+        return self._letter.search(piece) is not None
+
+    def pretokenize_all(self, documents: Iterable[str]) -> Iterable[List[str]]:
+        for doc in documents:
+            yield self.pretokenize(doc)
+
+
+def make_pretokenizer(spec) -> Pretokenizer:
+    """Accept a `Pretokenizer`, a mode name (``"script"``/``"simple"``) or a config dict."""
+    if isinstance(spec, Pretokenizer):
+        return spec
+    if isinstance(spec, str):
+        return Pretokenizer(mode=spec)
+    if isinstance(spec, dict):
+        return Pretokenizer.from_config(spec)
+    raise ValueError(f"pretokenizer must be 'script', 'simple', a dict or a Pretokenizer, not {spec!r}")

@@ -1,0 +1,291 @@
+"""The `Tokenizer`: a trained model and its encoder/decoder (SPEC section 7).
+
+Encoding a document:
+
+1. Pre-tokenize exactly as in training.
+2. Each pretoken: if its bytes are a *reachable* regular token (its text,
+   pre-tokenized and encoded on its own, yields exactly that token), emit it
+   (the whole-pretoken shortcut); otherwise apply regular merges, lowest rank
+   first, each on all its non-overlapping occurrences left to right.
+3. Each maximal run of >= 2 consecutive pretokens that became one *eligible*
+   token (reachable and containing a letter) is merged further with the
+   supermerges, lowest rank first, in the same way.
+
+Encoding with and without the shortcut gives the same ids (tests assert it).
+"""
+from __future__ import annotations
+
+from collections import namedtuple
+from types import MappingProxyType
+from typing import AbstractSet, Collection, Dict, Iterable, List, Literal, Optional, Sequence, Union
+
+import regex
+
+from .alphabet import Alphabet, get_profile
+from .bpe import apply_merges
+from .pretokenize import Pretokenizer
+
+Merge = namedtuple("Merge", ["id", "left", "right", "count", "super"])
+Merge.__doc__ = "One merge: the token ``id`` it creates from ``left`` + ``right`` (ids), its count, and whether it is a supermerge."
+
+ALGOS = ("bpe", "boundless", "superbpe")
+_CACHE_LIMIT = 1 << 16
+
+
+class Tokenizer:
+    """A trained BPE / BoundlessBPE / SuperBPE model.
+
+    Build one with :func:`fastsw.train` or :meth:`Tokenizer.load`. Token ids:
+    the alphabet's atomic tokens first, then one id per merge in creation order,
+    then the special tokens.
+    """
+
+    def __init__(self, *, alphabet: Alphabet, merges: Sequence, pretokenizer: Pretokenizer,
+                 profile: str = "paper", algo: str = "bpe",
+                 special_tokens: Optional[Dict[str, int]] = None,
+                 training_info: Optional[dict] = None):
+        if algo not in ALGOS:
+            raise ValueError(f"algo {algo!r} is not one of {', '.join(ALGOS)}")
+        get_profile(profile)
+        self.alphabet = alphabet
+        self.pretokenizer = pretokenizer
+        self.profile = profile
+        self.algo = algo
+        self.training_info = dict(training_info or {})
+        n_alpha = len(alphabet)
+        token_bytes: List[bytes] = list(alphabet.tokens)
+        merge_list = []
+        self._regular_ranks = {}
+        self._super_ranks = {}
+        for k, m in enumerate(merges):
+            left, right, count, is_super = (int(m[0]), int(m[1]), int(m[2]), bool(m[3]))
+            new_id = n_alpha + k
+            if not (0 <= left < new_id and 0 <= right < new_id):
+                raise ValueError(f"merge {k} refers to token ids ({left}, {right}) that do not exist yet")
+            token_bytes.append(token_bytes[left] + token_bytes[right])
+            merge_list.append(Merge(new_id, left, right, count, is_super))
+            ranks = self._super_ranks if is_super else self._regular_ranks
+            ranks.setdefault((left, right), (len(ranks), new_id))
+        self._merges = tuple(merge_list)
+        self._token_bytes = tuple(token_bytes)
+        specials = dict(special_tokens or {})
+        for i, (s, tid) in enumerate(sorted(specials.items(), key=lambda kv: kv[1])):
+            if tid != len(token_bytes) + i:
+                raise ValueError("special token ids must follow the vocabulary without gaps")
+            if not s:
+                raise ValueError("a special token cannot be the empty string")
+        self._special_tokens = specials
+        self._special_by_id = {tid: s.encode("utf-8") for s, tid in specials.items()}
+        self._special_regex = None
+        if specials:
+            self._special_regex = regex.compile(
+                "|".join(regex.escape(s) for s in sorted(specials, key=len, reverse=True)))
+        self._cache: Dict[str, List[int]] = {}
+        self._shortcut, self._eligible = self._reachable_tokens()
+
+    # -- read-only views ------------------------------------------------------
+    @property
+    def merges(self) -> tuple:
+        """All merges in id order, as `Merge` named tuples."""
+        return self._merges
+
+    @property
+    def vocab(self) -> tuple:
+        """Token bytes by id (without special tokens)."""
+        return self._token_bytes
+
+    @property
+    def vocab_size(self) -> int:
+        """Alphabet plus merges (special tokens excluded)."""
+        return len(self._token_bytes)
+
+    @property
+    def n_vocab(self) -> int:
+        """All ids, special tokens included (tiktoken's name)."""
+        return len(self._token_bytes) + len(self._special_tokens)
+
+    @property
+    def special_tokens(self):
+        return MappingProxyType(self._special_tokens)
+
+    @property
+    def n_regular(self) -> int:
+        return sum(not m.super for m in self._merges)
+
+    @property
+    def n_super(self) -> int:
+        return sum(m.super for m in self._merges)
+
+    def __repr__(self) -> str:
+        return (f"<fastsw.Tokenizer algo={self.algo} profile={self.profile} vocab_size={self.vocab_size} "
+                f"regular={self.n_regular} super={self.n_super}>")
+
+    # -- reachability and eligibility ------------------------------------------
+    def _reachable_tokens(self):
+        """Map bytes -> id of every reachable regular token, and the set of
+        eligible ids (reachable and containing a letter)."""
+        shortcut: Dict[bytes, int] = {}
+        eligible = set()
+        pretok = self.pretokenizer
+        for tid, tb in enumerate(self._token_bytes):
+            if tid >= len(self.alphabet) and self._merges[tid - len(self.alphabet)].super:
+                continue
+            try:
+                text = tb.decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            pieces = pretok.pretokenize(text)
+            if len(pieces) != 1:
+                continue
+            try:
+                ids = apply_merges(self.alphabet.initial_ids(text), self._regular_ranks)
+            except ValueError:
+                continue
+            if ids != [tid]:
+                continue
+            shortcut[tb] = tid
+            if pretok.has_letter(text):
+                eligible.add(tid)
+        return shortcut, frozenset(eligible)
+
+    def is_eligible(self, token_id: int) -> bool:
+        """Whether a token may take part in a supermerge (reachable, contains a letter)."""
+        return token_id in self._eligible
+
+    # -- encoding ---------------------------------------------------------------
+    def _check_text(self, text) -> None:
+        if not isinstance(text, str):
+            raise TypeError(f"encode expects str, got {type(text).__name__}")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise ValueError(
+                f"text contains a lone surrogate (U+{ord(text[e.start]):04X} at position {e.start}) that "
+                "has no UTF-8 encoding; fix the input, e.g. text.encode('utf-16', 'surrogatepass')"
+                ".decode('utf-16') to join surrogate pairs, or replace it") from None
+
+    def encode_pretoken(self, piece: str, *, shortcut: bool = True) -> List[int]:
+        """Regular merges applied to one pretoken."""
+        if shortcut:
+            tid = self._shortcut.get(piece.encode("utf-8"))
+            if tid is not None:
+                return [tid]
+        return apply_merges(self.alphabet.initial_ids(piece), self._regular_ranks)
+
+    def _encode_chunk(self, text: str, shortcut: bool, out: List[int]) -> None:
+        run: List[int] = []
+        eligible = self._eligible
+        cache = self._cache
+        for piece in self.pretokenizer.pretokenize(text):
+            ids = cache.get(piece) if shortcut else None
+            if ids is None:
+                ids = self.encode_pretoken(piece, shortcut=shortcut)
+                if shortcut:
+                    if len(cache) >= _CACHE_LIMIT:
+                        cache.clear()
+                    cache[piece] = ids
+            if len(ids) == 1 and ids[0] in eligible:
+                run.append(ids[0])
+                continue
+            self._flush_run(run, out)
+            run = []
+            out.extend(ids)
+        self._flush_run(run, out)
+
+    def _flush_run(self, run: List[int], out: List[int]) -> None:
+        if len(run) >= 2 and self._super_ranks:
+            out.extend(apply_merges(run, self._super_ranks))
+        else:
+            out.extend(run)
+
+    def encode_ordinary(self, text: str, *, shortcut: bool = True) -> List[int]:
+        """Encode ``text`` treating special-token strings as ordinary text."""
+        self._check_text(text)
+        out: List[int] = []
+        self._encode_chunk(text, shortcut, out)
+        return out
+
+    def encode(self, text: str, *, allowed_special: Union[Literal["all"], AbstractSet[str]] = frozenset(),
+               disallowed_special: Union[Literal["all"], Collection[str]] = "all",
+               shortcut: bool = True) -> List[int]:
+        """Encode ``text`` with tiktoken's special-token conventions.
+
+        ``allowed_special``: special tokens to encode as their id (``"all"`` for all).
+        ``disallowed_special``: special tokens whose appearance in ``text`` raises
+        ``ValueError`` (default ``"all"`` = every special token not allowed). Pass
+        ``disallowed_special=()`` to encode them as ordinary text.
+        """
+        self._check_text(text)
+        specials = set(self._special_tokens)
+        allowed = specials if allowed_special == "all" else set(allowed_special)
+        unknown = allowed - specials
+        if unknown:
+            raise ValueError(f"allowed_special names tokens this model does not have: {sorted(unknown)}")
+        disallowed = (specials - allowed) if disallowed_special == "all" else set(disallowed_special)
+        if disallowed and self._special_regex is not None:
+            for m in self._special_regex.finditer(text):
+                if m.group() in disallowed:
+                    raise ValueError(
+                        f"text contains the special token {m.group()!r} at position {m.start()}, which is "
+                        f"disallowed; pass allowed_special={{{m.group()!r}}} to encode it as a special token, "
+                        "or disallowed_special=() to encode it as ordinary text")
+        out: List[int] = []
+        if not allowed or self._special_regex is None:
+            self._encode_chunk(text, shortcut, out)
+            return out
+        start = 0
+        for m in self._special_regex.finditer(text):
+            if m.group() not in allowed:
+                continue
+            self._encode_chunk(text[start:m.start()], shortcut, out)
+            out.append(self._special_tokens[m.group()])
+            start = m.end()
+        self._encode_chunk(text[start:], shortcut, out)
+        return out
+
+    def encode_batch(self, texts: Iterable[str], **kwargs) -> List[List[int]]:
+        """``encode`` for each text, in order (same keyword options)."""
+        return [self.encode(t, **kwargs) for t in texts]
+
+    def encode_ordinary_batch(self, texts: Iterable[str]) -> List[List[int]]:
+        return [self.encode_ordinary(t) for t in texts]
+
+    # -- decoding ---------------------------------------------------------------
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        """The concatenated bytes of the tokens (special tokens as their text)."""
+        token_bytes = self._token_bytes
+        n = len(token_bytes)
+        parts = []
+        for t in ids:
+            t = int(t)
+            if 0 <= t < n:
+                parts.append(token_bytes[t])
+            elif t in self._special_by_id:
+                parts.append(self._special_by_id[t])
+            else:
+                raise ValueError(f"token id {t} is not in this model (valid ids: 0..{self.n_vocab - 1})")
+        return b"".join(parts)
+
+    def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
+        """Decode to ``str``. A token sequence that is not valid UTF-8 (a prefix of a
+        multi-byte character, for example) follows ``errors`` as in
+        ``bytes.decode``: ``"replace"`` (default, U+FFFD, as tiktoken does),
+        ``"strict"`` (raise ``UnicodeDecodeError``), ``"ignore"``, ...
+        ``decode(encode(text)) == text`` for every ``str`` that has a UTF-8 encoding.
+        """
+        return self.decode_bytes(ids).decode("utf-8", errors)
+
+    def token_bytes(self, token_id: int) -> bytes:
+        return self.decode_bytes([token_id])
+
+    # -- persistence ------------------------------------------------------------
+    def save(self, path) -> None:
+        """Write the model to ``path`` (fastsw's JSON model format, atomically)."""
+        from .model_io import save_model
+        save_model(self, path)
+
+    @classmethod
+    def load(cls, path) -> "Tokenizer":
+        """Read a model written by :meth:`save`."""
+        from .model_io import load_model
+        return load_model(path)
