@@ -1,0 +1,402 @@
+"""Streaming document readers: turn paths, lists of paths or iterables of `str` into a stream of documents.
+
+This module owns the input side of training, encoding and the CLI: which file formats exist, how a file is cut into
+documents, and the error messages for bad input. It never pre-tokenizes or learns anything. A document is a `str`, and
+nothing downstream may combine two documents. Everything streams: memory holds at most the largest document plus one
+read block, except in doc_mode "file", where the whole file is the document.
+
+Inputs of `iter_documents`:
+- a `str` or `os.PathLike`: one file. A bare `str` is always a path; a text that is meant as a document has to be
+  wrapped in a list (`iter_documents([text])`).
+- any other iterable (list, tuple, generator, an open text file, ...): each `str` item is a document as is, each
+  `os.PathLike` item (e.g. `pathlib.Path`) is a file read as above. Paths in a list or tuple are checked before the
+  first document is produced, so a typo in the last file name fails fast.
+
+Formats, chosen by the file name (case-insensitive):
+- `*.jsonl`, `*.ndjson` (also with `.gz`): one JSON object per line. The document is the value of `text_field`,
+  exactly as stored (no stripping). Blank lines are skipped.
+- `*.json` is rejected: a single JSON value is not a corpus.
+- anything else (also with `.gz`): UTF-8 text (strict), cut by `doc_mode`:
+  - "line" ("auto" without a separator): each line is a document, including its trailing "\\n". Lines split only at
+    "\\n", so a "\\r" stays inside the document. Joining the documents gives back the file.
+  - "file": the whole file is one document (an empty file gives one empty document).
+  - "separator" ("auto" with a separator): the pieces between occurrences of `separator`, which is not part of any
+    document. This is `text.split(separator)`, except that a trailing empty piece is dropped, so an empty file gives
+    no document and a file that ends with the separator has no empty last document.
+
+Design notes: files are read as bytes and cut before decoding. This is safe because neither the "\\n" byte nor the
+UTF-8 bytes of a separator can occur inside another character's UTF-8 sequence. On invalid UTF-8 the file is scanned
+again to report the exact byte offset and line. That extra pass happens only when there is an error.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import gzip
+import io
+import json
+import os
+import re
+import zlib
+from collections.abc import Iterable, Iterator
+from typing import BinaryIO, Union
+
+__all__ = ["DOC_MODES", "READ_BLOCK_SIZE", "InputError", "iter_documents", "open_text"]
+
+PathArg = Union[str, "os.PathLike[str]"]
+
+#: Bytes read at a time in separator mode and while locating invalid UTF-8 (tests make it small).
+READ_BLOCK_SIZE = 1 << 20
+
+DOC_MODES = ("auto", "line", "file", "separator")
+
+_JSONL_SUFFIXES = (".jsonl", ".ndjson")
+_UNSUPPORTED_COMPRESSION = (".bz2", ".xz", ".zst", ".lz4", ".zip", ".7z")
+_READ_ERRORS = (OSError, EOFError, zlib.error)  # gzip raises BadGzipFile (an OSError), EOFError, zlib.error
+# A JSON escape of a UTF-16 surrogate (\uD800..\uDFFF); only such lines can decode to a str with a lone surrogate.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_MAGIC_HINTS = (
+    (b"\x1f\x8b", "the file looks gzip-compressed: give it a .gz name"),
+    (b"\xff\xfe", "the file looks like UTF-16: convert it to UTF-8"),
+    (b"\xfe\xff", "the file looks like UTF-16: convert it to UTF-8"),
+)
+
+
+class InputError(ValueError):
+    """Bad input data. The message names the file and the (1-based) line, and says how to fix the input."""
+
+
+def iter_documents(
+    inputs: PathArg | Iterable[str | os.PathLike[str]],
+    *,
+    text_field: str = "text",
+    doc_mode: str = "auto",
+    separator: str | None = None,
+) -> Iterator[str]:
+    """Return a generator of the documents in `inputs` (see the module docstring for inputs, formats and modes).
+
+    The options are checked now. Paths given directly or in a list or tuple are also checked now (they must exist
+    and must not be directories). File contents are read only as the generator is consumed, so a bad line fails
+    after the documents before it were produced.
+    """
+    mode = _resolve_mode(doc_mode, separator)
+    if not isinstance(text_field, str) or not text_field:
+        raise ValueError(f"text_field={text_field!r} must be a non-empty str naming the JSON field that holds the text")
+    if isinstance(inputs, (str, os.PathLike)):
+        path = _check_path(inputs, bare_str=isinstance(inputs, str))
+        return _read_file(path, text_field, mode, separator)
+    if isinstance(inputs, (bytes, bytearray, memoryview)):
+        raise TypeError(
+            "inputs is bytes; pass a path, or decode the text and wrap it in a list: iter_documents([data.decode()])"
+        )
+    if isinstance(inputs, (list, tuple)):
+        for item in inputs:
+            if isinstance(item, os.PathLike):
+                _check_path(item)
+    try:
+        items = iter(inputs)
+    except TypeError:
+        raise TypeError(
+            f"inputs must be a path, a list of paths or an iterable of str documents, not {type(inputs).__name__}"
+        ) from None
+    return _read_items(items, text_field, mode, separator)
+
+
+def open_text(path: PathArg, *, newline: str | None = "\n") -> io.TextIOWrapper:
+    """Open a plain or gzip (by a `.gz` name) file as strict UTF-8 text for reading.
+
+    Lines end only at "\\n" and nothing is translated (`newline="\\n"`; pass another value to change this).
+    A missing file, a directory, invalid UTF-8 and broken gzip data all raise `InputError` naming the file (and,
+    for invalid UTF-8, the line and byte offset).
+    """
+    name = _check_path(path, corpus=False)
+    gz = name.lower().endswith(".gz")
+    return _TextFile(_open_binary(name, gz), name, gz, newline)
+
+
+# ---- drivers ------------------------------------------------------------------------------------------------------
+
+
+def _resolve_mode(doc_mode: str, separator: str | None) -> str:
+    if doc_mode not in DOC_MODES:
+        raise ValueError(f"doc_mode={doc_mode!r} is not one of {', '.join(map(repr, DOC_MODES))}")
+    if separator is None:
+        if doc_mode == "separator":
+            raise ValueError("doc_mode='separator' needs separator=..., e.g. separator='\\n\\n\\n'")
+        return "line" if doc_mode == "auto" else doc_mode
+    if not isinstance(separator, str) or not separator:
+        raise ValueError(f"separator={separator!r} must be a non-empty str, e.g. '\\n\\n\\n'")
+    try:
+        separator.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ValueError(f"separator={separator!r} is not valid Unicode text (it has a lone surrogate)") from e
+    if doc_mode not in ("auto", "separator"):
+        raise ValueError(f"separator= is used only with doc_mode='separator' or 'auto', not doc_mode={doc_mode!r}")
+    return "separator"
+
+
+def _check_path(path: PathArg, *, bare_str: bool = False, corpus: bool = True) -> str:
+    """Return the path as a str after checking that it names an existing file (of a corpus format if `corpus`)."""
+    name = os.fsdecode(os.fspath(path))
+    if os.path.isdir(name):
+        raise InputError(f"{name}: is a directory; pass the files in it instead (e.g. {os.path.join(name, '*.jsonl')})")
+    if not os.path.exists(name):
+        if bare_str:
+            shown = repr(name if len(name) <= 60 else name[:57] + "...")
+            raise InputError(
+                f"{shown}: file not found (looked for {os.path.abspath(name)}); a single str is read as a path, "
+                "so to use a text as a document wrap it in a list: iter_documents([text])"
+            )
+        raise InputError(f"{name}: file not found (looked for {os.path.abspath(name)})")
+    if corpus:
+        _format(name)
+    return name
+
+
+def _format(name: str) -> tuple[str, bool]:
+    """Return ("jsonl" or "text", gzip?) from a file name; reject formats that would be misread."""
+    lower = os.path.basename(name).lower()
+    for ext in _UNSUPPORTED_COMPRESSION:
+        if lower.endswith(ext):
+            raise InputError(f"{name}: {ext} files are not supported; decompress it, or recompress it with gzip (.gz)")
+    gz = lower.endswith(".gz")
+    base = lower[:-3] if gz else lower
+    if base.endswith(_JSONL_SUFFIXES):
+        return "jsonl", gz
+    if base.endswith(".json"):
+        raise InputError(
+            f"{name}: a .json file is not read as a corpus; use JSON Lines (one object per line, named .jsonl or "
+            ".ndjson), or rename the file to .txt to read it as plain text"
+        )
+    return "text", gz
+
+
+def _read_items(items: Iterator[object], text_field: str, mode: str, separator: str | None) -> Iterator[str]:
+    for index, item in enumerate(items):
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, os.PathLike):
+            yield from _read_file(_check_path(item), text_field, mode, separator)
+        elif isinstance(item, (bytes, bytearray)):
+            raise InputError(f"inputs item {index} is bytes, not str; decode it first (item.decode('utf-8'))")
+        else:
+            raise InputError(
+                f"inputs item {index} is {type(item).__name__}; items must be str documents or pathlib.Path files"
+            )
+
+
+def _read_file(path: str, text_field: str, mode: str, separator: str | None) -> Iterator[str]:
+    fmt, gz = _format(path)
+    if fmt == "jsonl":
+        yield from _jsonl_documents(path, gz, text_field)
+    elif mode == "line":
+        yield from _line_documents(path, gz)
+    elif mode == "file":
+        yield from _file_document(path, gz)
+    else:
+        assert separator is not None  # guaranteed by _resolve_mode
+        yield from _separator_documents(path, gz, separator)
+
+
+# ---- readers: bytes in, documents out -----------------------------------------------------------------------------
+
+
+def _jsonl_documents(path: str, gz: bool, text_field: str) -> Iterator[str]:
+    with _open_binary(path, gz) as f, _reading(path, gz):
+        for lineno, raw in enumerate(f, 1):
+            if raw.isspace():
+                continue
+            line = _decode(raw, path, gz)
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise InputError(
+                    f"{path} line {lineno}: invalid JSON ({e.msg} at column {e.colno}); "
+                    "each line must be one JSON object"
+                ) from e
+            if not isinstance(obj, dict):
+                raise InputError(
+                    f"{path} line {lineno}: expected a JSON object with a {json.dumps(text_field)} field, "
+                    f"got {_json_kind(obj)}"
+                )
+            if text_field not in obj:
+                fields = ", ".join(json.dumps(k, ensure_ascii=False) for k in list(obj)[:20])
+                more = ", ..." if len(obj) > 20 else ""
+                raise InputError(
+                    f"{path} line {lineno}: no field {json.dumps(text_field)} (fields: {fields or 'none'}{more}); "
+                    "use --text-field (text_field= in Python) to name the field that holds the text"
+                )
+            text = obj[text_field]
+            if not isinstance(text, str):
+                raise InputError(
+                    f"{path} line {lineno}: field {json.dumps(text_field)} is {_json_kind(text)}, not a string; "
+                    "every document must be a JSON string"
+                )
+            if _SURROGATE_ESCAPE.search(line):
+                _check_surrogates(text, path, lineno, text_field)
+            yield text
+
+
+def _line_documents(path: str, gz: bool) -> Iterator[str]:
+    with _open_binary(path, gz) as f, _reading(path, gz):
+        for raw in f:  # binary files split only at b"\n" and keep it
+            doc = _decode(raw, path, gz)
+            yield doc
+
+
+def _file_document(path: str, gz: bool) -> Iterator[str]:
+    with _open_binary(path, gz) as f, _reading(path, gz):
+        data = f.read()
+    yield _decode(data, path, gz)
+
+
+def _separator_documents(path: str, gz: bool, separator: str) -> Iterator[str]:
+    sep = separator.encode("utf-8")
+    width = len(sep)
+    block_size = READ_BLOCK_SIZE
+    buf = bytearray()
+    scan = 0  # no separator starts before this position of buf
+    with _open_binary(path, gz) as f, _reading(path, gz):
+        while block := f.read(block_size):
+            buf += block
+            start = 0
+            while (i := buf.find(sep, max(scan, start))) >= 0:
+                doc = _decode(buf[start:i], path, gz)
+                yield doc
+                start = i + width
+            del buf[:start]
+            scan = max(0, len(buf) - width + 1)
+    if buf:
+        yield _decode(buf, path, gz)
+
+
+# ---- helpers ------------------------------------------------------------------------------------------------------
+
+
+def _open_binary(path: str, gz: bool) -> BinaryIO:
+    try:
+        return gzip.open(path, "rb") if gz else open(path, "rb")  # type: ignore[return-value]
+    except FileNotFoundError as e:
+        raise InputError(f"{path}: file not found (looked for {os.path.abspath(path)})") from e
+    except IsADirectoryError as e:
+        raise InputError(f"{path}: is a directory; pass the files in it instead") from e
+    except OSError as e:
+        raise InputError(f"{path}: cannot open ({e.strerror or e})") from e
+
+
+@contextlib.contextmanager
+def _reading(path: str, gz: bool) -> Iterator[None]:
+    """Turn I/O and gzip errors raised while reading `path` into an InputError naming the file."""
+    try:
+        yield
+    except _READ_ERRORS as e:
+        raise _read_error(path, gz, e) from e
+
+
+def _read_error(path: str, gz: bool, err: BaseException) -> InputError:
+    if gz:
+        return InputError(f"{path}: cannot read gzip data ({err}); is the file complete and really gzip-compressed?")
+    return InputError(f"{path}: read error ({err})")
+
+
+def _decode(data: bytes | bytearray, path: str, gz: bool) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise _utf8_error(path, gz, e) from e
+
+
+def _utf8_error(path: str, gz: bool, err: UnicodeDecodeError) -> InputError:
+    found = _find_invalid_utf8(path, gz)
+    if found is None:  # the file changed since it was read; report what we know
+        return InputError(f"{path}: invalid UTF-8 ({err.reason}); the file must be UTF-8 text")
+    offset, line, reason, bad, head = found
+    where = "byte offset (decompressed)" if gz else "byte offset"
+    hint = "convert it to UTF-8 (e.g. iconv -f latin1 -t utf-8) or fix these bytes"
+    if offset < 4:
+        hint = next((h for magic, h in _MAGIC_HINTS if head.startswith(magic)), hint)
+    return InputError(
+        f"{path} line {line}: invalid UTF-8 at {where} {offset} ({reason}: {bad.hex(' ')}); "
+        f"the file must be UTF-8 text: {hint}"
+    )
+
+
+def _find_invalid_utf8(path: str, gz: bool) -> tuple[int, int, str, bytes, bytes] | None:
+    """Scan `path` for its first invalid UTF-8 sequence: (byte offset, 1-based line, reason, bad bytes, first bytes)."""
+    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    pos = 0
+    line = 1
+    head = b""
+    with _open_binary(path, gz) as f, _reading(path, gz):
+        while True:
+            block = f.read(READ_BLOCK_SIZE)
+            if not head:
+                head = block[:4]
+            try:
+                decoder.decode(block, final=not block)
+            except UnicodeDecodeError as e:
+                data = e.object  # bytes held back from the previous block + this block
+                offset = pos - (len(data) - len(block)) + e.start
+                # The held-back bytes are an incomplete multi-byte sequence, so they hold no b"\n".
+                line += data[: e.start].count(b"\n")
+                return offset, line, e.reason, bytes(data[e.start : e.end]), head
+            if not block:
+                return None
+            line += block.count(b"\n")
+            pos += len(block)
+
+
+def _check_surrogates(text: str, path: str, lineno: int, text_field: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise InputError(
+            f"{path} line {lineno}: field {json.dumps(text_field)} has a lone surrogate \\u{ord(text[e.start]):04x} "
+            f"at character {e.start}, which is not valid Unicode text; fix or remove that escape"
+        ) from e
+
+
+def _json_kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+class _TextFile(io.TextIOWrapper):
+    """A strict UTF-8 TextIOWrapper whose decoding and gzip errors name the file (the reader behind `open_text`)."""
+
+    def __init__(self, buffer: BinaryIO, path: str, gz: bool, newline: str | None) -> None:
+        super().__init__(buffer, encoding="utf-8", errors="strict", newline=newline)
+        self._source = (path, gz)
+
+    def _wrap(self, err: Exception) -> InputError:
+        if isinstance(err, UnicodeDecodeError):
+            return _utf8_error(*self._source, err)
+        return _read_error(*self._source, err)
+
+    def read(self, size: int | None = -1) -> str:
+        try:
+            return super().read(size)
+        except (UnicodeDecodeError, *_READ_ERRORS) as e:
+            raise self._wrap(e) from e
+
+    def readline(self, size: int | None = -1) -> str:
+        try:
+            return super().readline(size)
+        except (UnicodeDecodeError, *_READ_ERRORS) as e:
+            raise self._wrap(e) from e
+
+    def __next__(self) -> str:
+        try:
+            return super().__next__()
+        except (UnicodeDecodeError, *_READ_ERRORS) as e:
+            raise self._wrap(e) from e

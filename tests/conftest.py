@@ -1,0 +1,61 @@
+"""Shared fixtures: where the read-only shared data lives, and small trained models.
+
+The shared directory (``../shared`` next to the repository, or ``$FASTSW_SHARED``)
+holds the golden files and the real-text corpora. Tests that need it FAIL when it
+is missing: they are never skipped silently.
+"""
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import hypothesis.configuration
+import pytest
+
+# Hypothesis keeps its example database under the current directory by default;
+# tests must not write into the working tree.
+hypothesis.configuration.set_hypothesis_home_dir(tempfile.mkdtemp(prefix="fastsw-hypothesis-"))
+
+import fastsw
+
+
+def shared_path(relative: str) -> Path:
+    env = os.environ.get("FASTSW_SHARED")
+    root = Path(env) if env else Path(__file__).resolve().parents[2] / "shared"
+    path = root / relative
+    if not path.exists():
+        pytest.fail(f"shared test data {path} is missing; set FASTSW_SHARED to the shared directory",
+                    pytrace=False)
+    return path
+
+
+def read_jsonl_texts(path: Path, limit=None):
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            out.append(json.loads(line)["text"])
+            if limit is not None and len(out) >= limit:
+                break
+    return out
+
+
+HYPOTHESIS_EXAMPLES = int(os.environ.get("HYPOTHESIS_MAX_EXAMPLES", "200"))
+
+
+@pytest.fixture(scope="session")
+def sample_docs():
+    """All documents of the bundled sample corpus (12 languages, ~520 kB)."""
+    from fastsw.sample import sample_documents
+    return list(sample_documents())
+
+
+@pytest.fixture(scope="session")
+def multilingual_boundless(sample_docs):
+    """A BoundlessBPE model trained on the whole multilingual sample corpus."""
+    return fastsw.train(sample_docs, algo="boundless", vocab_size=1200)
+
+
+@pytest.fixture(scope="session")
+def multilingual_superbpe(sample_docs):
+    return fastsw.train(sample_docs, algo="superbpe", vocab_size=1200, supermerges=300,
+                        special_tokens=["<|endoftext|>"])

@@ -1,0 +1,90 @@
+"""The `paper` profile reproduces the authors' reference implementation exactly
+(../shared/golden/paper_ref): merges with counts, intermediate aggregates, held-out
+encodings and the hash of the whole held-out test set."""
+import hashlib
+import json
+
+import pytest
+
+import fastsw
+from fastsw.alphabet import default_alphabet, render
+from fastsw.readers import iter_documents
+from fastsw.trainer import candidates, count_corpus, phase1, phase1_tokenizer
+
+from conftest import shared_path
+
+RUNS = {
+    "bpe_2000": dict(algo="bpe", vocab_size=2000),
+    "boundless_2000": dict(algo="boundless", vocab_size=2000),
+    "superbpe_1500_plus500": dict(algo="superbpe", vocab_size=2000, supermerges=500),
+}
+
+
+@pytest.fixture(scope="module")
+def golden_dir():
+    return shared_path("golden/paper_ref")
+
+
+@pytest.fixture(scope="module")
+def counts(golden_dir):
+    return count_corpus(iter_documents(golden_dir / "inputs/wikitext2_valid.jsonl"),
+                        fastsw.Pretokenizer(), collect_runs=True)
+
+
+@pytest.fixture(scope="module", params=sorted(RUNS))
+def run(request, golden_dir):
+    name = request.param
+    gold = json.loads((golden_dir / f"{name}.json").read_text(encoding="utf-8"))
+    tok = fastsw.train(golden_dir / "inputs/wikitext2_valid.jsonl", **RUNS[name])
+    return name, gold, tok
+
+
+def test_merges_match(run):
+    name, gold, tok = run
+    mine = [(m.id, tok.vocab[m.left].hex(), tok.vocab[m.right].hex(), m.count, m.super) for m in tok.merges]
+    expected = [(m["id"], m["left"], m["right"], m["count"], m["super"]) for m in gold["merges"]]
+    assert mine == expected
+    assert tok.n_regular == gold["n_regular_merges"]
+    assert tok.n_super == gold["n_supermerges"]
+    assert tok.vocab_size == gold["vocab_size_without_special"]
+
+
+def test_heldout_encodings_match(run):
+    name, gold, tok = run
+    assert gold["encodings"]
+    for item in gold["encodings"]:
+        ids = tok.encode_ordinary(item["text"])
+        assert ids == item["ids"], item["text"][:60]
+        assert [tok.vocab[i].hex() for i in ids] == item["tokens_hex"]
+        assert tok.encode_ordinary(item["text"], shortcut=False) == ids
+        assert tok.decode(ids) == item["text"]
+
+
+def test_whole_test_set_hash(run, golden_dir):
+    name, gold, tok = run
+    digest = hashlib.sha256()
+    total = 0
+    for doc in iter_documents(golden_dir / "inputs/wikitext2_test.jsonl"):
+        ids = tok.encode_ordinary(doc)
+        total += len(ids)
+        digest.update((",".join(map(str, ids)) + "\n").encode())
+    assert total == gold["test_set"]["total_tokens"]
+    assert digest.hexdigest() == gold["test_set"]["sha256_of_ids"]
+
+
+def test_phase1_pretokens_match(counts, golden_dir):
+    lines = (golden_dir / "intermediate/phase1_pretokens.tsv").read_text(encoding="utf-8").splitlines()
+    expected = [line.split("\t") for line in lines]
+    mine = sorted(((c, p.encode()) for p, c in zip(counts.pretokens, counts.counts)), reverse=True)
+    assert [[str(c), render(b)] for c, b in mine] == expected
+
+
+def test_boundless_candidates_match(counts, golden_dir):
+    alphabet = default_alphabet("paper")
+    merges, words, token_bytes = phase1(counts, alphabet, "paper", 2000 - len(alphabet))
+    tok1 = phase1_tokenizer(alphabet, merges, fastsw.Pretokenizer(), "paper")
+    cands = candidates(counts, words, tok1)
+    lines = (golden_dir / "intermediate/boundless_2000_candidates.tsv").read_text(encoding="utf-8").splitlines()
+    expected = [line.split("\t") for line in lines]
+    mine = sorted(((c, tuple(token_bytes[t] for t in seq)) for seq, c in cands.items()), reverse=True)
+    assert [[str(c)] + [render(b) for b in seq] for c, seq in mine] == expected

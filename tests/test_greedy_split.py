@@ -1,0 +1,32 @@
+"""Algorithm 2 (frequent n-grams with Apriori pruning) and the greedy split, by hand."""
+from fastsw.superword import aggregate_candidates, frequent_ngrams, greedy_split, split_candidates
+
+CANDS = {(1, 2, 3): 10, (1, 2): 5, (2, 3, 4): 3}
+
+
+def test_frequent_ngrams_by_hand():
+    # min_count 8. Unigrams: 1:15 2:18 3:13 4:3 (kept for the bound).
+    # Bigrams: 1 2 -> 15; 2 3 -> 10 + 3 = 13; 3 4 is never counted (4 has 3 < 8).
+    # Trigrams: 1 2 3 -> 10 (both subgrams frequent); 2 3 4 skipped (3 4 missing).
+    # Pass 4 adds nothing, so the search stops.
+    assert frequent_ngrams(CANDS, 8, 30) == {(1, 2), (2, 3), (1, 2, 3)}
+    # with a higher bound only 1 2 survives
+    assert frequent_ngrams(CANDS, 14, 30) == {(1, 2)}
+    # max_len bounds the n-gram length
+    assert frequent_ngrams(CANDS, 8, 2) == {(1, 2), (2, 3)}
+
+
+def test_greedy_split_by_hand():
+    frequent = frequent_ngrams(CANDS, 8, 30)
+    # 1 2 3 -> [1 2 3]; 1 2 -> [1 2]; 2 3 4 -> [2 3] + [4] (length-1 pieces are dropped)
+    assert greedy_split(CANDS, frequent, 30) == {(1, 2, 3): 10, (1, 2): 5, (2, 3): 3}
+    # the bound is max(c_min, floor): c_min 2 with floor 14 behaves like 14
+    # 1 2 3 -> [1 2] [3]; 2 3 4 -> no frequent n-gram at 2 or 3 -> nothing kept
+    assert split_candidates(CANDS, c_min=2, floor=14, max_len=30) == {(1, 2): 15}
+
+
+def test_aggregate_candidates_cuts_letter_runs_at_ineligible_pretokens():
+    # pretokens 0..4; pretoken 2 is not a single eligible token
+    single = [10, 11, -1, 13, 14]
+    runs = {(0, 1, 2, 3, 4): 2, (0, 1): 3, (1, 2, 3): 7}
+    assert aggregate_candidates(runs, single) == {(10, 11): 5, (13, 14): 2}
