@@ -125,6 +125,12 @@ def _check_options(algo, vocab_size, supermerges, profile, alphabet, greedy_spli
     if alphabet == "chars" and profile != "hf":
         raise ValueError("the character-level alphabet follows the 'hf' rules (overlapping counts, id "
                          "ties); pass profile='hf'")
+    if alphabet == "bytes":  # known before reading the corpus: fail fast
+        n_alpha = len(default_alphabet(profile))
+        if vocab_size - (supermerges or 0) < n_alpha:
+            raise ValueError(f"vocab_size={vocab_size}{' - supermerges' if supermerges else ''} is smaller "
+                             f"than the {n_alpha}-token alphabet; use vocab_size >= "
+                             f"{n_alpha + 1 + (supermerges or 0)}")
     if greedy_split and algo == "bpe":
         raise ValueError("greedy_split splits supermerge candidates; use it with algo='boundless' or 'superbpe'")
     if not isinstance(min_count_floor, int) or min_count_floor < 0:
@@ -141,8 +147,9 @@ def train(inputs, *, algo: str = "bpe", vocab_size: int, supermerges: Optional[i
     """Train a BPE, BoundlessBPE or SuperBPE tokenizer.
 
     Args:
-        inputs: a path, a list of paths (``.jsonl``, ``.jsonl.gz``, plain text) or
-            an iterable of ``str`` documents. Streamed once.
+        inputs: a path (``str`` or ``os.PathLike``; ``.jsonl``, ``.jsonl.gz``, plain
+            text), or an iterable whose items are documents (``str``) or files
+            (``pathlib.Path``). Streamed once.
         algo: ``"bpe"``, ``"boundless"`` (Algorithm 1 decides the regular/supermerge
             split) or ``"superbpe"`` (``supermerges`` fixed supermerges).
         vocab_size: total vocabulary (alphabet + merges; special tokens excluded).
