@@ -1,4 +1,8 @@
-"""A small stderr progress bar (no dependency), throttled to a few updates per second."""
+"""A small stderr progress bar (no dependency), throttled to a few updates per second.
+
+On a terminal the bar redraws in place; when stderr is a file or a pipe (logs, CI)
+it writes one plain line per stage when the stage ends, without control codes.
+"""
 from __future__ import annotations
 
 import sys
@@ -21,12 +25,14 @@ class Progress:
         self.extra = ""
         self.start = time.perf_counter()
         self._last = 0.0
+        isatty = getattr(self.stream, "isatty", None)
+        self.tty = bool(isatty and isatty())
 
     def update(self, n: int = 1, extra: str = None) -> None:
         self.n += n
         if extra is not None:
             self.extra = extra
-        if not self.enabled:
+        if not (self.enabled and self.tty):
             return
         now = time.perf_counter()
         if now - self._last >= 0.2:
@@ -44,7 +50,10 @@ class Progress:
             text = f"{self.desc}: {self.n}{self.unit}"
         if self.extra:
             text += f" {self.extra}"
-        self.stream.write(f"\r{text} ({elapsed:.1f}s)\x1b[K{end}")
+        if self.tty:
+            self.stream.write(f"\r{text} ({elapsed:.1f}s)\x1b[K{end}")
+        else:
+            self.stream.write(f"{text} ({elapsed:.1f}s){end}")
         self.stream.flush()
 
     def close(self) -> float:
@@ -60,6 +69,6 @@ class Progress:
     def __exit__(self, *exc):
         if exc[0] is None:
             self.close()
-        elif self.enabled:
+        elif self.enabled and self.tty and self._last:
             self.stream.write("\n")
         return False

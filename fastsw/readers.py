@@ -37,6 +37,7 @@ import gzip
 import io
 import json
 import os
+import warnings
 import re
 import zlib
 from collections.abc import Iterable, Iterator
@@ -94,6 +95,11 @@ def iter_documents(
         for item in inputs:
             if isinstance(item, os.PathLike):
                 _check_path(item)
+        first = inputs[0] if inputs else None
+        if isinstance(first, str) and len(first) < 4096 and "\n" not in first and os.path.isfile(first):
+            warnings.warn(
+                f"the str {first!r} in the inputs list is read as document text, but it names a file; "
+                "wrap file names in pathlib.Path to read them", UserWarning, stacklevel=3)
     try:
         items = iter(inputs)
     except TypeError:

@@ -143,7 +143,7 @@ def train(inputs, *, algo: str = "bpe", vocab_size: int, supermerges: Optional[i
           profile: str = "paper", pretokenizer="script", alphabet: str = "bytes",
           byte_fallback: bool = False, greedy_split: bool = False, min_count_floor: int = 15,
           max_ngram_len: int = 30, special_tokens: Sequence[str] = (), text_field: str = "text",
-          doc_mode: str = "line", separator: Optional[str] = None, progress: bool = False) -> Tokenizer:
+          doc_mode: str = "auto", separator: Optional[str] = None, progress: bool = False) -> Tokenizer:
     """Train a BPE, BoundlessBPE or SuperBPE tokenizer.
 
     Args:
@@ -200,7 +200,7 @@ def train(inputs, *, algo: str = "bpe", vocab_size: int, supermerges: Optional[i
     n_alpha = len(alpha)
     if vocab_size < n_alpha:
         raise ValueError(f"vocab_size={vocab_size} is smaller than the {n_alpha}-token alphabet; "
-                         f"use vocab_size >= {n_alpha + 1}")
+                         f"use vocab_size >= {n_alpha}")
     n_super = supermerges if algo == "superbpe" else 0
     n_phase1 = vocab_size - n_alpha - n_super
     if n_phase1 < 0:
@@ -231,6 +231,12 @@ def train(inputs, *, algo: str = "bpe", vocab_size: int, supermerges: Optional[i
             bar = Progress("phase 2 (BoundlessBPE)", total=len(merges1), enabled=progress)
             steps = boundless_phase2(merges1, cands, token_bytes, n_alpha, prof, progress=bar)
             merges = interleave(steps, n_alpha)
+            n_reg = sum(kind == "r" for kind, *_ in steps)
+            if n_alpha + len(merges) < n_alpha + len(merges1):
+                info["notes"].append(
+                    f"BoundlessBPE stopped at vocabulary {n_alpha + len(merges)}: no supermerge pair was left, "
+                    f"so the remaining {len(merges1) - n_reg} regular merges were dropped (Algorithm 1's "
+                    "loop condition); use algo='bpe' for a plain model")
         else:
             bar = Progress("phase 2 (SuperBPE)", total=n_super, enabled=progress)
             supers = superbpe_phase2(cands, token_bytes, n_super, prof, progress=bar)

@@ -159,7 +159,8 @@ def test_iterables_of_str_are_documents_as_is(tmp_path):
     assert list(iter_documents(d for d in ["p", "q"])) == ["p", "q"]
     # a str that happens to name a file is still a document inside an iterable; Path items are files
     path = write_jsonl(tmp_path / "c.jsonl", [{"text": "from file"}])
-    assert list(iter_documents([str(path), path, "end"])) == [str(path), "from file", "end"]
+    with pytest.warns(UserWarning, match="pathlib.Path"):  # ... and the user is warned about it
+        assert list(iter_documents([str(path), path, "end"])) == [str(path), "from file", "end"]
 
 
 def test_result_is_a_lazy_generator():

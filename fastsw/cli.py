@@ -1,0 +1,633 @@
+"""The ``fastsw`` command line: train, encode, decode, pretokenize, inspect.
+
+Run ``fastsw --help`` or ``fastsw COMMAND --help``. Also available as ``python -m fastsw``.
+
+Exit codes: 0 success, 2 bad arguments or bad input (one ``fastsw: error: ...`` line on stderr, no traceback),
+130 interrupted (Ctrl-C), 141 output pipe closed early (e.g. ``| head``; nothing is printed).
+Unexpected exceptions (bugs) keep their traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Iterator, List, Optional, Sequence, Tuple
+
+from . import __version__
+
+__all__ = ["main", "build_parser", "CliError", "parse_escapes"]
+
+EXIT_OK = 0
+EXIT_ERROR = 2
+EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a tool killed by SIGPIPE reports
+
+STDIN_NAME = "<stdin>"
+
+
+class CliError(ValueError):
+    """A user error detected by the CLI itself (reported like any other ValueError)."""
+
+
+# ---- argument parsing -----------------------------------------------------------------------------------------------
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line error message (no usage block) that points at --help."""
+
+    def error(self, message: str):  # type: ignore[override]
+        hint = f" (see '{self.prog} --help')"
+        _print_error(message + hint)
+        raise SystemExit(EXIT_ERROR)
+
+
+_ESCAPE_RE = re.compile(
+    r"\\(?:(?P<simple>[\\nrt0fv])|x(?P<x>[0-9A-Fa-f]{2})|u(?P<u>[0-9A-Fa-f]{4})|U(?P<U>[0-9A-Fa-f]{8})|(?P<bad>.?))",
+    re.DOTALL,
+)
+_SIMPLE_ESCAPES = {"\\": "\\", "n": "\n", "r": "\r", "t": "\t", "0": "\0", "f": "\f", "v": "\v"}
+
+
+def parse_escapes(text: str) -> str:
+    r"""Replace the backslash escapes ``\n \r \t \0 \f \v \\ \xHH \uHHHH \UHHHHHHHH`` in ``text``.
+
+    Any other backslash sequence raises ``ValueError`` (so a typo is not silently taken literally).
+    """
+
+    def replace(m: re.Match) -> str:
+        if m.group("simple") is not None:
+            return _SIMPLE_ESCAPES[m.group("simple")]
+        for name in ("x", "u", "U"):
+            digits = m.group(name)
+            if digits is not None:
+                code = int(digits, 16)
+                if code > 0x10FFFF:
+                    raise ValueError(f"escape {m.group(0)!r} is beyond U+10FFFF")
+                return chr(code)
+        bad = m.group(0)
+        if bad == "\\":
+            raise ValueError("a lone backslash at the end; write \\\\ for a backslash")
+        raise ValueError(
+            f"unknown escape {bad!r}; supported: \\n \\r \\t \\0 \\f \\v \\\\ \\xHH \\uHHHH \\UHHHHHHHH"
+        )
+
+    return _ESCAPE_RE.sub(replace, text)
+
+
+def _separator_arg(text: str) -> str:
+    try:
+        value = parse_escapes(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    if not value:
+        raise argparse.ArgumentTypeError("the separator must not be empty")
+    return value
+
+
+def _int_arg(minimum: int, what: str):
+    def convert(text: str) -> int:
+        try:
+            value = int(text, 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} must be {what}")
+        return value
+
+    convert.__name__ = "int"
+    return convert
+
+
+_positive = _int_arg(1, "a positive integer")
+_non_negative = _int_arg(0, "0 or more")
+_at_least_two = _int_arg(2, "2 or more")
+
+
+def _add_reading_options(p: argparse.ArgumentParser, *, stdin_note: str) -> None:
+    g = p.add_argument_group(
+        "reading INPUT files",
+        "*.jsonl / *.ndjson (optionally .gz): one JSON object per line, the document is --text-field. "
+        "Other files (optionally .gz) are UTF-8 text cut by --doc-mode: 'line' (default; each line, with its "
+        "newline, is a document), 'file' (the whole file) or 'separator' (pieces between --separator). "
+        + stdin_note,
+    )
+    g.add_argument("--text-field", metavar="F", default=None,
+                   help="JSON field holding the text in .jsonl inputs (default: text)")
+    g.add_argument("--doc-mode", choices=("line", "file", "separator"), default=None,
+                   help="how plain-text inputs are cut into documents (default: line, or separator when "
+                        "--separator is given)")
+    g.add_argument("--separator", metavar="STR", type=_separator_arg, default=None,
+                   help=r"document separator for --doc-mode separator; escapes such as \n, \t, \\, \xHH, "
+                        r"\uHHHH are understood, e.g. --separator '\n\n\n'")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="fastsw",
+        description="Train and use BPE, BoundlessBPE and SuperBPE (superword) tokenizers.",
+        epilog="Run 'fastsw COMMAND --help' for the options of a command. Errors exit with status 2.",
+    )
+    parser.add_argument("--version", action="version", version=f"fastsw {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    # -- train
+    p = sub.add_parser(
+        "train", help="train a tokenizer and save it as a model file",
+        description="Train a tokenizer on INPUT files (or, with no INPUT, on the bundled multilingual sample "
+                    "corpus) and save it to MODEL. Progress bars and a summary go to stderr.",
+    )
+    p.add_argument("inputs", nargs="*", metavar="INPUT", help="corpus files (.jsonl[.gz], .ndjson[.gz], text[.gz])")
+    p.add_argument("-o", "--output", metavar="MODEL", required=True, help="where to write the model (JSON)")
+    p.add_argument("--algo", choices=("bpe", "boundless", "superbpe"), default="boundless",
+                   help="bpe: regular merges only; boundless: BoundlessBPE decides the supermerges itself "
+                        "(default); superbpe: --supermerges S fixed supermerges")
+    p.add_argument("--vocab-size", type=_positive, default=4096, metavar="N",
+                   help="vocabulary size: alphabet + merges, special tokens excluded (default: 4096)")
+    p.add_argument("--supermerges", type=_positive, default=None, metavar="S",
+                   help="number of supermerges (--algo superbpe only; must be < --vocab-size)")
+    p.add_argument("--greedy-split", action="store_true",
+                   help="split supermerge candidates into frequent n-grams (boundless/superbpe)")
+    p.add_argument("--min-count-floor", type=_non_negative, default=None, metavar="N",
+                   help="with --greedy-split: lower bound of the n-gram min count (default: 15)")
+    p.add_argument("--max-ngram-len", type=_at_least_two, default=None, metavar="N",
+                   help="with --greedy-split: longest n-gram (default: 30)")
+    p.add_argument("--profile", choices=("paper", "hf"), default="paper",
+                   help="paper: the paper's reference rules, 243-byte alphabet (default); "
+                        "hf: HF tokenizers' BpeTrainer rules, 256-byte alphabet")
+    p.add_argument("--pretokenizer", choices=("script", "simple"), default="script",
+                   help="script: script chunking + GPT-4o regex (default); simple: GPT-4o regex only")
+    p.add_argument("--alphabet", choices=("bytes", "chars"), default="bytes",
+                   help="bytes (default) or chars (characters seen in training; needs --profile hf)")
+    p.add_argument("--byte-fallback", action="store_true",
+                   help="with --alphabet chars: encode unseen characters as bytes")
+    p.add_argument("--special-token", action="append", default=[], metavar="TOK", dest="special_tokens",
+                   help="add a special token (repeatable); ids follow the vocabulary")
+    p.add_argument("--no-progress", action="store_true", help="do not draw progress bars")
+    _add_reading_options(p, stdin_note="With no INPUT the bundled sample corpus is used and these options "
+                                       "must not be given.")
+    p.set_defaults(func=cmd_train)
+
+    # -- encode
+    p = sub.add_parser(
+        "encode", help="print token ids, one line per document",
+        description="Encode documents with MODEL and print one line per document: its token ids separated by "
+                    "single spaces (an empty document gives an empty line). Special-token strings are "
+                    "encoded as ordinary text. With no INPUT, documents are read from stdin, one per line: "
+                    "each line without its trailing newline is a document.",
+    )
+    p.add_argument("-m", "--model", required=True, metavar="MODEL", help="model file written by 'fastsw train'")
+    p.add_argument("inputs", nargs="*", metavar="INPUT", help="files to encode (default: stdin lines)")
+    _add_reading_options(p, stdin_note="They apply to INPUT files only, not to stdin.")
+    p.set_defaults(func=cmd_encode)
+
+    # -- decode
+    p = sub.add_parser(
+        "decode", help="turn lines of token ids back into text",
+        description="Read lines of space-separated token ids (as printed by 'fastsw encode') from INPUT files "
+                    "or stdin and print the decoded text of each line: as is followed by a newline, or with "
+                    "--jsonl as a JSON object {\"text\": ...} per line, which keeps documents that contain "
+                    "newlines intact. Byte sequences that are not valid UTF-8 are shown as U+FFFD.",
+    )
+    p.add_argument("-m", "--model", required=True, metavar="MODEL", help="model file written by 'fastsw train'")
+    p.add_argument("inputs", nargs="*", metavar="INPUT", help="files of id lines (default: stdin)")
+    p.add_argument("--jsonl", action="store_true", help='print {"text": ...} per document')
+    p.set_defaults(func=cmd_decode)
+
+    # -- pretokenize
+    p = sub.add_parser(
+        "pretokenize", help="print the pretokens of each document as a JSON array",
+        description="Split documents into pretokens and print one JSON array of strings per document. With no "
+                    "INPUT, documents are read from stdin, one per line (without the trailing newline).",
+    )
+    p.add_argument("inputs", nargs="*", metavar="INPUT", help="files to pre-tokenize (default: stdin lines)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--pretokenizer", choices=("script", "simple"), default=None,
+                   help="script (default) or simple")
+    g.add_argument("-m", "--model", metavar="MODEL", default=None, help="use the pre-tokenizer stored in MODEL")
+    _add_reading_options(p, stdin_note="They apply to INPUT files only, not to stdin.")
+    p.set_defaults(func=cmd_pretokenize)
+
+    # -- inspect
+    p = sub.add_parser(
+        "inspect", help="describe a model file",
+        description="Print a short summary of MODEL, or with --json an object "
+                    '{"algo", "profile", "vocab_size", "merges": [{"id", "left", "right", "count", "super"}]} '
+                    "where left/right are the lowercase hex of the merged tokens' bytes, merges in id order.",
+    )
+    p.add_argument("model", metavar="MODEL", help="model file written by 'fastsw train'")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_inspect)
+    return parser
+
+
+# ---- output ----------------------------------------------------------------------------------------------------------
+
+
+class _Output:
+    """Writes UTF-8 lines to stdout's binary buffer (independent of the locale), or to a text stream without one."""
+
+    def __init__(self, stream=None):
+        self.text = stream if stream is not None else sys.stdout
+        self.binary = getattr(self.text, "buffer", None)
+        if self.binary is not None:
+            self.text.flush()
+
+    def line(self, text: str) -> None:
+        if self.binary is not None:
+            self.binary.write(text.encode("utf-8") + b"\n")
+        else:
+            self.text.write(text + "\n")
+
+    def flush(self) -> None:
+        if self.binary is not None:
+            self.binary.flush()
+        else:
+            self.text.flush()
+
+
+def _one_line(message: str) -> str:
+    return " ".join(str(message).split("\n")).strip() or "unknown error"
+
+
+def _print_error(message: str) -> None:
+    try:
+        sys.stderr.write(f"fastsw: error: {_one_line(message)}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def _info(message: str) -> None:
+    sys.stderr.write(f"fastsw: {message}\n")
+    sys.stderr.flush()
+
+
+class _LineTracker:
+    """Wraps stderr while progress bars are drawn, remembering whether the cursor is in the middle of a line,
+    so that an error message after an interrupted bar starts on a line of its own."""
+
+    def __init__(self, stream):
+        self._stream = stream
+        self.mid_line = False
+
+    def write(self, s: str) -> int:
+        if s:
+            self.mid_line = not s.endswith("\n")
+        return self._stream.write(s)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+# ---- helpers ------------------------------------------------------------------------------------------------------
+
+
+def _reading_kwargs(args, *, has_inputs: bool, without_inputs: str) -> dict:
+    """iter_documents options from --text-field/--doc-mode/--separator, checked with CLI wording."""
+    given = [flag for flag, value in (("--text-field", args.text_field), ("--doc-mode", args.doc_mode),
+                                      ("--separator", args.separator)) if value is not None]
+    if not has_inputs:
+        if given:
+            raise CliError(f"{given[0]} applies to INPUT files, but no INPUT was given ({without_inputs})")
+        return {}
+    doc_mode = args.doc_mode or "auto"
+    if doc_mode == "separator" and args.separator is None:
+        raise CliError(r"--doc-mode separator needs --separator STR, e.g. --separator '\n\n\n'")
+    if args.separator is not None and doc_mode not in ("auto", "separator"):
+        raise CliError(f"--separator is used only with --doc-mode separator, not --doc-mode {doc_mode}")
+    if args.text_field is not None and not args.text_field:
+        raise CliError("--text-field must not be empty")
+    return {"text_field": args.text_field or "text", "doc_mode": doc_mode, "separator": args.separator}
+
+
+def _documents(args, *, without_inputs: str) -> Tuple[Iterator[str], str]:
+    """The documents of INPUT files, or of stdin lines; and a label for error messages ("document"/"line")."""
+    from .readers import iter_documents
+
+    kwargs = _reading_kwargs(args, has_inputs=bool(args.inputs), without_inputs=without_inputs)
+    if args.inputs:
+        return iter_documents([Path(p) for p in args.inputs], **kwargs), "document"
+    return (line for line, _ in _stdin_lines(strip_newline=True)), "line"
+
+
+def _stdin_lines(*, strip_newline: bool) -> Iterator[Tuple[str, int]]:
+    """(line, 1-based number) of stdin, strict UTF-8; a trailing "\\n" is removed if ``strip_newline``."""
+    stream = sys.stdin
+    if stream is None:
+        return
+    binary = getattr(stream, "buffer", None)
+    if binary is None:  # a text stream without a buffer (e.g. io.StringIO)
+        for number, line in enumerate(stream, 1):
+            yield (line[:-1] if strip_newline and line.endswith("\n") else line), number
+        return
+    for number, raw in enumerate(binary, 1):
+        if strip_newline and raw.endswith(b"\n"):
+            raw = raw[:-1]
+        try:
+            yield raw.decode("utf-8"), number
+        except UnicodeDecodeError as e:
+            raise CliError(f"{STDIN_NAME} line {number}: invalid UTF-8 at byte {e.start} of the line "
+                           f"({e.reason}); the input must be UTF-8 text") from None
+
+
+def _text_lines(inputs: Sequence[str]) -> Iterator[Tuple[str, str, int]]:
+    """(line, source name, 1-based number) of text files, or of stdin when there are none."""
+    if not inputs:
+        for line, number in _stdin_lines(strip_newline=False):
+            yield line, STDIN_NAME, number
+        return
+    from .readers import open_text
+
+    files = [str(p) for p in inputs]
+    for name in files:  # fail fast on a missing file or a directory, before any output
+        if not os.path.exists(name) or os.path.isdir(name):
+            open_text(name).close()  # raises the reader's InputError naming the file
+    for name in files:
+        with open_text(name) as f:
+            for number, line in enumerate(f, 1):
+                yield line, name, number
+
+
+def _load(path: str):
+    from .tokenizer import Tokenizer
+
+    return Tokenizer.load(path)
+
+
+def _check_output_path(path: str) -> None:
+    if not path:
+        raise CliError("-o/--output must not be empty")
+    if os.path.isdir(path):
+        raise CliError(f"{path}: output is a directory; give a file name, e.g. -o {os.path.join(path, 'model.json')}")
+    directory = os.path.dirname(path) or "."
+    if not os.path.isdir(directory):
+        raise CliError(f"{path}: output directory {directory} does not exist")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise CliError(f"{path}: output directory {directory} is not writable")
+
+
+def _check_train_options(args) -> None:
+    """Cheap checks, in CLI wording, done before any corpus is read."""
+    from .alphabet import default_alphabet
+
+    if args.algo == "superbpe":
+        if args.supermerges is None:
+            raise CliError("--algo superbpe needs --supermerges S, the number of supermerges "
+                           "(phase 1 then learns --vocab-size minus S tokens)")
+        if args.supermerges >= args.vocab_size:
+            raise CliError(f"--supermerges {args.supermerges} must be smaller than --vocab-size {args.vocab_size}")
+    elif args.supermerges is not None:
+        raise CliError(f"--supermerges is used only with --algo superbpe (got --algo {args.algo}); "
+                       "BoundlessBPE decides the number of supermerges itself")
+    if args.greedy_split and args.algo == "bpe":
+        raise CliError("--greedy-split splits supermerge candidates; use it with --algo boundless or superbpe")
+    for flag, value in (("--min-count-floor", args.min_count_floor), ("--max-ngram-len", args.max_ngram_len)):
+        if value is not None and not args.greedy_split:
+            raise CliError(f"{flag} is used only with --greedy-split")
+    if args.alphabet == "chars" and args.profile != "hf":
+        raise CliError("--alphabet chars follows the hf rules; add --profile hf")
+    if args.byte_fallback and args.alphabet != "chars":
+        raise CliError("--byte-fallback is used only with --alphabet chars (a byte alphabet covers every text)")
+    if len(set(args.special_tokens)) != len(args.special_tokens):
+        raise CliError("--special-token values must be distinct")
+    if any(not s for s in args.special_tokens):
+        raise CliError("--special-token must not be empty")
+    if args.alphabet == "bytes":
+        n_alpha = len(default_alphabet(args.profile))
+        if args.vocab_size < n_alpha:
+            raise CliError(f"--vocab-size {args.vocab_size} is smaller than the {n_alpha}-token byte alphabet of "
+                           f"--profile {args.profile}; use --vocab-size {n_alpha + 1} or more")
+        if args.algo == "superbpe" and args.vocab_size - args.supermerges < n_alpha:
+            raise CliError(f"--vocab-size minus --supermerges ({args.vocab_size - args.supermerges}) is smaller "
+                           f"than the {n_alpha}-token byte alphabet of --profile {args.profile}; the regular "
+                           "vocabulary must hold the alphabet")
+    _check_output_path(args.output)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def _render(token: bytes) -> str:
+    try:
+        return json.dumps(token.decode("utf-8"), ensure_ascii=False)
+    except UnicodeDecodeError:
+        return repr(token)
+
+
+# ---- commands -----------------------------------------------------------------------------------------------------
+
+
+def cmd_train(args) -> int:
+    from .trainer import train
+
+    _check_train_options(args)
+    if args.inputs:
+        inputs: object = [Path(p) for p in args.inputs]
+        reading = _reading_kwargs(args, has_inputs=True, without_inputs="")
+    else:
+        from .sample import SAMPLE_DIR, SEPARATOR, sample_files
+
+        _reading_kwargs(args, has_inputs=False, without_inputs="training on the bundled sample corpus")
+        files = sample_files()
+        inputs = files
+        reading = {"doc_mode": "separator", "separator": SEPARATOR}
+        _info(f"no INPUT given: training on the bundled sample corpus ({len(files)} files in {SAMPLE_DIR})")
+
+    progress = not args.no_progress
+    real_stderr = sys.stderr
+    tracker = _LineTracker(real_stderr)
+    start = time.perf_counter()
+    try:
+        if progress:
+            sys.stderr = tracker
+        tok = train(
+            inputs, algo=args.algo, vocab_size=args.vocab_size, supermerges=args.supermerges,
+            profile=args.profile, pretokenizer=args.pretokenizer, alphabet=args.alphabet,
+            byte_fallback=args.byte_fallback, greedy_split=args.greedy_split,
+            min_count_floor=15 if args.min_count_floor is None else args.min_count_floor,
+            max_ngram_len=30 if args.max_ngram_len is None else args.max_ngram_len,
+            special_tokens=args.special_tokens, progress=progress, **reading,
+        )
+    except BaseException:
+        if tracker.mid_line:
+            real_stderr.write("\n")
+        raise
+    finally:
+        sys.stderr = real_stderr
+    tok.save(args.output)
+    elapsed = time.perf_counter() - start
+    _print_summary(tok, args.output, elapsed)
+    return EXIT_OK
+
+
+def _print_summary(tok, output: str, elapsed: float) -> None:
+    info = tok.training_info
+    n_alpha = len(tok.alphabet)
+    lines = [
+        f"trained {tok.algo} (profile {tok.profile}) in {elapsed:.1f} s",
+        f"  vocabulary:  {tok.vocab_size} tokens = {n_alpha} alphabet + {tok.n_regular} regular merges "
+        f"+ {tok.n_super} supermerges"
+        + (f" (+ {len(tok.special_tokens)} special tokens)" if tok.special_tokens else ""),
+        f"  corpus:      {_plural(info.get('documents', 0), 'document')}, {info.get('bytes', 0) / 1e6:.2f} MB",
+    ]
+    seconds = info.get("seconds") or {}
+    if seconds:
+        lines.append("  seconds:     " + ", ".join(f"{stage} {s:.2f}" for stage, s in seconds.items()))
+    for note in info.get("notes") or ():
+        lines.append(f"  note:        {note}")
+    lines.append(f"  saved to:    {output}")
+    sys.stderr.write("fastsw: " + "\n".join(lines) + "\n")
+    sys.stderr.flush()
+
+
+def cmd_encode(args) -> int:
+    documents, unit = _documents(args, without_inputs="stdin is read one document per line")
+    tok = _load(args.model)
+    out = _Output()
+    flush_each = not args.inputs  # answer stdin line by line (usable as a co-process)
+    for number, doc in enumerate(documents, 1):
+        try:
+            ids = tok.encode_ordinary(doc)
+        except ValueError as e:
+            where = f"{STDIN_NAME} line {number}" if unit == "line" else f"document {number}"
+            raise CliError(f"{where}: {e}") from None
+        out.line(" ".join(map(str, ids)))
+        if flush_each:
+            out.flush()
+    out.flush()
+    return EXIT_OK
+
+
+_ID_RE = re.compile(r"[0-9]+")
+
+
+def cmd_decode(args) -> int:
+    lines = _text_lines(args.inputs)
+    tok = _load(args.model)
+    n_vocab = tok.n_vocab
+    out = _Output()
+    flush_each = not args.inputs
+    for line, source, number in lines:
+        ids: List[int] = []
+        for field in line.split():
+            if not _ID_RE.fullmatch(field):
+                raise CliError(f"{source} line {number}: {field[:40]!r} is not a token id "
+                               "(expected non-negative integers separated by spaces)")
+            tid = int(field)
+            if tid >= n_vocab:
+                raise CliError(f"{source} line {number}: token id {tid} is not in this model "
+                               f"(valid ids: 0..{n_vocab - 1})")
+            ids.append(tid)
+        text = tok.decode(ids)
+        out.line(json.dumps({"text": text}, ensure_ascii=False) if args.jsonl else text)
+        if flush_each:
+            out.flush()
+    out.flush()
+    return EXIT_OK
+
+
+def cmd_pretokenize(args) -> int:
+    from .pretokenize import Pretokenizer
+
+    documents, _ = _documents(args, without_inputs="stdin is read one document per line")
+    pretok = _load(args.model).pretokenizer if args.model else Pretokenizer(mode=args.pretokenizer or "script")
+    out = _Output()
+    flush_each = not args.inputs
+    for doc in documents:
+        out.line(json.dumps(pretok.pretokenize(doc), ensure_ascii=False))
+        if flush_each:
+            out.flush()
+    out.flush()
+    return EXIT_OK
+
+
+def cmd_inspect(args) -> int:
+    tok = _load(args.model)
+    out = _Output()
+    vocab = tok.vocab
+    if args.json:
+        data = {
+            "algo": tok.algo,
+            "profile": tok.profile,
+            "vocab_size": tok.vocab_size,
+            "merges": [{"id": m.id, "left": vocab[m.left].hex(), "right": vocab[m.right].hex(),
+                        "count": m.count, "super": m.super} for m in tok.merges],
+        }
+        out.line(json.dumps(data, ensure_ascii=False))
+        out.flush()
+        return EXIT_OK
+    info = tok.training_info
+    lines = [
+        f"model:          {args.model}",
+        f"algo:           {tok.algo}",
+        f"profile:        {tok.profile}",
+        f"alphabet:       {tok.alphabet.kind} ({len(tok.alphabet)} tokens)",
+        f"pretokenizer:   {tok.pretokenizer.mode}",
+        f"vocab size:     {tok.vocab_size} ({tok.n_regular} regular merges, {tok.n_super} supermerges)",
+        "special tokens: " + (", ".join(f"{_render(s.encode('utf-8'))}={i}" for s, i in
+                                        sorted(tok.special_tokens.items(), key=lambda kv: kv[1])) or "none"),
+    ]
+    if "documents" in info:
+        lines.append(f"trained on:     {_plural(info['documents'], 'document')}, {info.get('bytes', 0) / 1e6:.2f} MB")
+    shown = tok.merges[:10]
+    lines.append(f"first {len(shown)} merges:" if shown else "merges:         none")
+    for m in shown:
+        kind = "  [super]" if m.super else ""
+        lines.append(f"  {m.id:>6}: {_render(vocab[m.left])} + {_render(vocab[m.right])} -> "
+                     f"{_render(vocab[m.id])}  (count {m.count}){kind}")
+    for text in lines:
+        out.line(text)
+    out.flush()
+    return EXIT_OK
+
+
+# ---- entry point -----------------------------------------------------------------------------------------------------
+
+
+def _silence_stdout() -> None:
+    """After EPIPE: point stdout at /dev/null so that the interpreter's final flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, sys.stdout.fileno())
+        finally:
+            os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the CLI with ``argv`` (default: ``sys.argv[1:]``) and return the exit status."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # --help, --version, or an argument error already reported
+        return e.code if isinstance(e.code, int) else (0 if e.code is None else EXIT_ERROR)
+    if args.command is None:
+        _print_error("missing COMMAND: one of train, encode, decode, pretokenize, inspect (see 'fastsw --help')")
+        return EXIT_ERROR
+    try:
+        return args.func(args)
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+    except KeyboardInterrupt:
+        try:
+            sys.stderr.write("fastsw: interrupted\n")
+        except (OSError, ValueError):
+            pass
+        return EXIT_INTERRUPTED
+    except ValueError as e:  # InputError, CliError, the library's argument checks, bad model files
+        _print_error(str(e))
+        return EXIT_ERROR
+    except OSError as e:
+        if e.filename is not None and e.strerror:
+            _print_error(f"{e.filename}: {e.strerror}")
+        else:
+            _print_error(str(e) or type(e).__name__)
+        return EXIT_ERROR

@@ -1,0 +1,397 @@
+"""Tests for the command line (fastsw.cli): run in-process through main(argv), plus two subprocess checks."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import fastsw
+from fastsw import cli
+from fastsw.sample import sample_documents, sample_files
+
+REPO_ROOT = Path(fastsw.__file__).resolve().parents[1]
+
+
+# ---- helpers ----------------------------------------------------------------------------------------------------
+
+
+def set_stdin(monkeypatch, data) -> None:
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
+
+
+def run(capsys, *argv: str):
+    """main(argv) -> (exit code, stdout, stderr)."""
+    code = cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_error(code: int, err: str, *words: str) -> None:
+    """Exit code 2 and one `fastsw: error:` line that mentions each of `words`, no traceback."""
+    assert code == 2, err
+    assert "Traceback" not in err
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("fastsw: error: "), err
+    for word in words:
+        assert word in lines[0], (word, err)
+
+
+def write_jsonl(path: Path, docs) -> Path:
+    path.write_text("".join(json.dumps({"text": d}, ensure_ascii=False) + "\n" for d in docs), encoding="utf-8")
+    return path
+
+
+def corpus_documents() -> list[str]:
+    """Real multilingual text: paragraphs (with inner newlines) of a few sample documents, plus short edge cases."""
+    by_lang = {f.stem: f for f in sample_files()}
+    docs: list[str] = []
+    for lang in ("en", "de", "fr", "ja", "ru"):
+        texts = list(fastsw.iter_documents([by_lang[lang]], doc_mode="separator", separator="\n\n\n"))
+        for text in texts[:2]:
+            paragraphs = text.split("\n\n")
+            docs.extend("\n\n".join(paragraphs[i:i + 3]) for i in range(0, min(len(paragraphs), 30), 3))
+    docs += ["", " ", "\n", "a\r\nb\n\n", "emoji 🙂 and tabs\tend"]
+    return docs
+
+
+# ---- fixtures ---------------------------------------------------------------------------------------------------
+
+ALGO_ARGS = {
+    "bpe": ["--algo", "bpe"],
+    "boundless": ["--algo", "boundless"],
+    "superbpe": ["--algo", "superbpe", "--supermerges", "100"],
+}
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> tuple[Path, list[str]]:
+    docs = corpus_documents()
+    return write_jsonl(tmp_path_factory.mktemp("corpus") / "corpus.jsonl", docs), docs
+
+
+@pytest.fixture(scope="module", params=sorted(ALGO_ARGS))
+def model(request, corpus, tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("model") / f"{request.param}.json"
+    code = cli.main(["train", str(corpus[0]), *ALGO_ARGS[request.param], "--vocab-size", "1000",
+                     "--no-progress", "-o", str(path)])
+    assert code == 0 and path.is_file()
+    return path
+
+
+@pytest.fixture(scope="module")
+def bpe_model(tmp_path_factory, corpus) -> Path:
+    path = tmp_path_factory.mktemp("bpe") / "bpe.json"
+    assert cli.main(["train", str(corpus[0]), "--algo", "bpe", "--vocab-size", "300", "--no-progress",
+                     "-o", str(path)]) == 0
+    return path
+
+
+# ---- train / encode / decode ------------------------------------------------------------------------------------
+
+
+def test_round_trip(model, corpus, tmp_path, capsys, monkeypatch):
+    corpus_path, docs = corpus
+    tok = fastsw.load(model)
+    algo = model.stem
+    assert tok.algo == algo and tok.vocab_size <= 1000
+    if algo != "bpe":
+        assert tok.n_super > 0  # the corpus is big enough for supermerges to matter
+
+    code, out, err = run(capsys, "encode", "-m", model, corpus_path)
+    assert code == 0 and err == ""
+    lines = out.split("\n")
+    assert lines.pop() == ""
+    assert len(lines) == len(docs)
+    assert lines == [" ".join(map(str, tok.encode_ordinary(d))) for d in docs]
+    assert lines[docs.index("")] == ""  # an empty document gives an empty line
+
+    ids_file = tmp_path / "ids.txt"
+    ids_file.write_text(out, encoding="utf-8")
+    set_stdin(monkeypatch, out)
+    code, out, err = run(capsys, "decode", "-m", model, "--jsonl")
+    assert code == 0 and err == ""
+    assert [json.loads(line)["text"] for line in out.splitlines()] == docs  # newlines survive exactly
+    assert run(capsys, "decode", "-m", model, "--jsonl", ids_file)[1] == out  # files work like stdin
+
+    # stdin lines are documents without their "\n"; plain decode adds one newline per document
+    text = "Hello world, this is a test.\n\nÜber 世界 — ok\nlast line without newline"
+    set_stdin(monkeypatch, text)
+    code, out, err = run(capsys, "encode", "-m", model)
+    assert code == 0 and err == ""
+    assert out.splitlines() == [" ".join(map(str, tok.encode_ordinary(line))) for line in text.split("\n")]
+    set_stdin(monkeypatch, out)
+    code, out, err = run(capsys, "decode", "-m", model)
+    assert code == 0 and out == text + "\n"
+
+
+def test_train_summary_and_special_tokens(corpus, tmp_path, capsys):
+    out_path = tmp_path / "m.json"
+    code, out, err = run(capsys, "train", corpus[0], "--algo", "superbpe", "--vocab-size", "600",
+                         "--supermerges", "50", "--greedy-split", "--special-token", "<|endoftext|>",
+                         "--special-token", "<|pad|>", "--no-progress", "-o", out_path)
+    assert code == 0 and out == ""
+    tok = fastsw.load(out_path)
+    assert dict(tok.special_tokens) == {"<|endoftext|>": tok.vocab_size, "<|pad|>": tok.vocab_size + 1}
+    for word in ("vocabulary", "regular merges", "supermerges", f"{len(corpus[1])} documents", "MB",
+                 "phase1", "phase2", str(out_path)):
+        assert word in err, word
+    assert "Traceback" not in err
+    code, out, err = run(capsys, "inspect", out_path)
+    assert code == 0 and "<|endoftext|>" in out and "superbpe" in out
+
+
+def test_train_progress_and_separator(tmp_path, capsys):
+    text = "Der schnelle braune Fuchs.\nZweite Zeile.@@Noch ein Dokument über Füchse.@@"
+    (tmp_path / "c.txt").write_text(text, encoding="utf-8")
+    out_path = tmp_path / "m.json"
+    code, out, err = run(capsys, "train", tmp_path / "c.txt", "--separator", r"@@", "--algo", "bpe",
+                         "--vocab-size", "260", "-o", out_path)
+    assert code == 0 and "pre-tokenizing" in err and "2 documents" in err
+    code, out, err = run(capsys, "encode", "-m", out_path, tmp_path / "c.txt", "--doc-mode", "separator",
+                         "--separator", "@@")
+    assert code == 0 and len(out.splitlines()) == 2
+    code, out, err = run(capsys, "encode", "-m", out_path, tmp_path / "c.txt", "--doc-mode", "file")
+    assert code == 0 and len(out.splitlines()) == 1
+    code, out, err = run(capsys, "encode", "-m", out_path, tmp_path / "c.txt")  # line mode by default
+    assert code == 0 and len(out.splitlines()) == 2
+
+
+def test_train_on_sample_corpus(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "train", "--vocab-size", "400", "--no-progress", "-o", "model.json")
+    assert code == 0 and out == ""
+    assert "sample corpus" in err and "model.json" in err
+    tok = fastsw.load(tmp_path / "model.json")
+    assert tok.algo == "boundless" and tok.vocab_size == 400
+    assert tok.training_info["documents"] == sum(1 for _ in sample_documents())
+    assert [p.name for p in tmp_path.iterdir()] == ["model.json"]  # no temporary file left behind
+
+
+def test_parse_escapes():
+    assert cli.parse_escapes(r"\n\n\n") == "\n\n\n"
+    assert cli.parse_escapes(r"a\tb\\n\x41\u00e9\U0001F642\0") == "a\tb\\nAé🙂\0"
+    assert cli.parse_escapes("plain ü") == "plain ü"
+    for bad in (r"\q", "end\\", r"\x4", r"\U00110000"):
+        with pytest.raises(ValueError):
+            cli.parse_escapes(bad)
+
+
+# ---- inspect / pretokenize ---------------------------------------------------------------------------------------
+
+
+def test_inspect_json(model, capsys):
+    tok = fastsw.load(model)
+    code, out, err = run(capsys, "inspect", model, "--json")
+    assert code == 0 and err == ""
+    data = json.loads(out)
+    assert set(data) == {"algo", "profile", "vocab_size", "merges"}
+    assert (data["algo"], data["profile"], data["vocab_size"]) == (tok.algo, "paper", tok.vocab_size)
+    merges = data["merges"]
+    assert len(merges) == len(tok.merges) == tok.vocab_size - 243
+    assert [m["id"] for m in merges] == list(range(243, tok.vocab_size))
+    for m in merges:
+        assert set(m) == {"id", "left", "right", "count", "super"}
+        assert isinstance(m["super"], bool) and isinstance(m["count"], int)
+        assert m["left"] == m["left"].lower() and m["right"] == m["right"].lower()
+        assert bytes.fromhex(m["left"]) + bytes.fromhex(m["right"]) == tok.vocab[m["id"]]
+    assert sum(m["super"] for m in merges) == tok.n_super
+
+    code, out, err = run(capsys, "inspect", model)
+    assert code == 0
+    for word in (tok.algo, "paper", str(tok.vocab_size), f"{tok.n_regular} regular", f"{tok.n_super} super",
+                 "special tokens: none"):
+        assert word in out, word
+    assert len(out.splitlines()) < 30
+
+
+def test_pretokenize(tmp_path, capsys, monkeypatch, bpe_model):
+    set_stdin(monkeypatch, "Hello world!\n\n你好世界 123\n")
+    code, out, err = run(capsys, "pretokenize")
+    assert code == 0 and err == ""
+    assert [json.loads(line) for line in out.splitlines()] == [
+        ["Hello", " world", "!"], [], ["你", "好", "世", "界", " ", "123"]]
+    assert "你" in out  # ensure_ascii=False
+
+    set_stdin(monkeypatch, "你好世界 123\n")
+    code, out, err = run(capsys, "pretokenize", "--pretokenizer", "simple")
+    assert code == 0 and json.loads(out) == ["你好世界", " ", "123"]
+
+    path = write_jsonl(tmp_path / "d.jsonl", ["a\nb", "Üb 12345"])
+    code, out, err = run(capsys, "pretokenize", "-m", bpe_model, path)
+    assert code == 0
+    assert [json.loads(line) for line in out.splitlines()] == [["a", "\n", "b"], ["Üb", " ", "123", "45"]]
+
+
+# ---- errors -----------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def files(tmp_path):
+    write_jsonl(tmp_path / "good.jsonl", ["some text here", "more text"])
+    (tmp_path / "badjson.jsonl").write_text('{"text": "ok"}\n{"text": oops}\n', encoding="utf-8")
+    (tmp_path / "corrupt.json").write_text('{"format": "fastsw", "format_version": 1, "merg', encoding="utf-8")
+    (tmp_path / "adir").mkdir()
+    return tmp_path
+
+
+TRAIN_ERRORS = [
+    (["missing.txt"], ["missing.txt", "not found"]),
+    (["badjson.jsonl"], ["badjson.jsonl", "line 2", "JSON"]),
+    (["good.jsonl", "--text-field", "body"], ["good.jsonl", "text-field", "body"]),
+    (["adir"], ["adir", "directory"]),
+    (["good.jsonl", "--vocab-size", "100"], ["vocab-size", "243"]),
+    (["good.jsonl", "--vocab-size", "200", "--profile", "hf"], ["vocab-size", "256"]),
+    (["good.jsonl", "--vocab-size", "5", "--alphabet", "chars", "--profile", "hf"], ["vocab", "alphabet"]),
+    (["good.jsonl", "--vocab-size", "0"], ["vocab-size"]),
+    (["good.jsonl", "--algo", "superbpe", "--supermerges", "300", "--vocab-size", "300"], ["supermerges", "300"]),
+    (["good.jsonl", "--algo", "superbpe", "--supermerges", "100", "--vocab-size", "300"], ["supermerges", "alphabet"]),
+    (["good.jsonl", "--supermerges", "10"], ["supermerges", "superbpe"]),
+    (["good.jsonl", "--algo", "superbpe"], ["supermerges"]),
+    (["good.jsonl", "--algo", "word"], ["--algo", "word"]),
+    (["good.jsonl", "--algo", "bpe", "--greedy-split"], ["greedy-split"]),
+    (["good.jsonl", "--max-ngram-len", "5"], ["--max-ngram-len", "--greedy-split"]),
+    (["good.jsonl", "--alphabet", "chars"], ["--profile hf"]),
+    (["good.jsonl", "--byte-fallback"], ["--byte-fallback", "chars"]),
+    (["good.jsonl", "--special-token", "<s>", "--special-token", "<s>"], ["special-token"]),
+    (["good.jsonl", "--doc-mode", "separator"], ["--separator"]),
+    (["good.jsonl", "--doc-mode", "line", "--separator", "x"], ["--separator", "line"]),
+    (["good.jsonl", "--separator", r"\q"], ["--separator", "escape"]),
+    (["--text-field", "body"], ["--text-field", "INPUT"]),
+]
+
+
+@pytest.mark.parametrize("args, words", TRAIN_ERRORS, ids=[" ".join(a) for a, _ in TRAIN_ERRORS])
+def test_train_errors(files, capsys, monkeypatch, args, words):
+    monkeypatch.chdir(files)
+    code, out, err = run(capsys, "train", *args, "--no-progress", "-o", "out.json")
+    assert_error(code, err, *words)
+    assert out == ""
+    assert not (files / "out.json").exists()
+    assert not any(p.name.startswith(".out.json") for p in files.iterdir())
+
+
+def test_train_output_errors(files, capsys, monkeypatch):
+    monkeypatch.chdir(files)
+    code, out, err = run(capsys, "train", "good.jsonl", "-o", "nodir/out.json")
+    assert_error(code, err, "nodir")
+    assert not (files / "nodir").exists()
+    code, out, err = run(capsys, "train", "good.jsonl", "-o", "adir")
+    assert_error(code, err, "adir", "directory")
+    code, out, err = run(capsys, "train", "good.jsonl")
+    assert_error(code, err, "-o/--output")
+
+
+def test_error_after_progress_bar_starts_a_line(files, capsys, monkeypatch):
+    monkeypatch.chdir(files)
+    code, out, err = run(capsys, "train", "badjson.jsonl", "-o", "out.json")  # progress bars on
+    assert code == 2 and "Traceback" not in err
+    assert err.endswith("\n") and err.splitlines()[-1].startswith("fastsw: error: badjson.jsonl line 2")
+    assert not (files / "out.json").exists()
+
+
+def test_interrupt(files, capsys, monkeypatch):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.chdir(files)
+    monkeypatch.setattr("fastsw.trainer.train", interrupted)
+    code, out, err = run(capsys, "train", "good.jsonl", "--no-progress", "-o", "out.json")
+    assert code == 130 and "interrupted" in err and "Traceback" not in err
+    assert not (files / "out.json").exists()
+
+
+@pytest.mark.parametrize("command", ["encode", "decode", "inspect"])
+@pytest.mark.parametrize("model_file, words", [("missing.json", ["missing.json", "not found"]),
+                                               ("corrupt.json", ["corrupt.json", "model"]),
+                                               ("good.jsonl", ["good.jsonl", "model"]),
+                                               ("adir", ["adir"])])
+def test_model_errors(files, capsys, monkeypatch, command, model_file, words):
+    monkeypatch.chdir(files)
+    set_stdin(monkeypatch, "1 2 3\n")
+    argv = ["inspect", model_file] if command == "inspect" else [command, "-m", model_file]
+    code, out, err = run(capsys, *argv)
+    assert_error(code, err, *words)
+    assert out == ""
+
+
+@pytest.mark.parametrize("ids, words", [("1 2 x3", ["line 2", "x3"]), ("1 -5", ["line 2", "-5"]),
+                                        ("1 99999", ["line 2", "99999"]), ("1 ٣", ["line 2"])])
+def test_decode_bad_ids(bpe_model, capsys, monkeypatch, ids, words):
+    set_stdin(monkeypatch, f"72 101\n{ids}\n")
+    code, out, err = run(capsys, "decode", "-m", bpe_model)
+    assert_error(code, err, *words)
+    assert out == "He\n"  # the lines before the bad one were decoded
+
+
+def test_encode_input_errors(files, bpe_model, capsys, monkeypatch):
+    monkeypatch.chdir(files)
+    code, out, err = run(capsys, "encode", "-m", bpe_model, "good.jsonl", "missing.jsonl")
+    assert_error(code, err, "missing.jsonl")
+    assert out == ""  # input files are checked before anything is encoded
+    code, out, err = run(capsys, "encode", "-m", bpe_model, "good.jsonl", "--text-field", "body")
+    assert_error(code, err, "text-field")
+    code, out, err = run(capsys, "encode", "-m", bpe_model, "--doc-mode", "file")
+    assert_error(code, err, "--doc-mode", "stdin")
+    set_stdin(monkeypatch, b"ok\nbad \xff byte\n")
+    code, out, err = run(capsys, "encode", "-m", bpe_model)
+    assert_error(code, err, "stdin", "line 2", "UTF-8")
+    code, out, err = run(capsys, "encode")
+    assert_error(code, err, "-m/--model")
+    code, out, err = run(capsys)
+    assert_error(code, err, "COMMAND")
+
+
+def test_broken_pipe(bpe_model, capsys, monkeypatch):
+    class ClosedPipe(io.RawIOBase):
+        def writable(self):
+            return True
+
+        def write(self, b):
+            raise BrokenPipeError(32, "Broken pipe")
+
+    class Stdout:
+        buffer = ClosedPipe()
+
+        def flush(self):
+            pass
+
+    set_stdin(monkeypatch, "some text\n" * 10)
+    monkeypatch.setattr(sys, "stdout", Stdout())
+    code = cli.main(["encode", "-m", str(bpe_model)])
+    monkeypatch.undo()
+    out, err = capsys.readouterr()
+    assert code == 141 and err == ""
+
+
+# ---- module entry point (subprocess) ----------------------------------------------------------------------------
+
+
+def _env() -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    return env
+
+
+def test_module_version():
+    r = subprocess.run([sys.executable, "-m", "fastsw", "--version"], capture_output=True, text=True, env=_env(),
+                       timeout=60)
+    assert r.returncode == 0 and r.stdout.strip() == f"fastsw {fastsw.__version__}"
+
+
+def test_module_train(tmp_path):
+    (tmp_path / "tiny.txt").write_text("the cat sat on the mat\nthe dog sat on the log\n" * 20, encoding="utf-8")
+    r = subprocess.run([sys.executable, "-m", "fastsw", "train", "tiny.txt", "--algo", "bpe", "--vocab-size",
+                        "260", "-o", "m.json"], capture_output=True, text=True, env=_env(), cwd=tmp_path,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "" and "saved to" in r.stderr and "Traceback" not in r.stderr
+    assert fastsw.load(tmp_path / "m.json").vocab_size == 260
