@@ -152,6 +152,24 @@ class Tokenizer:
         """Whether a token may take part in a supermerge (reachable, contains a letter)."""
         return token_id in self._eligible
 
+    def is_reachable(self, token_id: int) -> bool:
+        """Whether a regular token's text, pre-tokenized and encoded on its own, is that token."""
+        return self._shortcut.get(self._token_bytes[token_id]) == token_id
+
+    @property
+    def regular_ranks(self):
+        """Read-only ``(left, right) -> (rank, new id)`` of the regular merges."""
+        return MappingProxyType(self._regular_ranks)
+
+    @property
+    def super_ranks(self):
+        """Read-only ``(left, right) -> (rank, new id)`` of the supermerges."""
+        return MappingProxyType(self._super_ranks)
+
+    def apply_supermerges(self, run: Sequence[int]) -> List[int]:
+        """Supermerges applied to a run of eligible single-token pretokens' ids."""
+        return apply_merges(run, self._super_ranks) if self._super_ranks else list(run)
+
     # -- encoding ---------------------------------------------------------------
     def _check_text(self, text) -> None:
         if not isinstance(text, str):
@@ -289,3 +307,40 @@ class Tokenizer:
         """Read a model written by :meth:`save`."""
         from .model_io import load_model
         return load_model(path)
+
+    # -- interop (see fastsw.interop) -------------------------------------------
+    @classmethod
+    def load_paper(cls, path) -> "Tokenizer":
+        """Read a model in the paper authors' text format (``BoundlessBPE v2``)."""
+        from .interop import load_paper_model
+        return load_paper_model(path)
+
+    def save_paper(self, path, corpus=None) -> None:
+        """Write the paper authors' text format; ``corpus`` fills the COUNT/FLAG columns."""
+        from .interop import save_paper_model
+        save_paper_model(self, path, corpus=corpus)
+
+    def to_tiktoken(self, name: str = "fastsw", **kwargs):
+        """A ``tiktoken.Encoding`` with the same ids (plain BPE models only)."""
+        from .interop import to_tiktoken
+        return to_tiktoken(self, name, **kwargs)
+
+    def save_tiktoken(self, path, **kwargs) -> None:
+        """Write a ``.tiktoken`` rank file (base64 token, space, rank per line)."""
+        from .interop import write_tiktoken_ranks
+        write_tiktoken_ranks(self, path, **kwargs)
+
+    def save_hf(self, path, **kwargs) -> dict:
+        """Write an HF ``tokenizer.json``; returns whether the export is exact and why not."""
+        from .interop import save_hf
+        return save_hf(self, path, **kwargs)
+
+    def verify_export(self, exported, texts) -> dict:
+        """Agreement of an exported tokenizer with this one on ``texts``."""
+        from .interop import verify_export
+        return verify_export(self, exported, texts)
+
+    def merge_conflicts(self) -> list:
+        """Pieces where a merge-rule encoder and a rank-table encoder would disagree."""
+        from .interop import merge_conflicts
+        return merge_conflicts(self)

@@ -1,0 +1,703 @@
+"""Interoperability: the authors' model format, tiktoken, HF ``tokenizers``,
+and the merge-rule / rank-table conflict detector (SPEC sections 7 and 11).
+
+Functions (all take a :class:`fastsw.Tokenizer`):
+
+* :func:`load_paper_model` / :func:`save_paper_model` -- the authors' text
+  format (``BoundlessBPE v2 KIND``). Only the ``bytes243`` alphabet (profile
+  ``paper``) can be expressed.
+* :func:`to_tiktoken` / :func:`write_tiktoken_ranks` -- a ``tiktoken.Encoding``
+  or a ``.tiktoken`` rank file for plain BPE models.
+* :func:`save_hf` -- an HF ``tokenizer.json``; exact for plain BPE in
+  ``simple`` pre-tokenizer mode, the best approximation otherwise.
+* :func:`verify_export` -- how often an exported encoder agrees with fastsw.
+* :func:`merge_conflicts` -- pieces where a merge-rule encoder (fastsw, HF with
+  ``ignore_merges=False``) and a rank-table encoder (tiktoken: merge candidates
+  found by looking up concatenated bytes, whole pieces looked up first) disagree.
+
+Decisions (see each function for details):
+
+* Byte alphabets in tiktoken / HF: tiktoken and HF's ByteLevel need every byte.
+  The paper alphabet has 243 bytes; the 13 bytes that never occur in UTF-8
+  (0xC0, 0xC1, 0xF5-0xFF) get *extra* ids after all fastsw ids (after the
+  special tokens): ``n_vocab``, ``n_vocab + 1``, ... in byte order. They never
+  occur when encoding a ``str``, so every id fastsw emits is unchanged.
+* Rank = fastsw id. tiktoken needs one rank per byte string: two tokens with the
+  same bytes (two merges producing the same string) cannot be expressed; this is
+  detected (``ValueError``, or ``drop_duplicates=True`` keeps the smallest id).
+"""
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Tuple
+
+from .alphabet import BYTE_TO_UNICODE, ByteAlphabet, render, unrender
+from .bpe import apply_merges
+from .model_io import atomic_write_text
+from .pretokenize import DEFAULT_SCRIPT_SPECIFIC_SCRIPTS, Pretokenizer
+
+__all__ = ["load_paper_model", "save_paper_model", "to_tiktoken", "write_tiktoken_ranks", "tiktoken_ranks",
+           "save_hf", "hf_tokenizer_json", "verify_export", "merge_conflicts", "rank_table_encode"]
+
+_KINDS = {"word": "bpe", "boundless": "boundless", "superbpe": "superbpe"}
+_KIND_OF_ALGO = {v: k for k, v in _KINDS.items()}
+_PAPER_FLAG_DEFAULTS = {"tau": 1.1, "blowup": False}
+_BYTES243 = ByteAlphabet("bytes243")
+
+
+# ---------------------------------------------------------------------------
+# The authors' text format
+# ---------------------------------------------------------------------------
+class _Lines:
+    """Line reader that reports file and line number in every error."""
+
+    def __init__(self, path: Path, text: str):
+        self.path = path
+        self.lines = text.split("\n")
+        if self.lines and self.lines[-1] == "":
+            self.lines.pop()
+        self.i = 0
+
+    def error(self, msg: str, lineno: Optional[int] = None) -> ValueError:
+        n = self.i if lineno is None else lineno
+        return ValueError(f"{self.path}:{n}: {msg}")
+
+    def next(self, what: str) -> str:
+        if self.i >= len(self.lines):
+            raise ValueError(f"{self.path}:{self.i + 1}: unexpected end of file, expected {what}")
+        line = self.lines[self.i]
+        self.i += 1
+        return line
+
+    def expect(self, keyword: str) -> None:
+        line = self.next(f"{keyword!r}")
+        if line.strip() != keyword:
+            raise self.error(f"expected {keyword!r}, found {line[:60]!r}")
+
+    def integer(self, what: str) -> int:
+        line = self.next(what)
+        try:
+            value = int(line.strip())
+        except ValueError:
+            raise self.error(f"expected {what} (an integer), found {line[:60]!r}") from None
+        if value < 0:
+            raise self.error(f"{what} must not be negative")
+        return value
+
+    def json_line(self, what: str) -> dict:
+        line = self.next(what)
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise self.error(f"invalid JSON for {what}: {e.msg}") from None
+        if not isinstance(data, dict):
+            raise self.error(f"{what} must be a JSON object")
+        return data
+
+    def unrender(self, token: str) -> bytes:
+        try:
+            return unrender(token)
+        except KeyError as e:
+            raise self.error(f"token {token!r} contains {e.args[0]!r}, which is not in GPT-2's "
+                             "bytes-to-unicode map") from None
+
+
+def _parse_merges(r: _Lines) -> List[Tuple[bytes, bytes, int, int, int]]:
+    """``merges N`` + N lines ``INDEX LEFT RIGHT COUNT FLAG`` -> (left, right, count, flag, lineno)."""
+    r.expect("merges")
+    n = r.integer("the number of merges")
+    out = []
+    for k in range(n):
+        line = r.next(f"merge {k}")
+        parts = line.split(" ")
+        if len(parts) != 5:
+            raise r.error(f"expected 'INDEX LEFT RIGHT COUNT FLAG', found {line[:80]!r}")
+        try:
+            index, count, flag = int(parts[0]), int(parts[3]), int(parts[4])
+        except ValueError:
+            raise r.error(f"INDEX, COUNT and FLAG must be integers in {line[:80]!r}") from None
+        if index != k:
+            raise r.error(f"merge index {index} out of order (expected {k})")
+        out.append((r.unrender(parts[1]), r.unrender(parts[2]), count, flag, r.i))
+    r.expect("deletions")
+    d = r.integer("the number of deletions")
+    if d:
+        raise r.error("models with deletions are not supported (fastsw never deletes tokens)")
+    return out
+
+
+def _pretokenizer_from_paper(r: _Lines, cfg: dict, lineno: int) -> Pretokenizer:
+    try:
+        scripts = cfg["script_specific_scripts"]
+        if set(scripts) == set(DEFAULT_SCRIPT_SPECIFIC_SCRIPTS) and len(scripts) == len(DEFAULT_SCRIPT_SPECIFIC_SCRIPTS):
+            scripts = DEFAULT_SCRIPT_SPECIFIC_SCRIPTS  # same set, fastsw's order: compares equal to the default
+        return Pretokenizer(mode=cfg.get("fastsw_mode", "script"), main_pattern=cfg["main_regex"],
+                            script_specific_pattern=cfg["script_specific_regex"],
+                            script_specific_scripts=scripts, letter_pattern=cfg["merge_pattern"])
+    except KeyError as e:
+        raise r.error(f"pre-tokenizer JSON lacks the key {e.args[0]!r}", lineno) from None
+    except (ValueError, TypeError) as e:
+        raise r.error(f"invalid pre-tokenizer settings: {e}", lineno) from None
+
+
+def load_paper_model(path):
+    """Read a model in the authors' text format (SPEC section 11).
+
+    Token ids follow the vocabulary section (regular and super tokens interleave
+    in ``boundless`` files): each vocabulary entry after the 243 bytes is matched
+    with the next merge of its kind (``IS_SUPER``), and the entry's token must be
+    that merge's left + right. Merge operands are resolved to the earliest id with
+    those bytes. The vocabulary COUNT and merge FLAG columns are informational
+    and kept in ``training_info["paper_model"]``. Errors: ``ValueError`` naming
+    the file and line.
+    """
+    from .tokenizer import Tokenizer
+
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ValueError(f"{path}: model file not found") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ValueError(f"{path}: cannot read model file ({e})") from None
+    r = _Lines(path, text)
+    header = r.next("the header 'BoundlessBPE v2 KIND'").split(" ")
+    if len(header) != 3 or header[0] != "BoundlessBPE" or header[1] != "v2" or header[2] not in _KINDS:
+        raise r.error("not a BoundlessBPE model: expected the header 'BoundlessBPE v2 KIND' with KIND one of "
+                      f"{', '.join(_KINDS)}")
+    algo = _KINDS[header[2]]
+
+    r.expect("vocabulary")
+    n = r.integer("the vocabulary size")
+    vocab: List[Tuple[bytes, int, bool, int]] = []  # bytes, count, is_super, lineno
+    for k in range(n):
+        line = r.next(f"vocabulary entry {k}")
+        parts = line.split(" ")
+        if len(parts) != 4:
+            raise r.error(f"expected 'ID TOKEN COUNT IS_SUPER', found {line[:80]!r}")
+        try:
+            tid, count, is_super = int(parts[0]), int(parts[2]), int(parts[3])
+        except ValueError:
+            raise r.error(f"ID, COUNT and IS_SUPER must be integers in {line[:80]!r}") from None
+        if tid != k:
+            raise r.error(f"vocabulary id {tid} out of order (expected {k})")
+        if is_super not in (0, 1):
+            raise r.error(f"IS_SUPER must be 0 or 1, not {is_super}")
+        vocab.append((r.unrender(parts[1]), count, bool(is_super), r.i))
+
+    r.expect("special_tokens")
+    n_special = r.integer("the number of special tokens")
+    specials: Dict[str, int] = {}
+    for k in range(n_special):
+        line = r.next(f"special token {k}")
+        tid, sep, s = line.partition(" ")
+        if not sep or not tid.isdigit() or not s:
+            raise r.error(f"expected 'ID STRING', found {line[:80]!r}")
+        specials[s] = int(tid)
+
+    r.expect("words")
+    words_line = r.i + 1
+    words_cfg = r.json_line("the pre-tokenizer configuration")
+    regular = _parse_merges(r)
+    supers: list = []
+    super_cfg = None
+    if algo != "bpe":
+        r.expect("superwords")
+        super_cfg = r.json_line("the superword configuration")
+        supers = _parse_merges(r)
+    while r.i < len(r.lines):
+        if r.next("end of file").strip():
+            raise r.error("unexpected content after the last section")
+
+    alpha = _BYTES243
+    if len(vocab) < len(alpha) or [v[0] for v in vocab[:len(alpha)]] != alpha.tokens:
+        raise ValueError(f"{path}: the first vocabulary entries are not the 243 UTF-8 bytes (0x00-0xBF, "
+                         "0xC2-0xF4) in byte order; fastsw can only load models with that alphabet")
+    pretok = _pretokenizer_from_paper(r, words_cfg, words_line)
+
+    first_id: Dict[bytes, int] = {}
+    for i, t in enumerate(alpha.tokens):
+        first_id.setdefault(t, i)
+    queues = {False: iter(regular), True: iter(supers)}
+    merges = []
+    flags = []
+    for tid in range(len(alpha), len(vocab)):
+        tb, _count, is_super, lineno = vocab[tid]
+        m = next(queues[is_super], None)
+        if m is None:
+            raise r.error(f"vocabulary entry {tid} is a {'super' if is_super else 'regular'} token, but the "
+                          f"{'superwords' if is_super else 'words'} section has no merge left for it", lineno)
+        left, right, count, flag, mline = m
+        if left + right != tb:
+            raise r.error(f"merge {render(left)} + {render(right)} does not produce vocabulary entry {tid} "
+                          f"({render(tb)}); merges must follow the vocabulary order", mline)
+        try:
+            lid, rid = first_id[left], first_id[right]
+        except KeyError as e:
+            raise r.error(f"merge operand {render(e.args[0])!r} is not a token created before it", mline) from None
+        merges.append((lid, rid, count, is_super))
+        flags.append(flag)
+        first_id.setdefault(tb, tid)
+    for is_super, q in queues.items():
+        if next(q, None) is not None:
+            raise ValueError(f"{path}: more {'super' if is_super else 'regular'} merges than vocabulary entries "
+                             "of that kind")
+    flags_cfg = {k: v for k, v in words_cfg.items()
+                 if k not in ("main_regex", "script_specific_regex", "script_specific_scripts", "merge_pattern",
+                              "fastsw_mode")}
+    info = {"paper_model": {"path": str(path), "kind": header[2], "flags": flags_cfg,
+                            "vocab_counts": [v[1] for v in vocab], "merge_flags": flags,
+                            "superwords": super_cfg is not None and {k: v for k, v in super_cfg.items()
+                                                                     if k in ("superbpe_mode",)}}}
+    try:
+        return Tokenizer(alphabet=alpha, merges=merges, pretokenizer=pretok, profile="paper", algo=algo,
+                         special_tokens=specials, training_info=info)
+    except ValueError as e:
+        raise ValueError(f"{path}: invalid model: {e}") from None
+
+
+def _check_paper_expressible(tok) -> None:
+    if not isinstance(tok.alphabet, ByteAlphabet) or tok.alphabet.kind != "bytes243":
+        raise ValueError(f"the authors' model format starts from the 243 UTF-8 bytes (alphabet 'bytes243', "
+                         f"profile 'paper'); this model's alphabet is {tok.alphabet.kind!r}, which it cannot "
+                         "express")
+
+
+def _corpus_statistics(tok, corpus: Iterable[str]):
+    """Token counts as the authors' trainer leaves them, and which tokens some
+    pretoken (regular) or some maximal eligible run (super) encodes to as a
+    single token.
+
+    Counts: plain BPE -- the final encoding of the whole corpus; two-phase models
+    -- only the tokens of the final encodings of the maximal runs of >= 2
+    eligible pretokens (the phase-2 training data)."""
+    counts = [0] * tok.vocab_size
+    single = set()
+    eligible = frozenset(i for i in range(tok.vocab_size) if tok.is_eligible(i))
+    two_phase = tok.algo != "bpe"
+    for doc in corpus:
+        run: List[int] = []
+        for piece in tok.pretokenizer.pretokenize(doc):
+            ids = tok.encode_pretoken(piece)
+            if len(ids) == 1:
+                single.add(ids[0])
+                if ids[0] in eligible:
+                    run.append(ids[0])
+                    continue
+            _flush(tok, run, counts, single, two_phase)
+            run = []
+            if not two_phase:
+                for t in ids:
+                    counts[t] += 1
+        _flush(tok, run, counts, single, two_phase)
+    return counts, single
+
+
+def _flush(tok, run, counts, single, two_phase):
+    if len(run) >= 2:
+        ids = tok.apply_supermerges(run)
+        if len(ids) == 1:
+            single.add(ids[0])
+    elif two_phase:
+        return
+    else:
+        ids = run
+    for t in ids:
+        counts[t] += 1
+
+
+def paper_model_text(tok, corpus: Optional[Iterable[str]] = None) -> str:
+    """The text :func:`save_paper_model` writes."""
+    _check_paper_expressible(tok)
+    if corpus is not None:
+        vocab_counts, single = _corpus_statistics(tok, corpus)
+        flag_of = lambda m: int(m.id in single)  # noqa: E731
+    else:
+        vocab_counts = [0] * tok.vocab_size
+        reachable = {i for i in range(tok.vocab_size) if tok.is_reachable(i)}
+        # Without the corpus: FLAG 1 for regular merges whose token is reachable (its text is one pretoken
+        # and encodes to it): the merge could have made that pretoken one token. Supermerges: 0.
+        flag_of = lambda m: int((not m.super) and m.id in reachable)  # noqa: E731
+    vocab = tok.vocab
+    super_ids = {m.id for m in tok.merges if m.super}
+    lines = [f"BoundlessBPE v2 {_KIND_OF_ALGO[tok.algo]}", "vocabulary", str(tok.vocab_size)]
+    for tid, tb in enumerate(vocab):
+        lines.append(f"{tid} {render(tb)} {vocab_counts[tid]} {int(tid in super_ids)}")
+    lines += ["special_tokens", str(len(tok.special_tokens))]
+    for s, tid in sorted(tok.special_tokens.items(), key=lambda kv: kv[1]):
+        lines.append(f"{tid} {s}")
+    pre = tok.pretokenizer
+    flags = dict(_PAPER_FLAG_DEFAULTS)
+    flags.update({k: v for k, v in tok.training_info.get("paper_model", {}).get("flags", {}).items()
+                  if k in ("tau", "blowup")})
+
+    def cfg(is_super: bool, superbpe_mode: bool) -> str:
+        d = {"tau": flags["tau"], "is_super": is_super, "superbpe_mode": superbpe_mode, "blowup": flags["blowup"],
+             "main_regex": pre.main_pattern, "script_specific_regex": pre.script_specific_pattern,
+             "script_specific_scripts": sorted(pre.script_specific_scripts), "merge_pattern": pre.letter_pattern}
+        if pre.mode != "script":
+            d["fastsw_mode"] = pre.mode  # fastsw extension: the authors' format only knows script chunking
+        return json.dumps(d)
+
+    def merge_lines(ms):
+        out = ["merges", str(len(ms))]
+        for k, m in enumerate(ms):
+            out.append(f"{k} {render(vocab[m.left])} {render(vocab[m.right])} {m.count} {flag_of(m)}")
+        return out + ["deletions", "0"]
+
+    lines += ["words", cfg(False, False)] + merge_lines([m for m in tok.merges if not m.super])
+    if tok.algo != "bpe":
+        lines += ["superwords", cfg(True, tok.algo == "superbpe")] + merge_lines([m for m in tok.merges if m.super])
+    return "\n".join(lines) + "\n"
+
+
+def save_paper_model(tok, path, corpus: Optional[Iterable[str]] = None) -> None:
+    """Write ``tok`` in the authors' text format (only alphabet ``bytes243``).
+
+    Columns the model itself does not determine:
+
+    * vocabulary COUNT: the trainer's final token frequencies. With ``corpus`` (an
+      iterable of documents, e.g. the training documents): for plain BPE the token
+      counts of fastsw's encoding of it (identical to the authors' file); for
+      two-phase models the token counts of the encoded maximal runs of >= 2
+      eligible pretokens only, which is what the authors' trainer keeps (identical
+      for SuperBPE; for BoundlessBPE close but not equal, because the authors'
+      runs use the phase-1 model's eligibility, whose dropped regular merges are
+      not in the model). Without ``corpus``: 0.
+    * merge FLAG ("the merge made some pretoken a single token"): with ``corpus``,
+      1 iff some pretoken (regular merge) or some maximal run of eligible
+      pretokens (supermerge) of the corpus encodes to exactly that token; without
+      it, 1 for regular merges whose token is reachable (an upper bound) and 0 for
+      supermerges.
+    * the trainer flags ``tau`` and ``blowup`` are copied from a loaded paper model,
+      else 1.1 and false (they do not affect fastsw).
+
+    A ``simple``-mode pre-tokenizer is written with an extra JSON key
+    ``"fastsw_mode": "simple"`` (the authors' format always chunks by script).
+    """
+    atomic_write_text(path, paper_model_text(tok, corpus))
+
+
+# ---------------------------------------------------------------------------
+# Rank tables (tiktoken) and the conflict detector
+# ---------------------------------------------------------------------------
+def _check_byte_alphabet(tok, target: str) -> None:
+    if not isinstance(tok.alphabet, ByteAlphabet):
+        raise ValueError(f"{target} is byte-level; this model's alphabet is {tok.alphabet.kind!r} "
+                         "(character-level), which it cannot express")
+
+
+def _extra_bytes(tok) -> List[int]:
+    """Bytes without an id in the model's alphabet (0xC0, 0xC1, 0xF5-0xFF for bytes243)."""
+    have = {t[0] for t in tok.alphabet.tokens}
+    return [b for b in range(256) if b not in have]
+
+
+def duplicate_tokens(tok) -> Dict[bytes, List[int]]:
+    """Byte strings that more than one token id has (ids ascending)."""
+    seen: Dict[bytes, List[int]] = {}
+    for tid, tb in enumerate(tok.vocab):
+        seen.setdefault(tb, []).append(tid)
+    return {b: ids for b, ids in seen.items() if len(ids) > 1}
+
+
+def tiktoken_ranks(tok, *, drop_duplicates: bool = False) -> Dict[bytes, int]:
+    """``bytes -> rank`` with rank = fastsw id, plus the missing bytes after ``n_vocab``."""
+    _check_byte_alphabet(tok, "tiktoken")
+    if tok.algo != "bpe":
+        raise ValueError(
+            f"a {tok.algo} model has supermerges, which join several pretokens into one token; tiktoken (and any "
+            "rank table) merges only inside one regex piece, so it cannot express them. Export a plain BPE "
+            "model (algo='bpe')")
+    dups = duplicate_tokens(tok)
+    if dups and not drop_duplicates:
+        shown = ", ".join(f"{render(b)!r}: ids {ids}" for b, ids in list(dups.items())[:5])
+        raise ValueError(f"{len(dups)} byte strings are produced by more than one token ({shown}); a rank table "
+                         "holds one rank per byte string. Pass drop_duplicates=True to keep the smallest id "
+                         "(the others are then never produced)")
+    ranks: Dict[bytes, int] = {}
+    for tid, tb in enumerate(tok.vocab):
+        ranks.setdefault(tb, tid)
+    for j, b in enumerate(_extra_bytes(tok)):
+        ranks[bytes([b])] = tok.n_vocab + j
+    return ranks
+
+
+def _check_simple(tok, allow_approximate: bool, target: str) -> None:
+    if tok.pretokenizer.mode != "simple" and not allow_approximate:
+        raise ValueError(
+            f"this model pre-tokenizes in {tok.pretokenizer.mode!r} mode (script chunking before the regex); "
+            f"{target} applies one regex to the whole text and cannot express script chunking. Pass "
+            "allow_approximate=True to export the main regex anyway (then check with verify_export)")
+
+
+def to_tiktoken(tok, name: str = "fastsw", *, allow_approximate: bool = False, drop_duplicates: bool = False):
+    """A ``tiktoken.Encoding`` for a plain BPE model with a byte alphabet.
+
+    ``pat_str`` is the pre-tokenizer's main pattern (exact only in ``simple``
+    mode; ``script`` mode needs ``allow_approximate=True``). Ranks are fastsw ids;
+    special tokens keep their ids; bytes missing from the alphabet get ranks
+    ``n_vocab, n_vocab + 1, ...`` (they never occur in text). tiktoken looks up
+    concatenated bytes and whole pieces in the rank table, so it can differ from
+    fastsw's pair rules where :func:`merge_conflicts` reports a conflict.
+    """
+    import tiktoken
+
+    ranks = tiktoken_ranks(tok, drop_duplicates=drop_duplicates)  # refuses superword models first
+    _check_simple(tok, allow_approximate, "tiktoken")
+    return tiktoken.Encoding(name=name, pat_str=tok.pretokenizer.main_pattern, mergeable_ranks=ranks,
+                             special_tokens=dict(tok.special_tokens))
+
+
+def write_tiktoken_ranks(tok, path, *, drop_duplicates: bool = False) -> None:
+    """Write a ``.tiktoken`` file (``base64(token) rank`` per line, rank order),
+    readable by ``tiktoken.load.load_tiktoken_bpe``. Special tokens and the
+    pre-tokenizer regex are not part of this format."""
+    ranks = tiktoken_ranks(tok, drop_duplicates=drop_duplicates)
+    lines = [f"{base64.b64encode(b).decode('ascii')} {r}" for b, r in sorted(ranks.items(), key=lambda kv: kv[1])]
+    atomic_write_text(path, "\n".join(lines) + "\n")
+
+
+def rank_table_encode(piece: bytes, ranks: Dict[bytes, int], *, whole_piece: bool = False) -> List[int]:
+    """tiktoken's algorithm: repeatedly join the adjacent pair whose concatenated
+    bytes have the lowest rank (leftmost on ties). ``whole_piece``: return the
+    piece's own rank first if it has one (tiktoken and HF ``ignore_merges``)."""
+    if whole_piece and piece in ranks:
+        return [ranks[piece]]
+    parts = [piece[i:i + 1] for i in range(len(piece))]
+    while len(parts) > 1:
+        best, at = None, -1
+        for i in range(len(parts) - 1):
+            r = ranks.get(parts[i] + parts[i + 1])
+            if r is not None and (best is None or r < best):
+                best, at = r, i
+        if best is None:
+            break
+        parts[at:at + 2] = [parts[at] + parts[at + 1]]
+    return [ranks[p] for p in parts]
+
+
+def merge_conflicts(tok) -> List[dict]:
+    """Pieces on which a merge-rule encoder (fastsw; HF ``ignore_merges=False``)
+    and a rank-table encoder (tiktoken) would disagree (seed 001's ``abc``/``xabc``).
+
+    Every vocabulary token's bytes are encoded both ways (regular merges only).
+    Each conflict is a dict with ``kind``, ``id``, ``token`` (bytes), ``rendered``,
+    ``merge_rule_ids``, ``rank_table_ids`` and ``is_pretoken`` (the token's text is
+    one pretoken on its own, so it can occur as a whole piece):
+
+    * ``"duplicate_bytes"``: more than one id has these bytes (``ids`` lists them);
+      a rank table or an HF vocab keeps only one.
+    * ``"unreachable_token"``: the merge rules do not encode the token's own bytes
+      to it (``abc`` when the rules are a+b, b+c, a+bc). An encoder that looks whole
+      pieces up first (tiktoken, HF ``ignore_merges=True``) returns the token for
+      such a piece; fastsw does not. Matters only when ``is_pretoken``.
+    * ``"rank_table_differs"``: the rank-table encoding of the token's bytes
+      (without the whole-piece lookup) differs from the merge-rule encoding, so
+      any piece containing these bytes may be encoded differently (``xabc`` ->
+      ``x|abc`` by tiktoken, ``x|ab|c`` by the rules).
+
+    Supermerges are not checked (no rank table can express them). Returns [] for
+    a model where both encoders agree on every piece.
+    """
+    alpha = tok.alphabet
+    vocab = tok.vocab
+    n_alpha = len(alpha)
+    ranks: Dict[bytes, int] = {}
+    for tid, tb in enumerate(vocab):
+        if tid >= n_alpha and tok.merges[tid - n_alpha].super:
+            continue
+        ranks.setdefault(tb, tid)
+    byte_level = isinstance(alpha, ByteAlphabet)
+    out: List[dict] = []
+    for tb, ids in duplicate_tokens(tok).items():
+        out.append(_conflict("duplicate_bytes", tok, ids[0], tb, None, None, ids=ids))
+    for m in tok.merges:
+        if m.super:
+            continue
+        tb = vocab[m.id]
+        try:
+            text = tb.decode("utf-8")
+        except UnicodeDecodeError:
+            text = None
+        if text is not None:
+            try:
+                rule = apply_merges(alpha.initial_ids(text), tok.regular_ranks)
+            except ValueError:
+                rule = None
+        else:
+            # Not valid UTF-8 on its own: encode its atomic tokens (byte alphabets only).
+            rule = apply_merges([alpha.id_of_byte(b) for b in tb], tok.regular_ranks) if byte_level else None
+        if rule is None:
+            continue
+        if byte_level:
+            table = rank_table_encode(tb, ranks)
+        else:
+            table = _rank_table_encode_atoms([vocab[i] for i in alpha.initial_ids(text)], ranks)
+        is_pretoken = text is not None and len(tok.pretokenizer.pretokenize(text)) == 1
+        if rule != [m.id]:
+            out.append(_conflict("unreachable_token", tok, m.id, tb, rule, table, is_pretoken=is_pretoken))
+        if table != rule:
+            out.append(_conflict("rank_table_differs", tok, m.id, tb, rule, table, is_pretoken=is_pretoken))
+    return out
+
+
+def _rank_table_encode_atoms(parts: List[bytes], ranks: Dict[bytes, int]) -> List[int]:
+    parts = list(parts)
+    while len(parts) > 1:
+        best, at = None, -1
+        for i in range(len(parts) - 1):
+            r = ranks.get(parts[i] + parts[i + 1])
+            if r is not None and (best is None or r < best):
+                best, at = r, i
+        if best is None:
+            break
+        parts[at:at + 2] = [parts[at] + parts[at + 1]]
+    return [ranks[p] for p in parts]
+
+
+def _conflict(kind, tok, tid, tb, rule, table, **extra) -> dict:
+    d = {"kind": kind, "id": tid, "token": tb, "rendered": render(tb), "merge_rule_ids": rule,
+         "rank_table_ids": table}
+    d.setdefault("is_pretoken", None)
+    d.update(extra)
+    return d
+
+
+# ---------------------------------------------------------------------------
+# HF tokenizers
+# ---------------------------------------------------------------------------
+def hf_tokenizer_json(tok, *, ignore_merges: Optional[bool] = None) -> dict:
+    """The ``tokenizer.json`` content :func:`save_hf` writes, as a dict."""
+    _check_byte_alphabet(tok, "HF's ByteLevel pre-tokenizer")
+    vocab = tok.vocab
+    dups = duplicate_tokens(tok)
+    hf_vocab: Dict[str, int] = {}
+    for tid, tb in enumerate(vocab):
+        hf_vocab.setdefault(render(tb), tid)  # duplicates: the smallest id (HF's vocab is a map)
+    for j, b in enumerate(_extra_bytes(tok)):
+        hf_vocab[BYTE_TO_UNICODE[b]] = tok.n_vocab + j
+    for s, tid in tok.special_tokens.items():
+        hf_vocab[s] = tid  # HF keeps an added token's id only if the model's vocab has it
+    merges = []
+    seen_pairs = set()
+    for m in tok.merges:
+        if m.super:
+            continue  # supermerges cross pieces: HF's BPE model never sees them (their tokens stay in the vocab)
+        pair = (render(vocab[m.left]), render(vocab[m.right]))
+        if pair in seen_pairs or vocab[m.id] in dups and hf_vocab[render(vocab[m.id])] != m.id:
+            continue
+        seen_pairs.add(pair)
+        merges.append(list(pair))
+    if ignore_merges is None:
+        # Whole-piece lookup is safe iff every token that can be a whole piece is reachable.
+        ignore_merges = not any(c["kind"] in ("unreachable_token", "duplicate_bytes")
+                                for c in merge_conflicts(tok)) and tok.algo == "bpe"
+    added = [{"id": tid, "content": s, "single_word": False, "lstrip": False, "rstrip": False,
+              "normalized": False, "special": True} for s, tid in sorted(tok.special_tokens.items(),
+                                                                      key=lambda kv: kv[1])]
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": added,
+        "normalizer": None,
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": tok.pretokenizer.main_pattern}, "behavior": "Isolated",
+             "invert": False},
+            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
+        ]},
+        "post_processor": None,
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                  "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
+                  "ignore_merges": bool(ignore_merges), "vocab": hf_vocab, "merges": merges},
+    }
+
+
+def save_hf(tok, path, *, ignore_merges: Optional[bool] = None) -> dict:
+    """Write an HF ``tokenizer.json`` (loadable by ``tokenizers.Tokenizer.from_file``).
+
+    BPE model: vocab = GPT-2 rendered token -> fastsw id (plus the bytes missing
+    from the alphabet after ``n_vocab``), merges = the regular merges as pairs
+    (HF's pair rules are fastsw's); pre-tokenizer Split(main regex, isolated) +
+    ByteLevel(no prefix space, no regex); decoder ByteLevel; special tokens as
+    added tokens with their ids. ``ignore_merges`` (whole-piece vocab lookup)
+    defaults to True exactly when :func:`merge_conflicts` finds no unreachable or
+    duplicate token (then it is only faster).
+
+    Exact for plain BPE in ``simple`` mode. Otherwise this is the best
+    approximation (no script chunking; supermerges dropped, their tokens kept in
+    the vocab so ids still decode); check it with :func:`verify_export`.
+    Returns a dict describing what is exact: ``{"exact": bool, "reasons": [...]}``.
+    """
+    data = hf_tokenizer_json(tok, ignore_merges=ignore_merges)
+    atomic_write_text(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
+    reasons = []
+    if tok.pretokenizer.mode != "simple":
+        reasons.append(f"pre-tokenizer mode {tok.pretokenizer.mode!r}: script chunking is not expressible")
+    if tok.algo != "bpe":
+        reasons.append(f"{tok.algo} model: supermerges are not expressible")
+    if duplicate_tokens(tok):
+        reasons.append("some byte strings belong to several tokens; only the smallest id is kept")
+    return {"exact": not reasons, "reasons": reasons}
+
+
+# ---------------------------------------------------------------------------
+# Verification
+# ---------------------------------------------------------------------------
+def _export_encoder(exported):
+    """A function text -> ids for a tokenizer.json path, a .tiktoken path is not
+    enough (no regex), so: a path to tokenizer.json, a ``tokenizers.Tokenizer``
+    or a ``tiktoken.Encoding``."""
+    try:
+        import tiktoken
+        if isinstance(exported, tiktoken.Encoding):
+            return lambda t: exported.encode_ordinary(t)
+    except ImportError:  # pragma: no cover
+        pass
+    import tokenizers
+    if isinstance(exported, (str, Path)):
+        exported = tokenizers.Tokenizer.from_file(str(exported))
+    if isinstance(exported, tokenizers.Tokenizer):
+        return lambda t: exported.encode(t, add_special_tokens=False).ids
+    raise TypeError("verify_export expects a tokenizer.json path, a tokenizers.Tokenizer or a tiktoken.Encoding, "
+                    f"not {type(exported).__name__}")
+
+
+def verify_export(tok, exported, texts: Iterable[str]) -> dict:
+    """Compare fastsw's encoding with an exported encoder on ``texts``.
+
+    Returns ``{"documents", "identical_documents", "agreement"`` (share of
+    documents with identical ids; 1.0 for no documents), ``"fastsw_tokens"``,
+    ``"export_tokens"``, ``"token_count_difference"`` (export - fastsw),
+    ``"roundtrip_ok"`` (the export decodes back to each text, via fastsw's
+    vocabulary), ``"first_difference"`` (None or the first differing document's
+    index, position and the two id windows)}``.
+    """
+    encode = _export_encoder(exported)
+    n = same = mine_total = theirs_total = 0
+    roundtrip_ok = True
+    first = None
+    for idx, text in enumerate(texts):
+        mine = tok.encode_ordinary(text)
+        theirs = list(encode(text))
+        n += 1
+        mine_total += len(mine)
+        theirs_total += len(theirs)
+        if mine == theirs:
+            same += 1
+        elif first is None:
+            pos = next((i for i, (a, b) in enumerate(zip(mine, theirs)) if a != b), min(len(mine), len(theirs)))
+            first = {"document": idx, "position": pos, "fastsw": mine[pos:pos + 8], "export": theirs[pos:pos + 8]}
+        try:
+            if tok.decode_bytes(t for t in theirs if t < tok.n_vocab) != text.encode("utf-8"):
+                roundtrip_ok = False
+        except ValueError:
+            roundtrip_ok = False
+    return {"documents": n, "identical_documents": same, "agreement": (same / n) if n else 1.0,
+            "fastsw_tokens": mine_total, "export_tokens": theirs_total,
+            "token_count_difference": theirs_total - mine_total, "roundtrip_ok": roundtrip_ok,
+            "first_difference": first}
