@@ -167,6 +167,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--special-token", action="append", default=[], metavar="TOK", dest="special_tokens",
                    help="add a special token (repeatable); ids follow the vocabulary")
     p.add_argument("--no-progress", action="store_true", help="do not draw progress bars")
+    p.add_argument("--backend", choices=("auto", "numba", "python"), default="auto",
+                   help="merge-loop implementation: numba kernels or the plain-Python reference path "
+                        "(identical models; default auto = numba unless FASTSW_PUREPYTHON=1)")
     _add_reading_options(p, stdin_note="With no INPUT the bundled sample corpus is used and these options "
                                        "must not be given.")
     p.set_defaults(func=cmd_train)
@@ -451,7 +454,7 @@ def cmd_train(args) -> int:
             byte_fallback=args.byte_fallback, greedy_split=args.greedy_split,
             min_count_floor=15 if args.min_count_floor is None else args.min_count_floor,
             max_ngram_len=30 if args.max_ngram_len is None else args.max_ngram_len,
-            special_tokens=args.special_tokens, progress=progress, **reading,
+            special_tokens=args.special_tokens, progress=progress, backend=args.backend, **reading,
         )
     except BaseException:
         if tracker.mid_line:

@@ -7,6 +7,7 @@ only, so a corpus larger than memory trains as long as its counts fit.
 """
 from __future__ import annotations
 
+import os
 import time
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -76,7 +77,8 @@ def count_corpus(documents: Iterable[str], pretokenizer: Pretokenizer, *, collec
     return c
 
 
-def phase1(counts: Counts, alphabet: Alphabet, profile: str, n_merges: int, progress=None):
+def phase1(counts: Counts, alphabet: Alphabet, profile: str, n_merges: int, progress=None,
+           learn=learn_merges):
     """Phase-1 BPE over aggregated pretokens.
 
     Returns ``(merges, words, token_bytes)``: merges ``(left, right, count)`` in
@@ -84,8 +86,8 @@ def phase1(counts: Counts, alphabet: Alphabet, profile: str, n_merges: int, prog
     """
     words = [alphabet.initial_ids(p) for p in counts.pretokens]
     token_bytes = list(alphabet.tokens)
-    merges, words = learn_merges(words, counts.counts, token_bytes, get_profile(profile), n_merges,
-                                 progress=progress)
+    merges, words = learn(words, counts.counts, token_bytes, get_profile(profile), n_merges,
+                          progress=progress)
     return merges, words, token_bytes
 
 
@@ -100,6 +102,36 @@ def candidates(counts: Counts, words: Sequence[Sequence[int]], tok1: Tokenizer) 
     return aggregate_candidates(counts.letter_runs, single)
 
 
+
+
+class _Engine:
+    """The merge-loop implementations of one backend."""
+
+    def __init__(self, name, learn_merges, boundless_phase2, superbpe_phase2, warmup_seconds=None):
+        self.name = name
+        self.learn_merges = learn_merges
+        self.boundless_phase2 = boundless_phase2
+        self.superbpe_phase2 = superbpe_phase2
+        self.warmup_seconds = warmup_seconds
+
+
+BACKENDS = ("auto", "numba", "python")
+
+
+def _engine(backend: str, progress: bool) -> _Engine:
+    if backend not in BACKENDS:
+        raise ValueError(f"backend={backend!r} is not one of {', '.join(BACKENDS)}")
+    if backend == "auto":
+        backend = "python" if os.environ.get("FASTSW_PUREPYTHON") == "1" else "numba"
+    if backend == "python":
+        return _Engine("python", learn_merges, boundless_phase2, superbpe_phase2)
+    from . import fast  # imports numba: only when the fast path is used
+    # Compiling the kernel takes seconds on the first run; later runs load it from
+    # Numba's cache. Either way it is timed and shown, never hidden in a stage.
+    with Progress("loading Numba kernels (compiled on first use)", enabled=progress) as bar:
+        fast.warmup()
+    return _Engine("numba", fast.learn_merges_fast, fast.boundless_phase2_fast, fast.superbpe_phase2_fast,
+                   warmup_seconds=time.perf_counter() - bar.start)
 
 
 def _check_options(algo, vocab_size, supermerges, profile, alphabet, greedy_split, min_count_floor,
@@ -143,7 +175,8 @@ def train(inputs, *, algo: str = "bpe", vocab_size: int, supermerges: Optional[i
           profile: str = "paper", pretokenizer="script", alphabet: str = "bytes",
           byte_fallback: bool = False, greedy_split: bool = False, min_count_floor: int = 15,
           max_ngram_len: int = 30, special_tokens: Sequence[str] = (), text_field: str = "text",
-          doc_mode: str = "auto", separator: Optional[str] = None, progress: bool = False) -> Tokenizer:
+          doc_mode: str = "auto", separator: Optional[str] = None, progress: bool = False,
+          backend: str = "auto") -> Tokenizer:
     """Train a BPE, BoundlessBPE or SuperBPE tokenizer.
 
     Args:
@@ -168,6 +201,9 @@ def train(inputs, *, algo: str = "bpe", vocab_size: int, supermerges: Optional[i
         text_field, doc_mode, separator: how files are read (see
             :func:`fastsw.readers.iter_documents`).
         progress: draw progress bars on stderr.
+        backend: ``"numba"`` (the fast merge kernels), ``"python"`` (the plain
+            reference path) or ``"auto"`` (numba unless ``FASTSW_PUREPYTHON=1``).
+            Both give identical models.
 
     Returns a :class:`Tokenizer`; ``tok.training_info`` holds the stage timings,
     corpus statistics and notes (e.g. that pairs ran out before ``vocab_size``).
@@ -180,7 +216,8 @@ def train(inputs, *, algo: str = "bpe", vocab_size: int, supermerges: Optional[i
         raise ValueError("special_tokens must be distinct non-empty strings")
     pretok = make_pretokenizer(pretokenizer)
     prof = get_profile(profile)
-    info: dict = {"options": {"algo": algo, "vocab_size": vocab_size, "supermerges": supermerges,
+    engine = _engine(backend, progress)
+    info: dict = {"backend": engine.name, "options": {"algo": algo, "vocab_size": vocab_size, "supermerges": supermerges,
                               "profile": profile, "greedy_split": greedy_split,
                               "min_count_floor": min_count_floor, "max_ngram_len": max_ngram_len},
                   "seconds": {}, "notes": []}
@@ -208,8 +245,11 @@ def train(inputs, *, algo: str = "bpe", vocab_size: int, supermerges: Optional[i
                          f"{n_alpha}-token alphabet")
 
     bar = Progress("phase 1 merges", total=n_phase1, enabled=progress)
-    merges1, words, token_bytes = phase1(counts, alpha, profile, n_phase1, progress=bar)
+    merges1, words, token_bytes = phase1(counts, alpha, profile, n_phase1, progress=bar,
+                                         learn=engine.learn_merges)
     info["seconds"]["phase1"] = bar.close()
+    if engine.warmup_seconds is not None:
+        info["seconds"]["jit_warmup"] = engine.warmup_seconds
     if len(merges1) < n_phase1:
         info["notes"].append(f"pairs ran out after {len(merges1)} of {n_phase1} phase-1 merges; "
                              "the model is smaller than requested")
@@ -229,7 +269,7 @@ def train(inputs, *, algo: str = "bpe", vocab_size: int, supermerges: Optional[i
         token_bytes = list(tok1.vocab)
         if algo == "boundless":
             bar = Progress("phase 2 (BoundlessBPE)", total=len(merges1), enabled=progress)
-            steps = boundless_phase2(merges1, cands, token_bytes, n_alpha, prof, progress=bar)
+            steps = engine.boundless_phase2(merges1, cands, token_bytes, n_alpha, prof, progress=bar)
             merges = interleave(steps, n_alpha)
             n_reg = sum(kind == "r" for kind, *_ in steps)
             if n_alpha + len(merges) < n_alpha + len(merges1):
@@ -239,7 +279,7 @@ def train(inputs, *, algo: str = "bpe", vocab_size: int, supermerges: Optional[i
                     "loop condition); use algo='bpe' for a plain model")
         else:
             bar = Progress("phase 2 (SuperBPE)", total=n_super, enabled=progress)
-            supers = superbpe_phase2(cands, token_bytes, n_super, prof, progress=bar)
+            supers = engine.superbpe_phase2(cands, token_bytes, n_super, prof, progress=bar)
             merges = [(l, r, c, False) for l, r, c in merges1] + [(l, r, c, True) for l, r, c in supers]
             if len(supers) < n_super:
                 info["notes"].append(f"supermerge pairs ran out after {len(supers)} of {n_super} "

@@ -23,14 +23,25 @@ def _check_equivalent(boundless, superbpe, texts):
         assert a == b
 
 
+@pytest.mark.parametrize("backend", ["python", "numba"])
 @pytest.mark.parametrize("profile", ["paper", "hf"])
-def test_boundless_equals_matched_superbpe(profile, sample_docs):
+def test_boundless_equals_matched_superbpe(profile, backend, sample_docs):
     train = sample_docs[::2]
     held = sample_docs[1::2]
-    boundless = fastsw.train(train, algo="boundless", vocab_size=900, profile=profile)
+    boundless = fastsw.train(train, algo="boundless", vocab_size=900, profile=profile, backend=backend)
     superbpe = fastsw.train(train, algo="superbpe", vocab_size=900, supermerges=boundless.n_super,
-                            profile=profile)
+                            profile=profile, backend=backend)
     _check_equivalent(boundless, superbpe, held)
+
+
+@pytest.mark.parametrize("algo, extra", [("bpe", {}), ("boundless", {}), ("superbpe", {"supermerges": 200}),
+                                         ("boundless", {"greedy_split": True, "min_count_floor": 3})])
+@pytest.mark.parametrize("profile", ["paper", "hf"])
+def test_numba_backend_equals_reference_on_all_languages(algo, extra, profile, sample_docs):
+    kwargs = dict(algo=algo, vocab_size=1500, profile=profile, **extra)
+    ref = fastsw.train(sample_docs, backend="python", **kwargs)
+    fast = fastsw.train(sample_docs, backend="numba", **kwargs)
+    assert fast.merges == ref.merges  # ids, left, right, counts, super flags
 
 
 def test_boundless_equals_matched_superbpe_on_wikitext():

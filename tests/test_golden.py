@@ -31,11 +31,15 @@ def counts(golden_dir):
                         fastsw.Pretokenizer(), collect_runs=True)
 
 
-@pytest.fixture(scope="module", params=sorted(RUNS))
+@pytest.fixture(scope="module", params=[(name, backend) for name in sorted(RUNS)
+                                        for backend in ("python", "numba")],
+                ids=lambda p: f"{p[0]}-{p[1]}")
 def run(request, golden_dir):
-    name = request.param
+    """Each golden run, trained on the reference path and on the Numba path."""
+    name, backend = request.param
     gold = json.loads((golden_dir / f"{name}.json").read_text(encoding="utf-8"))
-    tok = fastsw.train(golden_dir / "inputs/wikitext2_valid.jsonl", **RUNS[name])
+    tok = fastsw.train(golden_dir / "inputs/wikitext2_valid.jsonl", backend=backend, **RUNS[name])
+    assert tok.training_info["backend"] == backend
     return name, gold, tok
 
 

@@ -1,0 +1,137 @@
+"""The fast training path: drivers around the Numba merge loop in :mod:`fastsw._kernels`.
+
+Each driver has exactly the contract of its reference counterpart and returns
+identical results (merges with counts, final words, appended token bytes):
+
+* :func:`learn_merges_fast` -- :func:`fastsw.bpe.learn_merges` (phase 1);
+* :func:`boundless_phase2_fast` -- :func:`fastsw.superword.boundless_phase2`;
+* :func:`superbpe_phase2_fast` -- :func:`fastsw.superword.superbpe_phase2`.
+
+The drivers own the Python objects: they pack the words into one int32 array
+with int64 offsets, the counts into int64 and the vocabulary's bytes into one
+uint8 array, call the single kernel ``_merge_loop`` once, and turn its arrays back
+into Python lists and ints. Inputs are coerced to one dtype each, so the kernel
+compiles one signature (``warmup()`` compiles it ahead of time; with
+``cache=True`` later processes load it from disk).
+"""
+from __future__ import annotations
+
+from itertools import chain
+from typing import Dict, List, Sequence, Tuple
+
+import numpy as np
+
+from ._kernels import _merge_loop
+
+_INT64_MAX = (1 << 63) - 1
+_ID_LIMIT = (1 << 31) - 1
+
+
+def _pack_words(words: Sequence[Sequence[int]], counts: Sequence[int]):
+    words = [w if isinstance(w, (list, tuple)) else list(w) for w in words]
+    counts = list(counts)
+    if len(words) != len(counts):
+        raise ValueError(f"got {len(words)} words but {len(counts)} counts; pass one count per word")
+    lengths = np.fromiter((len(w) for w in words), dtype=np.int64, count=len(words))
+    offsets = np.zeros(len(words) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    total = int(offsets[-1])
+    tokens = np.fromiter(chain.from_iterable(words), dtype=np.int64, count=total)
+    if total and (tokens.min() < 0 or tokens.max() > _ID_LIMIT):
+        raise ValueError("token ids must be in 0..2**31-1 for the fast path; use the reference path")
+    if counts and (min(counts) < 0 or max(counts) > _INT64_MAX):
+        raise ValueError("word counts must be in 0..2**63-1 for the fast path; use the reference path")
+    word_counts = np.array(counts, dtype=np.int64) if counts else np.zeros(0, dtype=np.int64)
+    return (np.ascontiguousarray(tokens, dtype=np.int32), offsets,
+            np.ascontiguousarray(word_counts, dtype=np.int64))
+
+
+def _pack_bytes(token_bytes: Sequence[bytes]):
+    lens = np.fromiter((len(b) for b in token_bytes), dtype=np.int64, count=len(token_bytes))
+    tb_off = np.zeros(len(token_bytes) + 1, dtype=np.int64)
+    np.cumsum(lens, out=tb_off[1:])
+    tb = np.frombuffer(b"".join(token_bytes), dtype=np.uint8).copy()
+    if tb.shape[0] == 0:
+        tb = np.zeros(1, dtype=np.uint8)  # the kernel grows it; never empty
+    return np.ascontiguousarray(tb, dtype=np.uint8), tb_off
+
+
+def _run(words, counts, token_bytes, profile, max_steps: int, replay=None):
+    tokens, offsets, word_counts = _pack_words(words, counts)
+    if tokens.shape[0] and int(tokens.max()) >= len(token_bytes):
+        raise ValueError(f"a word uses token id {int(tokens.max())} but token_bytes has only "
+                         f"{len(token_bytes)} entries")
+    tb, tb_off = _pack_bytes(token_bytes)
+    use_replay = replay is not None
+    replay_arr = np.ascontiguousarray(np.array(replay if use_replay else [], dtype=np.int64), dtype=np.int64)
+    n_steps, kinds, lefts, rights, step_counts, lengths = _merge_loop(
+        tokens, offsets, word_counts, tb, tb_off, int(bool(profile.overlapping)),
+        int(profile.tie == "bytes"), int(max(max_steps, 0)), int(use_replay), replay_arr)
+    n_steps = int(n_steps)
+    return (tokens, offsets, lengths, kinds[:n_steps].tolist(), lefts[:n_steps].tolist(),
+            rights[:n_steps].tolist(), step_counts[:n_steps].tolist())
+
+
+def _unpack_words(tokens, offsets, lengths) -> List[List[int]]:
+    flat = tokens.tolist()
+    return [flat[o:o + n] for o, n in zip(offsets[:-1].tolist(), lengths.tolist())]
+
+
+def learn_merges_fast(words: Sequence[Sequence[int]], counts: Sequence[int], token_bytes: List[bytes],
+                      profile, n_merges: int, progress=None):
+    """Phase-1 BPE on the fast path; same contract and results as
+    :func:`fastsw.bpe.learn_merges`: returns ``(merges, final_words)`` with
+    ``merges`` a list of ``(left, right, count)`` and appends the new tokens to
+    ``token_bytes``. ``progress`` (if given) is advanced once at the end."""
+    tokens, offsets, lengths, _, lefts, rights, step_counts = _run(words, counts, token_bytes, profile,
+                                                                   n_merges)
+    merges: List[Tuple[int, int, int]] = []
+    for left, right, count in zip(lefts, rights, step_counts):
+        token_bytes.append(token_bytes[left] + token_bytes[right])
+        merges.append((left, right, count))
+    if progress is not None and merges:
+        progress.update(len(merges))
+    return merges, _unpack_words(tokens, offsets, lengths)
+
+
+def boundless_phase2_fast(regular: Sequence[Tuple[int, int, int]], candidates: Dict[Tuple[int, ...], int],
+                          token_bytes: List[bytes], n_alphabet: int, profile, progress=None):
+    """Algorithm 1 on the fast path; same contract and results as
+    :func:`fastsw.superword.boundless_phase2` (steps ``(kind, index, left, right,
+    count)``, supermerge tokens appended to ``token_bytes``)."""
+    regular = list(regular)
+    _, _, _, kinds, lefts, rights, step_counts = _run(
+        list(candidates.keys()), list(candidates.values()), token_bytes, profile, len(regular),
+        replay=[c for _, _, c in regular])
+    steps = []
+    j = 0
+    for kind, left, right, count in zip(kinds, lefts, rights, step_counts):
+        if kind == 1:
+            new_id = len(token_bytes)
+            token_bytes.append(token_bytes[left] + token_bytes[right])
+            steps.append(("s", new_id, left, right, count))
+        else:
+            l, r, c = regular[j]
+            steps.append(("r", j, l, r, c))
+            j += 1
+    if progress is not None and steps:
+        progress.update(len(steps))
+    return steps
+
+
+def superbpe_phase2_fast(candidates: Dict[Tuple[int, ...], int], token_bytes: List[bytes], n_super: int,
+                         profile, progress=None) -> List[Tuple[int, int, int]]:
+    """SuperBPE's phase 2 on the fast path; same contract and results as
+    :func:`fastsw.superword.superbpe_phase2`."""
+    merges, _ = learn_merges_fast(list(candidates.keys()), list(candidates.values()), token_bytes,
+                                  profile, n_super, progress=progress)
+    return merges
+
+
+def warmup() -> None:
+    """Compile (or load from the cache) the kernels on a tiny input for both profiles."""
+    from .alphabet import get_profile
+    tb = [bytes([i]) for i in range(4)]
+    for name in ("paper", "hf"):
+        learn_merges_fast([[0, 1, 0, 1, 2], [1, 1, 1]], [3, 2], list(tb), get_profile(name), 3)
+        boundless_phase2_fast([(0, 1, 5)], {(0, 1, 2): 4, (2, 3): 1}, list(tb), 4, get_profile(name))

@@ -1,0 +1,286 @@
+"""The fast training path (fastsw.fast, Numba kernels in fastsw._kernels) gives the
+same merges, counts, final words and token bytes as the reference path
+(fastsw.bpe.learn_merges, fastsw.superword.boundless_phase2 / superbpe_phase2),
+for both profiles: hand examples, the golden wikitext input, the multilingual
+sample corpus and random small word lists."""
+import json
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import fastsw
+from fastsw import _kernels
+from fastsw.alphabet import default_alphabet, get_profile
+from fastsw.bpe import learn_merges
+from fastsw.fast import boundless_phase2_fast, learn_merges_fast, superbpe_phase2_fast, warmup
+from fastsw.readers import iter_documents
+from fastsw.superword import boundless_phase2, interleave, superbpe_phase2
+from fastsw.trainer import candidates, count_corpus, phase1_tokenizer
+
+from conftest import HYPOTHESIS_EXAMPLES, shared_path
+
+PROFILES = ("paper", "hf")
+
+
+def both_phase1(words, counts, token_bytes, profile, n_merges):
+    """Run reference and fast phase 1 on copies; assert they agree; return the reference result."""
+    ref_bytes, fast_bytes = list(token_bytes), list(token_bytes)
+    ref = learn_merges(words, counts, ref_bytes, get_profile(profile), n_merges)
+    fast = learn_merges_fast(words, counts, fast_bytes, get_profile(profile), n_merges)
+    assert fast[0] == ref[0]
+    assert fast[1] == ref[1]
+    assert fast_bytes == ref_bytes
+    assert all(type(x) is int for m in fast[0] for x in m)
+    return ref
+
+
+def both_boundless(regular, cands, token_bytes, n_alphabet, profile):
+    ref_bytes, fast_bytes = list(token_bytes), list(token_bytes)
+    ref = boundless_phase2(regular, cands, ref_bytes, n_alphabet, get_profile(profile))
+    fast = boundless_phase2_fast(regular, cands, fast_bytes, n_alphabet, get_profile(profile))
+    assert fast == ref
+    assert fast_bytes == ref_bytes
+    return ref
+
+
+def both_superbpe(cands, token_bytes, n_super, profile):
+    ref_bytes, fast_bytes = list(token_bytes), list(token_bytes)
+    ref = superbpe_phase2(cands, ref_bytes, n_super, get_profile(profile))
+    fast = superbpe_phase2_fast(cands, fast_bytes, n_super, get_profile(profile))
+    assert fast == ref
+    assert fast_bytes == ref_bytes
+    return ref
+
+
+def letters(n):
+    return [bytes([ord("a") + i]) for i in range(n)]
+
+
+# ---------------------------------------------------------------- hand examples
+
+def test_warmup_runs():
+    warmup()
+
+
+def test_run_of_five_paper():
+    # 'aaaaa' (a=0): paper counts a+a floor(5/2) = 2 times; replacing left to right
+    # gives [aa, aa, a]. Then aa+aa and aa+a both count 1; the left tokens tie
+    # ('aa'), and the right 'a' is a proper prefix of 'aa', so aa+a wins -> [aa, aaa];
+    # last aa+aaa.
+    merges, words = both_phase1([[0] * 5], [1], letters(1), "paper", 10)
+    assert merges == [(0, 0, 2), (1, 0, 1), (1, 2, 1)]
+    assert words == [[3]]
+
+
+def test_run_of_five_hf():
+    # hf counts a+a overlapping: 4 times (one replacement run gives [aa, aa, a]).
+    # Then aa+aa = (1, 1) and aa+a = (1, 0) both count 1; the smaller ids (1, 0) win.
+    merges, words = both_phase1([[0] * 5], [1], letters(1), "hf", 10)
+    assert merges == [(0, 0, 4), (1, 0, 1), (1, 2, 1)]
+    assert words == [[3]]
+
+
+def test_proper_prefix_tie_paper():
+    # a b c z = 0 1 2 3. After a+b (12), a+z (2) and ab+c (2) tie; the left
+    # tokens 'a' < 'ab' (a proper prefix first) decide, not the concatenations
+    # ('abc' < 'az' would pick ab+c).
+    merges, words = both_phase1([[0, 1], [0, 1, 2], [0, 3]], [10, 2, 2],
+                                [b"a", b"b", b"c", b"z"], "paper", 10)
+    assert merges == [(0, 1, 12), (0, 3, 2), (4, 2, 2)]
+    assert words == [[4], [6], [5]]
+
+
+def test_id_tie_hf_ignores_bytes():
+    # ids ordered against the bytes: 0='z', 1='b', 2='a'. z+b and a+b both 3:
+    # hf takes (0, 1) first, paper takes 'a'+'b' first.
+    words, counts, tb = [[0, 1], [2, 1]], [3, 3], [b"z", b"b", b"a"]
+    assert both_phase1(words, counts, tb, "hf", 2)[0] == [(0, 1, 3), (2, 1, 3)]
+    assert both_phase1(words, counts, tb, "paper", 2)[0] == [(2, 1, 3), (0, 1, 3)]
+
+
+def test_same_bytes_different_tokens():
+    # Two tokens spelling the same bytes: the byte key ties, the ids decide.
+    merges, _ = both_phase1([[1, 2], [0, 2]], [1, 1], [b"a", b"a", b"c"], "paper", 2)
+    assert merges == [(0, 2, 1), (1, 2, 1)]
+
+
+def test_pairs_run_out_and_edge_words():
+    merges, words = both_phase1([[], [0], [0, 1], [1, 0]], [5, 7, 1, 1], letters(2), "paper", 100)
+    assert len(merges) == 2
+    assert both_phase1([], [], letters(2), "hf", 5) == ([], [])
+    assert both_phase1([[0, 1]], [1], letters(2), "hf", 0) == ([], [[0, 1]])
+
+
+def test_one_huge_pretoken():
+    both_phase1([[0] * 20000 + [1, 0] * 500], [3], letters(2), "paper", 30)
+    both_phase1([[0] * 20000 + [1, 0] * 500], [3], letters(2), "hf", 30)
+
+
+def test_big_counts_are_int64():
+    big = 3 * 10 ** 12
+    merges, _ = both_phase1([[0, 1, 0, 1]], [big], letters(2), "paper", 3)
+    assert merges[0] == (0, 1, 2 * big)
+
+
+def test_mismatched_inputs_raise():
+    with pytest.raises(ValueError, match="one count per word"):
+        learn_merges_fast([[0, 1]], [1, 2], letters(2), get_profile("paper"), 3)
+    with pytest.raises(ValueError, match="token_bytes has only"):
+        learn_merges_fast([[0, 5]], [1], letters(2), get_profile("paper"), 3)
+
+
+def test_boundless_hand_example():
+    # Candidates (as phase-1 ids) x y (count 5) and x y z (count 2). The regular
+    # merges' counts decide each step: 9 > 7 -> regular; 7 > 4 -> super xy (7);
+    # then super xy+z (2) vs regular 2 -> tie, regular wins; then 2 > 1 -> super.
+    regular = [(0, 1, 9), (1, 2, 4), (0, 2, 2), (2, 0, 1), (1, 1, 1)]
+    cands = {(0, 1): 5, (0, 1, 2): 2}
+    for profile in PROFILES:
+        steps = both_boundless(regular, cands, letters(8), 3, profile)
+        assert [s[0] for s in steps] == ["r", "s", "r", "r", "s"]
+
+
+# ---------------------------------------------------------------- random small inputs
+
+words_strategy = st.lists(st.lists(st.integers(0, 4), max_size=12), max_size=12)
+bytes_strategy = st.lists(st.binary(min_size=1, max_size=3), min_size=5, max_size=5)
+
+
+@settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None)
+@given(words=words_strategy, data=st.data(), token_bytes=bytes_strategy, n_merges=st.integers(0, 25),
+       profile=st.sampled_from(PROFILES))
+def test_random_phase1_matches_reference(words, data, token_bytes, n_merges, profile):
+    counts = data.draw(st.lists(st.integers(1, 5), min_size=len(words), max_size=len(words)))
+    both_phase1(words, counts, token_bytes, profile, n_merges)
+
+
+@settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None)
+@given(cands=st.dictionaries(st.tuples(st.integers(0, 4), st.integers(0, 4))
+                             | st.lists(st.integers(0, 4), min_size=2, max_size=8).map(tuple),
+                             st.integers(1, 6), max_size=10),
+       regular_counts=st.lists(st.integers(1, 12), max_size=15), token_bytes=bytes_strategy,
+       n_super=st.integers(0, 10), profile=st.sampled_from(PROFILES))
+def test_random_phase2_matches_reference(cands, regular_counts, token_bytes, n_super, profile):
+    regular_counts = sorted(regular_counts, reverse=True)
+    regular = [(i % 5, (i * 3) % 5, c) for i, c in enumerate(regular_counts)]
+    both_boundless(regular, cands, token_bytes, 5, profile)
+    both_superbpe(cands, token_bytes, n_super, profile)
+
+
+@settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None)
+@given(entries=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 9)), max_size=40),
+       tie_bytes=st.sampled_from([0, 1]))
+def test_heap_order_matches_heapq(entries, tie_bytes):
+    # Pairs 0..5 over tokens with bytes that disagree with the id order, pushed with
+    # random counts, come off the array heap in the order heapq gives for the key
+    # (-count, left bytes, right bytes, left id, right id) (or ids only).
+    import heapq
+    import numpy as np
+    token_bytes = [b"b", b"a", b"ab", b"", b"a"]
+    tb = np.frombuffer(b"".join(token_bytes), np.uint8).copy()
+    tb_off = np.cumsum([0] + [len(b) for b in token_bytes]).astype(np.int64)
+    pleft = np.array([0, 1, 2, 4, 1, 3], np.int32)
+    pright = np.array([1, 0, 2, 1, 1, 0], np.int32)
+    heap_pair = np.empty(max(len(entries), 1), np.int32)
+    heap_count = np.empty(max(len(entries), 1), np.int64)
+    size = 0
+    expected = []
+    for p, c in entries:
+        size = _kernels._push(heap_pair, heap_count, np.int64(size), np.int32(p), np.int64(c), pleft,
+                              pright, tb, tb_off, np.int64(tie_bytes))
+        l, r = int(pleft[p]), int(pright[p])
+        key = (token_bytes[l], token_bytes[r], l, r) if tie_bytes else (l, r)
+        heapq.heappush(expected, (-c, key, p))
+    popped = []
+    while size:
+        popped.append((int(heap_count[0]), int(heap_pair[0])))
+        size -= 1
+        heap_pair[0], heap_count[0] = heap_pair[size], heap_count[size]
+        _kernels._sift_down(heap_pair, heap_count, np.int64(size), np.int64(0), pleft, pright, tb, tb_off,
+                            np.int64(tie_bytes))
+    want = [(-c, p) for c, _, p in (heapq.heappop(expected) for _ in range(len(entries)))]
+    # Equal (count, key) entries are interchangeable only when they are the same pair.
+    assert popped == want
+
+
+# ---------------------------------------------------------------- real text
+
+@pytest.fixture(scope="module")
+def golden_dir():
+    return shared_path("golden/paper_ref")
+
+
+@pytest.fixture(scope="module")
+def golden_counts(golden_dir):
+    return count_corpus(iter_documents(golden_dir / "inputs/wikitext2_valid.jsonl"),
+                        fastsw.Pretokenizer(), collect_runs=True)
+
+
+def phase1_and_candidates(counts, profile, vocab_size):
+    alphabet = default_alphabet(profile)
+    words = [alphabet.initial_ids(p) for p in counts.pretokens]
+    merges, final = both_phase1(words, counts.counts, list(alphabet.tokens), profile,
+                                vocab_size - len(alphabet))
+    tok1 = phase1_tokenizer(alphabet, merges, fastsw.Pretokenizer(), profile)
+    return alphabet, merges, candidates(counts, final, tok1), list(tok1.vocab)
+
+
+def final_vocab(alphabet, merges):
+    vocab = list(alphabet.tokens)
+    for left, right, *_ in merges:
+        vocab.append(vocab[left] + vocab[right])
+    return vocab
+
+
+def as_golden(alphabet, merges):
+    vocab = final_vocab(alphabet, merges)
+    return [(len(alphabet) + k, vocab[m[0]].hex(), vocab[m[1]].hex(), m[2], bool(m[3]) if len(m) > 3 else False)
+            for k, m in enumerate(merges)]
+
+
+def golden_merges(golden_dir, name):
+    gold = json.loads((golden_dir / f"{name}.json").read_text(encoding="utf-8"))
+    return [(m["id"], m["left"], m["right"], m["count"], m["super"]) for m in gold["merges"]]
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_golden_phase1_and_boundless(golden_counts, golden_dir, profile):
+    alphabet, merges, cands, vocab = phase1_and_candidates(golden_counts, profile, 2000)
+    steps = both_boundless(merges, cands, vocab, len(alphabet), profile)
+    assert any(s[0] == "s" for s in steps)
+    if profile == "paper":
+        assert as_golden(alphabet, merges) == golden_merges(golden_dir, "bpe_2000")
+        assert as_golden(alphabet, interleave(steps, len(alphabet))) == golden_merges(golden_dir,
+                                                                                   "boundless_2000")
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_golden_superbpe(golden_counts, golden_dir, profile):
+    alphabet, merges, cands, vocab = phase1_and_candidates(golden_counts, profile, 1500)
+    supers = both_superbpe(cands, vocab, 500, profile)
+    assert len(supers) == 500
+    if profile == "paper":
+        full = [(l, r, c, False) for l, r, c in merges] + [(l, r, c, True) for l, r, c in supers]
+        assert as_golden(alphabet, full) == golden_merges(golden_dir, "superbpe_1500_plus500")
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_multilingual_sample(sample_docs, profile):
+    counts = count_corpus(sample_docs, fastsw.Pretokenizer(), collect_runs=True)
+    alphabet, merges, cands, vocab = phase1_and_candidates(counts, profile, 1500)
+    both_boundless(merges, cands, vocab, len(alphabet), profile)
+    both_superbpe(cands, vocab, 300, profile)
+
+
+# ---------------------------------------------------------------- one signature per kernel
+
+def test_each_kernel_compiled_once():
+    if not hasattr(_kernels._merge_loop, "signatures"):
+        pytest.skip("NUMBA_DISABLE_JIT=1: the kernels ran as plain Python")
+    warmup()
+    # The entry kernel is compiled (or loaded from the on-disk cache) exactly once.
+    assert len(_kernels._merge_loop.signatures) == 1
+    # Its helpers compile only when _merge_loop itself is compiled (not when it is
+    # loaded from the cache), and then with exactly one signature.
+    for kernel in _kernels.KERNELS:
+        assert len(kernel.signatures) <= 1, kernel.__name__
