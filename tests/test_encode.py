@@ -24,22 +24,15 @@ text_strategy = st.one_of(
 )
 
 
-@settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(text_strategy)
-def test_round_trip_boundless(multilingual_boundless, text):
-    tok = multilingual_boundless
+@pytest.mark.parametrize("model", ["multilingual_boundless", "multilingual_superbpe"])
+@settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(text=text_strategy)
+def test_round_trip(request, model, text):
+    tok = request.getfixturevalue(model)
     ids = tok.encode_ordinary(text)
     assert tok.decode(ids) == text
     assert tok.decode_bytes(ids) == text.encode("utf-8")
-    assert tok.encode_ordinary(text, shortcut=False) == ids
-
-
-@settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(text_strategy)
-def test_round_trip_superbpe_and_hf(multilingual_superbpe, text):
-    tok = multilingual_superbpe
-    ids = tok.encode_ordinary(text)
-    assert tok.decode(ids) == text
     assert tok.encode_ordinary(text, shortcut=False) == ids
 
 
