@@ -99,6 +99,40 @@ def _rehash(hkeys, hvals, size):
 
 
 @njit(cache=True)
+def _pair_id(hkeys, hvals, pleft, pright, pcount, phead, pstamp, pmark, n_pairs, x, y):
+    """The id of pair ``(x, y)``, creating it (count 0, no occurrences) when new.
+
+    The caller has made room: ``pleft``.. have capacity > ``n_pairs`` and the hash
+    table is at most half full. Returns ``(pair id, new n_pairs)``.
+    """
+    key = (np.int64(x) << 32) | np.int64(y)
+    s = _slot(hkeys, key)
+    if hkeys[s] != -1:
+        return np.int64(hvals[s]), n_pairs
+    hkeys[s] = key
+    hvals[s] = n_pairs
+    pleft[n_pairs] = x
+    pright[n_pairs] = y
+    pcount[n_pairs] = 0
+    phead[n_pairs] = -1
+    pstamp[n_pairs] = -1
+    pmark[n_pairs] = -1
+    return n_pairs, n_pairs + 1
+
+
+@njit(cache=True)
+def _add_occurrence(occ_word, occ_next, phead, pstamp, q, w, touch, n_occ):
+    """Record word ``w`` in pair ``q``'s occurrence list once per ``touch``; returns n_occ."""
+    if pstamp[q] == touch:
+        return n_occ
+    pstamp[q] = touch
+    occ_word[n_occ] = w
+    occ_next[n_occ] = phead[q]
+    phead[q] = n_occ
+    return n_occ + 1
+
+
+@njit(cache=True)
 def _cmp_bytes(tb, tb_off, x, y):
     """Compare token ``x``'s bytes with token ``y``'s (uint8 ``tb``, int64
     ``tb_off``): -1, 0 or 1; unsigned bytes, a proper prefix first."""
@@ -214,13 +248,13 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
     pstamp = np.empty(cap, np.int64)
     pbefore = np.empty(cap, np.int64)
     pmark = np.empty(cap, np.int64)
-    n_pairs = 0
+    n_pairs = np.int64(0)  # typed, so helpers compile one signature
     hkeys = np.full(4096, -1, np.int64)
     hvals = np.empty(4096, np.int32)
     occ_cap = 4096
     occ_word = np.empty(occ_cap, np.int32)
     occ_next = np.empty(occ_cap, np.int64)
-    n_occ = 0
+    n_occ = np.int64(0)
     touched = np.empty(1024, np.int32)
     word_stamp = np.full(max(n_words, 1), -1, np.int64)
     touch = 0
@@ -261,28 +295,9 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
                     last_eq = -2
                     continue
                 last_eq = i
-            key = (np.int64(x) << 32) | np.int64(y)
-            s = _slot(hkeys, key)
-            if hkeys[s] == -1:
-                hkeys[s] = key
-                hvals[s] = n_pairs
-                q = n_pairs
-                pleft[q] = x
-                pright[q] = y
-                pcount[q] = 0
-                phead[q] = -1
-                pstamp[q] = -1
-                pmark[q] = -1
-                n_pairs += 1
-            else:
-                q = hvals[s]
+            q, n_pairs = _pair_id(hkeys, hvals, pleft, pright, pcount, phead, pstamp, pmark, n_pairs, x, y)
             pcount[q] += c
-            if pstamp[q] != touch:
-                pstamp[q] = touch
-                occ_word[n_occ] = w
-                occ_next[n_occ] = phead[q]
-                phead[q] = n_occ
-                n_occ += 1
+            n_occ = _add_occurrence(occ_word, occ_next, phead, pstamp, q, np.int64(w), touch, n_occ)
 
     # ---- heap of all pairs with a positive count (bottom-up heapify)
     heap_cap = max(2 * n_pairs, 1024)
@@ -442,33 +457,15 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
                         last_eq = -2
                         continue
                     last_eq = i
-                key = (np.int64(x) << 32) | np.int64(y)
-                s = _slot(hkeys, key)
-                if hkeys[s] == -1:
-                    hkeys[s] = key
-                    hvals[s] = n_pairs
-                    q = n_pairs
-                    pleft[q] = x
-                    pright[q] = y
-                    pcount[q] = 0
-                    phead[q] = -1
-                    pstamp[q] = -1
-                    pmark[q] = -1
-                    n_pairs += 1
-                else:
-                    q = hvals[s]
+                q, n_pairs = _pair_id(hkeys, hvals, pleft, pright, pcount, phead, pstamp, pmark, n_pairs,
+                                      x, y)
                 if pmark[q] != mark:
                     pmark[q] = mark
                     pbefore[q] = pcount[q]
                     touched[n_touched] = q
                     n_touched += 1
                 pcount[q] += c
-                if pstamp[q] != touch:
-                    pstamp[q] = touch
-                    occ_word[n_occ] = w
-                    occ_next[n_occ] = phead[q]
-                    phead[q] = n_occ
-                    n_occ += 1
+                n_occ = _add_occurrence(occ_word, occ_next, phead, pstamp, q, np.int64(w), touch, n_occ)
 
         # ---- pairs whose count grew get a fresh heap entry
         if hsize + n_touched > heap_pair.shape[0]:
@@ -484,5 +481,5 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
     return n_steps, kinds, out_left, out_right, out_count, lengths
 
 
-KERNELS = (_grow_i32, _grow_i64, _grow_u8, _slot, _rehash, _cmp_bytes, _better, _sift_down, _push,
+KERNELS = (_grow_i32, _grow_i64, _grow_u8, _slot, _rehash, _pair_id, _add_occurrence, _cmp_bytes, _better, _sift_down, _push,
            _merge_loop)
