@@ -35,7 +35,7 @@ from typing import Dict, Iterable, List, Optional, Tuple
 
 from .alphabet import BYTE_TO_UNICODE, ByteAlphabet, render, unrender
 from .bpe import apply_merges
-from .model_io import atomic_write_text
+from .model_io import read_model_text, atomic_write_text
 from .pretokenize import DEFAULT_SCRIPT_SPECIFIC_SCRIPTS, Pretokenizer
 
 __all__ = ["load_paper_model", "save_paper_model", "to_tiktoken", "write_tiktoken_ranks", "tiktoken_ranks",
@@ -104,23 +104,32 @@ class _Lines:
                              "bytes-to-unicode map") from None
 
 
+def _table_row(r: "_Lines", what: str, layout: str, k: int, n_text: int) -> List[str]:
+    """The next line of a numbered table: ``layout`` names its space-separated fields;
+    the first is the row number ``k``, the next ``n_text`` are tokens, the rest integers."""
+    line = r.next(what)
+    parts = line.split(" ")
+    names = layout.split(" ")
+    if len(parts) != len(names):
+        raise r.error(f"expected '{layout}', found {line[:80]!r}")
+    for name, value in zip(names[:1] + names[1 + n_text:], parts[:1] + parts[1 + n_text:]):
+        try:
+            int(value)
+        except ValueError:
+            raise r.error(f"{name} must be an integer in {line[:80]!r}") from None
+    if int(parts[0]) != k:
+        raise r.error(f"{names[0]} {parts[0]} out of order (expected {k})")
+    return parts
+
+
 def _parse_merges(r: _Lines) -> List[Tuple[bytes, bytes, int, int, int]]:
     """``merges N`` + N lines ``INDEX LEFT RIGHT COUNT FLAG`` -> (left, right, count, flag, lineno)."""
     r.expect("merges")
     n = r.integer("the number of merges")
     out = []
     for k in range(n):
-        line = r.next(f"merge {k}")
-        parts = line.split(" ")
-        if len(parts) != 5:
-            raise r.error(f"expected 'INDEX LEFT RIGHT COUNT FLAG', found {line[:80]!r}")
-        try:
-            index, count, flag = int(parts[0]), int(parts[3]), int(parts[4])
-        except ValueError:
-            raise r.error(f"INDEX, COUNT and FLAG must be integers in {line[:80]!r}") from None
-        if index != k:
-            raise r.error(f"merge index {index} out of order (expected {k})")
-        out.append((r.unrender(parts[1]), r.unrender(parts[2]), count, flag, r.i))
+        parts = _table_row(r, f"merge {k}", "INDEX LEFT RIGHT COUNT FLAG", k, 2)
+        out.append((r.unrender(parts[1]), r.unrender(parts[2]), int(parts[3]), int(parts[4]), r.i))
     r.expect("deletions")
     d = r.integer("the number of deletions")
     if d:
@@ -156,12 +165,7 @@ def load_paper_model(path):
     from .tokenizer import Tokenizer
 
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ValueError(f"{path}: model file not found") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ValueError(f"{path}: cannot read model file ({e})") from None
+    text = read_model_text(path)
     r = _Lines(path, text)
     header = r.next("the header 'BoundlessBPE v2 KIND'").split(" ")
     if len(header) != 3 or header[0] != "BoundlessBPE" or header[1] != "v2" or header[2] not in _KINDS:
@@ -173,16 +177,8 @@ def load_paper_model(path):
     n = r.integer("the vocabulary size")
     vocab: List[Tuple[bytes, int, bool, int]] = []  # bytes, count, is_super, lineno
     for k in range(n):
-        line = r.next(f"vocabulary entry {k}")
-        parts = line.split(" ")
-        if len(parts) != 4:
-            raise r.error(f"expected 'ID TOKEN COUNT IS_SUPER', found {line[:80]!r}")
-        try:
-            tid, count, is_super = int(parts[0]), int(parts[2]), int(parts[3])
-        except ValueError:
-            raise r.error(f"ID, COUNT and IS_SUPER must be integers in {line[:80]!r}") from None
-        if tid != k:
-            raise r.error(f"vocabulary id {tid} out of order (expected {k})")
+        parts = _table_row(r, f"vocabulary entry {k}", "ID TOKEN COUNT IS_SUPER", k, 1)
+        count, is_super = int(parts[2]), int(parts[3])
         if is_super not in (0, 1):
             raise r.error(f"IS_SUPER must be 0 or 1, not {is_super}")
         vocab.append((r.unrender(parts[1]), count, bool(is_super), r.i))

@@ -77,16 +77,21 @@ def save_model(tok, path) -> None:
     atomic_write_text(path, text + "\n")
 
 
-def load_model(path):
-    from .tokenizer import Tokenizer
-
-    path = Path(path)
+def read_model_text(path: Path) -> str:
+    """A model file's text; a missing or unreadable file is a ``ValueError`` naming it."""
     try:
-        raw = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ValueError(f"{path}: model file not found") from None
     except (OSError, UnicodeDecodeError) as e:
         raise ValueError(f"{path}: cannot read model file ({e})") from e
+
+
+def load_model(path):
+    from .tokenizer import Tokenizer
+
+    path = Path(path)
+    raw = read_model_text(path)
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as e:

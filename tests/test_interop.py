@@ -116,6 +116,18 @@ def test_parse_errors_name_file_and_line(tmp_path, golden_dir):
     p.write_text("\n".join(bad), encoding="utf-8")
     with pytest.raises(ValueError, match=r"bad\.model:2011:"):
         interop.load_paper_model(p)
+    for row, message in [("0 Ġ t x 1", "COUNT must be an integer"),   # merge line 2011
+                         ("5 Ġ t 24163 1", "INDEX 5 out of order")]:
+        bad = list(lines)
+        bad[2010] = row
+        p.write_text("\n".join(bad), encoding="utf-8")
+        with pytest.raises(ValueError, match=rf"bad\.model:2011: {message}"):
+            interop.load_paper_model(p)
+    bad = list(lines)
+    bad[3] = "1 \x01 5 maybe"  # vocabulary entry 1 (line 4) with a non-integer IS_SUPER
+    p.write_text("\n".join(bad), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"bad\.model:4: IS_SUPER must be an integer"):
+        interop.load_paper_model(p)
     p.write_text("BoundlessBPE v3 word\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"bad\.model:1:"):
         interop.load_paper_model(p)
