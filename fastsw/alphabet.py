@@ -19,7 +19,7 @@ Alphabets:
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Sequence
 
 
 def bytes_to_unicode() -> Dict[int, str]:

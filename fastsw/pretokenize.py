@@ -18,7 +18,7 @@ trained.
 """
 from __future__ import annotations
 
-from typing import Iterable, List, Optional, Sequence
+from typing import List, Optional, Sequence
 
 import regex
 
@@ -131,10 +131,6 @@ class Pretokenizer:
     def has_letter(self, piece: str) -> bool:
         """Phase-2 letter test: does ``piece`` contain a match of the letter pattern?"""
         return self._letter.search(piece) is not None
-
-    def pretokenize_all(self, documents: Iterable[str]) -> Iterable[List[str]]:
-        for doc in documents:
-            yield self.pretokenize(doc)
 
 
 def make_pretokenizer(spec) -> Pretokenizer:

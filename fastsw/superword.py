@@ -10,7 +10,7 @@ pretokens and the pieces of length >= 2 are re-aggregated by count.
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Dict, List, Sequence, Set, Tuple
 
 from .bpe import PairMerger
 

@@ -266,6 +266,7 @@ class Tokenizer:
         return [self.encode(t, **kwargs) for t in texts]
 
     def encode_ordinary_batch(self, texts: Iterable[str]) -> List[List[int]]:
+        """``encode_ordinary`` for each text, in order."""
         return [self.encode_ordinary(t) for t in texts]
 
     # -- decoding ---------------------------------------------------------------
@@ -292,9 +293,6 @@ class Tokenizer:
         ``decode(encode(text)) == text`` for every ``str`` that has a UTF-8 encoding.
         """
         return self.decode_bytes(ids).decode("utf-8", errors)
-
-    def token_bytes(self, token_id: int) -> bytes:
-        return self.decode_bytes([token_id])
 
     # -- persistence ------------------------------------------------------------
     def save(self, path) -> None:

@@ -11,7 +11,7 @@ import os
 import time
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from .alphabet import Alphabet, ByteAlphabet, CharAlphabet, default_alphabet, get_profile
+from .alphabet import Alphabet, CharAlphabet, default_alphabet, get_profile
 from .bpe import learn_merges
 from .pretokenize import Pretokenizer, make_pretokenizer
 from .progress import Progress
@@ -37,9 +37,6 @@ class Counts:
         self.letter_runs: Dict[Tuple[int, ...], int] = {}
         self.n_documents = 0
         self.n_bytes = 0
-
-    def pretoken_counts(self) -> Dict[str, int]:
-        return dict(zip(self.pretokens, self.counts))
 
 
 def count_corpus(documents: Iterable[str], pretokenizer: Pretokenizer, *, collect_runs: bool,
@@ -272,7 +269,7 @@ def train(inputs, *, algo: str = "bpe", vocab_size: int, supermerges: Optional[i
             steps = engine.boundless_phase2(merges1, cands, token_bytes, n_alpha, prof, progress=bar)
             merges = interleave(steps, n_alpha)
             n_reg = sum(kind == "r" for kind, *_ in steps)
-            if n_alpha + len(merges) < n_alpha + len(merges1):
+            if len(merges) < len(merges1):
                 info["notes"].append(
                     f"BoundlessBPE stopped at vocabulary {n_alpha + len(merges)}: no supermerge pair was left, "
                     f"so the remaining {len(merges1) - n_reg} regular merges were dropped (Algorithm 1's "

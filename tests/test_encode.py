@@ -3,7 +3,6 @@ shortcut, the supermerge pass, special tokens and error messages."""
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-import fastsw
 
 from conftest import HYPOTHESIS_EXAMPLES, read_jsonl_texts, shared_path
 
@@ -66,12 +65,13 @@ def test_supermerges_are_used(multilingual_boundless, sample_docs):
 
 def test_supermerges_only_join_eligible_single_token_pretokens(multilingual_boundless):
     tok = multilingual_boundless
+    n_alpha = len(tok.alphabet)
     for m in tok.merges:
         if m.super:
             for part in (m.left, m.right):
-                base = part
                 # a supermerge's parts are eligible tokens or other supermerge tokens
-                assert tok.is_eligible(base) or tok.merges[base - len(tok.alphabet)].super
+                is_super = part >= n_alpha and tok.merges[part - n_alpha].super
+                assert tok.is_eligible(part) != is_super
 
 
 def test_lone_surrogate_is_a_clear_error(multilingual_boundless):
@@ -111,6 +111,7 @@ def test_special_tokens_follow_tiktoken_conventions(multilingual_superbpe):
     with pytest.raises(ValueError, match="does not have"):
         tok.encode(text, allowed_special={"<|fim|>"})
     assert tok.encode_batch([text, "x"], allowed_special="all") == [ids, tok.encode("x")]
+    assert tok.encode_ordinary_batch([text, "x"]) == [ordinary, tok.encode_ordinary("x")]
 
 
 def test_specials_off_by_default(multilingual_boundless):
