@@ -8,8 +8,13 @@ must produce exactly HF's merge list on the same input.
 
     python bench/bench_train.py --mb 10 --vocab 8192
     python bench/bench_train.py --mb 1 --vocab 4096 --trainers fastsw-bpe-paper,hf --lang de
+    python bench/bench_train.py --sweep          # the whole grid of the fast-training issue, with plots
 
-Writes a markdown table to ``bench/results/train-<lang>-<mb>MB-<vocab>.md``.
+One configuration writes ``bench/results/train-<lang>-<mb>MB-<vocab>.md``; ``--sweep``
+runs English at 10/50/100 MB (vocab 32768), English 50 MB at vocab 8192/32768/131072
+and every other language's training file at vocab 8192, the pure-Python reference
+path only at 10 MB, and writes ``bench/results/sweep.md``, ``sweep.json`` and PNG
+plots (time vs corpus size, time vs vocabulary size, stage breakdown).
 """
 from __future__ import annotations
 
@@ -101,57 +106,147 @@ def worker(args) -> None:
     print(json.dumps(result))
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--mb", type=float, default=10)
-    p.add_argument("--vocab", type=int, default=8192)
-    p.add_argument("--lang", default="en")
-    p.add_argument("--trainers", default=",".join(ALL_TRAINERS))
-    p.add_argument("--backend", default="default", help="fastsw backend passed to train()")
-    p.add_argument("--worker", help=argparse.SUPPRESS)
-    p.add_argument("--merges-out", help=argparse.SUPPRESS)
-    args = p.parse_args()
-    if args.worker:
-        return worker(args)
-
+def run_config(lang: str, mb: float, vocab: int, trainers, backend: str = "default") -> dict:
+    """Run each trainer on one configuration in its own subprocess; check the hf identity."""
     results, merges = {}, {}
     with tempfile.TemporaryDirectory() as tmp:
-        for name in args.trainers.split(","):
+        for name in trainers:
+            be = "python" if name.endswith("-ref") else backend
+            base = name[:-4] if name.endswith("-ref") else name
             out = os.path.join(tmp, f"{name}.json")
-            cmd = [sys.executable, __file__, "--worker", name, "--merges-out", out, "--mb", str(args.mb),
-                   "--vocab", str(args.vocab), "--lang", args.lang, "--backend", args.backend]
+            cmd = [sys.executable, __file__, "--worker", base, "--merges-out", out, "--mb", str(mb),
+                   "--vocab", str(vocab), "--lang", lang, "--backend", be]
             proc = subprocess.run(cmd, capture_output=True, text=True)
             if proc.returncode != 0:
                 print(f"{name} failed:\n{proc.stderr}", file=sys.stderr)
                 continue
             results[name] = json.loads(proc.stdout.strip().splitlines()[-1])
+            results[name]["name"] = name
             merges[name] = json.loads(Path(out).read_text())
             r = results[name]
-            print(f"{name:26s} wall {r['wall']:8.2f}s  cpu {r['cpu']:8.2f}s  rss {r['rss_mb']:7.0f} MB",
-                  file=sys.stderr)
-
+            print(f"{lang} {mb:g}MB v{vocab} {name:30s} wall {r['wall']:8.2f}s  cpu {r['cpu']:8.2f}s  "
+                  f"rss {r['rss_mb']:7.0f} MB", file=sys.stderr)
     if "hf" in merges and "fastsw-bpe-hf-simple" in merges:
-        same = merges["hf"] == merges["fastsw-bpe-hf-simple"]
-        print(f"fastsw hf profile == HF merges: {same}", file=sys.stderr)
-        if not same:
-            sys.exit("fastsw's hf profile differs from HF's merges: no timings reported")
-
+        if merges["hf"] != merges["fastsw-bpe-hf-simple"]:
+            sys.exit(f"{lang} {mb} MB vocab {vocab}: fastsw's hf profile differs from HF's merges; "
+                     "no timings reported")
+        print("fastsw hf profile == HF merges: True", file=sys.stderr)
     size = next(iter(results.values()))["bytes"] if results else 0
-    lines = [f"# Training benchmark: {args.lang}, {size / 1e6:.1f} MB, vocab {args.vocab}", "",
+    return {"lang": lang, "mb": mb, "vocab": vocab, "bytes": size, "results": results}
+
+
+def table(config: dict) -> str:
+    results, size = config["results"], config["bytes"]
+    lines = [f"### {config['lang']}, {size / 1e6:.1f} MB, vocab {config['vocab']}", "",
              "| trainer | wall s | cpu s | peak RSS MB | MB/s | wall / HF | wall / rustbpe | stages |",
              "|---|---|---|---|---|---|---|---|"]
+    hf = results.get("hf", {}).get("wall")
+    rb = results.get("rustbpe", {}).get("wall")
     for name, r in results.items():
-        hf = results.get("hf", {}).get("wall")
-        rb = results.get("rustbpe", {}).get("wall")
         stages = ", ".join(f"{k} {v:.2f}" for k, v in r["stages"].items())
         lines.append(f"| {name} | {r['wall']:.2f} | {r['cpu']:.2f} | {r['rss_mb']:.0f} | "
                      f"{size / 1e6 / r['wall']:.2f} | {r['wall'] / hf if hf else float('nan'):.2f} | "
                      f"{r['wall'] / rb if rb else float('nan'):.2f} | {stages} |")
-    table = "\n".join(lines) + "\n"
-    print(table)
+    for algo in ("boundless", "superbpe"):
+        fast, ref = results.get(f"fastsw-{algo}-paper"), results.get(f"fastsw-{algo}-paper-ref")
+        bpe = results.get("fastsw-bpe-paper")
+        if fast and bpe:
+            lines.append(f"\n{algo}: wall / fastsw BPE = {fast['wall'] / bpe['wall']:.2f}"
+                         + (f"; reference / fastsw = {ref['wall'] / fast['wall']:.1f}x" if ref else ""))
+    return "\n".join(lines) + "\n"
+
+
+def plots(configs, outdir: Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    def series(select, key):
+        chosen = sorted((c for c in configs if select(c)), key=lambda c: c[key])
+        names = sorted({n for c in chosen for n in c["results"] if not n.endswith("-ref")})
+        return chosen, names
+
+    for key, select, fname, xlabel in [
+            ("mb", lambda c: c["lang"] == "en" and c["vocab"] == 32768, "time_vs_size.png", "corpus MB (English)"),
+            ("vocab", lambda c: c["lang"] == "en" and c["mb"] == 50, "time_vs_vocab.png", "vocabulary size")]:
+        chosen, names = series(select, key)
+        if len(chosen) < 2:
+            continue
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for n in names:
+            pts = [(c[key], c["results"][n]["wall"]) for c in chosen if n in c["results"]]
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=n)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("wall seconds")
+        if key == "vocab":
+            ax.set_xscale("log", base=2)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(outdir / fname, dpi=120)
+        plt.close(fig)
+
+    # stage breakdown (paper's Table 1 / Figure 5): the largest English configuration at vocab 32768
+    chosen = [c for c in configs if c["lang"] == "en" and c["vocab"] == 32768]
+    if chosen:
+        c = max(chosen, key=lambda c: c["mb"])
+        names = [n for n in c["results"] if n.startswith("fastsw") and c["results"][n]["stages"]]
+        stages = ["jit_warmup", "pretokenize_and_count", "phase1", "aggregate_candidates", "phase2"]
+        fig, ax = plt.subplots(figsize=(7, 4))
+        bottom = [0.0] * len(names)
+        for st in stages:
+            vals = [c["results"][n]["stages"].get(st, 0.0) for n in names]
+            ax.bar(names, vals, bottom=bottom, label=st)
+            bottom = [b + v for b, v in zip(bottom, vals)]
+        ax.set_ylabel("seconds")
+        ax.set_title(f"fastsw stages, English {c['mb']:g} MB, vocab 32768")
+        ax.tick_params(axis="x", labelrotation=30, labelsize=7)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(outdir / "stages.png", dpi=120)
+        plt.close(fig)
+
+
+SWEEP_LANGS = ["de", "fr", "ru", "fi", "ar", "ko", "zh", "ja", "th", "hi", "my"]
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--mb", type=float, default=10)
+    p.add_argument("--vocab", type=int, default=8192)
+    p.add_argument("--lang", default="en")
+    p.add_argument("--trainers", default=",".join(ALL_TRAINERS),
+                   help="comma-separated; a '-ref' suffix runs a fastsw trainer on the reference path")
+    p.add_argument("--backend", default="default", help="fastsw backend passed to train()")
+    p.add_argument("--sweep", action="store_true", help="run the whole grid and draw plots")
+    p.add_argument("--worker", help=argparse.SUPPRESS)
+    p.add_argument("--merges-out", help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.worker:
+        return worker(args)
     outdir = HERE / "results"
     outdir.mkdir(exist_ok=True)
-    (outdir / f"train-{args.lang}-{args.mb:g}MB-{args.vocab}.md").write_text(table)
+    if not args.sweep:
+        config = run_config(args.lang, args.mb, args.vocab, args.trainers.split(","), args.backend)
+        text = table(config)
+        print(text)
+        (outdir / f"train-{args.lang}-{args.mb:g}MB-{args.vocab}.md").write_text(text)
+        return
+
+    fast = [t for t in ALL_TRAINERS]
+    refs = ["fastsw-bpe-paper-ref", "fastsw-boundless-paper-ref", "fastsw-superbpe-paper-ref"]
+    grid = [("en", 10, 32768, fast + refs), ("en", 50, 32768, fast), ("en", 100, 32768, fast),
+            ("en", 50, 8192, fast), ("en", 50, 131072, fast)]
+    grid += [(lang, 5, 8192, ["hf", "rustbpe", "fastsw-bpe-paper", "fastsw-boundless-paper",
+                              "fastsw-superbpe-paper"]) for lang in SWEEP_LANGS]
+    configs = []
+    for lang, mb, vocab, trainers in grid:
+        configs.append(run_config(lang, mb, vocab, trainers, args.backend))
+        (outdir / "sweep.json").write_text(json.dumps(configs, indent=1))
+    text = "# Training benchmark sweep\n\n" + "\n".join(table(c) for c in configs)
+    (outdir / "sweep.md").write_text(text)
+    plots(configs, outdir)
+    print(text)
 
 
 if __name__ == "__main__":
