@@ -192,3 +192,99 @@ def __getattr__(name):
     if name == "SCRIPT_NAMES":
         return list(_script_names())
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# -- character classes of the default pretokenizer regexes ---------------------------------------
+__all__ += ["PT_LETTER", "PT_UPPER", "PT_LOWER", "PT_MARK", "PT_NUMBER", "PT_SPACE", "PT_FOLD",
+            "CONTRACTION_LETTERS", "contraction_folds", "pretoken_table"]
+# Added for the native pre-tokenizer (fastsw._pretok).  Like the script table, every class is
+# derived from the installed ``regex`` module with the very class expressions the patterns use, so
+# the compiled scanner and ``regex.findall`` agree on the Unicode version.
+
+PT_LETTER = 1  # \p{L}
+PT_UPPER = 2  # [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]  (the "upper" class of the GPT-4o word branches)
+PT_LOWER = 4  # [\p{Ll}\p{Lm}\p{Lo}\p{M}]  (the "lower" class)
+PT_MARK = 8  # \p{M}
+PT_NUMBER = 16  # \p{N}
+PT_SPACE = 32  # \s as regex defines it for str patterns (White_Space; not \x1c-\x1f, unlike re)
+PT_FOLD = 64  # matches one of the contraction letters s t r e v m l d under (?i)
+
+_PT_CLASSES = (
+    (PT_LETTER, r"\p{L}"),
+    (PT_UPPER, r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]"),
+    (PT_LOWER, r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"),
+    (PT_MARK, r"\p{M}"),
+    (PT_NUMBER, r"\p{N}"),
+    (PT_SPACE, r"\s"),
+)
+CONTRACTION_LETTERS = "strevmld"
+
+
+@functools.lru_cache(maxsize=None)
+def _all_code_points_text():
+    """Every code point 0..0x10FFFF in order, lone surrogates included."""
+    return np.arange(N_CODE_POINTS, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
+
+
+@functools.lru_cache(maxsize=None)
+def contraction_folds():
+    """``(code points, letters)``: every code point that ``(?i)x`` matches for a contraction letter x.
+
+    Two read-only arrays sorted by code point: ``uint32`` code points and the ``uint8`` ASCII
+    lower-case letter each one matches (with regex's default simple case folding this includes
+    U+017F LATIN SMALL LETTER LONG S for ``s``).  Raises ``RuntimeError`` if a code point matches
+    two letters, which the native scanner cannot represent.
+    """
+    text = _all_code_points_text()
+    letter_of = {}
+    for letter in CONTRACTION_LETTERS:
+        for m in regex.finditer(r"(?i:%s)+" % letter, text):
+            for cp in range(m.start(), m.end()):
+                if letter_of.setdefault(cp, letter) != letter:
+                    raise RuntimeError(f"U+{cp:04X} matches both {letter_of[cp]!r} and {letter!r} under (?i)")
+    cps = np.array(sorted(letter_of), dtype=np.uint32)
+    letters = np.array([ord(letter_of[cp]) for cp in cps.tolist()], dtype=np.uint8)
+    cps.flags.writeable = False
+    letters.flags.writeable = False
+    return cps, letters
+
+
+@functools.lru_cache(maxsize=None)
+def pretoken_table():
+    """Class bits (``PT_*``) of every code point: read-only ``uint8`` array of length 0x110000.
+
+    Built once per process from ``regex`` (about 30 ms).  The native scanner relies on a few facts
+    about these classes that hold for Unicode as ``regex`` implements it; they are checked here and
+    a ``RuntimeError`` names the one that fails (``fastsw.pretokenize`` then keeps using ``regex``).
+    """
+    text = _all_code_points_text()
+    table = np.zeros(N_CODE_POINTS, dtype=np.uint8)
+    for bit, cls in _PT_CLASSES:
+        for m in regex.finditer(cls + "+", text):
+            table[m.start():m.end()] |= bit
+    cps, _ = contraction_folds()
+    table[cps] |= PT_FOLD
+
+    def has(bit):
+        return (table & bit) != 0
+
+    union = np.zeros(N_CODE_POINTS, dtype=bool)
+    for cls in (r"\p{Lu}", r"\p{Ll}", r"\p{Lt}", r"\p{Lm}", r"\p{Lo}"):
+        for m in regex.finditer(cls + "+", text):
+            union[m.start():m.end()] = True
+    checks = {
+        r"\p{L} is the union of Lu Ll Lt Lm Lo": (union == has(PT_LETTER)).all(),
+        r"upper and lower classes cover exactly \p{L} and \p{M}":
+            ((has(PT_UPPER) | has(PT_LOWER)) == (has(PT_LETTER) | has(PT_MARK))).all(),
+        r"\p{L}, \p{M}, \p{N} and \s are disjoint": all(
+            not (has(a) & has(b)).any()
+            for i, a in enumerate((PT_LETTER, PT_MARK, PT_NUMBER, PT_SPACE))
+            for b in (PT_LETTER, PT_MARK, PT_NUMBER, PT_SPACE)[i + 1:]),
+        r"\r \n and space are \s": all(table[ord(c)] == PT_SPACE for c in "\r\n "),
+        r"' and / are neither \s, \p{L} nor \p{N}": all(table[ord(c)] == 0 for c in "'/"),
+    }
+    failed = [name for name, ok in checks.items() if not ok]
+    if failed:
+        raise RuntimeError(f"regex {regex.__version__}: the native pre-tokenizer assumes {failed[0]}")
+    table.flags.writeable = False
+    return table
