@@ -1,4 +1,4 @@
-"""The ``fastsw`` command line: train, encode, decode, pretokenize, inspect.
+"""The ``fastsw`` command line: train, count, encode, decode, pretokenize, inspect.
 
 Run ``fastsw --help`` or ``fastsw COMMAND --help``. Also available as ``python -m fastsw``.
 
@@ -138,7 +138,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "train", help="train a tokenizer and save it as a model file",
         description="Train a tokenizer on INPUT files (or, with no INPUT, on the bundled multilingual sample "
-                    "corpus) and save it to MODEL. Progress bars and a summary go to stderr.",
+                    "corpus), or on count files written by 'fastsw count' (--from-counts), and save it to MODEL. "
+                    "Progress bars and a summary go to stderr.",
     )
     p.add_argument("inputs", nargs="*", metavar="INPUT", help="corpus files (.jsonl[.gz], .ndjson[.gz], text[.gz])")
     p.add_argument("-o", "--output", metavar="MODEL", required=True, help="where to write the model (JSON)")
@@ -158,8 +159,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--profile", choices=("paper", "hf"), default="paper",
                    help="paper: the paper's reference rules, 243-byte alphabet (default); "
                         "hf: HF tokenizers' BpeTrainer rules, 256-byte alphabet")
-    p.add_argument("--pretokenizer", choices=("script", "simple"), default="script",
-                   help="script: script chunking + GPT-4o regex (default); simple: GPT-4o regex only")
+    p.add_argument("--pretokenizer", choices=("script", "simple"), default=None,
+                   help="script: script chunking + GPT-4o regex (default); simple: GPT-4o regex only. "
+                        "With --from-counts the counts' own pretokenizer is used")
+    p.add_argument("--from-counts", nargs="+", metavar="COUNTS", default=None,
+                   help="train from count files written by 'fastsw count' (several are merged) instead of "
+                        "INPUT files; gives the same model as training on the counted text")
+    p.add_argument("--workers", type=_positive, default=None, metavar="N",
+                   help="processes that pre-tokenize and count INPUT files (default: all cores when the "
+                        "INPUT files hold 16 MB or more, else 1)")
     p.add_argument("--alphabet", choices=("bytes", "chars"), default="bytes",
                    help="bytes (default) or chars (characters seen in training; needs --profile hf)")
     p.add_argument("--byte-fallback", action="store_true",
@@ -173,6 +181,25 @@ def build_parser() -> argparse.ArgumentParser:
     _add_reading_options(p, stdin_note="With no INPUT the bundled sample corpus is used and these options "
                                        "must not be given.")
     p.set_defaults(func=cmd_train)
+
+    # -- count
+    p = sub.add_parser(
+        "count", help="count pretokens (and letter runs) of INPUT files into a count file",
+        description="Pre-tokenize INPUT files and save the aggregated pretoken and letter-run counts to COUNTS "
+                    "(gzip-compressed JSON Lines, see fastsw.counting). Count files of parts of a corpus can be "
+                    "trained on together: 'fastsw train --from-counts A B ...' gives the model of the whole.",
+    )
+    p.add_argument("inputs", nargs="+", metavar="INPUT", help="corpus files (.jsonl[.gz], .ndjson[.gz], text[.gz])")
+    p.add_argument("-o", "--output", metavar="COUNTS", required=True, help="where to write the count file")
+    p.add_argument("--pretokenizer", choices=("script", "simple"), default="script",
+                   help="script: script chunking + GPT-4o regex (default); simple: GPT-4o regex only")
+    p.add_argument("--workers", type=_positive, default=None, metavar="N",
+                   help="processes that pre-tokenize and count (default: all cores)")
+    p.add_argument("--no-runs", action="store_true",
+                   help="do not collect letter runs (smaller file; enough for --algo bpe only)")
+    p.add_argument("--no-progress", action="store_true", help="do not draw a progress bar")
+    _add_reading_options(p, stdin_note="")
+    p.set_defaults(func=cmd_count)
 
     # -- encode
     p = sub.add_parser(
@@ -408,6 +435,11 @@ def _check_train_options(args) -> None:
             raise CliError(f"--vocab-size minus --supermerges ({args.vocab_size - args.supermerges}) is smaller "
                            f"than the {n_alpha}-token byte alphabet of --profile {args.profile}; the regular "
                            "vocabulary must hold the alphabet")
+    if args.from_counts is not None:
+        if args.inputs:
+            raise CliError("give either INPUT files or --from-counts COUNTS, not both")
+        if args.workers is not None:
+            raise CliError("--workers applies to counting INPUT files; with --from-counts nothing is counted")
     _check_output_path(args.output)
 
 
@@ -429,16 +461,31 @@ def cmd_train(args) -> int:
     from .trainer import train
 
     _check_train_options(args)
-    if args.inputs:
-        inputs: object = [Path(p) for p in args.inputs]
-        reading = _reading_kwargs(args, has_inputs=True, without_inputs="")
+    source: dict
+    if args.from_counts is not None:
+        from .counting import load_counts
+
+        _reading_kwargs(args, has_inputs=False, without_inputs="--from-counts reads count files")
+        counts = load_counts(args.from_counts)
+        if args.algo != "bpe" and not counts.has_runs:
+            names = ", ".join(args.from_counts)
+            raise CliError(f"--algo {args.algo} needs letter runs, but {names} "
+                           f"{'was' if len(args.from_counts) == 1 else 'were (in part)'} counted with --no-runs; "
+                           "count again without --no-runs, or use --algo bpe")
+        if args.pretokenizer is not None and (counts.pretokenizer_config or {}).get("mode") != args.pretokenizer:
+            raise CliError(f"--pretokenizer {args.pretokenizer} differs from the pretokenizer of the count files "
+                           f"(mode {(counts.pretokenizer_config or {}).get('mode')}); leave --pretokenizer out "
+                           "with --from-counts")
+        source = {"from_counts": counts}
+    elif args.inputs:
+        source = {"inputs": [Path(p) for p in args.inputs], "workers": args.workers,
+                  **_reading_kwargs(args, has_inputs=True, without_inputs="")}
     else:
         from .sample import SAMPLE_DIR, SEPARATOR, sample_files
 
         _reading_kwargs(args, has_inputs=False, without_inputs="training on the bundled sample corpus")
         files = sample_files()
-        inputs = files
-        reading = {"doc_mode": "separator", "separator": SEPARATOR}
+        source = {"inputs": files, "workers": args.workers, "doc_mode": "separator", "separator": SEPARATOR}
         _info(f"no INPUT given: training on the bundled sample corpus ({len(files)} files in {SAMPLE_DIR})")
 
     progress = not args.no_progress
@@ -449,12 +496,12 @@ def cmd_train(args) -> int:
         if progress:
             sys.stderr = tracker
         tok = train(
-            inputs, algo=args.algo, vocab_size=args.vocab_size, supermerges=args.supermerges,
+            algo=args.algo, vocab_size=args.vocab_size, supermerges=args.supermerges,
             profile=args.profile, pretokenizer=args.pretokenizer, alphabet=args.alphabet,
             byte_fallback=args.byte_fallback, greedy_split=args.greedy_split,
             min_count_floor=15 if args.min_count_floor is None else args.min_count_floor,
             max_ngram_len=30 if args.max_ngram_len is None else args.max_ngram_len,
-            special_tokens=args.special_tokens, progress=progress, backend=args.backend, **reading,
+            special_tokens=args.special_tokens, progress=progress, backend=args.backend, **source,
         )
     except BaseException:
         if tracker.mid_line:
@@ -465,6 +512,40 @@ def cmd_train(args) -> int:
     tok.save(args.output)
     elapsed = time.perf_counter() - start
     _print_summary(tok, args.output, elapsed)
+    return EXIT_OK
+
+
+def cmd_count(args) -> int:
+    from .counting import count_corpus_parallel, default_workers
+    from .pretokenize import Pretokenizer
+    from .progress import Progress
+    from .readers import iter_documents
+
+    _check_output_path(args.output)
+    reading = _reading_kwargs(args, has_inputs=True, without_inputs="")
+    documents = iter_documents([Path(p) for p in args.inputs], **reading)
+    progress = not args.no_progress
+    real_stderr = sys.stderr
+    tracker = _LineTracker(real_stderr)
+    try:
+        if progress:
+            sys.stderr = tracker
+        workers = args.workers or default_workers()
+        bar = Progress("counting" + (f" ({workers} workers)" if workers > 1 else ""), enabled=progress)
+        counts = count_corpus_parallel(documents, Pretokenizer(mode=args.pretokenizer),
+                                       collect_runs=not args.no_runs, workers=workers, progress=bar)
+        elapsed = bar.close()
+    except BaseException:
+        if tracker.mid_line:
+            real_stderr.write("\n")
+        raise
+    finally:
+        sys.stderr = real_stderr
+    counts.save(args.output)
+    runs = f", {_plural(len(counts.letter_runs), 'distinct letter run')}" if counts.has_runs else " (no letter runs)"
+    rate = counts.n_bytes / 1e6 / elapsed if elapsed > 0 else 0.0
+    _info(f"counted {_plural(counts.n_documents, 'document')}, {counts.n_bytes / 1e6:.2f} MB in {elapsed:.1f} s "
+          f"({rate:.1f} MB/s): {_plural(len(counts.pretokens), 'distinct pretoken')}{runs}; saved to {args.output}")
     return EXIT_OK
 
 
@@ -612,7 +693,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except SystemExit as e:  # --help, --version, or an argument error already reported
         return e.code if isinstance(e.code, int) else (0 if e.code is None else EXIT_ERROR)
     if args.command is None:
-        _print_error("missing COMMAND: one of train, encode, decode, pretokenize, inspect (see 'fastsw --help')")
+        _print_error("missing COMMAND: one of train, count, encode, decode, pretokenize, inspect (see 'fastsw --help')")
         return EXIT_ERROR
     try:
         return args.func(args)

@@ -1,0 +1,729 @@
+"""Counting: pretokens and letter runs of a corpus, serial or on all cores, and count files.
+
+This module owns the first stage of training (SPEC section 4, "aggregate pretokens by count", and the letter runs
+that section 5 cuts into supermerge candidates). It turns a stream of documents into a :class:`Counts` table; it
+never learns merges. :mod:`fastsw.trainer` consumes the table, :mod:`fastsw.readers` produces the documents and
+:mod:`fastsw.pretokenize` splits them.
+
+Two paths, one answer:
+
+* :func:`count_corpus_reference`: the plain loop, one dict operation per pretoken, that a reader can check.
+* :func:`count_corpus`: the same table through the compiled ``fastsw._count.count_document`` (or its pure-Python
+  twin ``_count_document_py`` when the extension is missing or ``FASTSW_PUREPYTHON=1``).
+* :func:`count_corpus_parallel`: documents are sent in batches to worker processes, each fills its own table,
+  and the tables are merged with :meth:`Counts.merge` (letter runs are re-indexed by pretoken string).
+
+All three give the same multiset of ``(pretoken, count)`` and of ``(letter run as pretoken strings, count)``; the
+order of ``Counts.pretokens`` may differ, and training does not depend on it (ties are broken by the profile's
+rules on token bytes, never by pretoken order; ``tests/test_counting.py`` checks this).
+
+Count file format (version 1), written by :meth:`Counts.save`: gzip-compressed UTF-8 JSON Lines.
+
+* line 1, the header: ``{"format": "fastsw-counts", "format_version": 1, "pretokenizer": {...config...},
+  "runs": true|false, "documents": D, "bytes": B, "pretokens": P, "letter_runs": R}``;
+* the next P lines: ``[pretoken, count, has_letter]`` (a JSON string, an integer >= 1, 0 or 1); the line number
+  minus 2 is the pretoken's index in this file;
+* the next R lines: ``[count, i1, i2, ...]``, a letter run (>= 2 pretoken indices of this file) and its count.
+
+Pretokens are stored as JSON strings, so every ``str`` round-trips (a lone surrogate is written as a ``\\udXXX``
+escape). Counts are unbounded JSON integers. The file is written to a temporary file and renamed, so a crash never
+leaves half a table. Pickle is never used for files (only to send batches between processes).
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import multiprocessing
+import os
+import queue
+import sys
+import tempfile
+import zlib
+from array import array
+from itertools import islice
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Tuple
+
+from .pretokenize import Pretokenizer
+
+__all__ = ["Counts", "CountTable", "count_corpus", "count_corpus_reference", "count_corpus_parallel",
+           "load_counts", "default_workers", "COUNTS_FORMAT", "COUNTS_FORMAT_VERSION"]
+
+COUNTS_FORMAT = "fastsw-counts"
+COUNTS_FORMAT_VERSION = 1
+
+#: Documents are sent to workers in batches of about this many bytes of text (tests make it small).
+BATCH_BYTES = 1 << 18
+#: ... and of at most this many documents.
+BATCH_DOCS = 4096
+#: ``train(workers=None)`` counts on all cores only when its input files hold at least this many bytes on disk.
+PARALLEL_MIN_BYTES = 16 << 20
+
+
+def _doc_bytes(doc: str) -> int:
+    return len(doc) if doc.isascii() else len(doc.encode("utf-8", "surrogatepass"))
+
+
+# ---- the count table ---------------------------------------------------------------------------------------------
+
+
+class Counts:
+    """Aggregated pretokens (and letter runs) of a corpus.
+
+    ``pretokens[i]`` occurs ``counts[i]`` times (Python ints, so never overflowing); ``has_letter[i]`` says whether
+    it contains a letter (the pretokenizer's letter pattern); ``letter_runs`` maps runs of pretoken indices
+    (maximal runs of >= 2 letter-containing pretokens inside one document) to their counts. ``has_runs`` is False
+    when the runs were not collected (plain BPE needs none). ``pretokenizer_config`` is the
+    :meth:`~fastsw.pretokenize.Pretokenizer.to_config` of the pretokenizer that produced the table (None for a
+    table built by hand); tables with different configs are never merged or trained together.
+    """
+
+    def __init__(self, pretokenizer_config: Optional[dict] = None, has_runs: bool = True):
+        self.index: Dict[str, int] = {}
+        self.pretokens: List[str] = []
+        self.counts: List[int] = []
+        self.has_letter: List[bool] = []
+        self.letter_runs: Dict[Tuple[int, ...], int] = {}
+        self.n_documents = 0
+        self.n_bytes = 0
+        self.has_runs = has_runs
+        self.pretokenizer_config = pretokenizer_config
+        self.source: Optional[str] = None  # the file it was loaded from, for error messages
+
+    def __repr__(self) -> str:
+        runs = f"{len(self.letter_runs)} letter runs" if self.has_runs else "no letter runs"
+        return (f"Counts({self.n_documents} documents, {self.n_bytes} bytes, {len(self.pretokens)} distinct "
+                f"pretokens, {runs})")
+
+    # -- comparisons (tests) -----------------------------------------------------------------------------------
+    def pretoken_multiset(self) -> Dict[str, int]:
+        """``{pretoken: count}``: the table without its order."""
+        return dict(zip(self.pretokens, self.counts))
+
+    def run_multiset(self) -> Dict[Tuple[str, ...], int]:
+        """``{letter run as a tuple of pretoken strings: count}``: the runs without pretoken indices."""
+        p = self.pretokens
+        return {tuple(p[i] for i in run): c for run, c in self.letter_runs.items()}
+
+    # -- merging ----------------------------------------------------------------------------------------------
+    def merge(self, other: "Counts") -> "Counts":
+        """Add ``other``'s counts to this table (in place) and return it.
+
+        Pretokens are matched by string, so letter runs are re-indexed. Both tables must come from the same
+        pretokenizer. If either table has no letter runs, the result has none (``has_runs`` False).
+        """
+        if not isinstance(other, Counts):
+            raise TypeError(f"can only merge Counts, not {type(other).__name__}")
+        _check_same_pretokenizer(self, other)
+        if self.pretokenizer_config is None:
+            self.pretokenizer_config = other.pretokenizer_config
+        self._merge_parts(other.pretokens, other.counts, other.has_letter,
+                          other.letter_runs if other.has_runs else None, other.n_documents, other.n_bytes)
+        return self
+
+    def _merge_parts(self, pretokens, counts, has_letter, runs, n_documents: int, n_bytes: int) -> None:
+        """``merge`` of a table given as its parts. ``counts`` and ``has_letter`` may be any sequences of ints
+        (e.g. a worker's ``array('q')`` and ``bytes``); ``runs`` is None (no letter runs), a dict, or a
+        ``FlatRuns`` (a worker's runs as arrays)."""
+        native = _native_merge()
+        if native is not None:
+            merge_pretokens, merge_runs, merge_flat_runs = native
+            remap = merge_pretokens(self.index, self.pretokens, self.counts, self.has_letter, list(pretokens),
+                                    counts, has_letter)
+            if self.has_runs and runs is not None:
+                if isinstance(runs, FlatRuns):
+                    merge_flat_runs(self.letter_runs, runs.flat, runs.lengths, runs.counts, remap)
+                else:
+                    merge_runs(self.letter_runs, runs, remap)
+            else:
+                self.has_runs = False
+                self.letter_runs = {}
+            self.n_documents += n_documents
+            self.n_bytes += n_bytes
+            return
+        # the plain path (also the reference for the compiled one)
+        index, my_pretokens, my_counts, my_letter = self.index, self.pretokens, self.counts, self.has_letter
+        remap = [0] * len(pretokens)
+        get_index = index.get
+        for j, piece in enumerate(pretokens):
+            i = get_index(piece)
+            if i is None:
+                i = index[piece] = len(my_pretokens)
+                my_pretokens.append(piece)
+                my_counts.append(counts[j])
+                my_letter.append(bool(has_letter[j]))
+            else:
+                my_counts[i] += counts[j]
+            remap[j] = i
+        if self.has_runs and runs is not None:
+            my_runs = self.letter_runs
+            get = remap.__getitem__
+            get_count = my_runs.get
+            for run, count in (runs.items() if isinstance(runs, dict) else runs.as_pairs()):
+                key = tuple(map(get, run))
+                my_runs[key] = get_count(key, 0) + count
+        else:
+            self.has_runs = False
+            self.letter_runs = {}
+        self.n_documents += n_documents
+        self.n_bytes += n_bytes
+
+    # -- files ------------------------------------------------------------------------------------------------
+    def save(self, path) -> None:
+        """Write the table to ``path`` (format in the module docstring; atomic)."""
+        header = {"format": COUNTS_FORMAT, "format_version": COUNTS_FORMAT_VERSION,
+                  "pretokenizer": self.pretokenizer_config, "runs": bool(self.has_runs),
+                  "documents": self.n_documents, "bytes": self.n_bytes, "pretokens": len(self.pretokens),
+                  "letter_runs": len(self.letter_runs) if self.has_runs else 0}
+        lines = (
+            [json.dumps(header, ensure_ascii=False)],
+            (json.dumps([p, c, int(bool(h))], ensure_ascii=False)
+             for p, c, h in zip(self.pretokens, self.counts, self.has_letter)),
+            (json.dumps([c, *run]) for run, c in self.letter_runs.items()) if self.has_runs else (),
+        )
+        _atomic_write_gzip(path, (line for part in lines for line in part))
+
+    @classmethod
+    def load(cls, path) -> "Counts":
+        """Read a table written by :meth:`save`; a bad file is a ``ValueError`` naming it (and the line)."""
+        return _load(Path(path))
+
+
+def _native_merge():
+    if os.environ.get("FASTSW_PUREPYTHON") == "1":
+        return None
+    try:
+        from ._count import merge_flat_runs, merge_pretokens, merge_runs
+    except ImportError:
+        return None
+    return merge_pretokens, merge_runs, merge_flat_runs
+
+
+class FlatRuns:
+    """Letter runs as three ``array('q')`` (all runs' indices concatenated, run lengths, run counts): how a
+    worker sends its runs, since arrays pickle as plain bytes while a dict of tuples pickles element by element."""
+
+    def __init__(self, flat: array, lengths: array, counts: array):
+        self.flat, self.lengths, self.counts = flat, lengths, counts
+
+    @classmethod
+    def from_dict(cls, runs: Dict[Tuple[int, ...], int]) -> "FlatRuns":
+        if _native_merge() is not None:
+            from ._count import flatten_runs
+            return cls(*flatten_runs(runs))
+        flat, lengths, counts = array("q"), array("q"), array("q")
+        for run, count in runs.items():
+            flat.extend(run)
+            lengths.append(len(run))
+            counts.append(count)
+        return cls(flat, lengths, counts)
+
+    def as_pairs(self):
+        """``(run tuple, count)`` pairs, in order."""
+        pos = 0
+        for length, count in zip(self.lengths, self.counts):
+            yield tuple(self.flat[pos:pos + length]), count
+            pos += length
+
+    def __reduce__(self):
+        return FlatRuns, (self.flat, self.lengths, self.counts)
+
+
+def _check_same_pretokenizer(a: Counts, b: Counts) -> None:
+    if a.pretokenizer_config is None or b.pretokenizer_config is None:
+        return
+    if a.pretokenizer_config != b.pretokenizer_config:
+        diff = sorted(k for k in set(a.pretokenizer_config) | set(b.pretokenizer_config)
+                      if a.pretokenizer_config.get(k) != b.pretokenizer_config.get(k))
+        names = " and ".join(s for s in (a.source, b.source) if s) or "the two count tables"
+        raise ValueError(f"{names} were counted with different pretokenizers (they differ in "
+                         f"{', '.join(diff)}); count every part with the same --pretokenizer settings")
+
+
+def _atomic_write_gzip(path, lines: Iterable[str]) -> None:
+    """Write ``lines`` (each + "\\n") as gzip to ``path`` via a temporary file and ``os.replace``."""
+    path = Path(path)
+    directory = path.parent if str(path.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as raw:
+            with gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=4, mtime=0) as gz:
+                block: List[str] = []
+                for line in lines:
+                    block.append(line)
+                    if len(block) >= 65536:
+                        gz.write(_encode_block(block))
+                        block = []
+                if block:
+                    gz.write(_encode_block(block))
+            raw.flush()
+            os.fsync(raw.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _encode_block(block: List[str]) -> bytes:
+    try:
+        return ("\n".join(block) + "\n").encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: re-escape only the lines that need it
+        out = []
+        for line in block:
+            try:
+                out.append(line.encode("utf-8"))
+            except UnicodeEncodeError:
+                out.append(json.dumps(json.loads(line), ensure_ascii=True).encode("ascii"))
+        return b"\n".join(out) + b"\n"
+
+
+def _is_count(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and x >= 1
+
+
+def _load(path: Path) -> Counts:
+    try:
+        with open(path, "rb") as f:
+            magic = f.read(2)
+    except FileNotFoundError:
+        raise ValueError(f"{path}: count file not found") from None
+    except OSError as e:
+        raise ValueError(f"{path}: cannot read count file ({e})") from e
+    if magic != b"\x1f\x8b":
+        raise ValueError(f"{path}: not a fastsw count file (not gzip data); write one with 'fastsw count'")
+    lineno = 0
+    try:
+        with gzip.open(path, "rb") as f:
+            lineno = 1
+            header = json.loads(f.readline())
+            if not isinstance(header, dict) or header.get("format") != COUNTS_FORMAT:
+                raise ValueError(f"not a fastsw count file (missing \"format\": \"{COUNTS_FORMAT}\")")
+            version = header.get("format_version")
+            if not isinstance(version, int) or isinstance(version, bool):
+                raise ValueError("the header has no integer format_version")
+            if version > COUNTS_FORMAT_VERSION:
+                raise ValueError(f"count format version {version} is newer than this fastsw supports "
+                                 f"({COUNTS_FORMAT_VERSION}); upgrade fastsw to read it")
+            if version < 1:
+                raise ValueError(f"unsupported count format version {version}")
+            n_pre, n_runs = header.get("pretokens"), header.get("letter_runs")
+            n_docs, n_bytes = header.get("documents"), header.get("bytes")
+            if not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0
+                       for x in (n_pre, n_runs, n_docs, n_bytes)):
+                raise ValueError("the header needs non-negative integers pretokens, letter_runs, documents, bytes")
+            config = header.get("pretokenizer")
+            if not isinstance(config, dict):
+                raise ValueError("the header has no pretokenizer config")
+            Pretokenizer.from_config(config)  # validates it
+            c = Counts(pretokenizer_config=config, has_runs=bool(header.get("runs")))
+            c.n_documents, c.n_bytes = n_docs, n_bytes
+            lines = f.read().split(b"\n")
+            if lines[-1] == b"":
+                lines.pop()
+            if _load_rows_fast(lines, n_pre, n_runs, c):
+                c.source = str(path)
+                return c
+            # a problem somewhere: read line by line to report where
+            rows = iter(lines)
+            index, pretokens, counts, letter = c.index, c.pretokens, c.counts, c.has_letter
+            for i in range(n_pre):
+                lineno += 1
+                row = json.loads(next(rows, b"null"))
+                if not (isinstance(row, list) and len(row) == 3 and isinstance(row[0], str) and _is_count(row[1])
+                        and row[2] in (0, 1) and not isinstance(row[2], bool)):
+                    raise ValueError("expected [pretoken, count >= 1, has_letter 0/1]"
+                                     + (" (the file ends early)" if row is None else ""))
+                if row[0] in index:
+                    raise ValueError(f"pretoken {row[0]!r} appears twice")
+                index[row[0]] = i
+                pretokens.append(row[0])
+                counts.append(row[1])
+                letter.append(bool(row[2]))
+            runs = c.letter_runs
+            for _ in range(n_runs):
+                lineno += 1
+                row = json.loads(next(rows, b"null"))
+                if not (isinstance(row, list) and len(row) >= 3 and _is_count(row[0])
+                        and all(isinstance(k, int) and not isinstance(k, bool) and 0 <= k < n_pre and letter[k]
+                                for k in row[1:])):
+                    raise ValueError("expected [count >= 1, i1, i2, ...], a run of >= 2 indices of "
+                                     "letter pretokens" + (" (the file ends early)" if row is None else ""))
+                key = tuple(row[1:])
+                if key in runs:
+                    raise ValueError("a letter run appears twice")
+                runs[key] = row[0]
+            lineno += 1
+            if next(rows, b"").strip():
+                raise ValueError("unexpected data after the last letter run")
+    except (OSError, EOFError, zlib.error) as e:
+        raise ValueError(f"{path}: cannot read count file, the gzip data is damaged or truncated ({e})") from e
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path} line {lineno}: invalid count file (bad JSON: {e.msg})") from e
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path} line {lineno}: invalid count file (invalid UTF-8)") from e
+    except ValueError as e:
+        raise ValueError(f"{path} line {lineno}: invalid count file: {e}") from e
+    c.source = str(path)
+    return c
+
+
+def _load_rows_fast(lines: List[bytes], n_pre: int, n_runs: int, c: Counts) -> bool:
+    """Parse the pretoken and run lines with one ``json.loads`` per block and check them in bulk; fill ``c`` and
+    return True, or return False (``c`` untouched) when anything is off, so that the line-by-line reader can
+    say which line is wrong."""
+    if len(lines) != n_pre + n_runs:
+        return False
+    try:
+        pre = json.loads(b"[" + b",".join(lines[:n_pre]) + b"]")
+        runs = json.loads(b"[" + b",".join(lines[n_pre:]) + b"]")
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return False
+    if len(pre) != n_pre or len(runs) != n_runs:  # a line held more than one row
+        return False
+    if not all(type(r) is list and len(r) == 3 and type(r[0]) is str and type(r[1]) is int and r[1] >= 1
+               and type(r[2]) is int and 0 <= r[2] <= 1 for r in pre):
+        return False
+    pretokens = [r[0] for r in pre]
+    index = dict(zip(pretokens, range(n_pre)))
+    if len(index) != n_pre:
+        return False
+    letter = [r[2] == 1 for r in pre]
+    if not all(type(r) is list and len(r) >= 3 and type(r[0]) is int and r[0] >= 1 for r in runs):
+        return False
+    if not all(type(k) is int and 0 <= k < n_pre and letter[k] for r in runs for k in islice(r, 1, None)):
+        return False
+    letter_runs = {tuple(islice(r, 1, None)): r[0] for r in runs}
+    if len(letter_runs) != n_runs:
+        return False
+    c.index, c.pretokens, c.counts, c.has_letter = index, pretokens, [r[1] for r in pre], letter
+    c.letter_runs = letter_runs
+    return True
+
+
+def load_counts(sources) -> Counts:
+    """One :class:`Counts` from a ``Counts``, a count file path, or a list of them (merged, in order).
+
+    A list is never modified: loaded or given tables are merged into a new table.
+    """
+    if isinstance(sources, (Counts, str, os.PathLike)):
+        sources = [sources]
+    try:
+        items = list(sources)
+    except TypeError:
+        raise TypeError(f"from_counts must be a Counts, a count file path or a list of them, "
+                        f"not {type(sources).__name__}") from None
+    if not items:
+        raise ValueError("from_counts is empty; give at least one count table")
+    tables = []
+    for item in items:
+        if isinstance(item, Counts):
+            tables.append(item)
+        elif isinstance(item, (str, os.PathLike)):
+            tables.append(Counts.load(item))
+        else:
+            raise TypeError(f"from_counts items must be Counts or count file paths, not {type(item).__name__}")
+    if len(tables) == 1:
+        return tables[0]
+    first = tables[0]
+    out = Counts(pretokenizer_config=first.pretokenizer_config, has_runs=first.has_runs)
+    out.source = first.source
+    for t in tables:
+        out.merge(t)
+    out.source = None
+    return out
+
+
+# ---- counting one document ---------------------------------------------------------------------------------------
+
+
+def _count_document_py(pieces: list, index: dict, pretokens: list, counts: array, has_letter: array, runs: dict,
+                       collect_runs: bool, letter_test) -> None:
+    """Pure-Python twin of ``fastsw._count.count_document`` (same arguments, same table afterwards)."""
+    ids = []
+    for piece in pieces:
+        i = index.get(piece)
+        if i is None:
+            i = index[piece] = len(pretokens)
+            pretokens.append(piece)
+            counts.append(0)
+            has_letter.append(1 if letter_test(piece) else 0)
+        counts[i] += 1
+        ids.append(i)
+    if not collect_runs:
+        return
+    start = -1
+    for k, i in enumerate(ids):
+        if has_letter[i]:
+            if start < 0:
+                start = k
+        elif start >= 0:
+            if k - start >= 2:
+                key = tuple(ids[start:k])
+                runs[key] = runs.get(key, 0) + 1
+            start = -1
+    if start >= 0 and len(ids) - start >= 2:
+        key = tuple(ids[start:])
+        runs[key] = runs.get(key, 0) + 1
+
+
+def _select_count_document():
+    if os.environ.get("FASTSW_PUREPYTHON") == "1":
+        return _count_document_py
+    try:
+        from ._count import count_document
+    except ImportError:  # not built (e.g. a source checkout without 'pip install -e .')
+        return _count_document_py
+    return count_document
+
+
+class CountTable:
+    """A count table being filled: pretokens and letter runs of the documents given to :meth:`add`.
+
+    Counts are int64 (``array('q')``) while counting (a single table would need 2**63 occurrences of one pretoken
+    to overflow) and Python ints in the finished :class:`Counts`.
+    """
+
+    def __init__(self, pretokenizer: Pretokenizer, collect_runs: bool, *, pure: bool = False):
+        self.pretokenizer = pretokenizer
+        self.collect_runs = bool(collect_runs)
+        self.index: Dict[str, int] = {}
+        self.pretokens: List[str] = []
+        self.counts = array("q")
+        self.has_letter = array("b")
+        self.runs: Dict[Tuple[int, ...], int] = {}
+        self.n_documents = 0
+        self.n_bytes = 0
+        self._count = _count_document_py if pure else _select_count_document()
+        self._pretokenize = pretokenizer.pretokenize
+        self._letter = pretokenizer.has_letter
+
+    def add(self, doc: str) -> None:
+        pieces = self._pretokenize(doc)
+        if type(pieces) is not list:
+            pieces = list(pieces)
+        self._count(pieces, self.index, self.pretokens, self.counts, self.has_letter, self.runs,
+                    self.collect_runs, self._letter)
+        self.n_documents += 1
+        self.n_bytes += _doc_bytes(doc)
+
+    def finish(self) -> Counts:
+        c = Counts(pretokenizer_config=self.pretokenizer.to_config(), has_runs=self.collect_runs)
+        c.index, c.pretokens = self.index, self.pretokens
+        c.counts = self.counts.tolist()
+        c.has_letter = [bool(x) for x in self.has_letter]
+        c.letter_runs = self.runs
+        c.n_documents, c.n_bytes = self.n_documents, self.n_bytes
+        return c
+
+
+def count_corpus(documents: Iterable[str], pretokenizer: Pretokenizer, *, collect_runs: bool,
+                 progress=None) -> Counts:
+    """Stream ``documents`` once in this process; aggregate pretokens (and letter runs if ``collect_runs``)."""
+    table = CountTable(pretokenizer, collect_runs)
+    add = table.add
+    for doc in documents:
+        add(doc)
+        if progress is not None:
+            progress.update(1, extra=f"docs, {table.n_bytes / 1e6:.1f} MB")
+    return table.finish()
+
+
+def count_corpus_reference(documents: Iterable[str], pretokenizer: Pretokenizer, *, collect_runs: bool,
+                           progress=None) -> Counts:
+    """The plain reference counter: one dict operation per pretoken, runs cut as they are read."""
+    c = Counts(pretokenizer_config=pretokenizer.to_config(), has_runs=collect_runs)
+    index, counts, letter, runs = c.index, c.counts, c.has_letter, c.letter_runs
+    for doc in documents:
+        run: List[int] = []
+        for piece in pretokenizer.pretokenize(doc):
+            i = index.get(piece)
+            if i is None:
+                i = index[piece] = len(c.pretokens)
+                c.pretokens.append(piece)
+                counts.append(0)
+                letter.append(pretokenizer.has_letter(piece))
+            counts[i] += 1
+            if not collect_runs:
+                continue
+            if letter[i]:
+                run.append(i)
+            else:
+                if len(run) >= 2:
+                    key = tuple(run)
+                    runs[key] = runs.get(key, 0) + 1
+                run = []
+        if len(run) >= 2:
+            key = tuple(run)
+            runs[key] = runs.get(key, 0) + 1
+        c.n_documents += 1
+        c.n_bytes += len(doc.encode("utf-8", "surrogatepass"))
+        if progress is not None:
+            progress.update(1, extra=f"docs, {c.n_bytes / 1e6:.1f} MB")
+    return c
+
+
+# ---- all cores ------------------------------------------------------------------------------------------------------
+
+
+def default_workers() -> int:
+    """The number of cores this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _worker(config: dict, collect_runs: bool, tasks, results, worker_id: int) -> None:
+    """Worker process: count the batches from ``tasks`` until ``None``, then send the table to ``results``."""
+    try:
+        table = CountTable(Pretokenizer.from_config(config), collect_runs)
+        add = table.add
+        while True:
+            batch = tasks.get()
+            if batch is None:
+                break
+            for doc in batch:
+                add(doc)
+        runs = FlatRuns.from_dict(table.runs) if collect_runs else None
+        results.put((worker_id, "ok", (table.pretokens, table.counts, table.has_letter.tobytes(), runs,
+                                       table.n_documents, table.n_bytes)))
+    except BaseException as e:  # report everything, including KeyboardInterrupt, then exit
+        import traceback
+        results.put((worker_id, "error", f"{type(e).__name__}: {e}\n{traceback.format_exc()}"))
+
+
+class _WorkerPool:
+    """Worker processes fed through one bounded task queue; the caller always shuts it down (``close``)."""
+
+    def __init__(self, workers: int, config: dict, collect_runs: bool, start_method: Optional[str]):
+        ctx = multiprocessing.get_context(start_method)
+        self.tasks = ctx.Queue(maxsize=2 * workers)
+        self.results = ctx.Queue()
+        self.procs = [ctx.Process(target=_worker, args=(config, collect_runs, self.tasks, self.results, k),
+                                  name=f"fastsw-count-{k}", daemon=True) for k in range(workers)]
+        for p in self.procs:
+            p.start()
+        self.payloads: Dict[int, object] = {}
+
+    def _check(self) -> None:
+        """Raise if a worker reported an error or died."""
+        exitcodes = [p.exitcode for p in self.procs]  # before draining: a worker that exited has sent its table
+        while True:
+            try:
+                worker_id, status, payload = self.results.get_nowait()
+            except queue.Empty:
+                break
+            if status == "error":
+                raise RuntimeError(f"counting worker {worker_id} failed: {payload}")
+            self.payloads[worker_id] = payload
+        for k, code in enumerate(exitcodes):
+            if code not in (None, 0) or (code == 0 and k not in self.payloads):
+                raise RuntimeError(f"counting worker {k} exited unexpectedly (exit code {code}; its error, if any, "
+                                   "is printed above). Out of memory? Try fewer workers. With the 'spawn' start "
+                                   "method a calling script needs an  if __name__ == '__main__':  guard")
+
+    def try_put(self, batch) -> bool:
+        """Queue ``batch`` if there is room; False when all workers are busy and the queue is full."""
+        try:
+            self.tasks.put_nowait(batch)
+            return True
+        except queue.Full:
+            self._check()
+            return False
+
+    def put(self, batch) -> None:
+        while True:
+            try:
+                self.tasks.put(batch, timeout=0.5)
+                return
+            except queue.Full:
+                self._check()
+
+    def collect(self) -> List[object]:
+        for _ in self.procs:
+            self.put(None)
+        while len(self.payloads) < len(self.procs):
+            try:
+                worker_id, status, payload = self.results.get(timeout=0.5)
+            except queue.Empty:
+                self._check()
+                continue
+            if status == "error":
+                raise RuntimeError(f"counting worker {worker_id} failed: {payload}")
+            self.payloads[worker_id] = payload
+        return [self.payloads[k] for k in range(len(self.procs))]
+
+    def close(self, ok: bool) -> None:
+        for p in self.procs:
+            if ok:
+                p.join(timeout=10)
+            if p.is_alive():
+                p.terminate()
+                p.join()
+        self.tasks.close()
+        self.results.close()
+        self.tasks.cancel_join_thread()
+
+
+def count_corpus_parallel(documents: Iterable[str], pretokenizer: Pretokenizer, *, collect_runs: bool,
+                          workers: Optional[int] = None, progress=None, batch_bytes: Optional[int] = None,
+                          batch_docs: Optional[int] = None, start_method: Optional[str] = None) -> Counts:
+    """Count ``documents`` on ``workers`` processes (default: all cores); ``workers=1`` counts in this process.
+
+    This process reads the documents and sends them in batches (about ``batch_bytes`` bytes or ``batch_docs``
+    documents each) to ``workers - 1`` worker processes through a queue that holds at most two batches per
+    worker, so memory stays bounded however large the corpus. When the queue is full (all workers busy), this
+    process counts the batch itself, so it is the ``workers``-th counter rather than waiting. Every process fills
+    its own table; the tables are merged (re-indexing letter runs by pretoken string). The result equals
+    :func:`count_corpus`'s up to the order of the pretokens. ``start_method`` is a :mod:`multiprocessing` start
+    method; the default is ``"fork"`` on Linux (fast to start, and a script that calls ``train`` without an
+    ``if __name__ == "__main__":`` guard still works) and ``"spawn"`` elsewhere. Workers only pre-tokenize and
+    count, so either method gives the same table.
+    """
+    if workers is None:
+        workers = default_workers()
+    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+        raise ValueError(f"workers must be a positive integer (or None for all cores), not {workers!r}")
+    if workers == 1:
+        return count_corpus(documents, pretokenizer, collect_runs=collect_runs, progress=progress)
+    batch_bytes = BATCH_BYTES if batch_bytes is None else batch_bytes
+    batch_docs = BATCH_DOCS if batch_docs is None else batch_docs
+    if start_method is None:
+        start_method = "fork" if sys.platform.startswith("linux") else "spawn"
+    config = pretokenizer.to_config()
+    local = CountTable(pretokenizer, collect_runs)
+    pool = _WorkerPool(workers - 1, config, collect_runs, start_method)
+    ok = False
+    try:
+        batch: List[str] = []
+        size = n_docs = n_bytes = 0
+        for doc in documents:
+            batch.append(doc)
+            nb = _doc_bytes(doc)
+            size += nb
+            n_docs += 1
+            n_bytes += nb
+            if size >= batch_bytes or len(batch) >= batch_docs:
+                if not pool.try_put(batch):
+                    for d in batch:
+                        local.add(d)
+                batch, size = [], 0
+            if progress is not None:
+                progress.update(1, extra=f"docs, {n_bytes / 1e6:.1f} MB")
+        if batch and not pool.try_put(batch):
+            for d in batch:
+                local.add(d)
+        payloads = pool.collect()
+        ok = True
+    finally:
+        pool.close(ok)
+    total = local.finish()
+    for pretokens, counts, has_letter, runs, n_docs, n_bytes in payloads:
+        total._merge_parts(pretokens, counts, has_letter, runs, n_docs, n_bytes)
+    return total
