@@ -12,9 +12,19 @@ Encoding a document:
    supermerges, lowest rank first, in the same way.
 
 Encoding with and without the shortcut gives the same ids (tests assert it).
+
+Two backends compute the same ids. ``"python"`` is the code in this module, the
+readable specification (:func:`fastsw.bpe.apply_merges` per pretoken and per run,
+with a per-pretoken cache). ``"numba"`` is :mod:`fastsw.fast_encode`: one kernel
+call per batch of documents (shortcut lookup, regular merges with a heap that is
+never quadratic, supermerge runs). The default ``"auto"`` picks ``"numba"`` for
+byte alphabets unless the environment sets ``FASTSW_PUREPYTHON=1``. Choose per
+tokenizer (``Tokenizer(..., backend=...)`` or the ``backend`` attribute) or per
+call (``encode*(..., backend=...)``).
 """
 from __future__ import annotations
 
+import os
 from collections import namedtuple
 from types import MappingProxyType
 from typing import AbstractSet, Collection, Dict, Iterable, List, Literal, Optional, Sequence, Union
@@ -29,6 +39,7 @@ Merge = namedtuple("Merge", ["id", "left", "right", "count", "super"])
 Merge.__doc__ = "One merge: the token ``id`` it creates from ``left`` + ``right`` (ids), its count, and whether it is a supermerge."
 
 ALGOS = ("bpe", "boundless", "superbpe")
+BACKENDS = ("auto", "python", "numba")
 _CACHE_LIMIT = 1 << 16
 
 
@@ -43,10 +54,13 @@ class Tokenizer:
     def __init__(self, *, alphabet: Alphabet, merges: Sequence, pretokenizer: Pretokenizer,
                  profile: str = "paper", algo: str = "bpe",
                  special_tokens: Optional[Dict[str, int]] = None,
-                 training_info: Optional[dict] = None):
+                 training_info: Optional[dict] = None, backend: str = "auto"):
         if algo not in ALGOS:
             raise ValueError(f"algo {algo!r} is not one of {', '.join(ALGOS)}")
         get_profile(profile)
+        if backend not in BACKENDS:
+            raise ValueError(f"backend {backend!r} is not one of {', '.join(BACKENDS)}")
+        self.backend = backend
         self.alphabet = alphabet
         self.pretokenizer = pretokenizer
         self.profile = profile
@@ -171,9 +185,39 @@ class Tokenizer:
         return apply_merges(run, self._super_ranks) if self._super_ranks else list(run)
 
     # -- encoding ---------------------------------------------------------------
-    def _check_text(self, text) -> None:
+    def _resolve_backend(self, backend: Optional[str]) -> str:
+        """``"python"`` or ``"numba"`` for a call's ``backend`` (None: the tokenizer's)."""
+        if backend is None:
+            backend = getattr(self, "backend", "auto")
+        if backend not in BACKENDS:
+            raise ValueError(f"backend {backend!r} is not one of {', '.join(BACKENDS)}")
+        if backend == "auto":
+            if os.environ.get("FASTSW_PUREPYTHON", "") not in ("", "0"):
+                return "python"
+            return "numba" if self._fast_supported() else "python"
+        return backend
+
+    def _fast_supported(self) -> bool:
+        supported = self.__dict__.get("_fast_ok")
+        if supported is None:
+            from .fast_encode import supported as check
+            supported = self._fast_ok = check(self)
+        return supported
+
+    def _fast(self):
+        enc = self.__dict__.get("_fast_encoder")
+        if enc is None:
+            from .fast_encode import encoder_for
+            enc = encoder_for(self)
+        return enc
+
+    @staticmethod
+    def _check_type(text) -> None:
         if not isinstance(text, str):
             raise TypeError(f"encode expects str, got {type(text).__name__}")
+
+    def _check_text(self, text) -> None:
+        self._check_type(text)
         try:
             text.encode("utf-8")
         except UnicodeEncodeError as e:
@@ -216,8 +260,16 @@ class Tokenizer:
         else:
             out.extend(run)
 
-    def encode_ordinary(self, text: str, *, shortcut: bool = True) -> List[int]:
-        """Encode ``text`` treating special-token strings as ordinary text."""
+    def encode_ordinary(self, text: str, *, shortcut: bool = True, backend: Optional[str] = None) -> List[int]:
+        """Encode ``text`` treating special-token strings as ordinary text.
+
+        ``backend``: ``"python"`` (the reference), ``"numba"`` or ``"auto"``; None
+        uses the tokenizer's ``backend`` attribute. All give the same ids.
+        """
+        if self._resolve_backend(backend) == "numba":
+            # the fast driver encodes to UTF-8 once and reports a lone surrogate via _check_text
+            self._check_type(text)
+            return self._fast().encode(text, shortcut)
         self._check_text(text)
         out: List[int] = []
         self._encode_chunk(text, shortcut, out)
@@ -225,15 +277,39 @@ class Tokenizer:
 
     def encode(self, text: str, *, allowed_special: Union[Literal["all"], AbstractSet[str]] = frozenset(),
                disallowed_special: Union[Literal["all"], Collection[str]] = "all",
-               shortcut: bool = True) -> List[int]:
+               shortcut: bool = True, backend: Optional[str] = None) -> List[int]:
         """Encode ``text`` with tiktoken's special-token conventions.
 
         ``allowed_special``: special tokens to encode as their id (``"all"`` for all).
         ``disallowed_special``: special tokens whose appearance in ``text`` raises
         ``ValueError`` (default ``"all"`` = every special token not allowed). Pass
         ``disallowed_special=()`` to encode them as ordinary text.
+        ``backend`` as in :meth:`encode_ordinary`.
         """
         self._check_text(text)
+        segments = self._special_segments(text, allowed_special, disallowed_special)
+        if self._resolve_backend(backend) == "numba":
+            ids, offsets = self._fast().encode_docs([seg for seg, _ in segments], shortcut)
+            if len(segments) == 1:
+                return ids.tolist()
+            out: List[int] = []
+            for k, (_, special) in enumerate(segments):
+                out.extend(ids[offsets[k]:offsets[k + 1]].tolist())
+                if special is not None:
+                    out.append(special)
+            return out
+        out = []
+        for seg, special in segments:
+            self._encode_chunk(seg, shortcut, out)
+            if special is not None:
+                out.append(special)
+        return out
+
+    def _special_segments(self, text: str, allowed_special, disallowed_special):
+        """Check ``text`` against the special-token options; returns ``[(segment,
+        special id or None)]``: the ordinary text between allowed special tokens,
+        each followed by the id of the special token that ends it (None at the end).
+        Supermerge runs never cross a special token."""
         specials = set(self._special_tokens)
         allowed = specials if allowed_special == "all" else set(allowed_special)
         unknown = allowed - specials
@@ -247,27 +323,70 @@ class Tokenizer:
                         f"text contains the special token {m.group()!r} at position {m.start()}, which is "
                         f"disallowed; pass allowed_special={{{m.group()!r}}} to encode it as a special token, "
                         "or disallowed_special=() to encode it as ordinary text")
-        out: List[int] = []
         if not allowed or self._special_regex is None:
-            self._encode_chunk(text, shortcut, out)
-            return out
+            return [(text, None)]
+        segments = []
         start = 0
         for m in self._special_regex.finditer(text):
             if m.group() not in allowed:
                 continue
-            self._encode_chunk(text[start:m.start()], shortcut, out)
-            out.append(self._special_tokens[m.group()])
+            segments.append((text[start:m.start()], self._special_tokens[m.group()]))
             start = m.end()
-        self._encode_chunk(text[start:], shortcut, out)
-        return out
+        segments.append((text[start:], None))
+        return segments
 
-    def encode_batch(self, texts: Iterable[str], **kwargs) -> List[List[int]]:
-        """``encode`` for each text, in order (same keyword options)."""
+    def encode_batch(self, texts: Iterable[str], *, num_threads: Optional[int] = None,
+                     **kwargs) -> List[List[int]]:
+        """``encode`` for each text, in order (same keyword options). On the numba
+        backend without allowed special tokens, the texts are encoded by
+        :meth:`encode_to_numpy` on ``num_threads`` threads (None: all cores)."""
+        texts = list(texts)
+        if not kwargs.get("allowed_special") and self._resolve_backend(kwargs.get("backend")) == "numba":
+            for t in texts:
+                self._check_type(t)
+                if kwargs.get("disallowed_special", "all") != ():
+                    self._special_segments(t, frozenset(), kwargs.get("disallowed_special", "all"))
+            return self._split(*self.encode_to_numpy(texts, num_threads=num_threads,
+                                                     shortcut=kwargs.get("shortcut", True),
+                                                     backend="numba"))
         return [self.encode(t, **kwargs) for t in texts]
 
-    def encode_ordinary_batch(self, texts: Iterable[str]) -> List[List[int]]:
-        """``encode_ordinary`` for each text, in order."""
-        return [self.encode_ordinary(t) for t in texts]
+    def encode_ordinary_batch(self, texts: Iterable[str], *, num_threads: Optional[int] = None,
+                              shortcut: bool = True, backend: Optional[str] = None) -> List[List[int]]:
+        """``encode_ordinary`` for each text, in order (threads as in :meth:`encode_batch`)."""
+        texts = list(texts)
+        if self._resolve_backend(backend) == "numba":
+            return self._split(*self.encode_to_numpy(texts, num_threads=num_threads, shortcut=shortcut,
+                                                     backend="numba"))
+        return [self.encode_ordinary(t, shortcut=shortcut, backend=backend) for t in texts]
+
+    @staticmethod
+    def _split(ids, offsets) -> List[List[int]]:
+        flat = ids.tolist()
+        bounds = offsets.tolist()
+        return [flat[a:b] for a, b in zip(bounds, bounds[1:])]
+
+    def encode_to_numpy(self, texts: Iterable[str], *, num_threads: Optional[int] = None,
+                        shortcut: bool = True, backend: Optional[str] = None):
+        """``encode_ordinary`` of every text as numpy arrays: ``(ids, offsets)``,
+        ids int32 and offsets int64 with ``len(texts) + 1`` entries, text ``i``
+        being ``ids[offsets[i]:offsets[i + 1]]``. The numba backend encodes slices
+        of the batch on ``num_threads`` threads (None: all cores)."""
+        import numpy as np
+        if isinstance(texts, str):
+            raise TypeError("encode_to_numpy expects a list of str; wrap a single text as [text]")
+        texts = list(texts)
+        if self._resolve_backend(backend) == "numba":
+            for t in texts:
+                self._check_type(t)
+            return self._fast().encode_to_numpy(texts, num_threads, shortcut)
+        for t in texts:
+            self._check_text(t)
+        encoded = [self.encode_ordinary(t, shortcut=shortcut, backend="python") for t in texts]
+        offsets = np.zeros(len(texts) + 1, np.int64)
+        np.cumsum([len(e) for e in encoded], out=offsets[1:])
+        ids = np.fromiter((i for e in encoded for i in e), np.int32, int(offsets[-1]))
+        return ids, offsets
 
     # -- decoding ---------------------------------------------------------------
     def decode_bytes(self, ids: Iterable[int]) -> bytes:

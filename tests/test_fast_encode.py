@@ -1,0 +1,349 @@
+"""The fast encoder (fastsw.fast_encode, backend="numba") gives exactly the reference's
+ids (backend="python"): on the golden runs, real held-out text of every corpus
+language, Hypothesis strings, pathological inputs and random merge tables; the
+batch APIs agree with one-at-a-time encoding; bad input fails the same way."""
+import hashlib
+import json
+import random
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import fastsw
+from fastsw import _encode_kernels as K
+from fastsw import fast_encode
+from fastsw.alphabet import ByteAlphabet, CharAlphabet
+from fastsw.bpe import apply_merges
+from fastsw.readers import iter_documents
+
+from conftest import HYPOTHESIS_EXAMPLES, read_jsonl_texts, shared_path
+
+LANGS = ["en", "de", "fr", "ru", "fi", "ar", "ko", "zh", "ja", "th", "hi", "my"]
+
+GOLDEN_RUNS = {
+    "bpe_2000": dict(algo="bpe", vocab_size=2000),
+    "boundless_2000": dict(algo="boundless", vocab_size=2000),
+    "superbpe_1500_plus500": dict(algo="superbpe", vocab_size=2000, supermerges=500),
+}
+
+
+@pytest.fixture(scope="module")
+def golden_models():
+    path = shared_path("golden/paper_ref/inputs/wikitext2_valid.jsonl")
+    return {name: fastsw.train(path, backend="numba", **kw) for name, kw in GOLDEN_RUNS.items()}
+
+
+def both(tok, text, **kw):
+    """The fast ids, after checking them against the reference (shortcut on and off)."""
+    ref = tok.encode_ordinary(text, backend="python", **kw)
+    fast = tok.encode_ordinary(text, backend="numba", **kw)
+    assert fast == ref, text[:80]
+    return fast
+
+
+# ---------------------------------------------------------------- the merge loops alone
+
+def ranks_of(merges, n_alpha):
+    """``(left, right) -> (rank, new id)`` as Tokenizer builds it (first duplicate wins)."""
+    ranks = {}
+    for k, (left, right) in enumerate(merges):
+        ranks.setdefault((left, right), (len(ranks), n_alpha + k))
+    return ranks
+
+
+def merge_fast(ids, ranks, short_limit):
+    table = fast_encode.pair_table(ranks)
+    return K._merge_one(np.array(ids, dtype=np.int32), table, short_limit).tolist()
+
+
+@pytest.mark.parametrize("short_limit", [0, 1000], ids=["buckets", "scan"])
+def test_overlapping_equal_pairs_worked_by_hand(short_limit):
+    # alphabet a=0, b=1; merges: a+a -> 2 (rank 0), 2+a -> 3 (rank 1), 2+2 -> 4 (rank 2)
+    ranks = ranks_of([(0, 0), (2, 0), (2, 2)], 2)
+    # aaa: a+a applies once, left to right (positions 0,1); the pair at (1,2) is gone -> [2, a] -> 3
+    assert merge_fast([0, 0, 0], ranks, short_limit) == [3] == apply_merges([0, 0, 0], ranks)
+    # aaaa: a+a twice -> [2, 2]; rank 1 (2+a) is absent, rank 2 joins them -> [4]
+    assert merge_fast([0] * 4, ranks, short_limit) == [4] == apply_merges([0] * 4, ranks)
+    # aaaaa: [2, 2, a] -> rank 1 at (1,2) -> [2, 3]; 2+3 has no rule
+    assert merge_fast([0] * 5, ranks, short_limit) == [2, 3] == apply_merges([0] * 5, ranks)
+    # baaab: the leftmost a+a merges, the trailing a is left for 2+a
+    assert merge_fast([1, 0, 0, 0, 1], ranks, short_limit) == [1, 3, 1]
+
+
+@pytest.mark.parametrize("short_limit", [0, 3, 1000], ids=["buckets", "mixed", "scan"])
+@settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None)
+@given(data=st.data())
+def test_merge_loops_equal_apply_merges_on_random_tables(short_limit, data):
+    # A tiny alphabet makes long runs of equal pairs and chains of merges likely;
+    # duplicate merges are allowed (the first one's rank and id win).
+    n_alpha = data.draw(st.integers(1, 4))
+    merges = []
+    for k in range(data.draw(st.integers(0, 12))):
+        n = n_alpha + k
+        merges.append((data.draw(st.integers(0, n - 1)), data.draw(st.integers(0, n - 1))))
+    ids = data.draw(st.lists(st.integers(0, n_alpha - 1), max_size=60))
+    ranks = ranks_of(merges, n_alpha)
+    assert merge_fast(ids, ranks, short_limit) == apply_merges(ids, ranks)
+
+
+def test_heap_loop_on_a_long_sequence():
+    rng = random.Random(7)
+    merges = []
+    for k in range(40):
+        n = 3 + k
+        merges.append((rng.randrange(n), rng.randrange(n)))
+    ranks = ranks_of(merges, 3)
+    ids = [rng.randrange(3) for _ in range(5000)]
+    assert merge_fast(ids, ranks, 0) == apply_merges(ids, ranks)
+
+
+# ---------------------------------------------------------------- goldens
+
+@pytest.mark.parametrize("name", sorted(GOLDEN_RUNS))
+def test_golden_heldout_encodings(golden_models, name):
+    gold = json.loads(shared_path(f"golden/paper_ref/{name}.json").read_text(encoding="utf-8"))
+    tok = golden_models[name]
+    for item in gold["encodings"]:
+        assert tok.encode_ordinary(item["text"], backend="numba") == item["ids"], item["text"][:60]
+        assert tok.encode_ordinary(item["text"], backend="numba", shortcut=False) == item["ids"]
+        assert tok.encode(item["text"], backend="numba") == item["ids"]
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN_RUNS))
+def test_golden_test_set_hash(golden_models, name):
+    gold = json.loads(shared_path(f"golden/paper_ref/{name}.json").read_text(encoding="utf-8"))
+    tok = golden_models[name]
+    docs = list(iter_documents(shared_path("golden/paper_ref/inputs/wikitext2_test.jsonl")))
+    ids, offsets = tok.encode_to_numpy(docs)
+    digest = hashlib.sha256()
+    bounds = offsets.tolist()
+    flat = ids.tolist()
+    for a, b in zip(bounds, bounds[1:]):
+        digest.update((",".join(map(str, flat[a:b])) + "\n").encode())
+    assert len(flat) == gold["test_set"]["total_tokens"]
+    assert digest.hexdigest() == gold["test_set"]["sha256_of_ids"]
+
+
+# ---------------------------------------------------------------- real text, every language
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_heldout_every_language(golden_models, multilingual_boundless, multilingual_superbpe, lang):
+    texts = read_jsonl_texts(shared_path(f"corpus/{lang}/heldout.jsonl"), limit=60)
+    for tok in (multilingual_boundless, multilingual_superbpe, golden_models["superbpe_1500_plus500"]):
+        ref = [tok.encode_ordinary(t, backend="python") for t in texts]
+        assert [tok.encode_ordinary(t, backend="numba") for t in texts] == ref
+        assert [tok.encode_ordinary(t, backend="numba", shortcut=False) for t in texts[:10]] == ref[:10]
+        assert tok.encode_ordinary_batch(texts, num_threads=2) == ref
+        for t, ids in zip(texts, ref):
+            assert tok.decode(ids) == t
+
+
+# ---------------------------------------------------------------- Hypothesis
+
+INTERESTING = (
+    "aZ éß Ωω жЯ עב عربى हिंदी ไทย ကမ္ဘာ 中文汉字 ひらがな カタカナー 한국어 "
+    "\u0300\u0301\u200d\u00a0\u3000\t\r\n\x0b\x85\u2028 0123456789٠١२३ ½ '’\"-.,;:!?()/\\@#_ "
+    "😀👍🏽👨‍👩‍👧 \ue000\U000f0000\u0378 's 'S 'll the The of"
+)
+text_strategy = st.one_of(
+    st.text(),
+    st.text(alphabet=INTERESTING),
+    st.lists(st.sampled_from(["the", " the", " of", " The", "'s", " ", "\n", "德国", "é", "\u0301",
+                              "1234", " and", " in", " a", "aaaa"]), max_size=60).map("".join),
+)
+
+
+@pytest.mark.parametrize("model", ["multilingual_boundless", "multilingual_superbpe"])
+@settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(text=text_strategy)
+def test_fast_equals_reference_on_arbitrary_unicode(request, model, text):
+    tok = request.getfixturevalue(model)
+    ids = both(tok, text)
+    assert tok.encode_ordinary(text, backend="numba", shortcut=False) == ids
+    assert tok.decode(ids) == text
+
+
+# ---------------------------------------------------------------- pathological inputs
+
+@pytest.mark.parametrize("text", ["", " ", "\n" * 10000, "a" * 100000, " " * 5000, "👍🏽" * 1000,
+                                  "e\u0301" * 3000, "\u0301" * 50 + "abc", "中" * 5000,
+                                  "The cat 's hat, and the dog.\r\n\r\n",
+                                  "the " * 20000])
+def test_pathological_inputs(multilingual_boundless, multilingual_superbpe, text):
+    for tok in (multilingual_boundless, multilingual_superbpe):
+        ids = both(tok, text)
+        assert tok.encode_ordinary(text, backend="numba", shortcut=False) == ids
+        assert tok.decode(ids) == text
+
+
+def test_a_million_a(golden_models):
+    text = "a" * 1_000_000
+    for name in ("bpe_2000", "superbpe_1500_plus500"):
+        tok = golden_models[name]
+        ids = both(tok, text)
+        assert tok.decode(ids) == text
+
+
+def test_a_megabyte_of_random_unicode(multilingual_boundless):
+    rng = random.Random(1)
+    chars = []
+    size = 0
+    while size < 1_000_000:
+        cp = rng.randrange(0x110000)
+        if 0xD800 <= cp < 0xE000:
+            continue
+        c = chr(cp)
+        chars.append(c)
+        size += len(c.encode("utf-8"))
+    text = "".join(chars)
+    ids = both(multilingual_boundless, text)
+    assert multilingual_boundless.decode(ids) == text
+
+
+# ---------------------------------------------------------------- batches, threads, numpy
+
+def test_encode_batch_and_numpy_agree(multilingual_superbpe):
+    tok = multilingual_superbpe
+    texts = []
+    for lang in LANGS:
+        texts += read_jsonl_texts(shared_path(f"corpus/{lang}/heldout.jsonl"), limit=30)
+    texts += ["", "a" * 3000, " "]
+    one_by_one = [tok.encode(t, backend="python") for t in texts]
+    for threads in (None, 1, 2, 4):
+        assert tok.encode_batch(texts, num_threads=threads) == one_by_one
+        assert tok.encode_ordinary_batch(texts, num_threads=threads) == one_by_one
+        ids, offsets = tok.encode_to_numpy(texts, num_threads=threads)
+        assert ids.dtype == np.int32 and offsets.dtype == np.int64
+        assert offsets.shape == (len(texts) + 1,) and offsets[0] == 0 and offsets[-1] == ids.shape[0]
+        assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == one_by_one
+    ref_ids, ref_offsets = tok.encode_to_numpy(texts, backend="python")
+    assert np.array_equal(ref_ids, ids) and np.array_equal(ref_offsets, offsets)
+    empty_ids, empty_offsets = tok.encode_to_numpy([])
+    assert empty_ids.shape == (0,) and empty_offsets.tolist() == [0]
+
+
+def test_pretokenize_fallback_gives_the_same_ids(golden_models, monkeypatch):
+    # the driver reads pretoken ends from the compiled scanner when it can; the
+    # pretokenize() strings must give the same ids
+    tok = golden_models["superbpe_1500_plus500"]
+    texts = read_jsonl_texts(shared_path("corpus/de/heldout.jsonl"), limit=50) + ["", "a b", " "]
+    fast = tok.encode_to_numpy(texts, num_threads=1)
+    monkeypatch.setattr(fast_encode, "USE_PRETOKEN_ENDS", False)
+    slow = tok.encode_to_numpy(texts, num_threads=1)
+    assert np.array_equal(fast[0], slow[0]) and np.array_equal(fast[1], slow[1])
+    assert [fast[0][a:b].tolist() for a, b in zip(fast[1][:-1], fast[1][1:])] == \
+        [tok.encode_ordinary(t, backend="python") for t in texts]
+
+
+def test_many_slices_across_threads(golden_models, monkeypatch):
+    # small slices force many thread-pool tasks and the offset stitching between them
+    monkeypatch.setattr(fast_encode, "_SLICE_BYTES", 500)
+    monkeypatch.setattr(fast_encode, "_MIN_SLICE", 1)
+    tok = golden_models["boundless_2000"]
+    texts = read_jsonl_texts(shared_path("corpus/en/heldout.jsonl"), limit=200)
+    ids, offsets = tok.encode_to_numpy(texts, num_threads=3)
+    assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == \
+        [tok.encode_ordinary(t, backend="python") for t in texts]
+
+
+def test_special_tokens_on_the_fast_path(multilingual_superbpe):
+    tok = multilingual_superbpe
+    text = "The cat<|endoftext|>The cat sat.<|endoftext|>"
+    eot = tok.special_tokens["<|endoftext|>"]
+    fast = tok.encode(text, allowed_special="all", backend="numba")
+    assert fast == tok.encode(text, allowed_special="all", backend="python")
+    assert fast.count(eot) == 2
+    assert tok.encode(text, disallowed_special=(), backend="numba") == \
+        tok.encode(text, disallowed_special=(), backend="python")
+    assert tok.encode_batch([text, "x"], allowed_special="all") == [fast, tok.encode("x")]
+    assert tok.encode_batch([text], disallowed_special=(), num_threads=2) == \
+        [tok.encode(text, disallowed_special=(), backend="python")]
+
+
+# ---------------------------------------------------------------- bad input: the same errors
+
+@pytest.mark.parametrize("backend", ["python", "numba"])
+def test_lone_surrogates_are_a_clear_error(multilingual_boundless, backend):
+    tok = multilingual_boundless
+    for call in (lambda t: tok.encode(t, backend=backend),
+                 lambda t: tok.encode_ordinary(t, backend=backend),
+                 lambda t: tok.encode_batch(["ok", t], backend=backend),
+                 lambda t: tok.encode_ordinary_batch(["ok", t], backend=backend),
+                 lambda t: tok.encode_to_numpy(["ok", t], backend=backend)):
+        with pytest.raises(ValueError, match="lone surrogate"):
+            call("abc\ud800def")
+    with pytest.raises(TypeError):
+        tok.encode_ordinary(b"bytes", backend=backend)
+    with pytest.raises(TypeError):
+        tok.encode_to_numpy("a single str", backend=backend)
+
+
+@pytest.mark.parametrize("backend", ["python", "numba"])
+def test_disallowed_special_token_is_a_clear_error(multilingual_superbpe, backend):
+    tok = multilingual_superbpe
+    with pytest.raises(ValueError, match="disallowed"):
+        tok.encode("a <|endoftext|> b", backend=backend)
+    with pytest.raises(ValueError, match="disallowed"):
+        tok.encode_batch(["fine", "a <|endoftext|> b"], backend=backend)
+    with pytest.raises(ValueError, match="does not have"):
+        tok.encode("a", allowed_special={"<|nope|>"}, backend=backend)
+
+
+def test_unknown_ids_in_decode(multilingual_superbpe):
+    tok = multilingual_superbpe
+    ids, _ = tok.encode_to_numpy(["a text"])
+    assert tok.decode(ids) == "a text"  # numpy int32 ids decode
+    with pytest.raises(ValueError, match="not in this model"):
+        tok.decode([0, tok.n_vocab])
+    with pytest.raises(ValueError, match="not in this model"):
+        tok.decode_bytes(np.array([-1], dtype=np.int32))
+
+
+def test_model_from_a_newer_version_is_refused(multilingual_boundless, tmp_path):
+    path = tmp_path / "m.json"
+    multilingual_boundless.save(path)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["format_version"] += 1
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ValueError, match="newer"):
+        fastsw.load(path)
+
+
+# ---------------------------------------------------------------- backend selection
+
+def test_backend_selection(multilingual_boundless, monkeypatch):
+    tok = multilingual_boundless
+    assert tok.backend == "auto"
+    assert tok._resolve_backend(None) == "numba"
+    monkeypatch.setenv("FASTSW_PUREPYTHON", "1")
+    assert tok._resolve_backend(None) == "python"
+    assert tok._resolve_backend("numba") == "numba"
+    monkeypatch.delenv("FASTSW_PUREPYTHON")
+    with pytest.raises(ValueError, match="backend"):
+        tok.encode("x", backend="rust")
+    with pytest.raises(ValueError, match="backend"):
+        fastsw.Tokenizer(alphabet=ByteAlphabet("bytes243"), merges=[], pretokenizer=fastsw.Pretokenizer(),
+                         backend="fast")
+
+
+def test_character_alphabet_falls_back_to_the_reference():
+    # ids: " " 0, a 1, b 2, c 3; merge a + b -> 4
+    tok = fastsw.Tokenizer(alphabet=CharAlphabet(list("abc ")), merges=[(1, 2, 1, False)],
+                           pretokenizer=fastsw.Pretokenizer(), profile="hf")
+    assert tok._resolve_backend(None) == "python"
+    assert tok.encode("ab c") == [4, 0, 3]
+    assert tok.encode_to_numpy(["ab c"])[0].tolist() == [4, 0, 3]
+    with pytest.raises(ValueError, match="byte alphabets"):
+        tok.encode("ab", backend="numba")
+
+
+# ---------------------------------------------------------------- one signature per kernel
+
+def test_each_encode_kernel_compiled_once():
+    if not hasattr(K._encode_docs, "signatures"):
+        pytest.skip("NUMBA_DISABLE_JIT=1: the kernels ran as plain Python")
+    fast_encode.warmup()
+    for kernel in fast_encode.KERNELS:
+        assert len(kernel.signatures) == 1, kernel.__name__
