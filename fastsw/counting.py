@@ -37,13 +37,13 @@ import multiprocessing
 import os
 import queue
 import sys
-import tempfile
 import zlib
 from array import array
 from itertools import islice
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Tuple
 
+from .model_io import atomic_open
 from .pretokenize import Pretokenizer
 
 __all__ = ["Counts", "CountTable", "count_corpus", "count_corpus_reference", "count_corpus_parallel",
@@ -242,32 +242,16 @@ def _check_same_pretokenizer(a: Counts, b: Counts) -> None:
 
 def _atomic_write_gzip(path, lines: Iterable[str]) -> None:
     """Write ``lines`` (each + "\\n") as gzip to ``path`` via a temporary file and ``os.replace``."""
-    path = Path(path)
-    directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as raw:
-            with gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=4, mtime=0) as gz:
-                block: List[str] = []
-                for line in lines:
-                    block.append(line)
-                    if len(block) >= 65536:
-                        gz.write(_encode_block(block))
-                        block = []
-                if block:
+    with atomic_open(path, "wb") as raw:
+        with gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=4, mtime=0) as gz:
+            block: List[str] = []
+            for line in lines:
+                block.append(line)
+                if len(block) >= 65536:
                     gz.write(_encode_block(block))
-            raw.flush()
-            os.fsync(raw.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+                    block = []
+            if block:
+                gz.write(_encode_block(block))
 
 
 def _encode_block(block: List[str]) -> bytes:

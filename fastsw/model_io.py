@@ -23,6 +23,7 @@ crash never leaves half a model. Pickle is never used.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
@@ -35,17 +36,20 @@ FORMAT = "fastsw"
 FORMAT_VERSION = 1
 
 
-def atomic_write_text(path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file and ``os.replace``."""
+@contextlib.contextmanager
+def atomic_open(path, mode: str = "w"):
+    """Open a temporary file next to ``path`` for writing (``"w"`` UTF-8 text or
+    ``"wb"``); on a clean exit it is synced, given the permissions a plain ``open``
+    would (mkstemp makes 0600) and renamed over ``path``. On any error it is removed,
+    so ``path`` is either the old file or the complete new one."""
     path = Path(path)
     directory = path.parent if str(path.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with (os.fdopen(fd, mode, encoding="utf-8") if "b" not in mode else os.fdopen(fd, mode)) as f:
+            yield f
             f.flush()
             os.fsync(f.fileno())
-        # mkstemp creates the file 0600; give it the permissions a plain open() would
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
@@ -56,6 +60,12 @@ def atomic_write_text(path, text: str) -> None:
         except OSError:
             pass
         raise
+
+
+def atomic_write_text(path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (see :func:`atomic_open`)."""
+    with atomic_open(path, "w") as f:
+        f.write(text)
 
 
 def model_to_dict(tok) -> dict:
