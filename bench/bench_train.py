@@ -116,7 +116,10 @@ def run_config(lang: str, mb: float, vocab: int, trainers, backend: str = "defau
             out = os.path.join(tmp, f"{name}.json")
             cmd = [sys.executable, __file__, "--worker", base, "--merges-out", out, "--mb", str(mb),
                    "--vocab", str(vocab), "--lang", lang, "--backend", be]
-            proc = subprocess.run(cmd, capture_output=True, text=True)
+            # '-ref' is the whole pure-Python reference path: regex pre-tokenization,
+            # Python counting and Python merge loops (FASTSW_PUREPYTHON=1)
+            env = dict(os.environ, FASTSW_PUREPYTHON="1") if name.endswith("-ref") else None
+            proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
             if proc.returncode != 0:
                 print(f"{name} failed:\n{proc.stderr}", file=sys.stderr)
                 continue
@@ -216,7 +219,8 @@ def main() -> None:
     p.add_argument("--vocab", type=int, default=8192)
     p.add_argument("--lang", default="en")
     p.add_argument("--trainers", default=",".join(ALL_TRAINERS),
-                   help="comma-separated; a '-ref' suffix runs a fastsw trainer on the reference path")
+                   help="comma-separated; a '-ref' suffix runs a fastsw trainer on the pure-Python "
+                        "reference path (FASTSW_PUREPYTHON=1)")
     p.add_argument("--backend", default="default", help="fastsw backend passed to train()")
     p.add_argument("--sweep", action="store_true", help="run the whole grid and draw plots")
     p.add_argument("--worker", help=argparse.SUPPRESS)

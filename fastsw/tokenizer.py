@@ -137,30 +137,43 @@ class Tokenizer:
     # -- reachability and eligibility ------------------------------------------
     def _reachable_tokens(self):
         """Map bytes -> id of every reachable regular token, and the set of
-        eligible ids (reachable and containing a letter)."""
-        shortcut: Dict[bytes, int] = {}
-        eligible = set()
+        eligible ids (reachable and containing a letter).
+
+        A regular token is reachable when its text is one pretoken and the regular
+        merges turn that pretoken into the token. On the numba backend the merges
+        run for all candidate tokens in one kernel call (no shortcut); on the python
+        backend with ``apply_merges``. Tests assert both give the same sets.
+        """
         pretok = self.pretokenizer
+        n_alpha = len(self.alphabet)
+        candidates = []  # (id, bytes, text) of regular tokens whose text is one pretoken
         for tid, tb in enumerate(self._token_bytes):
-            if tid >= len(self.alphabet) and self._merges[tid - len(self.alphabet)].super:
+            if tid >= n_alpha and self._merges[tid - n_alpha].super:
                 continue
             try:
                 text = tb.decode("utf-8")
             except UnicodeDecodeError:
                 continue
-            pieces = pretok.pretokenize(text)
-            if len(pieces) != 1:
-                continue
-            try:
-                ids = apply_merges(self.alphabet.initial_ids(text), self._regular_ranks)
-            except ValueError:
-                continue
-            if ids != [tid]:
-                continue
-            shortcut[tb] = tid
-            if pretok.has_letter(text):
-                eligible.add(tid)
-        return shortcut, frozenset(eligible)
+            if len(pretok.pretokenize(text)) == 1:
+                candidates.append((tid, tb, text))
+        if self._resolve_backend(None) == "numba" and candidates:
+            from .fast_encode import FastEncoder
+            self._shortcut, self._eligible = {}, frozenset()  # what the no-shortcut pass needs
+            ids, offsets = FastEncoder(self).encode_docs([text for _, _, text in candidates], shortcut=False)
+            single = (offsets[1:] - offsets[:-1]) == 1
+            reachable = [c for c, one, first in zip(candidates, single.tolist(), ids[offsets[:-1]].tolist())
+                         if one and first == c[0]]
+        else:
+            reachable = []
+            for c in candidates:
+                try:
+                    if apply_merges(self.alphabet.initial_ids(c[2]), self._regular_ranks) == [c[0]]:
+                        reachable.append(c)
+                except ValueError:  # a character outside a character-level alphabet
+                    pass
+        shortcut = {tb: tid for tid, tb, _ in reachable}
+        eligible = frozenset(tid for tid, _, text in reachable if pretok.has_letter(text))
+        return shortcut, eligible
 
     def is_eligible(self, token_id: int) -> bool:
         """Whether a token may take part in a supermerge (reachable, contains a letter)."""

@@ -347,3 +347,18 @@ def test_each_encode_kernel_compiled_once():
     fast_encode.warmup()
     for kernel in fast_encode.KERNELS:
         assert len(kernel.signatures) == 1, kernel.__name__
+
+
+@pytest.mark.parametrize("algo, extra", [("bpe", {}), ("boundless", {}), ("superbpe", {"supermerges": 150})])
+@pytest.mark.parametrize("profile", ["paper", "hf"])
+def test_reachable_tokens_same_on_both_backends(sample_docs, algo, extra, profile):
+    """The batched kernel check of reachability equals the apply_merges one."""
+    trained = fastsw.train(sample_docs[::2], algo=algo, vocab_size=1500, profile=profile, **extra)
+    kwargs = dict(alphabet=trained.alphabet, merges=[m[1:] for m in trained.merges],
+                  pretokenizer=trained.pretokenizer, profile=profile, algo=algo)
+    ref = fastsw.Tokenizer(backend="python", **kwargs)
+    fast = fastsw.Tokenizer(backend="numba", **kwargs)
+    assert ref._shortcut == fast._shortcut and len(ref._shortcut) > len(trained.alphabet) // 2
+    assert ref._eligible == fast._eligible and ref._eligible
+    # some tokens are not reachable in these models (e.g. partial UTF-8 byte pairs)
+    assert len(ref._shortcut) < trained.vocab_size
