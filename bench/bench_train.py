@@ -134,6 +134,10 @@ def run_config(lang: str, mb: float, vocab: int, trainers, backend: str = "defau
             sys.exit(f"{lang} {mb} MB vocab {vocab}: fastsw's hf profile differs from HF's merges; "
                      "no timings reported")
         print("fastsw hf profile == HF merges: True", file=sys.stderr)
+    for name in merges:  # the fast path must give the reference path's model before times count
+        if name.endswith("-ref") and name[:-4] in merges and merges[name] != merges[name[:-4]]:
+            sys.exit(f"{lang} {mb} MB vocab {vocab}: {name[:-4]} differs from the reference path; "
+                     "no timings reported")
     size = next(iter(results.values()))["bytes"] if results else 0
     return {"lang": lang, "mb": mb, "vocab": vocab, "bytes": size, "results": results}
 
