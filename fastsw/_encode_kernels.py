@@ -52,7 +52,12 @@ Design notes
   (0, 1) destroys the pair at (1, 2), which is then skipped. (4) A skipped
   (stale) candidate never becomes valid again: a position's pair only ever
   changes to larger ids (merged tokens have larger ids than their parts), so it
-  never returns to ``x y``.
+  never returns to ``x y``. (5) A sequence ``x x ... x`` of n equal ids has one
+  pair, ``x x``; the reference replaces its non-overlapping occurrences left to
+  right, giving ``z`` n // 2 times and, when n is odd, a final ``x``. The long
+  loop does this step in one pass (and again while the result is one run), then
+  continues from the result as from any other sequence. (Measured: ``"a" * 10**6``
+  took 66 ms in the bucket loop, about 2 ms this way.)
 """
 from __future__ import annotations
 
@@ -254,9 +259,33 @@ def _merge_long(buf, a, n, table, nxt, prv, heap, head, pool_pos, pool_next, ord
     ``order`` (>= 3n: every candidate (rank, position) ever created; at most n - 1
     initial ones and two per merge). When a rank becomes the minimum, its bucket's
     positions are put in ascending order and applied left to right, skipping those
-    whose pair changed (module notes (1)-(4)). Cost: O(n log n) in all, and O(n)
-    per distinct rank when buckets arrive in order, as for ``"a" * n``.
+    whose pair changed (module notes (1)-(4)); a sequence of one repeated id first
+    takes the arithmetic step of note (5). Cost: O(n log n) in all, and O(n) per
+    distinct rank when buckets arrive in order.
     """
+    # a sequence of one repeated id x (e.g. "a" * 10**6) has the single pair x x:
+    # its first merge step is arithmetic (module note (5)); repeat while it stays one run
+    while n >= 2:
+        x = buf[a]
+        same = True
+        for i in range(1, n):
+            if buf[a + i] != x:
+                same = False
+                break
+        if not same:
+            break
+        v = _pair_lookup(table, x, x)
+        if v < 0:
+            return n
+        new = np.int32(v & _LOW32)
+        half = n >> 1
+        for i in range(half):
+            buf[a + i] = new
+        if n & 1:
+            buf[a + half] = x
+        n = half + (n & 1)
+    if n < 2:
+        return n
     size = 0
     n_pool = 0
     for i in range(n):

@@ -98,6 +98,25 @@ def test_heap_loop_on_a_long_sequence():
     assert merge_fast(ids, ranks, 0) == apply_merges(ids, ranks)
 
 
+
+@pytest.mark.parametrize("merges", [
+    [(0, 0)],                                  # a+a only: "a" * n -> n // 2 x aa (+ a)
+    [(0, 0), (2, 2), (3, 3), (4, 4)],          # doubling chain: the run step repeats
+    [(0, 0), (2, 0), (2, 2), (4, 4)],          # aa+a before aa+aa: odd runs leave the run step
+    [(0, 0), (2, 2), (2, 0), (3, 2), (3, 3)],  # aaaa+aa and aa+a mix after the first steps
+], ids=["one", "doubling", "odd-tail", "mixed"])
+def test_runs_of_one_id_take_the_arithmetic_step(merges):
+    # The long loop handles "x" * n as n // 2 copies of x+x (and a last x when n is
+    # odd) in one pass (module note (5) of _encode_kernels); every length must give
+    # the reference's ids, also when a different id follows the run.
+    ranks = ranks_of(merges, 2)
+    for n in list(range(0, 70)) + [255, 256, 257, 1000, 1023, 1024, 1025, 4099]:
+        ids = [0] * n
+        assert merge_fast(ids, ranks, 0) == apply_merges(ids, ranks), n
+        assert merge_fast(ids + [1], ranks, 0) == apply_merges(ids + [1], ranks), n
+        assert merge_fast([1] + ids, ranks, 0) == apply_merges([1] + ids, ranks), n
+
+
 # ---------------------------------------------------------------- goldens
 
 @pytest.mark.parametrize("name", sorted(GOLDEN_RUNS))
