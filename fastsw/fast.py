@@ -13,9 +13,16 @@ uint8 array, call the single kernel ``_merge_loop`` once, and turn its arrays ba
 into Python lists and ints. Inputs are coerced to one dtype each, so the kernel
 compiles one signature (``warmup()`` compiles it ahead of time; with
 ``cache=True`` later processes load it from disk).
+
+Design note: packing and unpacking run with the cyclic garbage collector paused.
+Building ~10^5 small lists otherwise triggers full collections over everything
+the caller holds, which cost more than the building itself (measured on 20 MB of
+English: unpacking phase 1's 160k words took 0.07 s paused, 0.2-0.3 s not).
 """
 from __future__ import annotations
 
+import gc
+from contextlib import contextmanager
 from itertools import chain
 from typing import Dict, List, Sequence, Tuple
 
@@ -27,7 +34,24 @@ _INT64_MAX = (1 << 63) - 1
 _ID_LIMIT = (1 << 31) - 1
 
 
+@contextmanager
+def _gc_paused():
+    """Pause the cyclic garbage collector (if it runs) for the enclosed block."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def _pack_words(words: Sequence[Sequence[int]], counts: Sequence[int]):
+    with _gc_paused():
+        return _pack_words_unpaused(words, counts)
+
+
+def _pack_words_unpaused(words: Sequence[Sequence[int]], counts: Sequence[int]):
     words = [w if isinstance(w, (list, tuple)) else list(w) for w in words]
     counts = list(counts)
     if len(words) != len(counts):
@@ -73,8 +97,9 @@ def _run(words, counts, token_bytes, profile, max_steps: int, replay=None):
 
 
 def _unpack_words(tokens, offsets, lengths) -> List[List[int]]:
-    flat = tokens.tolist()
-    return [flat[o:o + n] for o, n in zip(offsets[:-1].tolist(), lengths.tolist())]
+    with _gc_paused():
+        flat = tokens.tolist()
+        return [flat[o:o + n] for o, n in zip(offsets[:-1].tolist(), lengths.tolist())]
 
 
 def learn_merges_fast(words: Sequence[Sequence[int]], counts: Sequence[int], token_bytes: List[bytes],

@@ -167,6 +167,30 @@ def test_random_phase2_matches_reference(cands, regular_counts, token_bytes, n_s
     both_superbpe(cands, token_bytes, n_super, profile)
 
 
+def test_local_update_widens_to_runs_paper():
+    # The kernel recounts only windows around replacements; with the paper rule a
+    # window must take in the whole run of equal tokens next to it. a b b b b b
+    # (a=0, b=1) counts b+b floor(5/2) = 2; merging a+b leaves ab b b b b, a run of
+    # four b (still 2 per word), then b+b makes [ab, bb, bb]: only a whole-run
+    # recount gets these counts.
+    merges, words = both_phase1([[0, 1, 1, 1, 1, 1], [0, 1]], [3, 4], letters(2), "paper", 2)
+    assert merges == [(0, 1, 7), (1, 1, 6)]
+    assert words == [[2, 3, 3], [2]]
+
+
+@settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None)
+@given(words=st.lists(st.lists(st.sampled_from([0, 0, 0, 1, 2]), max_size=30), max_size=8),
+       data=st.data(), n_merges=st.integers(0, 30), profile=st.sampled_from(PROFILES))
+def test_random_runs_match_reference(words, data, n_merges, profile):
+    # Long runs of equal tokens, adjacent replacements and windows that join: the
+    # local count updates must give the reference's whole-word recounts.
+    counts = data.draw(st.lists(st.integers(0, 4), min_size=len(words), max_size=len(words)))
+    both_phase1(words, counts, [b"a", b"b", b"ab"], profile, n_merges)
+    regular = [(0, 0, 9), (1, 0, 5), (0, 2, 3), (3, 3, 1)]
+    cands = {tuple(w): c + 1 for w, c in zip(words, counts) if len(w) >= 2}
+    both_boundless(regular, cands, [b"a", b"b", b"ab"], 3, profile)
+
+
 @settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None)
 @given(entries=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 9)), max_size=40),
        tie_bytes=st.sampled_from([0, 1]))
