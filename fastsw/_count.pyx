@@ -206,3 +206,52 @@ def merge_flat_runs(dict runs, array.array flat, array.array lengths, array.arra
         count = counts.data.as_longlongs[r]
         old = runs.get(key)
         runs[key] = count if old is None else old + count
+
+
+def aggregate_candidates(dict letter_runs, const long long[::1] single_token):
+    """Compiled twin of :func:`fastsw.superword.aggregate_candidates` (identical output).
+
+    ``letter_runs``: tuple of pretoken indices -> count; ``single_token`` (int64): the
+    phase-1 token of each pretoken when it is an eligible single token, else -1.
+    Cuts every run at the ineligible pretokens and adds each piece of >= 2 tokens to the
+    result (tuple of token ids -> count). Token ids are gathered in a C buffer; a Python
+    tuple is built only per kept piece.
+    """
+    cdef dict out = {}
+    cdef tuple run, key
+    cdef Py_ssize_t n, i, k, p, start, cap = 64, n_pretokens = single_token.shape[0]
+    cdef long long t
+    cdef Py_ssize_t* ids = <Py_ssize_t*> PyMem_Malloc(cap * sizeof(Py_ssize_t))
+    if ids == NULL:
+        raise MemoryError()
+    try:
+        for run_obj, count in letter_runs.items():
+            run = <tuple> run_obj
+            n = len(run)
+            if n > cap:
+                PyMem_Free(ids)
+                cap = 2 * n
+                ids = <Py_ssize_t*> PyMem_Malloc(cap * sizeof(Py_ssize_t))
+                if ids == NULL:
+                    raise MemoryError()
+            for i in range(n):
+                p = PyLong_AsSsize_t(run[i])
+                if p < 0 or p >= n_pretokens:
+                    raise IndexError(f"letter run refers to pretoken {p}, outside 0..{n_pretokens - 1}")
+                ids[i] = single_token[p]
+            start = 0
+            for i in range(n + 1):
+                if i < n and ids[i] >= 0:
+                    continue
+                if i - start >= 2:
+                    key = PyTuple_New(i - start)
+                    for k in range(start, i):
+                        value = PyLong_FromSsize_t(ids[k])
+                        Py_INCREF(value)  # PyTuple_SET_ITEM steals a reference
+                        PyTuple_SET_ITEM(key, k - start, value)
+                    old = out.get(key)
+                    out[key] = count if old is None else old + count
+                start = i + 1
+    finally:
+        PyMem_Free(ids)
+    return out

@@ -83,11 +83,12 @@ def test_phase1_pretokens_match(counts, golden_dir):
     assert [[str(c), render(b)] for c, b in mine] == expected
 
 
-def test_boundless_candidates_match(counts, golden_dir):
+@pytest.mark.parametrize("native", [False, True], ids=["python", "cython"])
+def test_boundless_candidates_match(counts, golden_dir, native):
     alphabet = default_alphabet("paper")
     merges, words, token_bytes = phase1(counts, alphabet, "paper", 2000 - len(alphabet))
     tok1 = phase1_tokenizer(alphabet, merges, fastsw.Pretokenizer(), "paper")
-    cands = candidates(counts, words, tok1)
+    cands = candidates(counts, words, tok1, native=native)
     lines = (golden_dir / "intermediate/boundless_2000_candidates.tsv").read_text(encoding="utf-8").splitlines()
     expected = [line.split("\t") for line in lines]
     mine = sorted(((c, tuple(token_bytes[t] for t in seq)) for seq, c in cands.items()), reverse=True)

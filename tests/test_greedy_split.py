@@ -1,4 +1,8 @@
 """Algorithm 2 (frequent n-grams with Apriori pruning) and the greedy split, by hand."""
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from conftest import HYPOTHESIS_EXAMPLES
 from fastsw.superword import aggregate_candidates, frequent_ngrams, greedy_split, split_candidates
 
 CANDS = {(1, 2, 3): 10, (1, 2): 5, (2, 3, 4): 3}
@@ -25,8 +29,25 @@ def test_greedy_split_by_hand():
     assert split_candidates(CANDS, c_min=2, floor=14, max_len=30) == {(1, 2): 15}
 
 
-def test_aggregate_candidates_cuts_letter_runs_at_ineligible_pretokens():
-    # pretokens 0..4; pretoken 2 is not a single eligible token
-    single = [10, 11, -1, 13, 14]
-    runs = {(0, 1, 2, 3, 4): 2, (0, 1): 3, (1, 2, 3): 7}
-    assert aggregate_candidates(runs, single) == {(10, 11): 5, (13, 14): 2}
+def _native_aggregate(runs, single):
+    from array import array
+    from fastsw._count import aggregate_candidates as native
+    return native(runs, array("q", single))
+
+
+@pytest.mark.parametrize("aggregate", [aggregate_candidates, _native_aggregate], ids=["python", "cython"])
+def test_aggregate_candidates_cuts_letter_runs_at_ineligible_pretokens(aggregate):
+    # pretokens 0..5; pretokens 2 and 5 are not single eligible tokens
+    single = [10, 11, -1, 13, 14, -1]
+    runs = {(0, 1, 2, 3, 4): 2, (0, 1): 3, (1, 2, 3): 7, (5, 0, 5, 3, 4, 0, 1): 1, (2, 5): 9}
+    assert aggregate(runs, single) == {(10, 11): 5, (13, 14): 2, (13, 14, 10, 11): 1}
+
+
+@settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None)
+@given(st.lists(st.integers(-1, 6), min_size=1, max_size=8).flatmap(
+    lambda single: st.tuples(st.just(single), st.dictionaries(
+        st.lists(st.integers(0, len(single) - 1), min_size=2, max_size=40).map(tuple),
+        st.integers(1, 2**62), max_size=20))))
+def test_native_aggregate_equals_python(args):
+    single, runs = args
+    assert _native_aggregate(runs, single) == aggregate_candidates(runs, single)
