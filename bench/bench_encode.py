@@ -19,8 +19,6 @@ is timed; a disagreement stops the run. Times are the best of ``--repeat`` runs
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import os
 import random
 import sys
@@ -35,24 +33,12 @@ SHARED = Path(os.environ.get("FASTSW_SHARED", HERE.parent.parent / "shared"))
 LANGS = ["en", "de", "fr", "ru", "fi", "ar", "ko", "zh", "ja", "th", "hi", "my"]
 
 import fastsw  # noqa: E402
+from _corpus import read_docs as _read_docs  # noqa: E402
 from fastsw import fast_encode  # noqa: E402
 
 
 def read_docs(path: Path, limit_bytes=None, skip_bytes: int = 0):
-    opener = gzip.open if path.suffix == ".gz" else open
-    docs, size, skipped = [], 0, 0
-    with opener(path, "rt", encoding="utf-8") as f:
-        for line in f:
-            text = json.loads(line)["text"]
-            n = len(text.encode("utf-8"))
-            if skipped < skip_bytes:
-                skipped += n
-                continue
-            docs.append(text)
-            size += n
-            if limit_bytes is not None and size >= limit_bytes:
-                break
-    return docs
+    return _read_docs(path, limit_bytes, skip_bytes)[0]
 
 
 def nbytes(docs) -> int:

@@ -11,30 +11,14 @@ Outputs are asserted identical before anything is timed.  Prints a markdown tabl
 bytes) and the ratios native/regex.  Usage: ``python bench/bench_pretokenize.py [--repeat 3]``.
 """
 import argparse
-import gzip
-import json
-import os
 import time
-from pathlib import Path
 
 from fastsw.pretokenize import HAVE_NATIVE_PRETOKENIZER, Pretokenizer
-
-
-def shared_dir():
-    env = os.environ.get("FASTSW_SHARED")
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "shared"
+from _corpus import SHARED, read_docs
 
 
 def read_prefix(path, max_bytes):
-    docs, size = [], 0
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        for line in f:
-            text = json.loads(line)["text"]
-            docs.append(text)
-            size += len(text.encode("utf-8"))
-            if size >= max_bytes:
-                break
-    return docs, size
+    return read_docs(path, max_bytes)
 
 
 def best_time(fn, docs, repeat):
@@ -63,7 +47,7 @@ def main():
     script.pretokenize("warm up the tables")
     simple.pretokenize("warm up the tables")
 
-    corpus = shared_dir() / "corpus"
+    corpus = SHARED / "corpus"
     texts = [("en (10 MB)", corpus / "en" / "train.jsonl.gz", args.english_mb)]
     for lang_dir in sorted(p for p in corpus.iterdir() if (p / "train.jsonl.gz").exists()):
         if lang_dir.name != "en":

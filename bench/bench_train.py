@@ -19,7 +19,6 @@ plots (time vs corpus size, time vs vocabulary size, stage breakdown).
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import resource
@@ -30,7 +29,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SHARED = Path(os.environ.get("FASTSW_SHARED", HERE.parent.parent / "shared"))
+from _corpus import SHARED, read_docs  # noqa: E402  (bench/ is on sys.path when run as a script)
 
 ALL_TRAINERS = [
     "hf", "rustbpe",
@@ -42,17 +41,7 @@ ALL_TRAINERS = [
 
 
 def load_docs(lang: str, mb: float):
-    limit = int(mb * 1e6)
-    path = SHARED / "corpus" / lang / "train.jsonl.gz"
-    docs, size = [], 0
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        for line in f:
-            text = json.loads(line)["text"]
-            docs.append(text)
-            size += len(text.encode("utf-8"))
-            if size >= limit:
-                break
-    return docs, size
+    return read_docs(SHARED / "corpus" / lang / "train.jsonl.gz", int(mb * 1e6))
 
 
 def run_trainer(name: str, docs, vocab: int, backend: str, merges_out: str) -> dict:

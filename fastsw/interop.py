@@ -462,17 +462,7 @@ def rank_table_encode(piece: bytes, ranks: Dict[bytes, int], *, whole_piece: boo
     piece's own rank first if it has one (tiktoken and HF ``ignore_merges``)."""
     if whole_piece and piece in ranks:
         return [ranks[piece]]
-    parts = [piece[i:i + 1] for i in range(len(piece))]
-    while len(parts) > 1:
-        best, at = None, -1
-        for i in range(len(parts) - 1):
-            r = ranks.get(parts[i] + parts[i + 1])
-            if r is not None and (best is None or r < best):
-                best, at = r, i
-        if best is None:
-            break
-        parts[at:at + 2] = [parts[at] + parts[at + 1]]
-    return [ranks[p] for p in parts]
+    return _rank_table_encode_atoms([piece[i:i + 1] for i in range(len(piece))], ranks)
 
 
 def merge_conflicts(tok) -> List[dict]:
@@ -541,6 +531,7 @@ def merge_conflicts(tok) -> List[dict]:
 
 
 def _rank_table_encode_atoms(parts: List[bytes], ranks: Dict[bytes, int]) -> List[int]:
+    """Join adjacent parts by the lowest rank of their concatenation (leftmost on ties)."""
     parts = list(parts)
     while len(parts) > 1:
         best, at = None, -1
