@@ -505,3 +505,6 @@ cdef class Scanner:
             PyList_SET_ITEM(out, k, piece)
             start = end
         return 0
+
+
+include "_counter.pxi"

@@ -39,12 +39,14 @@ import queue
 import sys
 import zlib
 from array import array
-from itertools import islice
+from itertools import chain, islice
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Tuple
 
+import numpy as np
+
 from .model_io import atomic_open
-from .pretokenize import Pretokenizer
+from .pretokenize import LETTER_PATTERN, Pretokenizer
 
 __all__ = ["Counts", "CountTable", "count_corpus", "count_corpus_reference", "count_corpus_parallel",
            "load_counts", "default_workers", "COUNTS_FORMAT", "COUNTS_FORMAT_VERSION"]
@@ -83,7 +85,8 @@ class Counts:
         self.pretokens: List[str] = []
         self.counts: List[int] = []
         self.has_letter: List[bool] = []
-        self.letter_runs: Dict[Tuple[int, ...], int] = {}
+        self._letter_runs: Dict[Tuple[int, ...], int] = {}
+        self._packed_runs = None  # (ids, offsets, counts) numpy arrays from the compiled counter, until asked for a dict
         self.n_documents = 0
         self.n_bytes = 0
         self.has_runs = has_runs
@@ -91,9 +94,45 @@ class Counts:
         self.source: Optional[str] = None  # the file it was loaded from, for error messages
 
     def __repr__(self) -> str:
-        runs = f"{len(self.letter_runs)} letter runs" if self.has_runs else "no letter runs"
+        runs = f"{self.n_runs} letter runs" if self.has_runs else "no letter runs"
         return (f"Counts({self.n_documents} documents, {self.n_bytes} bytes, {len(self.pretokens)} distinct "
                 f"pretokens, {runs})")
+
+    # -- letter runs: a dict, or packed arrays from the compiled counter -------------------------------------------
+    @property
+    def letter_runs(self) -> Dict[Tuple[int, ...], int]:
+        """``{run (tuple of pretoken indices): count}``. A table from the compiled counter keeps its runs packed
+        (:meth:`packed_runs`) and builds this dict only when it is asked for."""
+        if self._packed_runs is not None:
+            self._letter_runs = _runs_to_dict(*self._packed_runs)
+            self._packed_runs = None
+        return self._letter_runs
+
+    @letter_runs.setter
+    def letter_runs(self, runs: Dict[Tuple[int, ...], int]) -> None:
+        self._letter_runs = runs
+        self._packed_runs = None
+
+    @property
+    def n_runs(self) -> int:
+        """The number of distinct letter runs."""
+        return len(self._packed_runs[2]) if self._packed_runs is not None else len(self._letter_runs)
+
+    def packed_runs(self):
+        """The letter runs as numpy arrays ``(ids, offsets, counts)``: ``int32`` pretoken indices of all runs
+        concatenated, ``int64`` offsets (one more than runs) and ``int64`` counts, in the order of
+        :attr:`letter_runs`."""
+        if self._packed_runs is not None:
+            return self._packed_runs
+        runs = self._letter_runs
+        lengths = np.fromiter(map(len, runs), dtype=np.int64, count=len(runs))
+        offsets = np.zeros(len(runs) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        ids = np.fromiter(chain.from_iterable(runs), dtype=np.int64, count=int(offsets[-1]))
+        if ids.size and (ids.min() < 0 or ids.max() >= len(self.pretokens)):
+            raise ValueError("a letter run refers to a pretoken index outside the table")
+        counts = np.fromiter(runs.values(), dtype=np.int64, count=len(runs))
+        return ids.astype(np.int32), offsets, counts
 
     # -- comparisons (tests) -----------------------------------------------------------------------------------
     def pretoken_multiset(self) -> Dict[str, int]:
@@ -117,14 +156,18 @@ class Counts:
         _check_same_pretokenizer(self, other)
         if self.pretokenizer_config is None:
             self.pretokenizer_config = other.pretokenizer_config
-        self._merge_parts(other.pretokens, other.counts, other.has_letter,
-                          other.letter_runs if other.has_runs else None, other.n_documents, other.n_bytes)
+        runs = (other._packed_runs if other._packed_runs is not None else other._letter_runs) if other.has_runs else None
+        self._merge_parts(other.pretokens, other.counts, other.has_letter, runs, other.n_documents, other.n_bytes)
         return self
 
     def _merge_parts(self, pretokens, counts, has_letter, runs, n_documents: int, n_bytes: int) -> None:
         """``merge`` of a table given as its parts. ``counts`` and ``has_letter`` may be any sequences of ints
         (e.g. a worker's ``array('q')`` and ``bytes``); ``runs`` is None (no letter runs), a dict, or a
         ``FlatRuns`` (a worker's runs as arrays)."""
+        if isinstance(runs, tuple):  # packed (ids, offsets, counts) from the compiled counter
+            ids, offsets, run_counts = runs
+            runs = FlatRuns(array("q", ids.astype(np.int64).tobytes()), array("q", np.diff(offsets).tobytes()),
+                            array("q", run_counts.astype(np.int64).tobytes()))
         native = _native_merge()
         if native is not None:
             merge_pretokens, merge_runs, merge_flat_runs = native
@@ -174,19 +217,39 @@ class Counts:
         header = {"format": COUNTS_FORMAT, "format_version": COUNTS_FORMAT_VERSION,
                   "pretokenizer": self.pretokenizer_config, "runs": bool(self.has_runs),
                   "documents": self.n_documents, "bytes": self.n_bytes, "pretokens": len(self.pretokens),
-                  "letter_runs": len(self.letter_runs) if self.has_runs else 0}
+                  "letter_runs": self.n_runs if self.has_runs else 0}
         lines = (
             [json.dumps(header, ensure_ascii=False)],
             (json.dumps([p, c, int(bool(h))], ensure_ascii=False)
              for p, c, h in zip(self.pretokens, self.counts, self.has_letter)),
-            (json.dumps([c, *run]) for run, c in self.letter_runs.items()) if self.has_runs else (),
+            self._run_lines() if self.has_runs else (),
         )
         _atomic_write_gzip(path, (line for part in lines for line in part))
+
+    def _run_lines(self):
+        if self._packed_runs is None:
+            return (json.dumps([c, *run]) for run, c in self._letter_runs.items())
+        ids, offsets, counts = self._packed_runs
+        flat, bounds = ids.tolist(), offsets.tolist()
+        return (json.dumps([c, *flat[bounds[k]:bounds[k + 1]]]) for k, c in enumerate(counts.tolist()))
 
     @classmethod
     def load(cls, path) -> "Counts":
         """Read a table written by :meth:`save`; a bad file is a ``ValueError`` naming it (and the line)."""
         return _load(Path(path))
+
+
+def _runs_to_dict(ids, offsets, counts) -> Dict[Tuple[int, ...], int]:
+    """Packed letter runs (see :meth:`Counts.packed_runs`) as a dict, in order."""
+    native = _native_merge()
+    if native is not None:
+        runs: Dict[Tuple[int, ...], int] = {}
+        n = int(ids.max()) + 1 if ids.size else 0
+        native[2](runs, array("q", ids.astype(np.int64).tobytes()), array("q", np.diff(offsets).tobytes()),
+                  array("q", counts.astype(np.int64).tobytes()), array("q", np.arange(n, dtype=np.int64).tobytes()))
+        return runs
+    flat, bounds = ids.tolist(), offsets.tolist()
+    return {tuple(flat[bounds[k]:bounds[k + 1]]): c for k, c in enumerate(counts.tolist())}
 
 
 def _native_merge():
@@ -496,6 +559,15 @@ class CountTable:
         self.n_documents += 1
         self.n_bytes += _doc_bytes(doc)
 
+    def add_batch(self, docs: List[str]) -> None:
+        for doc in docs:
+            self.add(doc)
+
+    def payload(self):
+        """The table's parts as a worker process sends them: see ``Counts._merge_parts``."""
+        runs = FlatRuns.from_dict(self.runs) if self.collect_runs else None
+        return self.pretokens, self.counts, self.has_letter.tobytes(), runs, self.n_documents, self.n_bytes
+
     def finish(self) -> Counts:
         c = Counts(pretokenizer_config=self.pretokenizer.to_config(), has_runs=self.collect_runs)
         c.index, c.pretokens = self.index, self.pretokens
@@ -506,9 +578,91 @@ class CountTable:
         return c
 
 
+class NativeCountTable:
+    """:class:`CountTable`'s compiled twin: ``fastsw._pretok.Counter`` scans and counts without making a
+    ``str`` per pretoken, and without the GIL. Only for the compiled scanner's patterns and the default letter
+    test (:func:`native_counting`)."""
+
+    def __init__(self, pretokenizer: Pretokenizer, collect_runs: bool):
+        from ._pretok import Counter
+        self.pretokenizer = pretokenizer
+        self.collect_runs = bool(collect_runs)
+        self.counter = Counter(pretokenizer._get_scanner(), self.collect_runs)
+
+    def add(self, doc: str) -> None:
+        self.counter.add_batch([doc])
+
+    def add_batch(self, docs: List[str]) -> None:
+        self.counter.add_batch(docs if type(docs) is list else list(docs))
+
+    def payload(self):
+        pretokens, counts, letter = self.counter.pretokens()
+        runs = self.counter.runs() if self.collect_runs else None
+        return pretokens, counts, letter.tobytes(), runs, self.counter.n_documents, self.counter.n_bytes
+
+    def finish(self) -> Counts:
+        pretokens, counts, letter = self.counter.pretokens()
+        c = Counts(pretokenizer_config=self.pretokenizer.to_config(), has_runs=self.collect_runs)
+        c.pretokens = pretokens
+        c.index = dict(zip(pretokens, range(len(pretokens))))
+        c.counts = counts.tolist()
+        c.has_letter = (letter != 0).tolist()
+        if self.collect_runs:
+            c._packed_runs = self.counter.runs()
+        c.n_documents, c.n_bytes = self.counter.n_documents, self.counter.n_bytes
+        return c
+
+
+def native_counting(pretokenizer: Pretokenizer) -> bool:
+    """Whether :func:`count_corpus` counts with the compiled counter for ``pretokenizer``: the compiled scanner's
+    patterns, the default letter test, the extension built and ``FASTSW_PUREPYTHON`` unset."""
+    if os.environ.get("FASTSW_PUREPYTHON") == "1" or pretokenizer.letter_pattern != LETTER_PATTERN:
+        return False
+    if pretokenizer._get_scanner() is None:
+        return False
+    try:
+        from ._pretok import Counter  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _make_table(pretokenizer: Pretokenizer, collect_runs: bool):
+    return NativeCountTable(pretokenizer, collect_runs) if native_counting(pretokenizer) \
+        else CountTable(pretokenizer, collect_runs)
+
+
+def _batches(documents: Iterable[str], batch_chars: int, batch_docs: int):
+    """``documents`` in lists of at most ``batch_docs`` documents and about ``batch_chars`` code points."""
+    batch: List[str] = []
+    size = 0
+    for doc in documents:
+        if type(doc) is not str:
+            raise TypeError(f"documents must be str, not {type(doc).__name__}")
+        batch.append(doc)
+        size += len(doc)
+        if size >= batch_chars or len(batch) >= batch_docs:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
 def count_corpus(documents: Iterable[str], pretokenizer: Pretokenizer, *, collect_runs: bool,
-                 progress=None) -> Counts:
-    """Stream ``documents`` once in this process; aggregate pretokens (and letter runs if ``collect_runs``)."""
+                 progress=None, threads: Optional[int] = None) -> Counts:
+    """Stream ``documents`` once in this process; aggregate pretokens (and letter runs if ``collect_runs``).
+
+    With the compiled counter (:func:`native_counting`), ``threads`` threads count (default: all cores): this
+    thread reads the documents and hands batches round-robin to the counting threads, which release the GIL;
+    their tables are merged in a fixed order, so the result (order included) depends only on the documents and
+    ``threads``. Otherwise one thread counts with :class:`CountTable`.
+    """
+    if threads is None:
+        threads = default_workers()
+    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
+        raise ValueError(f"threads must be a positive integer (or None for all cores), not {threads!r}")
+    if native_counting(pretokenizer):
+        return _count_native(documents, pretokenizer, collect_runs, progress, threads)
     table = CountTable(pretokenizer, collect_runs)
     add = table.add
     for doc in documents:
@@ -516,6 +670,58 @@ def count_corpus(documents: Iterable[str], pretokenizer: Pretokenizer, *, collec
         if progress is not None:
             progress.update(1, extra=f"docs, {table.n_bytes / 1e6:.1f} MB")
     return table.finish()
+
+
+def _count_native(documents, pretokenizer: Pretokenizer, collect_runs: bool, progress, threads: int) -> Counts:
+    tables = [NativeCountTable(pretokenizer, collect_runs) for _ in range(threads)]
+    batches = _batches(documents, BATCH_BYTES, BATCH_DOCS)
+
+    def report(batch):
+        if progress is not None:
+            n_bytes = sum(t.counter.n_bytes for t in tables)
+            progress.update(len(batch), extra=f"docs, {n_bytes / 1e6:.1f} MB")
+
+    if threads == 1:
+        for batch in batches:
+            tables[0].add_batch(batch)
+            report(batch)
+        return tables[0].finish()
+
+    import threading
+    inboxes = [queue.Queue(maxsize=2) for _ in range(threads)]
+    errors: List[BaseException] = []
+
+    def work(table, inbox):
+        while True:
+            batch = inbox.get()
+            if batch is None:
+                return
+            if not errors:  # after an error, drain without counting so that the reader never blocks
+                try:
+                    table.add_batch(batch)
+                except BaseException as e:  # noqa: B902 -- re-raised in the calling thread
+                    errors.append(e)
+
+    workers = [threading.Thread(target=work, args=(tables[k], inboxes[k]), name=f"fastsw-count-{k}", daemon=True)
+               for k in range(threads)]
+    for w in workers:
+        w.start()
+    try:
+        for k, batch in enumerate(batches):
+            if errors:
+                break
+            inboxes[k % threads].put(batch)
+            report(batch)
+    finally:
+        for inbox in inboxes:
+            inbox.put(None)
+        for w in workers:
+            w.join()
+    if errors:
+        raise errors[0]
+    for t in tables[1:]:
+        tables[0].counter.merge(t.counter)
+    return tables[0].finish()
 
 
 def count_corpus_reference(documents: Iterable[str], pretokenizer: Pretokenizer, *, collect_runs: bool,
@@ -566,17 +772,13 @@ def default_workers() -> int:
 def _worker(config: dict, collect_runs: bool, tasks, results, worker_id: int) -> None:
     """Worker process: count the batches from ``tasks`` until ``None``, then send the table to ``results``."""
     try:
-        table = CountTable(Pretokenizer.from_config(config), collect_runs)
-        add = table.add
+        table = _make_table(Pretokenizer.from_config(config), collect_runs)
         while True:
             batch = tasks.get()
             if batch is None:
                 break
-            for doc in batch:
-                add(doc)
-        runs = FlatRuns.from_dict(table.runs) if collect_runs else None
-        results.put((worker_id, "ok", (table.pretokens, table.counts, table.has_letter.tobytes(), runs,
-                                       table.n_documents, table.n_bytes)))
+            table.add_batch(batch)
+        results.put((worker_id, "ok", table.payload()))
     except BaseException as e:  # report everything, including KeyboardInterrupt, then exit
         import traceback
         results.put((worker_id, "error", f"{type(e).__name__}: {e}\n{traceback.format_exc()}"))
@@ -675,13 +877,13 @@ def count_corpus_parallel(documents: Iterable[str], pretokenizer: Pretokenizer, 
     if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
         raise ValueError(f"workers must be a positive integer (or None for all cores), not {workers!r}")
     if workers == 1:
-        return count_corpus(documents, pretokenizer, collect_runs=collect_runs, progress=progress)
+        return count_corpus(documents, pretokenizer, collect_runs=collect_runs, progress=progress, threads=1)
     batch_bytes = BATCH_BYTES if batch_bytes is None else batch_bytes
     batch_docs = BATCH_DOCS if batch_docs is None else batch_docs
     if start_method is None:
         start_method = "fork" if sys.platform.startswith("linux") else "spawn"
     config = pretokenizer.to_config()
-    local = CountTable(pretokenizer, collect_runs)
+    local = _make_table(pretokenizer, collect_runs)
     pool = _WorkerPool(workers - 1, config, collect_runs, start_method)
     ok = False
     try:
@@ -695,14 +897,12 @@ def count_corpus_parallel(documents: Iterable[str], pretokenizer: Pretokenizer, 
             n_bytes += nb
             if size >= batch_bytes or len(batch) >= batch_docs:
                 if not pool.try_put(batch):
-                    for d in batch:
-                        local.add(d)
+                    local.add_batch(batch)
                 batch, size = [], 0
             if progress is not None:
                 progress.update(1, extra=f"docs, {n_bytes / 1e6:.1f} MB")
         if batch and not pool.try_put(batch):
-            for d in batch:
-                local.add(d)
+            local.add_batch(batch)
         payloads = pool.collect()
         ok = True
     finally:

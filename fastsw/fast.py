@@ -7,6 +7,11 @@ identical results (merges with counts, final words, appended token bytes):
 * :func:`boundless_phase2_fast` -- :func:`fastsw.superword.boundless_phase2`;
 * :func:`superbpe_phase2_fast` -- :func:`fastsw.superword.superbpe_phase2`.
 
+The trainer calls the packed variants (:func:`learn_merges_packed`,
+:func:`boundless_phase2_packed`, :func:`superbpe_phase2_packed`), whose words are
+already flat arrays (:func:`pack_pretokens`, ``fastsw._pretok.aggregate_runs``),
+so no Python object is made per word or candidate between counting and the model.
+
 The drivers own the Python objects: they pack the words into one int32 array
 with int64 offsets, the counts into int64 and the vocabulary's bytes into one
 uint8 array, call the single kernel ``_merge_loop`` once, and turn its arrays back
@@ -80,8 +85,49 @@ def _pack_bytes(token_bytes: Sequence[bytes]):
     return np.ascontiguousarray(tb, dtype=np.uint8), tb_off
 
 
+def pack_pretokens(pretokens: Sequence[str], counts: Sequence[int], alphabet):
+    """Pretokens with their counts as packed words of initial ids ``(tokens, offsets, counts)``: the
+    packed form of ``[alphabet.initial_ids(p) for p in pretokens]``. A byte alphabet maps all the
+    UTF-8 bytes through one lookup table at once; other alphabets go through ``initial_ids``."""
+    from .alphabet import ByteAlphabet
+    if not isinstance(alphabet, ByteAlphabet):
+        return _pack_words([alphabet.initial_ids(p) for p in pretokens], counts)
+    with _gc_paused():
+        try:
+            encoded = [p.encode("utf-8") for p in pretokens]
+        except UnicodeEncodeError:
+            bad = next(p for p in pretokens if not _encodable(p))
+            raise ValueError(f"pretoken {bad!r} has a lone surrogate, which has no UTF-8 bytes for a byte-level "
+                             "alphabet; fix the text (e.g. join surrogate pairs) or train with alphabet='chars'"
+                             ) from None
+        lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+        data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    lut = np.array([alphabet.id_of_byte(b) for b in range(256)], dtype=np.int32)
+    tokens = lut[data]
+    if tokens.size and tokens.min() < 0:  # cannot happen for UTF-8 of a str: every byte it uses has an id
+        raise ValueError("a pretoken uses a byte outside the alphabet")
+    word_counts = np.array(counts, dtype=np.int64) if len(counts) else np.zeros(0, dtype=np.int64)
+    if word_counts.size and word_counts.min() < 0:
+        raise ValueError("word counts must be non-negative")
+    return np.ascontiguousarray(tokens, dtype=np.int32), offsets, word_counts
+
+
+def _encodable(piece: str) -> bool:
+    try:
+        piece.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
 def _run(words, counts, token_bytes, profile, max_steps: int, replay=None):
-    tokens, offsets, word_counts = _pack_words(words, counts)
+    return _run_packed(*_pack_words(words, counts), token_bytes, profile, max_steps, replay)
+
+
+def _run_packed(tokens, offsets, word_counts, token_bytes, profile, max_steps: int, replay=None):
+    """The merge loop over packed words (``tokens`` is rewritten in place)."""
     if tokens.shape[0] and int(tokens.max()) >= len(token_bytes):
         raise ValueError(f"a word uses token id {int(tokens.max())} but token_bytes has only "
                          f"{len(token_bytes)} entries")
@@ -108,26 +154,34 @@ def learn_merges_fast(words: Sequence[Sequence[int]], counts: Sequence[int], tok
     :func:`fastsw.bpe.learn_merges`: returns ``(merges, final_words)`` with
     ``merges`` a list of ``(left, right, count)`` and appends the new tokens to
     ``token_bytes``. ``progress`` (if given) is advanced once at the end."""
-    tokens, offsets, lengths, _, lefts, rights, step_counts = _run(words, counts, token_bytes, profile,
-                                                                   n_merges)
+    tokens, offsets, word_counts = _pack_words(words, counts)
+    merges, lengths = learn_merges_packed(tokens, offsets, word_counts, token_bytes, profile, n_merges,
+                                          progress=progress)
+    return merges, _unpack_words(tokens, offsets, lengths)
+
+
+def learn_merges_packed(tokens, offsets, word_counts, token_bytes: List[bytes], profile, n_merges: int,
+                        progress=None):
+    """:func:`learn_merges_fast` over packed words (see :func:`pack_pretokens`); ``tokens`` is rewritten in
+    place. Returns ``(merges, lengths)``: the final word ``w`` is ``tokens[offsets[w]:offsets[w] + lengths[w]]``."""
+    tokens, offsets, lengths, _, lefts, rights, step_counts = _run_packed(tokens, offsets, word_counts, token_bytes,
+                                                                          profile, n_merges)
     merges: List[Tuple[int, int, int]] = []
     for left, right, count in zip(lefts, rights, step_counts):
         token_bytes.append(token_bytes[left] + token_bytes[right])
         merges.append((left, right, count))
     if progress is not None and merges:
         progress.update(len(merges))
-    return merges, _unpack_words(tokens, offsets, lengths)
+    return merges, lengths
 
 
-def boundless_phase2_fast(regular: Sequence[Tuple[int, int, int]], candidates: Dict[Tuple[int, ...], int],
-                          token_bytes: List[bytes], n_alphabet: int, profile, progress=None):
-    """Algorithm 1 on the fast path; same contract and results as
-    :func:`fastsw.superword.boundless_phase2` (steps ``(kind, index, left, right,
-    count)``, supermerge tokens appended to ``token_bytes``)."""
+def boundless_phase2_packed(regular: Sequence[Tuple[int, int, int]], candidates, token_bytes: List[bytes],
+                            n_alphabet: int, profile, progress=None):
+    """:func:`boundless_phase2_fast` with the candidates packed: ``(tokens, offsets, counts)`` arrays (the
+    tokens are rewritten in place)."""
     regular = list(regular)
-    _, _, _, kinds, lefts, rights, step_counts = _run(
-        list(candidates.keys()), list(candidates.values()), token_bytes, profile, len(regular),
-        replay=[c for _, _, c in regular])
+    _, _, _, kinds, lefts, rights, step_counts = _run_packed(
+        *candidates, token_bytes, profile, len(regular), replay=[c for _, _, c in regular])
     steps = []
     j = 0
     for kind, left, right, count in zip(kinds, lefts, rights, step_counts):
@@ -144,13 +198,27 @@ def boundless_phase2_fast(regular: Sequence[Tuple[int, int, int]], candidates: D
     return steps
 
 
+def superbpe_phase2_packed(candidates, token_bytes: List[bytes], n_super: int, profile, progress=None):
+    """:func:`superbpe_phase2_fast` with the candidates packed (see :func:`boundless_phase2_packed`)."""
+    merges, _ = learn_merges_packed(*candidates, token_bytes, profile, n_super, progress=progress)
+    return merges
+
+
+def boundless_phase2_fast(regular: Sequence[Tuple[int, int, int]], candidates: Dict[Tuple[int, ...], int],
+                          token_bytes: List[bytes], n_alphabet: int, profile, progress=None):
+    """Algorithm 1 on the fast path; same contract and results as
+    :func:`fastsw.superword.boundless_phase2` (steps ``(kind, index, left, right,
+    count)``, supermerge tokens appended to ``token_bytes``)."""
+    packed = _pack_words(list(candidates.keys()), list(candidates.values()))
+    return boundless_phase2_packed(regular, packed, token_bytes, n_alphabet, profile, progress=progress)
+
+
 def superbpe_phase2_fast(candidates: Dict[Tuple[int, ...], int], token_bytes: List[bytes], n_super: int,
                          profile, progress=None) -> List[Tuple[int, int, int]]:
     """SuperBPE's phase 2 on the fast path; same contract and results as
     :func:`fastsw.superword.superbpe_phase2`."""
-    merges, _ = learn_merges_fast(list(candidates.keys()), list(candidates.values()), token_bytes,
-                                  profile, n_super, progress=progress)
-    return merges
+    packed = _pack_words(list(candidates.keys()), list(candidates.values()))
+    return superbpe_phase2_packed(packed, token_bytes, n_super, profile, progress=progress)
 
 
 def warmup() -> None:

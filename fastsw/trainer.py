@@ -17,7 +17,7 @@ from typing import Dict, Optional, Sequence, Tuple
 from .alphabet import Alphabet, CharAlphabet, default_alphabet, get_profile
 from .bpe import learn_merges
 from .counting import (PARALLEL_MIN_BYTES, Counts, count_corpus, count_corpus_parallel,  # noqa: F401 (re-exported)
-                       default_workers, load_counts)
+                       default_workers, load_counts, native_counting)
 from .pretokenize import Pretokenizer, make_pretokenizer
 from .progress import Progress
 from .readers import iter_documents
@@ -79,6 +79,40 @@ class _Engine:
         self.superbpe_phase2 = superbpe_phase2
         self.warmup_seconds = warmup_seconds
 
+    @property
+    def packed(self) -> bool:
+        """Words and candidates stay flat arrays from counting to the model (the Numba backend)."""
+        return self.name == "numba"
+
+
+def _phase1_packed(counts: Counts, alphabet: Alphabet, profile: str, n_merges: int, progress=None):
+    """:func:`phase1` on packed words: returns ``(merges, (tokens, offsets, lengths), token_bytes)``."""
+    from .fast import learn_merges_packed, pack_pretokens
+    tokens, offsets, word_counts = pack_pretokens(counts.pretokens, counts.counts, alphabet)
+    token_bytes = list(alphabet.tokens)
+    merges, lengths = learn_merges_packed(tokens, offsets, word_counts, token_bytes, get_profile(profile),
+                                          n_merges, progress=progress)
+    return merges, (tokens, offsets, lengths), token_bytes
+
+
+def _candidates_packed(counts: Counts, words, tok1: Tokenizer):
+    """:func:`candidates` from packed phase-1 words and packed letter runs, as packed candidates
+    ``(tokens, offsets, counts)`` (``fastsw._pretok.aggregate_runs``)."""
+    import numpy as np
+    from ._pretok import aggregate_runs
+    tokens, offsets, lengths = words
+    eligible = np.fromiter((tok1.is_eligible(t) for t in range(len(tok1.vocab))), dtype=bool,
+                           count=len(tok1.vocab))
+    first = tokens[offsets[:-1]] if len(lengths) else np.zeros(0, dtype=np.int32)
+    single = np.where((lengths == 1) & eligible[first], first, -1).astype(np.int64)
+    return aggregate_runs(*counts.packed_runs(), single)
+
+
+def _unpack_candidates(packed) -> Dict[Tuple[int, ...], int]:
+    tokens, offsets, cand_counts = packed
+    flat, bounds = tokens.tolist(), offsets.tolist()
+    return {tuple(flat[bounds[k]:bounds[k + 1]]): c for k, c in enumerate(cand_counts.tolist())}
+
 
 BACKENDS = ("auto", "numba", "python")
 
@@ -95,7 +129,7 @@ def _engine(backend: str, progress: bool) -> _Engine:
     # Numba's cache. Either way it is timed and shown, never hidden in a stage.
     with Progress("loading Numba kernels (compiled on first use)", enabled=progress) as bar:
         fast.warmup()
-    return _Engine("numba", fast.learn_merges_fast, fast.boundless_phase2_fast, fast.superbpe_phase2_fast,
+    return _Engine("numba", fast.learn_merges_fast, fast.boundless_phase2_packed, fast.superbpe_phase2_packed,
                    warmup_seconds=time.perf_counter() - bar.start)
 
 
@@ -212,11 +246,12 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
             reference path) or ``"auto"`` (numba unless ``FASTSW_PUREPYTHON=1``).
             Both give identical models.
         workers: processes that pre-tokenize and count (:func:`fastsw.counting.count_corpus_parallel`).
-            ``None`` (default): all cores when ``inputs`` are files (a path, or a list of
-            ``pathlib.Path``) of at least 16 MB on disk, else in this process (an iterable
-            of ``str`` documents is always counted in-process unless ``workers`` is given);
-            BoundlessBPE/SuperBPE count in-process by default on fewer than 4 cores.
-            ``1``: in this process. The model does not depend on it.
+            ``None`` (default): with the compiled counter (the default patterns), one thread per
+            core in this process; otherwise all cores when ``inputs`` are files (a path, or a
+            list of ``pathlib.Path``) of at least 16 MB on disk, else in this process (an
+            iterable of ``str`` documents is always counted in-process unless ``workers`` is
+            given; BoundlessBPE/SuperBPE count in-process on fewer than 4 cores).
+            ``1``: in this process, one thread. The model does not depend on it.
         from_counts: train from saved count tables instead of text: a
             :class:`~fastsw.counting.Counts`, a count file written by ``Counts.save`` /
             ``fastsw count``, or a list of them (merged). Gives the same model as training on
@@ -261,12 +296,19 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
 
     if from_counts is None:
         documents = iter_documents(inputs, text_field=text_field, doc_mode=doc_mode, separator=separator)
-        label = "pre-tokenizing" + (f" ({n_workers} workers)" if n_workers > 1 else "")
-        bar = Progress(label, enabled=progress)
-        counts = count_corpus_parallel(documents, pretok, collect_runs=algo != "bpe", workers=n_workers,
-                                       progress=bar)
+        if workers is None and native_counting(pretok):
+            # the compiled counter: threads in this process, no pickling
+            threads = default_workers()
+            bar = Progress("pre-tokenizing" + (f" ({threads} threads)" if threads > 1 else ""), enabled=progress)
+            counts = count_corpus(documents, pretok, collect_runs=algo != "bpe", progress=bar, threads=threads)
+            info["counting_threads"] = threads
+        else:
+            label = "pre-tokenizing" + (f" ({n_workers} workers)" if n_workers > 1 else "")
+            bar = Progress(label, enabled=progress)
+            counts = count_corpus_parallel(documents, pretok, collect_runs=algo != "bpe", workers=n_workers,
+                                           progress=bar)
+            info["counting_workers"] = n_workers
         info["seconds"]["pretokenize_and_count"] = bar.close()
-        info["counting_workers"] = n_workers
     else:
         info["from_counts"] = True
     info["documents"] = counts.n_documents
@@ -288,8 +330,11 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
                          f"{n_alpha}-token alphabet")
 
     bar = Progress("phase 1 merges", total=n_phase1, enabled=progress)
-    merges1, words, token_bytes = phase1(counts, alpha, profile, n_phase1, progress=bar,
-                                         learn=engine.learn_merges)
+    if engine.packed:
+        merges1, words, token_bytes = _phase1_packed(counts, alpha, profile, n_phase1, progress=bar)
+    else:
+        merges1, words, token_bytes = phase1(counts, alpha, profile, n_phase1, progress=bar,
+                                             learn=engine.learn_merges)
     info["seconds"]["phase1"] = bar.close()
     if engine.warmup_seconds is not None:
         info["seconds"]["jit_warmup"] = engine.warmup_seconds
@@ -304,12 +349,22 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
     else:
         t0 = time.perf_counter()
         tok1 = phase1_tokenizer(alpha, merges1, pretok, profile)
-        cands = candidates(counts, words, tok1)
-        info["unique_candidates"] = len(cands)
+        if engine.packed:
+            cands = _candidates_packed(counts, words, tok1)
+            info["unique_candidates"] = len(cands[2])
+        else:
+            cands = candidates(counts, words, tok1)
+            info["unique_candidates"] = len(cands)
         if greedy_split:
             c_min = merges1[-1][2] if merges1 else 0
-            cands = split_candidates(cands, c_min, min_count_floor, max_ngram_len)
-            info["unique_candidates_after_split"] = len(cands)
+            if engine.packed:
+                from .fast import _pack_words
+                split = split_candidates(_unpack_candidates(cands), c_min, min_count_floor, max_ngram_len)
+                cands = _pack_words(list(split.keys()), list(split.values()))
+                info["unique_candidates_after_split"] = len(split)
+            else:
+                cands = split_candidates(cands, c_min, min_count_floor, max_ngram_len)
+                info["unique_candidates_after_split"] = len(cands)
         info["seconds"]["aggregate_candidates"] = time.perf_counter() - t0
         token_bytes = list(tok1.vocab)
         if algo == "boundless":

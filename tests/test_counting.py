@@ -461,3 +461,77 @@ def test_invalid_utf8_propagates(tmp_path, capsys):
     assert "bad.txt" in err and "UTF-8" in err and "Traceback" not in err
     assert not (tmp_path / "b.counts").exists()
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+# ---- the compiled counter (fastsw._pretok.Counter): threads, packed runs, adversarial Unicode ---------------------
+
+
+def test_native_counter_is_used_for_the_default_pretokenizers(monkeypatch):
+    monkeypatch.delenv("FASTSW_PUREPYTHON", raising=False)
+    assert counting.native_counting(PRETOK) and counting.native_counting(fastsw.Pretokenizer(mode="simple"))
+    assert not counting.native_counting(fastsw.Pretokenizer(letter_pattern=r"\p{Lu}"))
+    assert not counting.native_counting(fastsw.Pretokenizer(main_pattern=r"\S+|\s+"))
+    c = count_corpus(["two words, and more"], PRETOK, collect_runs=True)
+    assert c._packed_runs is not None  # runs stay packed until a dict is asked for
+    assert c.n_runs == 2 and c.letter_runs and c._packed_runs is None
+    monkeypatch.setenv("FASTSW_PUREPYTHON", "1")
+    assert not counting.native_counting(PRETOK)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_native_counter_threads_equal_reference(sample_docs, monkeypatch, threads):
+    monkeypatch.setattr(counting, "BATCH_BYTES", 5000)  # many batches, so every thread gets several
+    ref = count_corpus_reference(sample_docs, PRETOK, collect_runs=True)
+    got = count_corpus(sample_docs, PRETOK, collect_runs=True, threads=threads)
+    same_table(got, ref)
+    again = count_corpus(sample_docs, PRETOK, collect_runs=True, threads=threads)
+    assert again.pretokens == got.pretokens and again.letter_runs == got.letter_runs  # deterministic
+    if threads == 1:
+        assert got.pretokens == ref.pretokens and got.letter_runs == ref.letter_runs
+
+
+def test_native_counter_without_runs_and_simple_mode(sample_docs):
+    simple = fastsw.Pretokenizer(mode="simple")
+    for pretok in (PRETOK, simple):
+        ref = count_corpus_reference(sample_docs, pretok, collect_runs=False)
+        same_table(count_corpus(sample_docs, pretok, collect_runs=False, threads=2), ref)
+
+
+def test_native_counter_reports_errors_from_its_threads(monkeypatch):
+    monkeypatch.setattr(counting, "BATCH_DOCS", 1)
+    docs = ["some text"] * 5 + [b"bytes"] + ["more text"] * 5
+    with pytest.raises(TypeError, match="documents must be str, not bytes"):
+        count_corpus(docs, PRETOK, collect_runs=True, threads=2)
+    with pytest.raises(ValueError, match="threads must be a positive integer"):
+        count_corpus(["x"], PRETOK, collect_runs=True, threads=0)
+
+
+def test_packed_and_dict_runs_agree(sample_docs, tmp_path):
+    packed = count_corpus(sample_docs[:50], PRETOK, collect_runs=True, threads=1)
+    ids, offsets, counts = packed.packed_runs()
+    plain = count_corpus_reference(sample_docs[:50], PRETOK, collect_runs=True)
+    ids2, offsets2, counts2 = plain.packed_runs()  # built from the dict
+    assert ids.tolist() == ids2.tolist() and offsets.tolist() == offsets2.tolist()
+    assert counts.tolist() == counts2.tolist()
+    packed.save(tmp_path / "packed.counts.gz")
+    plain.save(tmp_path / "plain.counts.gz")
+    assert gzip.decompress((tmp_path / "packed.counts.gz").read_bytes()) == \
+        gzip.decompress((tmp_path / "plain.counts.gz").read_bytes())
+    merged = count_corpus(sample_docs[:20], PRETOK, collect_runs=True).merge(
+        count_corpus(sample_docs[20:50], PRETOK, collect_runs=True))
+    same_table(merged, plain)
+
+
+def test_native_counter_on_adversarial_unicode():
+    from hypothesis import HealthCheck, given, settings
+    from test_native_pretokenizer import HYPOTHESIS_EXAMPLES, adversarial
+    from hypothesis import strategies as st
+
+    @settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(st.lists(adversarial, max_size=6))
+    def check(docs):
+        for pretok in (PRETOK, fastsw.Pretokenizer(mode="simple")):
+            same_table(count_corpus(docs, pretok, collect_runs=True, threads=2),
+                       count_corpus_reference(docs, pretok, collect_runs=True))
+
+    check()
