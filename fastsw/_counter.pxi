@@ -8,9 +8,11 @@
 # * Two hash tables of the same kind (``SeqTable``): sequences of uint32 with an int64 count each.
 #   The pretoken table stores code points (a ``str`` of any storage kind hashes and compares by
 #   code point, so one pretoken is one entry whatever the document's kind); the run table stores
-#   pretoken indices. Entries live in flat arrays (items, offsets, counts, hashes) in insertion
+#   pretoken indices. Entries live in flat arrays (items, offsets, counts, keys) in insertion
 #   order; the slots are an open-addressing index (linear probing, load <= 1/2) of int64 entry
 #   numbers, so growing never moves an entry and ``finish`` reads the arrays as they are.
+# * A short sequence (<= 7 values below 256, e.g. " the") is its own 64-bit key, so finding it
+#   is one key comparison; longer ones are hashed and compared value by value.
 # * A document is scanned into pretoken end offsets (the same ``_scan`` as ``Scanner``), each
 #   pretoken is looked up by a hash of its code points, and letter runs are cut over the array of
 #   its indices; no ``str`` is made except once per distinct pretoken in ``finish``.
@@ -77,13 +79,26 @@ cdef inline uint64_t _mix(uint64_t h) noexcept nogil:
 
 
 cdef inline uint64_t _hash_seq(const char_t* s, Py_ssize_t n) noexcept nogil:
-    """A hash of the values ``s[0:n]`` (the same for every storage type holding the same values)."""
-    cdef uint64_t h = 0x9E3779B97F4A7C15ULL ^ <uint64_t> n
+    """The key of the values ``s[0:n]`` (the same for every storage type holding the same values).
+
+    A short sequence (at most 7 values, each < 256: most pretokens) is its own key: the values
+    packed into bytes with the length above them, so equal keys mean equal sequences. Any other
+    sequence gets a hash with the top bit set, so it never equals a short key, and equal keys
+    must still be confirmed by comparing the values."""
+    cdef uint64_t h, packed = 0
     cdef Py_ssize_t i
+    if n <= 7:
+        for i in range(n):
+            if s[i] >= 256:
+                break
+            packed |= (<uint64_t> s[i]) << (8 * i)
+        else:
+            return packed | (<uint64_t> n << 56)
+    h = 0x9E3779B97F4A7C15ULL ^ <uint64_t> n
     for i in range(n):
         h = ((h << 5) | (h >> 59)) ^ <uint64_t> s[i]
         h *= 0x517cc1b727220a95ULL
-    return _mix(h)
+    return _mix(h) | 0x8000000000000000ULL
 
 
 cdef int _table_rehash(SeqTable* t) noexcept nogil:
@@ -94,7 +109,7 @@ cdef int _table_rehash(SeqTable* t) noexcept nogil:
         return -1
     memset(slots, 0xFF, n_slots * sizeof(int64_t))
     for e in range(t.n):
-        s = <int64_t> (t.hashes[e] & <uint64_t> mask)
+        s = <int64_t> (_mix(t.hashes[e]) & <uint64_t> mask)
         while slots[s] != -1:
             s = (s + 1) & mask
         slots[s] = e
@@ -106,10 +121,10 @@ cdef int _table_rehash(SeqTable* t) noexcept nogil:
 
 cdef int64_t _table_find_or_add(SeqTable* t, const char_t* s, Py_ssize_t n, uint64_t h,
                                 bint* added) noexcept nogil:
-    """The entry holding ``s[0:n]`` (hash ``h``), appended with count 0 if new (``added[0]`` set);
-    -1 when out of memory."""
+    """The entry holding ``s[0:n]`` (key ``h`` from ``_hash_seq``), appended with count 0 if new
+    (``added[0]`` set); -1 when out of memory."""
     cdef int64_t mask = t.n_slots - 1
-    cdef int64_t slot = <int64_t> (h & <uint64_t> mask), e, o, i, cap
+    cdef int64_t slot = <int64_t> (_mix(h) & <uint64_t> mask), e, o, i, cap
     cdef const uint32_t* item
     cdef bint same
     added[0] = False
@@ -117,7 +132,12 @@ cdef int64_t _table_find_or_add(SeqTable* t, const char_t* s, Py_ssize_t n, uint
         e = t.slots[slot]
         if e == -1:
             break
-        if t.hashes[e] == h and t.offsets[e + 1] - t.offsets[e] == n:
+        if t.hashes[e] == h:
+            if not (h >> 63):
+                return e  # a short key is the sequence itself
+            if t.offsets[e + 1] - t.offsets[e] != n:
+                slot = (slot + 1) & mask
+                continue
             item = t.items + t.offsets[e]
             same = True
             for i in range(n):
@@ -164,6 +184,10 @@ cdef int _realloc64(int64_t** p, int64_t n) noexcept nogil:
     return 0
 
 
+cdef enum:
+    CACHE_SLOTS = 4096  # a power of two (the slot is the top 12 bits of a hash); 64 KB, within L2
+
+
 cdef struct CountState:
     SeqTable pre         # pretokens (code points) and their counts
     uint8_t* letter      # per pretoken: 1 when it contains a \p{L}
@@ -177,6 +201,8 @@ cdef struct CountState:
     Chunks chunks        # scratch: script chunks of one document
     int64_t n_documents
     int64_t n_bytes
+    uint64_t cache_key[CACHE_SLOTS]   # a direct-mapped cache of short keys -> pretoken entries, so the
+    int64_t cache_entry[CACHE_SLOTS]  # most frequent pretokens are found without touching the big table
 
 
 cdef inline int64_t _utf8_length(const char_t* s, Py_ssize_t n) noexcept nogil:
@@ -194,7 +220,7 @@ cdef int _count_text(CountState* st, const Tables* tb, const uint8_t* scripts,
                      const uint8_t* specific_by_script, bint script_chunking,
                      const char_t* s, Py_ssize_t length) noexcept nogil:
     """Pre-tokenize one document and add its pretokens and letter runs; -1 when out of memory."""
-    cdef Py_ssize_t n_pieces, n_chunks, k, start, end, run_start
+    cdef Py_ssize_t n_pieces, n_chunks, k, start, end, run_start, slot
     cdef int64_t cap, e
     cdef int64_t whole[2]
     cdef uint8_t main_only = 0
@@ -230,9 +256,19 @@ cdef int _count_text(CountState* st, const Tables* tb, const uint8_t* scripts,
     for k in range(n_pieces):
         end = st.ends[k]
         h = _hash_seq(s + start, end - start)
+        slot = <Py_ssize_t> ((h ^ (h >> 29)) * 0x9E3779B97F4A7C15ULL >> 52)  # top 12 bits: CACHE_SLOTS
+        if st.cache_key[slot] == h:  # only short keys are cached, and a short key is the pretoken itself
+            e = st.cache_entry[slot]
+            st.pre.counts[e] += 1
+            st.ids[k] = <uint32_t> e
+            start = end
+            continue
         e = _table_find_or_add(&st.pre, s + start, end - start, h, &added)
         if e < 0:
             return -1
+        if not (h >> 63):
+            st.cache_key[slot] = h
+            st.cache_entry[slot] = e
         if added:
             if e >= st.letter_cap:
                 cap = 2 * st.letter_cap
@@ -279,6 +315,7 @@ cdef class Counter:
     def __cinit__(self, Scanner scanner not None, bint collect_runs):
         self.scanner = scanner
         memset(&self.st, 0, sizeof(CountState))
+        memset(self.st.cache_key, 0xFF, sizeof(self.st.cache_key))  # all ones: never a short key
         self.st.collect_runs = collect_runs
         self.st.letter_cap = 256
         self.st.letter = <uint8_t*> malloc(self.st.letter_cap)
