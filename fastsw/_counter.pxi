@@ -13,9 +13,10 @@
 #   numbers, so growing never moves an entry and ``finish`` reads the arrays as they are.
 # * A short sequence (<= 7 values below 256, e.g. " the") is its own 64-bit key, so finding it
 #   is one key comparison; longer ones are hashed and compared value by value.
-# * A document is scanned into pretoken end offsets (the same ``_scan`` as ``Scanner``), each
-#   pretoken is looked up by a hash of its code points, and letter runs are cut over the array of
-#   its indices; no ``str`` is made except once per distinct pretoken in ``finish``.
+# * A document is scanned with the matchers of ``_scan`` (the same as ``Scanner``'s) into a window
+#   of pretoken ends; the window's pretokens are looked up by key and letter runs are cut across
+#   windows, so the scratch memory is the window and the current run, not a slot per code point;
+#   no ``str`` is made except once per distinct pretoken in :meth:`Counter.pretokens`.
 # * Everything between taking the documents and returning runs without the GIL, so one
 #   ``Counter`` per thread counts in parallel; ``merge`` folds one counter into another.
 
@@ -186,6 +187,7 @@ cdef int _realloc64(int64_t** p, int64_t n) noexcept nogil:
 
 cdef enum:
     CACHE_SLOTS = 4096  # a power of two (the slot is the top 12 bits of a hash); 64 KB, within L2
+    WINDOW = 4096  # pretokens matched before they are counted (48 KB of scratch, whatever the document)
 
 
 cdef struct CountState:
@@ -194,10 +196,11 @@ cdef struct CountState:
     int64_t letter_cap
     SeqTable runs        # letter runs (pretoken indices) and their counts
     bint collect_runs
-    int64_t* ends        # scratch: pretoken ends of one document
-    int64_t ends_cap
-    uint32_t* ids        # scratch: pretoken indices of one document
+    int64_t ends[WINDOW]        # scratch: pretoken ends of the current window
+    uint32_t window_ids[WINDOW]  # scratch: their pretoken indices
+    uint32_t* ids        # scratch: the pretoken indices of the current letter run
     int64_t ids_cap
+    int64_t run_len
     Chunks chunks        # scratch: script chunks of one document
     int64_t n_documents
     int64_t n_bytes
@@ -216,88 +219,136 @@ cdef inline int64_t _utf8_length(const char_t* s, Py_ssize_t n) noexcept nogil:
     return total
 
 
+cdef inline int64_t _add_pretoken(CountState* st, const Tables* tb, const char_t* s, Py_ssize_t n) noexcept nogil:
+    """Count one occurrence of the pretoken ``s[0:n]``; its entry, or -1 when out of memory."""
+    cdef uint64_t h = _hash_seq(s, n)
+    cdef Py_ssize_t slot = <Py_ssize_t> ((h ^ (h >> 29)) * 0x9E3779B97F4A7C15ULL >> 52)  # top 12 bits
+    cdef int64_t e, cap, i
+    cdef bint added
+    cdef uint8_t* grown
+    if st.cache_key[slot] == h:  # only short keys are cached, and a short key is the pretoken itself
+        e = st.cache_entry[slot]
+        st.pre.counts[e] += 1
+        return e
+    e = _table_find_or_add(&st.pre, s, n, h, &added)
+    if e < 0:
+        return -1
+    if not (h >> 63):
+        st.cache_key[slot] = h
+        st.cache_entry[slot] = e
+    if added:
+        if e >= st.letter_cap:
+            cap = 2 * st.letter_cap
+            grown = <uint8_t*> realloc(st.letter, cap)
+            if grown == NULL:
+                return -1
+            st.letter = grown
+            st.letter_cap = cap
+        st.letter[e] = 0
+        for i in range(n):
+            if tb.cls[s[i]] & PT_LETTER:
+                st.letter[e] = 1
+                break
+    st.pre.counts[e] += 1
+    return e
+
+
+cdef inline int _end_run(CountState* st) noexcept nogil:
+    """Count the current letter run (if it has >= 2 pretokens) and start a new one."""
+    cdef bint added
+    cdef int64_t e
+    if st.run_len >= 2:
+        e = _table_find_or_add(&st.runs, st.ids, st.run_len, _hash_seq(st.ids, st.run_len), &added)
+        if e < 0:
+            return -1
+        st.runs.counts[e] += 1
+    st.run_len = 0
+    return 0
+
+
+cdef int _count_window(CountState* st, const Tables* tb, const char_t* s, Py_ssize_t start,
+                       Py_ssize_t n_pieces) noexcept nogil:
+    """Count the ``n_pieces`` pretokens whose ends are in ``st.ends`` (the first starts at ``start``)
+    and extend the current letter run with them."""
+    cdef Py_ssize_t k, end
+    cdef int64_t e, cap
+    cdef uint32_t* grown
+    for k in range(n_pieces):
+        end = st.ends[k]
+        e = _add_pretoken(st, tb, s + start, end - start)
+        if e < 0:
+            return -1
+        st.window_ids[k] = <uint32_t> e
+        start = end
+    if not st.collect_runs:
+        return 0
+    for k in range(n_pieces):
+        e = st.window_ids[k]
+        if st.letter[e]:
+            if st.run_len == st.ids_cap:
+                cap = max(64, 2 * st.ids_cap)
+                grown = <uint32_t*> realloc(st.ids, cap * sizeof(uint32_t))
+                if grown == NULL:
+                    return -1
+                st.ids = grown
+                st.ids_cap = cap
+            st.ids[st.run_len] = <uint32_t> e
+            st.run_len += 1
+        elif _end_run(st) < 0:
+            return -1
+    return 0
+
+
 cdef int _count_text(CountState* st, const Tables* tb, const uint8_t* scripts,
                      const uint8_t* specific_by_script, bint script_chunking,
                      const char_t* s, Py_ssize_t length) noexcept nogil:
-    """Pre-tokenize one document and add its pretokens and letter runs; -1 when out of memory."""
-    cdef Py_ssize_t n_pieces, n_chunks, k, start, end, run_start, slot
-    cdef int64_t cap, e
+    """Pre-tokenize one document and add its pretokens and letter runs; -1 when out of memory.
+
+    The matchers of ``_scan`` fill a window of ``WINDOW`` pretoken ends, which is then counted, so
+    the scratch memory is the window, the chunk bounds and the current letter run, never one slot
+    per code point or per pretoken of the document."""
+    cdef Py_ssize_t n_chunks, c, i, n, k, start
     cdef int64_t whole[2]
     cdef uint8_t main_only = 0
-    cdef bint added
-    cdef uint64_t h
-    cdef uint32_t* grown
+    cdef const int64_t* bounds
+    cdef const uint8_t* specific
     st.n_documents += 1
     st.n_bytes += _utf8_length(s, length)
     if length == 0:
         return 0
-    if length > st.ends_cap:
-        cap = max(length, 2 * st.ends_cap)
-        if _realloc64(&st.ends, cap) < 0:
-            return -1
-        st.ends_cap = cap
     if script_chunking:
         n_chunks = _script_chunks(s, length, scripts, specific_by_script, &st.chunks)
         if n_chunks < 0:
             return -1
-        n_pieces = _scan(s, tb, st.chunks.bounds, st.chunks.specific, n_chunks, st.ends)
+        bounds = st.chunks.bounds
+        specific = st.chunks.specific
     else:
         whole[0] = 0
         whole[1] = length
-        n_pieces = _scan(s, tb, whole, &main_only, 1, st.ends)
-    if n_pieces > st.ids_cap:
-        cap = max(n_pieces, 2 * st.ids_cap)
-        grown = <uint32_t*> realloc(st.ids, cap * sizeof(uint32_t))
-        if grown == NULL:
-            return -1
-        st.ids = grown
-        st.ids_cap = cap
-    start = 0
-    for k in range(n_pieces):
-        end = st.ends[k]
-        h = _hash_seq(s + start, end - start)
-        slot = <Py_ssize_t> ((h ^ (h >> 29)) * 0x9E3779B97F4A7C15ULL >> 52)  # top 12 bits: CACHE_SLOTS
-        if st.cache_key[slot] == h:  # only short keys are cached, and a short key is the pretoken itself
-            e = st.cache_entry[slot]
-            st.pre.counts[e] += 1
-            st.ids[k] = <uint32_t> e
-            start = end
-            continue
-        e = _table_find_or_add(&st.pre, s + start, end - start, h, &added)
-        if e < 0:
-            return -1
-        if not (h >> 63):
-            st.cache_key[slot] = h
-            st.cache_entry[slot] = e
-        if added:
-            if e >= st.letter_cap:
-                cap = 2 * st.letter_cap
-                st.letter = <uint8_t*> realloc(st.letter, cap)
-                if st.letter == NULL:
-                    return -1
-                st.letter_cap = cap
-            st.letter[e] = 0
-            for run_start in range(start, end):
-                if tb.cls[s[run_start]] & PT_LETTER:
-                    st.letter[e] = 1
-                    break
-        st.pre.counts[e] += 1
-        st.ids[k] = <uint32_t> e
-        start = end
-    if st.collect_runs:
-        run_start = -1
-        for k in range(n_pieces + 1):
-            if k < n_pieces and st.letter[st.ids[k]]:
-                if run_start < 0:
-                    run_start = k
-                continue
-            if run_start >= 0 and k - run_start >= 2:
-                h = _hash_seq(st.ids + run_start, k - run_start)
-                e = _table_find_or_add(&st.runs, st.ids + run_start, k - run_start, h, &added)
-                if e < 0:
-                    return -1
-                st.runs.counts[e] += 1
-            run_start = -1
+        n_chunks = 1
+        bounds = whole
+        specific = &main_only
+    st.run_len = 0
+    for c in range(n_chunks):
+        i = bounds[c]
+        n = bounds[c + 1]
+        while i < n:
+            start = i
+            k = 0
+            if specific[c]:
+                while i < n and k < WINDOW:
+                    i = _match_specific(s, tb, i, n)
+                    st.ends[k] = i
+                    k += 1
+            else:
+                while i < n and k < WINDOW:
+                    i = _match_main(s, tb, i, n)
+                    st.ends[k] = i
+                    k += 1
+            if _count_window(st, tb, s, start, k) < 0:
+                return -1
+    if st.collect_runs and _end_run(st) < 0:
+        return -1
     return 0
 
 
@@ -328,7 +379,6 @@ cdef class Counter:
         _table_free(&self.st.pre)
         _table_free(&self.st.runs)
         free(self.st.letter)
-        free(self.st.ends)
         free(self.st.ids)
         free(self.st.chunks.bounds)
         free(self.st.chunks.specific)
@@ -344,6 +394,11 @@ cdef class Counter:
     @property
     def n_pretokens(self):
         return self.st.pre.n
+
+    @property
+    def scratch_bytes(self):
+        """Bytes of per-document scratch memory held (the current run's indices and the chunk bounds)."""
+        return self.st.ids_cap * 4 + self.st.chunks.capacity * 9
 
     @property
     def collect_runs(self):

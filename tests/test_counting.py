@@ -430,6 +430,15 @@ def test_one_huge_line_without_newlines(tmp_path):
     assert len(counts.letter_runs) == 1 and list(counts.letter_runs.values()) == [1]
     print(f"peak {peak / 1e6:.1f} MB for {size / 1e6:.1f} MB")
     assert peak < 25 * size, f"peak {peak / 1e6:.0f} MB for a {size / 1e6:.0f} MB document"
+    if counting.native_counting(PRETOK):  # the compiled counter's scratch (malloc, unseen by tracemalloc)
+        table = counting.NativeCountTable(PRETOK, collect_runs=True)
+        table.add(words)
+        # the one letter run of 800k pretokens (4 bytes each) and a fixed window, not 8 bytes per code point
+        assert table.counter.scratch_bytes < 4 * 800_000 * 1.5 + 100_000
+        no_runs = counting.NativeCountTable(PRETOK, collect_runs=False)
+        no_runs.add(words)
+        assert no_runs.counter.scratch_bytes < 1000
+        assert no_runs.finish().pretoken_multiset() == counts.pretoken_multiset()
 
 
 def test_empty_corpus_gives_the_alphabet(tmp_path):
