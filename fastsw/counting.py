@@ -81,7 +81,7 @@ class Counts:
     """
 
     def __init__(self, pretokenizer_config: Optional[dict] = None, has_runs: bool = True):
-        self.index: Dict[str, int] = {}
+        self._index: Optional[Dict[str, int]] = {}
         self.pretokens: List[str] = []
         self.counts: List[int] = []
         self.has_letter: List[bool] = []
@@ -97,6 +97,18 @@ class Counts:
         runs = f"{self.n_runs} letter runs" if self.has_runs else "no letter runs"
         return (f"Counts({self.n_documents} documents, {self.n_bytes} bytes, {len(self.pretokens)} distinct "
                 f"pretokens, {runs})")
+
+    @property
+    def index(self) -> Dict[str, int]:
+        """``{pretoken: its index in pretokens}`` (built on first use for a table from the compiled counter,
+        since training never needs it)."""
+        if self._index is None:
+            self._index = dict(zip(self.pretokens, range(len(self.pretokens))))
+        return self._index
+
+    @index.setter
+    def index(self, index: Dict[str, int]) -> None:
+        self._index = index
 
     # -- letter runs: a dict, or packed arrays from the compiled counter -------------------------------------------
     @property
@@ -604,7 +616,7 @@ class NativeCountTable:
         pretokens, counts, letter = self.counter.pretokens()
         c = Counts(pretokenizer_config=self.pretokenizer.to_config(), has_runs=self.collect_runs)
         c.pretokens = pretokens
-        c.index = dict(zip(pretokens, range(len(pretokens))))
+        c.index = None  # built on first use
         c.counts = counts.tolist()
         c.has_letter = (letter != 0).tolist()
         if self.collect_runs:
