@@ -205,22 +205,26 @@ def test_heap_order_matches_heapq(entries, tie_bytes):
     tb_off = np.cumsum([0] + [len(b) for b in token_bytes]).astype(np.int64)
     pleft = np.array([0, 1, 2, 4, 1, 3], np.int32)
     pright = np.array([1, 0, 2, 1, 1, 0], np.int32)
-    heap_pair = np.empty(max(len(entries), 1), np.int32)
+    # the kernel's heap holds pair keys (left << 32 | right); tpre: per-token byte prefix keys
+    keys = (pleft.astype(np.int64) << 32) | pright
+    pair_of_key = {int(k): p for p, k in enumerate(keys)}
+    tpre = np.array([_kernels._prefix_key(tb, tb_off, np.int64(t)) for t in range(len(token_bytes))], np.int64)
+    heap_key = np.empty(max(len(entries), 1), np.int64)
     heap_count = np.empty(max(len(entries), 1), np.int64)
     size = 0
     expected = []
     for p, c in entries:
-        size = _kernels._push(heap_pair, heap_count, np.int64(size), np.int32(p), np.int64(c), pleft,
-                              pright, tb, tb_off, np.int64(tie_bytes))
+        size = _kernels._push(heap_key, heap_count, np.int64(size), keys[p], np.int64(c), tpre,
+                              tb, tb_off, np.int64(tie_bytes))
         l, r = int(pleft[p]), int(pright[p])
         key = (token_bytes[l], token_bytes[r], l, r) if tie_bytes else (l, r)
         heapq.heappush(expected, (-c, key, p))
     popped = []
     while size:
-        popped.append((int(heap_count[0]), int(heap_pair[0])))
+        popped.append((int(heap_count[0]), pair_of_key[int(heap_key[0])]))
         size -= 1
-        heap_pair[0], heap_count[0] = heap_pair[size], heap_count[size]
-        _kernels._sift_down(heap_pair, heap_count, np.int64(size), np.int64(0), pleft, pright, tb, tb_off,
+        heap_key[0], heap_count[0] = heap_key[size], heap_count[size]
+        _kernels._sift_down(heap_key, heap_count, np.int64(size), np.int64(0), tpre, tb, tb_off,
                             np.int64(tie_bytes))
     want = [(-c, p) for c, _, p in (heapq.heappop(expected) for _ in range(len(entries)))]
     # Equal (count, key) entries are interchangeable only when they are the same pair.
