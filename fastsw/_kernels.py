@@ -452,10 +452,17 @@ def _rewrite_words(tokens, offsets, lengths, word_counts, occ, seg, t, seg_n, a,
             lo = i - 1 if i > 0 else 0
             hi = i + 3 if i + 3 < L else L
             if overlapping == 0:
-                while lo > 0 and tokens[o + lo - 1] == tokens[o + lo]:
+                # widen to whole runs of equal tokens, walking only through tokens
+                # the current window does not cover: reaching cur_hi - 1 going left
+                # joins the windows anyway, and a walk right from inside the window
+                # would stop at cur_hi (a run boundary or L), so each token is walked
+                # at most twice per word (linear in a run of 10^6 equal tokens)
+                floor = cur_hi - 1 if cur_n > 0 else 0
+                while lo > floor and lo > 0 and tokens[o + lo - 1] == tokens[o + lo]:
                     lo -= 1
-                while hi < L and tokens[o + hi] == tokens[o + hi - 1]:
-                    hi += 1
+                if cur_n == 0 or hi > cur_hi:
+                    while hi < L and tokens[o + hi] == tokens[o + hi - 1]:
+                        hi += 1
             if cur_n > 0 and lo < cur_hi:
                 cur_hi = max(cur_hi, hi)
                 cur_n += 1
