@@ -206,6 +206,15 @@ def main() -> None:
              "1 MB random Unicode": [random_unicode(1_000_000)]}
     heldouts = {lang: read_docs(SHARED / "corpus" / lang / "heldout.jsonl") for lang in LANGS}
 
+    # building a Tokenizer (token table, rank tables, reachability and the shortcut table,
+    # the fast encoder's tables on first use): training builds two for the superword algorithms
+    build = {}
+    for mname, tok in names.items():
+        kwargs = dict(alphabet=tok.alphabet, merges=[m[1:] for m in tok.merges], pretokenizer=tok.pretokenizer,
+                      profile=tok.profile, algo=tok.algo)
+        build[mname] = (best_of(lambda: fastsw.Tokenizer(**kwargs), 2),
+                        best_of(lambda: fast_encode.FastEncoder(tok), 2))
+
     lines = [f"# Encoding benchmark ({time.strftime('%Y-%m-%d')})", "",
              f"Machine: {os.cpu_count()} cores; batch encoders use {args.threads} threads. Models trained "
              f"by fastsw on the first {args.train_mb:g} MB of en/train.jsonl.gz, `pretokenizer=\"simple\"`. "
@@ -243,6 +252,9 @@ def main() -> None:
                 lines += row(f"{mname}: {label}", nbytes(docs), res)
                 summary[f"{mname}: {label}"] = {k: nbytes(docs) / 1e6 / s for k, (s, _) in res.items()}
 
+    lines += ["", "## Building a tokenizer", "",
+              "| model | Tokenizer(...) s | fast encoder tables s |", "|---|---|---|"]
+    lines += [f"| {mname} | {a:.3f} | {b:.3f} |" for mname, (a, b) in build.items()]
     lines += ["", "## Targets", ""]
     for mname in names:
         for inp in ("en held-out", f"{args.text_mb:g} MB en train"):

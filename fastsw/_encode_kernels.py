@@ -1,6 +1,9 @@
 """Numba kernels for the fast encoding path (SPEC section 7).
 
 Private functions over contiguous numpy arrays only: no Python objects, no I/O.
+Pretoken boundaries: the driver passes code-point offsets; when a batch is ASCII
+(as many bytes as code points) they are byte offsets as they are, otherwise the
+kernel walks the UTF-8 lead bytes.
 The driver :mod:`fastsw.fast_encode` builds the tables once per tokenizer and
 coerces every input (ids int32, lengths and offsets int64, text uint8), so each
 kernel compiles exactly one signature. The reference these kernels must agree
@@ -9,21 +12,41 @@ with, id for id, is :meth:`fastsw.tokenizer.Tokenizer.encode_ordinary` with
 
 Design notes
 ------------
-* Rank tables: open addressing with linear probing in one int64 array of
-  ``(key, value)`` slots, interleaved so that a probe touches one cache line (the
-  lookups of a shortcut miss are memory-bound). Key ``left << 32 | right`` (-1 =
-  empty slot), value ``rank << 32 | new id``, so comparing two values compares
-  ranks first. Ranks are unique per pair (the tokenizer keeps the first merge of
-  a duplicated pair), so the smallest value names one pair.
-* Whole-pretoken shortcut: a table of the reachable tokens' byte strings keyed by
-  a 64-bit FNV-1a hash, one 32-byte slot per entry in an int64 array ``sc``:
-  ``[hash, length << 32 | id (-1 = empty), offset in tb, 0]``. A hit is confirmed
-  by comparing the bytes against the flat vocabulary (``tb`` uint8); keeping the
-  offset in the slot saves a dependent load of ``tb_off``. (Measured: packing the
-  first 16 bytes into the slot instead was slower on English text.)
+* Rank tables: one int64 array. First ``_DIRECT`` = 65536 direct entries, the
+  value of pair ``(left, right)`` at ``left << 8 | right`` when both ids are
+  below 256 (every pair of atoms: all the initial lookups of a pretoken, one load
+  in a 512 kB region instead of a probe of a table of up to 4 MB). Then open
+  addressing with linear probing over interleaved ``(key, value)`` slots for the
+  other pairs, so that a probe touches one cache line. Key ``left << 32 | right``
+  (-1 = empty slot), value ``rank << 32 | new id`` (-1 = no merge), so comparing
+  two values compares ranks first. Ranks are unique per pair (the tokenizer keeps
+  the first merge of a duplicated pair), so the smallest value names one pair.
+* Hashes multiply in ``uint64``: Numba gives signed int64 arithmetic LLVM's
+  ``nsw`` flag, which makes a wrapping int64 multiply undefined behaviour (LLVM
+  folded the hash of a ``(x, x)`` lookup to a constant, a wrong answer).
+* Whole-pretoken shortcut, two tables of the reachable tokens. Tokens of at most
+  8 bytes (most pretokens of ordinary text): the bytes packed little-endian into
+  one int64 key, 16-byte slots ``[key, length << 32 | id (-1 = empty)]``; a hit
+  is one key and length compare, with no read of the vocabulary bytes. Longer
+  tokens: a hash over 8-byte words, 32-byte slots ``[hash, length << 32 | id,
+  offset in tb, 0]``, a hit confirmed by comparing the bytes against the flat
+  vocabulary ``tb``.
+* Reference counts: Numba increfs and decrefs array arguments and arrays rebound
+  inside a loop with atomic instructions; before the changes below they took
+  ~28 % of the kernel's time on English text. So the hot loop calls the merge
+  loops directly (no dispatcher function with 9 array arguments), and the bucket
+  heads of the long loop come from the driver (one all -1 array per thread,
+  restored by the loop) instead of being allocated lazily inside the loop.
+* Supermerge runs: per regular id, ``flags`` bit 1 marks eligible tokens and
+  bits 2 and 4 the left and right sides of some supermerge, and a 32 kB bit set
+  (``s_bits``) holds a hash bit of every supermerge pair; a run with no adjacent
+  pair that passes both cannot change and skips the merge loop (about a third of
+  the runs of English text). Inside a run's merge loop the filter also spares the
+  hash probe of most pairs, and a run of two is one lookup without a call.
 * Miss cache: a pretoken that misses the shortcut is merged once per kernel call
   and later occurrences in the same call copy its ids. The cache is allocated
-  per call (direct-mapped, at most ``2 ** _MISS_CACHE_BITS`` slots, an entry
+  per call (direct-mapped, one slot per four pretokens, since only a few per cent
+  miss, at most ``2 ** _MISS_CACHE_BITS`` slots, an entry
   overwritten on collision) and points into the call's own text and output, so
   threads share no mutable state. Only pieces of >= 2 ids are cached: they never
   join a supermerge run, so their ids never move once the run before them has
@@ -64,24 +87,28 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-_FNV_OFFSET = np.int64(-3750763034362895579)  # 0xcbf29ce484222325 as int64
-_FNV_PRIME = np.int64(1099511628211)
-_MIX = np.int64(-7046029254386353131)  # 0x9E3779B97F4A7C15 as int64
+# Hashing multiplies in uint64: Numba emits signed int64 arithmetic with LLVM's
+# ``nsw`` flag, so a wrapping int64 multiply is undefined behaviour that LLVM may
+# fold away (it did: a pair lookup of ``(x, x)`` hashed to a constant).
+_FNV_OFFSET = np.uint64(0xcbf29ce484222325)
+_MIX = np.uint64(0x9E3779B97F4A7C15)
 _LOW32 = np.int64(0xFFFFFFFF)
 _MISS_CACHE_BITS = 14  # at most 16384 miss-cache slots per kernel call
+_DIRECT = 1 << 16  # direct rank-table entries: every pair of ids below 256
+_PAIR_BITS = 18  # the supermerge pair filter: a bit set of 2 ** 18 bits (32 kB)
 
 
 @njit(cache=True, nogil=True)
 def _pair_slot(table, key):
-    """Linear probing over the int64 ``table`` of ``(key, value)`` slots (a power of
-    two of them, key -1 = empty): the slot holding ``key`` or the empty slot where
-    it belongs."""
-    mask = (table.shape[0] >> 1) - 1
-    h = key * _MIX
-    h ^= h >> 29
-    s = h & mask
+    """Linear probing over the hash region of the int64 rank ``table`` (after the
+    ``_DIRECT`` direct entries: a power of two of ``(key, value)`` slots, key -1 =
+    empty): the slot holding ``key`` or the empty slot where it belongs."""
+    mask = ((table.shape[0] - _DIRECT) >> 1) - 1
+    h = np.uint64(key) * _MIX
+    h ^= h >> np.uint64(29)
+    s = np.int64(h & np.uint64(mask))
     while True:
-        k = table[2 * s]
+        k = table[_DIRECT + 2 * s]
         if k == key or k == -1:
             return s
         s = (s + 1) & mask
@@ -89,50 +116,119 @@ def _pair_slot(table, key):
 
 @njit(cache=True, nogil=True)
 def _pair_lookup(table, left, right):
-    """``rank << 32 | new id`` of the merge ``(left, right)``, or -1."""
+    """``rank << 32 | new id`` of the merge ``(left, right)``, or -1. Pairs of two
+    ids below 256 (every pair of atoms) are one direct load."""
+    if (left | right) < 256:
+        return table[(np.int64(left) << 8) | np.int64(right)]
     key = (np.int64(left) << 32) | np.int64(right)
     s = _pair_slot(table, key)
-    if table[2 * s] == key:
-        return table[2 * s + 1]
+    if table[_DIRECT + 2 * s] == key:
+        return table[_DIRECT + 2 * s + 1]
     return np.int64(-1)
 
 
 @njit(cache=True, nogil=True)
 def _build_pair_table(lefts, rights, ranks, news, size):
-    """A rank table of ``size`` slots (power of two, > 2 x entries) from int64
-    ``lefts``, ``rights``, ``ranks``, ``news``: int64 array of 2 x size."""
-    table = np.full(2 * size, -1, np.int64)
+    """A rank table from int64 ``lefts``, ``rights``, ``ranks``, ``news``: int64
+    array of ``_DIRECT`` direct entries (pairs of ids < 256) then ``size`` hash
+    slots (power of two, > 2 x entries) of two int64."""
+    table = np.full(_DIRECT + 2 * size, -1, np.int64)
     for i in range(lefts.shape[0]):
+        if (lefts[i] | rights[i]) < 256:
+            d = (lefts[i] << 8) | rights[i]
+            if table[d] == -1:
+                table[d] = (ranks[i] << 32) | news[i]
+            continue
         key = (lefts[i] << 32) | rights[i]
         s = _pair_slot(table, key)
-        if table[2 * s] == -1:
-            table[2 * s] = key
-            table[2 * s + 1] = (ranks[i] << 32) | news[i]
+        if table[_DIRECT + 2 * s] == -1:
+            table[_DIRECT + 2 * s] = key
+            table[_DIRECT + 2 * s + 1] = (ranks[i] << 32) | news[i]
     return table
 
 
 @njit(cache=True, nogil=True)
-def _hash_bytes(data, start, end):
-    """64-bit FNV-1a of uint8 ``data[start:end]`` (as int64, wrapping)."""
-    h = _FNV_OFFSET
-    for i in range(start, end):
-        h ^= np.int64(data[i])
-        h *= _FNV_PRIME
-    return h
+def _pair_bit(left, right):
+    """The filter bit (0 .. 2 ** _PAIR_BITS - 1) of the pair ``(left, right)``."""
+    h = ((np.uint64(left) * _MIX) ^ np.uint64(right)) * _MIX
+    return np.int64(h >> np.uint64(64 - _PAIR_BITS))
 
 
 @njit(cache=True, nogil=True)
-def _build_bytes_table(tb, tb_off, ids, size):
-    """The shortcut table: ``size`` slots (power of two, > 2 x entries) of four
-    int64 each holding the int32 token ``ids`` (bytes in uint8 ``tb`` with int64
-    ``tb_off``) by the hash of their bytes; see the module notes."""
+def _build_pair_bits(lefts, rights):
+    """The filter of a rank table's pairs (int64 ``lefts``, ``rights``): uint64
+    array of ``2 ** _PAIR_BITS`` bits, the bit of every pair set. A pair whose bit
+    is clear has no merge; a set bit may be a collision (about 3 % of the bits are
+    set for 7,000 supermerges)."""
+    bits = np.zeros(1 << (_PAIR_BITS - 6), np.uint64)
+    for i in range(lefts.shape[0]):
+        b = _pair_bit(lefts[i], rights[i])
+        bits[b >> 6] |= np.uint64(1) << np.uint64(b & 63)
+    return bits
+
+
+@njit(cache=True, nogil=True)
+def _pack(data, start, n):
+    """Up to 8 bytes of uint8 ``data[start:start+n]`` as one little-endian int64."""
+    k = np.int64(0)
+    for i in range(n):
+        k |= np.int64(data[start + i]) << (8 * i)
+    return k
+
+
+@njit(cache=True, nogil=True)
+def _short_hash(key, n):
+    """Hash (int64) of a piece of ``n <= 8`` bytes packed in ``key``."""
+    h = (np.uint64(key) + np.uint64(n)) * _MIX
+    return np.int64(h ^ (h >> np.uint64(32)))
+
+
+@njit(cache=True, nogil=True)
+def _long_hash(data, start, end):
+    """Hash (int64) of uint8 ``data[start:end]`` (any length), eight bytes per step."""
+    h = _FNV_OFFSET ^ np.uint64(end - start)
+    i = start
+    while i < end:
+        m = min(8, end - i)
+        h = (h ^ np.uint64(_pack(data, i, m))) * _MIX
+        h ^= h >> np.uint64(32)
+        i += m
+    return np.int64(h)
+
+
+@njit(cache=True, nogil=True)
+def _build_short_table(tb, tb_off, ids, size):
+    """The shortcut table of tokens of at most 8 bytes: ``size`` slots (power of
+    two, > 2 x entries) of two int64, ``[packed bytes, length << 32 | id]``
+    (-1 = empty); see the module notes."""
+    sc = np.zeros(2 * size, np.int64)
+    for s in range(size):
+        sc[2 * s + 1] = -1
+    mask = size - 1
+    for i in range(ids.shape[0]):
+        t = ids[i]
+        n = tb_off[t + 1] - tb_off[t]
+        key = _pack(tb, tb_off[t], n)
+        s = _short_hash(key, n) & mask
+        while sc[2 * s + 1] != -1:
+            s = (s + 1) & mask
+        sc[2 * s] = key
+        sc[2 * s + 1] = (n << 32) | np.int64(t)
+    return sc
+
+
+@njit(cache=True, nogil=True)
+def _build_long_table(tb, tb_off, ids, size):
+    """The shortcut table of tokens longer than 8 bytes: ``size`` slots (power of
+    two, > 2 x entries) of four int64 ``[hash, length << 32 | id (-1 = empty),
+    offset in tb, 0]``; see the module notes."""
     sc = np.zeros(4 * size, np.int64)
     for s in range(size):
         sc[4 * s + 1] = -1
     mask = size - 1
     for i in range(ids.shape[0]):
         t = ids[i]
-        h = _hash_bytes(tb, tb_off[t], tb_off[t + 1])
+        h = _long_hash(tb, tb_off[t], tb_off[t + 1])
         s = (h ^ (h >> 31)) & mask
         while sc[4 * s + 1] != -1:
             s = (s + 1) & mask
@@ -143,9 +239,25 @@ def _build_bytes_table(tb, tb_off, ids, size):
 
 
 @njit(cache=True, nogil=True)
-def _shortcut_lookup(sc, tb, tb_off, text, start, end, h):
-    """The id of the reachable token spelled by uint8 ``text[start:end]`` (whose
-    hash is ``h``), or -1."""
+def _short_lookup(sc, key, n, h):
+    """The id of the reachable token of ``n <= 8`` bytes packed in ``key`` (hash
+    ``h``), or -1."""
+    mask = (sc.shape[0] >> 1) - 1
+    s = h & mask
+    want = np.int64(n) << 32
+    while True:
+        meta = sc[2 * s + 1]
+        if meta == -1:
+            return np.int32(-1)
+        if sc[2 * s] == key and (meta & ~_LOW32) == want:
+            return np.int32(meta & _LOW32)
+        s = (s + 1) & mask
+
+
+@njit(cache=True, nogil=True)
+def _long_lookup(sc, tb, text, start, end, h):
+    """The id of the reachable token spelled by uint8 ``text[start:end]`` (longer
+    than 8 bytes, hash ``h``), or -1."""
     mask = (sc.shape[0] >> 2) - 1
     s = (h ^ (h >> 31)) & mask
     n = end - start
@@ -167,15 +279,27 @@ def _shortcut_lookup(sc, tb, tb_off, text, start, end, h):
 
 
 @njit(cache=True, nogil=True)
-def _merge_scan(buf, a, n, table, ranks):
+def _filtered_lookup(table, bits, use_bits, left, right):
+    """``_pair_lookup``, first testing the pair's bit in the filter ``bits`` when
+    ``use_bits`` (a clear bit: no merge, without probing the table)."""
+    if use_bits:
+        b = _pair_bit(left, right)
+        if (bits[b >> 6] >> np.uint64(b & 63)) & np.uint64(1) == 0:
+            return np.int64(-1)
+    return _pair_lookup(table, left, right)
+
+
+@njit(cache=True, nogil=True)
+def _merge_scan(buf, a, n, table, ranks, bits, use_bits):
     """Merges on int32 ``buf[a:a+n]`` in place for short sequences; int64 ``ranks``
     (>= n) is scratch holding the table value of each adjacent pair. Each step
     merges the leftmost pair of lowest rank and re-looks-up only its two
-    neighbours; by the module notes this is the reference's order. Returns the
-    new length."""
+    neighbours; by the module notes this is the reference's order. With
+    ``use_bits``, lookups go through the pair filter ``bits`` first (the
+    supermerges: most adjacent pairs of a run have none). Returns the new length."""
     none = np.int64(0x7FFFFFFFFFFFFFFF)
     for i in range(n - 1):
-        v = _pair_lookup(table, buf[a + i], buf[a + i + 1])
+        v = _filtered_lookup(table, bits, use_bits, buf[a + i], buf[a + i + 1])
         ranks[i] = v if v >= 0 else none
     while n >= 2:
         best = none
@@ -192,12 +316,12 @@ def _merge_scan(buf, a, n, table, ranks):
             ranks[i] = ranks[i + 1]
         n -= 1
         if at + 1 < n:
-            v = _pair_lookup(table, buf[a + at], buf[a + at + 1])
+            v = _filtered_lookup(table, bits, use_bits, buf[a + at], buf[a + at + 1])
             ranks[at] = v if v >= 0 else none
         else:
             ranks[at] = none
         if at > 0:
-            v = _pair_lookup(table, buf[a + at - 1], buf[a + at])
+            v = _filtered_lookup(table, bits, use_bits, buf[a + at - 1], buf[a + at])
             ranks[at - 1] = v if v >= 0 else none
     return n
 
@@ -360,7 +484,7 @@ def _merge(buf, a, n, table, short_limit, nxt, prv, heap, head, pool_pos, pool_n
     if n < 2:
         return n
     if n <= short_limit:
-        return _merge_scan(buf, a, n, table, heap)
+        return _merge_scan(buf, a, n, table, heap, heap, 0)
     return _merge_long(buf, a, n, table, nxt, prv, heap, head, pool_pos, pool_next, order)
 
 
@@ -368,9 +492,12 @@ def _merge(buf, a, n, table, short_limit, nxt, prv, heap, head, pool_pos, pool_n
 def _n_ranks(table):
     """One more than the largest rank in a rank table (0 when empty)."""
     r = np.int64(0)
-    for s in range(table.shape[0] >> 1):
-        if table[2 * s] != -1:
-            r = max(r, (table[2 * s + 1] >> 32) + 1)
+    for d in range(_DIRECT):
+        if table[d] != -1:
+            r = max(r, (table[d] >> 32) + 1)
+    for s in range((table.shape[0] - _DIRECT) >> 1):
+        if table[_DIRECT + 2 * s] != -1:
+            r = max(r, (table[_DIRECT + 2 * s + 1] >> 32) + 1)
     return r
 
 
@@ -387,8 +514,8 @@ def _merge_one(ids, table, short_limit):
 
 
 @njit(cache=True, nogil=True)
-def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc, tb, tb_off,
-                 r_table, s_table, n_heads, eligible, use_shortcut, use_super, short_limit):
+def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc_short, sc_long, tb,
+                 r_table, s_table, s_bits, head, flags, use_shortcut, use_super, short_limit):
     """Encode a batch of documents.
 
     Reads: uint8 ``text`` (the documents' UTF-8 bytes, concatenated), int64
@@ -396,52 +523,73 @@ def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc, tb, tb_off,
     its document, all documents in order; the driver has checked that each
     document's last end is its length), int64 ``doc_pieces`` (n_docs + 1 offsets
     into ``piece_ends``), int32
-    ``byte_ids`` (256: atomic id of each byte), the shortcut table, the rank
-    tables and ``n_heads`` (more than the largest rank in either), uint8
-    ``eligible`` (per regular id) and int64 flags. Returns ``(ids int32, offsets
-    int64 of n_docs + 1)``; document d's ids are ``ids[offsets[d]:offsets[d + 1]]``.
+    ``byte_ids`` (256: atomic id of each byte), the two shortcut tables and the
+    flat vocabulary ``tb``, the rank tables, int32 ``head`` (scratch of the long
+    merge loop: one entry per rank of either table, all -1 on entry and again on
+    return; the driver keeps one per thread), uint8 ``flags`` per regular id (1:
+    eligible, 2: the left side of some supermerge, 4: the right side of one) and
+    int64 switches. ``s_bits`` is the supermerges' pair filter
+    (:func:`_build_pair_bits`). A run with no adjacent pair that has flags 2 and 4
+    and its filter bit set has no supermerge to apply and is left as it is. Returns
+    ``(ids int32, offsets int64 of n_docs + 1)``; document d's ids are
+    ``ids[offsets[d]:offsets[d + 1]]`` (``ids`` is a view of the output buffer).
     Supermerge runs never cross documents.
     """
     n_pieces = piece_ends.shape[0]
     n_docs = doc_pieces.shape[0] - 1
-    # byte boundaries of the pretokens (code points -> bytes by the UTF-8 lead bytes)
+    # byte boundaries of the pretokens (code points -> bytes by the UTF-8 lead bytes;
+    # for ASCII text, code points are bytes)
     bounds = np.empty(n_pieces + 1, np.int64)
-    pos = 0
-    longest = 1
     bounds[0] = 0
+    longest = 1
+    n_chars = 0
     for d in range(n_docs):
+        if doc_pieces[d + 1] > doc_pieces[d]:
+            n_chars += piece_ends[doc_pieces[d + 1] - 1]
         if doc_pieces[d + 1] - doc_pieces[d] > longest:
             longest = doc_pieces[d + 1] - doc_pieces[d]
-        prev_end = 0
-        for k in range(doc_pieces[d], doc_pieces[d + 1]):
-            start = pos
-            for _ in range(piece_ends[k] - prev_end):
-                b = text[pos]
-                if b < 0x80:
-                    pos += 1
-                elif b < 0xE0:
-                    pos += 2
-                elif b < 0xF0:
-                    pos += 3
-                else:
-                    pos += 4
-            prev_end = piece_ends[k]
-            bounds[k + 1] = pos
-            if pos - start > longest:
-                longest = pos - start
+    pos = 0
+    if n_chars == text.shape[0]:
+        for d in range(n_docs):
+            prev_end = 0
+            for k in range(doc_pieces[d], doc_pieces[d + 1]):
+                e = piece_ends[k]
+                if e - prev_end > longest:
+                    longest = e - prev_end
+                bounds[k + 1] = pos + e
+                prev_end = e
+            pos += prev_end
+    else:
+        for d in range(n_docs):
+            prev_end = 0
+            for k in range(doc_pieces[d], doc_pieces[d + 1]):
+                start = pos
+                for _ in range(piece_ends[k] - prev_end):
+                    b = text[pos]
+                    if b < 0x80:
+                        pos += 1
+                    elif b < 0xE0:
+                        pos += 2
+                    elif b < 0xF0:
+                        pos += 3
+                    else:
+                        pos += 4
+                prev_end = piece_ends[k]
+                bounds[k + 1] = pos
+                if pos - start > longest:
+                    longest = pos - start
     nxt = np.empty(longest, np.int32)
     prv = np.empty(longest, np.int32)
     heap = np.empty(3 * longest, np.int64)
     pool_pos = np.empty(3 * longest, np.int32)
     pool_next = np.empty(3 * longest, np.int32)
     order = np.empty(3 * longest, np.int32)
-    head = np.empty(0, np.int32)  # bucket heads: allocated by the first long sequence
     out = np.empty(max(pos, 1), np.int32)
     out_off = np.zeros(n_docs + 1, np.int64)
     # miss cache (see the module notes): direct-mapped by hash; per slot the
     # hash, the piece's byte start and length, and where its ids sit in ``out``
     mc_bits = 6
-    while mc_bits < _MISS_CACHE_BITS and (1 << mc_bits) < n_pieces:
+    while mc_bits < _MISS_CACHE_BITS and (4 << mc_bits) < n_pieces:
         mc_bits += 1
     mc_mask = (1 << mc_bits) - 1
     mc = np.full(4 << mc_bits, -1, np.int64)
@@ -449,6 +597,7 @@ def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc, tb, tb_off,
     for d in range(n_docs):
         run_start = w
         run_len = 0
+        run_can = False  # some adjacent pair of the run may have a supermerge
         for k in range(doc_pieces[d], doc_pieces[d + 1]):
             s = bounds[k]
             e = bounds[k + 1]
@@ -457,8 +606,13 @@ def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc, tb, tb_off,
             slot = 0
             h = np.int64(0)
             if use_shortcut:
-                h = _hash_bytes(text, s, e)
-                t = _shortcut_lookup(sc, tb, tb_off, text, s, e, h)
+                if e - s <= 8:
+                    key = _pack(text, s, e - s)
+                    h = _short_hash(key, e - s)
+                    t = _short_lookup(sc_short, key, e - s, h)
+                else:
+                    h = _long_hash(text, s, e)
+                    t = _long_lookup(sc_long, tb, text, s, e, h)
                 if t >= 0:
                     out[w] = t
                     n = 1
@@ -479,27 +633,40 @@ def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc, tb, tb_off,
             if n == 0:
                 for i in range(e - s):
                     out[w + i] = byte_ids[text[s + i]]
-                if e - s > short_limit and head.shape[0] == 0:
-                    head = np.full(n_heads, -1, np.int32)
-                n = _merge(out, w, e - s, r_table, short_limit, nxt, prv, heap, head,
-                           pool_pos, pool_next, order)
-            if n == 1 and eligible[out[w]] != 0:
+                if e - s <= short_limit:
+                    n = _merge_scan(out, w, e - s, r_table, heap, s_bits, 0)
+                else:
+                    n = _merge_long(out, w, e - s, r_table, nxt, prv, heap, head, pool_pos, pool_next, order)
+            if n == 1 and (flags[out[w]] & 1) != 0:
                 if run_len == 0:
                     run_start = w
+                    run_can = False
+                elif not run_can and (flags[out[w - 1]] & 2) != 0 and (flags[out[w]] & 4) != 0:
+                    b = _pair_bit(out[w - 1], out[w])
+                    if (s_bits[b >> 6] >> np.uint64(b & 63)) & np.uint64(1) != 0:
+                        run_can = True
                 run_len += 1
                 w += 1
                 continue
-            if run_len >= 2 and use_super:
-                if run_len > short_limit and head.shape[0] == 0:
-                    head = np.full(n_heads, -1, np.int32)
-                m = _merge(out, run_start, run_len, s_table, short_limit, nxt, prv, heap, head,
-                           pool_pos, pool_next, order)
+            if run_can and use_super:
+                if run_len == 2:  # most often: one lookup, no call
+                    v = _pair_lookup(s_table, out[run_start], out[run_start + 1])
+                    m = 2
+                    if v >= 0:
+                        out[run_start] = np.int32(v & _LOW32)
+                        m = 1
+                elif run_len <= short_limit:
+                    m = _merge_scan(out, run_start, run_len, s_table, heap, s_bits, 1)
+                else:
+                    m = _merge_long(out, run_start, run_len, s_table, nxt, prv, heap, head,
+                                    pool_pos, pool_next, order)
                 if m < run_len:
                     dst = run_start + m
                     for i in range(n):
                         out[dst + i] = out[w + i]
                     w = dst
             run_len = 0
+            run_can = False
             if use_shortcut and n >= 2 and not cached and w <= _LOW32:
                 # ids at out[w:w+n] stay put from here on (later runs start after them)
                 mc[slot] = h
@@ -507,11 +674,18 @@ def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc, tb, tb_off,
                 mc[slot + 2] = e - s
                 mc[slot + 3] = (np.int64(n) << 32) | w
             w += n
-        if run_len >= 2 and use_super:
-            if run_len > short_limit and head.shape[0] == 0:
-                head = np.full(n_heads, -1, np.int32)
-            m = _merge(out, run_start, run_len, s_table, short_limit, nxt, prv, heap, head,
-                       pool_pos, pool_next, order)
+        if run_can and use_super:
+            if run_len == 2:
+                v = _pair_lookup(s_table, out[run_start], out[run_start + 1])
+                m = 2
+                if v >= 0:
+                    out[run_start] = np.int32(v & _LOW32)
+                    m = 1
+            elif run_len <= short_limit:
+                m = _merge_scan(out, run_start, run_len, s_table, heap, s_bits, 1)
+            else:
+                m = _merge_long(out, run_start, run_len, s_table, nxt, prv, heap, head,
+                                pool_pos, pool_next, order)
             w = run_start + m
         out_off[d + 1] = w
-    return out[:w].copy(), out_off
+    return out[:w], out_off

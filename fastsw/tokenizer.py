@@ -24,8 +24,10 @@ call (``encode*(..., backend=...)``).
 """
 from __future__ import annotations
 
+import gc
 import os
 from collections import namedtuple
+from contextlib import contextmanager
 from types import MappingProxyType
 from typing import AbstractSet, Collection, Dict, Iterable, List, Literal, Optional, Sequence, Union
 
@@ -41,6 +43,21 @@ Merge.__doc__ = "One merge: the token ``id`` it creates from ``left`` + ``right`
 ALGOS = ("bpe", "boundless", "superbpe")
 BACKENDS = ("auto", "python", "numba")
 _CACHE_LIMIT = 1 << 16
+
+
+@contextmanager
+def _gc_paused():
+    """Pause Python's cyclic garbage collector while a block allocates many objects
+    that are never garbage (building a tokenizer makes a few hundred thousand tuples
+    and bytes: with the collector on, its repeated passes over the growing heap took
+    ~40 % of the construction time at vocab 131072). Re-enabled only if it was on."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
 
 
 class Tokenizer:
@@ -66,8 +83,13 @@ class Tokenizer:
         self.profile = profile
         self.algo = algo
         self.training_info = dict(training_info or {})
-        n_alpha = len(alphabet)
-        token_bytes: List[bytes] = list(alphabet.tokens)
+        with _gc_paused():
+            self._build(merges, special_tokens)
+
+    def _build(self, merges, special_tokens) -> None:
+        """The token table, rank tables, special tokens and the shortcut table."""
+        n_alpha = len(self.alphabet)
+        token_bytes: List[bytes] = list(self.alphabet.tokens)
         merge_list = []
         self._regular_ranks = {}
         self._super_ranks = {}
@@ -159,7 +181,8 @@ class Tokenizer:
         if self._resolve_backend(None) == "numba" and candidates:
             from .fast_encode import FastEncoder
             self._shortcut, self._eligible = {}, frozenset()  # what the no-shortcut pass needs
-            ids, offsets = FastEncoder(self).encode_docs([text for _, _, text in candidates], shortcut=False)
+            # each candidate is one pretoken already: no second pre-tokenization
+            ids, offsets = FastEncoder(self).encode_pieces([text for _, _, text in candidates])
             single = (offsets[1:] - offsets[:-1]) == 1
             reachable = [c for c, one, first in zip(candidates, single.tolist(), ids[offsets[:-1]].tolist())
                          if one and first == c[0]]
@@ -302,12 +325,13 @@ class Tokenizer:
         self._check_text(text)
         segments = self._special_segments(text, allowed_special, disallowed_special)
         if self._resolve_backend(backend) == "numba":
-            ids, offsets = self._fast().encode_docs([seg for seg, _ in segments], shortcut)
+            enc = self._fast()
+            ids, offsets = enc.encode_docs([seg for seg, _ in segments], shortcut)
             if len(segments) == 1:
-                return ids.tolist()
+                return enc.to_list(ids)
             out: List[int] = []
             for k, (_, special) in enumerate(segments):
-                out.extend(ids[offsets[k]:offsets[k + 1]].tolist())
+                out.extend(enc.to_list(ids[offsets[k]:offsets[k + 1]]))
                 if special is not None:
                     out.append(special)
             return out
@@ -373,9 +397,8 @@ class Tokenizer:
                                                      backend="numba"))
         return [self.encode_ordinary(t, shortcut=shortcut, backend=backend) for t in texts]
 
-    @staticmethod
-    def _split(ids, offsets) -> List[List[int]]:
-        flat = ids.tolist()
+    def _split(self, ids, offsets) -> List[List[int]]:
+        flat = self._fast().to_list(ids)
         bounds = offsets.tolist()
         return [flat[a:b] for a, b in zip(bounds, bounds[1:])]
 

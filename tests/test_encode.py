@@ -128,3 +128,29 @@ def test_read_only_views(multilingual_boundless):
     m = tok.merges[0]
     assert m.id == len(tok.alphabet) and tok.vocab[m.id] == tok.vocab[m.left] + tok.vocab[m.right]
     assert tok.vocab_size == len(tok.alphabet) + len(tok.merges) == 1200
+
+
+def test_building_a_tokenizer_restores_the_garbage_collector(multilingual_boundless, monkeypatch):
+    # construction pauses the cyclic collector (many tuples and bytes, none garbage) and
+    # restores its state, also when building fails; the tables are those of a normal build
+    import gc
+    import fastsw
+    tok = multilingual_boundless
+    kwargs = dict(alphabet=tok.alphabet, merges=[m[1:] for m in tok.merges], pretokenizer=tok.pretokenizer,
+                  profile=tok.profile, algo=tok.algo)
+    seen = []
+    real = fastsw.Tokenizer._reachable_tokens
+    monkeypatch.setattr(fastsw.Tokenizer, "_reachable_tokens", lambda self: seen.append(gc.isenabled()) or real(self))
+    assert gc.isenabled()
+    again = fastsw.Tokenizer(**kwargs)
+    assert seen == [False] and gc.isenabled()
+    assert again._shortcut == tok._shortcut and again._eligible == tok._eligible
+    gc.disable()
+    try:
+        fastsw.Tokenizer(**kwargs)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    with pytest.raises(ValueError, match="do not exist yet"):
+        fastsw.Tokenizer(**dict(kwargs, merges=[(5000, 1, 1, False)]))
+    assert gc.isenabled()

@@ -87,6 +87,35 @@ def test_merge_loops_equal_apply_merges_on_random_tables(short_limit, data):
     assert merge_fast(ids, ranks, short_limit) == apply_merges(ids, ranks)
 
 
+@pytest.mark.parametrize("offset", [250, 1000], ids=["straddles-256", "hashed"])
+@pytest.mark.parametrize("short_limit", [0, 1000], ids=["buckets", "scan"])
+@settings(max_examples=HYPOTHESIS_EXAMPLES // 2, deadline=None)
+@given(data=st.data())
+def test_merge_loops_on_large_ids(offset, short_limit, data):
+    # rank tables hold pairs of two ids below 256 in a direct region and the others
+    # in the hash region: ids from ``offset`` up put pairs on both sides (250) or all
+    # in the hash region (1000); the loops must agree with apply_merges either way
+    n_alpha = data.draw(st.integers(1, 4))
+    ranks = {}
+    for k in range(data.draw(st.integers(0, 12))):
+        n = n_alpha + k
+        pair = (offset + data.draw(st.integers(0, n - 1)), offset + data.draw(st.integers(0, n - 1)))
+        ranks.setdefault(pair, (len(ranks), offset + n))
+    ids = [offset + i for i in data.draw(st.lists(st.integers(0, n_alpha - 1), max_size=60))]
+    assert merge_fast(ids, ranks, short_limit) == apply_merges(ids, ranks)
+
+
+def test_pair_table_lookups_on_both_regions():
+    ranks = {(0, 0): (0, 300), (255, 255): (1, 301), (255, 256): (2, 302), (300, 3): (3, 303),
+             (2 ** 20, 7): (4, 304)}
+    table = fast_encode.pair_table(ranks)
+    for (left, right), (rank, new) in ranks.items():
+        assert K._pair_lookup(table, left, right) == (rank << 32 | new)
+    for left, right in [(0, 1), (1, 0), (256, 255), (3, 300), (7, 2 ** 20), (255, 0)]:
+        assert K._pair_lookup(table, left, right) == -1
+    assert K._n_ranks(table) == 5
+
+
 def test_heap_loop_on_a_long_sequence():
     rng = random.Random(7)
     merges = []
@@ -219,6 +248,83 @@ def test_a_megabyte_of_random_unicode(multilingual_boundless):
     text = "".join(chars)
     ids = both(multilingual_boundless, text)
     assert multilingual_boundless.decode(ids) == text
+
+
+def test_shortcut_tables_find_every_reachable_token(golden_models):
+    # tokens of at most 8 bytes sit in the packed-key table, longer ones in the hashed
+    # one; a piece that differs only by trailing NUL bytes or one byte must miss
+    tok = golden_models["bpe_2000"]
+    enc = fast_encode.encoder_for(tok)
+    lengths = set()
+
+    def lookup(b):
+        arr = np.frombuffer(b, np.uint8)
+        n = len(b)
+        if n <= 8:
+            key = K._pack(arr, 0, n)
+            return K._short_lookup(enc.sc_short, key, n, K._short_hash(key, n))
+        return K._long_lookup(enc.sc_long, enc.tb, arr, 0, n, K._long_hash(arr, 0, n))
+
+    for b, tid in tok._shortcut.items():
+        lengths.add(len(b))
+        assert lookup(b) == tid, b
+        for other in (b + b"\0", b[:-1] + bytes([b[-1] ^ 1])):
+            if other not in tok._shortcut:
+                assert lookup(other) == -1, other
+    assert {1, 8, 9, 10} <= lengths
+    # the same through the kernel, pieces of 7 to 10 bytes with NUL bytes inside
+    texts = ["\0" * n for n in range(1, 12)] + ["a\0\0\0\0\0\0\0b", " the\0cat"]
+    for t in texts:
+        both(tok, t)
+
+
+def test_to_list_gives_plain_ints(golden_models):
+    tok = golden_models["superbpe_1500_plus500"]
+    enc = fast_encode.encoder_for(tok)
+    ids = np.array([0, 5, tok.vocab_size - 1, 5], np.int32)
+    out = enc.to_list(ids)
+    assert out == ids.tolist() and all(type(i) is int for i in out)
+    assert enc.to_list(np.zeros(0, np.int32)) == []
+
+
+def test_long_loop_scratch_is_restored(golden_models):
+    # the bucket heads are kept per thread between kernel calls: all -1 again after
+    # long pretokens and long supermerge runs
+    tok = golden_models["superbpe_1500_plus500"]
+    enc = fast_encode.encoder_for(tok)
+    for text in ("ab" * 5000, "the cat sat on the mat " * 200, "x" * 99 + " " + "yz" * 40):
+        both(tok, text)
+        assert (enc._head() == -1).all()
+
+
+def test_supermerge_runs_without_candidate_pairs(golden_models):
+    # runs whose adjacent pairs have no supermerge side flags are skipped; the ids
+    # must still be the reference's, whatever the order of the words
+    tok = golden_models["superbpe_1500_plus500"]
+    enc = fast_encode.encoder_for(tok)
+    pairs = list(tok._super_ranks)[:40]
+    assert all(enc.flags[a] & 2 and enc.flags[b] & 4 for a, b in tok._super_ranks)
+    bits = [int(K._pair_bit(a, b)) for a, b in tok._super_ranks]
+    assert all(int(enc.s_bits[b >> 6]) >> (b & 63) & 1 for b in bits)
+    assert sum(bin(int(w)).count("1") for w in enc.s_bits) == len(set(bits)) < len(enc.s_bits) * 64 // 8
+    words = [tok.decode([a]) for a, _ in pairs] + [tok.decode([b]) for _, b in pairs]
+    rng = random.Random(3)
+    for _ in range(50):
+        rng.shuffle(words)
+        both(tok, "".join(words[:12]))
+        both(tok, "".join(reversed(words[:12])))
+
+
+def test_ascii_and_non_ascii_documents_in_one_batch(golden_models):
+    # pretoken byte bounds: code points are bytes when the whole batch is ASCII,
+    # otherwise the UTF-8 lead bytes are walked; mixed batches take the second way
+    tok = golden_models["boundless_2000"]
+    texts = ["plain ascii text, with 123 numbers.", "caf\u00e9 na\u00efve \u4e2d\u6587 text", "", "  x"]
+    ref = [tok.encode_ordinary(t, backend="python") for t in texts]
+    for batch in (texts, texts[:1], texts[1:2], [texts[0], texts[3]]):
+        ids, offsets = fast_encode.encoder_for(tok).encode_docs(batch)
+        assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == \
+            [ref[texts.index(t)] for t in batch]
 
 
 # ---------------------------------------------------------------- batches, threads, numpy
