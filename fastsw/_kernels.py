@@ -208,16 +208,17 @@ def _pair_id(htab, rec, plen, n_pairs, x, y):
 
 
 @njit(cache=True)
-def _compact(occ, plen, rec, n_pairs):
-    """Move the occurrence segments of pairs ``0 .. n_pairs - 1`` that are still
-    alive (positive count) to the front of ``occ``, keeping their order (segments
-    lie in ``occ`` in pair id order); drop the others. Returns the used length."""
+def _compact(occ, plen, rec, n_pairs, floor):
+    """Move the occurrence segments of pairs ``0 .. n_pairs - 1`` that can still be
+    chosen (count above ``floor``) to the front of ``occ``, keeping their order
+    (segments lie in ``occ`` in pair id order); drop the others. Returns the used
+    length."""
     k = 0
     for q in range(n_pairs):
         n = plen[q]
         if n == 0:
             continue
-        if rec[3 * q + 1] <= 0:
+        if rec[3 * q + 1] <= floor:
             plen[q] = 0
             continue
         s = rec[3 * q + 2]
@@ -337,16 +338,16 @@ def _push(heap_key, heap_count, size, p, c, tpre, tb, tb_off, tie_bytes):
 
 
 @njit(cache=True)
-def _top(heap_key, heap_count, hsize, htab, rec, tpre, tb, tb_off, tie_bytes):
+def _top(heap_key, heap_count, hsize, htab, rec, floor, tpre, tb, tb_off, tie_bytes):
     """The best pair: re-key stale tops with their current count, drop those at
-    zero. Returns ``(pair id or -1 when none is left, new heap size)``."""
+    or below ``floor``. Returns ``(pair id or -1 when none is left, new heap size)``."""
     while hsize > 0:
         key = heap_key[0]
         q = _find(htab, rec, key, _hash(key))
         current = rec[3 * q + 1]
         if heap_count[0] == current:
             return q, hsize
-        if current > 0:
+        if current > floor:
             heap_count[0] = current
         else:
             hsize -= 1
@@ -357,10 +358,10 @@ def _top(heap_key, heap_count, hsize, htab, rec, tpre, tb, tb_off, tie_bytes):
 
 
 @njit(cache=True)
-def _push_created(heap_key, heap_count, hsize, rec, first, last, tpre, tb, tb_off, tie_bytes):
-    """Push the pairs ``first .. last - 1`` that have a positive count; returns the heap size."""
+def _push_created(heap_key, heap_count, hsize, rec, first, last, floor, tpre, tb, tb_off, tie_bytes):
+    """Push the pairs ``first .. last - 1`` whose count is above ``floor``; returns the heap size."""
     for q in range(first, last):
-        if rec[3 * q + 1] > 0:
+        if rec[3 * q + 1] > floor:
             hsize = _push(heap_key, heap_count, hsize, rec[3 * q], rec[3 * q + 1], tpre, tb, tb_off,
                           tie_bytes)
     return hsize
@@ -569,6 +570,16 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
     its count (int64); ``lengths`` (int64, n_words) the final word lengths.
     """
     n_words = offsets.shape[0] - 1
+    # A pair whose count is at or below ``floor`` can never be chosen: with replay
+    # a pair is taken only when its count exceeds replay[j] >= min(replay), and a
+    # pair's count never grows after the step that creates it. Such pairs get no
+    # occurrence segment and no heap entry (with replay, about 9 in 10 pairs).
+    floor = np.int64(0)
+    if use_replay != 0 and replay.shape[0] > 0:
+        floor = replay[0]
+        for k in range(replay.shape[0]):
+            floor = min(floor, replay[k])
+        floor = max(floor, np.int64(0))
     if n_words > _MAX_ID:
         raise ValueError("too many words for the merge loop (word ids are 32-bit)")
     lengths = offsets[1:] - offsets[:-1]
@@ -623,6 +634,8 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
     # ---- occurrence segments of the initial pairs, in pair id order, each in word order
     n_occ = np.int64(0)
     for q in range(n_pairs):
+        if rec[3 * q + 1] <= floor:
+            plen[q] = 0
         rec[3 * q + 2] = n_occ
         n_occ += plen[q]
     occ_cap = n_occ + n_occ // 8 + 1024
@@ -631,7 +644,7 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
         o = offsets[w] - t0
         for i in range(lengths[w] - 1):
             q = tq[o + i]
-            if q >= 0:
+            if q >= 0 and plen[q] > 0:
                 occ[rec[3 * q + 2]] = w
                 rec[3 * q + 2] += 1
     for q in range(n_pairs):
@@ -641,14 +654,14 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
     # ---- heap of all pairs with a positive count (bottom-up heapify)
     hsize = 0
     for q in range(n_pairs):
-        if rec[3 * q + 1] > 0:
+        if rec[3 * q + 1] > floor:
             hsize += 1
     heap_cap = max(hsize + hsize // 8, 1024)
     heap_key = np.empty(heap_cap, np.int64)
     heap_count = np.empty(heap_cap, np.int64)
     hsize = 0
     for q in range(n_pairs):
-        if rec[3 * q + 1] > 0:
+        if rec[3 * q + 1] > floor:
             heap_key[hsize] = rec[3 * q]
             heap_count[hsize] = rec[3 * q + 1]
             hsize += 1
@@ -670,8 +683,25 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
 
     while n_steps < max_steps:
         # ---- best pair: re-key or drop stale tops
-        best, hsize = _top(heap_key, heap_count, np.int64(hsize), htab, rec, tpre, tb, tb_off, tie_bytes)
+        best, hsize = _top(heap_key, heap_count, np.int64(hsize), htab, rec, floor, tpre, tb, tb_off,
+                           tie_bytes)
         if best < 0:
+            # no pair above the floor: no pair will ever be taken again, and nothing
+            # changes during replay steps, so every remaining step replays a regular
+            # merge while any pair is left (Algorithm 1's loop condition)
+            left = False
+            if floor > 0:
+                for q in range(n_pairs):
+                    if rec[3 * q + 1] > 0:
+                        left = True
+                        break
+            if not left:
+                break
+            while n_steps < max_steps and j < replay.shape[0]:
+                kinds[n_steps] = 0
+                out_count[n_steps] = replay[j]
+                j += 1
+                n_steps += 1
             break
         best_count = rec[3 * best + 1]
         if use_replay != 0 and best_count <= replay[j]:
@@ -736,8 +766,11 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
 
         # ---- the step's occurrences become the segments of the pairs created in
         # it, appended in pair id order (compacting, then growing, when full)
+        for q in range(first_new_pair, n_pairs):
+            if rec[3 * q + 1] <= floor:
+                plen[q] = 0  # never chosen: no segment
         if n_occ + n_buf > occ_cap:
-            n_occ = _compact(occ, plen, rec, np.int64(first_new_pair))
+            n_occ = _compact(occ, plen, rec, np.int64(first_new_pair), floor)
             if 4 * (n_occ + n_buf) > 3 * occ_cap:
                 occ_cap = max(occ_cap + occ_cap // 4, n_occ + n_buf + n_buf // 2)
                 occ = _grow_i32(occ[:n_occ], occ_cap)
@@ -746,8 +779,9 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
             n_occ += plen[q]
         for t in range(n_buf):
             q = buf_q[t]
-            occ[rec[3 * q + 2]] = buf_w[t]
-            rec[3 * q + 2] += 1
+            if plen[q] > 0:
+                occ[rec[3 * q + 2]] = buf_w[t]
+                rec[3 * q + 2] += 1
         for q in range(first_new_pair, n_pairs):
             rec[3 * q + 2] -= plen[q]
 
@@ -760,7 +794,7 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
             heap_key = _grow_i64(heap_key[:hsize], heap_cap)
             heap_count = _grow_i64(heap_count[:hsize], heap_cap)
         hsize = _push_created(heap_key, heap_count, np.int64(hsize), rec, np.int64(first_new_pair), n_pairs,
-                              tpre, tb, tb_off, tie_bytes)
+                              floor, tpre, tb, tb_off, tie_bytes)
 
     return n_steps, kinds, out_left, out_right, out_count, lengths
 

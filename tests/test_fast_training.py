@@ -140,6 +140,22 @@ def test_boundless_hand_example():
         assert [s[0] for s in steps] == ["r", "s", "r", "r", "s"]
 
 
+def test_boundless_pairs_below_every_regular_count():
+    # The kernel keeps no heap entry for pairs at or below min(regular counts), since
+    # they can never win; it must still replay the regular merges while such pairs are
+    # left (and stop only when no pair at all is left).
+    regular = [(0, 1, 5), (1, 2, 4), (2, 3, 3)]
+    for profile in PROFILES:
+        steps = both_boundless(regular, {(0, 1): 2, (2, 3): 1}, letters(8), 4, profile)
+        assert [s[0] for s in steps] == ["r", "r", "r"]
+        steps = both_boundless(regular, {(0, 1): 9, (2, 3): 1}, letters(8), 4, profile)
+        assert [s[0] for s in steps] == ["s", "r", "r"]
+        steps = both_boundless(regular, {(0, 1): 9}, letters(8), 4, profile)
+        assert [s[0] for s in steps] == ["s"]  # no pair left after the supermerge
+        steps = both_boundless(regular, {(0, 1, 0, 1): 3}, letters(8), 4, profile)
+        assert [s[0] for s in steps] == ["s", "r", "r"]  # (0, 1) 6 > 5, then (new, new) 3 <= 5, 4
+
+
 # ---------------------------------------------------------------- random small inputs
 
 words_strategy = st.lists(st.lists(st.integers(0, 4), max_size=12), max_size=12)
