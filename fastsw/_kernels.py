@@ -551,7 +551,7 @@ def _rewrite_words(tokens, offsets, lengths, word_counts, occ, seg, t, seg_n, a,
 
 @njit(cache=True)
 def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie_bytes,
-                max_steps, use_replay, replay):
+                max_steps, use_replay, replay, prune_top):
     """The merge loop over aggregated words, optionally interleaved with a replay of
     regular merges (BoundlessBPE, Algorithm 1).
 
@@ -565,15 +565,25 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
     strictly greater than ``replay[j]``, else it takes regular merge ``j``; the loop
     stops when no pair is left. New tokens get ids ``n_tokens, n_tokens + 1, ...``.
 
-    Returns ``(n_steps, kinds, lefts, rights, pair_counts, lengths)``: per step,
-    ``kinds`` (int8: 1 = merge of a pair, 0 = regular replay step), the pair and
-    its count (int64); ``lengths`` (int64, n_words) the final word lengths.
+    ``prune_top`` (without replay; 0 = off): keep heap entries and segments only
+    for pairs counted above the ``prune_top + 1``-th largest initial count (a guess at
+    a floor the chosen pairs stay above). The result is exact whenever the loop
+    never runs out of such pairs while others are left; otherwise ``exact`` is 0
+    and the caller runs again without pruning (on the original ``tokens``).
+
+    Returns ``(n_steps, kinds, lefts, rights, pair_counts, lengths, exact)``: per
+    step, ``kinds`` (int8: 1 = merge of a pair, 0 = regular replay step), the pair
+    and its count (int64); ``lengths`` (int64, n_words) the final word lengths;
+    ``exact`` 1 unless pruning made the result unreliable.
     """
     n_words = offsets.shape[0] - 1
     # A pair whose count is at or below ``floor`` can never be chosen: with replay
     # a pair is taken only when its count exceeds replay[j] >= min(replay), and a
     # pair's count never grows after the step that creates it. Such pairs get no
     # occurrence segment and no heap entry (with replay, about 9 in 10 pairs).
+    # Without replay the floor is a guess (``prune_top``): every chosen pair is
+    # above it, so it beats every pruned pair, as long as the heap does not run dry
+    # while pruned pairs are left (then ``exact`` is 0).
     floor = np.int64(0)
     if use_replay != 0 and replay.shape[0] > 0:
         floor = replay[0]
@@ -630,6 +640,17 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
             while 4 * need > 3 * size:
                 size += size // 2
             htab = _rehash(htab, size)
+
+    # ---- the guessed floor without replay: the prune_top-th largest initial count
+    guessed = False
+    if use_replay == 0 and prune_top > 0 and n_pairs > prune_top:
+        initial = np.empty(n_pairs, np.int64)
+        for q in range(n_pairs):
+            initial[q] = rec[3 * q + 1]
+        # the (prune_top + 1)-th largest: the prune_top largest stay above it (ties aside)
+        floor = np.partition(initial, n_pairs - prune_top - 1)[n_pairs - prune_top - 1]
+        guessed = floor > 0
+        initial = np.empty(0, np.int64)
 
     # ---- occurrence segments of the initial pairs, in pair id order, each in word order
     n_occ = np.int64(0)
@@ -697,6 +718,8 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
                         break
             if not left:
                 break
+            if guessed:  # pairs are left below the guessed floor: not the exact result
+                return n_steps, kinds, out_left, out_right, out_count, lengths, 0
             while n_steps < max_steps and j < replay.shape[0]:
                 kinds[n_steps] = 0
                 out_count[n_steps] = replay[j]
@@ -796,7 +819,7 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
         hsize = _push_created(heap_key, heap_count, np.int64(hsize), rec, np.int64(first_new_pair), n_pairs,
                               floor, tpre, tb, tb_off, tie_bytes)
 
-    return n_steps, kinds, out_left, out_right, out_count, lengths
+    return n_steps, kinds, out_left, out_right, out_count, lengths, 1
 
 
 KERNELS = (_grow_i32, _grow_i64, _grow_u8, _hash, _find, _rehash, _pair_id, _compact, _cmp_bytes, _prefix_key, _better,

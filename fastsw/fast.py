@@ -36,6 +36,10 @@ import numpy as np
 from ._kernels import _merge_loop
 
 _INT64_MAX = (1 << 63) - 1
+#: ``prune=True`` keeps the pairs above the ``max(PRUNE_FACTOR * steps, PRUNE_MIN)``-th largest initial count
+#: (tests set both to 1 so that the guess often fails and the exact rerun happens).
+PRUNE_FACTOR = 8
+PRUNE_MIN = 4096
 _ID_LIMIT = (1 << 31) - 1
 
 
@@ -126,17 +130,29 @@ def _run(words, counts, token_bytes, profile, max_steps: int, replay=None):
     return _run_packed(*_pack_words(words, counts), token_bytes, profile, max_steps, replay)
 
 
-def _run_packed(tokens, offsets, word_counts, token_bytes, profile, max_steps: int, replay=None):
-    """The merge loop over packed words (``tokens`` is rewritten in place)."""
+def _run_packed(tokens, offsets, word_counts, token_bytes, profile, max_steps: int, replay=None,
+                prune: bool = False):
+    """The merge loop over packed words (``tokens`` is rewritten in place).
+
+    ``prune`` (without replay): let the kernel keep only the pairs above the
+    ``PRUNE_FACTOR * max_steps``-th largest initial count; when that guess turns out too high
+    (the kernel says the result is not exact), run again without it. For SuperBPE's
+    few thousand supermerges over millions of candidate pairs this skips most of the
+    heap and occurrence segments."""
     if tokens.shape[0] and int(tokens.max()) >= len(token_bytes):
         raise ValueError(f"a word uses token id {int(tokens.max())} but token_bytes has only "
                          f"{len(token_bytes)} entries")
     tb, tb_off = _pack_bytes(token_bytes)
     use_replay = replay is not None
     replay_arr = np.ascontiguousarray(np.array(replay if use_replay else [], dtype=np.int64), dtype=np.int64)
-    n_steps, kinds, lefts, rights, step_counts, lengths = _merge_loop(
-        tokens, offsets, word_counts, tb, tb_off, int(bool(profile.overlapping)),
-        int(profile.tie == "bytes"), int(max(max_steps, 0)), int(use_replay), replay_arr)
+    prune_top = max(PRUNE_FACTOR * max_steps, PRUNE_MIN) if prune and not use_replay else 0
+    original = tokens.copy() if prune_top else None
+    args = (offsets, word_counts, tb, tb_off, int(bool(profile.overlapping)), int(profile.tie == "bytes"),
+            int(max(max_steps, 0)), int(use_replay), replay_arr)
+    n_steps, kinds, lefts, rights, step_counts, lengths, exact = _merge_loop(tokens, *args, prune_top)
+    if not exact:
+        tokens[:] = original
+        n_steps, kinds, lefts, rights, step_counts, lengths, exact = _merge_loop(tokens, *args, 0)
     n_steps = int(n_steps)
     return (tokens, offsets, lengths, kinds[:n_steps].tolist(), lefts[:n_steps].tolist(),
             rights[:n_steps].tolist(), step_counts[:n_steps].tolist())
@@ -161,11 +177,11 @@ def learn_merges_fast(words: Sequence[Sequence[int]], counts: Sequence[int], tok
 
 
 def learn_merges_packed(tokens, offsets, word_counts, token_bytes: List[bytes], profile, n_merges: int,
-                        progress=None):
+                        progress=None, prune: bool = False):
     """:func:`learn_merges_fast` over packed words (see :func:`pack_pretokens`); ``tokens`` is rewritten in
     place. Returns ``(merges, lengths)``: the final word ``w`` is ``tokens[offsets[w]:offsets[w] + lengths[w]]``."""
     tokens, offsets, lengths, _, lefts, rights, step_counts = _run_packed(tokens, offsets, word_counts, token_bytes,
-                                                                          profile, n_merges)
+                                                                          profile, n_merges, prune=prune)
     merges: List[Tuple[int, int, int]] = []
     for left, right, count in zip(lefts, rights, step_counts):
         token_bytes.append(token_bytes[left] + token_bytes[right])
@@ -200,7 +216,7 @@ def boundless_phase2_packed(regular: Sequence[Tuple[int, int, int]], candidates,
 
 def superbpe_phase2_packed(candidates, token_bytes: List[bytes], n_super: int, profile, progress=None):
     """:func:`superbpe_phase2_fast` with the candidates packed (see :func:`boundless_phase2_packed`)."""
-    merges, _ = learn_merges_packed(*candidates, token_bytes, profile, n_super, progress=progress)
+    merges, _ = learn_merges_packed(*candidates, token_bytes, profile, n_super, progress=progress, prune=True)
     return merges
 
 

@@ -5,6 +5,7 @@ for both profiles: hand examples, the golden wikitext input, the multilingual
 sample corpus and random small word lists."""
 import json
 
+import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -181,6 +182,50 @@ def test_random_phase2_matches_reference(cands, regular_counts, token_bytes, n_s
     regular = [(i % 5, (i * 3) % 5, c) for i, c in enumerate(regular_counts)]
     both_boundless(regular, cands, token_bytes, 5, profile)
     both_superbpe(cands, token_bytes, n_super, profile)
+
+
+@settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None)
+@given(cands=st.dictionaries(st.lists(st.integers(0, 4), min_size=2, max_size=8).map(tuple),
+                             st.integers(1, 6), max_size=12),
+       token_bytes=bytes_strategy, n_super=st.integers(0, 8), profile=st.sampled_from(PROFILES))
+def test_superbpe_pruning_guess_is_exact_or_rerun(cands, token_bytes, n_super, profile):
+    # SuperBPE lets the kernel drop pairs below a guessed floor (the k-th largest initial
+    # count). With k = steps the guess often runs dry; the driver must then rerun without it.
+    import fastsw.fast as fast
+    calls = []
+    kernel = fast._merge_loop
+
+    def spy(*args):
+        out = kernel(*args)
+        calls.append((args[-1], int(out[-1])))
+        return out
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(fast, "PRUNE_FACTOR", 1)
+        mp.setattr(fast, "PRUNE_MIN", 1)
+        mp.setattr(fast, "_merge_loop", spy)
+        both_superbpe(cands, token_bytes, n_super, profile)
+    if n_super > 0:
+        assert calls[0][0] == n_super  # pruning was asked for
+        assert len(calls) == (1 if calls[0][1] else 2) and calls[-1][1] == 1
+
+
+def test_superbpe_pruning_reruns_when_the_guess_runs_dry():
+    import fastsw.fast as fast
+    # (0, 1) 10 and (2, 3) 9 initially; k = 1 keeps only (0, 1), so the second step finds
+    # the heap empty while (2, 3) is left: not exact, rerun, same merges as the reference
+    cands = {(0, 1): 10, (2, 3): 9}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(fast, "PRUNE_FACTOR", 0)
+        mp.setattr(fast, "PRUNE_MIN", 1)
+        for profile in PROFILES:
+            merges = both_superbpe(cands, letters(8), 2, profile)
+            assert [m[:2] for m in merges] == [(0, 1), (2, 3)]
+    tokens = np.array([0, 1, 2, 3], np.int32)
+    out = fast._merge_loop(tokens, np.array([0, 2, 4], np.int64), np.array([10, 9], np.int64),
+                           np.arange(8, dtype=np.uint8), np.arange(9, dtype=np.int64), 0, 1, 2, 0,
+                           np.zeros(0, np.int64), 1)
+    assert int(out[0]) == 1 and out[-1] == 0  # stopped, and said so
 
 
 def test_local_update_widens_to_runs_paper():
