@@ -71,7 +71,7 @@ class Tokenizer:
     def __init__(self, *, alphabet: Alphabet, merges: Sequence, pretokenizer: Pretokenizer,
                  profile: str = "paper", algo: str = "bpe",
                  special_tokens: Optional[Dict[str, int]] = None,
-                 training_info: Optional[dict] = None, backend: str = "auto"):
+                 training_info: Optional[dict] = None, backend: str = "auto", _reachability=None):
         if algo not in ALGOS:
             raise ValueError(f"algo {algo!r} is not one of {', '.join(ALGOS)}")
         get_profile(profile)
@@ -84,9 +84,9 @@ class Tokenizer:
         self.algo = algo
         self.training_info = dict(training_info or {})
         with _gc_paused():
-            self._build(merges, special_tokens)
+            self._build(merges, special_tokens, _reachability)
 
-    def _build(self, merges, special_tokens) -> None:
+    def _build(self, merges, special_tokens, reachability=None) -> None:
         """The token table, rank tables, special tokens and the shortcut table."""
         n_alpha = len(self.alphabet)
         token_bytes: List[bytes] = list(self.alphabet.tokens)
@@ -117,7 +117,10 @@ class Tokenizer:
             self._special_regex = regex.compile(
                 "|".join(regex.escape(s) for s in sorted(specials, key=len, reverse=True)))
         self._cache: Dict[str, List[int]] = {}
-        self._shortcut, self._eligible = self._reachable_tokens()
+        if reachability is not None:
+            self._shortcut, self._eligible = self._reachable_from(reachability)
+        else:
+            self._shortcut, self._eligible = self._reachable_tokens()
 
     # -- read-only views ------------------------------------------------------
     @property
@@ -157,6 +160,34 @@ class Tokenizer:
                 f"regular={self.n_regular} super={self.n_super}>")
 
     # -- reachability and eligibility ------------------------------------------
+    def reachability(self):
+        """This model's reachable and eligible regular tokens by *regular rank id* (an
+        alphabet token's id, or ``n_alphabet + k`` for the k-th regular merge):
+        ``(shortcut bytes -> rank id, eligible rank ids)``. They depend only on the
+        alphabet, the regular merges in order and the pre-tokenizer, so a model whose regular
+        merges are a prefix of these, plus supermerges (the trained superword models), can take
+        them (``Tokenizer(..., _reachability=...)``) instead of encoding every token again."""
+        rank = self._regular_rank_ids()
+        back = {tid: r for r, tid in enumerate(rank)}
+        return ({b: back[tid] for b, tid in self._shortcut.items()}, frozenset(back[t] for t in self._eligible))
+
+    def _regular_rank_ids(self) -> List[int]:
+        """Token id of each regular rank id (alphabet tokens, then regular merges in order)."""
+        n_alpha = len(self.alphabet)
+        return list(range(n_alpha)) + [m.id for m in self._merges if not m.super]
+
+    def _reachable_from(self, reachability):
+        # A token of a prefix of the regular merges is reachable with the prefix exactly
+        # when it is with all of them: the encoding of its text only ever applies merges
+        # of lower rank (the tokens of its own derivation), so ranks beyond are dropped.
+        shortcut_ranks, eligible_ranks = reachability
+        rank = self._regular_rank_ids()
+        n = len(rank)
+        shortcut = {b: rank[r] for b, r in shortcut_ranks.items() if r < n}
+        if any(self._token_bytes[tid] != b for b, tid in shortcut.items()):
+            raise ValueError("_reachability comes from a model with other regular merges")
+        return shortcut, frozenset(rank[r] for r in eligible_ranks if r < n)
+
     def _reachable_tokens(self):
         """Map bytes -> id of every reachable regular token, and the set of
         eligible ids (reachable and containing a letter).

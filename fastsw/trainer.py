@@ -388,8 +388,11 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
 
     vocab_total = n_alpha + len(merges)
     specials = {s: vocab_total + i for i, s in enumerate(special_tokens)}
+    # a superword model's regular merges are a prefix of phase 1's (BoundlessBPE replays them
+    # in order), so tok1's reachable tokens carry over without encoding them again
     tok = Tokenizer(alphabet=alpha, merges=merges, pretokenizer=pretok, profile=profile, algo=algo,
-                    special_tokens=specials, training_info=info)
+                    special_tokens=specials, training_info=info,
+                    _reachability=tok1.reachability() if algo != "bpe" else None)
     info["regular_merges"] = tok.n_regular
     info["supermerges"] = tok.n_super
     return tok

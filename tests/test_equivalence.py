@@ -58,3 +58,23 @@ def test_boundless_with_greedy_split_trains_and_round_trips(sample_docs):
     assert info["unique_candidates_after_split"] < info["unique_candidates"]
     for text in sample_docs[:20]:
         assert tok.decode(tok.encode_ordinary(text)) == text
+
+
+@pytest.mark.parametrize("algo, extra", [("boundless", {}), ("superbpe", {"supermerges": 60})])
+def test_trained_superword_model_reuses_phase1_reachability(algo, extra, sample_docs, monkeypatch):
+    # train() hands phase 1's reachable/eligible tokens to the final model instead of encoding
+    # every token again; a model built from scratch with the same merges must agree
+    computed = []
+    original = fastsw.Tokenizer._reachable_tokens
+    monkeypatch.setattr(fastsw.Tokenizer, "_reachable_tokens", lambda self: computed.append(1) or original(self))
+    tok = fastsw.train(sample_docs, algo=algo, vocab_size=700, **extra)
+    assert tok.n_super > 0 and len(computed) == 1  # phase 1's tokenizer only
+    fresh = fastsw.Tokenizer(alphabet=tok.alphabet, merges=tok.merges and [tuple(m[1:]) for m in tok.merges],
+                             pretokenizer=tok.pretokenizer, profile=tok.profile, algo=tok.algo)
+    assert tok._shortcut == fresh._shortcut and tok._eligible == fresh._eligible
+    assert len(tok._eligible) > 100
+    bad = (dict(tok.reachability()[0]), tok.reachability()[1])
+    bad[0][b"\x00\x01\x02\x03"] = 5  # bytes that are not token 5's
+    with pytest.raises(ValueError, match="other regular merges"):
+        fastsw.Tokenizer(alphabet=tok.alphabet, merges=[tuple(m[1:]) for m in tok.merges],
+                         pretokenizer=tok.pretokenizer, profile=tok.profile, algo=tok.algo, _reachability=bad)
