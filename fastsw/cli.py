@@ -166,8 +166,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="train from count files written by 'fastsw count' (several are merged) instead of "
                         "INPUT files; gives the same model as training on the counted text")
     p.add_argument("--workers", type=_positive, default=None, metavar="N",
-                   help="processes that pre-tokenize and count INPUT files (default: all cores when the "
-                        "INPUT files hold 16 MB or more, else 1)")
+                   help="processes that pre-tokenize and count INPUT files (default: one thread per core "
+                        "in this process with the compiled counter; otherwise all cores when the INPUT files "
+                        "hold 16 MB or more, else 1)")
     p.add_argument("--alphabet", choices=("bytes", "chars"), default="bytes",
                    help="bytes (default) or chars (characters seen in training; needs --profile hf)")
     p.add_argument("--byte-fallback", action="store_true",
@@ -194,7 +195,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pretokenizer", choices=("script", "simple"), default="script",
                    help="script: script chunking + GPT-4o regex (default); simple: GPT-4o regex only")
     p.add_argument("--workers", type=_positive, default=None, metavar="N",
-                   help="processes that pre-tokenize and count (default: all cores)")
+                   help="processes that pre-tokenize and count (default: one thread per core in this "
+                        "process with the compiled counter, else one process per core)")
     p.add_argument("--no-runs", action="store_true",
                    help="do not collect letter runs (smaller file; enough for --algo bpe only)")
     p.add_argument("--no-progress", action="store_true", help="do not draw a progress bar")
@@ -516,7 +518,7 @@ def cmd_train(args) -> int:
 
 
 def cmd_count(args) -> int:
-    from .counting import count_corpus_parallel, default_workers
+    from .counting import count_corpus, count_corpus_parallel, default_workers, native_counting
     from .pretokenize import Pretokenizer
     from .progress import Progress
     from .readers import iter_documents
@@ -530,10 +532,16 @@ def cmd_count(args) -> int:
     try:
         if progress:
             sys.stderr = tracker
-        workers = args.workers or default_workers()
-        bar = Progress("counting" + (f" ({workers} workers)" if workers > 1 else ""), enabled=progress)
-        counts = count_corpus_parallel(documents, Pretokenizer(mode=args.pretokenizer),
-                                       collect_runs=not args.no_runs, workers=workers, progress=bar)
+        pretok = Pretokenizer(mode=args.pretokenizer)
+        if args.workers is None and native_counting(pretok):
+            threads = default_workers()
+            bar = Progress("counting" + (f" ({threads} threads)" if threads > 1 else ""), enabled=progress)
+            counts = count_corpus(documents, pretok, collect_runs=not args.no_runs, progress=bar, threads=threads)
+        else:
+            workers = args.workers or default_workers()
+            bar = Progress("counting" + (f" ({workers} workers)" if workers > 1 else ""), enabled=progress)
+            counts = count_corpus_parallel(documents, pretok, collect_runs=not args.no_runs, workers=workers,
+                                           progress=bar)
         elapsed = bar.close()
     except BaseException:
         if tracker.mid_line:
@@ -542,7 +550,7 @@ def cmd_count(args) -> int:
     finally:
         sys.stderr = real_stderr
     counts.save(args.output)
-    runs = f", {_plural(len(counts.letter_runs), 'distinct letter run')}" if counts.has_runs else " (no letter runs)"
+    runs = f", {_plural(counts.n_runs, 'distinct letter run')}" if counts.has_runs else " (no letter runs)"
     rate = counts.n_bytes / 1e6 / elapsed if elapsed > 0 else 0.0
     _info(f"counted {_plural(counts.n_documents, 'document')}, {counts.n_bytes / 1e6:.2f} MB in {elapsed:.1f} s "
           f"({rate:.1f} MB/s): {_plural(len(counts.pretokens), 'distinct pretoken')}{runs}; saved to {args.output}")
