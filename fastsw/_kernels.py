@@ -208,6 +208,26 @@ def _pair_id(htab, rec, plen, n_pairs, x, y):
 
 
 @njit(cache=True)
+def _room_for_pairs(rec, plen, htab, need):
+    """``(rec, plen, htab)`` with room for ``need`` pairs: the pair arrays grown by
+    1.25x (each growth briefly holds old and new) and the hash table by 1.5x at 3/4
+    load, or the same arrays when they already fit."""
+    cap = plen.shape[0]
+    if need > cap:
+        cap = max(cap + cap // 4, need)
+        if cap > _MAX_ID:
+            raise ValueError("too many pairs for the merge loop (pair ids are 32-bit)")
+        rec = _grow_i64(rec, 3 * cap)
+        plen = _grow_i32(plen, cap)
+    if 4 * need > 3 * htab.shape[0]:
+        size = htab.shape[0]
+        while 4 * need > 3 * size:
+            size += size // 2
+        htab = _rehash(htab, size)
+    return rec, plen, htab
+
+
+@njit(cache=True)
 def _compact(occ, plen, rec, n_pairs, floor):
     """Move the occurrence segments of pairs ``0 .. n_pairs - 1`` that can still be
     chosen (count above ``floor``) to the front of ``occ``, keeping their order
@@ -628,18 +648,7 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
                                   n_pairs, tq, t0)
         if w >= n_words:
             break
-        need = n_pairs + lengths[w] + 1
-        if need > cap:
-            cap = max(cap + cap // 4, need)
-            if cap > _MAX_ID:
-                raise ValueError("too many pairs for the merge loop (pair ids are 32-bit)")
-            rec = _grow_i64(rec, 3 * cap)
-            plen = _grow_i32(plen, cap)
-        if 4 * need > 3 * htab.shape[0]:
-            size = htab.shape[0]
-            while 4 * need > 3 * size:
-                size += size // 2
-            htab = _rehash(htab, size)
+        rec, plen, htab = _room_for_pairs(rec, plen, htab, n_pairs + lengths[w] + 1)
 
     # ---- the guessed floor without replay: the prune_top-th largest initial count
     guessed = False
@@ -770,18 +779,7 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
             if t >= seg_n:
                 break
             L = lengths[occ[seg + t]]
-            need = n_pairs + L + 1
-            if need > cap:
-                cap = max(cap + cap // 4, need)
-                if cap > _MAX_ID:
-                    raise ValueError("too many pairs for the merge loop (pair ids are 32-bit)")
-                rec = _grow_i64(rec, 3 * cap)
-                plen = _grow_i32(plen, cap)
-            if 4 * need > 3 * htab.shape[0]:
-                size = htab.shape[0]
-                while 4 * need > 3 * size:
-                    size += size // 2
-                htab = _rehash(htab, size)
+            rec, plen, htab = _room_for_pairs(rec, plen, htab, n_pairs + L + 1)
             if n_buf + L > buf_cap:
                 buf_cap = max(buf_cap + buf_cap // 2, n_buf + L)
                 buf_q = _grow_i32(buf_q, buf_cap)
@@ -822,5 +820,6 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
     return n_steps, kinds, out_left, out_right, out_count, lengths, 1
 
 
-KERNELS = (_grow_i32, _grow_i64, _grow_u8, _hash, _find, _rehash, _pair_id, _compact, _cmp_bytes, _prefix_key, _better,
+KERNELS = (_grow_i32, _grow_i64, _grow_u8, _hash, _find, _rehash, _pair_id, _room_for_pairs, _compact, _cmp_bytes,
+           _prefix_key, _better,
            _sift_down, _push, _top, _push_created, _count_words, _rewrite_words, _merge_loop)
