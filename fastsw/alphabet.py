@@ -106,6 +106,12 @@ class Alphabet:
         raise NotImplementedError
 
 
+def lone_surrogate_error(piece: str) -> ValueError:
+    """The error for a pretoken that a byte-level alphabet cannot encode."""
+    return ValueError(f"pretoken {piece!r} has a lone surrogate, which has no UTF-8 bytes for a byte-level "
+                      "alphabet; fix the text (e.g. join surrogate pairs) or train with alphabet='chars'")
+
+
 class ByteAlphabet(Alphabet):
     """Byte-level alphabet: every pretoken is its UTF-8 bytes."""
 
@@ -124,8 +130,11 @@ class ByteAlphabet(Alphabet):
 
     def initial_ids(self, piece: str) -> List[int]:
         table = self._id_of_byte
-        # Text that came from a ``str`` is valid UTF-8, so every byte has an id.
-        return [table[b] for b in piece.encode("utf-8")]
+        # UTF-8 of a ``str`` only uses bytes that have an id; a lone surrogate has no UTF-8.
+        try:
+            return [table[b] for b in piece.encode("utf-8")]
+        except UnicodeEncodeError:
+            raise lone_surrogate_error(piece) from None
 
     def id_of_byte(self, b: int) -> int:
         return self._id_of_byte[b]

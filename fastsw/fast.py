@@ -93,17 +93,14 @@ def pack_pretokens(pretokens: Sequence[str], counts: Sequence[int], alphabet):
     """Pretokens with their counts as packed words of initial ids ``(tokens, offsets, counts)``: the
     packed form of ``[alphabet.initial_ids(p) for p in pretokens]``. A byte alphabet maps all the
     UTF-8 bytes through one lookup table at once; other alphabets go through ``initial_ids``."""
-    from .alphabet import ByteAlphabet
+    from .alphabet import ByteAlphabet, lone_surrogate_error
     if not isinstance(alphabet, ByteAlphabet):
         return _pack_words([alphabet.initial_ids(p) for p in pretokens], counts)
     with _gc_paused():
         try:
             encoded = [p.encode("utf-8") for p in pretokens]
         except UnicodeEncodeError:
-            bad = next(p for p in pretokens if not _encodable(p))
-            raise ValueError(f"pretoken {bad!r} has a lone surrogate, which has no UTF-8 bytes for a byte-level "
-                             "alphabet; fix the text (e.g. join surrogate pairs) or train with alphabet='chars'"
-                             ) from None
+            raise lone_surrogate_error(next(p for p in pretokens if not _encodable(p))) from None
         lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
         data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
     offsets = np.zeros(len(encoded) + 1, dtype=np.int64)

@@ -544,3 +544,14 @@ def test_native_counter_on_adversarial_unicode():
                        count_corpus_reference(docs, pretok, collect_runs=True))
 
     check()
+
+
+@pytest.mark.parametrize("backend", ["numba", "python"])
+def test_lone_surrogate_in_a_str_document_is_a_clear_error(backend):
+    # a str document (not a file: files are checked while reading) with a lone surrogate cannot
+    # be trained with a byte alphabet; both paths say so and how to fix it
+    for algo in ("bpe", "boundless"):
+        with pytest.raises(ValueError, match=r"lone surrogate.*alphabet='chars'"):
+            fastsw.train(["ab\udc00cd ef"], vocab_size=300, algo=algo, backend=backend)
+    tok = fastsw.train(["ab\udc00cd ef"], vocab_size=300, alphabet="chars", profile="hf", backend=backend)
+    assert tok.vocab_size > 5
