@@ -20,7 +20,7 @@
 # * Everything between taking the documents and returning runs without the GIL, so one
 #   ``Counter`` per thread counts in parallel; ``merge`` folds one counter into another.
 
-from libc.stdlib cimport malloc, calloc
+from libc.stdlib cimport malloc
 from libc.string cimport memcpy
 from libc.stdint cimport int32_t, uint64_t
 
@@ -34,7 +34,7 @@ cdef struct SeqTable:
     int64_t items_cap
     int64_t* offsets     # entry e is items[offsets[e]:offsets[e + 1]]
     int64_t* counts
-    uint64_t* hashes
+    uint64_t* hashes     # the key of each entry (see _hash_seq)
     int64_t n            # entries
     int64_t cap          # capacity of offsets (cap + 1), counts, hashes
     int64_t* slots       # entry number, or -1 for an empty slot
