@@ -287,6 +287,17 @@ def _prefix_key(tb, tb_off, t):
 
 
 @njit(cache=True)
+def _cmp_token(tpre, tb, tb_off, x, y):
+    """Token ``x``'s bytes against token ``y``'s (-1, 0 or 1): the prefix keys
+    ``tpre`` decide when they differ, else the bytes themselves."""
+    if x == y:
+        return 0
+    if tpre[x] != tpre[y]:
+        return -1 if tpre[x] < tpre[y] else 1
+    return _cmp_bytes(tb, tb_off, x, y)
+
+
+@njit(cache=True)
 def _better(kp, cp, kq, cq, tpre, tb, tb_off, tie_bytes):
     """True when the pair with key ``kp`` (``left << 32 | right``) and count ``cp``
     ranks strictly above the pair with key ``kq`` and count ``cq``: higher count,
@@ -296,26 +307,12 @@ def _better(kp, cp, kq, cq, tpre, tb, tb_off, tie_bytes):
     if cp != cq:
         return cp > cq
     if tie_bytes != 0 and kp != kq:
-        lp = kp >> 32
-        lq = kq >> 32
-        if lp != lq:
-            xp = tpre[lp]
-            xq = tpre[lq]
-            if xp != xq:
-                return xp < xq
-            c = _cmp_bytes(tb, tb_off, lp, lq)
-            if c != 0:
-                return c < 0
-        rp = kp & 0xFFFFFFFF
-        rq = kq & 0xFFFFFFFF
-        if rp != rq:
-            xp = tpre[rp]
-            xq = tpre[rq]
-            if xp != xq:
-                return xp < xq
-            c = _cmp_bytes(tb, tb_off, rp, rq)
-            if c != 0:
-                return c < 0
+        c = _cmp_token(tpre, tb, tb_off, kp >> 32, kq >> 32)
+        if c != 0:
+            return c < 0
+        c = _cmp_token(tpre, tb, tb_off, kp & 0xFFFFFFFF, kq & 0xFFFFFFFF)
+        if c != 0:
+            return c < 0
     return kp < kq
 
 
@@ -821,5 +818,5 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
 
 
 KERNELS = (_grow_i32, _grow_i64, _grow_u8, _hash, _find, _rehash, _pair_id, _room_for_pairs, _compact, _cmp_bytes,
-           _prefix_key, _better,
+           _prefix_key, _cmp_token, _better,
            _sift_down, _push, _top, _push_created, _count_words, _rewrite_words, _merge_loop)
