@@ -675,6 +675,9 @@ def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc_short, sc_long, tb,
                 mc[slot + 3] = (np.int64(n) << 32) | w
             w += n
         if run_can and use_super:
+            # the run at the document's end: the same dispatch as in the loop, written
+            # out again on purpose (moving both into one helper call measured ~9 % slower
+            # on superword models, 35.2 -> 38.4 ms per 2 MB)
             if run_len == 2:
                 v = _pair_lookup(s_table, out[run_start], out[run_start + 1])
                 m = 2
