@@ -10,7 +10,6 @@ instead of text and gives the same model.
 from __future__ import annotations
 
 import os
-from array import array
 import time
 from typing import Dict, Optional, Sequence, Tuple
 
@@ -45,28 +44,14 @@ def phase1_tokenizer(alphabet, merges, pretokenizer, profile) -> Tokenizer:
                      pretokenizer=pretokenizer, profile=profile, algo="bpe")
 
 
-def candidates(counts: Counts, words: Sequence[Sequence[int]], tok1: Tokenizer,
-               native: Optional[bool] = None) -> Dict[Tuple[int, ...], int]:
-    """Supermerge candidates (tuples of phase-1 token ids -> count).
+def candidates(counts: Counts, words: Sequence[Sequence[int]], tok1: Tokenizer) -> Dict[Tuple[int, ...], int]:
+    """Supermerge candidates (tuples of phase-1 token ids -> count), on the reference path.
 
-    ``native``: use the compiled twin of :func:`fastsw.superword.aggregate_candidates`
-    (default: when it is built and ``FASTSW_PUREPYTHON`` is not ``1``); both give
-    identical tables.
+    The fast path's twin is :func:`_candidates_packed` (``fastsw._pretok.aggregate_runs`` over
+    packed runs); tests assert both give the same table.
     """
     single = [w[0] if len(w) == 1 and tok1.is_eligible(w[0]) else -1 for w in words]
-    if native is None:
-        native = _native_aggregate is not None and os.environ.get("FASTSW_PUREPYTHON") != "1"
-    if native:
-        return _native_aggregate(counts.letter_runs, array("q", single))
     return aggregate_candidates(counts.letter_runs, single)
-
-
-try:
-    from ._count import aggregate_candidates as _native_aggregate
-except ImportError:  # not built: the pure-Python twin
-    _native_aggregate = None
-
-
 
 
 class _Engine:

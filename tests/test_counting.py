@@ -508,9 +508,11 @@ def test_native_counter_without_runs_and_simple_mode(sample_docs):
 
 def test_native_counter_reports_errors_from_its_threads(monkeypatch):
     monkeypatch.setattr(counting, "BATCH_DOCS", 1)
-    docs = ["some text"] * 5 + [b"bytes"] + ["more text"] * 5
-    with pytest.raises(TypeError, match="documents must be str, not bytes"):
+    docs = ["some text"] * 5 + [b"bytes"] + ["more text"] * 5 + [3]
+    with pytest.raises(TypeError, match="documents must be str, not bytes"):  # raised in a counting thread
         count_corpus(docs, PRETOK, collect_runs=True, threads=2)
+    with pytest.raises(TypeError, match="documents must be str, not int"):
+        count_corpus(["x", 3], PRETOK, collect_runs=True, threads=1)
     with pytest.raises(ValueError, match="threads must be a positive integer"):
         count_corpus(["x"], PRETOK, collect_runs=True, threads=0)
 

@@ -10,6 +10,7 @@ import fastsw
 from fastsw.alphabet import default_alphabet, render
 from fastsw.readers import iter_documents
 from fastsw.trainer import candidates, count_corpus, phase1, phase1_tokenizer
+from fastsw import trainer
 
 from conftest import shared_path
 
@@ -83,12 +84,18 @@ def test_phase1_pretokens_match(counts, golden_dir):
     assert [[str(c), render(b)] for c, b in mine] == expected
 
 
-@pytest.mark.parametrize("native", [False, True], ids=["python", "cython"])
-def test_boundless_candidates_match(counts, golden_dir, native):
+@pytest.mark.parametrize("packed", [False, True], ids=["python", "packed"])
+def test_boundless_candidates_match(counts, golden_dir, packed):
     alphabet = default_alphabet("paper")
-    merges, words, token_bytes = phase1(counts, alphabet, "paper", 2000 - len(alphabet))
+    if packed:  # the fast path: packed phase-1 words, packed runs, aggregate_runs
+        merges, words, token_bytes = trainer._phase1_packed(counts, alphabet, "paper", 2000 - len(alphabet))
+    else:
+        merges, words, token_bytes = phase1(counts, alphabet, "paper", 2000 - len(alphabet))
     tok1 = phase1_tokenizer(alphabet, merges, fastsw.Pretokenizer(), "paper")
-    cands = candidates(counts, words, tok1, native=native)
+    if packed:
+        cands = trainer._unpack_candidates(trainer._candidates_packed(counts, words, tok1))
+    else:
+        cands = candidates(counts, words, tok1)
     lines = (golden_dir / "intermediate/boundless_2000_candidates.tsv").read_text(encoding="utf-8").splitlines()
     expected = [line.split("\t") for line in lines]
     mine = sorted(((c, tuple(token_bytes[t] for t in seq)) for seq, c in cands.items()), reverse=True)

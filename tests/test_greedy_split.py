@@ -29,13 +29,20 @@ def test_greedy_split_by_hand():
     assert split_candidates(CANDS, c_min=2, floor=14, max_len=30) == {(1, 2): 15}
 
 
-def _native_aggregate(runs, single):
-    from array import array
-    from fastsw._count import aggregate_candidates as native
-    return native(runs, array("q", single))
+def _packed_aggregate(runs, single):
+    """``fastsw._pretok.aggregate_runs`` (the fast path's twin) on a dict of runs, as a dict."""
+    import numpy as np
+    from fastsw._pretok import aggregate_runs
+    flat = [p for run in runs for p in run]
+    offsets = np.cumsum([0] + [len(run) for run in runs]).astype(np.int64)
+    tokens, cand_offsets, counts = aggregate_runs(np.array(flat, np.int32), offsets,
+                                                  np.array(list(runs.values()), np.int64),
+                                                  np.array(single, np.int64))
+    flat, bounds = tokens.tolist(), cand_offsets.tolist()
+    return {tuple(flat[bounds[k]:bounds[k + 1]]): c for k, c in enumerate(counts.tolist())}
 
 
-@pytest.mark.parametrize("aggregate", [aggregate_candidates, _native_aggregate], ids=["python", "cython"])
+@pytest.mark.parametrize("aggregate", [aggregate_candidates, _packed_aggregate], ids=["python", "packed"])
 def test_aggregate_candidates_cuts_letter_runs_at_ineligible_pretokens(aggregate):
     # pretokens 0..5; pretokens 2 and 5 are not single eligible tokens
     single = [10, 11, -1, 13, 14, -1]
@@ -48,6 +55,17 @@ def test_aggregate_candidates_cuts_letter_runs_at_ineligible_pretokens(aggregate
     lambda single: st.tuples(st.just(single), st.dictionaries(
         st.lists(st.integers(0, len(single) - 1), min_size=2, max_size=40).map(tuple),
         st.integers(1, 2**62), max_size=20))))
-def test_native_aggregate_equals_python(args):
+def test_packed_aggregate_equals_python(args):
     single, runs = args
-    assert _native_aggregate(runs, single) == aggregate_candidates(runs, single)
+    assert _packed_aggregate(runs, single) == aggregate_candidates(runs, single)
+
+
+def test_packed_aggregate_rejects_bad_runs():
+    import numpy as np
+    from fastsw._pretok import aggregate_runs
+    with pytest.raises(IndexError, match="pretoken 7"):
+        aggregate_runs(np.array([0, 7], np.int32), np.array([0, 2], np.int64), np.array([1], np.int64),
+                       np.array([1, 2], np.int64))
+    with pytest.raises(ValueError, match="one more entry"):
+        aggregate_runs(np.array([0, 1], np.int32), np.array([0, 2], np.int64), np.array([1, 1], np.int64),
+                       np.array([1, 2], np.int64))
