@@ -8,8 +8,10 @@ never learns merges. :mod:`fastsw.trainer` consumes the table, :mod:`fastsw.read
 Two paths, one answer:
 
 * :func:`count_corpus_reference`: the plain loop, one dict operation per pretoken, that a reader can check.
-* :func:`count_corpus`: the same table through the compiled ``fastsw._count.count_document`` (or its pure-Python
-  twin ``_count_document_py`` when the extension is missing or ``FASTSW_PUREPYTHON=1``).
+* :func:`count_corpus`: the same table through the compiled counter ``fastsw._pretok.Counter``
+  (:class:`NativeCountTable`: default patterns, one thread per core, runs kept packed), or for custom patterns
+  through ``fastsw._count.count_document`` (its pure-Python twin ``_count_document_py`` when the extension is
+  missing or ``FASTSW_PUREPYTHON=1``).
 * :func:`count_corpus_parallel`: documents are sent in batches to worker processes, each fills its own table,
   and the tables are merged with :meth:`Counts.merge` (letter runs are re-indexed by pretoken string).
 
