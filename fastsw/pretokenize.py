@@ -110,6 +110,10 @@ def split_isolated(pattern: "regex.Pattern", text: str) -> List[str]:
     just ``findall``'s matches, which is about 1.5x faster than building them from spans; the spans
     are used only when some text is unmatched, a match is empty or the pattern has groups
     (``findall`` would return the groups).
+
+    >>> import regex
+    >>> split_isolated(regex.compile(r"[a-z]+"), "ab, cd!")
+    ['ab', ', ', 'cd', '!']
     """
     if pattern.groups == 0:
         pieces = pattern.findall(text)
@@ -144,8 +148,9 @@ class Pretokenizer:
 
     Parameters (keyword-only):
         mode: ``"script"`` (script chunking, default) or ``"simple"``.
-        main_pattern: regex for chunks of ordinary scripts (default GPT-4o).
-        script_specific_pattern: regex for chunks of the script-specific scripts.
+        main_pattern: regex for chunks of ordinary scripts (default GPT-4o). It need not
+            match every character: unmatched text becomes pretokens too (:func:`isolated_spans`).
+        script_specific_pattern: regex for chunks of the script-specific scripts (same rule).
         script_specific_scripts: Unicode script names that use the second regex.
         letter_pattern: the eligibility test of phase 2 (``regex.search``).
     """

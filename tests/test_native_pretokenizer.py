@@ -1,6 +1,6 @@
 """The compiled pre-tokenizer (fastsw._pretok) against the regex reference path.
 
-`Pretokenizer.pretokenize_reference` runs `regex.findall` per script chunk and is the specification;
+`Pretokenizer.pretokenize_reference` runs `regex` per script chunk and is the specification;
 `Pretokenizer.pretokenize` must return exactly the same list of str whenever it uses the compiled
 scanner.  Checked on the whole shared corpus, on adversarial Unicode (Hypothesis) and on worked
 examples.  Nothing here is skipped: a missing extension is a failure.
