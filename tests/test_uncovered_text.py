@@ -106,9 +106,8 @@ def test_counting_counts_gap_pretokens(counter):
         table.add_batch(COUNT_DOCS)
         counts = table.finish()
     else:
-        counts = count_corpus_parallel(COUNT_DOCS * 3, pretok, collect_runs=True, workers=2, batch_docs=2)
-        counts.counts = [c // 3 for c in counts.counts]
-        counts.letter_runs = {run: c // 3 for run, c in counts.letter_runs.items()}
+        # one document per batch: the worker process and this one both count, and the tables are merged
+        counts = count_corpus_parallel(COUNT_DOCS, pretok, collect_runs=True, workers=2, batch_docs=1)
     assert counts.pretoken_multiset() == EXPECTED_COUNTS
     assert counts.run_multiset() == EXPECTED_RUNS
     assert sum(len(p) * c for p, c in counts.pretoken_multiset().items()) == sum(map(len, COUNT_DOCS))
@@ -156,8 +155,25 @@ def test_issue_example_round_trips_on_both_backends(models):
         assert batch == [ids["python"], [], tok.encode(", ,", backend="python")]
 
 
-def test_superword_models_use_gap_pretokens(models, small_docs):
-    # gap pretokens take part in supermerge runs like any other pretoken: both backends agree on real text
+@pytest.mark.parametrize("algo, options", [("superbpe", {"supermerges": 3}), ("boundless", {})])
+def test_supermerges_join_gap_pretokens(algo, options):
+    # With ' ?[a-z]+' each document is 'X' | 'ab' | ' X' | 'ab' | ' X' | 'ab' | ', Y' | 'ab': the gaps 'X', ' X'
+    # and ', Y' contain a letter, so the whole document is one letter run. Phase 1 learns 'ab' (4 per document)
+    # and then the gap pretoken ' X' (2 per document); the first supermerge joins the eligible gap ' X' with
+    # 'ab' (2 per document, more than 'X' + 'ab').
+    docs = ["Xab Xab Xab, Yab"] * 20
+    tok = fastsw.train(docs, algo=algo, vocab_size=251, pretokenizer={"mode": "simple", "main_pattern": r" ?[a-z]+"},
+                       **options)
+    regular = [tok.vocab[m.id] for m in tok.merges if not m.super]
+    supers = [(tok.vocab[m.id], m.count) for m in tok.merges if m.super]
+    assert regular[:2] == [b"ab", b" X"]
+    assert supers[0] == (b" Xab", 40)
+    for backend in ("python", "numba"):
+        ids = tok.encode("Xab Xab", backend=backend)
+        assert [tok.vocab[i] for i in ids] == [b"X", b"ab", b" Xab"], backend
+
+
+def test_superword_models_agree_on_real_text(models, small_docs):
     for name in ("superbpe", "boundless"):
         tok = models[name]
         assert tok.n_super > 0, name
