@@ -42,6 +42,34 @@ def read_jsonl_texts(path: Path, limit=None):
 HYPOTHESIS_EXAMPLES = int(os.environ.get("HYPOTHESIS_MAX_EXAMPLES", "200"))
 
 
+# The paper authors' golden runs (../shared/golden/paper_ref/<name>.json): name -> train() options.
+GOLDEN_RUNS = {
+    "bpe_2000": dict(algo="bpe", vocab_size=2000),
+    "boundless_2000": dict(algo="boundless", vocab_size=2000),
+    "superbpe_1500_plus500": dict(algo="superbpe", vocab_size=2000, supermerges=500),
+}
+
+
+@pytest.fixture(scope="session")
+def golden_dir():
+    """The paper authors' golden outputs and their inputs (``inputs/wikitext2_*.jsonl``)."""
+    return shared_path("golden/paper_ref")
+
+
+@pytest.fixture(scope="session")
+def golden_counts(golden_dir):
+    """Pretoken counts and letter runs of the golden training text (default pre-tokenizer)."""
+    from fastsw.readers import iter_documents
+    from fastsw.trainer import count_corpus
+    return count_corpus(iter_documents(golden_dir / "inputs/wikitext2_valid.jsonl"),
+                        fastsw.Pretokenizer(), collect_runs=True)
+
+
+def golden_json(golden_dir, name):
+    """One golden run's JSON (merges, held-out encodings, test-set hash)."""
+    return json.loads((golden_dir / f"{name}.json").read_text(encoding="utf-8"))
+
+
 @pytest.fixture(scope="session")
 def sample_docs():
     """All documents of the bundled sample corpus (12 languages, ~520 kB)."""

@@ -17,20 +17,13 @@ from fastsw.alphabet import ByteAlphabet, CharAlphabet
 from fastsw.bpe import apply_merges
 from fastsw.readers import iter_documents
 
-from conftest import HYPOTHESIS_EXAMPLES, read_jsonl_texts, shared_path
+from conftest import GOLDEN_RUNS, HYPOTHESIS_EXAMPLES, golden_json, read_jsonl_texts, shared_path
 
 LANGS = ["en", "de", "fr", "ru", "fi", "ar", "ko", "zh", "ja", "th", "hi", "my"]
 
-GOLDEN_RUNS = {
-    "bpe_2000": dict(algo="bpe", vocab_size=2000),
-    "boundless_2000": dict(algo="boundless", vocab_size=2000),
-    "superbpe_1500_plus500": dict(algo="superbpe", vocab_size=2000, supermerges=500),
-}
-
-
 @pytest.fixture(scope="module")
-def golden_models():
-    path = shared_path("golden/paper_ref/inputs/wikitext2_valid.jsonl")
+def golden_models(golden_dir):
+    path = golden_dir / "inputs/wikitext2_valid.jsonl"
     return {name: fastsw.train(path, backend="numba", **kw) for name, kw in GOLDEN_RUNS.items()}
 
 
@@ -150,7 +143,7 @@ def test_runs_of_one_id_take_the_arithmetic_step(merges):
 
 @pytest.mark.parametrize("name", sorted(GOLDEN_RUNS))
 def test_golden_heldout_encodings(golden_models, name):
-    gold = json.loads(shared_path(f"golden/paper_ref/{name}.json").read_text(encoding="utf-8"))
+    gold = golden_json(shared_path("golden/paper_ref"), name)
     tok = golden_models[name]
     for item in gold["encodings"]:
         assert tok.encode_ordinary(item["text"], backend="numba") == item["ids"], item["text"][:60]
@@ -160,7 +153,7 @@ def test_golden_heldout_encodings(golden_models, name):
 
 @pytest.mark.parametrize("name", sorted(GOLDEN_RUNS))
 def test_golden_test_set_hash(golden_models, name):
-    gold = json.loads(shared_path(f"golden/paper_ref/{name}.json").read_text(encoding="utf-8"))
+    gold = golden_json(shared_path("golden/paper_ref"), name)
     tok = golden_models[name]
     docs = list(iter_documents(shared_path("golden/paper_ref/inputs/wikitext2_test.jsonl")))
     ids, offsets = tok.encode_to_numpy(docs)

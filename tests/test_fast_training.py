@@ -3,7 +3,6 @@ same merges, counts, final words and token bytes as the reference path
 (fastsw.bpe.learn_merges, fastsw.superword.boundless_phase2 / superbpe_phase2),
 for both profiles: hand examples, the golden wikitext input, the multilingual
 sample corpus and random small word lists."""
-import json
 
 import numpy as np
 import pytest
@@ -14,11 +13,10 @@ from fastsw import _kernels
 from fastsw.alphabet import default_alphabet, get_profile
 from fastsw.bpe import learn_merges
 from fastsw.fast import boundless_phase2_fast, learn_merges_fast, superbpe_phase2_fast, warmup
-from fastsw.readers import iter_documents
 from fastsw.superword import boundless_phase2, interleave, superbpe_phase2
 from fastsw.trainer import candidates, count_corpus, phase1_tokenizer
 
-from conftest import HYPOTHESIS_EXAMPLES, shared_path
+from conftest import HYPOTHESIS_EXAMPLES, golden_json
 
 PROFILES = ("paper", "hf")
 
@@ -294,17 +292,6 @@ def test_heap_order_matches_heapq(entries, tie_bytes):
 
 # ---------------------------------------------------------------- real text
 
-@pytest.fixture(scope="module")
-def golden_dir():
-    return shared_path("golden/paper_ref")
-
-
-@pytest.fixture(scope="module")
-def golden_counts(golden_dir):
-    return count_corpus(iter_documents(golden_dir / "inputs/wikitext2_valid.jsonl"),
-                        fastsw.Pretokenizer(), collect_runs=True)
-
-
 def phase1_and_candidates(counts, profile, vocab_size):
     alphabet = default_alphabet(profile)
     words = [alphabet.initial_ids(p) for p in counts.pretokens]
@@ -328,7 +315,7 @@ def as_golden(alphabet, merges):
 
 
 def golden_merges(golden_dir, name):
-    gold = json.loads((golden_dir / f"{name}.json").read_text(encoding="utf-8"))
+    gold = golden_json(golden_dir, name)
     return [(m["id"], m["left"], m["right"], m["count"], m["super"]) for m in gold["merges"]]
 
 

@@ -2,34 +2,21 @@
 (../shared/golden/paper_ref): merges with counts, intermediate aggregates, held-out
 encodings and the hash of the whole held-out test set."""
 import hashlib
-import json
 
 import pytest
 
 import fastsw
 from fastsw.alphabet import default_alphabet, render
 from fastsw.readers import iter_documents
-from fastsw.trainer import candidates, count_corpus, phase1, phase1_tokenizer
+from fastsw.trainer import candidates, phase1, phase1_tokenizer
 from fastsw import trainer
 
-from conftest import shared_path
-
-RUNS = {
-    "bpe_2000": dict(algo="bpe", vocab_size=2000),
-    "boundless_2000": dict(algo="boundless", vocab_size=2000),
-    "superbpe_1500_plus500": dict(algo="superbpe", vocab_size=2000, supermerges=500),
-}
+from conftest import GOLDEN_RUNS as RUNS, golden_json
 
 
 @pytest.fixture(scope="module")
-def golden_dir():
-    return shared_path("golden/paper_ref")
-
-
-@pytest.fixture(scope="module")
-def counts(golden_dir):
-    return count_corpus(iter_documents(golden_dir / "inputs/wikitext2_valid.jsonl"),
-                        fastsw.Pretokenizer(), collect_runs=True)
+def counts(golden_counts):
+    return golden_counts
 
 
 @pytest.fixture(scope="module", params=[(name, backend) for name in sorted(RUNS)
@@ -38,7 +25,7 @@ def counts(golden_dir):
 def run(request, golden_dir):
     """Each golden run, trained on the reference path and on the Numba path."""
     name, backend = request.param
-    gold = json.loads((golden_dir / f"{name}.json").read_text(encoding="utf-8"))
+    gold = golden_json(golden_dir, name)
     tok = fastsw.train(golden_dir / "inputs/wikitext2_valid.jsonl", backend=backend, **RUNS[name])
     assert tok.training_info["backend"] == backend
     return name, gold, tok

@@ -10,23 +10,12 @@ import fastsw
 from fastsw import interop
 from fastsw.alphabet import ByteAlphabet, CharAlphabet
 
-from conftest import shared_path
-
-RUNS = {
-    "bpe_2000": dict(algo="bpe", vocab_size=2000),
-    "boundless_2000": dict(algo="boundless", vocab_size=2000),
-    "superbpe_1500_plus500": dict(algo="superbpe", vocab_size=2000, supermerges=500),
-}
+from conftest import GOLDEN_RUNS as RUNS, golden_json, shared_path
 LANGS = ["en", "de", "ru", "ja", "zh", "th", "ar", "hi", "ko"]
 
 
 def _merge_view(tok):
     return [(tok.vocab[m.left], tok.vocab[m.right], m.count, m.super) for m in tok.merges]
-
-
-@pytest.fixture(scope="module")
-def golden_dir():
-    return shared_path("golden/paper_ref")
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +27,7 @@ def train_docs(golden_dir):
 @pytest.fixture(scope="module", params=sorted(RUNS))
 def golden_run(request, golden_dir):
     name = request.param
-    gold = json.loads((golden_dir / f"{name}.json").read_text(encoding="utf-8"))
+    gold = golden_json(golden_dir, name)
     path = golden_dir / f"models/{name}_final.model"
     return name, gold, path, interop.load_paper_model(path)
 

@@ -1,0 +1,137 @@
+"""Micro benchmarks in pytest-benchmark form: fastsw beside tiktoken and HF ``tokenizers``.
+
+    pip install -e ".[bench]"
+    pytest bench/ --benchmark-only                       # all groups
+    pytest bench/ --benchmark-only -k sentence           # one group
+    pytest bench/ --benchmark-only --benchmark-json=out.json
+
+Not part of the default test run (``testpaths = ["tests"]``). Every benchmark first
+asserts that the peers give exactly fastsw's ids (or pretokens, or merges) on the same
+input, so a faster but different answer is never reported. The model is a plain BPE
+with the ``simple`` pre-tokenizer (the only kind tiktoken and HF can reproduce exactly),
+trained on the first 5 MB of ``../shared/corpus/en/train.jsonl.gz`` and cached in
+``bench/results/models/``. Whole runs with peak RSS and separate processes stay in the
+scripts (``bench_train.py``, ``bench_encode.py``, ``bench_pretokenize.py``).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import fastsw
+from _corpus import SHARED, read_docs
+from bench_encode import model
+
+VOCAB = 32768
+SENTENCE = "The quick brown fox jumps over the lazy dog."
+
+
+@pytest.fixture(scope="session")
+def models_dir():
+    path = Path(__file__).resolve().parent / "results" / "models"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@pytest.fixture(scope="session")
+def train_docs():
+    return read_docs(SHARED / "corpus" / "en" / "train.jsonl.gz", 5_000_000)[0]
+
+
+@pytest.fixture(scope="session")
+def tok(train_docs, models_dir):
+    return model(f"bpe-simple-{VOCAB}-en5MB", train_docs, models_dir, algo="bpe", vocab_size=VOCAB)
+
+
+@pytest.fixture(scope="session")
+def heldout():
+    return read_docs(SHARED / "corpus" / "en" / "heldout.jsonl")[0]
+
+
+@pytest.fixture(scope="session")
+def one_mb(heldout):
+    parts, size = [], 0
+    for d in heldout:
+        parts.append(d)
+        size += len(d.encode("utf-8")) + 1
+        if size >= 1_000_000:
+            break
+    return "\n".join(parts)
+
+
+@pytest.fixture(scope="session")
+def encoders(tok, tmp_path_factory):
+    """name -> (encode one text, encode a batch), all giving lists of ids."""
+    import tokenizers
+
+    enc = tok.to_tiktoken()
+    path = tmp_path_factory.mktemp("hf") / "tokenizer.json"
+    assert tok.save_hf(path)["exact"]
+    hf = tokenizers.Tokenizer.from_file(str(path))
+    return {
+        "fastsw": (tok.encode_ordinary, tok.encode_ordinary_batch),
+        "tiktoken": (enc.encode_ordinary, enc.encode_ordinary_batch),
+        "hf": (lambda t: hf.encode(t, add_special_tokens=False).ids,
+               lambda ts: [e.ids for e in hf.encode_batch(ts, add_special_tokens=False)]),
+    }
+
+
+PEERS = ["fastsw", "tiktoken", "hf"]
+
+
+@pytest.mark.benchmark(group="encode: one sentence")
+@pytest.mark.parametrize("name", PEERS)
+def test_encode_sentence(benchmark, encoders, tok, name):
+    one, _ = encoders[name]
+    assert one(SENTENCE) == tok.encode_ordinary(SENTENCE, backend="python")
+    benchmark(one, SENTENCE)
+
+
+@pytest.mark.benchmark(group="encode: 1 MB document")
+@pytest.mark.parametrize("name", PEERS)
+def test_encode_1mb(benchmark, encoders, tok, one_mb, name):
+    one, _ = encoders[name]
+    assert one(one_mb) == tok.encode_ordinary(one_mb)
+    benchmark.pedantic(one, args=(one_mb,), rounds=5, warmup_rounds=1)
+
+
+@pytest.mark.benchmark(group="encode: batch of held-out documents")
+@pytest.mark.parametrize("name", PEERS)
+def test_encode_batch(benchmark, encoders, tok, heldout, name):
+    _, batch = encoders[name]
+    assert [list(x) for x in batch(heldout)] == [tok.encode_ordinary(d) for d in heldout]
+    benchmark.pedantic(batch, args=(heldout,), rounds=5, warmup_rounds=1)
+
+
+@pytest.mark.benchmark(group="pre-tokenize 1 MB")
+@pytest.mark.parametrize("name", ["fastsw native", "fastsw reference (regex)", "hf Split"])
+def test_pretokenize_1mb(benchmark, one_mb, name):
+    pre = fastsw.Pretokenizer(mode="simple")
+    if name == "fastsw native":
+        fn = pre.pretokenize
+    elif name == "fastsw reference (regex)":
+        fn = pre.pretokenize_reference
+    else:
+        from tokenizers import Regex, pre_tokenizers
+        split = pre_tokenizers.Split(Regex(pre.main_pattern), behavior="isolated")
+        fn = lambda text: [p for p, _ in split.pre_tokenize_str(text)]  # noqa: E731
+    assert fn(one_mb) == pre.pretokenize_reference(one_mb)
+    benchmark.pedantic(fn, args=(one_mb,), rounds=5, warmup_rounds=1)
+
+
+@pytest.fixture(scope="session")
+def count_table(train_docs):
+    from fastsw.counting import count_corpus
+    return count_corpus(train_docs[: len(train_docs) // 5], fastsw.Pretokenizer(mode="simple"),
+                        collect_runs=False)
+
+
+@pytest.mark.benchmark(group="phase 1 (BPE 8192) on a 1 MB count table")
+@pytest.mark.parametrize("backend", ["numba", "python"])
+def test_phase1_from_counts(benchmark, count_table, backend):
+    train = lambda: fastsw.train(from_counts=count_table, algo="bpe", vocab_size=8192,  # noqa: E731
+                                 backend=backend)
+    reference = fastsw.train(from_counts=count_table, algo="bpe", vocab_size=8192, backend="python")
+    assert train().merges == reference.merges
+    benchmark.pedantic(train, rounds=3, warmup_rounds=1)
