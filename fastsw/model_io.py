@@ -7,8 +7,9 @@ One UTF-8 JSON object::
       "format_version": 1,
       "algo": "bpe" | "boundless" | "superbpe",
       "profile": "paper" | "hf",
-      "alphabet": {"kind": "bytes243"} | {"kind": "bytes256"}
-                  | {"kind": "chars", "chars": "...", "byte_fallback": false},
+      "alphabet": {"kind": "bytes243"}                # profile paper
+                  | {"kind": "bytes256"}              # profile hf
+                  | {"kind": "chars", "chars": "...", "byte_fallback": false},   # profile hf
       "pretokenizer": {"mode", "main_pattern", "script_specific_pattern",
                        "script_specific_scripts", "letter_pattern"},
       "merges": [[left_id, right_id, count, is_super], ...],   # rank/id order
@@ -16,6 +17,7 @@ One UTF-8 JSON object::
       "training": {...}                 # informational: options, timings
     }
 
+:func:`check_model_data` checks every field when a file is loaded.
 Merge k creates token id ``len(alphabet) + k``; a token's bytes are its parents'
 bytes concatenated, so the file is lossless without storing token strings.
 Files are written to a temporary file in the same directory and renamed, so a
@@ -254,6 +256,123 @@ def read_model_text(path: Path) -> str:
         raise ValueError(f"{path}: cannot read model file ({e})") from e
 
 
+_FIELDS = ("format", "format_version", "algo", "profile", "alphabet", "pretokenizer", "merges", "special_tokens",
+           "training")
+_ALPHABET_SETTINGS = {"bytes243": ("kind",), "bytes256": ("kind",), "chars": ("kind", "chars", "byte_fallback")}
+_PRETOKENIZER_STRINGS = ("mode", "main_pattern", "script_specific_pattern", "letter_pattern")
+_INT64_MAX = 2 ** 63 - 1
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _json_type(x) -> str:
+    """The JSON name of a parsed value's type, for messages."""
+    if x is None:
+        return "null"
+    if isinstance(x, bool):
+        return "a boolean"
+    return {dict: "an object", list: "an array", str: "a string", int: "an integer", float: "a number"}[type(x)]
+
+
+def check_model_data(path, data: dict) -> None:
+    """Schema check of a parsed model file (after its format and version): types and
+    ranges of every field, merges that only use earlier ids, an alphabet that goes with
+    the profile, special token ids right after the vocabulary. Every failure is one
+    ``ValueError("PATH: field X: ...")``, so a damaged or hand-edited file never loads
+    with silently different ids.
+
+        >>> check_model_data("m.json", {"format": "fastsw", "format_version": 1, "algo": "bpe",  # doctest: +ELLIPSIS
+        ...     "profile": "paper", "alphabet": {"kind": "bytes256"}, "pretokenizer": {}, "merges": []})
+        Traceback (most recent call last):
+        ValueError: m.json: field alphabet.kind: 'bytes256' does not go with profile 'paper' (which uses bytes243); ...
+    """
+    from .tokenizer import ALGOS
+    from .alphabet import PROFILE_ALPHABETS
+
+    def bad(field: str, problem: str) -> ValueError:
+        return ValueError(f"{path}: field {field}: {problem}")
+
+    for field in data:
+        if field not in _FIELDS:
+            raise bad(field, f"unknown field; a fastsw model has {', '.join(_FIELDS)}")
+    for field in ("algo", "profile", "alphabet", "pretokenizer", "merges"):
+        if field not in data:
+            raise bad(field, "missing; the file is incomplete, save the model again")
+    algo, profile, alphabet = data["algo"], data["profile"], data["alphabet"]
+    if algo not in ALGOS:
+        raise bad("algo", f"{algo!r} is not one of {', '.join(ALGOS)}")
+    if profile not in PROFILE_ALPHABETS:
+        raise bad("profile", f"{profile!r} is not one of {', '.join(PROFILE_ALPHABETS)}")
+
+    if not isinstance(alphabet, dict):
+        raise bad("alphabet", f"must be an object such as {{\"kind\": \"bytes243\"}}, not {_json_type(alphabet)}")
+    kind = alphabet.get("kind")
+    if kind not in _ALPHABET_SETTINGS:
+        raise bad("alphabet.kind", f"{kind!r} is not one of {', '.join(_ALPHABET_SETTINGS)}")
+    if kind not in PROFILE_ALPHABETS[profile]:
+        raise bad("alphabet.kind", f"{kind!r} does not go with profile {profile!r} (which uses "
+                                   f"{' or '.join(PROFILE_ALPHABETS[profile])}); every id would mean another "
+                                   "token, so the file was damaged or edited")
+    for key in alphabet:
+        if key not in _ALPHABET_SETTINGS[kind]:
+            raise bad(f"alphabet.{key}", f"unknown setting for a {kind} alphabet")
+    n_alphabet = 243 if kind == "bytes243" else 256
+    if kind == "chars":
+        chars, fallback = alphabet.get("chars"), alphabet.get("byte_fallback", False)
+        if not isinstance(chars, str):
+            raise bad("alphabet.chars", f"must be a string of the alphabet's characters, not {_json_type(chars)}")
+        if any(a >= b for a, b in zip(chars, chars[1:])):
+            raise bad("alphabet.chars", "must hold each character once, in code point order (ids follow it)")
+        if not isinstance(fallback, bool):
+            raise bad("alphabet.byte_fallback", f"must be true or false, not {_json_type(fallback)}")
+        n_alphabet = len(chars) + (256 if fallback else 0)
+
+    pretokenizer = data["pretokenizer"]
+    if not isinstance(pretokenizer, dict):
+        raise bad("pretokenizer", f"must be an object of pre-tokenizer settings, not {_json_type(pretokenizer)}")
+    for key in _PRETOKENIZER_STRINGS:
+        if key in pretokenizer and not isinstance(pretokenizer[key], str):
+            raise bad(f"pretokenizer.{key}", f"must be a string, not {_json_type(pretokenizer[key])}")
+    scripts = pretokenizer.get("script_specific_scripts", [])
+    if not isinstance(scripts, list) or not all(isinstance(x, str) for x in scripts):
+        raise bad("pretokenizer.script_specific_scripts", "must be an array of Unicode script names")
+
+    merges = data["merges"]
+    if not isinstance(merges, list):
+        raise bad("merges", f"must be an array of [left, right, count, is_super], not {_json_type(merges)}")
+    for k, m in enumerate(merges):
+        own = n_alphabet + k
+        if not (isinstance(m, list) and len(m) == 4 and all(_is_int(x) for x in m)):
+            raise bad(f"merges[{k}]", f"must be [left, right, count, is_super] integers, not {json.dumps(m)}")
+        left, right, count, is_super = m
+        if not (0 <= left < own and 0 <= right < own):
+            raise bad(f"merges[{k}]", f"token ids ({left}, {right}) do not exist yet; merge {k} creates id {own} "
+                                      f"and may only use ids 0..{own - 1}")
+        if not 0 <= count <= _INT64_MAX:
+            raise bad(f"merges[{k}]", f"count {count} is outside 0..2**63-1")
+        if is_super not in (0, 1):
+            raise bad(f"merges[{k}]", f"is_super must be 0 or 1, not {is_super}")
+
+    specials = data.get("special_tokens", {})
+    if not isinstance(specials, dict):
+        raise bad("special_tokens", f"must be an object {{token: id}}, not {_json_type(specials)}")
+    for token, tid in specials.items():
+        if not token:
+            raise bad("special_tokens", "a special token cannot be the empty string")
+        if not _is_int(tid):
+            raise bad(f"special_tokens[{json.dumps(token, ensure_ascii=False)}]",
+                      f"the id must be an integer, not {_json_type(tid)}")
+    n_vocab = n_alphabet + len(merges)
+    if sorted(specials.values()) != list(range(n_vocab, n_vocab + len(specials))):
+        raise bad("special_tokens", f"ids must be {n_vocab}..{n_vocab + len(specials) - 1}, right after the "
+                                    f"{n_vocab}-token vocabulary, without gaps or repeats")
+    training = data.get("training", {})
+    if not isinstance(training, dict):
+        raise bad("training", f"must be an object, not {_json_type(training)}")
+
+
 def load_model(path):
     from .tokenizer import Tokenizer
 
@@ -267,28 +386,27 @@ def load_model(path):
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ValueError(f"{path}: not a fastsw model file (missing \"format\": \"fastsw\")")
     version = data.get("format_version")
-    if not isinstance(version, int):
+    if not _is_int(version):
         raise ValueError(f"{path}: model file has no integer format_version")
     if version > FORMAT_VERSION:
         raise ValueError(f"{path}: model format version {version} is newer than this fastsw supports "
                          f"({FORMAT_VERSION}); upgrade fastsw to load it")
     if version < 1:
         raise ValueError(f"{path}: unsupported model format version {version}")
+    check_model_data(path, data)
     try:
-        merges = data["merges"]
-        if not isinstance(merges, list) or not all(
-                isinstance(m, list) and len(m) == 4 and all(isinstance(x, int) for x in m) for m in merges):
-            raise ValueError("\"merges\" must be a list of [left, right, count, is_super] integers")
+        pretokenizer = Pretokenizer.from_config(data["pretokenizer"])
+    except ValueError as e:
+        raise ValueError(f"{path}: field pretokenizer: {e}") from e
+    try:
         return Tokenizer(
             alphabet=alphabet_from_config(data["alphabet"]),
-            merges=merges,
-            pretokenizer=Pretokenizer.from_config(data["pretokenizer"]),
+            merges=data["merges"],
+            pretokenizer=pretokenizer,
             profile=data["profile"],
             algo=data["algo"],
-            special_tokens=data.get("special_tokens") or {},
-            training_info=data.get("training") or {},
+            special_tokens=data.get("special_tokens", {}),
+            training_info=data.get("training", {}),
         )
-    except KeyError as e:
-        raise ValueError(f"{path}: model file is missing the field {e.args[0]!r}") from e
     except (ValueError, TypeError) as e:
         raise ValueError(f"{path}: invalid model file: {e}") from e
