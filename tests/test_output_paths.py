@@ -170,6 +170,22 @@ def test_full_disk_names_the_target(tok, counts, tmp_path, monkeypatch, stage, w
     assert temp_files(tmp_path) == []
 
 
+@pytest.mark.parametrize("code, message", [
+    (errno.EACCES, "permission denied in {dir} while writing it; choose a writable directory"),
+    (errno.EROFS, "the file system is read-only while writing it; choose another output path"),
+    (errno.EIO, "Input/output error while writing it; check the path or choose another output path"),
+])
+def test_other_write_errors_name_the_target(tok, tmp_path, monkeypatch, code, message):
+    def fail(*args, **kwargs):
+        raise OSError(code, os.strerror(code), str(tmp_path / ".m.json.abc.tmp"))
+
+    monkeypatch.setattr("tempfile.mkstemp", fail)
+    with pytest.raises(OutputError) as info:
+        tok.save(tmp_path / "m.json")
+    assert str(info.value) == f"{tmp_path / 'm.json'}: " + message.format(dir=tmp_path)
+    assert info.value.errno == code
+
+
 def test_replacing_keeps_the_permissions(tok, tmp_path):
     path = tmp_path / "secret.json"
     path.write_bytes(b"old")
