@@ -128,6 +128,9 @@ def resolve_output_path(path) -> Tuple[str, str, Optional[os.stat_result]]:
             raise OutputError(name, f"{link}a directory; give the path of a file inside it", errno.EISDIR)
         raise OutputError(name, f"{link}{kind}, not a regular file; give the path of a regular file "
                                 "(fastsw replaces its output file as a whole)", errno.EINVAL)
+    if name.endswith((os.sep, "/")):
+        raise OutputError(name, "ends with a path separator, so it names a directory; give a file name, "
+                                f"e.g. {os.path.join(name, 'model.json')}", errno.EISDIR)
     if not os.path.isdir(directory):
         shown = directory if link != "is " else (os.path.dirname(name) or ".")
         raise OutputError(name, f"the directory {shown} does not exist; create it first or choose another "

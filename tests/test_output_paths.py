@@ -128,6 +128,13 @@ def test_missing_directory_names_the_path(write, tmp_path):
     assert info.value.errno == errno.ENOENT and not path.parent.exists()
 
 
+def test_trailing_separator_is_refused(write, tmp_path):
+    path = f"{tmp_path}/new/"  # open() would refuse it too; the old code wrote a file named "new"
+    with pytest.raises(OutputError, match=f"^{path}: ends with a path separator"):
+        write(path)
+    assert os.listdir(tmp_path) == []
+
+
 def _enospc(*args, **kwargs):
     raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
