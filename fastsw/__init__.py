@@ -16,8 +16,9 @@ from .pretokenize import Pretokenizer, GPT4O_PATTERN, SCRIPT_SPECIFIC_PATTERN, D
 from .tokenizer import Tokenizer, Merge
 from .trainer import train
 from .readers import iter_documents, InputError
+from .model_io import OutputError
 
 load = Tokenizer.load
 
-__all__ = ["train", "load", "Tokenizer", "Merge", "Pretokenizer", "iter_documents", "InputError",
+__all__ = ["train", "load", "Tokenizer", "Merge", "Pretokenizer", "iter_documents", "InputError", "OutputError",
            "GPT4O_PATTERN", "SCRIPT_SPECIFIC_PATTERN", "DEFAULT_SCRIPT_SPECIFIC_SCRIPTS", "__version__"]

@@ -193,6 +193,11 @@ def alphabet_from_config(config: dict) -> Alphabet:
     raise ValueError(f"unknown alphabet kind {kind!r}")
 
 
+#: The alphabet kinds each profile goes with (SPEC section 3), its default byte alphabet first:
+#: ``paper`` reproduces the authors' reference from ``bytes243``; ``hf`` uses ``bytes256`` or ``chars``.
+PROFILE_ALPHABETS = {"paper": ("bytes243",), "hf": ("bytes256", "chars")}
+
+
 def default_alphabet(profile: str) -> Alphabet:
     """The byte alphabet each profile reproduces its reference with."""
-    return ByteAlphabet("bytes243" if profile == "paper" else "bytes256")
+    return ByteAlphabet(PROFILE_ALPHABETS[profile][0])

@@ -391,15 +391,12 @@ def _load(path: str):
 
 
 def _check_output_path(path: str) -> None:
+    """Fail before any corpus is read on an -o that the writer would refuse (the rule is model_io's)."""
+    from .model_io import resolve_output_path
+
     if not path:
         raise CliError("-o/--output must not be empty")
-    if os.path.isdir(path):
-        raise CliError(f"{path}: output is a directory; give a file name, e.g. -o {os.path.join(path, 'model.json')}")
-    directory = os.path.dirname(path) or "."
-    if not os.path.isdir(directory):
-        raise CliError(f"{path}: output directory {directory} does not exist")
-    if not os.access(directory, os.W_OK | os.X_OK):
-        raise CliError(f"{path}: output directory {directory} is not writable")
+    resolve_output_path(path)
 
 
 def _check_train_options(args) -> None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Tuple
 
@@ -646,8 +647,16 @@ def _export_encoder(exported):
     except ImportError:  # pragma: no cover
         pass
     import tokenizers
-    if isinstance(exported, (str, Path)):
-        exported = tokenizers.Tokenizer.from_file(str(exported))
+    if isinstance(exported, (str, os.PathLike)):
+        path = os.fspath(exported)
+        try:
+            exported = tokenizers.Tokenizer.from_file(path)
+        except Exception as e:  # tokenizers raises a bare Exception for a missing, unreadable or non-HF file
+            hint = (" (a .tiktoken rank file has no pre-tokenizer regex: pass tok.to_tiktoken() instead)"
+                    if path.endswith(".tiktoken") else "")
+            raise ValueError(f"{path}: not a loadable HF tokenizer.json ({e}); verify_export accepts the path of a "
+                             "tokenizer.json (as written by save_hf), a tokenizers.Tokenizer or a tiktoken.Encoding"
+                             + hint) from e
     if isinstance(exported, tokenizers.Tokenizer):
         return lambda t: exported.encode(t, add_special_tokens=False).ids
     raise TypeError("verify_export expects a tokenizer.json path, a tokenizers.Tokenizer or a tiktoken.Encoding, "

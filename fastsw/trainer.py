@@ -13,7 +13,7 @@ import os
 import time
 from typing import Dict, Optional, Sequence, Tuple
 
-from .alphabet import Alphabet, CharAlphabet, default_alphabet, get_profile
+from .alphabet import PROFILE_ALPHABETS, Alphabet, CharAlphabet, default_alphabet, get_profile
 from .bpe import learn_merges
 from .counting import (PARALLEL_MIN_BYTES, Counts, count_corpus, count_corpus_parallel,  # noqa: F401 (re-exported)
                        default_workers, load_counts, native_counting)
@@ -138,7 +138,7 @@ def _check_options(algo, vocab_size, supermerges, profile, alphabet, greedy_spli
                          "BoundlessBPE decides the number of supermerges itself")
     if alphabet not in ("bytes", "chars"):
         raise ValueError(f"alphabet={alphabet!r} is not one of 'bytes', 'chars'")
-    if alphabet == "chars" and profile != "hf":
+    if alphabet == "chars" and "chars" not in PROFILE_ALPHABETS[profile]:
         raise ValueError("the character-level alphabet follows the 'hf' rules (overlapping counts, id "
                          "ties); pass profile='hf'")
     if alphabet == "bytes":  # known before reading the corpus: fail fast

@@ -233,6 +233,24 @@ def test_verify_export_rejects_unknown():
         interop.verify_export(tok, 42, ["a"])
 
 
+@pytest.mark.parametrize("name, write, words", [
+    ("m.json", lambda tok, p: tok.save(p), ["expected"]),  # a fastsw model
+    ("m.tiktoken", lambda tok, p: tok.save_tiktoken(p), ["pass tok.to_tiktoken() instead"]),
+    ("cut.json", lambda tok, p: p.write_text('{"version": "1.0", "model": {', encoding="utf-8"), ["EOF"]),
+    ("missing.json", lambda tok, p: None, ["No such file"]),
+])
+def test_verify_export_names_a_file_it_cannot_load(tmp_path, name, write, words):
+    tok = fastsw.train(["a b c ab abc"] * 3, algo="bpe", vocab_size=250, pretokenizer="simple")
+    path = tmp_path / name
+    write(tok, path)
+    with pytest.raises(ValueError) as info:  # was a bare Exception from tokenizers
+        tok.verify_export(path, ["a b"])
+    message = str(info.value)
+    assert message.startswith(f"{path}: not a loadable HF tokenizer.json (") and all(w in message for w in words)
+    assert "accepts the path of a tokenizer.json (as written by save_hf), a tokenizers.Tokenizer or a " \
+        "tiktoken.Encoding" in message
+
+
 # -- the conflict detector (seed 001: abc / xabc) ------------------------------------
 def test_conflicts_seed_example_chars():
     alpha = CharAlphabet("abcx")  # ids a=0 b=1 c=2 x=3
