@@ -5,8 +5,7 @@ from setuptools import Extension, setup
 
 setup(
     ext_modules=cythonize(
-        [Extension("fastsw._chunk", ["fastsw/_chunk.pyx"]),
-         Extension("fastsw._pretok", ["fastsw/_pretok.pyx"]),
+        [Extension("fastsw._pretok", ["fastsw/_pretok.pyx"]),
          Extension("fastsw._count", ["fastsw/_count.pyx"])],
         language_level=3,
     ),

@@ -341,6 +341,44 @@ cdef Py_ssize_t _chunk_and_scan(str text, const Tables* tb, const uint8_t* scrip
     return count
 
 
+def script_chunks(str text, const uint8_t[::1] scripts):
+    """The chunks of the fused chunker as ``(start, end, script)``, for the tests that compare it with
+    its pure-Python twin :func:`fastsw.chunking.script_chunks_py` (the scanner itself never makes them).
+
+    ``scripts`` is :func:`fastsw._unicode.script_table`. The chunker records each chunk's entry of a
+    per-script table; an identity table makes that entry the script id (0, never a real script, for the
+    one chunk of a text without any; reported as -1 like the twin).
+    """
+    if scripts.shape[0] < 0x110000:
+        raise ValueError(f"table has {scripts.shape[0]} entries; expected 0x110000 (use script_table())")
+    cdef uint8_t identity[256]
+    cdef int k
+    for k in range(256):
+        identity[k] = k
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t length = PyUnicode_GET_LENGTH(text), n, c
+    cdef Chunks chunks
+    chunks.bounds = NULL
+    chunks.specific = NULL
+    chunks.capacity = 0
+    if length == 0:
+        return []
+    if kind == PyUnicode_1BYTE_KIND:
+        n = _script_chunks(<const uint8_t*> data, length, &scripts[0], identity, &chunks)
+    elif kind == PyUnicode_2BYTE_KIND:
+        n = _script_chunks(<const uint16_t*> data, length, &scripts[0], identity, &chunks)
+    else:
+        n = _script_chunks(<const uint32_t*> data, length, &scripts[0], identity, &chunks)
+    try:
+        if n < 0:
+            raise MemoryError()
+        return [(chunks.bounds[c], chunks.bounds[c + 1], chunks.specific[c] if chunks.specific[c] else -1)
+                for c in range(n)]
+    finally:
+        free(chunks.bounds)
+        free(chunks.specific)
+
 cdef Py_ssize_t _dispatch(str text, const Tables* tb, const int64_t* bounds, const uint8_t* specific,
                           Py_ssize_t n_chunks, int64_t* ends) noexcept:
     cdef int kind = PyUnicode_KIND(text)

@@ -16,24 +16,23 @@ Example: ``'德国HYDAC电磁球阀 can be hard.'`` -> ``德国`` (Han) | ``HYDA
 ``电磁球阀`` (Han) | ``' can be hard.'`` (Latin).  Kana and Han are different scripts; ``ー``
 (U+30FC) is Common.
 
-Chunks are ``(start, end, script)`` tuples of code point offsets.  :func:`script_chunks` uses the
-compiled ``fastsw._chunk`` unless it is missing or ``FASTSW_PUREPYTHON=1``; then it uses
-:func:`script_chunks_py`, the plain-Python twin, which tests check against the compiled one.
+Chunks are ``(start, end, script)`` tuples of code point offsets.  This module is the plain-Python
+side of the rule, used by the reference pre-tokenizer; the compiled side is fused into the scanner
+(``_script_chunks`` in ``fastsw/_pretok.pyx``), and tests compare the two through
+``fastsw._pretok.script_chunks`` on adversarial Unicode and the shared fixtures.
 """
-
-import os
 
 import numpy as np
 
 from ._unicode import INHERITED, script_table
 
-__all__ = ["HAVE_NATIVE_CHUNKER", "script_chunks", "script_chunks_py"]
+__all__ = ["script_chunks", "script_chunks_py"]
 
 FIRST_REAL = INHERITED + 1  # script ids >= 3 are real scripts
 
 
 def script_chunks_py(text, table):
-    """Pure-Python twin of ``fastsw._chunk.script_chunks``: chunks of ``text`` as ``(start, end, script)``.
+    """Chunks of ``text`` as ``(start, end, script)``: the plain-Python twin of the scanner's chunker.
 
     ``table`` is the uint8 script table of length 0x110000 (any contiguous buffer).
     """
@@ -58,16 +57,6 @@ def script_chunks_py(text, table):
     return chunks
 
 
-try:
-    from ._chunk import script_chunks as _native_script_chunks
-except ImportError:
-    _native_script_chunks = None
-
-#: True when :func:`script_chunks` runs the compiled chunker.
-HAVE_NATIVE_CHUNKER = _native_script_chunks is not None and os.environ.get("FASTSW_PUREPYTHON") != "1"
-_impl = _native_script_chunks if HAVE_NATIVE_CHUNKER else script_chunks_py
-
-
 def script_chunks(text):
     """Split ``text`` into script chunks ``(start, end, script)``; see the module docstring."""
-    return _impl(text, script_table())
+    return script_chunks_py(text, script_table())

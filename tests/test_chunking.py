@@ -1,9 +1,7 @@
-"""Script chunking (SPEC 2.2): hand-worked cases, compiled chunker == Python twin, the script table."""
+"""Script chunking (SPEC 2.2): hand-worked cases, the scanner's compiled chunker == its Python twin, the script table."""
 
 import os
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -20,11 +18,12 @@ MAX_EXAMPLES = int(os.environ.get("HYPOTHESIS_MAX_EXAMPLES", "200"))
 
 
 def _native():
+    """The chunker fused into the compiled scanner (``_script_chunks`` in ``_pretok.pyx``)."""
     try:
-        from fastsw import _chunk
+        from fastsw import _pretok
     except ImportError as e:
-        pytest.fail(f"the compiled chunker fastsw._chunk is not built ({e}); run 'pip install -e .'")
-    return _chunk.script_chunks
+        pytest.fail(f"the compiled scanner fastsw._pretok is not built ({e}); run 'pip install -e .'")
+    return _pretok.script_chunks
 
 
 def _shared_dir():
@@ -132,21 +131,20 @@ def test_native_equals_twin_on_fixtures():
         _check_cover(text, native)
 
 
-def test_native_chunker_is_built_and_used():
-    _native()
-    if os.environ.get("FASTSW_PUREPYTHON") == "1":
-        assert chunking.HAVE_NATIVE_CHUNKER is False
-    else:
-        assert chunking.HAVE_NATIVE_CHUNKER is True
+def test_reference_pretokenizer_chunks_in_plain_python(monkeypatch):
+    """``pretokenize_reference`` is the readable specification: its chunking is the Python twin."""
+    import fastsw
+    calls = []
 
+    def spy(text, table):
+        calls.append(text)
+        return script_chunks_py(text, table)
 
-def test_purepython_switch():
-    code = "import fastsw.chunking as c; print(c.HAVE_NATIVE_CHUNKER, c.script_chunks('ab中'))"
-    for flag, native in (("1", False), ("0", True)):
-        env = dict(os.environ, FASTSW_PUREPYTHON=flag)
-        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-        han, latin = script_id("Han"), script_id("Latin")
-        assert out.stdout.strip() == f"{native} [(0, 2, {latin}), (2, 3, {han})]"
+    monkeypatch.setattr(chunking, "script_chunks_py", spy)
+    assert fastsw.Pretokenizer().pretokenize_reference("ab中") == ["ab", "中"]
+    assert calls == ["ab中"]
+    han, latin = script_id("Han"), script_id("Latin")
+    assert script_chunks("ab中") == [(0, 2, latin), (2, 3, han)]
 
 
 @IMPLS
