@@ -33,7 +33,7 @@ import os
 from collections import namedtuple
 from contextlib import contextmanager
 from types import MappingProxyType
-from typing import AbstractSet, Collection, Dict, Iterable, List, Literal, Optional, Sequence, Union
+from typing import AbstractSet, Collection, Dict, Iterable, List, Literal, Optional, Sequence, Tuple, Union
 
 import regex
 
@@ -630,6 +630,140 @@ class Tokenizer:
         Ids must be integers (``int`` or numpy integers); ``1.5`` or ``"1"`` raise ``TypeError``.
         """
         return self.decode_bytes(ids).decode("utf-8", errors)
+
+    def decode_batch(self, batch: Iterable[Iterable[int]], *, errors: str = "replace") -> List[str]:
+        """:meth:`decode` of each id sequence, in order (tiktoken's name).
+
+        >>> tok.decode_batch(tok.encode_batch(["hello", "world"]))
+        ['hello', 'world']
+        """
+        return [self.decode(ids, errors) for ids in batch]
+
+    def decode_single_token_bytes(self, token: int) -> bytes:
+        """The bytes of one token id (a special token's text as UTF-8); ``KeyError``
+        for an id outside the model, as in tiktoken.
+
+        >>> tok.decode_single_token_bytes(tok.encode_single_token(" the"))
+        b' the'
+        """
+        t = _token_id(token)
+        if 0 <= t < len(self._token_bytes):
+            return self._token_bytes[t]
+        if t in self._special_by_id:
+            return self._special_by_id[t]
+        raise KeyError(f"token id {t} is not in this model (valid ids: 0..{self.n_vocab - 1})")
+
+    # -- single tokens (tiktoken and HF names) -----------------------------------
+    def encode_single_token(self, text_or_bytes: Union[str, bytes]) -> int:
+        """The id of the token whose bytes are ``text_or_bytes`` (a ``str`` is taken
+        as UTF-8), else of the special token with that text; ``KeyError`` when it is
+        neither, as in tiktoken. Where two ids share the same bytes, the one that
+        encoding those bytes alone gives, else the smallest.
+
+        >>> tok.decode([tok.encode_single_token("<|endoftext|>")])
+        '<|endoftext|>'
+        """
+        if isinstance(text_or_bytes, str):
+            key = text_or_bytes.encode("utf-8", "surrogatepass")
+        elif isinstance(text_or_bytes, (bytes, bytearray)):
+            key = bytes(text_or_bytes)
+        else:
+            raise TypeError(f"encode_single_token expects str or bytes, got {type(text_or_bytes).__name__}")
+        tid = self._shortcut.get(key)
+        if tid is None:
+            tid = self._ids_by_bytes().get(key)
+        if tid is None:
+            try:
+                tid = self._special_tokens.get(key.decode("utf-8"))
+            except UnicodeDecodeError:
+                pass
+        if tid is None:
+            raise KeyError(f"{text_or_bytes!r} is not a single token of this model; use encode() for text")
+        return tid
+
+    def _ids_by_bytes(self) -> Dict[bytes, int]:
+        table = self.__dict__.get("_id_of_bytes")
+        if table is None:
+            table = {}
+            for tid, tb in enumerate(self._token_bytes):
+                table.setdefault(tb, tid)
+            self._id_of_bytes = table
+        return table
+
+    @property
+    def eot_token(self) -> int:
+        """The id of the ``<|endoftext|>`` special token (tiktoken's name);
+        ``AttributeError`` when the model has none."""
+        tid = self._special_tokens.get("<|endoftext|>")
+        if tid is None:
+            raise AttributeError("this model has no '<|endoftext|>' special token; train it with "
+                                 "special_tokens=['<|endoftext|>'] to get eot_token")
+        return tid
+
+    def get_vocab(self) -> Dict[str, int]:
+        """Token string -> id for every id, as HF's ``Tokenizer.get_vocab()``: a
+        token's bytes in GPT-2's byte-level rendering (``b" the"`` is ``"Ġthe"``), the
+        same strings as the vocabulary of :meth:`save_hf`'s ``tokenizer.json``; special
+        tokens as their text. Where ids share the same bytes, the smallest is kept.
+
+        >>> tok.get_vocab()["Ġthe"] == tok.encode_single_token(" the")
+        True
+        """
+        vocab = self.__dict__.get("_hf_vocab")
+        if vocab is None:
+            from .interop import rendered_vocab
+            vocab = rendered_vocab(self)
+            vocab.update(self._special_tokens)
+            self._hf_vocab = vocab
+        return dict(vocab)
+
+    def token_to_id(self, token: str) -> Optional[int]:
+        """The id of a token string in :meth:`get_vocab`'s rendering (HF's name), or
+        None when the model has no such token.
+
+        >>> tok.token_to_id("Ġthe") == tok.encode_single_token(" the")
+        True
+        """
+        if not isinstance(token, str):
+            raise TypeError(f"token_to_id expects a token string such as 'Ġthe', got {type(token).__name__}; "
+                            "for bytes use encode_single_token")
+        if "_hf_vocab" not in self.__dict__:
+            self.get_vocab()
+        return self._hf_vocab.get(token)
+
+    def id_to_token(self, token_id: int) -> Optional[str]:
+        """The token string of an id in :meth:`get_vocab`'s rendering (HF's name), or
+        None for an id outside the model.
+
+        >>> tok.id_to_token(tok.encode_single_token(" the"))
+        'Ġthe'
+        """
+        t = _token_id(token_id)
+        if 0 <= t < len(self._token_bytes):
+            from .alphabet import render
+            return render(self._token_bytes[t])
+        special = self._special_by_id.get(t)
+        return None if special is None else special.decode("utf-8")
+
+    def encode_with_offsets(self, text: str, **kwargs) -> Tuple[List[int], List[int]]:
+        """:meth:`encode` (same keyword options) and the character offset in ``text``
+        where each token starts, as tiktoken's ``decode_with_offsets`` and HF's
+        ``Encoding.offsets`` starts; a token that starts inside a character (part of
+        a multi-byte character's UTF-8) gets that character's offset.
+
+        >>> tok.encode_with_offsets("héllo wörld")[1][:1]
+        [0]
+        """
+        ids = self.encode(text, **kwargs)
+        token_bytes = self._token_bytes
+        n = len(token_bytes)
+        offsets = []
+        chars = 0
+        for t in ids:
+            tb = token_bytes[t] if t < n else self._special_by_id[t]
+            offsets.append(chars - 1 if 0x80 <= tb[0] < 0xC0 else chars)
+            chars += len(tb) - sum(0x80 <= b < 0xC0 for b in tb)
+        return ids, offsets
 
     # -- persistence ------------------------------------------------------------
     def save(self, path) -> None:

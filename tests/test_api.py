@@ -1,5 +1,6 @@
-"""The public API's edges (issue #8, item 10): special-token options exactly as tiktoken (checked against tiktoken
-itself), batch arguments, id and thread types."""
+"""The public API's edges and the names users know from tiktoken and HF tokenizers (issue #8, items 5 and 10):
+special-token options exactly as tiktoken (checked against tiktoken itself), batch arguments, id types, the
+single-token methods, ``get_vocab`` against an HF export, and ``encode_with_offsets``."""
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -49,7 +50,7 @@ def test_disallowed_special_inside_an_allowed_one_raises_as_tiktoken(bpe, tt, ba
             bpe.encode_batch(["ok", text], backend=backend, **kw)
     kw = {"allowed_special": {"<s>x"}, "disallowed_special": ()}
     assert bpe.encode(text, backend=backend, **kw) == tt.encode(text, **kw) == \
-        [*bpe.encode_ordinary("a"), bpe.special_tokens["<s>x"], *bpe.encode_ordinary(" b")]
+        [bpe.encode_single_token("a"), bpe.special_tokens["<s>x"], *bpe.encode_ordinary(" b")]
     assert bpe.encode(text, allowed_special="all", backend=backend) == tt.encode(text, allowed_special="all")
 
 
@@ -136,3 +137,104 @@ def test_decode_rejects_ids_that_are_not_integers(bpe):
             bpe.decode(bad)
         with pytest.raises(TypeError, match="token ids must be integers"):
             bpe.decode_bytes(bad)
+    with pytest.raises(TypeError, match="token ids must be integers"):
+        bpe.decode_single_token_bytes(1.0)
+
+
+# ---- methods people expect ---------------------------------------------------------------------------------------
+
+def test_single_token_methods_agree_with_tiktoken(bpe, tt):
+    for token in (b"a", b" the", b"<s>", "<|endoftext|>", "<s>x", b"\xc3", "é"):
+        tid = bpe.encode_single_token(token)
+        assert tid == tt.encode_single_token(token)
+        assert bpe.decode_single_token_bytes(tid) == tt.decode_single_token_bytes(tid)
+    for tid in range(bpe.n_vocab):
+        assert bpe.decode_single_token_bytes(tid) == tt.decode_single_token_bytes(tid)
+    with pytest.raises(KeyError):
+        bpe.encode_single_token("not one token at all")
+    with pytest.raises(KeyError):
+        bpe.decode_single_token_bytes(bpe.n_vocab)
+    with pytest.raises(TypeError):
+        bpe.encode_single_token(97)
+    assert bpe.eot_token == tt.eot_token == bpe.special_tokens["<|endoftext|>"]
+    texts = ["hello world", "", "<s> é\n"]
+    assert bpe.decode_batch(bpe.encode_batch(texts, disallowed_special=())) == texts
+    assert bpe.decode_batch([[bpe.encode_single_token("\xe9".encode()[:1])]]) == ["\ufffd"]
+    assert bpe.decode_batch([[bpe.encode_single_token(b"\xc3")]], errors="ignore") == [""]
+
+
+def test_eot_token_needs_the_special_token(multilingual_boundless):
+    with pytest.raises(AttributeError, match="special_tokens=\\['<\\|endoftext\\|>'\\]"):
+        multilingual_boundless.eot_token
+    assert not hasattr(multilingual_boundless, "eot_token")
+
+
+def test_get_vocab_is_hf_s(bpe, tmp_path):
+    from tokenizers import Tokenizer as HFTokenizer
+
+    vocab = bpe.get_vocab()
+    assert vocab["Ġthe"] == bpe.encode_single_token(" the") and vocab["<|endoftext|>"] == bpe.eot_token
+    assert len(vocab) == bpe.n_vocab  # no two tokens of this model share bytes
+    path = tmp_path / "tokenizer.json"
+    bpe.save_hf(path)
+    hf = HFTokenizer.from_file(str(path)).get_vocab()
+    assert {s: i for s, i in hf.items() if i < bpe.n_vocab} == vocab  # HF adds the bytes missing from bytes243
+    for s, i in vocab.items():
+        assert bpe.token_to_id(s) == i and bpe.id_to_token(i) == s
+    assert bpe.token_to_id("no such token") is None and bpe.id_to_token(bpe.n_vocab) is None
+    vocab["Ġthe"] = -1  # a copy: the model is not changed
+    assert bpe.token_to_id("Ġthe") == bpe.encode_single_token(" the")
+
+
+def test_get_vocab_keeps_the_smallest_of_duplicate_ids():
+    from fastsw.alphabet import ByteAlphabet
+    alphabet = ByteAlphabet("bytes256")
+    a, b, c = (alphabet.id_of_byte(ord(ch)) for ch in "abc")
+    n = len(alphabet)
+    # a + b -> n "ab", ab + c -> n + 1 "abc"; b + c -> n + 2 "bc", a + bc -> n + 3 "abc" again
+    tok = fastsw.Tokenizer(alphabet=alphabet, merges=[(a, b, 1, False), (n, c, 1, False), (b, c, 1, False),
+                                                      (a, n + 2, 1, False)], pretokenizer=fastsw.Pretokenizer())
+    assert tok.vocab[n + 1] == tok.vocab[n + 3] == b"abc"
+    assert tok.get_vocab()["abc"] == n + 1 and tok.id_to_token(n + 3) == "abc"
+    assert tok.encode_single_token("abc") == tok.encode("abc")[0] == n + 1
+
+
+HARD = "aé 中文 👍🏽 e\u0301\n" + "\U0001f600"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_encode_with_offsets_by_hand(bpe, tt, backend):
+    ids, offsets = bpe.encode_with_offsets(HARD, backend=backend)
+    assert ids == bpe.encode(HARD)
+    assert (ids, offsets) == (tt.encode(HARD), tt.decode_with_offsets(tt.encode(HARD))[1])
+    # "<s>" allowed: the special token starts where its text does
+    ids, offsets = bpe.encode_with_offsets("ab<s>c", allowed_special="all", backend=backend)
+    assert ids[offsets.index(2)] == bpe.special_tokens["<s>"]
+    assert bpe.encode_with_offsets("") == ([], [])
+
+
+def char_of_byte(text: str, byte: int) -> int:
+    """The index of the character of ``text`` that contains UTF-8 byte ``byte``."""
+    total = 0
+    for i, c in enumerate(text):
+        total += len(c.encode("utf-8"))
+        if total > byte:
+            return i
+    raise AssertionError("byte beyond the text")
+
+
+@pytest.mark.parametrize("model", ["bpe", "multilingual_superbpe"])
+@settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(text=st.one_of(st.text(), st.text(alphabet=HARD + " the<s>")))
+def test_offsets_and_round_trip_properties(request, model, text):
+    tok = request.getfixturevalue(model)
+    ids, offsets = tok.encode_with_offsets(text, disallowed_special=())
+    assert ids == tok.encode(text, disallowed_special=()) and tok.decode(ids) == text
+    assert len(offsets) == len(ids)
+    # each token starts in the character that holds its first byte
+    starts = np.cumsum([0] + [len(tok.decode_single_token_bytes(t)) for t in ids])[:-1]
+    assert offsets == [char_of_byte(text, int(b)) for b in starts]
+    assert tok.decode_batch(tok.encode_batch([text, text[::-1]], disallowed_special=())) == [text, text[::-1]]
+    if model == "bpe":
+        assert offsets == request.getfixturevalue("tt").decode_with_offsets(ids)[1]
