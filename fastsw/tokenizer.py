@@ -696,7 +696,11 @@ class Tokenizer:
     @property
     def eot_token(self) -> int:
         """The id of the ``<|endoftext|>`` special token (tiktoken's name);
-        ``AttributeError`` when the model has none."""
+        ``AttributeError`` when the model has none.
+
+        >>> tok.decode([tok.eot_token])
+        '<|endoftext|>'
+        """
         tid = self._special_tokens.get("<|endoftext|>")
         if tid is None:
             raise AttributeError("this model has no '<|endoftext|>' special token; train it with "
