@@ -15,12 +15,16 @@ corpus language, Hypothesis strings and pathological inputs.
 
 Design notes
 ------------
-* No pretoken cache that outlives a call (the reference keeps a ``dict``): the
-  shortcut is a hash lookup plus a byte compare inside the kernel, and a pretoken
-  that misses it is merged once per kernel call (a per-call miss cache, see
-  :mod:`fastsw._encode_kernels`). Nothing mutable is shared, so threads can run
-  the kernel concurrently on one tokenizer, and timing the same text twice
-  measures the same work twice.
+* No pretoken cache that outlives a kernel call (the reference keeps a ``dict``):
+  the shortcut is a hash lookup plus a byte compare inside the kernel, and a
+  pretoken that misses it is merged once per kernel call (a per-call miss cache,
+  see :mod:`fastsw._encode_kernels`). Nothing mutable is shared, so threads can run
+  the kernel concurrently on one tokenizer, and timing the same long text twice
+  measures the same work twice. Short texts (``tokenizer.SMALL_TEXT``) are the
+  exception: a kernel call's set-up (~8 us: unboxing its array arguments, the
+  pre-tokenizer's offsets array) costs more than a 30-character sentence encoded
+  from the tokenizer's per-pretoken cache (~2 us), so ``Tokenizer.encode*`` use
+  that cache and call :meth:`FastEncoder.encode_pieces` once for its misses.
 * Batches: :meth:`FastEncoder.encode_to_numpy` cuts the documents into slices of
   about ``_SLICE_BYTES`` characters (at least one per thread) and encodes each
   slice (pre-tokenization + one kernel call) in a thread pool. The kernel releases
@@ -207,12 +211,12 @@ class FastEncoder:
         return self.to_list(ids)
 
     def to_list(self, ids: np.ndarray) -> List[int]:
-        """``ids.tolist()`` for token ids of this vocabulary, faster: the Python ``int``
+        """``ids.tolist()`` for token ids of this model (special tokens included), faster: the Python ``int``
         of every id is made once (an object array) and shared, so a call copies
         references instead of allocating (and later freeing) one ``int`` per token."""
         objects = self._id_objects
         if objects is None:
-            objects = self._id_objects = np.array(range(max(len(self.tok.vocab), 1)), dtype=object)
+            objects = self._id_objects = np.array(range(max(self.tok.n_vocab, 1)), dtype=object)
         return objects.take(ids).tolist()
 
     # -- batches -----------------------------------------------------------------
@@ -237,12 +241,8 @@ class FastEncoder:
 
 
 def _threads(num_threads) -> int:
-    if num_threads is None:
-        return os.cpu_count() or 1
-    n = int(num_threads)
-    if n < 1:
-        raise ValueError(f"num_threads={num_threads} must be >= 1 (or None for all cores)")
-    return n
+    from .tokenizer import _check_num_threads
+    return _check_num_threads(num_threads) or os.cpu_count() or 1
 
 
 def _slices(texts: Sequence[str], target: int):

@@ -557,14 +557,21 @@ def _conflict(kind, tok, tid, tb, rule, table, **extra) -> dict:
 # ---------------------------------------------------------------------------
 # HF tokenizers
 # ---------------------------------------------------------------------------
+def rendered_vocab(tok) -> Dict[str, int]:
+    """Each token's GPT-2 byte-level rendering -> its id, special tokens left out;
+    where ids share the same bytes, the smallest (HF's vocab is a map)."""
+    out: Dict[str, int] = {}
+    for tid, tb in enumerate(tok.vocab):
+        out.setdefault(render(tb), tid)
+    return out
+
+
 def hf_tokenizer_json(tok, *, ignore_merges: Optional[bool] = None) -> dict:
     """The ``tokenizer.json`` content :func:`save_hf` writes, as a dict."""
     _check_byte_alphabet(tok, "HF's ByteLevel pre-tokenizer")
     vocab = tok.vocab
     dups = duplicate_tokens(tok)
-    hf_vocab: Dict[str, int] = {}
-    for tid, tb in enumerate(vocab):
-        hf_vocab.setdefault(render(tb), tid)  # duplicates: the smallest id (HF's vocab is a map)
+    hf_vocab = rendered_vocab(tok)
     for j, b in enumerate(_extra_bytes(tok)):
         hf_vocab[BYTE_TO_UNICODE[b]] = tok.n_vocab + j
     for s, tid in tok.special_tokens.items():

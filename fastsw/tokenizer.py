@@ -17,19 +17,23 @@ Two backends compute the same ids. ``"python"`` is the code in this module, the
 readable specification (:func:`fastsw.bpe.apply_merges` per pretoken and per run,
 with a per-pretoken cache). ``"numba"`` is :mod:`fastsw.fast_encode`: one kernel
 call per batch of documents (shortcut lookup, regular merges with a heap that is
-never quadratic, supermerge runs). The default ``"auto"`` picks ``"numba"`` for
-byte alphabets unless the environment sets ``FASTSW_PUREPYTHON=1``. Choose per
-tokenizer (``Tokenizer(..., backend=...)`` or the ``backend`` attribute) or per
-call (``encode*(..., backend=...)``).
+never quadratic, supermerge runs); a text of at most ``SMALL_TEXT`` characters
+(shortcut on) takes the small-input path instead: the python backend's
+per-pretoken cache, the pretokens it misses encoded by one kernel call (a kernel
+call's set-up costs more than encoding a short sentence from the cache). The
+default ``"auto"`` picks ``"numba"`` for byte alphabets unless the environment
+sets ``FASTSW_PUREPYTHON=1``. Choose per tokenizer (``Tokenizer(..., backend=...)``
+or the ``backend`` attribute) or per call (``encode*(..., backend=...)``).
 """
 from __future__ import annotations
 
 import gc
+import operator
 import os
 from collections import namedtuple
 from contextlib import contextmanager
 from types import MappingProxyType
-from typing import AbstractSet, Collection, Dict, Iterable, List, Literal, Optional, Sequence, Union
+from typing import AbstractSet, Collection, Dict, Iterable, List, Literal, Optional, Sequence, Tuple, Union
 
 import regex
 
@@ -43,6 +47,32 @@ Merge.__doc__ = "One merge: the token ``id`` it creates from ``left`` + ``right`
 ALGOS = ("bpe", "boundless", "superbpe")
 BACKENDS = ("auto", "python", "numba")
 _CACHE_LIMIT = 1 << 16
+# Texts up to this many characters take the small-input path on the numba backend:
+# the per-pretoken cache of the reference path, its misses encoded by one kernel call.
+# Measured (BPE 4096 and 32768, slices of the multilingual sample): with the cache warm
+# this path takes about half the kernel path's time at 30 characters and 0.7-0.9 x at
+# 128, and about the same at 256; a text whose pretokens all miss costs ~2 x the kernel
+# path (its kernel call plus the cache's Python work), so the limit stays at 128.
+SMALL_TEXT = 128
+
+
+def _token_id(t) -> int:
+    """A token id argument as an ``int``: ints and numpy integers, not ``1.5`` or ``"1"``."""
+    try:
+        return operator.index(t)
+    except TypeError:
+        raise TypeError(f"token ids must be integers, got {t!r} ({type(t).__name__})") from None
+
+
+def _check_num_threads(num_threads) -> Optional[int]:
+    """``num_threads`` checked: None (all cores) or an int >= 1."""
+    if num_threads is None:
+        return None
+    if isinstance(num_threads, bool) or not isinstance(num_threads, int):
+        raise TypeError(f"num_threads={num_threads!r} must be an int >= 1 (or None for all cores)")
+    if num_threads < 1:
+        raise ValueError(f"num_threads={num_threads} must be >= 1 (or None for all cores)")
+    return num_threads
 
 
 @contextmanager
@@ -112,10 +142,7 @@ class Tokenizer:
                 raise ValueError("a special token cannot be the empty string")
         self._special_tokens = specials
         self._special_by_id = {tid: s.encode("utf-8") for s, tid in specials.items()}
-        self._special_regex = None
-        if specials:
-            self._special_regex = regex.compile(
-                "|".join(regex.escape(s) for s in sorted(specials, key=len, reverse=True)))
+        self._plans = {}  # (allowed_special, disallowed_special) -> _special_plan
         self._cache: Dict[str, List[int]] = {}
         if reachability is not None:
             self._shortcut, self._eligible = self._reachable_from(reachability)
@@ -301,12 +328,21 @@ class Tokenizer:
                 return [tid]
         return apply_merges(self.alphabet.initial_ids(piece), self._regular_ranks)
 
-    def _encode_chunk(self, text: str, shortcut: bool, out: List[int]) -> None:
+    def _encode_chunk(self, text: str, shortcut: bool, out: List[int], fast=None) -> None:
+        """Append the ids of ``text`` (no special tokens) to ``out``. With ``fast`` (a
+        :class:`fastsw.fast_encode.FastEncoder`, ``shortcut`` on) the pretokens missing
+        from the cache are encoded first, all in one kernel call, instead of by
+        :meth:`encode_pretoken`; the ids are the same."""
         run: List[int] = []
         eligible = self._eligible
         cache = self._cache
-        for piece in self.pretokenizer.pretokenize(text):
+        pieces = self.pretokenizer.pretokenize(text)
+        for piece in pieces:
             ids = cache.get(piece) if shortcut else None
+            if ids is None and fast is not None:
+                self._cache_pieces([p for p in pieces if p not in cache], fast)
+                fast = None
+                ids = cache.get(piece)
             if ids is None:
                 ids = self.encode_pretoken(piece, shortcut=shortcut)
                 if shortcut:
@@ -321,6 +357,19 @@ class Tokenizer:
             out.extend(ids)
         self._flush_run(run, out)
 
+    def _cache_pieces(self, pieces: List[str], fast) -> None:
+        """Put the regular-merge ids of ``pieces`` (whole pretokens, shortcut on) in the
+        per-pretoken cache, computed by one call of the fast encoder's kernel."""
+        cache = self._cache
+        pieces = list(dict.fromkeys(pieces))
+        ids, offsets = fast.encode_pieces(pieces, shortcut=True)
+        flat = fast.to_list(ids)
+        bounds = offsets.tolist()
+        if len(cache) + len(pieces) > _CACHE_LIMIT:
+            cache.clear()
+        for k, piece in enumerate(pieces):
+            cache[piece] = flat[bounds[k]:bounds[k + 1]]
+
     def _flush_run(self, run: List[int], out: List[int]) -> None:
         if len(run) >= 2 and self._super_ranks:
             out.extend(apply_merges(run, self._super_ranks))
@@ -334,11 +383,16 @@ class Tokenizer:
         uses the tokenizer's ``backend`` attribute. All give the same ids.
         """
         if self._resolve_backend(backend) == "numba":
+            if shortcut and isinstance(text, str) and len(text) <= SMALL_TEXT:
+                self._check_text(text)
+                out: List[int] = []
+                self._encode_chunk(text, True, out, self._fast())
+                return out
             # the fast driver encodes to UTF-8 once and reports a lone surrogate via _check_text
             self._check_type(text)
             return self._fast().encode(text, shortcut)
         self._check_text(text)
-        out: List[int] = []
+        out = []
         self._encode_chunk(text, shortcut, out)
         return out
 
@@ -350,12 +404,28 @@ class Tokenizer:
         ``allowed_special``: special tokens to encode as their id (``"all"`` for all).
         ``disallowed_special``: special tokens whose appearance in ``text`` raises
         ``ValueError`` (default ``"all"`` = every special token not allowed). Pass
-        ``disallowed_special=()`` to encode them as ordinary text.
+        ``disallowed_special=()`` to encode them as ordinary text. As in tiktoken, the
+        check searches ``text`` for each disallowed string, also inside an allowed one
+        (``"<s>x"`` raises when ``"<s>"`` is disallowed, even if ``"<s>x"`` is allowed).
+        Where allowed special tokens overlap, the leftmost, then longest, is taken.
         ``backend`` as in :meth:`encode_ordinary`.
         """
+        check, split = self._special_plan(allowed_special, disallowed_special)
+        if check is not None:
+            self._check_type(text)
+            self._check_disallowed(check, text)
+        return self._encode_allowed(text, split, shortcut, backend)
+
+    def _encode_allowed(self, text: str, split, shortcut: bool, backend: Optional[str]) -> List[int]:
+        """``text`` (already checked for disallowed special tokens) cut at the allowed
+        special tokens that ``split`` finds (None: none allowed); supermerge runs never
+        cross a special token."""
+        if split is None:
+            return self.encode_ordinary(text, shortcut=shortcut, backend=backend)
         self._check_text(text)
-        segments = self._special_segments(text, allowed_special, disallowed_special)
-        if self._resolve_backend(backend) == "numba":
+        backend = self._resolve_backend(backend)
+        segments = self._special_segments(text, split)
+        if backend == "numba" and not (shortcut and len(text) <= SMALL_TEXT):
             enc = self._fast()
             ids, offsets = enc.encode_docs([seg for seg, _ in segments], shortcut)
             if len(segments) == 1:
@@ -366,66 +436,117 @@ class Tokenizer:
                 if special is not None:
                     out.append(special)
             return out
+        fast = self._fast() if backend == "numba" else None
         out = []
         for seg, special in segments:
-            self._encode_chunk(seg, shortcut, out)
+            self._encode_chunk(seg, shortcut, out, fast)
             if special is not None:
                 out.append(special)
         return out
 
-    def _special_segments(self, text: str, allowed_special, disallowed_special):
-        """Check ``text`` against the special-token options; returns ``[(segment,
-        special id or None)]``: the ordinary text between allowed special tokens,
-        each followed by the id of the special token that ends it (None at the end).
-        Supermerge runs never cross a special token."""
-        specials = set(self._special_tokens)
-        allowed = specials if allowed_special == "all" else set(allowed_special)
-        unknown = allowed - specials
-        if unknown:
-            raise ValueError(f"allowed_special names tokens this model does not have: {sorted(unknown)}")
-        disallowed = (specials - allowed) if disallowed_special == "all" else set(disallowed_special)
-        if disallowed and self._special_regex is not None:
-            for m in self._special_regex.finditer(text):
-                if m.group() in disallowed:
-                    raise ValueError(
-                        f"text contains the special token {m.group()!r} at position {m.start()}, which is "
-                        f"disallowed; pass allowed_special={{{m.group()!r}}} to encode it as a special token, "
-                        "or disallowed_special=() to encode it as ordinary text")
-        if not allowed or self._special_regex is None:
-            return [(text, None)]
+    def _special_plan(self, allowed_special, disallowed_special):
+        """Check a call's special-token options once per distinct pair (cached):
+        ``(regex of the disallowed strings or None, regex of the allowed ones or None)``,
+        each alternation longest first."""
+        key = (allowed_special if isinstance(allowed_special, str) else frozenset(allowed_special),
+               disallowed_special if isinstance(disallowed_special, str) else frozenset(disallowed_special))
+        plans = self._plans
+        plan = plans.get(key)
+        if plan is not None:
+            return plan
+        specials = frozenset(self._special_tokens)
+        allowed, disallowed = key
+        for name, value in (("allowed_special", allowed), ("disallowed_special", disallowed)):
+            if isinstance(value, str):
+                if value != "all":
+                    raise TypeError(f"{name}={value!r}: pass 'all' or a set of special-token strings, "
+                                    f"e.g. {name}={{{value!r}}}")
+            else:
+                bad = [s for s in value if not isinstance(s, str)]
+                if bad:
+                    raise TypeError(f"{name} must hold special-token strings, not {bad[0]!r}")
+                unknown = value - specials
+                if unknown:
+                    raise ValueError(f"{name} names tokens this model does not have: {sorted(unknown)}; "
+                                     f"its special tokens are {sorted(specials) or 'none'}")
+        allowed = specials if allowed == "all" else allowed
+        disallowed = (specials - allowed) if disallowed == "all" else disallowed
+
+        def alternation(strings):
+            if not strings:
+                return None
+            return regex.compile("|".join(regex.escape(s) for s in sorted(strings, key=lambda s: (-len(s), s))))
+
+        plan = (alternation(disallowed), alternation(allowed))
+        if len(plans) >= 64:
+            plans.clear()
+        plans[key] = plan
+        return plan
+
+    @staticmethod
+    def _check_disallowed(check, text: str, where: str = "text") -> None:
+        m = check.search(text)
+        if m is not None:
+            raise ValueError(
+                f"{where} contains the special token {m.group()!r} at position {m.start()}, which is "
+                f"disallowed; pass allowed_special={{{m.group()!r}}} to encode it as a special token, "
+                "or disallowed_special=() to encode it as ordinary text")
+
+    def _special_segments(self, text: str, split):
+        """``[(segment, special id or None)]``: the ordinary text between the allowed
+        special tokens that ``split`` finds, each followed by the id of the special
+        token that ends it (None at the end)."""
         segments = []
         start = 0
-        for m in self._special_regex.finditer(text):
-            if m.group() not in allowed:
-                continue
+        for m in split.finditer(text):
             segments.append((text[start:m.start()], self._special_tokens[m.group()]))
             start = m.end()
         segments.append((text[start:], None))
         return segments
 
-    def encode_batch(self, texts: Iterable[str], *, num_threads: Optional[int] = None,
-                     **kwargs) -> List[List[int]]:
-        """``encode`` for each text, in order (same keyword options). On the numba
-        backend without allowed special tokens, the texts are encoded by
-        :meth:`encode_to_numpy` on ``num_threads`` threads (None: all cores)."""
+    def _batch_texts(self, texts, method: str) -> List[str]:
+        """A batch argument as a list of ``str``; a bare ``str`` (or bytes) is rejected."""
+        if isinstance(texts, (str, bytes, bytearray)):
+            raise TypeError(f"{method} expects a list of str, got a single {type(texts).__name__}; "
+                            "wrap one text as [text]")
         texts = list(texts)
-        if not kwargs.get("allowed_special") and self._resolve_backend(kwargs.get("backend")) == "numba":
-            for t in texts:
-                self._check_type(t)
-                if kwargs.get("disallowed_special", "all") != ():
-                    self._special_segments(t, frozenset(), kwargs.get("disallowed_special", "all"))
-            return self._split(*self.encode_to_numpy(texts, num_threads=num_threads,
-                                                     shortcut=kwargs.get("shortcut", True),
-                                                     backend="numba"))
-        return [self.encode(t, **kwargs) for t in texts]
+        for i, t in enumerate(texts):
+            if not isinstance(t, str):
+                raise TypeError(f"{method} expects a list of str, but texts[{i}] is {type(t).__name__}")
+        return texts
+
+    def encode_batch(self, texts: Iterable[str], *,
+                     allowed_special: Union[Literal["all"], AbstractSet[str]] = frozenset(),
+                     disallowed_special: Union[Literal["all"], Collection[str]] = "all",
+                     num_threads: Optional[int] = None, shortcut: bool = True,
+                     backend: Optional[str] = None) -> List[List[int]]:
+        """:meth:`encode` for each text, in order (same keyword options). On the numba
+        backend the texts are encoded by :meth:`encode_to_numpy` on ``num_threads``
+        threads (None: all cores).
+
+        >>> tok.encode_batch(["hello world", "goodbye"]) == [tok.encode("hello world"), tok.encode("goodbye")]
+        True
+        """
+        texts = self._batch_texts(texts, "encode_batch")
+        if self._resolve_backend(backend) == "numba":
+            return self._split(*self.encode_to_numpy(
+                texts, allowed_special=allowed_special, disallowed_special=disallowed_special,
+                num_threads=num_threads, shortcut=shortcut, backend="numba"))
+        _check_num_threads(num_threads)
+        check, split = self._special_plan(allowed_special, disallowed_special)
+        for i, t in enumerate(texts):
+            if check is not None:
+                self._check_disallowed(check, t, f"texts[{i}]")
+        return [self._encode_allowed(t, split, shortcut, "python") for t in texts]
 
     def encode_ordinary_batch(self, texts: Iterable[str], *, num_threads: Optional[int] = None,
                               shortcut: bool = True, backend: Optional[str] = None) -> List[List[int]]:
         """``encode_ordinary`` for each text, in order (threads as in :meth:`encode_batch`)."""
-        texts = list(texts)
+        texts = self._batch_texts(texts, "encode_ordinary_batch")
+        _check_num_threads(num_threads)
         if self._resolve_backend(backend) == "numba":
-            return self._split(*self.encode_to_numpy(texts, num_threads=num_threads, shortcut=shortcut,
-                                                     backend="numba"))
+            return self._split(*self.encode_to_numpy(texts, disallowed_special=(), num_threads=num_threads,
+                                                     shortcut=shortcut, backend="numba"))
         return [self.encode_ordinary(t, shortcut=shortcut, backend=backend) for t in texts]
 
     def _split(self, ids, offsets) -> List[List[int]]:
@@ -433,27 +554,59 @@ class Tokenizer:
         bounds = offsets.tolist()
         return [flat[a:b] for a, b in zip(bounds, bounds[1:])]
 
-    def encode_to_numpy(self, texts: Iterable[str], *, num_threads: Optional[int] = None,
-                        shortcut: bool = True, backend: Optional[str] = None):
-        """``encode_ordinary`` of every text as numpy arrays: ``(ids, offsets)``,
-        ids int32 and offsets int64 with ``len(texts) + 1`` entries, text ``i``
-        being ``ids[offsets[i]:offsets[i + 1]]``. The numba backend encodes slices
-        of the batch on ``num_threads`` threads (None: all cores)."""
+    def encode_to_numpy(self, texts: Iterable[str], *,
+                        allowed_special: Union[Literal["all"], AbstractSet[str]] = frozenset(),
+                        disallowed_special: Union[Literal["all"], Collection[str]] = "all",
+                        num_threads: Optional[int] = None, shortcut: bool = True,
+                        backend: Optional[str] = None):
+        """:meth:`encode` of every text as numpy arrays: ``(ids, offsets)``, ids int32
+        and offsets int64 with ``len(texts) + 1`` entries, text ``i`` being
+        ``ids[offsets[i]:offsets[i + 1]]``. Special tokens as in :meth:`encode`
+        (``disallowed_special=()`` encodes them as ordinary text). The numba backend
+        encodes slices of the batch on ``num_threads`` threads (None: all cores).
+
+        >>> ids, offsets = tok.encode_to_numpy(["hello world", "<|endoftext|>"], allowed_special="all")
+        """
         import numpy as np
-        if isinstance(texts, str):
-            raise TypeError("encode_to_numpy expects a list of str; wrap a single text as [text]")
-        texts = list(texts)
+        texts = self._batch_texts(texts, "encode_to_numpy")
+        _check_num_threads(num_threads)
+        check, split = self._special_plan(allowed_special, disallowed_special)
+        if check is not None:
+            for i, t in enumerate(texts):
+                self._check_disallowed(check, t, f"texts[{i}]")
         if self._resolve_backend(backend) == "numba":
-            for t in texts:
-                self._check_type(t)
-            return self._fast().encode_to_numpy(texts, num_threads, shortcut)
-        for t in texts:
-            self._check_text(t)
-        encoded = [self.encode_ordinary(t, shortcut=shortcut, backend="python") for t in texts]
+            fast = self._fast()
+            if split is None:
+                return fast.encode_to_numpy(texts, num_threads, shortcut)
+            return self._encode_segments_to_numpy(texts, split, num_threads, shortcut)
+        encoded = [self._encode_allowed(t, split, shortcut, "python") for t in texts]
         offsets = np.zeros(len(texts) + 1, np.int64)
         np.cumsum([len(e) for e in encoded], out=offsets[1:])
         ids = np.fromiter((i for e in encoded for i in e), np.int32, int(offsets[-1]))
         return ids, offsets
+
+    def _encode_segments_to_numpy(self, texts: List[str], split, num_threads, shortcut: bool):
+        """The numba path of :meth:`encode_to_numpy` with allowed special tokens: every
+        text's segments encoded as one batch, the special ids put back in between."""
+        import numpy as np
+        segments, specials, first = [], [], [0]
+        for t in texts:
+            for seg, special in self._special_segments(t, split):
+                segments.append(seg)
+                specials.append(-1 if special is None else special)
+            first.append(len(segments))
+        seg_ids, seg_off = self._fast().encode_to_numpy(segments, num_threads, shortcut)
+        specials = np.array(specials, np.int64)
+        has = specials >= 0
+        # each segment's ids, then its special id if it has one
+        ends = np.cumsum(np.diff(seg_off) + has)
+        ids = np.empty(int(ends[-1]) if len(ends) else 0, np.int32)
+        at_special = np.zeros(ids.shape[0], bool)
+        at_special[ends[has] - 1] = True
+        ids[at_special] = specials[has]
+        ids[~at_special] = seg_ids
+        bounds = np.concatenate((np.zeros(1, np.int64), ends))
+        return ids, np.ascontiguousarray(bounds[np.array(first, np.int64)], dtype=np.int64)
 
     # -- decoding ---------------------------------------------------------------
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
@@ -462,7 +615,7 @@ class Tokenizer:
         n = len(token_bytes)
         parts = []
         for t in ids:
-            t = int(t)
+            t = _token_id(t)
             if 0 <= t < n:
                 parts.append(token_bytes[t])
             elif t in self._special_by_id:
@@ -477,8 +630,147 @@ class Tokenizer:
         ``bytes.decode``: ``"replace"`` (default, U+FFFD, as tiktoken does),
         ``"strict"`` (raise ``UnicodeDecodeError``), ``"ignore"``, ...
         ``decode(encode(text)) == text`` for every ``str`` that has a UTF-8 encoding.
+        Ids must be integers (``int`` or numpy integers); ``1.5`` or ``"1"`` raise ``TypeError``.
         """
         return self.decode_bytes(ids).decode("utf-8", errors)
+
+    def decode_batch(self, batch: Iterable[Iterable[int]], *, errors: str = "replace") -> List[str]:
+        """:meth:`decode` of each id sequence, in order (tiktoken's name).
+
+        >>> tok.decode_batch(tok.encode_batch(["hello", "world"]))
+        ['hello', 'world']
+        """
+        return [self.decode(ids, errors) for ids in batch]
+
+    def decode_single_token_bytes(self, token: int) -> bytes:
+        """The bytes of one token id (a special token's text as UTF-8); ``KeyError``
+        for an id outside the model, as in tiktoken.
+
+        >>> tok.decode_single_token_bytes(tok.encode_single_token(" the"))
+        b' the'
+        """
+        t = _token_id(token)
+        if 0 <= t < len(self._token_bytes):
+            return self._token_bytes[t]
+        if t in self._special_by_id:
+            return self._special_by_id[t]
+        raise KeyError(f"token id {t} is not in this model (valid ids: 0..{self.n_vocab - 1})")
+
+    # -- single tokens (tiktoken and HF names) -----------------------------------
+    def encode_single_token(self, text_or_bytes: Union[str, bytes]) -> int:
+        """The id of the token whose bytes are ``text_or_bytes`` (a ``str`` is taken
+        as UTF-8), else of the special token with that text; ``KeyError`` when it is
+        neither, as in tiktoken. Where two ids share the same bytes, the one that
+        encoding those bytes alone gives, else the smallest.
+
+        >>> tok.decode([tok.encode_single_token("<|endoftext|>")])
+        '<|endoftext|>'
+        """
+        if isinstance(text_or_bytes, str):
+            key = text_or_bytes.encode("utf-8", "surrogatepass")
+        elif isinstance(text_or_bytes, (bytes, bytearray)):
+            key = bytes(text_or_bytes)
+        else:
+            raise TypeError(f"encode_single_token expects str or bytes, got {type(text_or_bytes).__name__}")
+        tid = self._shortcut.get(key)
+        if tid is None:
+            tid = self._ids_by_bytes().get(key)
+        if tid is None:
+            try:
+                tid = self._special_tokens.get(key.decode("utf-8"))
+            except UnicodeDecodeError:
+                pass
+        if tid is None:
+            raise KeyError(f"{text_or_bytes!r} is not a single token of this model; use encode() for text")
+        return tid
+
+    def _ids_by_bytes(self) -> Dict[bytes, int]:
+        table = self.__dict__.get("_id_of_bytes")
+        if table is None:
+            table = {}
+            for tid, tb in enumerate(self._token_bytes):
+                table.setdefault(tb, tid)
+            self._id_of_bytes = table
+        return table
+
+    @property
+    def eot_token(self) -> int:
+        """The id of the ``<|endoftext|>`` special token (tiktoken's name);
+        ``AttributeError`` when the model has none.
+
+        >>> tok.decode([tok.eot_token])
+        '<|endoftext|>'
+        """
+        tid = self._special_tokens.get("<|endoftext|>")
+        if tid is None:
+            raise AttributeError("this model has no '<|endoftext|>' special token; train it with "
+                                 "special_tokens=['<|endoftext|>'] to get eot_token")
+        return tid
+
+    def get_vocab(self) -> Dict[str, int]:
+        """Token string -> id for every id, as HF's ``Tokenizer.get_vocab()``: a
+        token's bytes in GPT-2's byte-level rendering (``b" the"`` is ``"Ġthe"``), the
+        same strings as the vocabulary of :meth:`save_hf`'s ``tokenizer.json``; special
+        tokens as their text. Where ids share the same bytes, the smallest is kept.
+
+        >>> tok.get_vocab()["Ġthe"] == tok.encode_single_token(" the")
+        True
+        """
+        vocab = self.__dict__.get("_hf_vocab")
+        if vocab is None:
+            from .interop import rendered_vocab
+            vocab = rendered_vocab(self)
+            vocab.update(self._special_tokens)
+            self._hf_vocab = vocab
+        return dict(vocab)
+
+    def token_to_id(self, token: str) -> Optional[int]:
+        """The id of a token string in :meth:`get_vocab`'s rendering (HF's name), or
+        None when the model has no such token.
+
+        >>> tok.token_to_id("Ġthe") == tok.encode_single_token(" the")
+        True
+        """
+        if not isinstance(token, str):
+            raise TypeError(f"token_to_id expects a token string such as 'Ġthe', got {type(token).__name__}; "
+                            "for bytes use encode_single_token")
+        if "_hf_vocab" not in self.__dict__:
+            self.get_vocab()
+        return self._hf_vocab.get(token)
+
+    def id_to_token(self, token_id: int) -> Optional[str]:
+        """The token string of an id in :meth:`get_vocab`'s rendering (HF's name), or
+        None for an id outside the model.
+
+        >>> tok.id_to_token(tok.encode_single_token(" the"))
+        'Ġthe'
+        """
+        t = _token_id(token_id)
+        if 0 <= t < len(self._token_bytes):
+            from .alphabet import render
+            return render(self._token_bytes[t])
+        special = self._special_by_id.get(t)
+        return None if special is None else special.decode("utf-8")
+
+    def encode_with_offsets(self, text: str, **kwargs) -> Tuple[List[int], List[int]]:
+        """:meth:`encode` (same keyword options) and the character offset in ``text``
+        where each token starts, as tiktoken's ``decode_with_offsets`` and HF's
+        ``Encoding.offsets`` starts; a token that starts inside a character (part of
+        a multi-byte character's UTF-8) gets that character's offset.
+
+        >>> tok.encode_with_offsets("héllo wörld")[1][:1]
+        [0]
+        """
+        ids = self.encode(text, **kwargs)
+        token_bytes = self._token_bytes
+        n = len(token_bytes)
+        offsets = []
+        chars = 0
+        for t in ids:
+            tb = token_bytes[t] if t < n else self._special_by_id[t]
+            offsets.append(chars - 1 if 0x80 <= tb[0] < 0xC0 else chars)
+            chars += len(tb) - sum(0x80 <= b < 0xC0 for b in tb)
+        return ids, offsets
 
     # -- persistence ------------------------------------------------------------
     def save(self, path) -> None:

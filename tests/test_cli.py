@@ -122,15 +122,16 @@ def test_round_trip(model, corpus, tmp_path, capsys, monkeypatch):
     assert [json.loads(line)["text"] for line in out.splitlines()] == docs  # newlines survive exactly
     assert run(capsys, "decode", "-m", model, "--jsonl", ids_file)[1] == out  # files work like stdin
 
-    # stdin lines are documents without their "\n"; plain decode adds one newline per document
+    # stdin lines are documents with their "\n" (as INPUT lines); plain decode adds nothing, so the pair round-trips
     text = "Hello world, this is a test.\n\nÜber 世界 — ok\nlast line without newline"
     set_stdin(monkeypatch, text)
     code, out, err = run(capsys, "encode", "-m", model)
     assert code == 0 and err == ""
-    assert out.splitlines() == [" ".join(map(str, tok.encode_ordinary(line))) for line in text.split("\n")]
+    assert out.splitlines() == [" ".join(map(str, tok.encode_ordinary(line)))
+                                for line in text.splitlines(keepends=True)]
     set_stdin(monkeypatch, out)
     code, out, err = run(capsys, "decode", "-m", model)
-    assert code == 0 and out == text + "\n"
+    assert code == 0 and out == text
 
 
 def test_train_summary_and_special_tokens(corpus, tmp_path, capsys):
@@ -329,7 +330,7 @@ def test_decode_bad_ids(bpe_model, capsys, monkeypatch, ids, words):
     set_stdin(monkeypatch, f"72 101\n{ids}\n")
     code, out, err = run(capsys, "decode", "-m", bpe_model)
     assert_error(code, err, *words)
-    assert out == "He\n"  # the lines before the bad one were decoded
+    assert out == "He"  # the lines before the bad one were decoded (plain decode adds no newline)
 
 
 def test_encode_input_errors(files, bpe_model, capsys, monkeypatch):
@@ -395,3 +396,65 @@ def test_module_train(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout == "" and "saved to" in r.stderr and "Traceback" not in r.stderr
     assert fastsw.load(tmp_path / "m.json").vocab_size == 260
+
+
+def test_encode_file_pipe_decode_gives_the_file_back(bpe_model, tmp_path):
+    """`fastsw encode FILE | fastsw decode` through real pipes: a line's newline belongs to its ids and decode adds
+    nothing, so empty lines, CRLF and a last line without a newline all come back byte for byte (issue #8, 12)."""
+    text = "first line\n\n\nÜber 世界 — ok\r\n  indented\tline\n\nlast line without newline"
+    src = tmp_path / "doc.txt"
+    src.write_bytes(text.encode("utf-8"))
+    enc = subprocess.Popen([sys.executable, "-m", "fastsw", "encode", "-m", str(bpe_model), str(src)],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env())
+    dec = subprocess.run([sys.executable, "-m", "fastsw", "decode", "-m", str(bpe_model)], stdin=enc.stdout,
+                         capture_output=True, env=_env(), timeout=120)
+    enc.stdout.close()
+    assert enc.wait(timeout=120) == 0, enc.stderr.read()
+    enc.stderr.close()
+    assert dec.returncode == 0, dec.stderr
+    assert dec.stdout == text.encode("utf-8")
+    # stdin lines keep their newline too: `fastsw encode < FILE | fastsw decode` is the same round trip
+    with open(src, "rb") as f:
+        ids = subprocess.run([sys.executable, "-m", "fastsw", "encode", "-m", str(bpe_model)], stdin=f,
+                             capture_output=True, env=_env(), timeout=120)
+    assert ids.returncode == 0, ids.stderr
+    back = subprocess.run([sys.executable, "-m", "fastsw", "decode", "-m", str(bpe_model)], input=ids.stdout,
+                          capture_output=True, env=_env(), timeout=120)
+    assert back.returncode == 0 and back.stdout == text.encode("utf-8")
+
+
+def test_encode_files_in_batches(bpe_model, tmp_path, capsys, monkeypatch):
+    """INPUT documents go to the encoder in batches (one encode_to_numpy call per batch), not one call per line."""
+    tok = fastsw.load(bpe_model)
+    lines = [f"line {i} of the file\n" if i % 7 else "\n" for i in range(2500)]
+    src = tmp_path / "many.txt"
+    src.write_text("".join(lines), encoding="utf-8")
+    calls = []
+    real = fastsw.Tokenizer.encode_to_numpy
+
+    def counting(self, texts, **kwargs):
+        calls.append(len(texts))
+        return real(self, texts, **kwargs)
+
+    def per_line(self, *args, **kwargs):
+        raise AssertionError("encode_ordinary called per line")
+
+    monkeypatch.setattr(cli, "ENCODE_BATCH_DOCS", 1000, raising=False)
+    monkeypatch.setattr(fastsw.Tokenizer, "encode_to_numpy", counting)
+    monkeypatch.setattr(fastsw.Tokenizer, "encode_ordinary", per_line)
+    code, out, err = run(capsys, "encode", "-m", bpe_model, src)
+    monkeypatch.undo()
+    assert code == 0 and err == ""
+    assert calls == [1000, 1000, 500]
+    assert out.splitlines() == [" ".join(map(str, tok.encode_ordinary(line))) for line in lines]
+
+
+def test_encode_error_in_a_batch_names_the_document(tmp_path, capsys):
+    """A document the model cannot encode (a character outside a chars alphabet) is named by its number, also when
+    it sits in the middle of a batch."""
+    model = tmp_path / "chars.json"
+    fastsw.train(["abc abc ab\n"] * 5, algo="bpe", vocab_size=7, alphabet="chars", profile="hf").save(model)
+    src = tmp_path / "docs.txt"
+    src.write_text("abc\nab\ncab\nabz\nabc\n", encoding="utf-8")
+    code, out, err = run(capsys, "encode", "-m", model, src)
+    assert_error(code, err, "document 4")

@@ -28,10 +28,12 @@ def golden_models(golden_dir):
 
 
 def both(tok, text, **kw):
-    """The fast ids, after checking them against the reference (shortcut on and off)."""
+    """The fast ids, after checking them against the reference (shortcut on and off), and the kernel's
+    own answer (a short text's encode_ordinary takes the small-input path, so call the kernel directly too)."""
     ref = tok.encode_ordinary(text, backend="python", **kw)
     fast = tok.encode_ordinary(text, backend="numba", **kw)
     assert fast == ref, text[:80]
+    assert fast_encode.encoder_for(tok).encode(text, kw.get("shortcut", True)) == ref, text[:80]
     return fast
 
 
@@ -480,3 +482,54 @@ def test_reachable_tokens_same_on_both_backends(sample_docs, algo, extra, profil
     assert ref._eligible == fast._eligible and ref._eligible
     # some tokens are not reachable in these models (e.g. partial UTF-8 byte pairs)
     assert len(ref._shortcut) < trained.vocab_size
+
+
+# ---------------------------------------------------------------- per-call overhead (issue #8, item 5)
+
+SHORT = ["The cat sat on the mat today.", "", " ", "Über 世界 — ok", "aaaa aaaa the the", "e\u0301 👍🏽 1234"]
+
+
+@pytest.mark.parametrize("model", ["multilingual_boundless", "multilingual_superbpe"])
+def test_short_texts_skip_the_kernel_set_up(request, model, monkeypatch):
+    """A short text whose pretokens are cached needs no kernel call: encode and encode_ordinary (numba backend)
+    give the reference's ids with every kernel entry disabled; encode also skips the special-token pass."""
+    tok = request.getfixturevalue(model)
+    ref = {t: tok.encode(t, backend="python") for t in SHORT}
+    for t in SHORT:
+        tok.encode(t, backend="numba")  # warm the per-pretoken cache
+
+    def no_kernel(*args, **kwargs):
+        raise AssertionError("kernel called for a short cached text")
+
+    for name in ("encode_docs", "encode", "encode_pieces", "encode_to_numpy"):
+        monkeypatch.setattr(fast_encode.FastEncoder, name, no_kernel)
+    monkeypatch.setattr(type(tok), "_special_segments", no_kernel)
+    for t in SHORT:
+        assert tok.encode(t, backend="numba") == ref[t]
+        assert tok.encode_ordinary(t, backend="numba") == tok.encode_ordinary(t, backend="python")
+
+
+def test_small_input_misses_take_one_kernel_call(multilingual_superbpe, monkeypatch):
+    """The pretokens of a short text missing from the cache are encoded by one kernel call (encode_pieces), and the
+    ids equal the reference's and the kernel's whole-text answer; texts over SMALL_TEXT go to the kernel."""
+    from fastsw import tokenizer
+    tok = multilingual_superbpe
+    calls = []
+    real = fast_encode.FastEncoder.encode_pieces
+
+    def counting(self, pieces, shortcut=False):
+        calls.append(list(pieces))
+        return real(self, pieces, shortcut)
+
+    monkeypatch.setattr(fast_encode.FastEncoder, "encode_pieces", counting)
+    text = "Zyxwvut qwertz uiopü asdfgh, Zyxwvut jklöä yxcvbn qwertz the the of"
+    tok._cache.clear()
+    ids = tok.encode_ordinary(text, backend="numba")
+    assert len(calls) == 1 and len(calls[0]) == len(set(calls[0]))  # each distinct missing pretoken once
+    assert ids == tok.encode_ordinary(text, backend="python")
+    assert ids == fast_encode.encoder_for(tok).encode(text)
+    long_text = text * (tokenizer.SMALL_TEXT // len(text) + 1)
+    tok._cache.clear()
+    calls.clear()
+    assert tok.encode_ordinary(long_text, backend="numba") == tok.encode_ordinary(long_text, backend="python")
+    assert calls == []

@@ -1,0 +1,240 @@
+"""The public API's edges and the names users know from tiktoken and HF tokenizers (issue #8, items 5 and 10):
+special-token options exactly as tiktoken (checked against tiktoken itself), batch arguments, id types, the
+single-token methods, ``get_vocab`` against an HF export, and ``encode_with_offsets``."""
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import fastsw
+from conftest import HYPOTHESIS_EXAMPLES
+
+SPECIALS = ["<s>", "<s>x", "<|endoftext|>"]
+BACKENDS = ["python", "numba"]
+
+
+@pytest.fixture(scope="module")
+def bpe(sample_docs):
+    """Plain BPE, simple pre-tokenizer (so tiktoken reproduces it), with overlapping special tokens."""
+    return fastsw.train(sample_docs[:300], algo="bpe", vocab_size=500, pretokenizer="simple",
+                        special_tokens=SPECIALS)
+
+
+@pytest.fixture(scope="module")
+def tt(bpe):
+    return bpe.to_tiktoken()
+
+
+def outcome(call):
+    """("ids", ids) or ("raises", exception type)."""
+    try:
+        return "ids", list(call())
+    except Exception as e:  # noqa: BLE001 - the type is what is compared
+        return "raises", type(e)
+
+
+# ---- special tokens: tiktoken's rules ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_disallowed_special_inside_an_allowed_one_raises_as_tiktoken(bpe, tt, backend):
+    # tiktoken searches the text for every disallowed string: "<s>" occurs inside "<s>x", so allowing "<s>x"
+    # does not make "a<s>x" acceptable while "<s>" is disallowed (explicitly, or by "all").
+    text = "a<s>x b"
+    for kw in ({"allowed_special": {"<s>x"}, "disallowed_special": {"<s>"}}, {"allowed_special": {"<s>x"}}):
+        with pytest.raises(ValueError):
+            tt.encode(text, **kw)
+        with pytest.raises(ValueError, match="'<s>' at position 1"):
+            bpe.encode(text, backend=backend, **kw)
+        with pytest.raises(ValueError, match="texts\\[1\\] contains the special token '<s>'"):
+            bpe.encode_to_numpy(["ok", text], backend=backend, **kw)
+        with pytest.raises(ValueError, match="'<s>'"):
+            bpe.encode_batch(["ok", text], backend=backend, **kw)
+    kw = {"allowed_special": {"<s>x"}, "disallowed_special": ()}
+    assert bpe.encode(text, backend=backend, **kw) == tt.encode(text, **kw) == \
+        [bpe.encode_single_token("a"), bpe.special_tokens["<s>x"], *bpe.encode_ordinary(" b")]
+    assert bpe.encode(text, allowed_special="all", backend=backend) == tt.encode(text, allowed_special="all")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_special_options_are_checked(bpe, backend):
+    with pytest.raises(TypeError, match="allowed_special=\\{'<s>'\\}"):
+        bpe.encode("a", allowed_special="<s>", backend=backend)  # a str that is not "all" is not a set
+    with pytest.raises(TypeError, match="disallowed_special"):
+        bpe.encode("a", disallowed_special="<s>", backend=backend)
+    with pytest.raises(ValueError, match="does not have.*<\\|fim\\|>"):
+        bpe.encode("a", disallowed_special={"<|fim|>"}, backend=backend)
+    with pytest.raises(ValueError, match="does not have"):
+        bpe.encode_to_numpy(["a"], allowed_special={"<|fim|>"}, backend=backend)
+
+
+PIECES = ["<s>", "<s>x", "<|endoftext|>", "<", "s>", "x", "<|", "|>", " ", "a", "hello", " world", "é", "\n"]
+
+
+@settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(text=st.one_of(st.lists(st.sampled_from(PIECES), max_size=20).map("".join), st.text(max_size=30)),
+       allowed=st.one_of(st.just("all"), st.frozensets(st.sampled_from(SPECIALS))),
+       disallowed=st.one_of(st.just("all"), st.just(()), st.frozensets(st.sampled_from(SPECIALS))))
+def test_special_tokens_agree_with_tiktoken(bpe, tt, text, allowed, disallowed):
+    kw = {"allowed_special": allowed, "disallowed_special": disallowed}
+    expected = outcome(lambda: tt.encode(text, **kw))
+    for backend in BACKENDS:
+        got = outcome(lambda: bpe.encode(text, backend=backend, **kw))
+        assert got[0] == expected[0], (got, expected)  # raises exactly when tiktoken raises
+        if got[0] == "raises":
+            assert got[1] is ValueError
+            continue
+        # Where allowed specials overlap ("<s>" inside "<s>x"), tiktoken takes whichever its hash map lists
+        # first; fastsw takes the longest. Elsewhere the ids are tiktoken's.
+        if "<s>x" not in text:
+            assert got == expected
+        assert bpe.decode(got[1]) == text
+        ids, offsets = bpe.encode_to_numpy([text, "x", text], backend=backend, **kw)
+        assert ids[offsets[0]:offsets[1]].tolist() == ids[offsets[2]:offsets[3]].tolist() == got[1]
+        assert bpe.encode_batch([text], backend=backend, **kw) == [got[1]]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_encode_to_numpy_takes_the_special_options(bpe, backend):
+    texts = ["a<|endoftext|>b<s>", "", "<s>x<s>", "plain text", "<|endoftext|>"]
+    with pytest.raises(ValueError, match="disallowed"):  # the default, as tiktoken's encode_to_numpy
+        bpe.encode_to_numpy(texts, backend=backend)
+    for kw in ({"allowed_special": "all"}, {"allowed_special": {"<s>"}, "disallowed_special": ()},
+               {"disallowed_special": ()}):
+        ids, offsets = bpe.encode_to_numpy(texts, backend=backend, **kw)
+        assert ids.dtype == np.int32 and offsets.dtype == np.int64
+        assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == \
+            [bpe.encode(t, backend="python", **kw) for t in texts]
+        assert bpe.encode_batch(texts, backend=backend, **kw) == [bpe.encode(t, **kw) for t in texts]
+
+
+# ---- batch arguments, id and thread types ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_batch_methods_reject_a_bare_str(bpe, backend):
+    for method in (bpe.encode_batch, bpe.encode_ordinary_batch, bpe.encode_to_numpy):
+        with pytest.raises(TypeError, match="wrap one text as \\[text\\]"):
+            method("a string", backend=backend)
+        with pytest.raises(TypeError, match="texts\\[1\\] is bytes"):
+            method(["ok", b"bytes"], backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_num_threads_must_be_a_positive_int(bpe, backend):
+    for method in (bpe.encode_batch, bpe.encode_ordinary_batch, bpe.encode_to_numpy):
+        for bad in ("2", 2.0, True):
+            with pytest.raises(TypeError, match="num_threads"):
+                method(["a b"], num_threads=bad, backend=backend)
+        with pytest.raises(ValueError, match="num_threads=0"):
+            method(["a b"], num_threads=0, backend=backend)
+    assert bpe.encode_batch(["a b"], num_threads=2, backend=backend) == [bpe.encode("a b")]
+
+
+def test_decode_rejects_ids_that_are_not_integers(bpe):
+    ids = bpe.encode("hello")
+    assert bpe.decode(np.array(ids, np.int64)) == "hello"  # numpy integers are integers
+    for bad in ([1.5], [ids[0], "1"], [np.float64(ids[0])], [None]):
+        with pytest.raises(TypeError, match="token ids must be integers"):
+            bpe.decode(bad)
+        with pytest.raises(TypeError, match="token ids must be integers"):
+            bpe.decode_bytes(bad)
+    with pytest.raises(TypeError, match="token ids must be integers"):
+        bpe.decode_single_token_bytes(1.0)
+
+
+# ---- methods people expect ---------------------------------------------------------------------------------------
+
+def test_single_token_methods_agree_with_tiktoken(bpe, tt):
+    for token in (b"a", b" the", b"<s>", "<|endoftext|>", "<s>x", b"\xc3", "é"):
+        tid = bpe.encode_single_token(token)
+        assert tid == tt.encode_single_token(token)
+        assert bpe.decode_single_token_bytes(tid) == tt.decode_single_token_bytes(tid)
+    for tid in range(bpe.n_vocab):
+        assert bpe.decode_single_token_bytes(tid) == tt.decode_single_token_bytes(tid)
+    with pytest.raises(KeyError):
+        bpe.encode_single_token("not one token at all")
+    with pytest.raises(KeyError):
+        bpe.decode_single_token_bytes(bpe.n_vocab)
+    with pytest.raises(TypeError):
+        bpe.encode_single_token(97)
+    assert bpe.eot_token == tt.eot_token == bpe.special_tokens["<|endoftext|>"]
+    texts = ["hello world", "", "<s> é\n"]
+    assert bpe.decode_batch(bpe.encode_batch(texts, disallowed_special=())) == texts
+    assert bpe.decode_batch([[bpe.encode_single_token("\xe9".encode()[:1])]]) == ["\ufffd"]
+    assert bpe.decode_batch([[bpe.encode_single_token(b"\xc3")]], errors="ignore") == [""]
+
+
+def test_eot_token_needs_the_special_token(multilingual_boundless):
+    with pytest.raises(AttributeError, match="special_tokens=\\['<\\|endoftext\\|>'\\]"):
+        multilingual_boundless.eot_token
+    assert not hasattr(multilingual_boundless, "eot_token")
+
+
+def test_get_vocab_is_hf_s(bpe, tmp_path):
+    from tokenizers import Tokenizer as HFTokenizer
+
+    vocab = bpe.get_vocab()
+    assert vocab["Ġthe"] == bpe.encode_single_token(" the") and vocab["<|endoftext|>"] == bpe.eot_token
+    assert len(vocab) == bpe.n_vocab  # no two tokens of this model share bytes
+    path = tmp_path / "tokenizer.json"
+    bpe.save_hf(path)
+    hf = HFTokenizer.from_file(str(path)).get_vocab()
+    assert {s: i for s, i in hf.items() if i < bpe.n_vocab} == vocab  # HF adds the bytes missing from bytes243
+    for s, i in vocab.items():
+        assert bpe.token_to_id(s) == i and bpe.id_to_token(i) == s
+    assert bpe.token_to_id("no such token") is None and bpe.id_to_token(bpe.n_vocab) is None
+    vocab["Ġthe"] = -1  # a copy: the model is not changed
+    assert bpe.token_to_id("Ġthe") == bpe.encode_single_token(" the")
+
+
+def test_get_vocab_keeps_the_smallest_of_duplicate_ids():
+    from fastsw.alphabet import ByteAlphabet
+    alphabet = ByteAlphabet("bytes256")
+    a, b, c = (alphabet.id_of_byte(ord(ch)) for ch in "abc")
+    n = len(alphabet)
+    # a + b -> n "ab", ab + c -> n + 1 "abc"; b + c -> n + 2 "bc", a + bc -> n + 3 "abc" again
+    tok = fastsw.Tokenizer(alphabet=alphabet, merges=[(a, b, 1, False), (n, c, 1, False), (b, c, 1, False),
+                                                      (a, n + 2, 1, False)], pretokenizer=fastsw.Pretokenizer())
+    assert tok.vocab[n + 1] == tok.vocab[n + 3] == b"abc"
+    assert tok.get_vocab()["abc"] == n + 1 and tok.id_to_token(n + 3) == "abc"
+    assert tok.encode_single_token("abc") == tok.encode("abc")[0] == n + 1
+
+
+HARD = "aé 中文 👍🏽 e\u0301\n" + "\U0001f600"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_encode_with_offsets_by_hand(bpe, tt, backend):
+    ids, offsets = bpe.encode_with_offsets(HARD, backend=backend)
+    assert ids == bpe.encode(HARD)
+    assert (ids, offsets) == (tt.encode(HARD), tt.decode_with_offsets(tt.encode(HARD))[1])
+    # "<s>" allowed: the special token starts where its text does
+    ids, offsets = bpe.encode_with_offsets("ab<s>c", allowed_special="all", backend=backend)
+    assert ids[offsets.index(2)] == bpe.special_tokens["<s>"]
+    assert bpe.encode_with_offsets("") == ([], [])
+
+
+def char_of_byte(text: str, byte: int) -> int:
+    """The index of the character of ``text`` that contains UTF-8 byte ``byte``."""
+    total = 0
+    for i, c in enumerate(text):
+        total += len(c.encode("utf-8"))
+        if total > byte:
+            return i
+    raise AssertionError("byte beyond the text")
+
+
+@pytest.mark.parametrize("model", ["bpe", "multilingual_superbpe"])
+@settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(text=st.one_of(st.text(), st.text(alphabet=HARD + " the<s>")))
+def test_offsets_and_round_trip_properties(request, model, text):
+    tok = request.getfixturevalue(model)
+    ids, offsets = tok.encode_with_offsets(text, disallowed_special=())
+    assert ids == tok.encode(text, disallowed_special=()) and tok.decode(ids) == text
+    assert len(offsets) == len(ids)
+    # each token starts in the character that holds its first byte
+    starts = np.cumsum([0] + [len(tok.decode_single_token_bytes(t)) for t in ids])[:-1]
+    assert offsets == [char_of_byte(text, int(b)) for b in starts]
+    assert tok.decode_batch(tok.encode_batch([text, text[::-1]], disallowed_special=())) == [text, text[::-1]]
+    if model == "bpe":
+        assert offsets == request.getfixturevalue("tt").decode_with_offsets(ids)[1]
