@@ -27,6 +27,9 @@ Count file format (version 1), written by :meth:`Counts.save`: gzip-compressed U
   minus 2 is the pretoken's index in this file;
 * the next R lines: ``[count, i1, i2, ...]``, a letter run (>= 2 pretoken indices of this file) and its count.
 
+Rows are in a canonical order: pretokens sorted by code points, letter runs by their index tuples. So a file
+depends only on the counted text, not on how it was counted (``--workers``, threads).
+
 Pretokens are stored as JSON strings, so every ``str`` round-trips (a lone surrogate is written as a ``\\udXXX``
 escape). Counts are unbounded JSON integers. The file is written to a temporary file and renamed, so a crash never
 leaves half a table. Pickle is never used for files (only to send batches between processes).
@@ -178,6 +181,8 @@ class Counts:
         """``merge`` of a table given as its parts. ``counts`` and ``has_letter`` may be any sequences of ints
         (e.g. a worker's ``array('q')`` and ``bytes``); ``runs`` is None (no letter runs), a dict, or a
         ``FlatRuns`` (a worker's runs as arrays)."""
+        if isinstance(counts, np.ndarray):  # a compiled counter's table: sums of numpy ints would stay numpy ints
+            counts = counts.tolist()
         if isinstance(runs, tuple):  # packed (ids, offsets, counts) from the compiled counter
             ids, offsets, run_counts = runs
             runs = FlatRuns(array("q", ids.astype(np.int64).tobytes()), array("q", np.diff(offsets).tobytes()),
@@ -227,25 +232,37 @@ class Counts:
 
     # -- files ------------------------------------------------------------------------------------------------
     def save(self, path) -> None:
-        """Write the table to ``path`` (format in the module docstring; atomic)."""
+        """Write the table to ``path`` (format in the module docstring; atomic).
+
+        Rows are written in a canonical order (pretokens by code points, letter runs by their indices in the
+        file), so the file depends only on the counted text, never on how it was counted (workers, threads)."""
         header = {"format": COUNTS_FORMAT, "format_version": COUNTS_FORMAT_VERSION,
                   "pretokenizer": self.pretokenizer_config, "runs": bool(self.has_runs),
                   "documents": self.n_documents, "bytes": self.n_bytes, "pretokens": len(self.pretokens),
                   "letter_runs": self.n_runs if self.has_runs else 0}
+        pretokens, counts, letter = self.pretokens, self.counts, self.has_letter
+        order = sorted(range(len(pretokens)), key=pretokens.__getitem__)
         lines = (
             [json.dumps(header, ensure_ascii=False)],
-            (json.dumps([p, c, int(bool(h))], ensure_ascii=False)
-             for p, c, h in zip(self.pretokens, self.counts, self.has_letter)),
-            self._run_lines() if self.has_runs else (),
+            (json.dumps([pretokens[i], int(counts[i]), int(bool(letter[i]))], ensure_ascii=False) for i in order),
+            self._run_lines(order) if self.has_runs else (),
         )
         _atomic_write_gzip(path, (line for part in lines for line in part))
 
-    def _run_lines(self):
+    def _run_lines(self, order: List[int]):
+        """The letter-run lines, re-indexed to the pretoken rows ``order`` and sorted."""
+        row_of = [0] * len(order)
+        for row, i in enumerate(order):
+            row_of[i] = row
         if self._packed_runs is None:
-            return (json.dumps([c, *run]) for run, c in self._letter_runs.items())
-        ids, offsets, counts = self._packed_runs
-        flat, bounds = ids.tolist(), offsets.tolist()
-        return (json.dumps([c, *flat[bounds[k]:bounds[k + 1]]]) for k, c in enumerate(counts.tolist()))
+            get = row_of.__getitem__
+            runs = sorted((tuple(map(get, run)), c) for run, c in self._letter_runs.items())
+        else:
+            ids, offsets, counts = self._packed_runs
+            flat = np.asarray(row_of, dtype=np.int64)[ids].tolist() if ids.size else []
+            bounds = offsets.tolist()
+            runs = sorted((tuple(flat[bounds[k]:bounds[k + 1]]), c) for k, c in enumerate(counts.tolist()))
+        return (json.dumps([c, *run]) for run, c in runs)
 
     @classmethod
     def load(cls, path) -> "Counts":

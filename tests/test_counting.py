@@ -178,7 +178,7 @@ def test_save_load_round_trip(tmp_path, sample_docs):
         c.save(path)
         back = Counts.load(path)
         same_table(back, c)
-        assert back.pretokens == c.pretokens and back.letter_runs == c.letter_runs
+        assert back.pretokens == sorted(c.pretokens)  # rows in canonical order
         assert back.source == str(path)
     assert not list(tmp_path.glob(".*.tmp"))  # the temporary file was renamed
 
@@ -187,7 +187,7 @@ def test_big_counts_round_trip(tmp_path):
     c = count_corpus(["a b"], PRETOK, collect_runs=True)
     c.counts = [2 ** 70, 3]
     c.save(tmp_path / "big.counts")
-    assert Counts.load(tmp_path / "big.counts").counts == [2 ** 70, 3]
+    assert Counts.load(tmp_path / "big.counts").pretoken_multiset() == {"a": 2 ** 70, " b": 3}
 
 
 def test_merge_of_halves_equals_the_whole(tmp_path, sample_docs):
@@ -359,6 +359,23 @@ def test_cli_count_then_train_equals_train_on_text(tmp_path, sample_docs, capsys
         b = json.loads((tmp_path / "from_text.json").read_text())
         a.pop("training"), b.pop("training")
         assert a == b
+
+
+@pytest.mark.parametrize("language", ["de", "ja"])
+def test_cli_count_workers_2_writes_the_file_of_workers_1(tmp_path, monkeypatch, capsys, language):
+    # Small batches, so that the worker's table and this process's share pretokens: summing a compiled
+    # counter's numpy counts into Python ints once gave numpy ints that the count file could not hold
+    # (TypeError: Object of type int64 is not JSON serializable), and the row order depended on which
+    # process counted which batch.
+    monkeypatch.setattr(counting, "BATCH_BYTES", 2048)
+    corpus = shared_path(f"corpus/fixtures/{language}.txt")
+    files = {}
+    for workers in ("1", "2"):
+        files[workers] = tmp_path / f"w{workers}.counts"
+        assert main(["count", str(corpus), "-o", str(files[workers]), "--workers", workers, "--no-progress"]) == 0
+    assert "Traceback" not in capsys.readouterr().err
+    assert files["1"].read_bytes() == files["2"].read_bytes()
+    same_table(Counts.load(files["2"]), count_corpus_reference(iter_documents(corpus), PRETOK, collect_runs=True))
 
 
 def test_cli_errors(tmp_path, capsys):
