@@ -65,6 +65,8 @@ BATCH_BYTES = 1 << 18
 BATCH_DOCS = 4096
 #: ``train(workers=None)`` counts on all cores only when its input files hold at least this many bytes on disk.
 PARALLEL_MIN_BYTES = 16 << 20
+#: The largest count fastsw trains on: counts, and the pair counts summed from them, are 64-bit in the kernels.
+MAX_COUNT = (1 << 63) - 1
 
 
 def _doc_bytes(doc: str) -> int:
@@ -365,6 +367,14 @@ def _is_count(x) -> bool:
     return isinstance(x, int) and not isinstance(x, bool) and x >= 1
 
 
+def _count_too_large(x) -> Optional[str]:
+    """The error for a count beyond :data:`MAX_COUNT`, else None."""
+    if isinstance(x, int) and x > MAX_COUNT:
+        return (f"count {x} is larger than 2**63-1 = {MAX_COUNT}, the largest count fastsw trains on "
+                "(counts are 64-bit); divide the counts of this table")
+    return None
+
+
 def _load(path: Path) -> Counts:
     try:
         with open(path, "rb") as f:
@@ -413,6 +423,8 @@ def _load(path: Path) -> Counts:
             for i in range(n_pre):
                 lineno += 1
                 row = json.loads(next(rows, b"null"))
+                if isinstance(row, list) and len(row) == 3 and _count_too_large(row[1]):
+                    raise ValueError(_count_too_large(row[1]))
                 if not (isinstance(row, list) and len(row) == 3 and isinstance(row[0], str) and _is_count(row[1])
                         and row[2] in (0, 1) and not isinstance(row[2], bool)):
                     raise ValueError("expected [pretoken, count >= 1, has_letter 0/1]"
@@ -427,6 +439,8 @@ def _load(path: Path) -> Counts:
             for _ in range(n_runs):
                 lineno += 1
                 row = json.loads(next(rows, b"null"))
+                if isinstance(row, list) and row and _count_too_large(row[0]):
+                    raise ValueError(_count_too_large(row[0]))
                 if not (isinstance(row, list) and len(row) >= 3 and _is_count(row[0])
                         and all(isinstance(k, int) and not isinstance(k, bool) and 0 <= k < n_pre and letter[k]
                                 for k in row[1:])):
@@ -464,7 +478,7 @@ def _load_rows_fast(lines: List[bytes], n_pre: int, n_runs: int, c: Counts) -> b
         return False
     if len(pre) != n_pre or len(runs) != n_runs:  # a line held more than one row
         return False
-    if not all(type(r) is list and len(r) == 3 and type(r[0]) is str and type(r[1]) is int and r[1] >= 1
+    if not all(type(r) is list and len(r) == 3 and type(r[0]) is str and type(r[1]) is int and 1 <= r[1] <= MAX_COUNT
                and type(r[2]) is int and 0 <= r[2] <= 1 for r in pre):
         return False
     pretokens = [r[0] for r in pre]
@@ -472,7 +486,7 @@ def _load_rows_fast(lines: List[bytes], n_pre: int, n_runs: int, c: Counts) -> b
     if len(index) != n_pre:
         return False
     letter = [r[2] == 1 for r in pre]
-    if not all(type(r) is list and len(r) >= 3 and type(r[0]) is int and r[0] >= 1 for r in runs):
+    if not all(type(r) is list and len(r) >= 3 and type(r[0]) is int and 1 <= r[0] <= MAX_COUNT for r in runs):
         return False
     if not all(type(k) is int and 0 <= k < n_pre and letter[k] for r in runs for k in islice(r, 1, None)):
         return False
@@ -507,14 +521,38 @@ def load_counts(sources) -> Counts:
         else:
             raise TypeError(f"from_counts items must be Counts or count file paths, not {type(item).__name__}")
     if len(tables) == 1:
-        return tables[0]
+        return check_count_limits(tables[0])
     first = tables[0]
     out = Counts(pretokenizer_config=first.pretokenizer_config, has_runs=first.has_runs)
     out.source = first.source
     for t in tables:
         out.merge(t)
     out.source = None
-    return out
+    names = [t.source or f"table {k + 1}" for k, t in enumerate(tables)]
+    return check_count_limits(out, what=f"the merged count tables ({', '.join(names)})")
+
+
+def check_count_limits(counts: Counts, what: Optional[str] = None) -> Counts:
+    """Return ``counts`` if fastsw can train on it, else raise ``ValueError``: the pretoken counts, and the
+    letter-run counts, must each sum to at most :data:`MAX_COUNT` (``2**63-1``), so that no count, and no
+    supermerge candidate's count (a sum of run counts), overflows the 64-bit kernels. A counted corpus is
+    far below that; only hand-made or merged tables can reach it. (The merge loops check the pair counts
+    they sum: :func:`fastsw.bpe.check_pair_total`.)"""
+    what = what or counts.source or "the count table"
+    total = sum(counts.counts)
+    if total > MAX_COUNT:
+        big = max(range(len(counts.counts)), key=counts.counts.__getitem__)
+        raise ValueError(f"{what}: the pretoken counts sum to {total}, more than 2**63-1 = {MAX_COUNT}, the "
+                         f"most fastsw can count (64-bit; the largest is {counts.pretokens[big]!r} with "
+                         f"{counts.counts[big]}); divide the counts, or train on fewer tables")
+    if counts.has_runs:
+        run_counts = counts._packed_runs[2].tolist() if counts._packed_runs is not None \
+            else counts._letter_runs.values()
+        run_total = sum(run_counts)
+        if run_total > MAX_COUNT:
+            raise ValueError(f"{what}: the letter-run counts sum to {run_total}, more than 2**63-1 = {MAX_COUNT}, "
+                             "the most fastsw can count (64-bit); divide the counts, or train on fewer tables")
+    return counts
 
 
 # ---- counting one document ---------------------------------------------------------------------------------------

@@ -185,9 +185,9 @@ def test_save_load_round_trip(tmp_path, sample_docs):
 
 def test_big_counts_round_trip(tmp_path):
     c = count_corpus(["a b"], PRETOK, collect_runs=True)
-    c.counts = [2 ** 70, 3]
+    c.counts = [2 ** 63 - 1, 3]
     c.save(tmp_path / "big.counts")
-    assert Counts.load(tmp_path / "big.counts").pretoken_multiset() == {"a": 2 ** 70, " b": 3}
+    assert Counts.load(tmp_path / "big.counts").pretoken_multiset() == {"a": 2 ** 63 - 1, " b": 3}
 
 
 def test_merge_of_halves_equals_the_whole(tmp_path, sample_docs):
@@ -292,6 +292,81 @@ def test_damaged_count_files(tmp_path):
         with pytest.raises(ValueError, match=message) as e:
             Counts.load(path)
         assert str(path) in str(e.value)
+
+
+# Counts are 64-bit in the kernels: beyond 2**63-1 a table is refused when it is loaded, and the merge loops
+# of both backends refuse sums that could pass it (they used to wrap around in the Numba kernel only).
+BIG = 2 ** 62
+
+
+@pytest.mark.parametrize("rows,line", [
+    ([["a", 2 ** 63, 1], [" b", 1, 1], [1, 0, 1]], 2),
+    ([["a", 1, 1], [" b", 2 ** 70, 1], [1, 0, 1]], 3),
+    ([["a", 1, 1], [" b", 1, 1], [2 ** 63, 0, 1]], 4),
+])
+def test_count_files_refuse_counts_beyond_int64(tmp_path, capsys, rows, line):
+    path = _write_counts(tmp_path / "big.counts", [_header(), *rows])
+    with pytest.raises(ValueError, match=rf"big.counts line {line}: .*larger than 2\*\*63-1") as e:
+        Counts.load(path)
+    assert str(path) in str(e.value)
+    for backend in ("python", "numba"):
+        with pytest.raises(ValueError, match="larger than 2\\*\\*63-1"):
+            fastsw.train(from_counts=path, algo="bpe", vocab_size=300, backend=backend)
+    assert main(["train", "--from-counts", str(path), "-o", str(tmp_path / "m.json"), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fastsw: error: ") and err.count("\n") == 1 and "larger than 2**63-1" in err
+
+
+def _hand_table(counts, runs=None) -> Counts:
+    c = Counts(pretokenizer_config=PRETOK.to_config(), has_runs=True)
+    for piece, n in counts.items():
+        c.index[piece] = len(c.pretokens)
+        c.pretokens.append(piece)
+        c.counts.append(n)
+        c.has_letter.append(True)
+    c.letter_runs = runs or {}
+    return c
+
+
+@pytest.mark.parametrize("backend", ["python", "numba"])
+def test_counts_that_sum_beyond_int64_are_refused_by_both_backends(tmp_path, backend):
+    # four counts of 2**62 each fit, and load; their sum (the count of the pair a+b) does not
+    four = _write_counts(tmp_path / "four.counts", [_header(pretokens=4, letter_runs=0),
+                                                     ["ab", BIG, 1], ["abc", BIG, 1], ["abd", BIG, 1], ["abe", BIG, 1]])
+    assert Counts.load(four).counts == [BIG] * 4
+    with pytest.raises(ValueError, match=r"four.counts: the pretoken counts sum to 18446744073709551616"):
+        fastsw.train(from_counts=four, algo="bpe", vocab_size=300, backend=backend)
+    # merging tables sums their counts: a table of 2**61 + 2**61 fits, twice it does not
+    half = _write_counts(tmp_path / "half.counts", [_header(pretokens=2, letter_runs=0),
+                                                     ["ab", BIG // 2, 1], ["cd", BIG // 2, 1]])
+    fastsw.train(from_counts=half, algo="bpe", vocab_size=300, backend=backend)  # alone it fits
+    with pytest.raises(ValueError, match=r"merged count tables .*half.counts.*sum to"):
+        fastsw.train(from_counts=[half, half], algo="bpe", vocab_size=300, backend=backend)
+    # a single count of 2**63 in a table made in memory
+    with pytest.raises(ValueError, match="sum to 9223372036854775808"):
+        fastsw.train(from_counts=_hand_table({"ab": 2 ** 63}), algo="bpe", vocab_size=300, backend=backend)
+    # counts that fit, but whose pairs could pass 2**63-1: "ababab" holds 5 pairs per occurrence
+    with pytest.raises(ValueError, match="count x \\(length - 1\\) summed .* 11529215046068469760 pair"):
+        fastsw.train(from_counts=_hand_table({"ababab": 2 ** 61}), algo="bpe", vocab_size=300, backend=backend)
+    # ... and the same for supermerge candidates in phase 2 (a run of six pretokens)
+    table = _hand_table({"a": 2 ** 61, " b": 2 ** 61}, runs={(0, 1, 0, 1, 0, 1): 2 ** 61})
+    with pytest.raises(ValueError, match="count x \\(length - 1\\) summed .* 11529215046068469760 pair"):
+        fastsw.train(from_counts=table, algo="superbpe", vocab_size=300, supermerges=10, backend=backend)
+
+
+def test_the_pair_count_check_is_the_same_in_both_merge_loops():
+    from fastsw.alphabet import get_profile
+    from fastsw.bpe import learn_merges
+    from fastsw.fast import learn_merges_fast
+    tb = [bytes([i]) for i in range(4)]
+    limit = 2 ** 63 - 1
+    for learn in (learn_merges, learn_merges_fast):
+        # 3 pairs x (2**63-1) // 3 fits exactly ...
+        merges, _ = learn([[0, 1, 2, 3]], [limit // 3], list(tb), get_profile("paper"), 3)
+        assert merges == [(0, 1, limit // 3), (4, 2, limit // 3), (5, 3, limit // 3)]
+        # ... one more does not
+        with pytest.raises(ValueError, match=f"gives {3 * (limit // 3 + 1)} pair occurrences"):
+            learn([[0, 1, 2, 3]], [limit // 3 + 1], list(tb), get_profile("paper"), 3)
 
 
 # ---- training from counts ------------------------------------------------------------------------------------------
