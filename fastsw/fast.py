@@ -137,6 +137,14 @@ def _pair_total(offsets, word_counts) -> int:
     return sum(c * p for c, p in zip(word_counts.tolist(), pairs.tolist()) if p)
 
 
+def _reachable_merges(offsets, word_counts) -> int:
+    """An upper bound on the merges the words can give: each merge replaces at least one pair in a word of
+    positive count, so it shortens those words by at least one token in all. ``learn_merges(n_merges=...)``
+    with a larger ``n_merges`` (say ``vocab_size=10**10``) runs out of pairs before it anyway."""
+    pairs = np.maximum(np.diff(offsets) - 1, 0)
+    return int(pairs[word_counts > 0].sum())
+
+
 def _run(words, counts, token_bytes, profile, max_steps: int, replay=None):
     return _run_packed(*_pack_words(words, counts), token_bytes, profile, max_steps, replay)
 
@@ -154,8 +162,11 @@ def _run_packed(tokens, offsets, word_counts, token_bytes, profile, max_steps: i
         raise ValueError(f"a word uses token id {int(tokens.max())} but token_bytes has only "
                          f"{len(token_bytes)} entries")
     check_pair_total(_pair_total(offsets, word_counts))
-    tb, tb_off = _pack_bytes(token_bytes)
     use_replay = replay is not None
+    if not use_replay:
+        # the kernel sizes its vocabulary and output arrays by max_steps: never more than can happen
+        max_steps = min(max_steps, _reachable_merges(offsets, word_counts))
+    tb, tb_off = _pack_bytes(token_bytes)
     replay_arr = np.ascontiguousarray(np.array(replay if use_replay else [], dtype=np.int64), dtype=np.int64)
     prune_top = max(PRUNE_FACTOR * max_steps, PRUNE_MIN) if prune and not use_replay else 0
     original = tokens.copy() if prune_top else None

@@ -54,6 +54,11 @@ def candidates(counts: Counts, words: Sequence[Sequence[int]], tok1: Tokenizer) 
     return aggregate_candidates(counts.letter_runs, single)
 
 
+#: The largest ``vocab_size`` accepted (ids and counts are 64-bit). Any size beyond what the corpus can reach
+#: costs what a reachable one costs: the merge loops stop when pairs run out.
+MAX_VOCAB_SIZE = (1 << 63) - 1
+
+
 class _Engine:
     """The merge-loop implementations of one backend."""
 
@@ -125,6 +130,10 @@ def _check_options(algo, vocab_size, supermerges, profile, alphabet, greedy_spli
     get_profile(profile)
     if not isinstance(vocab_size, int) or isinstance(vocab_size, bool) or vocab_size <= 0:
         raise ValueError(f"vocab_size must be a positive integer, not {vocab_size!r}")
+    if vocab_size > MAX_VOCAB_SIZE:
+        raise ValueError(f"vocab_size={vocab_size} is beyond 2**63-1; a vocabulary that large cannot be "
+                         "trained (any vocab_size above what the corpus can reach gives the same model, with a "
+                         "note that pairs ran out)")
     if algo == "superbpe":
         if supermerges is None:
             raise ValueError("algo='superbpe' needs supermerges=S, the number of supermerges "

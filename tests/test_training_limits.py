@@ -1,0 +1,111 @@
+"""Training options at their limits: vocabulary sizes far beyond what a corpus can reach, sizes beyond int64.
+
+An unreachable ``vocab_size`` must cost what a reachable one costs (the merge loops stop when pairs run out,
+and no buffer is sized by ``vocab_size``), on both backends, and give the same model.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import fastsw
+from fastsw import cli
+
+from conftest import shared_path
+
+REPO_ROOT = Path(fastsw.__file__).resolve().parents[1]
+
+# (algo, unreachable sizes, a reachable size that also runs out), sizes as (vocab_size, supermerges)
+VARIANTS = [
+    ("bpe", [(2 ** 31, None), (10 ** 10, None), (2 ** 63 - 1, None)], (5000, None)),
+    ("boundless", [(2 ** 31, None), (10 ** 10, None)], (5000, None)),
+    ("superbpe", [(2 ** 31, 2 ** 30), (10 ** 10, 10 ** 9)], (20000, 10000)),
+]
+
+# Run in a child whose address space is capped at 4 GB: before buffers were sized by what the corpus can
+# produce, vocab_size=2**31 asked the Numba kernel for ~50 GB (OOM-killed at 24 GB without the cap) and
+# 10**10 raised MemoryError; with the cap both fail fast instead of taking the machine down.
+CHILD = textwrap.dedent("""
+    import json, resource, sys
+    resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+    import fastsw
+    docs, variants, corpus, model = json.loads(sys.stdin.read())
+    out = []
+    for algo, unreachable, reachable in variants:
+        for backend in ("numba", "python"):
+            for vocab_size, supermerges in [reachable] + unreachable:
+                tok = fastsw.train(docs, algo=algo, vocab_size=vocab_size, supermerges=supermerges,
+                                   backend=backend)
+                out.append([algo, backend, vocab_size, tok.vocab_size,
+                            [[m.left, m.right, m.count, m.super] for m in tok.merges],
+                            tok.training_info["notes"]])
+    print(json.dumps(out))
+    from fastsw import cli
+    for vocab_size in (2 ** 31, 10 ** 10):
+        code = cli.main(["train", corpus, "--algo", "bpe", "--vocab-size", str(vocab_size), "-o", model,
+                         "--no-progress"])
+        print(code, file=sys.stderr)
+        assert code == 0
+""")
+
+
+def _small_corpus():
+    return shared_path("corpus/fixtures/mixed_tiny.txt").read_text(encoding="utf-8").split("\n")[:40]
+
+
+def test_an_unreachable_vocab_size_costs_what_a_reachable_one_costs(tmp_path):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])))
+    docs = _small_corpus()
+    corpus = tmp_path / "tiny.txt"
+    corpus.write_text("\n".join(docs), encoding="utf-8")
+    r = subprocess.run([sys.executable, "-c", CHILD],
+                       input=json.dumps([docs, VARIANTS, str(corpus), str(tmp_path / "m.json")]),
+                       capture_output=True, text=True, env=env, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    # the CLI: the usual summary with its note, no traceback
+    assert r.stderr.count("note:        pairs ran out after") == 2 and "Traceback" not in r.stderr
+    results = json.loads(r.stdout)
+    assert len(results) == 2 * sum(1 + len(unreachable) for _, unreachable, _ in VARIANTS)
+    by_algo = {}
+    for algo, backend, vocab_size, got_size, merges, notes in results:
+        by_algo.setdefault(algo, []).append((backend, vocab_size, got_size, merges))
+        assert any("ran out" in note for note in notes), (algo, backend, vocab_size, notes)
+    for algo, runs in by_algo.items():
+        _, _, size0, merges0 = runs[0]
+        assert size0 < 5000
+        for backend, vocab_size, got_size, merges in runs:
+            assert (got_size, merges) == (size0, merges0), (algo, backend, vocab_size)
+
+
+@pytest.mark.parametrize("backend", ["numba", "python"])
+@pytest.mark.parametrize("kw,message", [
+    ({"vocab_size": 2 ** 63}, "vocab_size=9223372036854775808 is beyond 2\\*\\*63-1"),
+    ({"vocab_size": 2 ** 70}, "is beyond 2\\*\\*63-1"),
+    ({"vocab_size": 2 ** 70, "algo": "superbpe", "supermerges": 2 ** 69}, "is beyond 2\\*\\*63-1"),
+    ({"vocab_size": 100}, "smaller than the 243-token alphabet; use vocab_size >= 244"),
+    ({"vocab_size": 300, "algo": "superbpe", "supermerges": 100}, "smaller than the 243-token alphabet"),
+])
+def test_vocab_sizes_beyond_int64_or_below_the_alphabet_are_one_error(backend, kw, message):
+    with pytest.raises(ValueError, match=message):
+        fastsw.train(["some text"], backend=backend, **{"algo": "bpe", **kw})
+
+
+@pytest.mark.parametrize("argv,words", [
+    (["--vocab-size", str(2 ** 63)], "is beyond 2**63-1"),
+    (["--vocab-size", str(2 ** 70)], "is beyond 2**63-1"),
+    (["--vocab-size", "100"], "smaller than the 243-token byte alphabet"),
+])
+def test_cli_vocab_sizes_beyond_int64_or_below_the_alphabet(tmp_path, capsys, argv, words):
+    corpus = tmp_path / "tiny.txt"
+    corpus.write_text("the cat sat on the mat\nthe dog sat on the log\n" * 5, encoding="utf-8")
+    code = cli.main(["train", str(corpus), "--algo", "bpe", "-o", str(tmp_path / "m.json"), "--no-progress", *argv])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("fastsw: error: ") and err.count("\n") == 1 and words in err, err
+    assert not (tmp_path / "m.json").exists()
