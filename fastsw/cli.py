@@ -14,6 +14,7 @@ import os
 import re
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Iterator, List, Optional, Sequence, Tuple
 
@@ -460,6 +461,7 @@ def _render(token: bytes) -> str:
 
 
 def cmd_train(args) -> int:
+    from .notes import VocabularyNotReachedWarning
     from .trainer import train
 
     _check_train_options(args)
@@ -497,14 +499,16 @@ def cmd_train(args) -> int:
     try:
         if progress:
             sys.stderr = tracker
-        tok = train(
-            algo=args.algo, vocab_size=args.vocab_size, supermerges=args.supermerges,
-            profile=args.profile, pretokenizer=args.pretokenizer, alphabet=args.alphabet,
-            byte_fallback=args.byte_fallback, greedy_split=args.greedy_split,
-            min_count_floor=15 if args.min_count_floor is None else args.min_count_floor,
-            max_ngram_len=30 if args.max_ngram_len is None else args.max_ngram_len,
-            special_tokens=args.special_tokens, progress=progress, backend=args.backend, **source,
-        )
+        with warnings.catch_warnings():  # the summary prints these notes
+            warnings.simplefilter("ignore", VocabularyNotReachedWarning)
+            tok = train(
+                algo=args.algo, vocab_size=args.vocab_size, supermerges=args.supermerges,
+                profile=args.profile, pretokenizer=args.pretokenizer, alphabet=args.alphabet,
+                byte_fallback=args.byte_fallback, greedy_split=args.greedy_split,
+                min_count_floor=15 if args.min_count_floor is None else args.min_count_floor,
+                max_ngram_len=30 if args.max_ngram_len is None else args.max_ngram_len,
+                special_tokens=args.special_tokens, progress=progress, backend=args.backend, **source,
+            )
     except BaseException:
         if tracker.mid_line:
             real_stderr.write("\n")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 from typing import Dict, Optional, Sequence, Tuple
 
 from .alphabet import Alphabet, CharAlphabet, default_alphabet, get_profile
@@ -18,6 +19,7 @@ from .bpe import learn_merges
 from .counting import (PARALLEL_MIN_BYTES, Counts, count_corpus, count_corpus_parallel,  # noqa: F401 (re-exported)
                        default_workers, load_counts, native_counting)
 from .pretokenize import Pretokenizer, make_pretokenizer
+from .notes import VocabularyNotReachedWarning
 from .progress import Progress
 from .readers import iter_documents
 from .superword import (aggregate_candidates, boundless_phase2, interleave, split_candidates,
@@ -252,11 +254,21 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
             the text that was counted. BoundlessBPE and SuperBPE need tables counted with
             letter runs (``collect_runs=True``, i.e. without ``--no-runs``).
 
-    An empty corpus (no documents, or only empty ones) gives a model of just the
-    alphabet, with a note in ``training_info["notes"]``.
+    When the corpus cannot give ``vocab_size`` tokens (pairs run out; an empty corpus gives just
+    the alphabet), the model is smaller: train warns with a
+    :class:`~fastsw.notes.VocabularyNotReachedWarning` per note (the text the CLI prints), and
+    keeps the notes in ``training_info["notes"]``. Any ``vocab_size`` up to ``2**63-1`` costs no
+    more than the largest reachable one.
+
+        >>> import warnings, fastsw
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     tok = fastsw.train(["doc one", "doc two"], algo="bpe", vocab_size=1000)
+        >>> [str(w.message) for w in caught] == tok.training_info["notes"]
+        True
 
     Returns a :class:`Tokenizer`; ``tok.training_info`` holds the stage timings,
-    corpus statistics and notes (e.g. that pairs ran out before ``vocab_size``).
+    corpus statistics and notes.
     """
     _check_options(algo, vocab_size, supermerges, profile, alphabet, greedy_split, min_count_floor,
                    max_ngram_len)
@@ -389,4 +401,6 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
                     _reachability=tok1.reachability() if algo != "bpe" else None)
     info["regular_merges"] = tok.n_regular
     info["supermerges"] = tok.n_super
+    for note in info["notes"]:  # each says how the vocabulary fell short of vocab_size
+        warnings.warn(note, VocabularyNotReachedWarning, stacklevel=2)
     return tok

@@ -1,7 +1,9 @@
-"""Training options at their limits: vocabulary sizes far beyond what a corpus can reach, sizes beyond int64.
+"""Training options at their limits: vocabulary sizes far beyond what a corpus can reach, sizes beyond int64,
+and the warning when the vocabulary falls short.
 
 An unreachable ``vocab_size`` must cost what a reachable one costs (the merge loops stop when pairs run out,
-and no buffer is sized by ``vocab_size``), on both backends, and give the same model.
+and no buffer is sized by ``vocab_size``), on both backends, and give the same model; falling short warns
+(``fastsw.VocabularyNotReachedWarning``) with the note the CLI prints.
 """
 from __future__ import annotations
 
@@ -109,3 +111,59 @@ def test_cli_vocab_sizes_beyond_int64_or_below_the_alphabet(tmp_path, capsys, ar
     assert code == 2
     assert err.startswith("fastsw: error: ") and err.count("\n") == 1 and words in err, err
     assert not (tmp_path / "m.json").exists()
+
+
+# ---- running out of pairs warns (item: "silent in Python") ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", ["numba", "python"])
+def test_the_readme_superbpe_example_warns_with_the_cli_notes(backend):
+    with pytest.warns(fastsw.VocabularyNotReachedWarning) as caught:
+        sup = fastsw.train(["doc one", "doc two"], algo="superbpe", vocab_size=1000, supermerges=200,
+                           backend=backend)
+    assert sup.vocab_size == 253
+    notes = sup.training_info["notes"]
+    assert notes == ["pairs ran out after 8 of 557 phase-1 merges; the model is smaller than requested",
+                     "supermerge pairs ran out after 2 of 200 supermerges"]
+    assert [str(w.message) for w in caught] == notes
+    assert all(w.category is fastsw.VocabularyNotReachedWarning and issubclass(w.category, UserWarning)
+               for w in caught)
+    assert caught[0].filename == __file__  # points at the caller of train
+
+
+def test_each_way_of_falling_short_warns():
+    cases = [(dict(inputs=[""], algo="bpe", vocab_size=300), "the corpus is empty"),
+             (dict(inputs=["aaaa bbbb"], algo="bpe", vocab_size=300), "pairs ran out after"),
+             (dict(inputs=["abcdefghijklmnop"], algo="boundless", vocab_size=250), "BoundlessBPE stopped at vocabulary")]
+    for kwargs, start in cases:
+        with pytest.warns(fastsw.VocabularyNotReachedWarning, match=start):
+            tok = fastsw.train(**kwargs)
+        assert any(note.startswith(start) for note in tok.training_info["notes"])
+
+
+def test_a_reached_vocabulary_does_not_warn():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tok = fastsw.train(["the cat sat on the mat"] * 5, algo="bpe", vocab_size=250)
+    assert tok.vocab_size == 250 and tok.training_info["notes"] == []
+
+
+def test_users_can_filter_the_warning():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.simplefilter("ignore", fastsw.VocabularyNotReachedWarning)
+        assert fastsw.train(["doc one"], algo="bpe", vocab_size=1000).vocab_size < 1000
+
+
+def test_the_cli_prints_the_note_once_and_no_python_warning(tmp_path, capsys):
+    corpus = tmp_path / "tiny.txt"
+    corpus.write_text("doc one\ndoc two\n", encoding="utf-8")
+    code = cli.main(["train", str(corpus), "--algo", "superbpe", "--vocab-size", "1000", "--supermerges", "200",
+                     "-o", str(tmp_path / "m.json"), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert err.count("note:        pairs ran out after 8 of 557") == 1
+    assert err.count("note:        supermerge pairs ran out after 2 of 200") == 1
+    assert "Warning" not in err
