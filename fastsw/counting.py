@@ -39,6 +39,7 @@ from __future__ import annotations
 import gzip
 import json
 import multiprocessing
+import numbers
 import os
 import queue
 import sys
@@ -726,7 +727,9 @@ def count_corpus(documents: Iterable[str], pretokenizer: Pretokenizer, *, collec
     """
     if threads is None:
         threads = default_workers()
-    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
+    given, threads = threads, as_integer(threads)
+    if threads is None or threads < 1:
+        threads = given
         raise ValueError(f"threads must be a positive integer (or None for all cores), not {threads!r}")
     if native_counting(pretokenizer):
         return _count_native(documents, pretokenizer, collect_runs, progress, threads)
@@ -826,6 +829,15 @@ def count_corpus_reference(documents: Iterable[str], pretokenizer: Pretokenizer,
 
 
 # ---- all cores ------------------------------------------------------------------------------------------------------
+
+
+def as_integer(value) -> Optional[int]:
+    """``value`` as an ``int`` when it is an integer -- any :class:`numbers.Integral` (``int``, ``numpy.int64``, ...)
+    except ``bool`` -- else None. How every integer option is read, so that ``numpy`` ints work like ints and the
+    result (e.g. in ``training_info``) is a plain ``int``."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value)
+    return None
 
 
 def default_workers() -> int:
@@ -941,7 +953,9 @@ def count_corpus_parallel(documents: Iterable[str], pretokenizer: Pretokenizer, 
     """
     if workers is None:
         workers = default_workers()
-    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+    given, workers = workers, as_integer(workers)
+    if workers is None or workers < 1:
+        workers = given
         raise ValueError(f"workers must be a positive integer (or None for all cores), not {workers!r}")
     if workers == 1:
         return count_corpus(documents, pretokenizer, collect_runs=collect_runs, progress=progress, threads=1)

@@ -17,7 +17,7 @@ from typing import Dict, Optional, Sequence, Tuple
 from .alphabet import Alphabet, CharAlphabet, default_alphabet, get_profile
 from .bpe import learn_merges
 from .counting import (PARALLEL_MIN_BYTES, Counts, count_corpus, count_corpus_parallel,  # noqa: F401 (re-exported)
-                       default_workers, load_counts, native_counting)
+                       as_integer, default_workers, load_counts, native_counting)
 from .pretokenize import Pretokenizer, make_pretokenizer
 from .notes import VocabularyNotReachedWarning
 from .progress import Progress
@@ -127,11 +127,14 @@ def _engine(backend: str, progress: bool) -> _Engine:
 
 def _check_options(algo, vocab_size, supermerges, profile, alphabet, greedy_split, min_count_floor,
                    max_ngram_len):
+    """Check train()'s options; return the integer ones as ints ``(vocab_size, supermerges, min_count_floor,
+    max_ngram_len)`` (any ``numbers.Integral`` but ``bool`` is an integer, e.g. ``numpy.int64(300)``)."""
     if algo not in ALGOS:
         raise ValueError(f"algo={algo!r} is not one of {', '.join(ALGOS)}")
     get_profile(profile)
-    if not isinstance(vocab_size, int) or isinstance(vocab_size, bool) or vocab_size <= 0:
+    if as_integer(vocab_size) is None or vocab_size <= 0:
         raise ValueError(f"vocab_size must be a positive integer, not {vocab_size!r}")
+    vocab_size = as_integer(vocab_size)
     if vocab_size > MAX_VOCAB_SIZE:
         raise ValueError(f"vocab_size={vocab_size} is beyond 2**63-1; a vocabulary that large cannot be "
                          "trained (any vocab_size above what the corpus can reach gives the same model, with a "
@@ -140,8 +143,9 @@ def _check_options(algo, vocab_size, supermerges, profile, alphabet, greedy_spli
         if supermerges is None:
             raise ValueError("algo='superbpe' needs supermerges=S, the number of supermerges "
                              "(phase 1 then learns vocab_size - S tokens)")
-        if not isinstance(supermerges, int) or supermerges <= 0:
+        if as_integer(supermerges) is None or supermerges <= 0:
             raise ValueError(f"supermerges must be a positive integer, not {supermerges!r}")
+        supermerges = as_integer(supermerges)
         if supermerges >= vocab_size:
             raise ValueError(f"supermerges={supermerges} must be smaller than vocab_size={vocab_size}")
     elif supermerges is not None:
@@ -160,10 +164,11 @@ def _check_options(algo, vocab_size, supermerges, profile, alphabet, greedy_spli
                              f"{n_alpha + 1 + (supermerges or 0)}")
     if greedy_split and algo == "bpe":
         raise ValueError("greedy_split splits supermerge candidates; use it with algo='boundless' or 'superbpe'")
-    if not isinstance(min_count_floor, int) or min_count_floor < 0:
+    if as_integer(min_count_floor) is None or min_count_floor < 0:
         raise ValueError(f"min_count_floor must be a non-negative integer, not {min_count_floor!r}")
-    if not isinstance(max_ngram_len, int) or max_ngram_len < 2:
+    if as_integer(max_ngram_len) is None or max_ngram_len < 2:
         raise ValueError(f"max_ngram_len must be an integer >= 2, not {max_ngram_len!r}")
+    return vocab_size, supermerges, as_integer(min_count_floor), as_integer(max_ngram_len)
 
 
 def _counting_workers(inputs, workers: Optional[int], collect_runs: bool) -> int:
@@ -175,10 +180,10 @@ def _counting_workers(inputs, workers: Optional[int], collect_runs: bool) -> int
     large as its share of the text and the serial merge ate the gain (measured on 2
     cores: 18.6 MB/s serial, 18.9 MB/s with 2 workers, on 10 MB of English)."""
     if workers is not None:
-        if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+        if as_integer(workers) is None or workers < 1:
             raise ValueError(f"workers must be a positive integer (or None: all cores for large input files), "
                              f"not {workers!r}")
-        return workers
+        return as_integer(workers)
     if isinstance(inputs, (str, os.PathLike)):
         paths = [inputs]
     elif isinstance(inputs, (list, tuple)) and inputs and all(isinstance(x, os.PathLike) for x in inputs):
@@ -270,8 +275,8 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
     Returns a :class:`Tokenizer`; ``tok.training_info`` holds the stage timings,
     corpus statistics and notes.
     """
-    _check_options(algo, vocab_size, supermerges, profile, alphabet, greedy_split, min_count_floor,
-                   max_ngram_len)
+    vocab_size, supermerges, min_count_floor, max_ngram_len = _check_options(
+        algo, vocab_size, supermerges, profile, alphabet, greedy_split, min_count_floor, max_ngram_len)
     special_tokens = list(special_tokens)
     if len(set(special_tokens)) != len(special_tokens) or any(not isinstance(s, str) or not s
                                                               for s in special_tokens):

@@ -167,3 +167,37 @@ def test_the_cli_prints_the_note_once_and_no_python_warning(tmp_path, capsys):
     assert err.count("note:        pairs ran out after 8 of 557") == 1
     assert err.count("note:        supermerge pairs ran out after 2 of 200") == 1
     assert "Warning" not in err
+
+
+# ---- integer options: any numbers.Integral but bool ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", ["numba", "python"])
+def test_numpy_integers_are_integer_options(tmp_path, backend):
+    import numpy as np
+    docs = ["the cat sat on the mat, the dog sat on the log"] * 10
+    plain = fastsw.train(docs, algo="superbpe", vocab_size=280, supermerges=10, greedy_split=True,
+                         min_count_floor=2, max_ngram_len=4, backend=backend)
+    tok = fastsw.train(docs, algo="superbpe", vocab_size=np.int64(280), supermerges=np.int32(10), greedy_split=True,
+                       min_count_floor=np.uint8(2), max_ngram_len=np.int16(4), workers=np.int64(1), backend=backend)
+    assert tok.merges == plain.merges
+    options = tok.training_info["options"]
+    assert [type(options[k]) for k in ("vocab_size", "supermerges", "min_count_floor", "max_ngram_len")] == [int] * 4
+    tok.save(tmp_path / "m.json")  # the options are JSON ints
+    assert fastsw.load(tmp_path / "m.json").merges == plain.merges
+
+
+@pytest.mark.parametrize("kw,name", [
+    ({"vocab_size": True}, "vocab_size"),
+    ({"vocab_size": 300.0}, "vocab_size"),
+    ({"algo": "superbpe", "supermerges": True}, "supermerges"),
+    ({"min_count_floor": True}, "min_count_floor"),
+    ({"max_ngram_len": 4.0}, "max_ngram_len"),
+    ({"workers": True}, "workers"),
+    ({"workers": 0}, "workers"),
+    ({"workers": -1}, "workers"),
+])
+def test_bool_and_float_are_not_integer_options(kw, name):
+    args = {"algo": "boundless", "vocab_size": 300, **kw}
+    with pytest.raises(ValueError, match=f"{name} must be a"):
+        fastsw.train(["some text"], **args)
