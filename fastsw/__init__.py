@@ -16,10 +16,10 @@ from .pretokenize import Pretokenizer, GPT4O_PATTERN, SCRIPT_SPECIFIC_PATTERN, D
 from .tokenizer import Tokenizer, Merge
 from .trainer import train
 from .readers import iter_documents, InputError
-from .notes import VocabularyNotReachedWarning
+from .notes import VocabularyNotReachedWarning, OptionWarning
 
 load = Tokenizer.load
 
 __all__ = ["train", "load", "Tokenizer", "Merge", "Pretokenizer", "iter_documents", "InputError",
-           "VocabularyNotReachedWarning",
+           "VocabularyNotReachedWarning", "OptionWarning",
            "GPT4O_PATTERN", "SCRIPT_SPECIFIC_PATTERN", "DEFAULT_SCRIPT_SPECIFIC_SCRIPTS", "__version__"]

@@ -169,7 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=_positive, default=None, metavar="N",
                    help="processes that pre-tokenize and count INPUT files (default: one thread per core "
                         "in this process with the compiled counter; otherwise all cores when the INPUT files "
-                        "hold 16 MB or more, else 1)")
+                        "hold 16 MB or more, else 1); more than the cores are capped at them, with a note")
     p.add_argument("--alphabet", choices=("bytes", "chars"), default="bytes",
                    help="bytes (default) or chars (characters seen in training; needs --profile hf)")
     p.add_argument("--byte-fallback", action="store_true",
@@ -197,7 +197,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="script: script chunking + GPT-4o regex (default); simple: GPT-4o regex only")
     p.add_argument("--workers", type=_positive, default=None, metavar="N",
                    help="processes that pre-tokenize and count (default: one thread per core in this "
-                        "process with the compiled counter, else one process per core)")
+                        "process with the compiled counter, else one process per core); more than the "
+                        "cores are capped at them, with a note")
     p.add_argument("--no-runs", action="store_true",
                    help="do not collect letter runs (smaller file; enough for --algo bpe only)")
     p.add_argument("--no-progress", action="store_true", help="do not draw a progress bar")
@@ -446,6 +447,16 @@ def _check_train_options(args) -> None:
     _check_output_path(args.output)
 
 
+def _cap_workers(args) -> None:
+    """--workers beyond the cores: use the cores, with a note (train() would warn)."""
+    from .counting import capped_workers, default_workers
+
+    if args.workers is not None:
+        args.workers, note = capped_workers(args.workers, default_workers(), f"--workers {args.workers}")
+        if note:
+            _info(f"note: {note}")
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
@@ -465,6 +476,7 @@ def cmd_train(args) -> int:
     from .trainer import train
 
     _check_train_options(args)
+    _cap_workers(args)
     source: dict
     if args.from_counts is not None:
         from .counting import load_counts
@@ -528,6 +540,7 @@ def cmd_count(args) -> int:
     from .readers import iter_documents
 
     _check_output_path(args.output)
+    _cap_workers(args)
     reading = _reading_kwargs(args, has_inputs=True, without_inputs="")
     documents = iter_documents([Path(p) for p in args.inputs], **reading)
     progress = not args.no_progress

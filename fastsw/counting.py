@@ -840,6 +840,16 @@ def as_integer(value) -> Optional[int]:
     return None
 
 
+def capped_workers(workers: int, cores: int, shown: str) -> Tuple[int, Optional[str]]:
+    """``workers`` capped at ``cores`` (more processes than cores only add overhead), and the note that says so
+    (None when ``workers`` fits). ``shown`` is the option as the user wrote it (``"workers=1000"``,
+    ``"--workers 1000"``)."""
+    if workers <= cores:
+        return workers, None
+    return cores, (f"{shown} is more than the {cores} core{'' if cores == 1 else 's'} this process may use; "
+                   f"counting with {cores}")
+
+
 def default_workers() -> int:
     """The number of cores this process may use."""
     try:

@@ -12,10 +12,14 @@ usable; the CLI prints the same text as a ``note`` on stderr instead of a Python
 """
 from __future__ import annotations
 
-__all__ = ["VocabularyNotReachedWarning"]
+__all__ = ["VocabularyNotReachedWarning", "OptionWarning"]
 
 
 class VocabularyNotReachedWarning(UserWarning):
     """Training stopped before ``vocab_size`` (pairs or supermerge pairs ran out, or the corpus is empty): the
     model is smaller than requested. The message is the note also kept in ``tok.training_info["notes"]``."""
 
+
+class OptionWarning(UserWarning):
+    """An option was adjusted (``workers`` beyond the cores is capped) or has no effect on these inputs
+    (``text_field`` with plain-text files)."""

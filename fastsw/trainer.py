@@ -17,9 +17,9 @@ from typing import Dict, Optional, Sequence, Tuple
 from .alphabet import Alphabet, CharAlphabet, default_alphabet, get_profile
 from .bpe import learn_merges
 from .counting import (PARALLEL_MIN_BYTES, Counts, count_corpus, count_corpus_parallel,  # noqa: F401 (re-exported)
-                       as_integer, default_workers, load_counts, native_counting)
+                       as_integer, capped_workers, default_workers, load_counts, native_counting)
 from .pretokenize import Pretokenizer, make_pretokenizer
-from .notes import VocabularyNotReachedWarning
+from .notes import OptionWarning, VocabularyNotReachedWarning
 from .progress import Progress
 from .readers import iter_documents
 from .superword import (aggregate_candidates, boundless_phase2, interleave, split_candidates,
@@ -178,12 +178,17 @@ def _counting_workers(inputs, workers: Optional[int], collect_runs: bool) -> int
     With letter runs (BoundlessBPE, SuperBPE) the default is one process unless there
     are at least 4 cores: runs are mostly unique, so every worker's table is about as
     large as its share of the text and the serial merge ate the gain (measured on 2
-    cores: 18.6 MB/s serial, 18.9 MB/s with 2 workers, on 10 MB of English)."""
+    cores: 18.6 MB/s serial, 18.9 MB/s with 2 workers, on 10 MB of English).
+
+    A given ``workers`` above the cores is capped at them, with an :class:`~fastsw.notes.OptionWarning`."""
     if workers is not None:
         if as_integer(workers) is None or workers < 1:
             raise ValueError(f"workers must be a positive integer (or None: all cores for large input files), "
                              f"not {workers!r}")
-        return as_integer(workers)
+        n, note = capped_workers(as_integer(workers), default_workers(), f"workers={workers}")
+        if note:
+            warnings.warn(note, OptionWarning, stacklevel=3)  # at train()'s caller
+        return n
     if isinstance(inputs, (str, os.PathLike)):
         paths = [inputs]
     elif isinstance(inputs, (list, tuple)) and inputs and all(isinstance(x, os.PathLike) for x in inputs):
@@ -252,7 +257,8 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
             list of ``pathlib.Path``) of at least 16 MB on disk, else in this process (an
             iterable of ``str`` documents is always counted in-process unless ``workers`` is
             given; BoundlessBPE/SuperBPE count in-process on fewer than 4 cores).
-            ``1``: in this process, one thread. The model does not depend on it.
+            ``1``: in this process, one thread. More than the cores: the cores, with an
+            :class:`~fastsw.notes.OptionWarning`. The model does not depend on it.
         from_counts: train from saved count tables instead of text: a
             :class:`~fastsw.counting.Counts`, a count file written by ``Counts.save`` /
             ``fastsw count``, or a list of them (merged). Gives the same model as training on

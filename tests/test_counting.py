@@ -126,7 +126,7 @@ def test_train_workers_rule(tmp_path, monkeypatch):
         assert _counting_workers(small, None, runs) == 1
         assert _counting_workers(["a document"], None, runs) == 1
         assert _counting_workers(iter(["a document"]), None, runs) == 1
-        assert _counting_workers(["a document"], 3, runs) == 3
+        assert _counting_workers(["a document"], 1, runs) == 1
     monkeypatch.setattr(fastsw.trainer, "PARALLEL_MIN_BYTES", 5)
     monkeypatch.setattr(fastsw.trainer, "default_workers", lambda: 2)
     assert _counting_workers([small], None, False) == 2
@@ -135,6 +135,7 @@ def test_train_workers_rule(tmp_path, monkeypatch):
     assert _counting_workers(str(small), None, True) == 1
     monkeypatch.setattr(fastsw.trainer, "default_workers", lambda: 8)
     assert _counting_workers(str(small), None, True) == 8
+    assert _counting_workers(["a document"], 3, True) == 3
 
 
 @pytest.mark.parametrize("algo,kw", [("bpe", {}), ("boundless", {}), ("superbpe", {"supermerges": 40})])

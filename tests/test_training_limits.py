@@ -201,3 +201,49 @@ def test_bool_and_float_are_not_integer_options(kw, name):
     args = {"algo": "boundless", "vocab_size": 300, **kw}
     with pytest.raises(ValueError, match=f"{name} must be a"):
         fastsw.train(["some text"], **args)
+
+
+# ---- workers beyond the cores -------------------------------------------------------------------------------------
+
+
+def test_train_caps_workers_at_the_cores_with_a_warning(monkeypatch):
+    monkeypatch.setattr(fastsw.trainer, "default_workers", lambda: 2)
+    docs = ["the cat sat on the mat"] * 20
+    with pytest.warns(fastsw.OptionWarning,
+                      match=r"^workers=1000 is more than the 2 cores this process may use; counting with 2$") as w:
+        tok = fastsw.train(docs, algo="bpe", vocab_size=250, workers=1000)
+    assert w[0].filename == __file__
+    assert tok.training_info["counting_workers"] == 2
+    assert tok.merges == fastsw.train(docs, algo="bpe", vocab_size=250, workers=1).merges
+
+
+@pytest.mark.parametrize("command", ["count", "train"])
+def test_cli_caps_workers_at_the_cores_with_a_note(tmp_path, capsys, monkeypatch, command):
+    import fastsw.counting
+    monkeypatch.setattr(fastsw.counting, "default_workers", lambda: 2)
+    corpus = tmp_path / "tiny.txt"
+    corpus.write_text("the cat sat on the mat\nthe dog sat on the log\n" * 5, encoding="utf-8")
+    extra = ["--algo", "bpe", "--vocab-size", "250"] if command == "train" else []
+    outputs = []
+    for workers in ("1000", "1"):
+        outputs.append(tmp_path / f"out{workers}")
+        code = cli.main([command, str(corpus), "-o", str(outputs[-1]), "--workers", workers, "--no-progress",
+                         *extra])
+        err = capsys.readouterr().err
+        assert code == 0, err
+        note = "fastsw: note: --workers 1000 is more than the 2 cores this process may use; counting with 2\n"
+        assert (note in err) == (workers == "1000"), err
+        assert "Warning" not in err
+    if command == "count":
+        assert outputs[0].read_bytes() == outputs[1].read_bytes()
+    else:
+        assert fastsw.load(outputs[0]).merges == fastsw.load(outputs[1]).merges
+
+
+def test_cli_rejects_workers_below_one(tmp_path, capsys):
+    corpus = tmp_path / "tiny.txt"
+    corpus.write_text("the cat\n", encoding="utf-8")
+    for value in ("0", "-3"):
+        code = cli.main(["count", str(corpus), "-o", str(tmp_path / "c"), "--workers", value])
+        err = capsys.readouterr().err
+        assert code == 2 and err.startswith("fastsw: error: ") and err.count("\n") == 1, err
