@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 from . import __version__
+from .notes import OptionWarning
 
 __all__ = ["main", "build_parser", "CliError", "parse_escapes"]
 
@@ -335,7 +336,14 @@ def _reading_kwargs(args, *, has_inputs: bool, without_inputs: str) -> dict:
         raise CliError(f"--separator is used only with --doc-mode separator, not --doc-mode {doc_mode}")
     if args.text_field is not None and not args.text_field:
         raise CliError("--text-field must not be empty")
-    return {"text_field": args.text_field or "text", "doc_mode": doc_mode, "separator": args.separator}
+    if args.text_field is not None:
+        from .readers import text_field_note
+
+        for name in args.inputs:
+            note = text_field_note(name, f"--text-field {args.text_field}")
+            if note:
+                _info(f"note: {note}")
+    return {"text_field": args.text_field, "doc_mode": doc_mode, "separator": args.separator}
 
 
 def _documents(args, *, without_inputs: str) -> Tuple[Iterator[str], str]:
@@ -721,7 +729,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         _print_error("missing COMMAND: one of train, count, encode, decode, pretokenize, inspect (see 'fastsw --help')")
         return EXIT_ERROR
     try:
-        return args.func(args)
+        with warnings.catch_warnings():
+            # options the library warns about are reported by the CLI itself, as notes
+            # (_reading_kwargs, _cap_workers), before the work starts
+            warnings.simplefilter("ignore", OptionWarning)
+            return args.func(args)
     except BrokenPipeError:
         _silence_stdout()
         return EXIT_BROKEN_PIPE

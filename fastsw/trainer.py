@@ -220,7 +220,7 @@ def _pretokenizer_for_counts(counts: Counts, pretokenizer) -> Pretokenizer:
 def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optional[int] = None,
           profile: str = "paper", pretokenizer=None, alphabet: str = "bytes",
           byte_fallback: bool = False, greedy_split: bool = False, min_count_floor: int = 15,
-          max_ngram_len: int = 30, special_tokens: Sequence[str] = (), text_field: str = "text",
+          max_ngram_len: int = 30, special_tokens: Sequence[str] = (), text_field: Optional[str] = None,
           doc_mode: str = "auto", separator: Optional[str] = None, progress: bool = False,
           backend: str = "auto", workers: Optional[int] = None, from_counts=None) -> Tokenizer:
     """Train a BPE, BoundlessBPE or SuperBPE tokenizer.
@@ -246,7 +246,9 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
             up to ``max_ngram_len``.
         special_tokens: strings given ids after the vocabulary (off by default).
         text_field, doc_mode, separator: how files are read (see
-            :func:`fastsw.readers.iter_documents`).
+            :func:`fastsw.readers.iter_documents`). ``text_field`` (default ``"text"``) applies to
+            ``.jsonl``/``.ndjson`` files; given with a plain-text file it is ignored with an
+            :class:`~fastsw.notes.OptionWarning`.
         progress: draw progress bars on stderr.
         backend: ``"numba"`` (the fast merge kernels), ``"python"`` (the plain
             reference path) or ``"auto"`` (numba unless ``FASTSW_PUREPYTHON=1``).

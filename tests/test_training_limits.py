@@ -247,3 +247,50 @@ def test_cli_rejects_workers_below_one(tmp_path, capsys):
         code = cli.main(["count", str(corpus), "-o", str(tmp_path / "c"), "--workers", value])
         err = capsys.readouterr().err
         assert code == 2 and err.startswith("fastsw: error: ") and err.count("\n") == 1, err
+
+
+# ---- text_field with plain-text inputs --------------------------------------------------------------------------
+
+
+def _inputs(tmp_path):
+    txt = tmp_path / "plain.txt"
+    txt.write_text("the cat sat\non the mat\n", encoding="utf-8")
+    jsonl = tmp_path / "docs.jsonl"
+    jsonl.write_text(json.dumps({"body": "a body text", "text": "not this"}) + "\n", encoding="utf-8")
+    return txt, jsonl
+
+
+def test_text_field_with_a_plain_text_file_warns(tmp_path):
+    import warnings
+    txt, jsonl = _inputs(tmp_path)
+    with pytest.warns(fastsw.OptionWarning, match=r"^text_field='body' is ignored for .*plain\.txt: only "
+                                                  r"\.jsonl/\.ndjson inputs are JSON objects with fields") as caught:
+        docs = list(fastsw.iter_documents([jsonl, txt], text_field="body"))
+    assert docs == ["a body text", "the cat sat\n", "on the mat\n"]
+    assert len(caught) == 1 and "docs.jsonl" not in str(caught[0].message)
+    with pytest.warns(fastsw.OptionWarning, match="text_field='body' is ignored"):
+        fastsw.train(txt, algo="bpe", vocab_size=250, text_field="body")
+    with warnings.catch_warnings():  # the default field, or a field for JSON Lines only: no warning
+        warnings.simplefilter("error", fastsw.OptionWarning)
+        assert list(fastsw.iter_documents(txt)) == ["the cat sat\n", "on the mat\n"]
+        assert list(fastsw.iter_documents([jsonl], text_field="body")) == ["a body text"]
+        assert list(fastsw.iter_documents([jsonl])) == ["not this"]
+
+
+@pytest.mark.parametrize("command", ["count", "train", "encode", "pretokenize"])
+def test_cli_text_field_with_a_plain_text_file_is_a_note(tmp_path, capsys, command):
+    txt, jsonl = _inputs(tmp_path)
+    model = tmp_path / "m.json"
+    fastsw.train(["the cat sat on the mat"], algo="bpe", vocab_size=250).save(model)
+    argv = {"count": ["count", "-o", str(tmp_path / "c")],
+            "train": ["train", "--algo", "bpe", "--vocab-size", "250", "-o", str(tmp_path / "t.json")],
+            "encode": ["encode", "-m", str(model)],
+            "pretokenize": ["pretokenize"]}[command]
+    code = cli.main([*argv, str(txt), str(jsonl), "--text-field", "body", *(["--no-progress"] if command in (
+        "count", "train") else [])])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    notes = [line for line in err.splitlines() if line.startswith("fastsw: note:")]
+    assert notes == [f"fastsw: note: --text-field body is ignored for {txt}: only .jsonl/.ndjson inputs are JSON "
+                     "objects with fields; a plain-text file is cut into documents by doc_mode"]
+    assert "Warning" not in err
