@@ -27,7 +27,7 @@ Count file format (version 1), written by :meth:`Counts.save`: gzip-compressed U
   minus 2 is the pretoken's index in this file;
 * the next R lines: ``[count, i1, i2, ...]``, a letter run (>= 2 pretoken indices of this file) and its count.
 
-Rows are in a canonical order: pretokens sorted by code points, letter runs by their index tuples. So a file
+Rows are in a canonical order: pretokens sorted by code points, letter-run lines sorted as strings. So a file
 depends only on the counted text, not on how it was counted (``--workers``, threads).
 
 Pretokens are stored as JSON strings, so every ``str`` round-trips (a lone surrogate is written as a ``\\udXXX``
@@ -237,8 +237,8 @@ class Counts:
     def save(self, path) -> None:
         """Write the table to ``path`` (format in the module docstring; atomic).
 
-        Rows are written in a canonical order (pretokens by code points, letter runs by their indices in the
-        file), so the file depends only on the counted text, never on how it was counted (workers, threads)."""
+        Rows are written in a canonical order (pretokens by code points, letter-run lines as strings), so the
+        file depends only on the counted text, never on how it was counted (workers, threads)."""
         header = {"format": COUNTS_FORMAT, "format_version": COUNTS_FORMAT_VERSION,
                   "pretokenizer": self.pretokenizer_config, "runs": bool(self.has_runs),
                   "documents": self.n_documents, "bytes": self.n_bytes, "pretokens": len(self.pretokens),
@@ -252,20 +252,23 @@ class Counts:
         )
         _atomic_write_gzip(path, (line for part in lines for line in part))
 
-    def _run_lines(self, order: List[int]):
-        """The letter-run lines, re-indexed to the pretoken rows ``order`` and sorted."""
+    def _run_lines(self, order: List[int]) -> List[str]:
+        """The letter-run lines, re-indexed to the pretoken rows ``order``, sorted as strings (a canonical
+        order: runs are distinct, so their lines are; cheaper than sorting index tuples)."""
         row_of = [0] * len(order)
         for row, i in enumerate(order):
             row_of[i] = row
+        # "[c, i1, i2]" as json.dumps writes a list of ints, without its per-call overhead
         if self._packed_runs is None:
             get = row_of.__getitem__
-            runs = sorted((tuple(map(get, run)), c) for run, c in self._letter_runs.items())
+            lines = [f"[{c}, {', '.join(map(str, map(get, run)))}]" for run, c in self._letter_runs.items()]
         else:
             ids, offsets, counts = self._packed_runs
-            flat = np.asarray(row_of, dtype=np.int64)[ids].tolist() if ids.size else []
+            flat = list(map(str, np.asarray(row_of, dtype=np.int64)[ids].tolist())) if ids.size else []
             bounds = offsets.tolist()
-            runs = sorted((tuple(flat[bounds[k]:bounds[k + 1]]), c) for k, c in enumerate(counts.tolist()))
-        return (json.dumps([c, *run]) for run, c in runs)
+            lines = [f"[{c}, {', '.join(flat[bounds[k]:bounds[k + 1]])}]" for k, c in enumerate(counts.tolist())]
+        lines.sort()
+        return lines
 
     @classmethod
     def load(cls, path) -> "Counts":
