@@ -136,9 +136,9 @@ def _check_options(algo, vocab_size, supermerges, profile, alphabet, greedy_spli
         raise ValueError(f"vocab_size must be a positive integer, not {vocab_size!r}")
     vocab_size = as_integer(vocab_size)
     if vocab_size > MAX_VOCAB_SIZE:
-        raise ValueError(f"vocab_size={vocab_size} is beyond 2**63-1; a vocabulary that large cannot be "
-                         "trained (any vocab_size above what the corpus can reach gives the same model, with a "
-                         "note that pairs ran out)")
+        raise ValueError(f"vocab_size={vocab_size} is beyond 2**63-1, the largest fastsw accepts; use a smaller "
+                         "vocab_size (any size beyond what the corpus can reach gives the same model, with a note "
+                         "that pairs ran out)")
     if algo == "superbpe":
         if supermerges is None:
             raise ValueError("algo='superbpe' needs supermerges=S, the number of supermerges "

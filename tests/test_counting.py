@@ -330,13 +330,17 @@ def _hand_table(counts, runs=None) -> Counts:
 
 
 @pytest.mark.parametrize("backend", ["python", "numba"])
-def test_counts_that_sum_beyond_int64_are_refused_by_both_backends(tmp_path, backend):
+def test_counts_that_sum_beyond_int64_are_refused_by_both_backends(tmp_path, capsys, backend):
     # four counts of 2**62 each fit, and load; their sum (the count of the pair a+b) does not
     four = _write_counts(tmp_path / "four.counts", [_header(pretokens=4, letter_runs=0),
                                                      ["ab", BIG, 1], ["abc", BIG, 1], ["abd", BIG, 1], ["abe", BIG, 1]])
     assert Counts.load(four).counts == [BIG] * 4
     with pytest.raises(ValueError, match=r"four.counts: the pretoken counts sum to 18446744073709551616"):
         fastsw.train(from_counts=four, algo="bpe", vocab_size=300, backend=backend)
+    assert main(["train", "--from-counts", str(four), "--algo", "bpe", "--backend", backend,
+                 "-o", str(tmp_path / "m.json"), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fastsw: error: ") and err.count("\n") == 1 and "sum to 18446744073709551616" in err
     # merging tables sums their counts: a table of 2**61 + 2**61 fits, twice it does not
     half = _write_counts(tmp_path / "half.counts", [_header(pretokens=2, letter_runs=0),
                                                      ["ab", BIG // 2, 1], ["cd", BIG // 2, 1]])
