@@ -415,6 +415,7 @@ def _check_output_path(path: str) -> None:
 def _check_train_options(args) -> None:
     """Cheap checks, in CLI wording, done before any corpus is read."""
     from .alphabet import default_alphabet
+    from .trainer import MAX_VOCAB_SIZE
 
     if args.algo == "superbpe":
         if args.supermerges is None:
@@ -438,6 +439,10 @@ def _check_train_options(args) -> None:
         raise CliError("--special-token values must be distinct")
     if any(not s for s in args.special_tokens):
         raise CliError("--special-token must not be empty")
+    if args.vocab_size > MAX_VOCAB_SIZE:
+        raise CliError(f"--vocab-size {args.vocab_size} is beyond 2**63-1, the largest fastsw accepts; use a smaller "
+                       "one (any size beyond what the corpus can reach gives the same model, with a note that pairs "
+                       "ran out)")
     if args.alphabet == "bytes":
         n_alpha = len(default_alphabet(args.profile))
         if args.vocab_size < n_alpha:
