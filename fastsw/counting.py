@@ -482,8 +482,8 @@ def _load_rows_fast(lines: List[bytes], n_pre: int, n_runs: int, c: Counts) -> b
         return False
     if len(pre) != n_pre or len(runs) != n_runs:  # a line held more than one row
         return False
-    if not all(type(r) is list and len(r) == 3 and type(r[0]) is str and type(r[1]) is int and 1 <= r[1] <= MAX_COUNT
-               and type(r[2]) is int and 0 <= r[2] <= 1 for r in pre):
+    if not all(type(r) is list and len(r) == 3 and type(r[0]) is str and type(r[1]) is int
+               and 1 <= r[1] <= MAX_COUNT and type(r[2]) is int and 0 <= r[2] <= 1 for r in pre):
         return False
     pretokens = [r[0] for r in pre]
     index = dict(zip(pretokens, range(n_pre)))
@@ -730,10 +730,9 @@ def count_corpus(documents: Iterable[str], pretokenizer: Pretokenizer, *, collec
     """
     if threads is None:
         threads = default_workers()
-    given, threads = threads, as_integer(threads)
-    if threads is None or threads < 1:
-        threads = given
+    if as_integer(threads) is None or threads < 1:
         raise ValueError(f"threads must be a positive integer (or None for all cores), not {threads!r}")
+    threads = as_integer(threads)
     if native_counting(pretokenizer):
         return _count_native(documents, pretokenizer, collect_runs, progress, threads)
     table = CountTable(pretokenizer, collect_runs)
@@ -966,10 +965,9 @@ def count_corpus_parallel(documents: Iterable[str], pretokenizer: Pretokenizer, 
     """
     if workers is None:
         workers = default_workers()
-    given, workers = workers, as_integer(workers)
-    if workers is None or workers < 1:
-        workers = given
+    if as_integer(workers) is None or workers < 1:
         raise ValueError(f"workers must be a positive integer (or None for all cores), not {workers!r}")
+    workers = as_integer(workers)
     if workers == 1:
         return count_corpus(documents, pretokenizer, collect_runs=collect_runs, progress=progress, threads=1)
     batch_bytes = BATCH_BYTES if batch_bytes is None else batch_bytes

@@ -134,7 +134,8 @@ def test_the_readme_superbpe_example_warns_with_the_cli_notes(backend):
 def test_each_way_of_falling_short_warns():
     cases = [(dict(inputs=[""], algo="bpe", vocab_size=300), "the corpus is empty"),
              (dict(inputs=["aaaa bbbb"], algo="bpe", vocab_size=300), "pairs ran out after"),
-             (dict(inputs=["abcdefghijklmnop"], algo="boundless", vocab_size=250), "BoundlessBPE stopped at vocabulary")]
+             (dict(inputs=["abcdefghijklmnop"], algo="boundless", vocab_size=250),
+              "BoundlessBPE stopped at vocabulary")]
     for kwargs, start in cases:
         with pytest.warns(fastsw.VocabularyNotReachedWarning, match=start):
             tok = fastsw.train(**kwargs)
