@@ -86,7 +86,14 @@ MAX_PAIR_TOTAL = (1 << 63) - 1
 def check_pair_total(total: int) -> None:
     """Raise ``ValueError`` when ``total`` -- the sum over the words of ``count * (length - 1)``, a bound on
     every pair count the merge loop can reach -- is beyond ``2**63-1``. Both paths call it before merging
-    (the fast path's kernel would wrap around; the reference must give the same answer)."""
+    (the fast path's kernel would wrap around; the reference must give the same answer).
+
+        >>> check_pair_total(2 ** 63 - 1)  # fits
+        >>> check_pair_total(2 ** 63)
+        Traceback (most recent call last):
+        ...
+        ValueError: the counts are too large to train on: ... 9223372036854775808 pair occurrences, ...
+    """
     if total > MAX_PAIR_TOTAL:
         raise ValueError(f"the counts are too large to train on: count x (length - 1) summed over the words gives "
                          f"{total} pair occurrences, more than 2**63-1 = {MAX_PAIR_TOTAL} (pair counts are "

@@ -541,7 +541,15 @@ def check_count_limits(counts: Counts, what: Optional[str] = None) -> Counts:
     letter-run counts, must each sum to at most :data:`MAX_COUNT` (``2**63-1``), so that no count, and no
     supermerge candidate's count (a sum of run counts), overflows the 64-bit kernels. A counted corpus is
     far below that; only hand-made or merged tables can reach it. (The merge loops check the pair counts
-    they sum: :func:`fastsw.bpe.check_pair_total`.)"""
+    they sum: :func:`fastsw.bpe.check_pair_total`.) :func:`load_counts` calls it on what it returns.
+
+        >>> table = count_corpus(["a b"], Pretokenizer(), collect_runs=True)
+        >>> table.counts = [2 ** 62, 2 ** 62]
+        >>> check_count_limits(table)
+        Traceback (most recent call last):
+        ...
+        ValueError: the count table: the pretoken counts sum to 9223372036854775808, more than 2**63-1 = ...
+    """
     what = what or counts.source or "the count table"
     total = sum(counts.counts)
     if total > MAX_COUNT:
@@ -836,7 +844,12 @@ def count_corpus_reference(documents: Iterable[str], pretokenizer: Pretokenizer,
 def as_integer(value) -> Optional[int]:
     """``value`` as an ``int`` when it is an integer -- any :class:`numbers.Integral` (``int``, ``numpy.int64``, ...)
     except ``bool`` -- else None. How every integer option is read, so that ``numpy`` ints work like ints and the
-    result (e.g. in ``training_info``) is a plain ``int``."""
+    result (e.g. in ``training_info``) is a plain ``int``.
+
+        >>> import numpy as np
+        >>> as_integer(np.int64(300)), as_integer(True), as_integer(300.0)
+        (300, None, None)
+    """
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         return int(value)
     return None
@@ -845,7 +858,13 @@ def as_integer(value) -> Optional[int]:
 def capped_workers(workers: int, cores: int, shown: str) -> Tuple[int, Optional[str]]:
     """``workers`` capped at ``cores`` (more processes than cores only add overhead), and the note that says so
     (None when ``workers`` fits). ``shown`` is the option as the user wrote it (``"workers=1000"``,
-    ``"--workers 1000"``)."""
+    ``"--workers 1000"``).
+
+        >>> capped_workers(1000, 2, "workers=1000")
+        (2, 'workers=1000 is more than the 2 cores this process may use; counting with 2')
+        >>> capped_workers(2, 2, "workers=2")
+        (2, None)
+    """
     if workers <= cores:
         return workers, None
     return cores, (f"{shown} is more than the {cores} core{'' if cores == 1 else 's'} this process may use; "

@@ -183,7 +183,13 @@ def _format(name: str) -> tuple[str, bool]:
 
 def text_field_note(path: str, shown: str) -> Optional[str]:
     """The note for a text field option (``shown`` as the user wrote it) given with the file ``path``: None for
-    JSON Lines, which have fields; else that it is ignored for this plain-text file."""
+    JSON Lines, which have fields; else that it is ignored for this plain-text file.
+
+        >>> text_field_note("a.jsonl.gz", "text_field='body'") is None
+        True
+        >>> text_field_note("a.txt", "--text-field body")
+        '--text-field body is ignored for a.txt: only .jsonl/.ndjson inputs are JSON objects with fields; a plain-text file is cut into documents by doc_mode'
+    """
     if _format(path)[0] == "jsonl":
         return None
     return (f"{shown} is ignored for {path}: only .jsonl/.ndjson inputs are JSON objects with fields; a "
