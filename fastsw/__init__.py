@@ -17,8 +17,10 @@ from .tokenizer import Tokenizer, Merge
 from .trainer import train
 from .readers import iter_documents, InputError
 from .model_io import OutputError
+from .notes import VocabularyNotReachedWarning, OptionWarning
 
 load = Tokenizer.load
 
 __all__ = ["train", "load", "Tokenizer", "Merge", "Pretokenizer", "iter_documents", "InputError", "OutputError",
+           "VocabularyNotReachedWarning", "OptionWarning",
            "GPT4O_PATTERN", "SCRIPT_SPECIFIC_PATTERN", "DEFAULT_SCRIPT_SPECIFIC_SCRIPTS", "__version__"]

@@ -79,6 +79,27 @@ def apply_merges(ids: Sequence[int], ranks: Dict[Pair, Tuple[int, int]]) -> List
     return word
 
 
+#: Pair counts are 64-bit in the fast kernels; both paths refuse words whose pair counts could pass this.
+MAX_PAIR_TOTAL = (1 << 63) - 1
+
+
+def check_pair_total(total: int) -> None:
+    """Raise ``ValueError`` when ``total`` -- the sum over the words of ``count * (length - 1)``, a bound on
+    every pair count the merge loop can reach -- is beyond ``2**63-1``. Both paths call it before merging
+    (the fast path's kernel would wrap around; the reference must give the same answer).
+
+        >>> check_pair_total(2 ** 63 - 1)  # fits
+        >>> check_pair_total(2 ** 63)
+        Traceback (most recent call last):
+        ...
+        ValueError: the counts are too large to train on: ... 9223372036854775808 pair occurrences, ...
+    """
+    if total > MAX_PAIR_TOTAL:
+        raise ValueError(f"the counts are too large to train on: count x (length - 1) summed over the words gives "
+                         f"{total} pair occurrences, more than 2**63-1 = {MAX_PAIR_TOTAL} (pair counts are "
+                         "64-bit); divide the counts")
+
+
 class PairMerger:
     """Aggregated words, their pair counts, and the merge loop's state.
 
@@ -94,6 +115,7 @@ class PairMerger:
         self.token_bytes = token_bytes
         self.overlapping = profile.overlapping
         self.tie_by_bytes = profile.tie == "bytes"
+        check_pair_total(sum(c * (len(w) - 1) for w, c in zip(self.words, self.counts) if len(w) > 1))
         self.pair_counts: Dict[Pair, int] = {}
         self.where: Dict[Pair, set] = {}
         for i, (w, c) in enumerate(zip(self.words, self.counts)):

@@ -14,10 +14,12 @@ import os
 import re
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 from . import __version__
+from .notes import OptionWarning
 
 __all__ = ["main", "build_parser", "CliError", "parse_escapes"]
 
@@ -168,7 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=_positive, default=None, metavar="N",
                    help="processes that pre-tokenize and count INPUT files (default: one thread per core "
                         "in this process with the compiled counter; otherwise all cores when the INPUT files "
-                        "hold 16 MB or more, else 1)")
+                        "hold 16 MB or more, else 1); more than the cores are capped at them, with a note")
     p.add_argument("--alphabet", choices=("bytes", "chars"), default="bytes",
                    help="bytes (default) or chars (characters seen in training; needs --profile hf)")
     p.add_argument("--byte-fallback", action="store_true",
@@ -196,7 +198,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="script: script chunking + GPT-4o regex (default); simple: GPT-4o regex only")
     p.add_argument("--workers", type=_positive, default=None, metavar="N",
                    help="processes that pre-tokenize and count (default: one thread per core in this "
-                        "process with the compiled counter, else one process per core)")
+                        "process with the compiled counter, else one process per core); more than the "
+                        "cores are capped at them, with a note")
     p.add_argument("--no-runs", action="store_true",
                    help="do not collect letter runs (smaller file; enough for --algo bpe only)")
     p.add_argument("--no-progress", action="store_true", help="do not draw a progress bar")
@@ -337,7 +340,14 @@ def _reading_kwargs(args, *, has_inputs: bool, without_inputs: str) -> dict:
         raise CliError(f"--separator is used only with --doc-mode separator, not --doc-mode {doc_mode}")
     if args.text_field is not None and not args.text_field:
         raise CliError("--text-field must not be empty")
-    return {"text_field": args.text_field or "text", "doc_mode": doc_mode, "separator": args.separator}
+    if args.text_field is not None:
+        from .readers import text_field_note
+
+        for name in args.inputs:
+            note = text_field_note(name, f"--text-field {args.text_field}")
+            if note:
+                _info(f"note: {note}")
+    return {"text_field": args.text_field, "doc_mode": doc_mode, "separator": args.separator}
 
 
 def _documents(args, *, without_inputs: str, keep_newline: bool = False) -> Tuple[Iterator[str], str]:
@@ -407,6 +417,7 @@ def _check_output_path(path: str) -> None:
 def _check_train_options(args) -> None:
     """Cheap checks, in CLI wording, done before any corpus is read."""
     from .alphabet import default_alphabet
+    from .trainer import MAX_VOCAB_SIZE
 
     if args.algo == "superbpe":
         if args.supermerges is None:
@@ -430,6 +441,10 @@ def _check_train_options(args) -> None:
         raise CliError("--special-token values must be distinct")
     if any(not s for s in args.special_tokens):
         raise CliError("--special-token must not be empty")
+    if args.vocab_size > MAX_VOCAB_SIZE:
+        raise CliError(f"--vocab-size {args.vocab_size} is beyond 2**63-1, the largest fastsw accepts; use a smaller "
+                       "one (any size beyond what the corpus can reach gives the same model, with a note that pairs "
+                       "ran out)")
     if args.alphabet == "bytes":
         n_alpha = len(default_alphabet(args.profile))
         if args.vocab_size < n_alpha:
@@ -447,6 +462,16 @@ def _check_train_options(args) -> None:
     _check_output_path(args.output)
 
 
+def _cap_workers(args) -> None:
+    """--workers beyond the cores: use the cores, with a note (train() would warn)."""
+    from .counting import capped_workers, default_workers
+
+    if args.workers is not None:
+        args.workers, note = capped_workers(args.workers, default_workers(), f"--workers {args.workers}")
+        if note:
+            _info(f"note: {note}")
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
@@ -462,9 +487,11 @@ def _render(token: bytes) -> str:
 
 
 def cmd_train(args) -> int:
+    from .notes import VocabularyNotReachedWarning
     from .trainer import train
 
     _check_train_options(args)
+    _cap_workers(args)
     source: dict
     if args.from_counts is not None:
         from .counting import load_counts
@@ -499,14 +526,16 @@ def cmd_train(args) -> int:
     try:
         if progress:
             sys.stderr = tracker
-        tok = train(
-            algo=args.algo, vocab_size=args.vocab_size, supermerges=args.supermerges,
-            profile=args.profile, pretokenizer=args.pretokenizer, alphabet=args.alphabet,
-            byte_fallback=args.byte_fallback, greedy_split=args.greedy_split,
-            min_count_floor=15 if args.min_count_floor is None else args.min_count_floor,
-            max_ngram_len=30 if args.max_ngram_len is None else args.max_ngram_len,
-            special_tokens=args.special_tokens, progress=progress, backend=args.backend, **source,
-        )
+        with warnings.catch_warnings():  # the summary prints these notes
+            warnings.simplefilter("ignore", VocabularyNotReachedWarning)
+            tok = train(
+                algo=args.algo, vocab_size=args.vocab_size, supermerges=args.supermerges,
+                profile=args.profile, pretokenizer=args.pretokenizer, alphabet=args.alphabet,
+                byte_fallback=args.byte_fallback, greedy_split=args.greedy_split,
+                min_count_floor=15 if args.min_count_floor is None else args.min_count_floor,
+                max_ngram_len=30 if args.max_ngram_len is None else args.max_ngram_len,
+                special_tokens=args.special_tokens, progress=progress, backend=args.backend, **source,
+            )
     except BaseException:
         if tracker.mid_line:
             real_stderr.write("\n")
@@ -526,6 +555,7 @@ def cmd_count(args) -> int:
     from .readers import iter_documents
 
     _check_output_path(args.output)
+    _cap_workers(args)
     reading = _reading_kwargs(args, has_inputs=True, without_inputs="")
     documents = iter_documents([Path(p) for p in args.inputs], **reading)
     progress = not args.no_progress
@@ -752,7 +782,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         _print_error("missing COMMAND: one of train, count, encode, decode, pretokenize, inspect (see 'fastsw --help')")
         return EXIT_ERROR
     try:
-        return args.func(args)
+        with warnings.catch_warnings():
+            # options the library warns about are reported by the CLI itself, as notes
+            # (_reading_kwargs, _cap_workers), before the work starts
+            warnings.simplefilter("ignore", OptionWarning)
+            return args.func(args)
     except BrokenPipeError:
         _silence_stdout()
         return EXIT_BROKEN_PIPE

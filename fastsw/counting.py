@@ -27,6 +27,9 @@ Count file format (version 1), written by :meth:`Counts.save`: gzip-compressed U
   minus 2 is the pretoken's index in this file;
 * the next R lines: ``[count, i1, i2, ...]``, a letter run (>= 2 pretoken indices of this file) and its count.
 
+Rows are in a canonical order: pretokens sorted by code points, letter-run lines sorted as strings. So a file
+depends only on the counted text, not on how it was counted (``--workers``, threads).
+
 Pretokens are stored as JSON strings, so every ``str`` round-trips (a lone surrogate is written as a ``\\udXXX``
 escape). Counts are unbounded JSON integers. The file is written to a temporary file and renamed, so a crash never
 leaves half a table. Pickle is never used for files (only to send batches between processes).
@@ -36,6 +39,7 @@ from __future__ import annotations
 import gzip
 import json
 import multiprocessing
+import numbers
 import os
 import queue
 import sys
@@ -62,6 +66,8 @@ BATCH_BYTES = 1 << 18
 BATCH_DOCS = 4096
 #: ``train(workers=None)`` counts on all cores only when its input files hold at least this many bytes on disk.
 PARALLEL_MIN_BYTES = 16 << 20
+#: The largest count fastsw trains on: counts, and the pair counts summed from them, are 64-bit in the kernels.
+MAX_COUNT = (1 << 63) - 1
 
 
 def _doc_bytes(doc: str) -> int:
@@ -178,6 +184,8 @@ class Counts:
         """``merge`` of a table given as its parts. ``counts`` and ``has_letter`` may be any sequences of ints
         (e.g. a worker's ``array('q')`` and ``bytes``); ``runs`` is None (no letter runs), a dict, or a
         ``FlatRuns`` (a worker's runs as arrays)."""
+        if isinstance(counts, np.ndarray):  # a compiled counter's table: sums of numpy ints would stay numpy ints
+            counts = counts.tolist()
         if isinstance(runs, tuple):  # packed (ids, offsets, counts) from the compiled counter
             ids, offsets, run_counts = runs
             runs = FlatRuns(array("q", ids.astype(np.int64).tobytes()), array("q", np.diff(offsets).tobytes()),
@@ -227,25 +235,40 @@ class Counts:
 
     # -- files ------------------------------------------------------------------------------------------------
     def save(self, path) -> None:
-        """Write the table to ``path`` (format in the module docstring; atomic)."""
+        """Write the table to ``path`` (format in the module docstring; atomic).
+
+        Rows are written in a canonical order (pretokens by code points, letter-run lines as strings), so the
+        file depends only on the counted text, never on how it was counted (workers, threads)."""
         header = {"format": COUNTS_FORMAT, "format_version": COUNTS_FORMAT_VERSION,
                   "pretokenizer": self.pretokenizer_config, "runs": bool(self.has_runs),
                   "documents": self.n_documents, "bytes": self.n_bytes, "pretokens": len(self.pretokens),
                   "letter_runs": self.n_runs if self.has_runs else 0}
+        pretokens, counts, letter = self.pretokens, self.counts, self.has_letter
+        order = sorted(range(len(pretokens)), key=pretokens.__getitem__)
         lines = (
             [json.dumps(header, ensure_ascii=False)],
-            (json.dumps([p, c, int(bool(h))], ensure_ascii=False)
-             for p, c, h in zip(self.pretokens, self.counts, self.has_letter)),
-            self._run_lines() if self.has_runs else (),
+            (json.dumps([pretokens[i], int(counts[i]), int(bool(letter[i]))], ensure_ascii=False) for i in order),
+            self._run_lines(order) if self.has_runs else (),
         )
         _atomic_write_gzip(path, (line for part in lines for line in part))
 
-    def _run_lines(self):
+    def _run_lines(self, order: List[int]) -> List[str]:
+        """The letter-run lines, re-indexed to the pretoken rows ``order``, sorted as strings (a canonical
+        order: runs are distinct, so their lines are; cheaper than sorting index tuples)."""
+        row_of = [0] * len(order)
+        for row, i in enumerate(order):
+            row_of[i] = row
+        # "[c, i1, i2]" as json.dumps writes a list of ints, without its per-call overhead
         if self._packed_runs is None:
-            return (json.dumps([c, *run]) for run, c in self._letter_runs.items())
-        ids, offsets, counts = self._packed_runs
-        flat, bounds = ids.tolist(), offsets.tolist()
-        return (json.dumps([c, *flat[bounds[k]:bounds[k + 1]]]) for k, c in enumerate(counts.tolist()))
+            get = row_of.__getitem__
+            lines = [f"[{c}, {', '.join(map(str, map(get, run)))}]" for run, c in self._letter_runs.items()]
+        else:
+            ids, offsets, counts = self._packed_runs
+            flat = list(map(str, np.asarray(row_of, dtype=np.int64)[ids].tolist())) if ids.size else []
+            bounds = offsets.tolist()
+            lines = [f"[{c}, {', '.join(flat[bounds[k]:bounds[k + 1]])}]" for k, c in enumerate(counts.tolist())]
+        lines.sort()
+        return lines
 
     @classmethod
     def load(cls, path) -> "Counts":
@@ -348,6 +371,14 @@ def _is_count(x) -> bool:
     return isinstance(x, int) and not isinstance(x, bool) and x >= 1
 
 
+def _count_too_large(x) -> Optional[str]:
+    """The error for a count beyond :data:`MAX_COUNT`, else None."""
+    if isinstance(x, int) and x > MAX_COUNT:
+        return (f"count {x} is larger than 2**63-1 = {MAX_COUNT}, the largest count fastsw trains on "
+                "(counts are 64-bit); divide the counts of this table")
+    return None
+
+
 def _load(path: Path) -> Counts:
     try:
         with open(path, "rb") as f:
@@ -396,6 +427,8 @@ def _load(path: Path) -> Counts:
             for i in range(n_pre):
                 lineno += 1
                 row = json.loads(next(rows, b"null"))
+                if isinstance(row, list) and len(row) == 3 and _count_too_large(row[1]):
+                    raise ValueError(_count_too_large(row[1]))
                 if not (isinstance(row, list) and len(row) == 3 and isinstance(row[0], str) and _is_count(row[1])
                         and row[2] in (0, 1) and not isinstance(row[2], bool)):
                     raise ValueError("expected [pretoken, count >= 1, has_letter 0/1]"
@@ -410,6 +443,8 @@ def _load(path: Path) -> Counts:
             for _ in range(n_runs):
                 lineno += 1
                 row = json.loads(next(rows, b"null"))
+                if isinstance(row, list) and row and _count_too_large(row[0]):
+                    raise ValueError(_count_too_large(row[0]))
                 if not (isinstance(row, list) and len(row) >= 3 and _is_count(row[0])
                         and all(isinstance(k, int) and not isinstance(k, bool) and 0 <= k < n_pre and letter[k]
                                 for k in row[1:])):
@@ -447,15 +482,15 @@ def _load_rows_fast(lines: List[bytes], n_pre: int, n_runs: int, c: Counts) -> b
         return False
     if len(pre) != n_pre or len(runs) != n_runs:  # a line held more than one row
         return False
-    if not all(type(r) is list and len(r) == 3 and type(r[0]) is str and type(r[1]) is int and r[1] >= 1
-               and type(r[2]) is int and 0 <= r[2] <= 1 for r in pre):
+    if not all(type(r) is list and len(r) == 3 and type(r[0]) is str and type(r[1]) is int
+               and 1 <= r[1] <= MAX_COUNT and type(r[2]) is int and 0 <= r[2] <= 1 for r in pre):
         return False
     pretokens = [r[0] for r in pre]
     index = dict(zip(pretokens, range(n_pre)))
     if len(index) != n_pre:
         return False
     letter = [r[2] == 1 for r in pre]
-    if not all(type(r) is list and len(r) >= 3 and type(r[0]) is int and r[0] >= 1 for r in runs):
+    if not all(type(r) is list and len(r) >= 3 and type(r[0]) is int and 1 <= r[0] <= MAX_COUNT for r in runs):
         return False
     if not all(type(k) is int and 0 <= k < n_pre and letter[k] for r in runs for k in islice(r, 1, None)):
         return False
@@ -490,14 +525,46 @@ def load_counts(sources) -> Counts:
         else:
             raise TypeError(f"from_counts items must be Counts or count file paths, not {type(item).__name__}")
     if len(tables) == 1:
-        return tables[0]
+        return check_count_limits(tables[0])
     first = tables[0]
     out = Counts(pretokenizer_config=first.pretokenizer_config, has_runs=first.has_runs)
     out.source = first.source
     for t in tables:
         out.merge(t)
     out.source = None
-    return out
+    names = [t.source or f"table {k + 1}" for k, t in enumerate(tables)]
+    return check_count_limits(out, what=f"the merged count tables ({', '.join(names)})")
+
+
+def check_count_limits(counts: Counts, what: Optional[str] = None) -> Counts:
+    """Return ``counts`` if fastsw can train on it, else raise ``ValueError``: the pretoken counts, and the
+    letter-run counts, must each sum to at most :data:`MAX_COUNT` (``2**63-1``), so that no count, and no
+    supermerge candidate's count (a sum of run counts), overflows the 64-bit kernels. A counted corpus is
+    far below that; only hand-made or merged tables can reach it. (The merge loops check the pair counts
+    they sum: :func:`fastsw.bpe.check_pair_total`.) :func:`load_counts` calls it on what it returns.
+
+        >>> table = count_corpus(["a b"], Pretokenizer(), collect_runs=True)
+        >>> table.counts = [2 ** 62, 2 ** 62]
+        >>> check_count_limits(table)
+        Traceback (most recent call last):
+        ...
+        ValueError: the count table: the pretoken counts sum to 9223372036854775808, more than 2**63-1 = ...
+    """
+    what = what or counts.source or "the count table"
+    total = sum(counts.counts)
+    if total > MAX_COUNT:
+        big = max(range(len(counts.counts)), key=counts.counts.__getitem__)
+        raise ValueError(f"{what}: the pretoken counts sum to {total}, more than 2**63-1 = {MAX_COUNT}, the "
+                         f"most fastsw can count (64-bit; the largest is {counts.pretokens[big]!r} with "
+                         f"{counts.counts[big]}); divide the counts, or train on fewer tables")
+    if counts.has_runs:
+        run_counts = counts._packed_runs[2].tolist() if counts._packed_runs is not None \
+            else counts._letter_runs.values()
+        run_total = sum(run_counts)
+        if run_total > MAX_COUNT:
+            raise ValueError(f"{what}: the letter-run counts sum to {run_total}, more than 2**63-1 = {MAX_COUNT}, "
+                             "the most fastsw can count (64-bit); divide the counts, or train on fewer tables")
+    return counts
 
 
 # ---- counting one document ---------------------------------------------------------------------------------------
@@ -671,8 +738,9 @@ def count_corpus(documents: Iterable[str], pretokenizer: Pretokenizer, *, collec
     """
     if threads is None:
         threads = default_workers()
-    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
+    if as_integer(threads) is None or threads < 1:
         raise ValueError(f"threads must be a positive integer (or None for all cores), not {threads!r}")
+    threads = as_integer(threads)
     if native_counting(pretokenizer):
         return _count_native(documents, pretokenizer, collect_runs, progress, threads)
     table = CountTable(pretokenizer, collect_runs)
@@ -771,6 +839,36 @@ def count_corpus_reference(documents: Iterable[str], pretokenizer: Pretokenizer,
 
 
 # ---- all cores ------------------------------------------------------------------------------------------------------
+
+
+def as_integer(value) -> Optional[int]:
+    """``value`` as an ``int`` when it is an integer -- any :class:`numbers.Integral` (``int``, ``numpy.int64``, ...)
+    except ``bool`` -- else None. How every integer option is read, so that ``numpy`` ints work like ints and the
+    result (e.g. in ``training_info``) is a plain ``int``.
+
+        >>> import numpy as np
+        >>> as_integer(np.int64(300)), as_integer(True), as_integer(300.0)
+        (300, None, None)
+    """
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value)
+    return None
+
+
+def capped_workers(workers: int, cores: int, shown: str) -> Tuple[int, Optional[str]]:
+    """``workers`` capped at ``cores`` (more processes than cores only add overhead), and the note that says so
+    (None when ``workers`` fits). ``shown`` is the option as the user wrote it (``"workers=1000"``,
+    ``"--workers 1000"``).
+
+        >>> capped_workers(1000, 2, "workers=1000")
+        (2, 'workers=1000 is more than the 2 cores this process may use; counting with 2')
+        >>> capped_workers(2, 2, "workers=2")
+        (2, None)
+    """
+    if workers <= cores:
+        return workers, None
+    return cores, (f"{shown} is more than the {cores} core{'' if cores == 1 else 's'} this process may use; "
+                   f"counting with {cores}")
 
 
 def default_workers() -> int:
@@ -886,8 +984,9 @@ def count_corpus_parallel(documents: Iterable[str], pretokenizer: Pretokenizer, 
     """
     if workers is None:
         workers = default_workers()
-    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+    if as_integer(workers) is None or workers < 1:
         raise ValueError(f"workers must be a positive integer (or None for all cores), not {workers!r}")
+    workers = as_integer(workers)
     if workers == 1:
         return count_corpus(documents, pretokenizer, collect_runs=collect_runs, progress=progress, threads=1)
     batch_bytes = BATCH_BYTES if batch_bytes is None else batch_bytes

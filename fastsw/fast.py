@@ -34,6 +34,7 @@ from typing import Dict, List, Sequence, Tuple
 import numpy as np
 
 from ._kernels import _merge_loop
+from .bpe import check_pair_total
 
 _INT64_MAX = (1 << 63) - 1
 #: ``prune=True`` keeps the pairs above the ``max(PRUNE_FACTOR * steps, PRUNE_MIN)``-th largest initial count
@@ -109,7 +110,10 @@ def pack_pretokens(pretokens: Sequence[str], counts: Sequence[int], alphabet):
     tokens = lut[data]
     if tokens.size and tokens.min() < 0:  # cannot happen for UTF-8 of a str: every byte it uses has an id
         raise ValueError("a pretoken uses a byte outside the alphabet")
-    word_counts = np.array(counts, dtype=np.int64) if len(counts) else np.zeros(0, dtype=np.int64)
+    try:
+        word_counts = np.array(counts, dtype=np.int64) if len(counts) else np.zeros(0, dtype=np.int64)
+    except OverflowError:
+        raise ValueError("pretoken counts must be in 0..2**63-1") from None
     if word_counts.size and word_counts.min() < 0:
         raise ValueError("word counts must be non-negative")
     return np.ascontiguousarray(tokens, dtype=np.int32), offsets, word_counts
@@ -121,6 +125,24 @@ def _encodable(piece: str) -> bool:
         return True
     except UnicodeEncodeError:
         return False
+
+
+def _pair_total(offsets, word_counts) -> int:
+    """``sum(count * (length - 1))`` over the packed words, for :func:`fastsw.bpe.check_pair_total`: exact
+    whenever it comes near ``2**63`` (a float sum first, so that a normal table costs no Python loop)."""
+    pairs = np.maximum(np.diff(offsets) - 1, 0)
+    estimate = float(np.dot(pairs.astype(np.float64), word_counts.astype(np.float64)))
+    if estimate < 2.0 ** 62:
+        return int(estimate)
+    return sum(c * p for c, p in zip(word_counts.tolist(), pairs.tolist()) if p)
+
+
+def _reachable_merges(offsets, word_counts) -> int:
+    """An upper bound on the merges the words can give: each merge replaces at least one pair in a word of
+    positive count, so it shortens those words by at least one token in all. ``learn_merges(n_merges=...)``
+    with a larger ``n_merges`` (say ``vocab_size=10**10``) runs out of pairs before it anyway."""
+    pairs = np.maximum(np.diff(offsets) - 1, 0)
+    return int(pairs[word_counts > 0].sum())
 
 
 def _run(words, counts, token_bytes, profile, max_steps: int, replay=None):
@@ -139,8 +161,12 @@ def _run_packed(tokens, offsets, word_counts, token_bytes, profile, max_steps: i
     if tokens.shape[0] and int(tokens.max()) >= len(token_bytes):
         raise ValueError(f"a word uses token id {int(tokens.max())} but token_bytes has only "
                          f"{len(token_bytes)} entries")
-    tb, tb_off = _pack_bytes(token_bytes)
+    check_pair_total(_pair_total(offsets, word_counts))
     use_replay = replay is not None
+    if not use_replay:
+        # the kernel sizes its vocabulary and output arrays by max_steps: never more than can happen
+        max_steps = min(max_steps, _reachable_merges(offsets, word_counts))
+    tb, tb_off = _pack_bytes(token_bytes)
     replay_arr = np.ascontiguousarray(np.array(replay if use_replay else [], dtype=np.int64), dtype=np.int64)
     prune_top = max(PRUNE_FACTOR * max_steps, PRUNE_MIN) if prune and not use_replay else 0
     original = tokens.copy() if prune_top else None

@@ -13,8 +13,9 @@ Inputs of `iter_documents`:
   first document is produced, so a typo in the last file name fails fast.
 
 Formats, chosen by the file name (case-insensitive):
-- `*.jsonl`, `*.ndjson` (also with `.gz`): one JSON object per line. The document is the value of `text_field`,
-  exactly as stored (no stripping). Blank lines are skipped.
+- `*.jsonl`, `*.ndjson` (also with `.gz`): one JSON object per line. The document is the value of `text_field`
+  (default "text"), exactly as stored (no stripping). Blank lines are skipped. A `text_field` given with a
+  plain-text file, which has no fields, is ignored for it with an `OptionWarning`.
 - `*.json` is rejected: a single JSON value is not a corpus.
 - anything else (also with `.gz`): UTF-8 text (strict), cut by `doc_mode`:
   - "line" ("auto" without a separator): each line is a document, including its trailing "\\n". Lines split only at
@@ -41,7 +42,9 @@ import warnings
 import re
 import zlib
 from collections.abc import Iterable, Iterator
-from typing import BinaryIO, Union
+from typing import BinaryIO, Optional, Union
+
+from .notes import OptionWarning
 
 __all__ = ["DOC_MODES", "READ_BLOCK_SIZE", "InputError", "iter_documents", "open_text"]
 
@@ -71,7 +74,7 @@ class InputError(ValueError):
 def iter_documents(
     inputs: PathArg | Iterable[str | os.PathLike[str]],
     *,
-    text_field: str = "text",
+    text_field: str | None = None,
     doc_mode: str = "auto",
     separator: str | None = None,
 ) -> Iterator[str]:
@@ -82,7 +85,7 @@ def iter_documents(
     after the documents before it were produced.
     """
     mode = _resolve_mode(doc_mode, separator)
-    if not isinstance(text_field, str) or not text_field:
+    if text_field is not None and (not isinstance(text_field, str) or not text_field):
         raise ValueError(f"text_field={text_field!r} must be a non-empty str naming the JSON field that holds the text")
     if isinstance(inputs, (str, os.PathLike)):
         path = _check_path(inputs, bare_str=isinstance(inputs, str))
@@ -178,7 +181,22 @@ def _format(name: str) -> tuple[str, bool]:
     return "text", gz
 
 
-def _read_items(items: Iterator[object], text_field: str, mode: str, separator: str | None) -> Iterator[str]:
+def text_field_note(path: str, shown: str) -> Optional[str]:
+    """The note for a text field option (``shown`` as the user wrote it) given with the file ``path``: None for
+    JSON Lines, which have fields; else that it is ignored for this plain-text file.
+
+        >>> text_field_note("a.jsonl.gz", "text_field='body'") is None
+        True
+        >>> text_field_note("a.txt", "--text-field body")
+        '--text-field body is ignored for a.txt: only .jsonl/.ndjson inputs are JSON objects with fields; a plain-text file is cut into documents by doc_mode'
+    """
+    if _format(path)[0] == "jsonl":
+        return None
+    return (f"{shown} is ignored for {path}: only .jsonl/.ndjson inputs are JSON objects with fields; a "
+            "plain-text file is cut into documents by doc_mode")
+
+
+def _read_items(items: Iterator[object], text_field: str | None, mode: str, separator: str | None) -> Iterator[str]:
     for index, item in enumerate(items):
         if isinstance(item, str):
             yield item
@@ -192,11 +210,16 @@ def _read_items(items: Iterator[object], text_field: str, mode: str, separator: 
             )
 
 
-def _read_file(path: str, text_field: str, mode: str, separator: str | None) -> Iterator[str]:
+def _read_file(path: str, text_field: str | None, mode: str, separator: str | None) -> Iterator[str]:
+    """The documents of one file; ``text_field`` None means the default ("text"), and given with a plain-text
+    file it is ignored with an :class:`~fastsw.notes.OptionWarning`."""
     fmt, gz = _format(path)
     if fmt == "jsonl":
-        yield from _jsonl_documents(path, gz, text_field)
-    elif mode == "line":
+        yield from _jsonl_documents(path, gz, text_field or "text")
+        return
+    if text_field is not None:
+        warnings.warn(text_field_note(path, f"text_field={text_field!r}"), OptionWarning, stacklevel=2)
+    if mode == "line":
         yield from _line_documents(path, gz)
     elif mode == "file":
         yield from _file_document(path, gz)

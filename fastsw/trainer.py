@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 from typing import Dict, Optional, Sequence, Tuple
 
 from .alphabet import PROFILE_ALPHABETS, Alphabet, CharAlphabet, default_alphabet, get_profile
 from .bpe import learn_merges
 from .counting import (PARALLEL_MIN_BYTES, Counts, count_corpus, count_corpus_parallel,  # noqa: F401 (re-exported)
-                       default_workers, load_counts, native_counting)
+                       as_integer, capped_workers, default_workers, load_counts, native_counting)
 from .pretokenize import Pretokenizer, make_pretokenizer
+from .notes import OptionWarning, VocabularyNotReachedWarning
 from .progress import Progress
 from .readers import iter_documents
 from .superword import (aggregate_candidates, boundless_phase2, interleave, split_candidates,
@@ -52,6 +54,11 @@ def candidates(counts: Counts, words: Sequence[Sequence[int]], tok1: Tokenizer) 
     """
     single = [w[0] if len(w) == 1 and tok1.is_eligible(w[0]) else -1 for w in words]
     return aggregate_candidates(counts.letter_runs, single)
+
+
+#: The largest ``vocab_size`` accepted (ids and counts are 64-bit). Any size beyond what the corpus can reach
+#: costs what a reachable one costs: the merge loops stop when pairs run out.
+MAX_VOCAB_SIZE = (1 << 63) - 1
 
 
 class _Engine:
@@ -120,17 +127,25 @@ def _engine(backend: str, progress: bool) -> _Engine:
 
 def _check_options(algo, vocab_size, supermerges, profile, alphabet, greedy_split, min_count_floor,
                    max_ngram_len):
+    """Check train()'s options; return the integer ones as ints ``(vocab_size, supermerges, min_count_floor,
+    max_ngram_len)`` (any ``numbers.Integral`` but ``bool`` is an integer, e.g. ``numpy.int64(300)``)."""
     if algo not in ALGOS:
         raise ValueError(f"algo={algo!r} is not one of {', '.join(ALGOS)}")
     get_profile(profile)
-    if not isinstance(vocab_size, int) or isinstance(vocab_size, bool) or vocab_size <= 0:
+    if as_integer(vocab_size) is None or vocab_size <= 0:
         raise ValueError(f"vocab_size must be a positive integer, not {vocab_size!r}")
+    vocab_size = as_integer(vocab_size)
+    if vocab_size > MAX_VOCAB_SIZE:
+        raise ValueError(f"vocab_size={vocab_size} is beyond 2**63-1, the largest fastsw accepts; use a smaller "
+                         "vocab_size (any size beyond what the corpus can reach gives the same model, with a note "
+                         "that pairs ran out)")
     if algo == "superbpe":
         if supermerges is None:
             raise ValueError("algo='superbpe' needs supermerges=S, the number of supermerges "
                              "(phase 1 then learns vocab_size - S tokens)")
-        if not isinstance(supermerges, int) or supermerges <= 0:
+        if as_integer(supermerges) is None or supermerges <= 0:
             raise ValueError(f"supermerges must be a positive integer, not {supermerges!r}")
+        supermerges = as_integer(supermerges)
         if supermerges >= vocab_size:
             raise ValueError(f"supermerges={supermerges} must be smaller than vocab_size={vocab_size}")
     elif supermerges is not None:
@@ -149,10 +164,11 @@ def _check_options(algo, vocab_size, supermerges, profile, alphabet, greedy_spli
                              f"{n_alpha + 1 + (supermerges or 0)}")
     if greedy_split and algo == "bpe":
         raise ValueError("greedy_split splits supermerge candidates; use it with algo='boundless' or 'superbpe'")
-    if not isinstance(min_count_floor, int) or min_count_floor < 0:
+    if as_integer(min_count_floor) is None or min_count_floor < 0:
         raise ValueError(f"min_count_floor must be a non-negative integer, not {min_count_floor!r}")
-    if not isinstance(max_ngram_len, int) or max_ngram_len < 2:
+    if as_integer(max_ngram_len) is None or max_ngram_len < 2:
         raise ValueError(f"max_ngram_len must be an integer >= 2, not {max_ngram_len!r}")
+    return vocab_size, supermerges, as_integer(min_count_floor), as_integer(max_ngram_len)
 
 
 def _counting_workers(inputs, workers: Optional[int], collect_runs: bool) -> int:
@@ -162,12 +178,17 @@ def _counting_workers(inputs, workers: Optional[int], collect_runs: bool) -> int
     With letter runs (BoundlessBPE, SuperBPE) the default is one process unless there
     are at least 4 cores: runs are mostly unique, so every worker's table is about as
     large as its share of the text and the serial merge ate the gain (measured on 2
-    cores: 18.6 MB/s serial, 18.9 MB/s with 2 workers, on 10 MB of English)."""
+    cores: 18.6 MB/s serial, 18.9 MB/s with 2 workers, on 10 MB of English).
+
+    A given ``workers`` above the cores is capped at them, with an :class:`~fastsw.notes.OptionWarning`."""
     if workers is not None:
-        if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+        if as_integer(workers) is None or workers < 1:
             raise ValueError(f"workers must be a positive integer (or None: all cores for large input files), "
                              f"not {workers!r}")
-        return workers
+        n, note = capped_workers(as_integer(workers), default_workers(), f"workers={workers}")
+        if note:
+            warnings.warn(note, OptionWarning, stacklevel=3)  # at train()'s caller
+        return n
     if isinstance(inputs, (str, os.PathLike)):
         paths = [inputs]
     elif isinstance(inputs, (list, tuple)) and inputs and all(isinstance(x, os.PathLike) for x in inputs):
@@ -199,7 +220,7 @@ def _pretokenizer_for_counts(counts: Counts, pretokenizer) -> Pretokenizer:
 def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optional[int] = None,
           profile: str = "paper", pretokenizer=None, alphabet: str = "bytes",
           byte_fallback: bool = False, greedy_split: bool = False, min_count_floor: int = 15,
-          max_ngram_len: int = 30, special_tokens: Sequence[str] = (), text_field: str = "text",
+          max_ngram_len: int = 30, special_tokens: Sequence[str] = (), text_field: Optional[str] = None,
           doc_mode: str = "auto", separator: Optional[str] = None, progress: bool = False,
           backend: str = "auto", workers: Optional[int] = None, from_counts=None) -> Tokenizer:
     """Train a BPE, BoundlessBPE or SuperBPE tokenizer.
@@ -225,7 +246,9 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
             up to ``max_ngram_len``.
         special_tokens: strings given ids after the vocabulary (off by default).
         text_field, doc_mode, separator: how files are read (see
-            :func:`fastsw.readers.iter_documents`).
+            :func:`fastsw.readers.iter_documents`). ``text_field`` (default ``"text"``) applies to
+            ``.jsonl``/``.ndjson`` files; given with a plain-text file it is ignored with an
+            :class:`~fastsw.notes.OptionWarning`.
         progress: draw progress bars on stderr.
         backend: ``"numba"`` (the fast merge kernels), ``"python"`` (the plain
             reference path) or ``"auto"`` (numba unless ``FASTSW_PUREPYTHON=1``).
@@ -236,21 +259,32 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
             list of ``pathlib.Path``) of at least 16 MB on disk, else in this process (an
             iterable of ``str`` documents is always counted in-process unless ``workers`` is
             given; BoundlessBPE/SuperBPE count in-process on fewer than 4 cores).
-            ``1``: in this process, one thread. The model does not depend on it.
+            ``1``: in this process, one thread. More than the cores: the cores, with an
+            :class:`~fastsw.notes.OptionWarning`. The model does not depend on it.
         from_counts: train from saved count tables instead of text: a
             :class:`~fastsw.counting.Counts`, a count file written by ``Counts.save`` /
             ``fastsw count``, or a list of them (merged). Gives the same model as training on
             the text that was counted. BoundlessBPE and SuperBPE need tables counted with
             letter runs (``collect_runs=True``, i.e. without ``--no-runs``).
 
-    An empty corpus (no documents, or only empty ones) gives a model of just the
-    alphabet, with a note in ``training_info["notes"]``.
+    When the corpus cannot give ``vocab_size`` tokens (pairs run out; an empty corpus gives just
+    the alphabet), the model is smaller: train warns with a
+    :class:`~fastsw.notes.VocabularyNotReachedWarning` per note (the text the CLI prints), and
+    keeps the notes in ``training_info["notes"]``. Any ``vocab_size`` up to ``2**63-1`` costs no
+    more than the largest reachable one.
+
+        >>> import warnings, fastsw
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     tok = fastsw.train(["doc one", "doc two"], algo="bpe", vocab_size=1000)
+        >>> [str(w.message) for w in caught] == tok.training_info["notes"]
+        True
 
     Returns a :class:`Tokenizer`; ``tok.training_info`` holds the stage timings,
-    corpus statistics and notes (e.g. that pairs ran out before ``vocab_size``).
+    corpus statistics and notes.
     """
-    _check_options(algo, vocab_size, supermerges, profile, alphabet, greedy_split, min_count_floor,
-                   max_ngram_len)
+    vocab_size, supermerges, min_count_floor, max_ngram_len = _check_options(
+        algo, vocab_size, supermerges, profile, alphabet, greedy_split, min_count_floor, max_ngram_len)
     special_tokens = list(special_tokens)
     if len(set(special_tokens)) != len(special_tokens) or any(not isinstance(s, str) or not s
                                                               for s in special_tokens):
@@ -380,4 +414,6 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
                     _reachability=tok1.reachability() if algo != "bpe" else None)
     info["regular_merges"] = tok.n_regular
     info["supermerges"] = tok.n_super
+    for note in info["notes"]:  # each says how the vocabulary fell short of vocab_size
+        warnings.warn(note, VocabularyNotReachedWarning, stacklevel=2)
     return tok

@@ -126,7 +126,7 @@ def test_train_workers_rule(tmp_path, monkeypatch):
         assert _counting_workers(small, None, runs) == 1
         assert _counting_workers(["a document"], None, runs) == 1
         assert _counting_workers(iter(["a document"]), None, runs) == 1
-        assert _counting_workers(["a document"], 3, runs) == 3
+        assert _counting_workers(["a document"], 1, runs) == 1
     monkeypatch.setattr(fastsw.trainer, "PARALLEL_MIN_BYTES", 5)
     monkeypatch.setattr(fastsw.trainer, "default_workers", lambda: 2)
     assert _counting_workers([small], None, False) == 2
@@ -135,6 +135,7 @@ def test_train_workers_rule(tmp_path, monkeypatch):
     assert _counting_workers(str(small), None, True) == 1
     monkeypatch.setattr(fastsw.trainer, "default_workers", lambda: 8)
     assert _counting_workers(str(small), None, True) == 8
+    assert _counting_workers(["a document"], 3, True) == 3
 
 
 @pytest.mark.parametrize("algo,kw", [("bpe", {}), ("boundless", {}), ("superbpe", {"supermerges": 40})])
@@ -178,16 +179,16 @@ def test_save_load_round_trip(tmp_path, sample_docs):
         c.save(path)
         back = Counts.load(path)
         same_table(back, c)
-        assert back.pretokens == c.pretokens and back.letter_runs == c.letter_runs
+        assert back.pretokens == sorted(c.pretokens)  # rows in canonical order
         assert back.source == str(path)
     assert not list(tmp_path.glob(".*.tmp"))  # the temporary file was renamed
 
 
 def test_big_counts_round_trip(tmp_path):
     c = count_corpus(["a b"], PRETOK, collect_runs=True)
-    c.counts = [2 ** 70, 3]
+    c.counts = [2 ** 63 - 1, 3]
     c.save(tmp_path / "big.counts")
-    assert Counts.load(tmp_path / "big.counts").counts == [2 ** 70, 3]
+    assert Counts.load(tmp_path / "big.counts").pretoken_multiset() == {"a": 2 ** 63 - 1, " b": 3}
 
 
 def test_merge_of_halves_equals_the_whole(tmp_path, sample_docs):
@@ -294,6 +295,85 @@ def test_damaged_count_files(tmp_path):
         assert str(path) in str(e.value)
 
 
+# Counts are 64-bit in the kernels: beyond 2**63-1 a table is refused when it is loaded, and the merge loops
+# of both backends refuse sums that could pass it (they used to wrap around in the Numba kernel only).
+BIG = 2 ** 62
+
+
+@pytest.mark.parametrize("rows,line", [
+    ([["a", 2 ** 63, 1], [" b", 1, 1], [1, 0, 1]], 2),
+    ([["a", 1, 1], [" b", 2 ** 70, 1], [1, 0, 1]], 3),
+    ([["a", 1, 1], [" b", 1, 1], [2 ** 63, 0, 1]], 4),
+])
+def test_count_files_refuse_counts_beyond_int64(tmp_path, capsys, rows, line):
+    path = _write_counts(tmp_path / "big.counts", [_header(), *rows])
+    with pytest.raises(ValueError, match=rf"big.counts line {line}: .*larger than 2\*\*63-1") as e:
+        Counts.load(path)
+    assert str(path) in str(e.value)
+    for backend in ("python", "numba"):
+        with pytest.raises(ValueError, match="larger than 2\\*\\*63-1"):
+            fastsw.train(from_counts=path, algo="bpe", vocab_size=300, backend=backend)
+    assert main(["train", "--from-counts", str(path), "-o", str(tmp_path / "m.json"), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fastsw: error: ") and err.count("\n") == 1 and "larger than 2**63-1" in err
+
+
+def _hand_table(counts, runs=None) -> Counts:
+    c = Counts(pretokenizer_config=PRETOK.to_config(), has_runs=True)
+    for piece, n in counts.items():
+        c.index[piece] = len(c.pretokens)
+        c.pretokens.append(piece)
+        c.counts.append(n)
+        c.has_letter.append(True)
+    c.letter_runs = runs or {}
+    return c
+
+
+@pytest.mark.parametrize("backend", ["python", "numba"])
+def test_counts_that_sum_beyond_int64_are_refused_by_both_backends(tmp_path, capsys, backend):
+    # four counts of 2**62 each fit, and load; their sum (the count of the pair a+b) does not
+    four = _write_counts(tmp_path / "four.counts", [_header(pretokens=4, letter_runs=0),
+                                                     ["ab", BIG, 1], ["abc", BIG, 1], ["abd", BIG, 1], ["abe", BIG, 1]])
+    assert Counts.load(four).counts == [BIG] * 4
+    with pytest.raises(ValueError, match=r"four.counts: the pretoken counts sum to 18446744073709551616"):
+        fastsw.train(from_counts=four, algo="bpe", vocab_size=300, backend=backend)
+    assert main(["train", "--from-counts", str(four), "--algo", "bpe", "--backend", backend,
+                 "-o", str(tmp_path / "m.json"), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fastsw: error: ") and err.count("\n") == 1 and "sum to 18446744073709551616" in err
+    # merging tables sums their counts: a table of 2**61 + 2**61 fits, twice it does not
+    half = _write_counts(tmp_path / "half.counts", [_header(pretokens=2, letter_runs=0),
+                                                     ["ab", BIG // 2, 1], ["cd", BIG // 2, 1]])
+    fastsw.train(from_counts=half, algo="bpe", vocab_size=300, backend=backend)  # alone it fits
+    with pytest.raises(ValueError, match=r"merged count tables .*half.counts.*sum to"):
+        fastsw.train(from_counts=[half, half], algo="bpe", vocab_size=300, backend=backend)
+    # a single count of 2**63 in a table made in memory
+    with pytest.raises(ValueError, match="sum to 9223372036854775808"):
+        fastsw.train(from_counts=_hand_table({"ab": 2 ** 63}), algo="bpe", vocab_size=300, backend=backend)
+    # counts that fit, but whose pairs could pass 2**63-1: "ababab" holds 5 pairs per occurrence
+    with pytest.raises(ValueError, match="count x \\(length - 1\\) summed .* 11529215046068469760 pair"):
+        fastsw.train(from_counts=_hand_table({"ababab": 2 ** 61}), algo="bpe", vocab_size=300, backend=backend)
+    # ... and the same for supermerge candidates in phase 2 (a run of six pretokens)
+    table = _hand_table({"a": 2 ** 61, " b": 2 ** 61}, runs={(0, 1, 0, 1, 0, 1): 2 ** 61})
+    with pytest.raises(ValueError, match="count x \\(length - 1\\) summed .* 11529215046068469760 pair"):
+        fastsw.train(from_counts=table, algo="superbpe", vocab_size=300, supermerges=10, backend=backend)
+
+
+def test_the_pair_count_check_is_the_same_in_both_merge_loops():
+    from fastsw.alphabet import get_profile
+    from fastsw.bpe import learn_merges
+    from fastsw.fast import learn_merges_fast
+    tb = [bytes([i]) for i in range(4)]
+    limit = 2 ** 63 - 1
+    for learn in (learn_merges, learn_merges_fast):
+        # 3 pairs x (2**63-1) // 3 fits exactly ...
+        merges, _ = learn([[0, 1, 2, 3]], [limit // 3], list(tb), get_profile("paper"), 3)
+        assert merges == [(0, 1, limit // 3), (4, 2, limit // 3), (5, 3, limit // 3)]
+        # ... one more does not
+        with pytest.raises(ValueError, match=f"gives {3 * (limit // 3 + 1)} pair occurrences"):
+            learn([[0, 1, 2, 3]], [limit // 3 + 1], list(tb), get_profile("paper"), 3)
+
+
 # ---- training from counts ------------------------------------------------------------------------------------------
 
 
@@ -359,6 +439,23 @@ def test_cli_count_then_train_equals_train_on_text(tmp_path, sample_docs, capsys
         b = json.loads((tmp_path / "from_text.json").read_text())
         a.pop("training"), b.pop("training")
         assert a == b
+
+
+@pytest.mark.parametrize("language", ["de", "ja"])
+def test_cli_count_workers_2_writes_the_file_of_workers_1(tmp_path, monkeypatch, capsys, language):
+    # Small batches, so that the worker's table and this process's share pretokens: summing a compiled
+    # counter's numpy counts into Python ints once gave numpy ints that the count file could not hold
+    # (TypeError: Object of type int64 is not JSON serializable), and the row order depended on which
+    # process counted which batch.
+    monkeypatch.setattr(counting, "BATCH_BYTES", 2048)
+    corpus = shared_path(f"corpus/fixtures/{language}.txt")
+    files = {}
+    for workers in ("1", "2"):
+        files[workers] = tmp_path / f"w{workers}.counts"
+        assert main(["count", str(corpus), "-o", str(files[workers]), "--workers", workers, "--no-progress"]) == 0
+    assert "Traceback" not in capsys.readouterr().err
+    assert files["1"].read_bytes() == files["2"].read_bytes()
+    same_table(Counts.load(files["2"]), count_corpus_reference(iter_documents(corpus), PRETOK, collect_runs=True))
 
 
 def test_cli_errors(tmp_path, capsys):

@@ -195,7 +195,7 @@ def test_superbpe_pruning_guess_is_exact_or_rerun(cands, token_bytes, n_super, p
 
     def spy(*args):
         out = kernel(*args)
-        calls.append((args[-1], int(out[-1])))
+        calls.append((args[-1], int(out[-1]), args[7]))
         return out
 
     with pytest.MonkeyPatch.context() as mp:
@@ -204,7 +204,9 @@ def test_superbpe_pruning_guess_is_exact_or_rerun(cands, token_bytes, n_super, p
         mp.setattr(fast, "_merge_loop", spy)
         both_superbpe(cands, token_bytes, n_super, profile)
     if n_super > 0:
-        assert calls[0][0] == n_super  # pruning was asked for
+        # the kernel runs at most the merges the candidates can give (each shortens them by one token)
+        assert calls[0][2] == min(n_super, sum(len(c) - 1 for c in cands))
+        assert calls[0][0] == max(calls[0][2], 1)  # pruning was asked for, for those steps
         assert len(calls) == (1 if calls[0][1] else 2) and calls[-1][1] == 1
 
 

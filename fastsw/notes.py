@@ -1,0 +1,25 @@
+"""The warnings fastsw gives: ``UserWarning`` subclasses, so that callers can filter them by class.
+
+Training and counting warn (:func:`warnings.warn`) where the result differs from what was asked for but is still
+usable; the CLI prints the same text as a ``note`` on stderr instead of a Python warning.
+
+    >>> import warnings, fastsw
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", fastsw.VocabularyNotReachedWarning)
+    ...     tok = fastsw.train(["doc one", "doc two"], algo="bpe", vocab_size=1000)
+    >>> tok.vocab_size < 1000
+    True
+"""
+from __future__ import annotations
+
+__all__ = ["VocabularyNotReachedWarning", "OptionWarning"]
+
+
+class VocabularyNotReachedWarning(UserWarning):
+    """Training stopped before ``vocab_size`` (pairs or supermerge pairs ran out, or the corpus is empty): the
+    model is smaller than requested. The message is the note also kept in ``tok.training_info["notes"]``."""
+
+
+class OptionWarning(UserWarning):
+    """An option was adjusted (``workers`` beyond the cores is capped) or has no effect on these inputs
+    (``text_field`` with plain-text files)."""
