@@ -51,6 +51,7 @@ from typing import Dict, Iterable, List, Optional, Tuple
 
 import numpy as np
 
+from ._config import pure_python
 from .model_io import atomic_open
 from .pretokenize import LETTER_PATTERN, Pretokenizer
 
@@ -290,7 +291,7 @@ def _runs_to_dict(ids, offsets, counts) -> Dict[Tuple[int, ...], int]:
 
 
 def _native_merge():
-    if os.environ.get("FASTSW_PUREPYTHON") == "1":
+    if pure_python():
         return None
     try:
         from ._count import merge_flat_runs, merge_pretokens, merge_runs
@@ -601,7 +602,7 @@ def _count_document_py(pieces: list, index: dict, pretokens: list, counts: array
 
 
 def _select_count_document():
-    if os.environ.get("FASTSW_PUREPYTHON") == "1":
+    if pure_python():
         return _count_document_py
     try:
         from ._count import count_document
@@ -697,7 +698,7 @@ class NativeCountTable:
 def native_counting(pretokenizer: Pretokenizer) -> bool:
     """Whether :func:`count_corpus` counts with the compiled counter for ``pretokenizer``: the compiled scanner's
     patterns, the default letter test, the extension built and ``FASTSW_PUREPYTHON`` unset."""
-    if os.environ.get("FASTSW_PUREPYTHON") == "1" or pretokenizer.letter_pattern != LETTER_PATTERN:
+    if pure_python() or pretokenizer.letter_pattern != LETTER_PATTERN:
         return False
     if pretokenizer._get_scanner() is None:
         return False

@@ -26,13 +26,12 @@ English: unpacking phase 1's 160k words took 0.07 s paused, 0.2-0.3 s not).
 """
 from __future__ import annotations
 
-import gc
-from contextlib import contextmanager
 from itertools import chain
 from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 
+from ._config import gc_paused
 from ._kernels import _merge_loop
 from .bpe import check_pair_total
 
@@ -44,20 +43,8 @@ PRUNE_MIN = 4096
 _ID_LIMIT = (1 << 31) - 1
 
 
-@contextmanager
-def _gc_paused():
-    """Pause the cyclic garbage collector (if it runs) for the enclosed block."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def _pack_words(words: Sequence[Sequence[int]], counts: Sequence[int]):
-    with _gc_paused():
+    with gc_paused():
         return _pack_words_unpaused(words, counts)
 
 
@@ -97,7 +84,7 @@ def pack_pretokens(pretokens: Sequence[str], counts: Sequence[int], alphabet):
     from .alphabet import ByteAlphabet, lone_surrogate_error
     if not isinstance(alphabet, ByteAlphabet):
         return _pack_words([alphabet.initial_ids(p) for p in pretokens], counts)
-    with _gc_paused():
+    with gc_paused():
         try:
             encoded = [p.encode("utf-8") for p in pretokens]
         except UnicodeEncodeError:
@@ -182,7 +169,7 @@ def _run_packed(tokens, offsets, word_counts, token_bytes, profile, max_steps: i
 
 
 def _unpack_words(tokens, offsets, lengths) -> List[List[int]]:
-    with _gc_paused():
+    with gc_paused():
         flat = tokens.tolist()
         return [flat[o:o + n] for o, n in zip(offsets[:-1].tolist(), lengths.tolist())]
 

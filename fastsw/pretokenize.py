@@ -30,12 +30,12 @@ trained.
 """
 from __future__ import annotations
 
-import os
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 import regex
 
+from ._config import pure_python
 from .chunking import script_chunks
 from ._unicode import script_id, script_table
 
@@ -76,7 +76,7 @@ except ImportError:
     _pretok = None
 
 #: True when :meth:`Pretokenizer.pretokenize` can use the compiled scanner for the default patterns.
-HAVE_NATIVE_PRETOKENIZER = _pretok is not None and os.environ.get("FASTSW_PUREPYTHON") != "1"
+HAVE_NATIVE_PRETOKENIZER = _pretok is not None and not pure_python()
 
 
 def isolated_spans(pattern: "regex.Pattern", text: str) -> Iterator[Tuple[int, int]]:

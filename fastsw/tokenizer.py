@@ -27,16 +27,14 @@ or the ``backend`` attribute) or per call (``encode*(..., backend=...)``).
 """
 from __future__ import annotations
 
-import gc
 import operator
-import os
 from collections import namedtuple
-from contextlib import contextmanager
 from types import MappingProxyType
 from typing import AbstractSet, Collection, Dict, Iterable, List, Literal, Optional, Sequence, Tuple, Union
 
 import regex
 
+from ._config import gc_paused, resolve_backend
 from .alphabet import Alphabet, get_profile
 from .bpe import apply_merges
 from .pretokenize import Pretokenizer
@@ -45,7 +43,6 @@ Merge = namedtuple("Merge", ["id", "left", "right", "count", "super"])
 Merge.__doc__ = "One merge: the token ``id`` it creates from ``left`` + ``right`` (ids), its count, and whether it is a supermerge."
 
 ALGOS = ("bpe", "boundless", "superbpe")
-BACKENDS = ("auto", "python", "numba")
 _CACHE_LIMIT = 1 << 16
 # Texts up to this many characters take the small-input path on the numba backend:
 # the per-pretoken cache of the reference path, its misses encoded by one kernel call.
@@ -75,21 +72,6 @@ def _check_num_threads(num_threads) -> Optional[int]:
     return num_threads
 
 
-@contextmanager
-def _gc_paused():
-    """Pause Python's cyclic garbage collector while a block allocates many objects
-    that are never garbage (building a tokenizer makes a few hundred thousand tuples
-    and bytes: with the collector on, its repeated passes over the growing heap took
-    ~40 % of the construction time at vocab 131072). Re-enabled only if it was on."""
-    was_on = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_on:
-            gc.enable()
-
-
 class Tokenizer:
     """A trained BPE / BoundlessBPE / SuperBPE model.
 
@@ -105,15 +87,14 @@ class Tokenizer:
         if algo not in ALGOS:
             raise ValueError(f"algo {algo!r} is not one of {', '.join(ALGOS)}")
         get_profile(profile)
-        if backend not in BACKENDS:
-            raise ValueError(f"backend {backend!r} is not one of {', '.join(BACKENDS)}")
+        resolve_backend(backend)
         self.backend = backend
         self.alphabet = alphabet
         self.pretokenizer = pretokenizer
         self.profile = profile
         self.algo = algo
         self.training_info = dict(training_info or {})
-        with _gc_paused():
+        with gc_paused():
             self._build(merges, special_tokens, _reachability)
 
     def _build(self, merges, special_tokens, reachability=None) -> None:
@@ -283,13 +264,9 @@ class Tokenizer:
         """``"python"`` or ``"numba"`` for a call's ``backend`` (None: the tokenizer's)."""
         if backend is None:
             backend = getattr(self, "backend", "auto")
-        if backend not in BACKENDS:
-            raise ValueError(f"backend {backend!r} is not one of {', '.join(BACKENDS)}")
-        if backend == "auto":
-            if os.environ.get("FASTSW_PUREPYTHON", "") not in ("", "0"):
-                return "python"
+        if backend == "auto" and resolve_backend(backend) == "numba":
             return "numba" if self._fast_supported() else "python"
-        return backend
+        return resolve_backend(backend)
 
     def _fast_supported(self) -> bool:
         supported = self.__dict__.get("_fast_ok")

@@ -14,6 +14,7 @@ import time
 import warnings
 from typing import Dict, Optional, Sequence, Tuple
 
+from ._config import resolve_backend
 from .alphabet import PROFILE_ALPHABETS, Alphabet, CharAlphabet, default_alphabet, get_profile
 from .bpe import learn_merges
 from .counting import (PARALLEL_MIN_BYTES, Counts, count_corpus, count_corpus_parallel,  # noqa: F401 (re-exported)
@@ -106,14 +107,8 @@ def _unpack_candidates(packed) -> Dict[Tuple[int, ...], int]:
     return {tuple(flat[bounds[k]:bounds[k + 1]]): c for k, c in enumerate(cand_counts.tolist())}
 
 
-BACKENDS = ("auto", "numba", "python")
-
-
 def _engine(backend: str, progress: bool) -> _Engine:
-    if backend not in BACKENDS:
-        raise ValueError(f"backend={backend!r} is not one of {', '.join(BACKENDS)}")
-    if backend == "auto":
-        backend = "python" if os.environ.get("FASTSW_PUREPYTHON") == "1" else "numba"
+    backend = resolve_backend(backend)
     if backend == "python":
         return _Engine("python", learn_merges, boundless_phase2, superbpe_phase2)
     from . import fast  # imports numba: only when the fast path is used
