@@ -240,6 +240,28 @@ def superbpe_phase2_fast(candidates: Dict[Tuple[int, ...], int], token_bytes: Li
     return superbpe_phase2_packed(packed, token_bytes, n_super, profile, progress=progress)
 
 
+@contextmanager
+def compile_notice(callback):
+    """Call ``callback()`` once if a Numba kernel compiles inside the block (Numba's on-disk
+    cache was cold, e.g. on the first run after installing); loading a kernel from the cache
+    calls nothing. Numba's ``"numba:compile"`` event fires only for a real compilation."""
+    from numba.core import event
+
+    class _First(event.Listener):
+        fired = False
+
+        def on_start(self, ev):
+            if not self.fired:
+                self.fired = True
+                callback()
+
+        def on_end(self, ev):
+            pass
+
+    with event.install_listener("numba:compile", _First()):
+        yield
+
+
 def warmup() -> None:
     """Compile (or load from the cache) the kernels on a tiny input for both profiles."""
     from .alphabet import get_profile

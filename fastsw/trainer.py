@@ -100,6 +100,8 @@ def _unpack_candidates(packed) -> Dict[Tuple[int, ...], int]:
 
 
 BACKENDS = ("auto", "numba", "python")
+#: Said once (with ``progress``) when Numba's on-disk cache is cold and the kernels compile.
+COMPILE_NOTICE = "compiling kernels (first run only, ~30 s)"
 
 
 def _engine(backend: str, progress: bool) -> _Engine:
@@ -109,11 +111,19 @@ def _engine(backend: str, progress: bool) -> _Engine:
         backend = "python" if os.environ.get("FASTSW_PUREPYTHON") == "1" else "numba"
     if backend == "python":
         return _Engine("python", learn_merges, boundless_phase2, superbpe_phase2)
-    from . import fast  # imports numba: only when the fast path is used
-    # Compiling the kernel takes seconds on the first run; later runs load it from
-    # Numba's cache. Either way it is timed and shown, never hidden in a stage.
-    with Progress("loading Numba kernels (compiled on first use)", enabled=progress) as bar:
-        fast.warmup()
+    from . import fast, fast_encode  # imports numba: only when the fast path is used
+    # Compiling the kernels takes ~30 s on the first run; later runs load them from
+    # Numba's cache. Either way it is timed and shown, never hidden in a stage: the
+    # encoding kernels too (the reachability check and the model use them).
+    with Progress("loading Numba kernels", enabled=progress) as bar:
+        def say_compiling():
+            if progress:
+                bar.stream.write(COMPILE_NOTICE + "\n")
+                bar.stream.flush()
+
+        with fast.compile_notice(say_compiling):
+            fast.warmup()
+            fast_encode.warmup()
     return _Engine("numba", fast.learn_merges_fast, fast.boundless_phase2_packed, fast.superbpe_phase2_packed,
                    warmup_seconds=time.perf_counter() - bar.start)
 
