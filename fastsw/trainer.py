@@ -256,6 +256,9 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
     An empty corpus (no documents, or only empty ones) gives a model of just the
     alphabet, with a note in ``training_info["notes"]``.
 
+    Ctrl-C raises ``KeyboardInterrupt`` in every stage (the merge kernels run in a worker
+    thread and stop at their next merge step; no thread is left running).
+
     Returns a :class:`Tokenizer`; ``tok.training_info`` holds the stage timings,
     corpus statistics and notes (e.g. that pairs ran out before ``vocab_size``).
     """
