@@ -11,7 +11,12 @@ result with an exception set`` that ``except KeyboardInterrupt`` does not catch.
 handlers only ever run in the main thread, which waits on the worker; on
 ``KeyboardInterrupt`` it sets ``stop[0] = 1`` in a one-element int64 array that the kernel
 polls (a kernel that takes ``stop`` returns early when it is set), waits for the worker
-to finish and re-raises ``KeyboardInterrupt``. No thread is left running.
+to finish and re-raises ``KeyboardInterrupt``. No thread is left running (a second Ctrl-C
+while the kernel winds down stops the waiting: the kernel then still ends at its next poll).
+
+A kernel that is not compiled yet is compiled (or loaded from Numba's cache) first, in the
+calling thread: compiling takes seconds to tens of seconds, and Ctrl-C interrupts the
+compiler there at once, where a worker could not be stopped before it finished.
 """
 from __future__ import annotations
 
@@ -41,6 +46,9 @@ def call_kernel(kernel, *args, stop: bool = True):
     """
     flag = np.zeros(1, np.int64)
     call_args = args + (flag,) if stop else args
+    if getattr(kernel, "signatures", None) == []:  # a Numba dispatcher that has no machine code yet
+        from numba import typeof
+        kernel.compile(tuple(typeof(a) for a in call_args))
     out = []
     began, done = threading.Event(), threading.Event()
 
@@ -63,12 +71,7 @@ def call_kernel(kernel, *args, stop: bool = True):
         # the interrupt may come while start() waits for the new thread: then it runs anyway
         # (and stops at its first poll); wait for it unless it never started
         if began.wait(1.0):
-            while worker.is_alive() or not done.is_set():  # a second Ctrl-C changes nothing: it stops soon
-                try:
-                    done.wait()
-                    worker.join()
-                except KeyboardInterrupt:
-                    pass
+            worker.join()
         raise
     worker.join()
     ok, value = out[0]

@@ -19,7 +19,6 @@ import textwrap
 import threading
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import fastsw
@@ -233,3 +232,29 @@ def test_call_kernel_sets_stop_and_waits_on_keyboard_interrupt():
         _interrupt.call_kernel(kernel)
     assert started.is_set() and seen == [1]
     assert not [t for t in threading.enumerate() if t.name.startswith("fastsw")]
+
+
+def test_call_kernel_compiles_in_the_calling_thread():
+    """Compiling takes up to tens of seconds on a first run; in a worker thread Ctrl-C could not
+    stop it, so a kernel without machine code is compiled where the interrupt lands."""
+    from numba import njit
+    from numba.core import event
+
+    @njit(nogil=True)
+    def kernel(x, stop):
+        return x + 1
+
+    compiled_in = []
+
+    class Listener(event.Listener):
+        def on_start(self, ev):
+            compiled_in.append(threading.current_thread())
+
+        def on_end(self, ev):
+            pass
+
+    with event.install_listener("numba:compile", Listener()):
+        assert _interrupt.call_kernel(kernel, 41) == 42
+        assert _interrupt.call_kernel(kernel, 1) == 2
+    assert compiled_in and set(compiled_in) == {threading.current_thread()}
+    assert len(kernel.signatures) == 1
