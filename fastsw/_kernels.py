@@ -566,9 +566,9 @@ def _rewrite_words(tokens, offsets, lengths, word_counts, occ, seg, t, seg_n, a,
     return t, n_pairs, n_buf
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie_bytes,
-                max_steps, use_replay, replay, prune_top):
+                max_steps, use_replay, replay, prune_top, stop):
     """The merge loop over aggregated words, optionally interleaved with a replay of
     regular merges (BoundlessBPE, Algorithm 1).
 
@@ -587,6 +587,10 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
     a floor the chosen pairs stay above). The result is exact whenever the loop
     never runs out of such pairs while others are left; otherwise ``exact`` is 0
     and the caller runs again without pruning (on the original ``tokens``).
+
+    ``stop`` (int64, 1 element) is polled before each step: when another thread sets
+    ``stop[0]`` (Ctrl-C, see :func:`fastsw._interrupt.call_kernel`) the loop ends there,
+    with the steps done so far (the caller discards them). Releases the GIL.
 
     Returns ``(n_steps, kinds, lefts, rights, pair_counts, lengths, exact)``: per
     step, ``kinds`` (int8: 1 = merge of a pair, 0 = regular replay step), the pair
@@ -709,6 +713,8 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
     j = 0
 
     while n_steps < max_steps:
+        if stop[0] != 0:  # one load per step: no measurable cost (see fastsw.fast)
+            break
         # ---- best pair: re-key or drop stale tops
         best, hsize = _top(heap_key, heap_count, np.int64(hsize), htab, rec, floor, tpre, tb, tb_off,
                            tie_bytes)

@@ -800,6 +800,9 @@ def _count_native(documents, pretokenizer: Pretokenizer, collect_runs: bool, pro
             w.join()
     if errors:
         raise errors[0]
+    # the reports above ran before the counting threads had counted the last batches: now
+    # that they have, the final line gives the whole input
+    report([])
     for t in tables[1:]:
         tables[0].counter.merge(t.counter)
     return tables[0].finish()

@@ -17,7 +17,12 @@ with int64 offsets, the counts into int64 and the vocabulary's bytes into one
 uint8 array, call the single kernel ``_merge_loop`` once, and turn its arrays back
 into Python lists and ints. Inputs are coerced to one dtype each, so the kernel
 compiles one signature (``warmup()`` compiles it ahead of time; with
-``cache=True`` later processes load it from disk).
+``cache=True`` later processes load it from disk). The kernel runs in a worker
+thread through :func:`fastsw._interrupt.call_kernel`, so Ctrl-C stops it and
+raises a plain ``KeyboardInterrupt``. It polls a stop flag once per merge step:
+no measurable cost (10 MB of English, CPU time, median of 20 runs, polling vs not:
+phase 1 to 32768 tokens 0.403 vs 0.411 s, BoundlessBPE phase 2 0.375 vs 0.410 s,
+8000 SuperBPE supermerges 0.352 vs 0.370 s; the spread between runs was larger).
 
 Design note: packing and unpacking run with the cyclic garbage collector paused.
 Building ~10^5 small lists otherwise triggers full collections over everything
@@ -32,6 +37,7 @@ from typing import Dict, List, Sequence, Tuple
 import numpy as np
 
 from ._config import gc_paused
+from ._interrupt import call_kernel
 from ._kernels import _merge_loop
 from .bpe import check_pair_total
 
@@ -159,10 +165,10 @@ def _run_packed(tokens, offsets, word_counts, token_bytes, profile, max_steps: i
     original = tokens.copy() if prune_top else None
     args = (offsets, word_counts, tb, tb_off, int(bool(profile.overlapping)), int(profile.tie == "bytes"),
             int(max(max_steps, 0)), int(use_replay), replay_arr)
-    n_steps, kinds, lefts, rights, step_counts, lengths, exact = _merge_loop(tokens, *args, prune_top)
+    n_steps, kinds, lefts, rights, step_counts, lengths, exact = call_kernel(_merge_loop, tokens, *args, prune_top)
     if not exact:
         tokens[:] = original
-        n_steps, kinds, lefts, rights, step_counts, lengths, exact = _merge_loop(tokens, *args, 0)
+        n_steps, kinds, lefts, rights, step_counts, lengths, exact = call_kernel(_merge_loop, tokens, *args, 0)
     n_steps = int(n_steps)
     return (tokens, offsets, lengths, kinds[:n_steps].tolist(), lefts[:n_steps].tolist(),
             rights[:n_steps].tolist(), step_counts[:n_steps].tolist())
@@ -245,6 +251,28 @@ def superbpe_phase2_fast(candidates: Dict[Tuple[int, ...], int], token_bytes: Li
     :func:`fastsw.superword.superbpe_phase2`."""
     packed = _pack_words(list(candidates.keys()), list(candidates.values()))
     return superbpe_phase2_packed(packed, token_bytes, n_super, profile, progress=progress)
+
+
+@contextmanager
+def compile_notice(callback):
+    """Call ``callback()`` once if a Numba kernel compiles inside the block (Numba's on-disk
+    cache was cold, e.g. on the first run after installing); loading a kernel from the cache
+    calls nothing. Numba's ``"numba:compile"`` event fires only for a real compilation."""
+    from numba.core import event
+
+    class _First(event.Listener):
+        fired = False
+
+        def on_start(self, ev):
+            if not self.fired:
+                self.fired = True
+                callback()
+
+        def on_end(self, ev):
+            pass
+
+    with event.install_listener("numba:compile", _First()):
+        yield
 
 
 def warmup() -> None:

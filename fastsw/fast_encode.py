@@ -53,6 +53,7 @@ from typing import List, Sequence, Tuple
 import numpy as np
 
 from . import _encode_kernels as K
+from ._interrupt import call_kernel
 from .alphabet import ByteAlphabet
 
 SHORT_LIMIT = 24          # sequences up to this length use the scan loop, longer ones rank buckets
@@ -182,9 +183,12 @@ class FastEncoder:
         piece_ends = np.fromiter(map(len, pieces), np.int64, n)
         doc_pieces = np.arange(n + 1, dtype=np.int64)
         data = "".join(pieces).encode("utf-8")
-        return K._encode_docs(np.frombuffer(data or b"\0", np.uint8), piece_ends, doc_pieces, self.byte_ids,
-                              self.sc_short, self.sc_long, self.tb, self.r_table, self.s_table, self.s_bits,
-                              self._head(), self.flags, int(bool(shortcut)), self.use_super, SHORT_LIMIT)
+        # in a worker thread, so that Ctrl-C during training's reachability check is a plain
+        # KeyboardInterrupt (the call is short, bounded by the vocabulary: no stop flag to poll)
+        return call_kernel(K._encode_docs, np.frombuffer(data or b"\0", np.uint8), piece_ends, doc_pieces,
+                           self.byte_ids, self.sc_short, self.sc_long, self.tb, self.r_table, self.s_table,
+                           self.s_bits, self._head(), self.flags, int(bool(shortcut)), self.use_super,
+                           SHORT_LIMIT, stop=False)
 
     def encode(self, text: str, shortcut: bool = True) -> List[int]:
         """One document (a checked ``str``) as a list of ids: :meth:`encode_docs`

@@ -46,8 +46,10 @@ class Progress:
             filled = int(frac * 24)
             bar = "#" * filled + "-" * (24 - filled)
             text = f"{self.desc}: [{bar}] {self.n}/{self.total}{self.unit}"
-        else:
+        elif self.n or self.extra:
             text = f"{self.desc}: {self.n}{self.unit}"
+        else:  # nothing was counted (a stage timed as a whole): no stray "0"
+            text = self.desc
         if self.extra:
             text += f" {self.extra}"
         if self.tty:

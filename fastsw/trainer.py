@@ -107,15 +107,27 @@ def _unpack_candidates(packed) -> Dict[Tuple[int, ...], int]:
     return {tuple(flat[bounds[k]:bounds[k + 1]]): c for k, c in enumerate(cand_counts.tolist())}
 
 
+#: Said once (with ``progress``) when Numba's on-disk cache is cold and the kernels compile.
+COMPILE_NOTICE = "compiling kernels (first run only, ~30 s)"
+
+
 def _engine(backend: str, progress: bool) -> _Engine:
     backend = resolve_backend(backend)
     if backend == "python":
         return _Engine("python", learn_merges, boundless_phase2, superbpe_phase2)
-    from . import fast  # imports numba: only when the fast path is used
-    # Compiling the kernel takes seconds on the first run; later runs load it from
-    # Numba's cache. Either way it is timed and shown, never hidden in a stage.
-    with Progress("loading Numba kernels (compiled on first use)", enabled=progress) as bar:
-        fast.warmup()
+    from . import fast, fast_encode  # imports numba: only when the fast path is used
+    # Compiling the kernels takes ~30 s on the first run; later runs load them from
+    # Numba's cache. Either way it is timed and shown, never hidden in a stage: the
+    # encoding kernels too (the reachability check and the model use them).
+    with Progress("loading Numba kernels", enabled=progress) as bar:
+        def say_compiling():
+            if progress:
+                bar.stream.write(COMPILE_NOTICE + "\n")
+                bar.stream.flush()
+
+        with fast.compile_notice(say_compiling):
+            fast.warmup()
+            fast_encode.warmup()
     return _Engine("numba", fast.learn_merges_fast, fast.boundless_phase2_packed, fast.superbpe_phase2_packed,
                    warmup_seconds=time.perf_counter() - bar.start)
 
@@ -274,6 +286,9 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
         ...     tok = fastsw.train(["doc one", "doc two"], algo="bpe", vocab_size=1000)
         >>> [str(w.message) for w in caught] == tok.training_info["notes"]
         True
+
+    Ctrl-C raises ``KeyboardInterrupt`` in every stage (the merge kernels run in a worker
+    thread and stop at their next merge step; no thread is left running).
 
     Returns a :class:`Tokenizer`; ``tok.training_info`` holds the stage timings,
     corpus statistics and notes.

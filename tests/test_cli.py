@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -458,3 +459,64 @@ def test_encode_error_in_a_batch_names_the_document(tmp_path, capsys):
     src.write_text("abc\nab\ncab\nabz\nabc\n", encoding="utf-8")
     code, out, err = run(capsys, "encode", "-m", model, src)
     assert_error(code, err, "document 4")
+
+
+# ---- progress lines -----------------------------------------------------------------------------------------------
+
+
+def _line(err: str, start: str) -> str:
+    lines = [line for line in err.splitlines() if line.startswith(start)]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+def test_progress_lines_give_the_whole_input_and_no_stray_count(tmp_path, capsys, monkeypatch):
+    # 1000 lines of ~1 kB: four batches for two counting threads. The last progress report used
+    # to come before the threads had counted the last batch (0.8 of 1.0 MB, or less); the line
+    # must give the input's bytes. The kernel-loading stage counts nothing: no "0" after it.
+    import fastsw.trainer
+    corpus = tmp_path / "c.txt"
+    corpus.write_text(("the cat sat on the mat " * 45 + "\n") * 1000, encoding="utf-8")
+    size_mb = f"{corpus.stat().st_size / 1e6:.1f} MB"
+    monkeypatch.setattr(fastsw.trainer, "default_workers", lambda: 2)
+    code, out, err = run(capsys, "train", corpus, "--algo", "bpe", "--vocab-size", "260", "--backend", "numba",
+                         "-o", tmp_path / "m.json")
+    assert code == 0, err
+    assert f"1000 docs, {size_mb} (" in _line(err, "pre-tokenizing (2 threads): ")
+    assert re.fullmatch(r"loading Numba kernels \(\d+\.\ds\)", _line(err, "loading Numba kernels"))
+
+    import fastsw.counting
+    monkeypatch.setattr(fastsw.counting, "default_workers", lambda: 2)
+    code, out, err = run(capsys, "count", corpus, "-o", tmp_path / "c.counts")
+    assert code == 0, err
+    assert f"1000 docs, {size_mb} (" in _line(err, "counting (2 threads): ")
+
+
+def test_first_run_says_kernels_compile(tmp_path, capsys, monkeypatch):
+    # A cold Numba cache makes the first 'fastsw train' compile for ~30 s: it says so, once,
+    # before the loading line. Here the cold cache is two fresh kernels that really compile.
+    from numba import njit
+    from fastsw import fast, trainer
+    fresh = [njit(lambda x: x + 1), njit(lambda x: x * 2)]
+    monkeypatch.setattr(fast, "warmup", lambda: [kernel(1) for kernel in fresh])
+    (tmp_path / "c.txt").write_text("the cat sat on the mat\n" * 50, encoding="utf-8")
+    argv = ["train", tmp_path / "c.txt", "--algo", "bpe", "--vocab-size", "260", "--backend", "numba",
+            "-o", tmp_path / "m.json"]
+    code, out, err = run(capsys, *argv)
+    assert code == 0, err
+    assert err.count(trainer.COMPILE_NOTICE) == 1
+    assert err.index(trainer.COMPILE_NOTICE) < err.index("loading Numba kernels")
+    code, out, err = run(capsys, *argv)  # compiled now: loading says nothing more
+    assert code == 0 and trainer.COMPILE_NOTICE not in err and "loading Numba kernels" in err
+
+
+def test_train_loads_the_encoding_kernels_with_the_merge_kernel(tmp_path):
+    # The model's reachability check encodes with the encoding kernels; their compilation (13 s
+    # on a first run) belongs to the kernel-loading stage, not to aggregate_candidates.
+    code = ("from fastsw import trainer, fast_encode\n"
+            "trainer._engine('numba', False)\n"
+            "print([len(k.signatures) for k in fast_encode.KERNELS])")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(), cwd=tmp_path,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == [1] * 7

@@ -195,7 +195,7 @@ def test_superbpe_pruning_guess_is_exact_or_rerun(cands, token_bytes, n_super, p
 
     def spy(*args):
         out = kernel(*args)
-        calls.append((args[-1], int(out[-1]), args[7]))
+        calls.append((args[-2], int(out[-1]), args[7]))  # (prune_top, exact, steps); last: the stop flag
         return out
 
     with pytest.MonkeyPatch.context() as mp:
@@ -224,8 +224,20 @@ def test_superbpe_pruning_reruns_when_the_guess_runs_dry():
     tokens = np.array([0, 1, 2, 3], np.int32)
     out = fast._merge_loop(tokens, np.array([0, 2, 4], np.int64), np.array([10, 9], np.int64),
                            np.arange(8, dtype=np.uint8), np.arange(9, dtype=np.int64), 0, 1, 2, 0,
-                           np.zeros(0, np.int64), 1)
+                           np.zeros(0, np.int64), 1, np.zeros(1, np.int64))
     assert int(out[0]) == 1 and out[-1] == 0  # stopped, and said so
+
+
+def test_merge_loop_stops_when_the_stop_flag_is_set():
+    # Ctrl-C sets stop[0] (fastsw._interrupt.call_kernel); the kernel checks it before each
+    # step. (0, 1) 10, then (2, 3) 9: two steps without the flag, none with it.
+    import fastsw.fast as fast
+    args = (np.array([0, 2, 4], np.int64), np.array([10, 9], np.int64), np.arange(8, dtype=np.uint8),
+            np.arange(9, dtype=np.int64), 0, 1, 2, 0, np.zeros(0, np.int64), 0)
+    out = fast._merge_loop(np.array([0, 1, 2, 3], np.int32), *args, np.zeros(1, np.int64))
+    assert int(out[0]) == 2
+    out = fast._merge_loop(np.array([0, 1, 2, 3], np.int32), *args, np.ones(1, np.int64))
+    assert int(out[0]) == 0
 
 
 def test_local_update_widens_to_runs_paper():

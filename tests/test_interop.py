@@ -327,3 +327,15 @@ def test_tokenizer_methods_delegate_to_interop(tmp_path):
     assert "exact" in report
     check = tok.verify_export(tmp_path / "tokenizer.json", ["A short test .\n"])
     assert check["documents"] == 1
+
+
+@pytest.mark.parametrize("profile, fillers", [("paper", 13), ("hf", 0)])
+def test_tiktoken_n_vocab_counts_the_filler_ranks(sample_docs, profile, fillers):
+    # tiktoken needs all 256 bytes; the paper alphabet lacks the 13 that never occur in UTF-8
+    # (0xC0, 0xC1, 0xF5-0xFF), so they get ranks after every fastsw id, special tokens included:
+    # the exported n_vocab is larger by exactly that many (the README says so).
+    tok = fastsw.train(sample_docs[:50], algo="bpe", vocab_size=300, profile=profile, pretokenizer="simple",
+                       special_tokens=["<|endoftext|>"])
+    enc = interop.to_tiktoken(tok)
+    assert enc.n_vocab == tok.n_vocab + fillers
+    assert enc.n_vocab == tok.n_vocab + 256 - len(tok.alphabet)
