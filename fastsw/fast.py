@@ -31,6 +31,7 @@ English: unpacking phase 1's 160k words took 0.07 s paused, 0.2-0.3 s not).
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from itertools import chain
 from typing import Dict, List, Sequence, Tuple
 
