@@ -40,6 +40,7 @@ import gzip
 import json
 import multiprocessing
 import numbers
+import operator
 import os
 import queue
 import sys
@@ -539,8 +540,9 @@ def load_counts(sources) -> Counts:
 
 def check_count_limits(counts: Counts, what: Optional[str] = None) -> Counts:
     """Return ``counts`` if fastsw can train on it, else raise ``ValueError``: the pretoken counts, and the
-    letter-run counts, must each sum to at most :data:`MAX_COUNT` (``2**63-1``), so that no count, and no
-    supermerge candidate's count (a sum of run counts), overflows the 64-bit kernels. A counted corpus is
+    letter-run counts times their run lengths, must each sum to at most :data:`MAX_COUNT` (``2**63-1``), so that
+    no count, and no supermerge candidate's count (run counts summed once per occurrence), overflows the 64-bit
+    kernels. A counted corpus is
     far below that; only hand-made or merged tables can reach it. (The merge loops check the pair counts
     they sum: :func:`fastsw.bpe.check_pair_total`.) :func:`load_counts` calls it on what it returns.
 
@@ -559,12 +561,17 @@ def check_count_limits(counts: Counts, what: Optional[str] = None) -> Counts:
                          f"most fastsw can count (64-bit; the largest is {counts.pretokens[big]!r} with "
                          f"{counts.counts[big]}); divide the counts, or train on fewer tables")
     if counts.has_runs:
-        run_counts = counts._packed_runs[2].tolist() if counts._packed_runs is not None \
-            else counts._letter_runs.values()
-        run_total = sum(run_counts)
+        # a candidate's count sums its run counts once per occurrence, and a run of n pretokens holds at
+        # most n candidate occurrences: bound the sum of count * length (exact Python ints)
+        if counts._packed_runs is not None:
+            _, offsets, run_counts = counts._packed_runs
+            run_total = sum(map(operator.mul, run_counts.tolist(), np.diff(offsets).tolist()))
+        else:
+            run_total = sum(c * len(run) for run, c in counts._letter_runs.items())
         if run_total > MAX_COUNT:
-            raise ValueError(f"{what}: the letter-run counts sum to {run_total}, more than 2**63-1 = {MAX_COUNT}, "
-                             "the most fastsw can count (64-bit); divide the counts, or train on fewer tables")
+            raise ValueError(f"{what}: the letter-run counts times their lengths sum to {run_total}, more than "
+                             f"2**63-1 = {MAX_COUNT}, the most fastsw can count in a supermerge candidate (64-bit); "
+                             "divide the counts, or train on fewer tables")
     return counts
 
 

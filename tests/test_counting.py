@@ -353,10 +353,14 @@ def test_counts_that_sum_beyond_int64_are_refused_by_both_backends(tmp_path, cap
     # counts that fit, but whose pairs could pass 2**63-1: "ababab" holds 5 pairs per occurrence
     with pytest.raises(ValueError, match="count x \\(length - 1\\) summed .* 11529215046068469760 pair"):
         fastsw.train(from_counts=_hand_table({"ababab": 2 ** 61}), algo="bpe", vocab_size=300, backend=backend)
-    # ... and the same for supermerge candidates in phase 2 (a run of six pretokens)
+    # ... and supermerge candidates: a run of n pretokens adds its count to up to n candidate occurrences
     table = _hand_table({"a": 2 ** 61, " b": 2 ** 61}, runs={(0, 1, 0, 1, 0, 1): 2 ** 61})
-    with pytest.raises(ValueError, match="count x \\(length - 1\\) summed .* 11529215046068469760 pair"):
+    with pytest.raises(ValueError, match="letter-run counts times their lengths sum to 13835058055282163712"):
         fastsw.train(from_counts=table, algo="superbpe", vocab_size=300, supermerges=10, backend=backend)
+    # the same candidate twice in one run (split by a pretoken that stays several tokens): 2 x 2**62
+    table = _hand_table({"a": 1, " b": 1, " xyzzyq": 1}, runs={(0, 1, 2, 0, 1): 2 ** 62})
+    with pytest.raises(ValueError, match="letter-run counts times their lengths sum to"):
+        fastsw.train(from_counts=table, algo="superbpe", vocab_size=250, supermerges=2, backend=backend)
 
 
 def test_the_pair_count_check_is_the_same_in_both_merge_loops():
