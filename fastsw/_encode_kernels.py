@@ -84,8 +84,15 @@ Design notes
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from numba import njit
+
+# The pair hashes multiply uint64s and are meant to wrap modulo 2**64. Compiled, they do so silently; run as
+# plain Python (NUMBA_DISABLE_JIT=1, the kernels' twin test mode) numpy warns on every wrap. Only this module's
+# wraps are silenced.
+warnings.filterwarnings("ignore", "overflow encountered in scalar multiply", RuntimeWarning, module=__name__)
 
 # Hashing multiplies in uint64: Numba emits signed int64 arithmetic with LLVM's
 # ``nsw`` flag, so a wrapping int64 multiply is undefined behaviour that LLVM may
