@@ -426,6 +426,7 @@ def test_encode_file_pipe_decode_gives_the_file_back(bpe_model, tmp_path):
 
 def test_encode_files_in_batches(bpe_model, tmp_path, capsys, monkeypatch):
     """INPUT documents go to the encoder in batches (one encode_to_numpy call per batch), not one call per line."""
+    monkeypatch.delenv("FASTSW_PUREPYTHON", raising=False)  # the fast path's batches (also in CI's pure-Python pass)
     tok = fastsw.load(bpe_model)
     lines = [f"line {i} of the file\n" if i % 7 else "\n" for i in range(2500)]
     src = tmp_path / "many.txt"
@@ -474,7 +475,10 @@ def test_progress_lines_give_the_whole_input_and_no_stray_count(tmp_path, capsys
     # 1000 lines of ~1 kB: four batches for two counting threads. The last progress report used
     # to come before the threads had counted the last batch (0.8 of 1.0 MB, or less); the line
     # must give the input's bytes. The kernel-loading stage counts nothing: no "0" after it.
+    # the compiled counter's threads, also in CI's pure-Python pass (the scanner's switch is read at import)
+    monkeypatch.delenv("FASTSW_PUREPYTHON", raising=False)
     import fastsw.trainer
+    monkeypatch.setattr(fastsw.pretokenize, "HAVE_NATIVE_PRETOKENIZER", True)
     corpus = tmp_path / "c.txt"
     corpus.write_text(("the cat sat on the mat " * 45 + "\n") * 1000, encoding="utf-8")
     size_mb = f"{corpus.stat().st_size / 1e6:.1f} MB"
