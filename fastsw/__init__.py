@@ -16,7 +16,7 @@ from .pretokenize import Pretokenizer, GPT4O_PATTERN, SCRIPT_SPECIFIC_PATTERN, D
 from .tokenizer import Tokenizer, Merge
 from .trainer import train
 from .readers import iter_documents, InputError
-from .model_io import OutputError
+from .files import OutputError
 from .notes import VocabularyNotReachedWarning, OptionWarning
 
 load = Tokenizer.load
