@@ -17,6 +17,7 @@ from .tokenizer import Tokenizer, Merge
 from .trainer import train
 from .readers import iter_documents, InputError
 from .files import OutputError
+from . import interop  # noqa: E402,F401 (attaches Tokenizer.save_hf, load_paper, ... : interop imports the tokenizer)
 from .notes import VocabularyNotReachedWarning, OptionWarning
 
 load = Tokenizer.load

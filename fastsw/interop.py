@@ -1,7 +1,11 @@
 """Interoperability: the authors' model format, tiktoken, HF ``tokenizers``,
 and the merge-rule / rank-table conflict detector (SPEC sections 7 and 11).
 
-Functions (all take a :class:`fastsw.Tokenizer`):
+Free functions over a :class:`fastsw.Tokenizer` (this module imports the tokenizer,
+never the other way round). The :class:`~fastsw.Tokenizer` methods that README shows
+(``Tokenizer.load_paper``, ``tok.save_paper``, ``tok.to_tiktoken``, ``tok.save_tiktoken``,
+``tok.save_hf``, ``tok.verify_export``, ``tok.merge_conflicts``) are aliases of these
+functions, attached to the class at the end of this module (``import fastsw`` imports it):
 
 * :func:`load_paper_model` / :func:`save_paper_model` -- the authors' text
   format (``BoundlessBPE v2 KIND``). Only the ``bytes243`` alphabet (profile
@@ -29,6 +33,7 @@ Decisions (see each function for details):
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import os
 from pathlib import Path
@@ -36,8 +41,10 @@ from typing import Dict, Iterable, List, Optional, Tuple
 
 from .alphabet import BYTE_TO_UNICODE, ByteAlphabet, render, unrender
 from .bpe import apply_merges
-from .model_io import read_model_text, atomic_write_text
+from .files import atomic_write_text
+from .model_io import read_model_text
 from .pretokenize import DEFAULT_SCRIPT_SPECIFIC_SCRIPTS, Pretokenizer
+from .tokenizer import Tokenizer, rendered_vocab
 
 __all__ = ["load_paper_model", "save_paper_model", "to_tiktoken", "write_tiktoken_ranks", "tiktoken_ranks",
            "save_hf", "hf_tokenizer_json", "verify_export", "merge_conflicts", "rank_table_encode"]
@@ -163,8 +170,6 @@ def load_paper_model(path):
     and kept in ``training_info["paper_model"]``. Errors: ``ValueError`` naming
     the file and line.
     """
-    from .tokenizer import Tokenizer
-
     path = Path(path)
     text = read_model_text(path)
     r = _Lines(path, text)
@@ -557,15 +562,6 @@ def _conflict(kind, tok, tid, tb, rule, table, **extra) -> dict:
 # ---------------------------------------------------------------------------
 # HF tokenizers
 # ---------------------------------------------------------------------------
-def rendered_vocab(tok) -> Dict[str, int]:
-    """Each token's GPT-2 byte-level rendering -> its id, special tokens left out;
-    where ids share the same bytes, the smallest (HF's vocab is a map)."""
-    out: Dict[str, int] = {}
-    for tid, tb in enumerate(tok.vocab):
-        out.setdefault(render(tb), tid)
-    return out
-
-
 def hf_tokenizer_json(tok, *, ignore_merges: Optional[bool] = None) -> dict:
     """The ``tokenizer.json`` content :func:`save_hf` writes, as a dict."""
     _check_byte_alphabet(tok, "HF's ByteLevel pre-tokenizer")
@@ -704,3 +700,25 @@ def verify_export(tok, exported, texts: Iterable[str]) -> dict:
             "fastsw_tokens": mine_total, "export_tokens": theirs_total,
             "token_count_difference": theirs_total - mine_total, "roundtrip_ok": roundtrip_ok,
             "first_difference": first}
+
+
+# ---------------------------------------------------------------------------
+# The Tokenizer methods users know: aliases of the functions above
+# ---------------------------------------------------------------------------
+def _alias(name: str, func, method=None, kind=None) -> None:
+    """``Tokenizer.<name>``: a method (``kind``: e.g. classmethod) that calls ``func(tok, ...)``,
+    with ``func``'s signature and docs."""
+    if method is None:
+        method = functools.wraps(func)(lambda self, *args, **kwargs: func(self, *args, **kwargs))
+    method.__name__, method.__qualname__ = name, f"Tokenizer.{name}"
+    method.__doc__ = f"Alias of :func:`fastsw.interop.{func.__name__}`.\n\n{func.__doc__}"
+    setattr(Tokenizer, name, method if kind is None else kind(method))
+
+
+_alias("load_paper", load_paper_model, lambda cls, path: load_paper_model(path), classmethod)
+_alias("save_paper", save_paper_model)
+_alias("to_tiktoken", to_tiktoken)
+_alias("save_tiktoken", write_tiktoken_ranks)
+_alias("save_hf", save_hf)
+_alias("verify_export", verify_export)
+_alias("merge_conflicts", merge_conflicts)

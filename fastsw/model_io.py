@@ -21,21 +21,29 @@ One UTF-8 JSON object::
 Merge k creates token id ``len(alphabet) + k``; a token's bytes are its parents'
 bytes concatenated, so the file is lossless without storing token strings.
 Files are written atomically (:func:`fastsw.files.atomic_open`). Pickle is never used.
+
+This module converts between files and plain data only (:func:`model_to_dict`,
+:func:`load_model_data`); :meth:`fastsw.Tokenizer.save` and :meth:`fastsw.Tokenizer.load`
+call it, so it never imports the tokenizer.
 """
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from .alphabet import alphabet_from_config
+from .alphabet import PROFILE_ALPHABETS, alphabet_from_config
 from .files import OutputError, atomic_open, atomic_write_text, resolve_output_path  # noqa: F401 (re-exported)
 from .pretokenize import Pretokenizer
 
 FORMAT = "fastsw"
 FORMAT_VERSION = 1
+ALGOS = ("bpe", "boundless", "superbpe")
 
 
 def model_to_dict(tok) -> dict:
+    """The JSON object of a model: ``tok`` is anything with the fields ``algo``, ``profile``,
+    ``alphabet``, ``pretokenizer``, ``merges``, ``special_tokens`` and ``training_info``
+    (a :class:`fastsw.Tokenizer`)."""
     return {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -96,9 +104,6 @@ def check_model_data(path, data: dict) -> None:
         Traceback (most recent call last):
         ValueError: m.json: field alphabet.kind: 'bytes256' does not go with profile 'paper' (which uses bytes243); ...
     """
-    from .tokenizer import ALGOS
-    from .alphabet import PROFILE_ALPHABETS
-
     def bad(field: str, problem: str) -> ValueError:
         return ValueError(f"{path}: field {field}: {problem}")
 
@@ -187,9 +192,10 @@ def check_model_data(path, data: dict) -> None:
         raise bad("training", f"must be an object, not {_json_type(training)}")
 
 
-def load_model(path):
-    from .tokenizer import Tokenizer
-
+def load_model_data(path) -> dict:
+    """Read and check a model file: the keyword arguments of :class:`fastsw.Tokenizer`
+    (``alphabet``, ``merges``, ``pretokenizer``, ``profile``, ``algo``, ``special_tokens``,
+    ``training_info``) as plain data. Every failure is a ``ValueError`` naming the file."""
     path = Path(path)
     raw = read_model_text(path)
     try:
@@ -213,14 +219,9 @@ def load_model(path):
     except ValueError as e:
         raise ValueError(f"{path}: field pretokenizer: {e}") from e
     try:
-        return Tokenizer(
-            alphabet=alphabet_from_config(data["alphabet"]),
-            merges=data["merges"],
-            pretokenizer=pretokenizer,
-            profile=data["profile"],
-            algo=data["algo"],
-            special_tokens=data.get("special_tokens", {}),
-            training_info=data.get("training", {}),
-        )
+        alphabet = alphabet_from_config(data["alphabet"])
     except (ValueError, TypeError) as e:
         raise ValueError(f"{path}: invalid model file: {e}") from e
+    return {"alphabet": alphabet, "merges": data["merges"], "pretokenizer": pretokenizer,
+            "profile": data["profile"], "algo": data["algo"], "special_tokens": data.get("special_tokens", {}),
+            "training_info": data.get("training", {})}
