@@ -274,40 +274,26 @@ def _corpus_statistics(tok, corpus: Iterable[str]):
 
     Counts: plain BPE -- the final encoding of the whole corpus; two-phase models
     -- only the tokens of the final encodings of the maximal runs of >= 2
-    eligible pretokens (the phase-2 training data)."""
+    eligible pretokens (the phase-2 training data). The runs are the encoder's own
+    (``Tokenizer._encode_chunk`` reports where each run of >= 2 landed)."""
     counts = [0] * tok.vocab_size
     single = set()
-    eligible = frozenset(i for i in range(tok.vocab_size) if tok.is_eligible(i))
-    two_phase = tok.algo != "bpe"
     for doc in corpus:
-        run: List[int] = []
         for piece in tok.pretokenizer.pretokenize(doc):
             ids = tok.encode_pretoken(piece)
             if len(ids) == 1:
                 single.add(ids[0])
-                if ids[0] in eligible:
-                    run.append(ids[0])
-                    continue
-            _flush(tok, run, counts, single, two_phase)
-            run = []
-            if not two_phase:
-                for t in ids:
-                    counts[t] += 1
-        _flush(tok, run, counts, single, two_phase)
+        out: List[int] = []
+        runs: List[Tuple[int, int]] = []
+        tok._encode_chunk(doc, True, out, runs=runs)
+        if tok.algo == "bpe":
+            runs = [(0, len(out))]
+        else:
+            single.update(out[a] for a, b in runs if b - a == 1)
+        for a, b in runs:
+            for t in out[a:b]:
+                counts[t] += 1
     return counts, single
-
-
-def _flush(tok, run, counts, single, two_phase):
-    if len(run) >= 2:
-        ids = tok.apply_supermerges(run)
-        if len(ids) == 1:
-            single.add(ids[0])
-    elif two_phase:
-        return
-    else:
-        ids = run
-    for t in ids:
-        counts[t] += 1
 
 
 def paper_model_text(tok, corpus: Optional[Iterable[str]] = None) -> str:

@@ -315,11 +315,11 @@ class Tokenizer:
                 return [tid]
         return apply_merges(self.alphabet.initial_ids(piece), self._regular_ranks)
 
-    def _encode_chunk(self, text: str, shortcut: bool, out: List[int], fast=None) -> None:
+    def _encode_chunk(self, text: str, shortcut: bool, out: List[int], fast=None, runs=None) -> None:
         """Append the ids of ``text`` (no special tokens) to ``out``. With ``fast`` (a
         :class:`fastsw.fast_encode.FastEncoder`, ``shortcut`` on) the pretokens missing
         from the cache are encoded first, all in one kernel call, instead of by
-        :meth:`encode_pretoken`; the ids are the same."""
+        :meth:`encode_pretoken`; the ids are the same. ``runs``: see :meth:`_flush_run`."""
         run: List[int] = []
         eligible = self._eligible
         cache = self._cache
@@ -339,10 +339,10 @@ class Tokenizer:
             if len(ids) == 1 and ids[0] in eligible:
                 run.append(ids[0])
                 continue
-            self._flush_run(run, out)
+            self._flush_run(run, out, runs)
             run = []
             out.extend(ids)
-        self._flush_run(run, out)
+        self._flush_run(run, out, runs)
 
     def _cache_pieces(self, pieces: List[str], fast) -> None:
         """Put the regular-merge ids of ``pieces`` (whole pretokens, shortcut on) in the
@@ -357,11 +357,16 @@ class Tokenizer:
         for k, piece in enumerate(pieces):
             cache[piece] = flat[bounds[k]:bounds[k + 1]]
 
-    def _flush_run(self, run: List[int], out: List[int]) -> None:
+    def _flush_run(self, run: List[int], out: List[int], runs: Optional[list] = None) -> None:
+        """Append a run of eligible single-token pretokens' ids to ``out``, supermerged when it
+        has >= 2; ``runs`` (if given) gets the ``(start, end)`` in ``out`` of each such run."""
+        start = len(out)
         if len(run) >= 2 and self._super_ranks:
             out.extend(apply_merges(run, self._super_ranks))
         else:
             out.extend(run)
+        if runs is not None and len(run) >= 2:
+            runs.append((start, len(out)))
 
     def encode_ordinary(self, text: str, *, shortcut: bool = True, backend: Optional[str] = None) -> List[int]:
         """Encode ``text`` treating special-token strings as ordinary text.
