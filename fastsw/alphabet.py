@@ -113,10 +113,7 @@ def lone_surrogate_error(piece: str) -> ValueError:
 
 
 def check_utf8(text: str) -> None:
-    """``ValueError`` naming the first lone surrogate of ``text`` (it has no UTF-8 encoding) and how to fix it.
-
-    >>> check_utf8("ok")
-    """
+    """``ValueError`` naming the first lone surrogate of ``text`` (it has no UTF-8 encoding) and how to fix it."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as e:

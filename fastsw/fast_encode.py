@@ -93,11 +93,7 @@ def supported(alphabet: Alphabet) -> bool:
 
 
 class EncoderTables(NamedTuple):
-    """What the fast encoder reads of a model, as plain data (no tokenizer):
-
-        >>> tables = EncoderTables(token_bytes, regular_ranks, super_ranks, shortcut, eligible,
-        ...                        pretokenizer, alphabet, n_vocab)   # doctest: +SKIP
-    """
+    """What the fast encoder reads of a model, as plain data (``Tokenizer._encoder_tables()``)."""
     token_bytes: Sequence[bytes]                    # by id, special tokens excluded
     regular_ranks: Mapping[Tuple[int, int], Tuple[int, int]]   # (left, right) -> (rank, new id)
     super_ranks: Mapping[Tuple[int, int], Tuple[int, int]]
@@ -188,11 +184,14 @@ class FastEncoder:
             for t in texts:
                 check_utf8(t)
             raise
+        return self._kernel(data, piece_ends, doc_pieces, shortcut, short_limit)
+
+    def _kernel(self, data: bytes, piece_ends, doc_pieces, shortcut, short_limit=SHORT_LIMIT):
+        """One call of the kernel on UTF-8 ``data`` with this model's tables."""
         # read-only view of the bytes (no copy); never empty, so one signature
-        text = np.frombuffer(data or b"\0", np.uint8)
-        return K._encode_docs(text, piece_ends, doc_pieces, self.byte_ids, self.sc_short, self.sc_long,
-                              self.tb, self.r_table, self.s_table, self.s_bits, self._head(),
-                              self.flags, int(bool(shortcut)), self.use_super, int(short_limit))
+        return K._encode_docs(np.frombuffer(data or b"\0", np.uint8), piece_ends, doc_pieces, self.byte_ids,
+                              self.sc_short, self.sc_long, self.tb, self.r_table, self.s_table, self.s_bits,
+                              self._head(), self.flags, int(bool(shortcut)), self.use_super, int(short_limit))
 
     def encode_pieces(self, pieces: Sequence[str], shortcut: bool = False) -> Tuple[np.ndarray, np.ndarray]:
         """Each of ``pieces`` (checked ``str``) taken as one whole pretoken, without
@@ -202,10 +201,7 @@ class FastEncoder:
         n = len(pieces)
         piece_ends = np.fromiter(map(len, pieces), np.int64, n)
         doc_pieces = np.arange(n + 1, dtype=np.int64)
-        data = "".join(pieces).encode("utf-8")
-        return K._encode_docs(np.frombuffer(data or b"\0", np.uint8), piece_ends, doc_pieces, self.byte_ids,
-                              self.sc_short, self.sc_long, self.tb, self.r_table, self.s_table, self.s_bits,
-                              self._head(), self.flags, int(bool(shortcut)), self.use_super, SHORT_LIMIT)
+        return self._kernel("".join(pieces).encode("utf-8"), piece_ends, doc_pieces, shortcut)
 
     def encode(self, text: str, shortcut: bool = True) -> List[int]:
         """One document (a checked ``str``) as a list of ids: :meth:`encode_docs`
@@ -223,12 +219,7 @@ class FastEncoder:
         except UnicodeEncodeError:
             check_utf8(text)
             raise
-        doc_pieces = np.array((0, n), np.int64)
-        ids, _ = K._encode_docs(np.frombuffer(data or b"\0", np.uint8),
-                                np.ascontiguousarray(ends, dtype=np.int64), doc_pieces, self.byte_ids,
-                                self.sc_short, self.sc_long, self.tb, self.r_table, self.s_table,
-                                self.s_bits, self._head(), self.flags, int(bool(shortcut)), self.use_super,
-                                SHORT_LIMIT)
+        ids, _ = self._kernel(data, np.ascontiguousarray(ends, dtype=np.int64), np.array((0, n), np.int64), shortcut)
         return self.to_list(ids)
 
     def to_list(self, ids: np.ndarray) -> List[int]:

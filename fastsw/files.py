@@ -1,11 +1,7 @@
-"""Output files: the one rule for where fastsw may write, and atomic replacement.
-
-:func:`atomic_open` is how every writer of fastsw (models, count tables, exports, the CLI's ``-o``)
-writes a file: a temporary file in the target's directory, synced and renamed over the target, so a
-crash never leaves half a file. :func:`resolve_output_path` owns the output path rule (symlinks
-followed, anything but a regular file refused); failures are :class:`OutputError` naming the user's
-path. This module imports nothing of fastsw, so any module may use it.
-"""
+"""Output files: every writer of fastsw (models, count tables, exports, CLI ``-o``) goes through
+:func:`atomic_open` (temporary file, sync, rename: a crash never leaves half a file), which applies
+:func:`resolve_output_path`'s rule; failures are :class:`OutputError` naming the user's path.
+Imports nothing of fastsw, so any module may use it."""
 from __future__ import annotations
 
 import contextlib

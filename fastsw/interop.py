@@ -1,11 +1,9 @@
 """Interoperability: the authors' model format, tiktoken, HF ``tokenizers``,
 and the merge-rule / rank-table conflict detector (SPEC sections 7 and 11).
 
-Free functions over a :class:`fastsw.Tokenizer` (this module imports the tokenizer,
-never the other way round). The :class:`~fastsw.Tokenizer` methods that README shows
-(``Tokenizer.load_paper``, ``tok.save_paper``, ``tok.to_tiktoken``, ``tok.save_tiktoken``,
-``tok.save_hf``, ``tok.verify_export``, ``tok.merge_conflicts``) are aliases of these
-functions, attached to the class at the end of this module (``import fastsw`` imports it):
+Free functions over a :class:`fastsw.Tokenizer` (this module imports the tokenizer, never the
+reverse); ``Tokenizer.load_paper``, ``tok.save_paper``, ``tok.save_hf``, ... are aliases that
+the end of this module attaches to the class (``import fastsw`` imports it):
 
 * :func:`load_paper_model` / :func:`save_paper_model` -- the authors' text
   format (``BoundlessBPE v2 KIND``). Only the ``bytes243`` alphabet (profile
@@ -274,8 +272,7 @@ def _corpus_statistics(tok, corpus: Iterable[str]):
 
     Counts: plain BPE -- the final encoding of the whole corpus; two-phase models
     -- only the tokens of the final encodings of the maximal runs of >= 2
-    eligible pretokens (the phase-2 training data). The runs are the encoder's own
-    (``Tokenizer._encode_chunk`` reports where each run of >= 2 landed)."""
+    eligible pretokens (the phase-2 training data), as the encoder itself finds them."""
     counts = [0] * tok.vocab_size
     single = set()
     for doc in corpus:
@@ -283,8 +280,7 @@ def _corpus_statistics(tok, corpus: Iterable[str]):
             ids = tok.encode_pretoken(piece)
             if len(ids) == 1:
                 single.add(ids[0])
-        out: List[int] = []
-        runs: List[Tuple[int, int]] = []
+        out, runs = [], []  # the encoding, and where each run of >= 2 eligible pretokens landed in it
         tok._encode_chunk(doc, True, out, runs=runs)
         if tok.algo == "bpe":
             runs = [(0, len(out))]
@@ -691,20 +687,16 @@ def verify_export(tok, exported, texts: Iterable[str]) -> dict:
 # ---------------------------------------------------------------------------
 # The Tokenizer methods users know: aliases of the functions above
 # ---------------------------------------------------------------------------
-def _alias(name: str, func, method=None, kind=None) -> None:
-    """``Tokenizer.<name>``: a method (``kind``: e.g. classmethod) that calls ``func(tok, ...)``,
-    with ``func``'s signature and docs."""
-    if method is None:
-        method = functools.wraps(func)(lambda self, *args, **kwargs: func(self, *args, **kwargs))
+def _alias(name: str, func, method=None):
+    """``Tokenizer.<name>``: a method that calls ``func(tok, ...)``, with ``func``'s signature and docs."""
+    method = method or functools.wraps(func)(lambda self, *args, **kwargs: func(self, *args, **kwargs))
     method.__name__, method.__qualname__ = name, f"Tokenizer.{name}"
     method.__doc__ = f"Alias of :func:`fastsw.interop.{func.__name__}`.\n\n{func.__doc__}"
-    setattr(Tokenizer, name, method if kind is None else kind(method))
+    return method
 
 
-_alias("load_paper", load_paper_model, lambda cls, path: load_paper_model(path), classmethod)
-_alias("save_paper", save_paper_model)
-_alias("to_tiktoken", to_tiktoken)
-_alias("save_tiktoken", write_tiktoken_ranks)
-_alias("save_hf", save_hf)
-_alias("verify_export", verify_export)
-_alias("merge_conflicts", merge_conflicts)
+for _name, _func in (("save_paper", save_paper_model), ("to_tiktoken", to_tiktoken), ("save_hf", save_hf),
+                     ("save_tiktoken", write_tiktoken_ranks), ("verify_export", verify_export),
+                     ("merge_conflicts", merge_conflicts)):
+    setattr(Tokenizer, _name, _alias(_name, _func))
+Tokenizer.load_paper = classmethod(_alias("load_paper", load_paper_model, lambda cls, path: load_paper_model(path)))

@@ -764,19 +764,12 @@ class Tokenizer:
 
     # -- persistence (the exports are functions of fastsw.interop) ---------------
     def save(self, path) -> None:
-        """Write the model to ``path`` (fastsw's JSON model format, atomically).
-
-        >>> tok.save("model.json")
-        """
+        """Write the model to ``path`` (fastsw's JSON model format, atomically)."""
         save_model(self, path)
 
     @classmethod
     def load(cls, path) -> "Tokenizer":
-        """Read a model written by :meth:`save`.
-
-        >>> fastsw.Tokenizer.load("model.json")
-        <fastsw.Tokenizer ...>
-        """
+        """Read a model written by :meth:`save`."""
         data = load_model_data(path)
         try:
             return cls(**data)
