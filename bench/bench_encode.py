@@ -213,7 +213,7 @@ def main() -> None:
         kwargs = dict(alphabet=tok.alphabet, merges=[m[1:] for m in tok.merges], pretokenizer=tok.pretokenizer,
                       profile=tok.profile, algo=tok.algo)
         build[mname] = (best_of(lambda: fastsw.Tokenizer(**kwargs), 2),
-                        best_of(lambda: fast_encode.FastEncoder(tok), 2))
+                        best_of(lambda: fast_encode.FastEncoder(tok._encoder_tables()), 2))
 
     lines = [f"# Encoding benchmark ({time.strftime('%Y-%m-%d')})", "",
              f"Machine: {os.cpu_count()} cores; batch encoders use {args.threads} threads. Models trained "

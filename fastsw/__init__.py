@@ -16,7 +16,8 @@ from .pretokenize import Pretokenizer, GPT4O_PATTERN, SCRIPT_SPECIFIC_PATTERN, D
 from .tokenizer import Tokenizer, Merge
 from .trainer import train
 from .readers import iter_documents, InputError
-from .model_io import OutputError
+from .files import OutputError
+from . import interop  # noqa: E402,F401 (attaches Tokenizer.save_hf, load_paper, ... : interop imports the tokenizer)
 from .notes import VocabularyNotReachedWarning, OptionWarning
 
 load = Tokenizer.load

@@ -112,6 +112,17 @@ def lone_surrogate_error(piece: str) -> ValueError:
                       "alphabet; fix the text (e.g. join surrogate pairs) or train with alphabet='chars'")
 
 
+def check_utf8(text: str) -> None:
+    """``ValueError`` naming the first lone surrogate of ``text`` (it has no UTF-8 encoding) and how to fix it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ValueError(
+            f"text contains a lone surrogate (U+{ord(text[e.start]):04X} at position {e.start}) that "
+            "has no UTF-8 encoding; fix the input, e.g. text.encode('utf-16', 'surrogatepass')"
+            ".decode('utf-16') to join surrogate pairs, or replace it") from None
+
+
 class ByteAlphabet(Alphabet):
     """Byte-level alphabet: every pretoken is its UTF-8 bytes."""
 

@@ -407,7 +407,7 @@ def _load(path: str):
 
 def _check_output_path(path: str) -> None:
     """Fail before any corpus is read on an -o that the writer would refuse (the rule is model_io's)."""
-    from .model_io import resolve_output_path
+    from .files import resolve_output_path
 
     if not path:
         raise CliError("-o/--output must not be empty")

@@ -1,7 +1,9 @@
 """The fast encoding path: the driver around :func:`fastsw._encode_kernels._encode_docs`.
 
-:class:`FastEncoder` holds a tokenizer's tables as numpy arrays (built once, on the
-first fast encode): the rank tables of the regular merges and of the supermerges,
+:class:`FastEncoder` is built from an :class:`EncoderTables` (plain data: vocabulary bytes,
+rank dicts, shortcut, eligible set, pre-tokenizer; a :class:`fastsw.Tokenizer` builds one on
+its first fast encode and keeps the encoder; this module never imports the tokenizer) and
+holds them as numpy arrays: the rank tables of the regular merges and of the supermerges,
 the whole-pretoken shortcut table of the reachable tokens, the atomic id of every
 byte and the eligibility flags. Encoding a batch of documents costs, in Python,
 one pre-tokenizer call per document (``Pretokenizer.pretoken_ends`` when the
@@ -48,13 +50,14 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from itertools import chain
-from typing import List, Sequence, Tuple
+from typing import AbstractSet, List, Mapping, NamedTuple, Sequence, Tuple
 
 import numpy as np
 
 from . import _encode_kernels as K
 from ._interrupt import call_kernel
-from .alphabet import ByteAlphabet
+from .alphabet import Alphabet, ByteAlphabet, check_utf8
+from .pretokenize import Pretokenizer
 
 SHORT_LIMIT = 24          # sequences up to this length use the scan loop, longer ones rank buckets
 _SLICE_BYTES = 1 << 18    # documents per thread-pool task: about this many characters
@@ -85,27 +88,40 @@ def pair_table(ranks) -> np.ndarray:
     return K._build_pair_table(lefts, rights, rk, news, _table_size(n))
 
 
-def supported(tok) -> bool:
-    """Whether ``tok`` has a fast encoding path (byte alphabets only)."""
-    return isinstance(tok.alphabet, ByteAlphabet)
+def supported(alphabet: Alphabet) -> bool:
+    """Whether a model with ``alphabet`` has a fast encoding path (byte alphabets only)."""
+    return isinstance(alphabet, ByteAlphabet)
+
+
+class EncoderTables(NamedTuple):
+    """What the fast encoder reads of a model, as plain data (``Tokenizer._encoder_tables()``)."""
+    token_bytes: Sequence[bytes]                    # by id, special tokens excluded
+    regular_ranks: Mapping[Tuple[int, int], Tuple[int, int]]   # (left, right) -> (rank, new id)
+    super_ranks: Mapping[Tuple[int, int], Tuple[int, int]]
+    shortcut: Mapping[bytes, int]                   # whole-pretoken shortcut: bytes -> reachable token id
+    eligible: AbstractSet[int]                      # ids that may take part in a supermerge
+    pretokenizer: Pretokenizer
+    alphabet: Alphabet                              # a byte alphabet: the atomic id of every byte
+    n_vocab: int                                    # all ids, special tokens included
 
 
 class FastEncoder:
-    """The numpy tables of one :class:`fastsw.Tokenizer` and the batch encoder."""
+    """The numpy tables of one model (an :class:`EncoderTables`) and the batch encoder."""
 
-    def __init__(self, tok):
-        if not supported(tok):
-            raise ValueError(f"the fast encoder supports byte alphabets only, not {tok.alphabet.kind!r}; "
+    def __init__(self, tables: EncoderTables):
+        alphabet = tables.alphabet
+        if not supported(alphabet):
+            raise ValueError(f"the fast encoder supports byte alphabets only, not {alphabet.kind!r}; "
                              "use backend='python'")
-        self.tok = tok
-        alphabet = tok.alphabet
+        self.pretokenizer = tables.pretokenizer
+        self.n_vocab = tables.n_vocab
         self.byte_ids = np.array([alphabet.id_of_byte(b) for b in range(256)], dtype=np.int32)
-        token_bytes = tok.vocab
+        token_bytes = tables.token_bytes
         lens = np.fromiter(map(len, token_bytes), np.int64, len(token_bytes))
         self.tb_off = np.zeros(len(token_bytes) + 1, np.int64)
         np.cumsum(lens, out=self.tb_off[1:])
         self.tb = np.frombuffer(b"".join(token_bytes) or b"\0", np.uint8).copy()
-        shortcut_ids = np.fromiter(tok._shortcut.values(), np.int32, len(tok._shortcut))
+        shortcut_ids = np.fromiter(tables.shortcut.values(), np.int32, len(tables.shortcut))
         short = lens[shortcut_ids] <= 8
         self.sc_short = K._build_short_table(self.tb, self.tb_off, shortcut_ids[short],
                                              _table_size(int(short.sum())))
@@ -113,19 +129,20 @@ class FastEncoder:
                                            _table_size(int((~short).sum())))
         self._id_objects = None
         self._scratch = threading.local()
-        self.r_table = pair_table(tok._regular_ranks)
-        self.s_table = pair_table(tok._super_ranks)
-        n_super = len(tok._super_ranks)
-        self.s_bits = K._build_pair_bits(np.fromiter((p[0] for p in tok._super_ranks), np.int64, n_super),
-                                         np.fromiter((p[1] for p in tok._super_ranks), np.int64, n_super))
-        self.use_super = int(bool(tok._super_ranks))
+        supers = tables.super_ranks
+        self.r_table = pair_table(tables.regular_ranks)
+        self.s_table = pair_table(supers)
+        n_super = len(supers)
+        lefts = np.fromiter((p[0] for p in supers), np.int64, n_super)
+        rights = np.fromiter((p[1] for p in supers), np.int64, n_super)
+        self.s_bits = K._build_pair_bits(lefts, rights)
+        self.use_super = int(bool(supers))
         self.n_heads = int(max(K._n_ranks(self.r_table), K._n_ranks(self.s_table), 1))
         # per id: 1 eligible, 2 left side of a supermerge, 4 right side of one
         self.flags = np.zeros(max(len(token_bytes), 1), np.uint8)
-        self.flags[np.fromiter(tok._eligible, np.int64, len(tok._eligible))] |= 1
-        if tok._super_ranks:
-            self.flags[np.fromiter((p[0] for p in tok._super_ranks), np.int64, len(tok._super_ranks))] |= 2
-            self.flags[np.fromiter((p[1] for p in tok._super_ranks), np.int64, len(tok._super_ranks))] |= 4
+        self.flags[np.fromiter(tables.eligible, np.int64, len(tables.eligible))] |= 1
+        self.flags[lefts] |= 2
+        self.flags[rights] |= 4
 
     def _head(self) -> np.ndarray:
         """This thread's bucket heads for the kernel's long merge loop (all -1 between
@@ -140,7 +157,7 @@ class FastEncoder:
                     short_limit: int = SHORT_LIMIT) -> Tuple[np.ndarray, np.ndarray]:
         """Encode ``texts`` (already checked to be ``str``) in one kernel call;
         returns ``(ids int32, offsets int64)``."""
-        pretok = self.tok.pretokenizer
+        pretok = self.pretokenizer
         if USE_PRETOKEN_ENDS and getattr(pretok, "uses_native", False):
             # the compiled scanner's end offsets: no str object per pretoken
             ends = [pretok.pretoken_ends(t) for t in texts]
@@ -166,34 +183,38 @@ class FastEncoder:
             data = "".join(texts).encode("utf-8")
         except UnicodeEncodeError:
             for t in texts:
-                self.tok._check_text(t)
+                check_utf8(t)
             raise
-        # read-only view of the bytes (no copy); never empty, so one signature
-        text = np.frombuffer(data or b"\0", np.uint8)
-        return K._encode_docs(text, piece_ends, doc_pieces, self.byte_ids, self.sc_short, self.sc_long,
-                              self.tb, self.r_table, self.s_table, self.s_bits, self._head(),
-                              self.flags, int(bool(shortcut)), self.use_super, int(short_limit))
+        return self._kernel(data, piece_ends, doc_pieces, shortcut, short_limit)
 
-    def encode_pieces(self, pieces: Sequence[str], shortcut: bool = False) -> Tuple[np.ndarray, np.ndarray]:
+    def _kernel(self, data: bytes, piece_ends, doc_pieces, shortcut, short_limit=SHORT_LIMIT,
+                interruptible: bool = False):
+        """One call of the kernel on UTF-8 ``data`` with this model's tables; ``interruptible`` runs it
+        through :func:`fastsw._interrupt.call_kernel` (a worker thread: Ctrl-C is a plain KeyboardInterrupt;
+        the call is short, bounded by the input, so there is no stop flag to poll)."""
+        # read-only view of the bytes (no copy); never empty, so one signature
+        args = (np.frombuffer(data or b"\0", np.uint8), piece_ends, doc_pieces, self.byte_ids, self.sc_short,
+                self.sc_long, self.tb, self.r_table, self.s_table, self.s_bits, self._head(), self.flags,
+                int(bool(shortcut)), self.use_super, int(short_limit))
+        return call_kernel(K._encode_docs, *args, stop=False) if interruptible else K._encode_docs(*args)
+
+    def encode_pieces(self, pieces: Sequence[str], shortcut: bool = False,
+                      interruptible: bool = False) -> Tuple[np.ndarray, np.ndarray]:
         """Each of ``pieces`` (checked ``str``) taken as one whole pretoken, without
         running the pre-tokenizer: ``(ids int32, offsets int64)`` as in
         :meth:`encode_docs`. For callers that already know each piece is one
-        pretoken (the tokenizer's reachability check)."""
+        pretoken (the tokenizer's reachability check, with ``interruptible=True`` since
+        training runs it; the short-text path's cache misses)."""
         n = len(pieces)
         piece_ends = np.fromiter(map(len, pieces), np.int64, n)
         doc_pieces = np.arange(n + 1, dtype=np.int64)
-        data = "".join(pieces).encode("utf-8")
-        # in a worker thread, so that Ctrl-C during training's reachability check is a plain
-        # KeyboardInterrupt (the call is short, bounded by the vocabulary: no stop flag to poll)
-        return call_kernel(K._encode_docs, np.frombuffer(data or b"\0", np.uint8), piece_ends, doc_pieces,
-                           self.byte_ids, self.sc_short, self.sc_long, self.tb, self.r_table, self.s_table,
-                           self.s_bits, self._head(), self.flags, int(bool(shortcut)), self.use_super,
-                           SHORT_LIMIT, stop=False)
+        return self._kernel("".join(pieces).encode("utf-8"), piece_ends, doc_pieces, shortcut,
+                            interruptible=interruptible)
 
     def encode(self, text: str, shortcut: bool = True) -> List[int]:
         """One document (a checked ``str``) as a list of ids: :meth:`encode_docs`
         without its per-batch bookkeeping, which dominates on short texts."""
-        pretok = self.tok.pretokenizer
+        pretok = self.pretokenizer
         if not (USE_PRETOKEN_ENDS and getattr(pretok, "uses_native", False)):
             return self.to_list(self.encode_docs([text], shortcut)[0])
         ends = pretok.pretoken_ends(text)
@@ -204,14 +225,9 @@ class FastEncoder:
         try:
             data = text.encode("utf-8")
         except UnicodeEncodeError:
-            self.tok._check_text(text)
+            check_utf8(text)
             raise
-        doc_pieces = np.array((0, n), np.int64)
-        ids, _ = K._encode_docs(np.frombuffer(data or b"\0", np.uint8),
-                                np.ascontiguousarray(ends, dtype=np.int64), doc_pieces, self.byte_ids,
-                                self.sc_short, self.sc_long, self.tb, self.r_table, self.s_table,
-                                self.s_bits, self._head(), self.flags, int(bool(shortcut)), self.use_super,
-                                SHORT_LIMIT)
+        ids, _ = self._kernel(data, np.ascontiguousarray(ends, dtype=np.int64), np.array((0, n), np.int64), shortcut)
         return self.to_list(ids)
 
     def to_list(self, ids: np.ndarray) -> List[int]:
@@ -220,19 +236,19 @@ class FastEncoder:
         references instead of allocating (and later freeing) one ``int`` per token."""
         objects = self._id_objects
         if objects is None:
-            objects = self._id_objects = np.array(range(max(self.tok.n_vocab, 1)), dtype=object)
+            objects = self._id_objects = np.array(range(max(self.n_vocab, 1)), dtype=object)
         return objects.take(ids).tolist()
 
     # -- batches -----------------------------------------------------------------
     def encode_to_numpy(self, texts: Sequence[str], num_threads=None,
                         shortcut: bool = True) -> Tuple[np.ndarray, np.ndarray]:
         """All ``texts`` as ``(ids int32, offsets int64)`` using ``num_threads``
-        threads (default: all cores)."""
+        threads (None: all cores; the caller has checked it, see ``Tokenizer.encode_to_numpy``)."""
         texts = list(texts)
         for t in texts:
             if not isinstance(t, str):
                 raise TypeError(f"encode expects str, got {type(t).__name__}")
-        threads = _threads(num_threads)
+        threads = num_threads or os.cpu_count() or 1
         # slices of about _SLICE_BYTES, but at least one per thread when the batch is small
         total = sum(map(len, texts))
         slices = _slices(texts, max(min(_SLICE_BYTES, -(-total // threads)), _MIN_SLICE))
@@ -242,11 +258,6 @@ class FastEncoder:
             with ThreadPoolExecutor(max_workers=threads) as pool:
                 parts = list(pool.map(lambda ab: self.encode_docs(texts[ab[0]:ab[1]], shortcut), slices))
         return _concat(parts, len(texts))
-
-
-def _threads(num_threads) -> int:
-    from .tokenizer import _check_num_threads
-    return _check_num_threads(num_threads) or os.cpu_count() or 1
 
 
 def _slices(texts: Sequence[str], target: int):
@@ -275,19 +286,9 @@ def _concat(parts, n_docs: int) -> Tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(ids, dtype=np.int32), offsets
 
 
-_LOCK = threading.Lock()
-
-
 def encoder_for(tok) -> FastEncoder:
-    """The tokenizer's :class:`FastEncoder`, built on first use (thread-safe)."""
-    enc = getattr(tok, "_fast_encoder", None)
-    if enc is None:
-        with _LOCK:
-            enc = getattr(tok, "_fast_encoder", None)
-            if enc is None:
-                enc = FastEncoder(tok)
-                tok._fast_encoder = enc
-    return enc
+    """The tokenizer's :class:`FastEncoder` (built on first use; the old name of ``tok._fast()``)."""
+    return tok._fast()
 
 
 KERNELS = (K._encode_docs, K._merge_one, K._build_pair_table, K._build_short_table,
@@ -296,11 +297,10 @@ KERNELS = (K._encode_docs, K._merge_one, K._build_pair_table, K._build_short_tab
 
 def warmup() -> None:
     """Compile (or load from Numba's on-disk cache) the encoding kernels, one signature each."""
-    from .pretokenize import Pretokenizer
-    from .tokenizer import Tokenizer
     K._merge_one(np.array([97, 97, 97], np.int32), pair_table({(97, 97): (0, 243)}), 0)
-    # a + a -> 243, aa + a -> 244 (regular); aaa + aaa -> 245 (super)
-    tok = Tokenizer(alphabet=ByteAlphabet("bytes243"),
-                    merges=[(97, 97, 1, False), (243, 97, 1, False), (244, 244, 1, True)],
-                    pretokenizer=Pretokenizer(), profile="paper", algo="superbpe")
-    FastEncoder(tok).encode_docs(["aaa aaa", ""])
+    # a + a -> 243, aa + a -> 244 (regular); aaa + aaa -> 245 (super); aa and aaa reachable and eligible
+    alphabet = ByteAlphabet("bytes243")
+    tables = EncoderTables(list(alphabet.tokens) + [b"aa", b"aaa", b"aaaaaa"],
+                           {(97, 97): (0, 243), (243, 97): (1, 244)}, {(244, 244): (0, 245)},
+                           {b"aa": 243, b"aaa": 244}, frozenset((243, 244)), Pretokenizer(), alphabet, 246)
+    FastEncoder(tables).encode_docs(["aaa aaa", ""])

@@ -1,7 +1,9 @@
 """Interoperability: the authors' model format, tiktoken, HF ``tokenizers``,
 and the merge-rule / rank-table conflict detector (SPEC sections 7 and 11).
 
-Functions (all take a :class:`fastsw.Tokenizer`):
+Free functions over a :class:`fastsw.Tokenizer` (this module imports the tokenizer, never the
+reverse); ``Tokenizer.load_paper``, ``tok.save_paper``, ``tok.save_hf``, ... are aliases that
+the end of this module attaches to the class (``import fastsw`` imports it):
 
 * :func:`load_paper_model` / :func:`save_paper_model` -- the authors' text
   format (``BoundlessBPE v2 KIND``). Only the ``bytes243`` alphabet (profile
@@ -29,6 +31,7 @@ Decisions (see each function for details):
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import os
 from pathlib import Path
@@ -36,8 +39,10 @@ from typing import Dict, Iterable, List, Optional, Tuple
 
 from .alphabet import BYTE_TO_UNICODE, ByteAlphabet, render, unrender
 from .bpe import apply_merges
-from .model_io import read_model_text, atomic_write_text
+from .files import atomic_write_text
+from .model_io import read_model_text
 from .pretokenize import DEFAULT_SCRIPT_SPECIFIC_SCRIPTS, Pretokenizer
+from .tokenizer import Tokenizer, rendered_vocab
 
 __all__ = ["load_paper_model", "save_paper_model", "to_tiktoken", "write_tiktoken_ranks", "tiktoken_ranks",
            "save_hf", "hf_tokenizer_json", "verify_export", "merge_conflicts", "rank_table_encode"]
@@ -163,8 +168,6 @@ def load_paper_model(path):
     and kept in ``training_info["paper_model"]``. Errors: ``ValueError`` naming
     the file and line.
     """
-    from .tokenizer import Tokenizer
-
     path = Path(path)
     text = read_model_text(path)
     r = _Lines(path, text)
@@ -269,40 +272,24 @@ def _corpus_statistics(tok, corpus: Iterable[str]):
 
     Counts: plain BPE -- the final encoding of the whole corpus; two-phase models
     -- only the tokens of the final encodings of the maximal runs of >= 2
-    eligible pretokens (the phase-2 training data)."""
+    eligible pretokens (the phase-2 training data), as the encoder itself finds them."""
     counts = [0] * tok.vocab_size
     single = set()
-    eligible = frozenset(i for i in range(tok.vocab_size) if tok.is_eligible(i))
-    two_phase = tok.algo != "bpe"
     for doc in corpus:
-        run: List[int] = []
         for piece in tok.pretokenizer.pretokenize(doc):
             ids = tok.encode_pretoken(piece)
             if len(ids) == 1:
                 single.add(ids[0])
-                if ids[0] in eligible:
-                    run.append(ids[0])
-                    continue
-            _flush(tok, run, counts, single, two_phase)
-            run = []
-            if not two_phase:
-                for t in ids:
-                    counts[t] += 1
-        _flush(tok, run, counts, single, two_phase)
+        out, runs = [], []  # the encoding, and where each run of >= 2 eligible pretokens landed in it
+        tok._encode_chunk(doc, True, out, runs=runs)
+        if tok.algo == "bpe":
+            runs = [(0, len(out))]
+        else:
+            single.update(out[a] for a, b in runs if b - a == 1)
+        for a, b in runs:
+            for t in out[a:b]:
+                counts[t] += 1
     return counts, single
-
-
-def _flush(tok, run, counts, single, two_phase):
-    if len(run) >= 2:
-        ids = tok.apply_supermerges(run)
-        if len(ids) == 1:
-            single.add(ids[0])
-    elif two_phase:
-        return
-    else:
-        ids = run
-    for t in ids:
-        counts[t] += 1
 
 
 def paper_model_text(tok, corpus: Optional[Iterable[str]] = None) -> str:
@@ -557,15 +544,6 @@ def _conflict(kind, tok, tid, tb, rule, table, **extra) -> dict:
 # ---------------------------------------------------------------------------
 # HF tokenizers
 # ---------------------------------------------------------------------------
-def rendered_vocab(tok) -> Dict[str, int]:
-    """Each token's GPT-2 byte-level rendering -> its id, special tokens left out;
-    where ids share the same bytes, the smallest (HF's vocab is a map)."""
-    out: Dict[str, int] = {}
-    for tid, tb in enumerate(tok.vocab):
-        out.setdefault(render(tb), tid)
-    return out
-
-
 def hf_tokenizer_json(tok, *, ignore_merges: Optional[bool] = None) -> dict:
     """The ``tokenizer.json`` content :func:`save_hf` writes, as a dict."""
     _check_byte_alphabet(tok, "HF's ByteLevel pre-tokenizer")
@@ -704,3 +682,21 @@ def verify_export(tok, exported, texts: Iterable[str]) -> dict:
             "fastsw_tokens": mine_total, "export_tokens": theirs_total,
             "token_count_difference": theirs_total - mine_total, "roundtrip_ok": roundtrip_ok,
             "first_difference": first}
+
+
+# ---------------------------------------------------------------------------
+# The Tokenizer methods users know: aliases of the functions above
+# ---------------------------------------------------------------------------
+def _alias(name: str, func, method=None):
+    """``Tokenizer.<name>``: a method that calls ``func(tok, ...)``, with ``func``'s signature and docs."""
+    method = method or functools.wraps(func)(lambda self, *args, **kwargs: func(self, *args, **kwargs))
+    method.__name__, method.__qualname__ = name, f"Tokenizer.{name}"
+    method.__doc__ = f"Alias of :func:`fastsw.interop.{func.__name__}`.\n\n{func.__doc__}"
+    return method
+
+
+for _name, _func in (("save_paper", save_paper_model), ("to_tiktoken", to_tiktoken), ("save_hf", save_hf),
+                     ("save_tiktoken", write_tiktoken_ranks), ("verify_export", verify_export),
+                     ("merge_conflicts", merge_conflicts)):
+    setattr(Tokenizer, _name, _alias(_name, _func))
+Tokenizer.load_paper = classmethod(_alias("load_paper", load_paper_model, lambda cls, path: load_paper_model(path)))

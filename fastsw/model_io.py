@@ -20,217 +20,30 @@ One UTF-8 JSON object::
 :func:`check_model_data` checks every field when a file is loaded.
 Merge k creates token id ``len(alphabet) + k``; a token's bytes are its parents'
 bytes concatenated, so the file is lossless without storing token strings.
-Files are written to a temporary file in the same directory and renamed, so a
-crash never leaves half a model; :func:`atomic_open` does this for every writer of
-fastsw (models, count tables, exports) and owns the output path rule (symlinks
-followed, anything but a regular file refused, errors naming the user's path).
-Pickle is never used.
+Files are written atomically (:func:`fastsw.files.atomic_open`). Pickle is never used.
+
+This module converts between files and plain data only (:func:`model_to_dict`,
+:func:`load_model_data`); :meth:`fastsw.Tokenizer.save` and :meth:`fastsw.Tokenizer.load`
+call it, so it never imports the tokenizer.
 """
 from __future__ import annotations
 
-import contextlib
-import errno
 import json
-import os
-import stat
-import tempfile
 from pathlib import Path
-from typing import Optional, Tuple
 
-from .alphabet import alphabet_from_config
+from .alphabet import PROFILE_ALPHABETS, alphabet_from_config
+from .files import OutputError, atomic_open, atomic_write_text, resolve_output_path  # noqa: F401 (re-exported)
 from .pretokenize import Pretokenizer
 
 FORMAT = "fastsw"
 FORMAT_VERSION = 1
-
-
-class OutputError(OSError):
-    """An output file that could not be written, or a path fastsw will not replace.
-
-    ``str(e)`` is one line: the path the caller gave, what went wrong and what to
-    do. ``e.filename`` is that path (``None`` for an empty one) and ``e.errno`` the
-    underlying error number (``EINVAL`` for a refused path), as for any ``OSError``.
-
-        >>> import fastsw
-        >>> tok = fastsw.train(["a b"], vocab_size=244)
-        >>> try:
-        ...     tok.save("/dev/null")
-        ... except OSError as e:
-        ...     print(str(e).split(";")[0])
-        /dev/null: is a character device, not a regular file
-    """
-
-    def __init__(self, path: Optional[str], problem: str, errno_: int):
-        super().__init__(errno_, problem)
-        self.filename = path
-
-    def __str__(self) -> str:
-        return self.strerror if self.filename is None else f"{self.filename}: {self.strerror}"
-
-
-# errno -> (what happened, what to do), for the failures a user can act on.
-_WRITE_ADVICE = {
-    errno.ENOSPC: ("no space left on device", "free some space or choose another output path"),
-    errno.EDQUOT: ("disk quota exceeded", "free some space or choose another output path"),
-    errno.EROFS: ("the file system is read-only", "choose another output path"),
-    errno.EFBIG: ("the file is too large for the file system or the file size limit (ulimit -f)",
-                  "raise the limit or choose another output path"),
-}
-
-
-def _write_error(name: str, directory: str, e: OSError) -> OutputError:
-    """``e`` (from creating, writing, syncing or renaming the temporary file) reported against the target."""
-    if e.errno in (errno.EACCES, errno.EPERM):
-        problem, advice = f"permission denied in {directory}", "choose a writable directory"
-    else:
-        problem, advice = _WRITE_ADVICE.get(e.errno, (e.strerror or str(e) or type(e).__name__,
-                                                      "check the path or choose another output path"))
-    return OutputError(name, f"{problem} while writing it; {advice}", e.errno or errno.EIO)
-
-
-_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
-
-
-def resolve_output_path(path) -> Tuple[str, str, Optional[os.stat_result]]:
-    """Check an output path before anything is written to it; the one place that owns the rule.
-
-    Returns ``(name, target, stat)``: the path as the caller gave it (for messages),
-    the file to replace (symlinks followed, so a symlink's target is replaced and the
-    link kept) and that file's ``os.stat`` result, or ``None`` when it does not exist
-    yet. Raises :class:`OutputError` for an empty path, an existing target that is not
-    a regular file (directory, FIFO, device, socket), a missing or unwritable directory.
-
-        >>> resolve_output_path("model.json")[0]
-        'model.json'
-    """
-    try:
-        name = os.fspath(path)
-    except TypeError:
-        raise TypeError(f"an output path must be a str or os.PathLike, not {type(path).__name__}") from None
-    if isinstance(name, bytes):
-        name = os.fsdecode(name)
-    if not name:
-        raise OutputError(None, "the output path is empty; give a file name, e.g. model.json", errno.EINVAL)
-    target = os.path.realpath(name)
-    link = f"is a symlink to {target}, which is " if os.path.islink(name) else "is "
-    directory = os.path.dirname(target)
-    try:
-        st = os.stat(target)
-    except FileNotFoundError:
-        st = None
-    except OSError as e:  # ENOTDIR (a parent is a file), ELOOP (a symlink loop), EACCES (a parent)
-        raise OutputError(name, f"cannot use it as an output path ({e.strerror}); choose another output path",
-                          e.errno or errno.EINVAL) from e
-    if st is not None and not stat.S_ISREG(st.st_mode):
-        kind = next((what for test, what in _KINDS if test(st.st_mode)), "not a regular file")
-        if stat.S_ISDIR(st.st_mode):
-            raise OutputError(name, f"{link}a directory; give the path of a file inside it", errno.EISDIR)
-        raise OutputError(name, f"{link}{kind}, not a regular file; give the path of a regular file "
-                                "(fastsw replaces its output file as a whole)", errno.EINVAL)
-    if name.endswith((os.sep, "/")):
-        raise OutputError(name, "ends with a path separator, so it names a directory; give a file name, "
-                                f"e.g. {os.path.join(name, 'model.json')}", errno.EISDIR)
-    if not os.path.isdir(directory):
-        shown = directory if link != "is " else (os.path.dirname(name) or ".")
-        raise OutputError(name, f"the directory {shown} does not exist; create it first or choose another "
-                                "output path", errno.ENOENT)
-    if not os.access(directory, os.W_OK | os.X_OK):
-        raise OutputError(name, f"permission denied creating a file in {directory}; choose a writable directory",
-                          errno.EACCES)
-    return name, target, st
-
-
-class _OutputFile:
-    """The temporary file as handed to a writer: its write errors name the target path."""
-
-    def __init__(self, f, name: str, directory: str):
-        self._f = f
-        self._name = name
-        self._directory = directory
-
-    def write(self, data):
-        try:
-            return self._f.write(data)
-        except OSError as e:
-            raise _write_error(self._name, self._directory, e) from e
-
-    def writelines(self, lines) -> None:
-        for line in lines:
-            self.write(line)
-
-    def flush(self) -> None:
-        try:
-            self._f.flush()
-        except OSError as e:
-            raise _write_error(self._name, self._directory, e) from e
-
-    def __getattr__(self, attr):
-        return getattr(self._f, attr)
-
-
-def _discard(f, tmp: str) -> None:
-    try:
-        f.close()  # closes the descriptor even when the final flush fails
-    except OSError:
-        pass
-    try:
-        os.unlink(tmp)
-    except OSError:
-        pass
-
-
-@contextlib.contextmanager
-def atomic_open(path, mode: str = "w"):
-    """Open a temporary file next to ``path``'s target for writing (``"w"`` UTF-8 text or
-    ``"wb"``); on a clean exit it is synced, given the permissions a plain ``open`` would
-    (those of the file it replaces, else 0666 minus the umask; mkstemp makes 0600) and
-    renamed over the target. On any error it is removed, so the target is either the old
-    file or the complete new one. Every writer of fastsw goes through here.
-
-    The target is :func:`resolve_output_path`'s: a symlink is followed (its target is
-    replaced, the link kept); an existing directory, FIFO, device or socket, an empty
-    path and a missing directory are refused. Failures of the file system (full disk,
-    permissions, ...) raise :class:`OutputError` naming ``path``, never the temporary file.
-    """
-    name, target, st = resolve_output_path(path)
-    directory = os.path.dirname(target)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=directory)
-    except OSError as e:
-        raise _write_error(name, directory, e) from e
-    f = os.fdopen(fd, mode, encoding="utf-8") if "b" not in mode else os.fdopen(fd, mode)
-    try:
-        yield _OutputFile(f, name, directory)
-    except BaseException:
-        _discard(f, tmp)
-        raise
-    try:
-        f.flush()
-        os.fsync(f.fileno())
-        f.close()
-        if st is not None:
-            permissions = stat.S_IMODE(st.st_mode)
-        else:
-            umask = os.umask(0)
-            os.umask(umask)
-            permissions = 0o666 & ~umask
-        os.chmod(tmp, permissions)
-        os.replace(tmp, target)
-    except BaseException as e:
-        _discard(f, tmp)
-        if isinstance(e, OSError):
-            raise _write_error(name, directory, e) from e
-        raise
-
-
-def atomic_write_text(path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (see :func:`atomic_open`)."""
-    with atomic_open(path, "w") as f:
-        f.write(text)
+ALGOS = ("bpe", "boundless", "superbpe")
 
 
 def model_to_dict(tok) -> dict:
+    """The JSON object of a model: ``tok`` is anything with the fields ``algo``, ``profile``,
+    ``alphabet``, ``pretokenizer``, ``merges``, ``special_tokens`` and ``training_info``
+    (a :class:`fastsw.Tokenizer`)."""
     return {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -291,9 +104,6 @@ def check_model_data(path, data: dict) -> None:
         Traceback (most recent call last):
         ValueError: m.json: field alphabet.kind: 'bytes256' does not go with profile 'paper' (which uses bytes243); ...
     """
-    from .tokenizer import ALGOS
-    from .alphabet import PROFILE_ALPHABETS
-
     def bad(field: str, problem: str) -> ValueError:
         return ValueError(f"{path}: field {field}: {problem}")
 
@@ -382,9 +192,10 @@ def check_model_data(path, data: dict) -> None:
         raise bad("training", f"must be an object, not {_json_type(training)}")
 
 
-def load_model(path):
-    from .tokenizer import Tokenizer
-
+def load_model_data(path) -> dict:
+    """Read and check a model file: the keyword arguments of :class:`fastsw.Tokenizer`
+    (``alphabet``, ``merges``, ``pretokenizer``, ``profile``, ``algo``, ``special_tokens``,
+    ``training_info``) as plain data. Every failure is a ``ValueError`` naming the file."""
     path = Path(path)
     raw = read_model_text(path)
     try:
@@ -408,14 +219,9 @@ def load_model(path):
     except ValueError as e:
         raise ValueError(f"{path}: field pretokenizer: {e}") from e
     try:
-        return Tokenizer(
-            alphabet=alphabet_from_config(data["alphabet"]),
-            merges=data["merges"],
-            pretokenizer=pretokenizer,
-            profile=data["profile"],
-            algo=data["algo"],
-            special_tokens=data.get("special_tokens", {}),
-            training_info=data.get("training", {}),
-        )
+        alphabet = alphabet_from_config(data["alphabet"])
     except (ValueError, TypeError) as e:
         raise ValueError(f"{path}: invalid model file: {e}") from e
+    return {"alphabet": alphabet, "merges": data["merges"], "pretokenizer": pretokenizer,
+            "profile": data["profile"], "algo": data["algo"], "special_tokens": data.get("special_tokens", {}),
+            "training_info": data.get("training", {})}

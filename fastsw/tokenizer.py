@@ -28,21 +28,23 @@ or the ``backend`` attribute) or per call (``encode*(..., backend=...)``).
 from __future__ import annotations
 
 import operator
+import threading
 from collections import namedtuple
+from pathlib import Path
 from types import MappingProxyType
 from typing import AbstractSet, Collection, Dict, Iterable, List, Literal, Optional, Sequence, Tuple, Union
 
 import regex
 
 from ._config import gc_paused, resolve_backend
-from .alphabet import Alphabet, get_profile
+from .alphabet import Alphabet, check_utf8, get_profile, render
 from .bpe import apply_merges
+from .model_io import ALGOS, load_model_data, save_model
 from .pretokenize import Pretokenizer
 
 Merge = namedtuple("Merge", ["id", "left", "right", "count", "super"])
 Merge.__doc__ = "One merge: the token ``id`` it creates from ``left`` + ``right`` (ids), its count, and whether it is a supermerge."
 
-ALGOS = ("bpe", "boundless", "superbpe")
 _CACHE_LIMIT = 1 << 16
 # Texts up to this many characters take the small-input path on the numba backend:
 # the per-pretoken cache of the reference path, its misses encoded by one kernel call.
@@ -51,6 +53,7 @@ _CACHE_LIMIT = 1 << 16
 # 128, and about the same at 256; a text whose pretokens all miss costs ~2 x the kernel
 # path (its kernel call plus the cache's Python work), so the limit stays at 128.
 SMALL_TEXT = 128
+_FAST_LOCK = threading.Lock()  # one FastEncoder per tokenizer, even when threads ask at once
 
 
 def _token_id(t) -> int:
@@ -219,9 +222,9 @@ class Tokenizer:
                 candidates.append((tid, tb, text))
         if self._resolve_backend(None) == "numba" and candidates:
             from .fast_encode import FastEncoder
-            self._shortcut, self._eligible = {}, frozenset()  # what the no-shortcut pass needs
-            # each candidate is one pretoken already: no second pre-tokenization
-            ids, offsets = FastEncoder(self).encode_pieces([text for _, _, text in candidates])
+            # no shortcut yet (it is what this computes); each candidate is one pretoken already
+            ids, offsets = FastEncoder(self._encoder_tables({}, frozenset())).encode_pieces(
+                [text for _, _, text in candidates], interruptible=True)
             single = (offsets[1:] - offsets[:-1]) == 1
             reachable = [c for c, one, first in zip(candidates, single.tolist(), ids[offsets[:-1]].tolist())
                          if one and first == c[0]]
@@ -272,14 +275,27 @@ class Tokenizer:
         supported = self.__dict__.get("_fast_ok")
         if supported is None:
             from .fast_encode import supported as check
-            supported = self._fast_ok = check(self)
+            supported = self._fast_ok = check(self.alphabet)
         return supported
 
+    def _encoder_tables(self, shortcut=None, eligible=None):
+        """The plain tables the fast encoder is built from (:class:`fastsw.fast_encode.EncoderTables`);
+        ``shortcut`` and ``eligible`` default to this model's."""
+        from .fast_encode import EncoderTables
+        return EncoderTables(self._token_bytes, self._regular_ranks, self._super_ranks,
+                             self._shortcut if shortcut is None else shortcut,
+                             self._eligible if eligible is None else eligible,
+                             self.pretokenizer, self.alphabet, self.n_vocab)
+
     def _fast(self):
+        """This tokenizer's :class:`fastsw.fast_encode.FastEncoder`, built on first use (thread-safe)."""
         enc = self.__dict__.get("_fast_encoder")
         if enc is None:
-            from .fast_encode import encoder_for
-            enc = encoder_for(self)
+            with _FAST_LOCK:
+                enc = self.__dict__.get("_fast_encoder")
+                if enc is None:
+                    from .fast_encode import FastEncoder
+                    enc = self._fast_encoder = FastEncoder(self._encoder_tables())
         return enc
 
     @staticmethod
@@ -289,13 +305,7 @@ class Tokenizer:
 
     def _check_text(self, text) -> None:
         self._check_type(text)
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as e:
-            raise ValueError(
-                f"text contains a lone surrogate (U+{ord(text[e.start]):04X} at position {e.start}) that "
-                "has no UTF-8 encoding; fix the input, e.g. text.encode('utf-16', 'surrogatepass')"
-                ".decode('utf-16') to join surrogate pairs, or replace it") from None
+        check_utf8(text)
 
     def encode_pretoken(self, piece: str, *, shortcut: bool = True) -> List[int]:
         """Regular merges applied to one pretoken."""
@@ -305,11 +315,11 @@ class Tokenizer:
                 return [tid]
         return apply_merges(self.alphabet.initial_ids(piece), self._regular_ranks)
 
-    def _encode_chunk(self, text: str, shortcut: bool, out: List[int], fast=None) -> None:
+    def _encode_chunk(self, text: str, shortcut: bool, out: List[int], fast=None, runs=None) -> None:
         """Append the ids of ``text`` (no special tokens) to ``out``. With ``fast`` (a
         :class:`fastsw.fast_encode.FastEncoder`, ``shortcut`` on) the pretokens missing
         from the cache are encoded first, all in one kernel call, instead of by
-        :meth:`encode_pretoken`; the ids are the same."""
+        :meth:`encode_pretoken`; the ids are the same. ``runs``: see :meth:`_flush_run`."""
         run: List[int] = []
         eligible = self._eligible
         cache = self._cache
@@ -329,10 +339,10 @@ class Tokenizer:
             if len(ids) == 1 and ids[0] in eligible:
                 run.append(ids[0])
                 continue
-            self._flush_run(run, out)
+            self._flush_run(run, out, runs)
             run = []
             out.extend(ids)
-        self._flush_run(run, out)
+        self._flush_run(run, out, runs)
 
     def _cache_pieces(self, pieces: List[str], fast) -> None:
         """Put the regular-merge ids of ``pieces`` (whole pretokens, shortcut on) in the
@@ -347,11 +357,16 @@ class Tokenizer:
         for k, piece in enumerate(pieces):
             cache[piece] = flat[bounds[k]:bounds[k + 1]]
 
-    def _flush_run(self, run: List[int], out: List[int]) -> None:
+    def _flush_run(self, run: List[int], out: List[int], runs: Optional[list] = None) -> None:
+        """Append a run of eligible single-token pretokens' ids to ``out``, supermerged when it
+        has >= 2; ``runs`` (if given) gets the ``(start, end)`` in ``out`` of each such run."""
+        start = len(out)
         if len(run) >= 2 and self._super_ranks:
             out.extend(apply_merges(run, self._super_ranks))
         else:
             out.extend(run)
+        if runs is not None and len(run) >= 2:
+            runs.append((start, len(out)))
 
     def encode_ordinary(self, text: str, *, shortcut: bool = True, backend: Optional[str] = None) -> List[int]:
         """Encode ``text`` treating special-token strings as ordinary text.
@@ -695,7 +710,6 @@ class Tokenizer:
         """
         vocab = self.__dict__.get("_hf_vocab")
         if vocab is None:
-            from .interop import rendered_vocab
             vocab = rendered_vocab(self)
             vocab.update(self._special_tokens)
             self._hf_vocab = vocab
@@ -724,7 +738,6 @@ class Tokenizer:
         """
         t = _token_id(token_id)
         if 0 <= t < len(self._token_bytes):
-            from .alphabet import render
             return render(self._token_bytes[t])
         special = self._special_by_id.get(t)
         return None if special is None else special.decode("utf-8")
@@ -749,51 +762,25 @@ class Tokenizer:
             chars += len(tb) - sum(0x80 <= b < 0xC0 for b in tb)
         return ids, offsets
 
-    # -- persistence ------------------------------------------------------------
+    # -- persistence (the exports are functions of fastsw.interop) ---------------
     def save(self, path) -> None:
         """Write the model to ``path`` (fastsw's JSON model format, atomically)."""
-        from .model_io import save_model
         save_model(self, path)
 
     @classmethod
     def load(cls, path) -> "Tokenizer":
         """Read a model written by :meth:`save`."""
-        from .model_io import load_model
-        return load_model(path)
+        data = load_model_data(path)
+        try:
+            return cls(**data)
+        except (ValueError, TypeError) as e:
+            raise ValueError(f"{Path(path)}: invalid model file: {e}") from e
 
-    # -- interop (see fastsw.interop) -------------------------------------------
-    @classmethod
-    def load_paper(cls, path) -> "Tokenizer":
-        """Read a model in the paper authors' text format (``BoundlessBPE v2``)."""
-        from .interop import load_paper_model
-        return load_paper_model(path)
 
-    def save_paper(self, path, corpus=None) -> None:
-        """Write the paper authors' text format; ``corpus`` fills the COUNT/FLAG columns."""
-        from .interop import save_paper_model
-        save_paper_model(self, path, corpus=corpus)
-
-    def to_tiktoken(self, name: str = "fastsw", **kwargs):
-        """A ``tiktoken.Encoding`` with the same ids (plain BPE models only)."""
-        from .interop import to_tiktoken
-        return to_tiktoken(self, name, **kwargs)
-
-    def save_tiktoken(self, path, **kwargs) -> None:
-        """Write a ``.tiktoken`` rank file (base64 token, space, rank per line)."""
-        from .interop import write_tiktoken_ranks
-        write_tiktoken_ranks(self, path, **kwargs)
-
-    def save_hf(self, path, **kwargs) -> dict:
-        """Write an HF ``tokenizer.json``; returns whether the export is exact and why not."""
-        from .interop import save_hf
-        return save_hf(self, path, **kwargs)
-
-    def verify_export(self, exported, texts) -> dict:
-        """Agreement of an exported tokenizer with this one on ``texts``."""
-        from .interop import verify_export
-        return verify_export(self, exported, texts)
-
-    def merge_conflicts(self) -> list:
-        """Pieces where a merge-rule encoder and a rank-table encoder would disagree."""
-        from .interop import merge_conflicts
-        return merge_conflicts(self)
+def rendered_vocab(tok) -> Dict[str, int]:
+    """Each token's GPT-2 byte-level rendering -> its id, special tokens left out;
+    where ids share the same bytes, the smallest (HF's vocab is a map)."""
+    out: Dict[str, int] = {}
+    for tid, tb in enumerate(tok.vocab):
+        out.setdefault(render(tb), tid)
+    return out

@@ -37,6 +37,23 @@ def both(tok, text, **kw):
     return fast
 
 
+def test_fast_encoder_is_built_from_plain_tables(golden_models):
+    """The encoder takes plain data (issue #9, item 3), here rebuilt from the public API only, and
+    gives the reference's ids without knowing the tokenizer; the tokenizer keeps its own encoder."""
+    tok = golden_models["superbpe_1500_plus500"]
+    ids = range(tok.vocab_size)
+    tables = fast_encode.EncoderTables(
+        token_bytes=tok.vocab, regular_ranks=dict(tok.regular_ranks), super_ranks=dict(tok.super_ranks),
+        shortcut={tok.vocab[i]: i for i in ids if tok.is_reachable(i)},
+        eligible=frozenset(i for i in ids if tok.is_eligible(i)),
+        pretokenizer=tok.pretokenizer, alphabet=tok.alphabet, n_vocab=tok.n_vocab)
+    enc = fast_encode.FastEncoder(tables)
+    assert not hasattr(enc, "tok")
+    text = "The cat sat on the mat, and then the cat sat on the mat again. " * 3
+    assert enc.encode(text) == tok.encode_ordinary(text, backend="python")
+    assert tok._fast() is tok._fast() is fast_encode.encoder_for(tok) is not enc
+
+
 # ---------------------------------------------------------------- the merge loops alone
 
 def ranks_of(merges, n_alpha):

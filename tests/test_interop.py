@@ -72,6 +72,23 @@ def test_golden_save_reproduces_file(golden_run, train_docs):
         assert len(os_) == 4 and os_[:2] == fs[:2] and os_[3] == fs[3], (o, f)
 
 
+def test_paper_counts_use_the_encoders_run_rule(train_docs, golden_dir, monkeypatch):
+    """The COUNT/FLAG statistics take the runs of eligible pretokens from the encoder itself
+    (Tokenizer._flush_run), not from a second copy of the rule (issue #9, item 1)."""
+    tok = interop.load_paper_model(golden_dir / "models/superbpe_1500_plus500_final.model")
+    expected = interop.paper_model_text(tok, train_docs[:50])
+    flushed = []
+    real = fastsw.Tokenizer._flush_run
+
+    def recording(self, run, out, runs=None):
+        flushed.append(len(run))
+        return real(self, run, out, runs)
+
+    monkeypatch.setattr(fastsw.Tokenizer, "_flush_run", recording)
+    assert interop.paper_model_text(tok, train_docs[:50]) == expected
+    assert any(n >= 2 for n in flushed)
+
+
 def test_save_load_roundtrip(tmp_path, golden_run):
     name, gold, path, tok = golden_run
     out = tmp_path / "m.model"

@@ -29,6 +29,18 @@ def test_save_load_round_trip(small_model, tmp_path, sample_docs):
     assert [p.name for p in tmp_path.iterdir()] == ["m.json"]  # no temporary file left
 
 
+def test_model_io_reads_plain_data(small_model, tmp_path):
+    """model_io converts between files and plain data (issue #9, item 3): load_model_data gives the
+    Tokenizer's keyword arguments."""
+    from fastsw import model_io
+    path = tmp_path / "m.json"
+    small_model.save(path)
+    data = model_io.load_model_data(path)
+    assert set(data) == {"alphabet", "merges", "pretokenizer", "profile", "algo", "special_tokens", "training_info"}
+    assert fastsw.Tokenizer(**data).merges == small_model.merges
+    assert model_io.model_to_dict(small_model) == json.loads(path.read_text(encoding="utf-8"))
+
+
 def test_char_alphabet_and_hf_round_trip(tmp_path):
     tok = fastsw.train(["low lower newest widest"] * 3, algo="bpe", vocab_size=290, profile="hf",
                        alphabet="chars", byte_fallback=True)

@@ -44,6 +44,13 @@ def write(request, tok, counts):
     return lambda path: WRITERS[request.param](tok, counts, path)
 
 
+def test_file_helpers_have_their_own_module():
+    """atomic_open and OutputError live in fastsw.files (issue #9, item 3), still importable from the old places."""
+    from fastsw import files, model_io
+    assert fastsw.OutputError is model_io.OutputError is files.OutputError is OutputError
+    assert model_io.atomic_open is files.atomic_open and model_io.resolve_output_path is files.resolve_output_path
+
+
 def temp_files(directory) -> list:
     return [name for name in os.listdir(directory) if name.endswith(".tmp")]
 
