@@ -80,7 +80,7 @@ class _Engine:
 
 def _phase1_packed(counts: Counts, alphabet: Alphabet, profile: str, n_merges: int, progress=None):
     """:func:`phase1` on packed words: returns ``(merges, (tokens, offsets, lengths), token_bytes)``."""
-    from .fast import learn_merges_packed, pack_pretokens
+    from .fast_train import learn_merges_packed, pack_pretokens
     tokens, offsets, word_counts = pack_pretokens(counts.pretokens, counts.counts, alphabet)
     token_bytes = list(alphabet.tokens)
     merges, lengths = learn_merges_packed(tokens, offsets, word_counts, token_bytes, get_profile(profile),
@@ -115,7 +115,7 @@ def _engine(backend: str, progress: bool) -> _Engine:
     backend = resolve_backend(backend)
     if backend == "python":
         return _Engine("python", learn_merges, boundless_phase2, superbpe_phase2)
-    from . import fast, fast_encode  # imports numba: only when the fast path is used
+    from . import fast_train, fast_encode  # imports numba: only when the fast path is used
     # Compiling the kernels takes ~30 s on the first run; later runs load them from
     # Numba's cache. Either way it is timed and shown, never hidden in a stage: the
     # encoding kernels too (the reachability check and the model use them).
@@ -125,11 +125,11 @@ def _engine(backend: str, progress: bool) -> _Engine:
                 bar.stream.write(COMPILE_NOTICE + "\n")
                 bar.stream.flush()
 
-        with fast.compile_notice(say_compiling):
-            fast.warmup()
+        with fast_train.compile_notice(say_compiling):
+            fast_train.warmup()
             fast_encode.warmup()
-    return _Engine("numba", fast.learn_merges_fast, fast.boundless_phase2_packed, fast.superbpe_phase2_packed,
-                   warmup_seconds=time.perf_counter() - bar.start)
+    return _Engine("numba", fast_train.learn_merges_fast, fast_train.boundless_phase2_packed,
+                   fast_train.superbpe_phase2_packed, warmup_seconds=time.perf_counter() - bar.start)
 
 
 def _check_options(algo, vocab_size, supermerges, profile, alphabet, greedy_split, min_count_floor,
@@ -387,7 +387,7 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
         if greedy_split:
             c_min = merges1[-1][2] if merges1 else 0
             if engine.packed:
-                from .fast import _pack_words
+                from .fast_train import _pack_words
                 split = split_candidates(_unpack_candidates(cands), c_min, min_count_floor, max_ngram_len)
                 cands = _pack_words(list(split.keys()), list(split.values()))
                 info["unique_candidates_after_split"] = len(split)

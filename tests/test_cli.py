@@ -496,9 +496,9 @@ def test_first_run_says_kernels_compile(tmp_path, capsys, monkeypatch):
     # A cold Numba cache makes the first 'fastsw train' compile for ~30 s: it says so, once,
     # before the loading line. Here the cold cache is two fresh kernels that really compile.
     from numba import njit
-    from fastsw import fast, trainer
+    from fastsw import fast_train, trainer
     fresh = [njit(lambda x: x + 1), njit(lambda x: x * 2)]
-    monkeypatch.setattr(fast, "warmup", lambda: [kernel(1) for kernel in fresh])
+    monkeypatch.setattr(fast_train, "warmup", lambda: [kernel(1) for kernel in fresh])
     (tmp_path / "c.txt").write_text("the cat sat on the mat\n" * 50, encoding="utf-8")
     argv = ["train", tmp_path / "c.txt", "--algo", "bpe", "--vocab-size", "260", "--backend", "numba",
             "-o", tmp_path / "m.json"]

@@ -1,7 +1,7 @@
 """Numba kernels for the fast training path (the merge loop of phase 1 and phase 2).
 
 Private functions over contiguous numpy arrays only: no Python objects, no I/O.
-The driver :mod:`fastsw.fast` coerces its inputs once (ids int32, offsets and
+The driver :mod:`fastsw.fast_train` coerces its inputs once (ids int32, offsets and
 counts int64, token bytes uint8), so every kernel compiles exactly one signature.
 The reference these kernels must agree with, merge for merge and count for count,
 is :class:`fastsw.bpe.PairMerger`.
@@ -713,7 +713,7 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
     j = 0
 
     while n_steps < max_steps:
-        if stop[0] != 0:  # one load per step: no measurable cost (see fastsw.fast)
+        if stop[0] != 0:  # one load per step: no measurable cost (see fastsw.fast_train)
             break
         # ---- best pair: re-key or drop stale tops
         best, hsize = _top(heap_key, heap_count, np.int64(hsize), htab, rec, floor, tpre, tb, tb_off,

@@ -1,4 +1,4 @@
-"""The fast training path: drivers around the Numba merge loop in :mod:`fastsw._kernels`.
+"""The fast training path: drivers around the Numba merge loop in :mod:`fastsw._train_kernels`.
 
 Each driver has exactly the contract of its reference counterpart and returns
 identical results (merges with counts, final words, appended token bytes):
@@ -39,7 +39,7 @@ import numpy as np
 
 from ._config import gc_paused
 from ._interrupt import call_kernel
-from ._kernels import _merge_loop
+from ._train_kernels import _merge_loop
 from .bpe import check_pair_total
 
 _INT64_MAX = (1 << 63) - 1
