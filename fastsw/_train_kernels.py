@@ -384,6 +384,19 @@ def _push_created(heap_key, heap_count, hsize, rec, first, last, floor, tpre, tb
     return hsize
 
 
+@njit(cache=True, inline="always")
+def _pair_counts(x, y, i, last_eq, overlapping):
+    """The pair rule of :func:`fastsw.bpe.word_pairs`, for the kernels' walks over a word's pairs (the
+    initial count, a merge's old and new windows): whether the pair ``x y`` at position ``i`` counts, and the
+    walk's next ``last_eq`` (start a walk at -2). With ``overlapping == 0`` a run of equal tokens counts its
+    pair at every other position. Inlined: it runs once per pair visited."""
+    if x == y and overlapping == 0:
+        if last_eq == i - 1:
+            return False, -2
+        return True, i
+    return True, last_eq
+
+
 @njit(cache=True)
 def _count_words(tokens, offsets, lengths, word_counts, w, overlapping, htab, rec, plen, n_pairs, tq, t0):
     """The initial pair counts of the words from ``w`` on; ``tq[o - t0 + i]`` gets
@@ -407,12 +420,10 @@ def _count_words(tokens, offsets, lengths, word_counts, w, overlapping, htab, re
         for i in range(L - 1):
             x = tokens[o + i]
             y = tokens[o + i + 1]
-            if x == y and overlapping == 0:
-                if last_eq == i - 1:
-                    last_eq = -2
-                    tq[o - t0 + i] = -1
-                    continue
-                last_eq = i
+            counted, last_eq = _pair_counts(x, y, i, last_eq, overlapping)
+            if not counted:
+                tq[o - t0 + i] = -1
+                continue
             q, n_pairs = _pair_id(htab, rec, plen, n_pairs, x, y)
             rec[3 * q + 1] += c
             if rec[3 * q + 2] != w:
@@ -513,11 +524,9 @@ def _rewrite_words(tokens, offsets, lengths, word_counts, occ, seg, t, seg_n, a,
             for i in range(win_lo[v], win_hi[v] - 1):
                 x = tokens[o + i]
                 y = tokens[o + i + 1]
-                if x == y and overlapping == 0:
-                    if last_eq == i - 1:
-                        last_eq = -2
-                        continue
-                    last_eq = i
+                counted, last_eq = _pair_counts(x, y, i, last_eq, overlapping)
+                if not counted:
+                    continue
                 key = (np.int64(x) << 32) | np.int64(y)
                 q = _find(htab, rec, key, _hash(key))
                 rec[3 * q + 1] -= c
@@ -548,11 +557,9 @@ def _rewrite_words(tokens, offsets, lengths, word_counts, occ, seg, t, seg_n, a,
             for i in range(lo, hi - 1):
                 x = tokens[o + i]
                 y = tokens[o + i + 1]
-                if x == y and overlapping == 0:
-                    if last_eq == i - 1:
-                        last_eq = -2
-                        continue
-                    last_eq = i
+                counted, last_eq = _pair_counts(x, y, i, last_eq, overlapping)
+                if not counted:
+                    continue
                 q, n_pairs = _pair_id(htab, rec, plen, n_pairs, x, y)
                 rec[3 * q + 1] += c
                 if (x == new or y == new) and rec[3 * q + 2] != w:
@@ -824,5 +831,5 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
 
 
 KERNELS = (_grow_i32, _grow_i64, _grow_u8, _hash, _find, _rehash, _pair_id, _room_for_pairs, _compact, _cmp_bytes,
-           _prefix_key, _cmp_token, _better,
+           _pair_counts, _prefix_key, _cmp_token, _better,
            _sift_down, _push, _top, _push_created, _count_words, _rewrite_words, _merge_loop)
