@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Sequence, Set, Tuple
 
-from .bpe import PairMerger
+from .bpe import PairMerger, learn_merges
 
 Seq = Tuple[int, ...]
 
@@ -93,10 +93,6 @@ def split_candidates(candidates: Dict[Seq, int], c_min: int, floor: int, max_len
     return greedy_split(candidates, frequent, max_len)
 
 
-def _merger(candidates: Dict[Seq, int], token_bytes: List[bytes], profile) -> PairMerger:
-    return PairMerger(list(candidates.keys()), list(candidates.values()), token_bytes, profile)
-
-
 def boundless_phase2(regular: Sequence[Tuple[int, int, int]], candidates: Dict[Seq, int],
                      token_bytes: List[bytes], n_alphabet: int, profile, progress=None):
     """Algorithm 1. ``regular`` are the phase-1 merges ``(left, right, count)``;
@@ -107,7 +103,7 @@ def boundless_phase2(regular: Sequence[Tuple[int, int, int]], candidates: Dict[S
     final id order, with ``kind`` ``"r"`` (index = phase-1 rank) or ``"s"`` (index =
     the working id of the supermerge token), left/right in working ids.
     """
-    merger = _merger(candidates, token_bytes, profile)
+    merger = PairMerger(list(candidates.keys()), list(candidates.values()), token_bytes, profile)
     target = n_alphabet + len(regular)
     steps = []
     j = 0
@@ -135,21 +131,9 @@ def boundless_phase2(regular: Sequence[Tuple[int, int, int]], candidates: Dict[S
 def superbpe_phase2(candidates: Dict[Seq, int], token_bytes: List[bytes], n_super: int, profile,
                     progress=None) -> List[Tuple[int, int, int]]:
     """SuperBPE: exactly ``n_super`` supermerges (fewer if pairs run out), ids after
-    the phase-1 vocabulary. Returns ``[(left, right, count)]``."""
-    merger = _merger(candidates, token_bytes, profile)
-    merges = []
-    while len(merges) < n_super:
-        best = merger.best()
-        if best is None:
-            break
-        count, (left, right) = best
-        new_id = len(token_bytes)
-        token_bytes.append(token_bytes[left] + token_bytes[right])
-        merger.merge((left, right), new_id)
-        merges.append((left, right, count))
-        if progress is not None:
-            progress.update(1)
-    return merges
+    the phase-1 vocabulary: phase 1's merge loop over the candidates. Returns ``[(left, right, count)]``."""
+    return learn_merges(list(candidates.keys()), list(candidates.values()), token_bytes, profile, n_super,
+                        progress=progress)[0]
 
 
 def interleave(steps, n_alphabet: int) -> List[Tuple[int, int, int, bool]]:
