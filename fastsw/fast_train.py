@@ -139,10 +139,6 @@ def _reachable_merges(offsets, word_counts) -> int:
     return int(pairs[word_counts > 0].sum())
 
 
-def _run(words, counts, token_bytes, profile, max_steps: int, replay=None):
-    return _run_packed(*_pack_words(words, counts), token_bytes, profile, max_steps, replay)
-
-
 def _run_packed(tokens, offsets, word_counts, token_bytes, profile, max_steps: int, replay=None,
                 prune: bool = False):
     """The merge loop over packed words (``tokens`` is rewritten in place).
