@@ -7,10 +7,12 @@ identical results (merges with counts, final words, appended token bytes):
 * :func:`boundless_phase2_fast` -- :func:`fastsw.superword.boundless_phase2`;
 * :func:`superbpe_phase2_fast` -- :func:`fastsw.superword.superbpe_phase2`.
 
-The trainer calls the packed variants (:func:`learn_merges_packed`,
-:func:`boundless_phase2_packed`, :func:`superbpe_phase2_packed`), whose words are
-already flat arrays (:func:`pack_pretokens`, ``fastsw._pretok.aggregate_runs``),
-so no Python object is made per word or candidate between counting and the model.
+The trainer calls :class:`FastBackend`, the twin of
+:class:`fastsw.superword.ReferenceBackend`: its stages use the packed variants
+(:func:`learn_merges_packed`, :func:`boundless_phase2_packed`,
+:func:`superbpe_phase2_packed`), whose words are already flat arrays
+(:func:`pack_pretokens`, ``fastsw._pretok.aggregate_runs``), so no Python object
+is made per word or candidate between counting and the model.
 
 The drivers own the Python objects: they pack the words into one int32 array
 with int64 offsets, the counts into int64 and the vocabulary's bytes into one
@@ -40,7 +42,9 @@ import numpy as np
 from ._config import gc_paused
 from ._interrupt import call_kernel
 from ._train_kernels import _merge_loop
+from .alphabet import get_profile
 from .bpe import check_pair_total
+from .superword import split_candidates
 
 _INT64_MAX = (1 << 63) - 1
 #: ``prune=True`` keeps the pairs above the ``max(PRUNE_FACTOR * steps, PRUNE_MIN)``-th largest initial count
@@ -248,6 +252,60 @@ def superbpe_phase2_fast(candidates: Dict[Tuple[int, ...], int], token_bytes: Li
     :func:`fastsw.superword.superbpe_phase2`."""
     packed = _pack_words(list(candidates.keys()), list(candidates.values()))
     return superbpe_phase2_packed(packed, token_bytes, n_super, profile, progress=progress)
+
+
+class FastBackend:
+    """The training stages on the fast path: :class:`fastsw.superword.ReferenceBackend`'s methods with the
+    same results, but phase 1's words are packed ``(tokens, offsets, lengths)`` and the candidates packed
+    ``(tokens, offsets, counts)`` arrays. ``warmup_seconds``: the time the kernels took to load.
+
+        >>> import fastsw
+        >>> from fastsw.alphabet import default_alphabet
+        >>> from fastsw.counting import count_corpus
+        >>> counts = count_corpus(["the cat sat on the mat"], fastsw.Pretokenizer(), collect_runs=True)
+        >>> merges, words, vocab = FastBackend().phase1(counts, default_alphabet("paper"), "paper", 3)
+        >>> [vocab[len(vocab) - 3:], [count for _, _, count in merges]]
+        [[b'at', b'he', b'the'], [3, 2, 2]]
+    """
+    name = "numba"
+
+    def __init__(self, warmup_seconds=None):
+        self.warmup_seconds = warmup_seconds
+
+    def phase1(self, counts, alphabet, profile: str, n_merges: int, progress=None):
+        tokens, offsets, word_counts = pack_pretokens(counts.pretokens, counts.counts, alphabet)
+        token_bytes = list(alphabet.tokens)
+        merges, lengths = learn_merges_packed(tokens, offsets, word_counts, token_bytes, get_profile(profile),
+                                              n_merges, progress=progress)
+        return merges, (tokens, offsets, lengths), token_bytes
+
+    def candidates(self, counts, words, tok1):
+        """Candidates from packed phase-1 words and packed letter runs (``fastsw._pretok.aggregate_runs``)."""
+        from ._pretok import aggregate_runs
+        tokens, offsets, lengths = words
+        eligible = np.fromiter((tok1.is_eligible(t) for t in range(len(tok1.vocab))), dtype=bool,
+                               count=len(tok1.vocab))
+        first = tokens[offsets[:-1]] if len(lengths) else np.zeros(0, dtype=np.int32)
+        single = np.where((lengths == 1) & eligible[first], first, -1).astype(np.int64)
+        return aggregate_runs(*counts.packed_runs(), single)
+
+    @staticmethod
+    def n_candidates(candidates) -> int:
+        return len(candidates[2])
+
+    def split(self, candidates, c_min: int, floor: int, max_len: int):
+        split = split_candidates(unpack_candidates(candidates), c_min, floor, max_len)
+        return _pack_words(list(split.keys()), list(split.values()))
+
+    boundless = staticmethod(boundless_phase2_packed)
+    superbpe = staticmethod(superbpe_phase2_packed)
+
+
+def unpack_candidates(packed) -> Dict[Tuple[int, ...], int]:
+    """Packed candidates ``(tokens, offsets, counts)`` as the reference's dict (tuple of ids -> count)."""
+    tokens, offsets, cand_counts = packed
+    flat, bounds = tokens.tolist(), offsets.tolist()
+    return {tuple(flat[bounds[k]:bounds[k + 1]]): c for k, c in enumerate(cand_counts.tolist())}
 
 
 @contextmanager

@@ -1,5 +1,6 @@
 """Phase 2 on the reference path: supermerge candidates, greedy n-gram
-splitting, BoundlessBPE (Algorithm 1) and SuperBPE (SPEC sections 5-6).
+splitting, BoundlessBPE (Algorithm 1) and SuperBPE (SPEC sections 5-6), and
+:class:`ReferenceBackend`, the stages of :func:`fastsw.train` on this path.
 
 Candidates are never built from whole documents kept in memory. While counting
 pretokens, the counter also aggregates *letter runs*: maximal runs of two or more
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Sequence, Set, Tuple
 
+from .alphabet import get_profile
 from .bpe import PairMerger, learn_merges
 
 Seq = Tuple[int, ...]
@@ -149,3 +151,41 @@ def interleave(steps, n_alphabet: int) -> List[Tuple[int, int, int, bool]]:
         working = n_alphabet + index if kind == "r" else index
         final_of[working] = new_final
     return merges
+
+
+class ReferenceBackend:
+    """The training stages on the reference path, over Python lists and dicts. :func:`fastsw.train` calls
+    one backend per run, stage by stage; the fast twin :class:`fastsw.fast_train.FastBackend` has the same
+    methods and results, with words and candidates kept as packed arrays.
+
+        >>> import fastsw
+        >>> from fastsw.alphabet import default_alphabet
+        >>> from fastsw.counting import count_corpus
+        >>> counts = count_corpus(["the cat sat on the mat"], fastsw.Pretokenizer(), collect_runs=True)
+        >>> merges, words, vocab = ReferenceBackend().phase1(counts, default_alphabet("paper"), "paper", 3)
+        >>> [vocab[len(vocab) - 3:], [count for _, _, count in merges]]
+        [[b'at', b'he', b'the'], [3, 2, 2]]
+    """
+    name = "python"
+    warmup_seconds = None  # nothing to compile
+
+    def phase1(self, counts, alphabet, profile: str, n_merges: int, progress=None):
+        """Phase-1 BPE over aggregated pretokens (a :class:`~fastsw.counting.Counts`). Returns
+        ``(merges, words, token_bytes)``: merges ``(left, right, count)`` in rank order, each pretoken's
+        final token sequence, and the vocabulary bytes."""
+        words = [alphabet.initial_ids(p) for p in counts.pretokens]
+        token_bytes = list(alphabet.tokens)
+        merges, words = learn_merges(words, counts.counts, token_bytes, get_profile(profile), n_merges,
+                                     progress=progress)
+        return merges, words, token_bytes
+
+    def candidates(self, counts, words, tok1) -> Dict[Seq, int]:
+        """Supermerge candidates (tuples of phase-1 token ids -> count) from the letter runs of ``counts``,
+        phase 1's ``words`` and the phase-1 tokenizer ``tok1`` (which tokens are eligible)."""
+        single = [w[0] if len(w) == 1 and tok1.is_eligible(w[0]) else -1 for w in words]
+        return aggregate_candidates(counts.letter_runs, single)
+
+    n_candidates = staticmethod(len)
+    split = staticmethod(split_candidates)
+    boundless = staticmethod(boundless_phase2)
+    superbpe = staticmethod(superbpe_phase2)

@@ -514,7 +514,7 @@ def test_train_loads_the_encoding_kernels_with_the_merge_kernel(tmp_path):
     # The model's reachability check encodes with the encoding kernels; their compilation (13 s
     # on a first run) belongs to the kernel-loading stage, not to aggregate_candidates.
     code = ("from fastsw import trainer, fast_encode\n"
-            "trainer._engine('numba', False)\n"
+            "trainer._backend('numba', False)\n"
             "print([len(k.signatures) for k in fast_encode.KERNELS])")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(), cwd=tmp_path,
                        timeout=300)

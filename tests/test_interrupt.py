@@ -53,7 +53,7 @@ def _env() -> dict:
 _CHILD = """
 import os, signal, sys, threading
 import fastsw
-from fastsw import fast_train, trainer, cli
+from fastsw import fast_train, superword, trainer, cli
 
 def sigint_soon():
     threading.Timer(0.02, os.kill, (os.getpid(), signal.SIGINT)).start()
@@ -71,11 +71,11 @@ def kernel(*args):
     return result
 fast_train._merge_loop = kernel
 
-orig_learn = trainer.learn_merges
+orig_learn = superword.learn_merges  # the reference backend's phase 1
 def learn(*args, **kwargs):
     sigint_soon()
     return orig_learn(*args, **kwargs)
-trainer.learn_merges = learn
+superword.learn_merges = learn
 
 if {stage!r} == "counting":
     orig_iter = trainer.iter_documents
