@@ -386,10 +386,8 @@ def _push_created(heap_key, heap_count, hsize, rec, first, last, floor, tpre, tb
 
 @njit(cache=True, inline="always")
 def _pair_counts(x, y, i, last_eq, overlapping):
-    """The pair rule of :func:`fastsw.bpe.word_pairs`, for the kernels' walks over a word's pairs (the
-    initial count, a merge's old and new windows): whether the pair ``x y`` at position ``i`` counts, and the
-    walk's next ``last_eq`` (start a walk at -2). With ``overlapping == 0`` a run of equal tokens counts its
-    pair at every other position. Inlined: it runs once per pair visited."""
+    """:func:`fastsw.bpe.word_pairs`'s rule for every walk over a word's pairs: whether the pair ``x y`` at
+    position ``i`` counts, and the walk's next ``last_eq`` (start at -2). Inlined: it runs once per pair."""
     if x == y and overlapping == 0:
         if last_eq == i - 1:
             return False, -2
@@ -457,9 +455,6 @@ def _rewrite_words(tokens, offsets, lengths, word_counts, occ, seg, t, seg_n, a,
             _prefetch(word_counts, w2)
         if t + 6 < seg_n:
             _prefetch(tokens, offsets[occ[seg + t + 6]])
-        w = occ[seg + t]
-        o = offsets[w]
-        L = lengths[w]
         w = occ[seg + t]
         o = offsets[w]
         L = lengths[w]

@@ -7,12 +7,9 @@ identical results (merges with counts, final words, appended token bytes):
 * :func:`boundless_phase2_fast` -- :func:`fastsw.superword.boundless_phase2`;
 * :func:`superbpe_phase2_fast` -- :func:`fastsw.superword.superbpe_phase2`.
 
-The trainer calls :class:`FastBackend`, the twin of
-:class:`fastsw.superword.ReferenceBackend`: its stages use the packed variants
-(:func:`learn_merges_packed`, :func:`boundless_phase2_packed`,
-:func:`superbpe_phase2_packed`), whose words are already flat arrays
-(:func:`pack_pretokens`, ``fastsw._pretok.aggregate_runs``), so no Python object
-is made per word or candidate between counting and the model.
+The trainer calls :class:`FastBackend`, whose stages use the packed variants (:func:`learn_merges_packed`,
+:func:`boundless_phase2_packed`, :func:`superbpe_phase2_packed`) over flat arrays (:func:`pack_pretokens`,
+``fastsw._pretok.aggregate_runs``): no Python object per word or candidate between counting and the model.
 
 The drivers own the Python objects: they pack the words into one int32 array
 with int64 offsets, the counts into int64 and the vocabulary's bytes into one
@@ -54,12 +51,8 @@ PRUNE_MIN = 4096
 _ID_LIMIT = (1 << 31) - 1
 
 
+@gc_paused()
 def _pack_words(words: Sequence[Sequence[int]], counts: Sequence[int]):
-    with gc_paused():
-        return _pack_words_unpaused(words, counts)
-
-
-def _pack_words_unpaused(words: Sequence[Sequence[int]], counts: Sequence[int]):
     words = [w if isinstance(w, (list, tuple)) else list(w) for w in words]
     counts = list(counts)
     if len(words) != len(counts):
@@ -256,17 +249,9 @@ def superbpe_phase2_fast(candidates: Dict[Tuple[int, ...], int], token_bytes: Li
 
 class FastBackend:
     """The training stages on the fast path: :class:`fastsw.superword.ReferenceBackend`'s methods with the
-    same results, but phase 1's words are packed ``(tokens, offsets, lengths)`` and the candidates packed
-    ``(tokens, offsets, counts)`` arrays. ``warmup_seconds``: the time the kernels took to load.
-
-        >>> import fastsw
-        >>> from fastsw.alphabet import default_alphabet
-        >>> from fastsw.counting import count_corpus
-        >>> counts = count_corpus(["the cat sat on the mat"], fastsw.Pretokenizer(), collect_runs=True)
-        >>> merges, words, vocab = FastBackend().phase1(counts, default_alphabet("paper"), "paper", 3)
-        >>> [vocab[len(vocab) - 3:], [count for _, _, count in merges]]
-        [[b'at', b'he', b'the'], [3, 2, 2]]
-    """
+    same results (its example gives the same with ``FastBackend()``), but phase 1's words are packed
+    ``(tokens, offsets, lengths)`` and the candidates packed ``(tokens, offsets, counts)`` arrays.
+    ``warmup_seconds``: the time the kernels took to load."""
     name = "numba"
 
     def __init__(self, warmup_seconds=None):

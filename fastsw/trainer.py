@@ -65,13 +65,12 @@ def _backend(backend: str, progress: bool):
     return fast_train.FastBackend(warmup_seconds=time.perf_counter() - bar.start)
 
 
-def __getattr__(name: str):
-    """The reference stages under their names before the training seam (deprecated)."""
-    if name in ("phase1", "candidates"):
-        warnings.warn(f"fastsw.trainer.{name} is deprecated; use fastsw.superword.ReferenceBackend().{name}",
-                      DeprecationWarning, stacklevel=2)
-        return getattr(ReferenceBackend(), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+def __getattr__(name: str):  # the reference stages under their names before the training seam (deprecated)
+    if name not in ("phase1", "candidates"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(f"fastsw.trainer.{name} is deprecated; use fastsw.superword.ReferenceBackend().{name}",
+                  DeprecationWarning, stacklevel=2)
+    return getattr(ReferenceBackend(), name)
 
 
 def _check_options(algo, vocab_size, supermerges, profile, alphabet, greedy_split, min_count_floor,

@@ -12,7 +12,8 @@ import fastsw
 from fastsw import _train_kernels
 from fastsw.alphabet import default_alphabet, get_profile
 from fastsw.bpe import learn_merges
-from fastsw.fast_train import boundless_phase2_fast, learn_merges_fast, superbpe_phase2_fast, warmup
+from fastsw.fast_train import (FastBackend, _unpack_words, boundless_phase2_fast, learn_merges_fast,
+                               superbpe_phase2_fast, unpack_candidates, warmup)
 from fastsw.superword import ReferenceBackend, boundless_phase2, interleave, superbpe_phase2
 from fastsw.trainer import count_corpus, phase1_tokenizer
 
@@ -308,12 +309,15 @@ def test_heap_order_matches_heapq(entries, tie_bytes):
 # ---------------------------------------------------------------- real text
 
 def phase1_and_candidates(counts, profile, vocab_size):
-    alphabet = default_alphabet(profile)
-    words = [alphabet.initial_ids(p) for p in counts.pretokens]
-    merges, final = both_phase1(words, counts.counts, list(alphabet.tokens), profile,
-                                vocab_size - len(alphabet))
+    """train()'s stages 3 and 4 on both backends (asserted equal); returns the reference's results."""
+    alphabet, ref, fast = default_alphabet(profile), ReferenceBackend(), FastBackend()
+    merges, words, vocab = ref.phase1(counts, alphabet, profile, vocab_size - len(alphabet))
+    f_merges, packed, f_vocab = fast.phase1(counts, alphabet, profile, vocab_size - len(alphabet))
+    assert (f_merges, f_vocab, _unpack_words(*packed)) == (merges, vocab, words)
     tok1 = phase1_tokenizer(alphabet, merges, fastsw.Pretokenizer(), profile)
-    return alphabet, merges, ReferenceBackend().candidates(counts, final, tok1), list(tok1.vocab)
+    cands = ref.candidates(counts, words, tok1)
+    assert unpack_candidates(fast.candidates(counts, packed, tok1)) == cands
+    return alphabet, merges, cands, list(tok1.vocab)
 
 
 def final_vocab(alphabet, merges):
@@ -379,30 +383,6 @@ def test_each_kernel_compiled_once():
 
 # ---------------------------------------------------------------- the training seam
 
-def test_backends_agree_stage_by_stage(golden_counts):
-    # train() calls one backend per run, stage by stage; the packed twin gives the reference's
-    # result at every stage, not only in the final model
-    from fastsw.fast_train import FastBackend, unpack_candidates
-    alphabet, profile = default_alphabet("paper"), get_profile("paper")
-    ref, fast = ReferenceBackend(), FastBackend()
-    merges, words, vocab = ref.phase1(golden_counts, alphabet, "paper", 700)
-    f_merges, f_words, f_vocab = fast.phase1(golden_counts, alphabet, "paper", 700)
-    assert (f_merges, f_vocab) == (merges, vocab) and len(merges) == 700
-    tokens, offsets, lengths = f_words
-    assert [tokens[o:o + n].tolist() for o, n in zip(offsets[:-1], lengths)] == words
-    tok1 = phase1_tokenizer(alphabet, merges, fastsw.Pretokenizer(), "paper")
-    cands, f_cands = ref.candidates(golden_counts, words, tok1), fast.candidates(golden_counts, f_words, tok1)
-    assert unpack_candidates(f_cands) == cands and ref.n_candidates(cands) == fast.n_candidates(f_cands)
-    split, f_split = ref.split(cands, merges[-1][2], 15, 30), fast.split(f_cands, merges[-1][2], 15, 30)
-    assert unpack_candidates(f_split) == split and split != cands
-    for c, fc in ((cands, f_cands), (split, f_split)):
-        # the fast stages rewrite the packed candidates in place: each phase 2 gets its own copy
-        copy = lambda packed: tuple(a.copy() for a in packed)  # noqa: E731
-        assert (fast.boundless(merges, copy(fc), list(vocab), len(alphabet), profile)
-                == ref.boundless(merges, c, list(vocab), len(alphabet), profile))
-        assert fast.superbpe(copy(fc), list(vocab), 200, profile) == ref.superbpe(c, list(vocab), 200, profile)
-
-
 @pytest.mark.parametrize("algo, greedy_split", [("boundless", True), ("superbpe", False)])
 def test_train_runs_every_stage_through_one_backend(monkeypatch, sample_docs, algo, greedy_split):
     # The seam: train() asks the backend for every stage after counting (numbered 3-6 in its body) and
@@ -429,11 +409,8 @@ def test_train_runs_every_stage_through_one_backend(monkeypatch, sample_docs, al
 
 def test_old_stage_names_still_work_with_a_deprecation_warning(golden_counts):
     from fastsw import trainer
-    alphabet = default_alphabet("paper")
-    with pytest.warns(DeprecationWarning, match="ReferenceBackend"):
-        merges, words, vocab = trainer.phase1(golden_counts, alphabet, "paper", 50)
-    assert (merges, words, vocab) == ReferenceBackend().phase1(golden_counts, alphabet, "paper", 50)
-    tok1 = phase1_tokenizer(alphabet, merges, fastsw.Pretokenizer(), "paper")
-    with pytest.warns(DeprecationWarning, match="ReferenceBackend"):
-        assert trainer.candidates(golden_counts, words, tok1) == ReferenceBackend().candidates(golden_counts,
-                                                                                              words, tok1)
+    with pytest.warns(DeprecationWarning, match=r"ReferenceBackend\(\)\.phase1"):
+        old = trainer.phase1(golden_counts, default_alphabet("paper"), "paper", 50)
+    assert old == ReferenceBackend().phase1(golden_counts, default_alphabet("paper"), "paper", 50)
+    with pytest.warns(DeprecationWarning, match=r"ReferenceBackend\(\)\.candidates"):
+        assert trainer.candidates.__func__ is ReferenceBackend.candidates
