@@ -4,8 +4,10 @@ Each driver has exactly the contract of its reference counterpart and returns
 identical results (merges with counts, final words, appended token bytes):
 
 * :func:`learn_merges_fast` -- :func:`fastsw.bpe.learn_merges` (phase 1);
-* :func:`boundless_phase2_fast` -- :func:`fastsw.superword.boundless_phase2`;
-* :func:`superbpe_phase2_fast` -- :func:`fastsw.superword.superbpe_phase2`.
+* :func:`boundless_phase2_packed` -- :func:`fastsw.superword.boundless_phase2`;
+* :func:`superbpe_phase2_packed` -- :func:`fastsw.superword.superbpe_phase2`;
+
+the last two over packed candidates (:func:`pack_candidates`).
 
 The trainer calls :class:`FastBackend`, whose stages use the packed variants (:func:`learn_merges_packed`,
 :func:`boundless_phase2_packed`, :func:`superbpe_phase2_packed`) over flat arrays (:func:`pack_pretokens`,
@@ -203,8 +205,9 @@ def learn_merges_packed(tokens, offsets, word_counts, token_bytes: List[bytes], 
 
 def boundless_phase2_packed(regular: Sequence[Tuple[int, int, int]], candidates, token_bytes: List[bytes],
                             n_alphabet: int, profile, progress=None):
-    """:func:`boundless_phase2_fast` with the candidates packed: ``(tokens, offsets, counts)`` arrays (the
-    tokens are rewritten in place)."""
+    """Algorithm 1 on the fast path, with the candidates packed: ``(tokens, offsets, counts)`` arrays (the
+    tokens are rewritten in place). Same contract and results as :func:`fastsw.superword.boundless_phase2`
+    (steps ``(kind, index, left, right, count)``, supermerge tokens appended to ``token_bytes``)."""
     regular = list(regular)
     _, _, _, kinds, lefts, rights, step_counts = _run_packed(
         *candidates, token_bytes, profile, len(regular), replay=[c for _, _, c in regular])
@@ -225,26 +228,22 @@ def boundless_phase2_packed(regular: Sequence[Tuple[int, int, int]], candidates,
 
 
 def superbpe_phase2_packed(candidates, token_bytes: List[bytes], n_super: int, profile, progress=None):
-    """:func:`superbpe_phase2_fast` with the candidates packed (see :func:`boundless_phase2_packed`)."""
+    """SuperBPE's phase 2 on the fast path over packed candidates (see :func:`boundless_phase2_packed`); same
+    contract and results as :func:`fastsw.superword.superbpe_phase2`."""
     merges, _ = learn_merges_packed(*candidates, token_bytes, profile, n_super, progress=progress, prune=True)
     return merges
 
 
-def boundless_phase2_fast(regular: Sequence[Tuple[int, int, int]], candidates: Dict[Tuple[int, ...], int],
-                          token_bytes: List[bytes], n_alphabet: int, profile, progress=None):
-    """Algorithm 1 on the fast path; same contract and results as
-    :func:`fastsw.superword.boundless_phase2` (steps ``(kind, index, left, right,
-    count)``, supermerge tokens appended to ``token_bytes``)."""
-    packed = _pack_words(list(candidates.keys()), list(candidates.values()))
-    return boundless_phase2_packed(regular, packed, token_bytes, n_alphabet, profile, progress=progress)
+def pack_candidates(candidates: Dict[Tuple[int, ...], int]):
+    """The reference's candidates (tuple of ids -> count) packed ``(tokens, offsets, counts)``."""
+    return _pack_words(list(candidates.keys()), list(candidates.values()))
 
 
-def superbpe_phase2_fast(candidates: Dict[Tuple[int, ...], int], token_bytes: List[bytes], n_super: int,
-                         profile, progress=None) -> List[Tuple[int, int, int]]:
-    """SuperBPE's phase 2 on the fast path; same contract and results as
-    :func:`fastsw.superword.superbpe_phase2`."""
-    packed = _pack_words(list(candidates.keys()), list(candidates.values()))
-    return superbpe_phase2_packed(packed, token_bytes, n_super, profile, progress=progress)
+def unpack_candidates(packed) -> Dict[Tuple[int, ...], int]:
+    """Packed candidates ``(tokens, offsets, counts)`` as the reference's dict (tuple of ids -> count)."""
+    tokens, offsets, cand_counts = packed
+    flat, bounds = tokens.tolist(), offsets.tolist()
+    return {tuple(flat[bounds[k]:bounds[k + 1]]): c for k, c in enumerate(cand_counts.tolist())}
 
 
 class FastBackend:
@@ -280,17 +279,10 @@ class FastBackend:
 
     def split(self, candidates, c_min: int, floor: int, max_len: int):
         split = split_candidates(unpack_candidates(candidates), c_min, floor, max_len)
-        return _pack_words(list(split.keys()), list(split.values()))
+        return pack_candidates(split)
 
     boundless = staticmethod(boundless_phase2_packed)
     superbpe = staticmethod(superbpe_phase2_packed)
-
-
-def unpack_candidates(packed) -> Dict[Tuple[int, ...], int]:
-    """Packed candidates ``(tokens, offsets, counts)`` as the reference's dict (tuple of ids -> count)."""
-    tokens, offsets, cand_counts = packed
-    flat, bounds = tokens.tolist(), offsets.tolist()
-    return {tuple(flat[bounds[k]:bounds[k + 1]]): c for k, c in enumerate(cand_counts.tolist())}
 
 
 @contextmanager
@@ -321,4 +313,5 @@ def warmup() -> None:
     tb = [bytes([i]) for i in range(4)]
     for name in ("paper", "hf"):
         learn_merges_fast([[0, 1, 0, 1, 2], [1, 1, 1]], [3, 2], list(tb), get_profile(name), 3)
-        boundless_phase2_fast([(0, 1, 5)], {(0, 1, 2): 4, (2, 3): 1}, list(tb), 4, get_profile(name))
+        boundless_phase2_packed([(0, 1, 5)], pack_candidates({(0, 1, 2): 4, (2, 3): 1}), list(tb), 4,
+                                get_profile(name))

@@ -288,6 +288,7 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
     info["bytes"] = counts.n_bytes
     info["unique_pretokens"] = len(counts.pretokens)
 
+    # 3. phase 1: the alphabet, the merges it leaves room for, the merges
     if alphabet == "bytes":
         alpha: Alphabet = default_alphabet(profile)
     else:
@@ -302,7 +303,6 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
         raise ValueError(f"vocab_size - supermerges = {vocab_size - n_super} is smaller than the "
                          f"{n_alpha}-token alphabet")
 
-    # 3. phase 1
     bar = Progress("phase 1 merges", total=n_phase1, enabled=progress)
     merges1, words, token_bytes = stages.phase1(counts, alpha, profile, n_phase1, progress=bar)
     info["seconds"]["phase1"] = bar.close()

@@ -12,8 +12,7 @@ import fastsw
 from fastsw import _train_kernels
 from fastsw.alphabet import default_alphabet, get_profile
 from fastsw.bpe import learn_merges
-from fastsw.fast_train import (FastBackend, _unpack_words, boundless_phase2_fast, learn_merges_fast,
-                               superbpe_phase2_fast, unpack_candidates, warmup)
+from fastsw.fast_train import FastBackend, _unpack_words, learn_merges_fast, pack_candidates, unpack_candidates, warmup
 from fastsw.superword import ReferenceBackend, boundless_phase2, interleave, superbpe_phase2
 from fastsw.trainer import count_corpus, phase1_tokenizer
 
@@ -37,7 +36,7 @@ def both_phase1(words, counts, token_bytes, profile, n_merges):
 def both_boundless(regular, cands, token_bytes, n_alphabet, profile):
     ref_bytes, fast_bytes = list(token_bytes), list(token_bytes)
     ref = boundless_phase2(regular, cands, ref_bytes, n_alphabet, get_profile(profile))
-    fast = boundless_phase2_fast(regular, cands, fast_bytes, n_alphabet, get_profile(profile))
+    fast = FastBackend().boundless(regular, pack_candidates(cands), fast_bytes, n_alphabet, get_profile(profile))
     assert fast == ref
     assert fast_bytes == ref_bytes
     return ref
@@ -46,7 +45,7 @@ def both_boundless(regular, cands, token_bytes, n_alphabet, profile):
 def both_superbpe(cands, token_bytes, n_super, profile):
     ref_bytes, fast_bytes = list(token_bytes), list(token_bytes)
     ref = superbpe_phase2(cands, ref_bytes, n_super, get_profile(profile))
-    fast = superbpe_phase2_fast(cands, fast_bytes, n_super, get_profile(profile))
+    fast = FastBackend().superbpe(pack_candidates(cands), fast_bytes, n_super, get_profile(profile))
     assert fast == ref
     assert fast_bytes == ref_bytes
     return ref
