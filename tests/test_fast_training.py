@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import fastsw
-from fastsw import _train_kernels
+from fastsw import _train_kernels, fast_train, trainer
 from fastsw.alphabet import default_alphabet, get_profile
 from fastsw.bpe import learn_merges
 from fastsw.fast_train import FastBackend, _unpack_words, learn_merges_fast, pack_candidates, unpack_candidates, warmup
@@ -189,7 +189,6 @@ def test_random_phase2_matches_reference(cands, regular_counts, token_bytes, n_s
 def test_superbpe_pruning_guess_is_exact_or_rerun(cands, token_bytes, n_super, profile):
     # SuperBPE lets the kernel drop pairs below a guessed floor (the k-th largest initial
     # count). With k = steps the guess often runs dry; the driver must then rerun without it.
-    import fastsw.fast_train as fast_train
     calls = []
     kernel = fast_train._merge_loop
 
@@ -211,7 +210,6 @@ def test_superbpe_pruning_guess_is_exact_or_rerun(cands, token_bytes, n_super, p
 
 
 def test_superbpe_pruning_reruns_when_the_guess_runs_dry():
-    import fastsw.fast_train as fast_train
     # (0, 1) 10 and (2, 3) 9 initially; k = 1 keeps only (0, 1), so the second step finds
     # the heap empty while (2, 3) is left: not exact, rerun, same merges as the reference
     cands = {(0, 1): 10, (2, 3): 9}
@@ -231,7 +229,6 @@ def test_superbpe_pruning_reruns_when_the_guess_runs_dry():
 def test_merge_loop_stops_when_the_stop_flag_is_set():
     # Ctrl-C sets stop[0] (fastsw._interrupt.call_kernel); the kernel checks it before each
     # step. (0, 1) 10, then (2, 3) 9: two steps without the flag, none with it.
-    import fastsw.fast_train as fast_train
     args = (np.array([0, 2, 4], np.int64), np.array([10, 9], np.int64), np.arange(8, dtype=np.uint8),
             np.arange(9, dtype=np.int64), 0, 1, 2, 0, np.zeros(0, np.int64), 0)
     out = fast_train._merge_loop(np.array([0, 1, 2, 3], np.int32), *args, np.zeros(1, np.int64))
@@ -385,15 +382,13 @@ def test_each_kernel_compiled_once():
 @pytest.mark.parametrize("algo, greedy_split", [("boundless", True), ("superbpe", False)])
 def test_train_runs_every_stage_through_one_backend(monkeypatch, sample_docs, algo, greedy_split):
     # The seam: train() asks the backend for every stage after counting (numbered 3-6 in its body) and
-    # never which backend it has: a recording reference backend sees them all, in order.
-    from fastsw import trainer
+    # never which backend it has: a recording reference backend sees every name train() reads, in order.
     calls = []
 
-    class Recording(ReferenceBackend):
-        def __getattribute__(self, name):
-            if name in ("phase1", "candidates", "n_candidates", "split", "boundless", "superbpe"):
-                calls.append(name)
-            return super().__getattribute__(name)
+    class Recording:
+        def __getattr__(self, name):
+            calls.append(name)
+            return getattr(ReferenceBackend(), name)
 
     options = dict(algo=algo, vocab_size=600, supermerges=50 if algo == "superbpe" else None,
                    greedy_split=greedy_split, min_count_floor=2)
@@ -401,13 +396,12 @@ def test_train_runs_every_stage_through_one_backend(monkeypatch, sample_docs, al
         mp.setattr(trainer, "_backend", lambda backend, progress: Recording())
         tok = fastsw.train(sample_docs[:50], **options)
     split = ["split", "n_candidates"] if greedy_split else []
-    assert calls == ["phase1", "candidates", "n_candidates"] + split + [algo]
+    assert calls == ["name", "phase1", "warmup_seconds", "candidates", "n_candidates"] + split + [algo]
     assert tok.training_info["backend"] == "python" and tok.n_super > 0
     assert tok.merges == fastsw.train(sample_docs[:50], backend="numba", **options).merges
 
 
 def test_old_stage_names_still_work_with_a_deprecation_warning(golden_counts):
-    from fastsw import trainer
     with pytest.warns(DeprecationWarning, match=r"ReferenceBackend\(\)\.phase1"):
         old = trainer.phase1(golden_counts, default_alphabet("paper"), "paper", 50)
     assert old == ReferenceBackend().phase1(golden_counts, default_alphabet("paper"), "paper", 50)
