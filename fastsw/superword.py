@@ -1,5 +1,6 @@
 """Phase 2 on the reference path: supermerge candidates, greedy n-gram
-splitting, BoundlessBPE (Algorithm 1) and SuperBPE (SPEC sections 5-6).
+splitting, BoundlessBPE (Algorithm 1) and SuperBPE (SPEC sections 5-6), and
+:class:`ReferenceBackend`, the stages of :func:`fastsw.train` on this path.
 
 Candidates are never built from whole documents kept in memory. While counting
 pretokens, the counter also aggregates *letter runs*: maximal runs of two or more
@@ -12,7 +13,8 @@ from __future__ import annotations
 
 from typing import Dict, List, Sequence, Set, Tuple
 
-from .bpe import PairMerger
+from .alphabet import get_profile
+from .bpe import PairMerger, learn_merges
 
 Seq = Tuple[int, ...]
 
@@ -93,10 +95,6 @@ def split_candidates(candidates: Dict[Seq, int], c_min: int, floor: int, max_len
     return greedy_split(candidates, frequent, max_len)
 
 
-def _merger(candidates: Dict[Seq, int], token_bytes: List[bytes], profile) -> PairMerger:
-    return PairMerger(list(candidates.keys()), list(candidates.values()), token_bytes, profile)
-
-
 def boundless_phase2(regular: Sequence[Tuple[int, int, int]], candidates: Dict[Seq, int],
                      token_bytes: List[bytes], n_alphabet: int, profile, progress=None):
     """Algorithm 1. ``regular`` are the phase-1 merges ``(left, right, count)``;
@@ -107,7 +105,7 @@ def boundless_phase2(regular: Sequence[Tuple[int, int, int]], candidates: Dict[S
     final id order, with ``kind`` ``"r"`` (index = phase-1 rank) or ``"s"`` (index =
     the working id of the supermerge token), left/right in working ids.
     """
-    merger = _merger(candidates, token_bytes, profile)
+    merger = PairMerger(list(candidates.keys()), list(candidates.values()), token_bytes, profile)
     target = n_alphabet + len(regular)
     steps = []
     j = 0
@@ -135,21 +133,9 @@ def boundless_phase2(regular: Sequence[Tuple[int, int, int]], candidates: Dict[S
 def superbpe_phase2(candidates: Dict[Seq, int], token_bytes: List[bytes], n_super: int, profile,
                     progress=None) -> List[Tuple[int, int, int]]:
     """SuperBPE: exactly ``n_super`` supermerges (fewer if pairs run out), ids after
-    the phase-1 vocabulary. Returns ``[(left, right, count)]``."""
-    merger = _merger(candidates, token_bytes, profile)
-    merges = []
-    while len(merges) < n_super:
-        best = merger.best()
-        if best is None:
-            break
-        count, (left, right) = best
-        new_id = len(token_bytes)
-        token_bytes.append(token_bytes[left] + token_bytes[right])
-        merger.merge((left, right), new_id)
-        merges.append((left, right, count))
-        if progress is not None:
-            progress.update(1)
-    return merges
+    the phase-1 vocabulary: phase 1's merge loop over the candidates. Returns ``[(left, right, count)]``."""
+    return learn_merges(list(candidates.keys()), list(candidates.values()), token_bytes, profile, n_super,
+                        progress=progress)[0]
 
 
 def interleave(steps, n_alphabet: int) -> List[Tuple[int, int, int, bool]]:
@@ -165,3 +151,41 @@ def interleave(steps, n_alphabet: int) -> List[Tuple[int, int, int, bool]]:
         working = n_alphabet + index if kind == "r" else index
         final_of[working] = new_final
     return merges
+
+
+class ReferenceBackend:
+    """The training stages on the reference path, over Python lists and dicts. :func:`fastsw.train` calls
+    one backend per run, stage by stage; the fast twin :class:`fastsw.fast_train.FastBackend` has the same
+    methods and results, with words and candidates kept as packed arrays.
+
+        >>> import fastsw
+        >>> from fastsw.alphabet import default_alphabet
+        >>> from fastsw.counting import count_corpus
+        >>> counts = count_corpus(["the cat sat on the mat"], fastsw.Pretokenizer(), collect_runs=True)
+        >>> merges, words, vocab = ReferenceBackend().phase1(counts, default_alphabet("paper"), "paper", 3)
+        >>> [vocab[len(vocab) - 3:], [count for _, _, count in merges]]
+        [[b'at', b'he', b'the'], [3, 2, 2]]
+    """
+    name = "python"
+    warmup_seconds = None  # nothing to compile
+
+    def phase1(self, counts, alphabet, profile: str, n_merges: int, progress=None):
+        """Phase-1 BPE over aggregated pretokens (a :class:`~fastsw.counting.Counts`). Returns
+        ``(merges, words, token_bytes)``: merges ``(left, right, count)`` in rank order, each pretoken's
+        final token sequence, and the vocabulary bytes."""
+        words = [alphabet.initial_ids(p) for p in counts.pretokens]
+        token_bytes = list(alphabet.tokens)
+        merges, words = learn_merges(words, counts.counts, token_bytes, get_profile(profile), n_merges,
+                                     progress=progress)
+        return merges, words, token_bytes
+
+    def candidates(self, counts, words, tok1) -> Dict[Seq, int]:
+        """Supermerge candidates (tuples of phase-1 token ids -> count) from the letter runs of ``counts``,
+        phase 1's ``words`` and the phase-1 tokenizer ``tok1`` (which tokens are eligible)."""
+        single = [w[0] if len(w) == 1 and tok1.is_eligible(w[0]) else -1 for w in words]
+        return aggregate_candidates(counts.letter_runs, single)
+
+    n_candidates = staticmethod(len)
+    split = staticmethod(split_candidates)
+    boundless = staticmethod(boundless_phase2)
+    superbpe = staticmethod(superbpe_phase2)

@@ -6,40 +6,28 @@ counted, and (for the superword algorithms) its *letter runs* are aggregated
 works on aggregated counts only, so a corpus larger than memory trains as long
 as its counts fit; ``train(from_counts=...)`` starts from saved count tables
 instead of text and gives the same model.
+
+The stages after counting are the methods of one backend object per run,
+:class:`fastsw.superword.ReferenceBackend` or :class:`fastsw.fast_train.FastBackend`
+(same methods, same results); ``train`` never asks which one it has.
 """
 from __future__ import annotations
 
 import os
 import time
 import warnings
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Optional, Sequence
 
 from ._config import resolve_backend
 from .alphabet import PROFILE_ALPHABETS, Alphabet, CharAlphabet, default_alphabet, get_profile
-from .bpe import learn_merges
 from .counting import (PARALLEL_MIN_BYTES, Counts, count_corpus, count_corpus_parallel,  # noqa: F401 (re-exported)
                        as_integer, capped_workers, default_workers, load_counts, native_counting)
 from .pretokenize import Pretokenizer, make_pretokenizer
 from .notes import OptionWarning, VocabularyNotReachedWarning
 from .progress import Progress
 from .readers import iter_documents
-from .superword import (aggregate_candidates, boundless_phase2, interleave, split_candidates,
-                        superbpe_phase2)
+from .superword import ReferenceBackend, interleave
 from .tokenizer import ALGOS, Tokenizer
-
-
-def phase1(counts: Counts, alphabet: Alphabet, profile: str, n_merges: int, progress=None,
-           learn=learn_merges):
-    """Phase-1 BPE over aggregated pretokens.
-
-    Returns ``(merges, words, token_bytes)``: merges ``(left, right, count)`` in
-    rank order, each pretoken's final token sequence, and the vocabulary bytes.
-    """
-    words = [alphabet.initial_ids(p) for p in counts.pretokens]
-    token_bytes = list(alphabet.tokens)
-    merges, words = learn(words, counts.counts, token_bytes, get_profile(profile), n_merges,
-                          progress=progress)
-    return merges, words, token_bytes
 
 
 def phase1_tokenizer(alphabet, merges, pretokenizer, profile) -> Tokenizer:
@@ -47,75 +35,21 @@ def phase1_tokenizer(alphabet, merges, pretokenizer, profile) -> Tokenizer:
                      pretokenizer=pretokenizer, profile=profile, algo="bpe")
 
 
-def candidates(counts: Counts, words: Sequence[Sequence[int]], tok1: Tokenizer) -> Dict[Tuple[int, ...], int]:
-    """Supermerge candidates (tuples of phase-1 token ids -> count), on the reference path.
-
-    The fast path's twin is :func:`_candidates_packed` (``fastsw._pretok.aggregate_runs`` over
-    packed runs); tests assert both give the same table.
-    """
-    single = [w[0] if len(w) == 1 and tok1.is_eligible(w[0]) else -1 for w in words]
-    return aggregate_candidates(counts.letter_runs, single)
-
-
 #: The largest ``vocab_size`` accepted (ids and counts are 64-bit). Any size beyond what the corpus can reach
 #: costs what a reachable one costs: the merge loops stop when pairs run out.
 MAX_VOCAB_SIZE = (1 << 63) - 1
-
-
-class _Engine:
-    """The merge-loop implementations of one backend."""
-
-    def __init__(self, name, learn_merges, boundless_phase2, superbpe_phase2, warmup_seconds=None):
-        self.name = name
-        self.learn_merges = learn_merges
-        self.boundless_phase2 = boundless_phase2
-        self.superbpe_phase2 = superbpe_phase2
-        self.warmup_seconds = warmup_seconds
-
-    @property
-    def packed(self) -> bool:
-        """Words and candidates stay flat arrays from counting to the model (the Numba backend)."""
-        return self.name == "numba"
-
-
-def _phase1_packed(counts: Counts, alphabet: Alphabet, profile: str, n_merges: int, progress=None):
-    """:func:`phase1` on packed words: returns ``(merges, (tokens, offsets, lengths), token_bytes)``."""
-    from .fast import learn_merges_packed, pack_pretokens
-    tokens, offsets, word_counts = pack_pretokens(counts.pretokens, counts.counts, alphabet)
-    token_bytes = list(alphabet.tokens)
-    merges, lengths = learn_merges_packed(tokens, offsets, word_counts, token_bytes, get_profile(profile),
-                                          n_merges, progress=progress)
-    return merges, (tokens, offsets, lengths), token_bytes
-
-
-def _candidates_packed(counts: Counts, words, tok1: Tokenizer):
-    """:func:`candidates` from packed phase-1 words and packed letter runs, as packed candidates
-    ``(tokens, offsets, counts)`` (``fastsw._pretok.aggregate_runs``)."""
-    import numpy as np
-    from ._pretok import aggregate_runs
-    tokens, offsets, lengths = words
-    eligible = np.fromiter((tok1.is_eligible(t) for t in range(len(tok1.vocab))), dtype=bool,
-                           count=len(tok1.vocab))
-    first = tokens[offsets[:-1]] if len(lengths) else np.zeros(0, dtype=np.int32)
-    single = np.where((lengths == 1) & eligible[first], first, -1).astype(np.int64)
-    return aggregate_runs(*counts.packed_runs(), single)
-
-
-def _unpack_candidates(packed) -> Dict[Tuple[int, ...], int]:
-    tokens, offsets, cand_counts = packed
-    flat, bounds = tokens.tolist(), offsets.tolist()
-    return {tuple(flat[bounds[k]:bounds[k + 1]]): c for k, c in enumerate(cand_counts.tolist())}
 
 
 #: Said once (with ``progress``) when Numba's on-disk cache is cold and the kernels compile.
 COMPILE_NOTICE = "compiling kernels (first run only, ~30 s)"
 
 
-def _engine(backend: str, progress: bool) -> _Engine:
-    backend = resolve_backend(backend)
-    if backend == "python":
-        return _Engine("python", learn_merges, boundless_phase2, superbpe_phase2)
-    from . import fast, fast_encode  # imports numba: only when the fast path is used
+def _backend(backend: str, progress: bool):
+    """The stages of one run: :class:`ReferenceBackend`, or :class:`fastsw.fast_train.FastBackend` once the
+    Numba kernels are loaded."""
+    if resolve_backend(backend) == "python":
+        return ReferenceBackend()
+    from . import fast_train, fast_encode  # imports numba: only when the fast path is used
     # Compiling the kernels takes ~30 s on the first run; later runs load them from
     # Numba's cache. Either way it is timed and shown, never hidden in a stage: the
     # encoding kernels too (the reachability check and the model use them).
@@ -125,11 +59,18 @@ def _engine(backend: str, progress: bool) -> _Engine:
                 bar.stream.write(COMPILE_NOTICE + "\n")
                 bar.stream.flush()
 
-        with fast.compile_notice(say_compiling):
-            fast.warmup()
+        with fast_train.compile_notice(say_compiling):
+            fast_train.warmup()
             fast_encode.warmup()
-    return _Engine("numba", fast.learn_merges_fast, fast.boundless_phase2_packed, fast.superbpe_phase2_packed,
-                   warmup_seconds=time.perf_counter() - bar.start)
+    return fast_train.FastBackend(warmup_seconds=time.perf_counter() - bar.start)
+
+
+def __getattr__(name: str):  # the reference stages under their names before the training seam (deprecated)
+    if name not in ("phase1", "candidates"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(f"fastsw.trainer.{name} is deprecated; use fastsw.superword.ReferenceBackend().{name}",
+                  DeprecationWarning, stacklevel=2)
+    return getattr(ReferenceBackend(), name)
 
 
 def _check_options(algo, vocab_size, supermerges, profile, alphabet, greedy_split, min_count_floor,
@@ -299,6 +240,8 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
     if len(set(special_tokens)) != len(special_tokens) or any(not isinstance(s, str) or not s
                                                               for s in special_tokens):
         raise ValueError("special_tokens must be distinct non-empty strings")
+
+    # 1. read: saved count tables, or the text that stage 2 streams
     if from_counts is not None:
         if inputs is not None:
             raise ValueError("give either inputs (text) or from_counts (count tables), not both")
@@ -317,12 +260,13 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
         pretok = make_pretokenizer("script" if pretokenizer is None else pretokenizer)
         n_workers = _counting_workers(inputs, workers, collect_runs=algo != "bpe")
     prof = get_profile(profile)
-    engine = _engine(backend, progress)
-    info: dict = {"backend": engine.name, "options": {"algo": algo, "vocab_size": vocab_size, "supermerges": supermerges,
+    stages = _backend(backend, progress)
+    info: dict = {"backend": stages.name, "options": {"algo": algo, "vocab_size": vocab_size, "supermerges": supermerges,
                               "profile": profile, "greedy_split": greedy_split,
                               "min_count_floor": min_count_floor, "max_ngram_len": max_ngram_len},
                   "seconds": {}, "notes": []}
 
+    # 2. pre-tokenize and count
     if from_counts is None:
         documents = iter_documents(inputs, text_field=text_field, doc_mode=doc_mode, separator=separator)
         if workers is None and native_counting(pretok):
@@ -344,6 +288,7 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
     info["bytes"] = counts.n_bytes
     info["unique_pretokens"] = len(counts.pretokens)
 
+    # 3. phase 1: the alphabet, the merges it leaves room for, the merges
     if alphabet == "bytes":
         alpha: Alphabet = default_alphabet(profile)
     else:
@@ -359,14 +304,10 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
                          f"{n_alpha}-token alphabet")
 
     bar = Progress("phase 1 merges", total=n_phase1, enabled=progress)
-    if engine.packed:
-        merges1, words, token_bytes = _phase1_packed(counts, alpha, profile, n_phase1, progress=bar)
-    else:
-        merges1, words, token_bytes = phase1(counts, alpha, profile, n_phase1, progress=bar,
-                                             learn=engine.learn_merges)
+    merges1, words, token_bytes = stages.phase1(counts, alpha, profile, n_phase1, progress=bar)
     info["seconds"]["phase1"] = bar.close()
-    if engine.warmup_seconds is not None:
-        info["seconds"]["jit_warmup"] = engine.warmup_seconds
+    if stages.warmup_seconds is not None:
+        info["seconds"]["jit_warmup"] = stages.warmup_seconds
     if not counts.pretokens:
         info["notes"].append("the corpus is empty (no pretokens): the model is just the alphabet")
     elif len(merges1) < n_phase1:
@@ -378,27 +319,19 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
     else:
         t0 = time.perf_counter()
         tok1 = phase1_tokenizer(alpha, merges1, pretok, profile)
-        if engine.packed:
-            cands = _candidates_packed(counts, words, tok1)
-            info["unique_candidates"] = len(cands[2])
-        else:
-            cands = candidates(counts, words, tok1)
-            info["unique_candidates"] = len(cands)
+        # 4. supermerge candidates
+        cands = stages.candidates(counts, words, tok1)
+        info["unique_candidates"] = stages.n_candidates(cands)
+        # 5. optional greedy split (Algorithm 2), min_count = max(c_min, floor)
         if greedy_split:
-            c_min = merges1[-1][2] if merges1 else 0
-            if engine.packed:
-                from .fast import _pack_words
-                split = split_candidates(_unpack_candidates(cands), c_min, min_count_floor, max_ngram_len)
-                cands = _pack_words(list(split.keys()), list(split.values()))
-                info["unique_candidates_after_split"] = len(split)
-            else:
-                cands = split_candidates(cands, c_min, min_count_floor, max_ngram_len)
-                info["unique_candidates_after_split"] = len(cands)
+            cands = stages.split(cands, merges1[-1][2] if merges1 else 0, min_count_floor, max_ngram_len)
+            info["unique_candidates_after_split"] = stages.n_candidates(cands)
         info["seconds"]["aggregate_candidates"] = time.perf_counter() - t0
+        # 6. phase 2
         token_bytes = list(tok1.vocab)
         if algo == "boundless":
             bar = Progress("phase 2 (BoundlessBPE)", total=len(merges1), enabled=progress)
-            steps = engine.boundless_phase2(merges1, cands, token_bytes, n_alpha, prof, progress=bar)
+            steps = stages.boundless(merges1, cands, token_bytes, n_alpha, prof, progress=bar)
             merges = interleave(steps, n_alpha)
             n_reg = sum(kind == "r" for kind, *_ in steps)
             if len(merges) < len(merges1):
@@ -408,13 +341,14 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
                     "loop condition); use algo='bpe' for a plain model")
         else:
             bar = Progress("phase 2 (SuperBPE)", total=n_super, enabled=progress)
-            supers = engine.superbpe_phase2(cands, token_bytes, n_super, prof, progress=bar)
+            supers = stages.superbpe(cands, token_bytes, n_super, prof, progress=bar)
             merges = [(l, r, c, False) for l, r, c in merges1] + [(l, r, c, True) for l, r, c in supers]
             if len(supers) < n_super:
                 info["notes"].append(f"supermerge pairs ran out after {len(supers)} of {n_super} "
                                      "supermerges")
         info["seconds"]["phase2"] = bar.close()
 
+    # 7. the model
     vocab_total = n_alpha + len(merges)
     specials = {s: vocab_total + i for i, s in enumerate(special_tokens)}
     # a superword model's regular merges are a prefix of phase 1's (BoundlessBPE replays them

@@ -500,9 +500,9 @@ def test_first_run_says_kernels_compile(tmp_path, capsys, monkeypatch):
     # A cold Numba cache makes the first 'fastsw train' compile for ~30 s: it says so, once,
     # before the loading line. Here the cold cache is two fresh kernels that really compile.
     from numba import njit
-    from fastsw import fast, trainer
+    from fastsw import fast_train, trainer
     fresh = [njit(lambda x: x + 1), njit(lambda x: x * 2)]
-    monkeypatch.setattr(fast, "warmup", lambda: [kernel(1) for kernel in fresh])
+    monkeypatch.setattr(fast_train, "warmup", lambda: [kernel(1) for kernel in fresh])
     (tmp_path / "c.txt").write_text("the cat sat on the mat\n" * 50, encoding="utf-8")
     argv = ["train", tmp_path / "c.txt", "--algo", "bpe", "--vocab-size", "260", "--backend", "numba",
             "-o", tmp_path / "m.json"]
@@ -518,7 +518,7 @@ def test_train_loads_the_encoding_kernels_with_the_merge_kernel(tmp_path):
     # The model's reachability check encodes with the encoding kernels; their compilation (13 s
     # on a first run) belongs to the kernel-loading stage, not to aggregate_candidates.
     code = ("from fastsw import trainer, fast_encode\n"
-            "trainer._engine('numba', False)\n"
+            "trainer._backend('numba', False)\n"
             "print([len(k.signatures) for k in fast_encode.KERNELS])")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(), cwd=tmp_path,
                        timeout=300)

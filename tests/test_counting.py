@@ -366,7 +366,7 @@ def test_counts_that_sum_beyond_int64_are_refused_by_both_backends(tmp_path, cap
 def test_the_pair_count_check_is_the_same_in_both_merge_loops():
     from fastsw.alphabet import get_profile
     from fastsw.bpe import learn_merges
-    from fastsw.fast import learn_merges_fast
+    from fastsw.fast_train import learn_merges_fast
     tb = [bytes([i]) for i in range(4)]
     limit = 2 ** 63 - 1
     for learn in (learn_merges, learn_merges_fast):

@@ -1,5 +1,5 @@
-"""The fast training path (fastsw.fast, Numba kernels in fastsw._kernels) gives the
-same merges, counts, final words and token bytes as the reference path
+"""The fast training path (fastsw.fast_train, Numba kernels in fastsw._train_kernels) gives
+the same merges, counts, final words and token bytes as the reference path
 (fastsw.bpe.learn_merges, fastsw.superword.boundless_phase2 / superbpe_phase2),
 for both profiles: hand examples, the golden wikitext input, the multilingual
 sample corpus and random small word lists."""
@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import fastsw
-from fastsw import _kernels
+from fastsw import _train_kernels, fast_train, trainer
 from fastsw.alphabet import default_alphabet, get_profile
 from fastsw.bpe import learn_merges
-from fastsw.fast import boundless_phase2_fast, learn_merges_fast, superbpe_phase2_fast, warmup
-from fastsw.superword import boundless_phase2, interleave, superbpe_phase2
-from fastsw.trainer import candidates, count_corpus, phase1_tokenizer
+from fastsw.fast_train import FastBackend, _unpack_words, learn_merges_fast, pack_candidates, unpack_candidates, warmup
+from fastsw.superword import ReferenceBackend, boundless_phase2, interleave, superbpe_phase2
+from fastsw.trainer import count_corpus, phase1_tokenizer
 
 from conftest import HYPOTHESIS_EXAMPLES, golden_json
 
@@ -36,7 +36,7 @@ def both_phase1(words, counts, token_bytes, profile, n_merges):
 def both_boundless(regular, cands, token_bytes, n_alphabet, profile):
     ref_bytes, fast_bytes = list(token_bytes), list(token_bytes)
     ref = boundless_phase2(regular, cands, ref_bytes, n_alphabet, get_profile(profile))
-    fast = boundless_phase2_fast(regular, cands, fast_bytes, n_alphabet, get_profile(profile))
+    fast = FastBackend().boundless(regular, pack_candidates(cands), fast_bytes, n_alphabet, get_profile(profile))
     assert fast == ref
     assert fast_bytes == ref_bytes
     return ref
@@ -45,7 +45,7 @@ def both_boundless(regular, cands, token_bytes, n_alphabet, profile):
 def both_superbpe(cands, token_bytes, n_super, profile):
     ref_bytes, fast_bytes = list(token_bytes), list(token_bytes)
     ref = superbpe_phase2(cands, ref_bytes, n_super, get_profile(profile))
-    fast = superbpe_phase2_fast(cands, fast_bytes, n_super, get_profile(profile))
+    fast = FastBackend().superbpe(pack_candidates(cands), fast_bytes, n_super, get_profile(profile))
     assert fast == ref
     assert fast_bytes == ref_bytes
     return ref
@@ -189,9 +189,8 @@ def test_random_phase2_matches_reference(cands, regular_counts, token_bytes, n_s
 def test_superbpe_pruning_guess_is_exact_or_rerun(cands, token_bytes, n_super, profile):
     # SuperBPE lets the kernel drop pairs below a guessed floor (the k-th largest initial
     # count). With k = steps the guess often runs dry; the driver must then rerun without it.
-    import fastsw.fast as fast
     calls = []
-    kernel = fast._merge_loop
+    kernel = fast_train._merge_loop
 
     def spy(*args):
         out = kernel(*args)
@@ -199,9 +198,9 @@ def test_superbpe_pruning_guess_is_exact_or_rerun(cands, token_bytes, n_super, p
         return out
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(fast, "PRUNE_FACTOR", 1)
-        mp.setattr(fast, "PRUNE_MIN", 1)
-        mp.setattr(fast, "_merge_loop", spy)
+        mp.setattr(fast_train, "PRUNE_FACTOR", 1)
+        mp.setattr(fast_train, "PRUNE_MIN", 1)
+        mp.setattr(fast_train, "_merge_loop", spy)
         both_superbpe(cands, token_bytes, n_super, profile)
     if n_super > 0:
         # the kernel runs at most the merges the candidates can give (each shortens them by one token)
@@ -211,18 +210,17 @@ def test_superbpe_pruning_guess_is_exact_or_rerun(cands, token_bytes, n_super, p
 
 
 def test_superbpe_pruning_reruns_when_the_guess_runs_dry():
-    import fastsw.fast as fast
     # (0, 1) 10 and (2, 3) 9 initially; k = 1 keeps only (0, 1), so the second step finds
     # the heap empty while (2, 3) is left: not exact, rerun, same merges as the reference
     cands = {(0, 1): 10, (2, 3): 9}
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(fast, "PRUNE_FACTOR", 0)
-        mp.setattr(fast, "PRUNE_MIN", 1)
+        mp.setattr(fast_train, "PRUNE_FACTOR", 0)
+        mp.setattr(fast_train, "PRUNE_MIN", 1)
         for profile in PROFILES:
             merges = both_superbpe(cands, letters(8), 2, profile)
             assert [m[:2] for m in merges] == [(0, 1), (2, 3)]
     tokens = np.array([0, 1, 2, 3], np.int32)
-    out = fast._merge_loop(tokens, np.array([0, 2, 4], np.int64), np.array([10, 9], np.int64),
+    out = fast_train._merge_loop(tokens, np.array([0, 2, 4], np.int64), np.array([10, 9], np.int64),
                            np.arange(8, dtype=np.uint8), np.arange(9, dtype=np.int64), 0, 1, 2, 0,
                            np.zeros(0, np.int64), 1, np.zeros(1, np.int64))
     assert int(out[0]) == 1 and out[-1] == 0  # stopped, and said so
@@ -231,12 +229,11 @@ def test_superbpe_pruning_reruns_when_the_guess_runs_dry():
 def test_merge_loop_stops_when_the_stop_flag_is_set():
     # Ctrl-C sets stop[0] (fastsw._interrupt.call_kernel); the kernel checks it before each
     # step. (0, 1) 10, then (2, 3) 9: two steps without the flag, none with it.
-    import fastsw.fast as fast
     args = (np.array([0, 2, 4], np.int64), np.array([10, 9], np.int64), np.arange(8, dtype=np.uint8),
             np.arange(9, dtype=np.int64), 0, 1, 2, 0, np.zeros(0, np.int64), 0)
-    out = fast._merge_loop(np.array([0, 1, 2, 3], np.int32), *args, np.zeros(1, np.int64))
+    out = fast_train._merge_loop(np.array([0, 1, 2, 3], np.int32), *args, np.zeros(1, np.int64))
     assert int(out[0]) == 2
-    out = fast._merge_loop(np.array([0, 1, 2, 3], np.int32), *args, np.ones(1, np.int64))
+    out = fast_train._merge_loop(np.array([0, 1, 2, 3], np.int32), *args, np.ones(1, np.int64))
     assert int(out[0]) == 0
 
 
@@ -281,13 +278,14 @@ def test_heap_order_matches_heapq(entries, tie_bytes):
     # the kernel's heap holds pair keys (left << 32 | right); tpre: per-token byte prefix keys
     keys = (pleft.astype(np.int64) << 32) | pright
     pair_of_key = {int(k): p for p, k in enumerate(keys)}
-    tpre = np.array([_kernels._prefix_key(tb, tb_off, np.int64(t)) for t in range(len(token_bytes))], np.int64)
+    tpre = np.array([_train_kernels._prefix_key(tb, tb_off, np.int64(t)) for t in range(len(token_bytes))],
+                    np.int64)
     heap_key = np.empty(max(len(entries), 1), np.int64)
     heap_count = np.empty(max(len(entries), 1), np.int64)
     size = 0
     expected = []
     for p, c in entries:
-        size = _kernels._push(heap_key, heap_count, np.int64(size), keys[p], np.int64(c), tpre,
+        size = _train_kernels._push(heap_key, heap_count, np.int64(size), keys[p], np.int64(c), tpre,
                               tb, tb_off, np.int64(tie_bytes))
         l, r = int(pleft[p]), int(pright[p])
         key = (token_bytes[l], token_bytes[r], l, r) if tie_bytes else (l, r)
@@ -297,7 +295,7 @@ def test_heap_order_matches_heapq(entries, tie_bytes):
         popped.append((int(heap_count[0]), pair_of_key[int(heap_key[0])]))
         size -= 1
         heap_key[0], heap_count[0] = heap_key[size], heap_count[size]
-        _kernels._sift_down(heap_key, heap_count, np.int64(size), np.int64(0), tpre, tb, tb_off,
+        _train_kernels._sift_down(heap_key, heap_count, np.int64(size), np.int64(0), tpre, tb, tb_off,
                             np.int64(tie_bytes))
     want = [(-c, p) for c, _, p in (heapq.heappop(expected) for _ in range(len(entries)))]
     # Equal (count, key) entries are interchangeable only when they are the same pair.
@@ -307,12 +305,15 @@ def test_heap_order_matches_heapq(entries, tie_bytes):
 # ---------------------------------------------------------------- real text
 
 def phase1_and_candidates(counts, profile, vocab_size):
-    alphabet = default_alphabet(profile)
-    words = [alphabet.initial_ids(p) for p in counts.pretokens]
-    merges, final = both_phase1(words, counts.counts, list(alphabet.tokens), profile,
-                                vocab_size - len(alphabet))
+    """train()'s stages 3 and 4 on both backends (asserted equal); returns the reference's results."""
+    alphabet, ref, fast = default_alphabet(profile), ReferenceBackend(), FastBackend()
+    merges, words, vocab = ref.phase1(counts, alphabet, profile, vocab_size - len(alphabet))
+    f_merges, packed, f_vocab = fast.phase1(counts, alphabet, profile, vocab_size - len(alphabet))
+    assert (f_merges, f_vocab, _unpack_words(*packed)) == (merges, vocab, words)
     tok1 = phase1_tokenizer(alphabet, merges, fastsw.Pretokenizer(), profile)
-    return alphabet, merges, candidates(counts, final, tok1), list(tok1.vocab)
+    cands = ref.candidates(counts, words, tok1)
+    assert unpack_candidates(fast.candidates(counts, packed, tok1)) == cands
+    return alphabet, merges, cands, list(tok1.vocab)
 
 
 def final_vocab(alphabet, merges):
@@ -365,12 +366,44 @@ def test_multilingual_sample(sample_docs, profile):
 # ---------------------------------------------------------------- one signature per kernel
 
 def test_each_kernel_compiled_once():
-    if not hasattr(_kernels._merge_loop, "signatures"):
+    if not hasattr(_train_kernels._merge_loop, "signatures"):
         pytest.skip("NUMBA_DISABLE_JIT=1: the kernels ran as plain Python")
     warmup()
     # The entry kernel is compiled (or loaded from the on-disk cache) exactly once.
-    assert len(_kernels._merge_loop.signatures) == 1
+    assert len(_train_kernels._merge_loop.signatures) == 1
     # Its helpers compile only when _merge_loop itself is compiled (not when it is
     # loaded from the cache), and then with exactly one signature.
-    for kernel in _kernels.KERNELS:
+    for kernel in _train_kernels.KERNELS:
         assert len(kernel.signatures) <= 1, kernel.__name__
+
+
+# ---------------------------------------------------------------- the training seam
+
+@pytest.mark.parametrize("algo, greedy_split", [("boundless", True), ("superbpe", False)])
+def test_train_runs_every_stage_through_one_backend(monkeypatch, sample_docs, algo, greedy_split):
+    # The seam: train() asks the backend for every stage after counting (numbered 3-6 in its body) and
+    # never which backend it has: a recording reference backend sees every name train() reads, in order.
+    calls = []
+
+    class Recording:
+        def __getattr__(self, name):
+            calls.append(name)
+            return getattr(ReferenceBackend(), name)
+
+    options = dict(algo=algo, vocab_size=600, supermerges=50 if algo == "superbpe" else None,
+                   greedy_split=greedy_split, min_count_floor=2)
+    with monkeypatch.context() as mp:
+        mp.setattr(trainer, "_backend", lambda backend, progress: Recording())
+        tok = fastsw.train(sample_docs[:50], **options)
+    split = ["split", "n_candidates"] if greedy_split else []
+    assert calls == ["name", "phase1", "warmup_seconds", "candidates", "n_candidates"] + split + [algo]
+    assert tok.training_info["backend"] == "python" and tok.n_super > 0
+    assert tok.merges == fastsw.train(sample_docs[:50], backend="numba", **options).merges
+
+
+def test_old_stage_names_still_work_with_a_deprecation_warning(golden_counts):
+    with pytest.warns(DeprecationWarning, match=r"ReferenceBackend\(\)\.phase1"):
+        old = trainer.phase1(golden_counts, default_alphabet("paper"), "paper", 50)
+    assert old == ReferenceBackend().phase1(golden_counts, default_alphabet("paper"), "paper", 50)
+    with pytest.warns(DeprecationWarning, match=r"ReferenceBackend\(\)\.candidates"):
+        assert trainer.candidates.__func__ is ReferenceBackend.candidates

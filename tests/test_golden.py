@@ -8,8 +8,9 @@ import pytest
 import fastsw
 from fastsw.alphabet import default_alphabet, render
 from fastsw.readers import iter_documents
-from fastsw.trainer import candidates, phase1, phase1_tokenizer
-from fastsw import trainer
+from fastsw.fast_train import FastBackend, unpack_candidates
+from fastsw.superword import ReferenceBackend
+from fastsw.trainer import phase1_tokenizer
 
 from conftest import GOLDEN_RUNS as RUNS, golden_json
 
@@ -74,15 +75,13 @@ def test_phase1_pretokens_match(counts, golden_dir):
 @pytest.mark.parametrize("packed", [False, True], ids=["python", "packed"])
 def test_boundless_candidates_match(counts, golden_dir, packed):
     alphabet = default_alphabet("paper")
-    if packed:  # the fast path: packed phase-1 words, packed runs, aggregate_runs
-        merges, words, token_bytes = trainer._phase1_packed(counts, alphabet, "paper", 2000 - len(alphabet))
-    else:
-        merges, words, token_bytes = phase1(counts, alphabet, "paper", 2000 - len(alphabet))
+    # the fast path: packed phase-1 words, packed runs, aggregate_runs
+    stages = FastBackend() if packed else ReferenceBackend()
+    merges, words, token_bytes = stages.phase1(counts, alphabet, "paper", 2000 - len(alphabet))
     tok1 = phase1_tokenizer(alphabet, merges, fastsw.Pretokenizer(), "paper")
+    cands = stages.candidates(counts, words, tok1)
     if packed:
-        cands = trainer._unpack_candidates(trainer._candidates_packed(counts, words, tok1))
-    else:
-        cands = candidates(counts, words, tok1)
+        cands = unpack_candidates(cands)
     lines = (golden_dir / "intermediate/boundless_2000_candidates.tsv").read_text(encoding="utf-8").splitlines()
     expected = [line.split("\t") for line in lines]
     mine = sorted(((c, tuple(token_bytes[t] for t in seq)) for seq, c in cands.items()), reverse=True)

@@ -53,13 +53,13 @@ def _env() -> dict:
 _CHILD = """
 import os, signal, sys, threading
 import fastsw
-from fastsw import fast, trainer, cli
+from fastsw import fast_train, superword, trainer, cli
 
 def sigint_soon():
     threading.Timer(0.02, os.kill, (os.getpid(), signal.SIGINT)).start()
 
 kernel_calls = []  # (n_steps returned, max_steps asked) of the calls on the corpus
-orig_kernel = fast._merge_loop
+orig_kernel = fast_train._merge_loop
 def kernel(*args):
     if args[0].shape[0] < 100:  # warmup() on a toy input
         return orig_kernel(*args)
@@ -69,13 +69,13 @@ def kernel(*args):
     result = orig_kernel(*args)
     kernel_calls[-1] = (int(result[0]), int(args[7]))
     return result
-fast._merge_loop = kernel
+fast_train._merge_loop = kernel
 
-orig_learn = trainer.learn_merges
+orig_learn = superword.learn_merges  # the reference backend's phase 1
 def learn(*args, **kwargs):
     sigint_soon()
     return orig_learn(*args, **kwargs)
-trainer.learn_merges = learn
+superword.learn_merges = learn
 
 if {stage!r} == "counting":
     orig_iter = trainer.iter_documents

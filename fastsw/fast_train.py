@@ -1,16 +1,17 @@
-"""The fast training path: drivers around the Numba merge loop in :mod:`fastsw._kernels`.
+"""The fast training path: drivers around the Numba merge loop in :mod:`fastsw._train_kernels`.
 
 Each driver has exactly the contract of its reference counterpart and returns
 identical results (merges with counts, final words, appended token bytes):
 
 * :func:`learn_merges_fast` -- :func:`fastsw.bpe.learn_merges` (phase 1);
-* :func:`boundless_phase2_fast` -- :func:`fastsw.superword.boundless_phase2`;
-* :func:`superbpe_phase2_fast` -- :func:`fastsw.superword.superbpe_phase2`.
+* :func:`boundless_phase2_packed` -- :func:`fastsw.superword.boundless_phase2`;
+* :func:`superbpe_phase2_packed` -- :func:`fastsw.superword.superbpe_phase2`;
 
-The trainer calls the packed variants (:func:`learn_merges_packed`,
-:func:`boundless_phase2_packed`, :func:`superbpe_phase2_packed`), whose words are
-already flat arrays (:func:`pack_pretokens`, ``fastsw._pretok.aggregate_runs``),
-so no Python object is made per word or candidate between counting and the model.
+the last two over packed candidates (:func:`pack_candidates`).
+
+The trainer calls :class:`FastBackend`, whose stages use the packed variants (:func:`learn_merges_packed`,
+:func:`boundless_phase2_packed`, :func:`superbpe_phase2_packed`) over flat arrays (:func:`pack_pretokens`,
+``fastsw._pretok.aggregate_runs``): no Python object per word or candidate between counting and the model.
 
 The drivers own the Python objects: they pack the words into one int32 array
 with int64 offsets, the counts into int64 and the vocabulary's bytes into one
@@ -39,8 +40,10 @@ import numpy as np
 
 from ._config import gc_paused
 from ._interrupt import call_kernel
-from ._kernels import _merge_loop
+from ._train_kernels import _merge_loop
+from .alphabet import get_profile
 from .bpe import check_pair_total
+from .superword import split_candidates
 
 _INT64_MAX = (1 << 63) - 1
 #: ``prune=True`` keeps the pairs above the ``max(PRUNE_FACTOR * steps, PRUNE_MIN)``-th largest initial count
@@ -50,12 +53,8 @@ PRUNE_MIN = 4096
 _ID_LIMIT = (1 << 31) - 1
 
 
+@gc_paused()
 def _pack_words(words: Sequence[Sequence[int]], counts: Sequence[int]):
-    with gc_paused():
-        return _pack_words_unpaused(words, counts)
-
-
-def _pack_words_unpaused(words: Sequence[Sequence[int]], counts: Sequence[int]):
     words = [w if isinstance(w, (list, tuple)) else list(w) for w in words]
     counts = list(counts)
     if len(words) != len(counts):
@@ -139,10 +138,6 @@ def _reachable_merges(offsets, word_counts) -> int:
     return int(pairs[word_counts > 0].sum())
 
 
-def _run(words, counts, token_bytes, profile, max_steps: int, replay=None):
-    return _run_packed(*_pack_words(words, counts), token_bytes, profile, max_steps, replay)
-
-
 def _run_packed(tokens, offsets, word_counts, token_bytes, profile, max_steps: int, replay=None,
                 prune: bool = False):
     """The merge loop over packed words (``tokens`` is rewritten in place).
@@ -210,8 +205,9 @@ def learn_merges_packed(tokens, offsets, word_counts, token_bytes: List[bytes], 
 
 def boundless_phase2_packed(regular: Sequence[Tuple[int, int, int]], candidates, token_bytes: List[bytes],
                             n_alphabet: int, profile, progress=None):
-    """:func:`boundless_phase2_fast` with the candidates packed: ``(tokens, offsets, counts)`` arrays (the
-    tokens are rewritten in place)."""
+    """Algorithm 1 on the fast path, with the candidates packed: ``(tokens, offsets, counts)`` arrays (the
+    tokens are rewritten in place). Same contract and results as :func:`fastsw.superword.boundless_phase2`
+    (steps ``(kind, index, left, right, count)``, supermerge tokens appended to ``token_bytes``)."""
     regular = list(regular)
     _, _, _, kinds, lefts, rights, step_counts = _run_packed(
         *candidates, token_bytes, profile, len(regular), replay=[c for _, _, c in regular])
@@ -232,26 +228,61 @@ def boundless_phase2_packed(regular: Sequence[Tuple[int, int, int]], candidates,
 
 
 def superbpe_phase2_packed(candidates, token_bytes: List[bytes], n_super: int, profile, progress=None):
-    """:func:`superbpe_phase2_fast` with the candidates packed (see :func:`boundless_phase2_packed`)."""
+    """SuperBPE's phase 2 on the fast path over packed candidates (see :func:`boundless_phase2_packed`); same
+    contract and results as :func:`fastsw.superword.superbpe_phase2`."""
     merges, _ = learn_merges_packed(*candidates, token_bytes, profile, n_super, progress=progress, prune=True)
     return merges
 
 
-def boundless_phase2_fast(regular: Sequence[Tuple[int, int, int]], candidates: Dict[Tuple[int, ...], int],
-                          token_bytes: List[bytes], n_alphabet: int, profile, progress=None):
-    """Algorithm 1 on the fast path; same contract and results as
-    :func:`fastsw.superword.boundless_phase2` (steps ``(kind, index, left, right,
-    count)``, supermerge tokens appended to ``token_bytes``)."""
-    packed = _pack_words(list(candidates.keys()), list(candidates.values()))
-    return boundless_phase2_packed(regular, packed, token_bytes, n_alphabet, profile, progress=progress)
+def pack_candidates(candidates: Dict[Tuple[int, ...], int]):
+    """The reference's candidates (tuple of ids -> count) packed ``(tokens, offsets, counts)``."""
+    return _pack_words(list(candidates.keys()), list(candidates.values()))
 
 
-def superbpe_phase2_fast(candidates: Dict[Tuple[int, ...], int], token_bytes: List[bytes], n_super: int,
-                         profile, progress=None) -> List[Tuple[int, int, int]]:
-    """SuperBPE's phase 2 on the fast path; same contract and results as
-    :func:`fastsw.superword.superbpe_phase2`."""
-    packed = _pack_words(list(candidates.keys()), list(candidates.values()))
-    return superbpe_phase2_packed(packed, token_bytes, n_super, profile, progress=progress)
+def unpack_candidates(packed) -> Dict[Tuple[int, ...], int]:
+    """Packed candidates ``(tokens, offsets, counts)`` as the reference's dict (tuple of ids -> count)."""
+    tokens, offsets, cand_counts = packed
+    flat, bounds = tokens.tolist(), offsets.tolist()
+    return {tuple(flat[bounds[k]:bounds[k + 1]]): c for k, c in enumerate(cand_counts.tolist())}
+
+
+class FastBackend:
+    """The training stages on the fast path: :class:`fastsw.superword.ReferenceBackend`'s methods with the
+    same results (its example gives the same with ``FastBackend()``), but phase 1's words are packed
+    ``(tokens, offsets, lengths)`` and the candidates packed ``(tokens, offsets, counts)`` arrays.
+    ``warmup_seconds``: the time the kernels took to load."""
+    name = "numba"
+
+    def __init__(self, warmup_seconds=None):
+        self.warmup_seconds = warmup_seconds
+
+    def phase1(self, counts, alphabet, profile: str, n_merges: int, progress=None):
+        tokens, offsets, word_counts = pack_pretokens(counts.pretokens, counts.counts, alphabet)
+        token_bytes = list(alphabet.tokens)
+        merges, lengths = learn_merges_packed(tokens, offsets, word_counts, token_bytes, get_profile(profile),
+                                              n_merges, progress=progress)
+        return merges, (tokens, offsets, lengths), token_bytes
+
+    def candidates(self, counts, words, tok1):
+        """Candidates from packed phase-1 words and packed letter runs (``fastsw._pretok.aggregate_runs``)."""
+        from ._pretok import aggregate_runs
+        tokens, offsets, lengths = words
+        eligible = np.fromiter((tok1.is_eligible(t) for t in range(len(tok1.vocab))), dtype=bool,
+                               count=len(tok1.vocab))
+        first = tokens[offsets[:-1]] if len(lengths) else np.zeros(0, dtype=np.int32)
+        single = np.where((lengths == 1) & eligible[first], first, -1).astype(np.int64)
+        return aggregate_runs(*counts.packed_runs(), single)
+
+    @staticmethod
+    def n_candidates(candidates) -> int:
+        return len(candidates[2])
+
+    def split(self, candidates, c_min: int, floor: int, max_len: int):
+        split = split_candidates(unpack_candidates(candidates), c_min, floor, max_len)
+        return pack_candidates(split)
+
+    boundless = staticmethod(boundless_phase2_packed)
+    superbpe = staticmethod(superbpe_phase2_packed)
 
 
 @contextmanager
@@ -282,4 +313,5 @@ def warmup() -> None:
     tb = [bytes([i]) for i in range(4)]
     for name in ("paper", "hf"):
         learn_merges_fast([[0, 1, 0, 1, 2], [1, 1, 1]], [3, 2], list(tb), get_profile(name), 3)
-        boundless_phase2_fast([(0, 1, 5)], {(0, 1, 2): 4, (2, 3): 1}, list(tb), 4, get_profile(name))
+        boundless_phase2_packed([(0, 1, 5)], pack_candidates({(0, 1, 2): 4, (2, 3): 1}), list(tb), 4,
+                                get_profile(name))

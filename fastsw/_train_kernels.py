@@ -1,7 +1,7 @@
 """Numba kernels for the fast training path (the merge loop of phase 1 and phase 2).
 
 Private functions over contiguous numpy arrays only: no Python objects, no I/O.
-The driver :mod:`fastsw.fast` coerces its inputs once (ids int32, offsets and
+The driver :mod:`fastsw.fast_train` coerces its inputs once (ids int32, offsets and
 counts int64, token bytes uint8), so every kernel compiles exactly one signature.
 The reference these kernels must agree with, merge for merge and count for count,
 is :class:`fastsw.bpe.PairMerger`.
@@ -384,6 +384,17 @@ def _push_created(heap_key, heap_count, hsize, rec, first, last, floor, tpre, tb
     return hsize
 
 
+@njit(cache=True, inline="always")
+def _pair_counts(x, y, i, last_eq, overlapping):
+    """:func:`fastsw.bpe.word_pairs`'s rule for every walk over a word's pairs: whether the pair ``x y`` at
+    position ``i`` counts, and the walk's next ``last_eq`` (start at -2). Inlined: it runs once per pair."""
+    if x == y and overlapping == 0:
+        if last_eq == i - 1:
+            return False, -2
+        return True, i
+    return True, last_eq
+
+
 @njit(cache=True)
 def _count_words(tokens, offsets, lengths, word_counts, w, overlapping, htab, rec, plen, n_pairs, tq, t0):
     """The initial pair counts of the words from ``w`` on; ``tq[o - t0 + i]`` gets
@@ -407,12 +418,10 @@ def _count_words(tokens, offsets, lengths, word_counts, w, overlapping, htab, re
         for i in range(L - 1):
             x = tokens[o + i]
             y = tokens[o + i + 1]
-            if x == y and overlapping == 0:
-                if last_eq == i - 1:
-                    last_eq = -2
-                    tq[o - t0 + i] = -1
-                    continue
-                last_eq = i
+            counted, last_eq = _pair_counts(x, y, i, last_eq, overlapping)
+            if not counted:
+                tq[o - t0 + i] = -1
+                continue
             q, n_pairs = _pair_id(htab, rec, plen, n_pairs, x, y)
             rec[3 * q + 1] += c
             if rec[3 * q + 2] != w:
@@ -446,9 +455,6 @@ def _rewrite_words(tokens, offsets, lengths, word_counts, occ, seg, t, seg_n, a,
             _prefetch(word_counts, w2)
         if t + 6 < seg_n:
             _prefetch(tokens, offsets[occ[seg + t + 6]])
-        w = occ[seg + t]
-        o = offsets[w]
-        L = lengths[w]
         w = occ[seg + t]
         o = offsets[w]
         L = lengths[w]
@@ -513,11 +519,9 @@ def _rewrite_words(tokens, offsets, lengths, word_counts, occ, seg, t, seg_n, a,
             for i in range(win_lo[v], win_hi[v] - 1):
                 x = tokens[o + i]
                 y = tokens[o + i + 1]
-                if x == y and overlapping == 0:
-                    if last_eq == i - 1:
-                        last_eq = -2
-                        continue
-                    last_eq = i
+                counted, last_eq = _pair_counts(x, y, i, last_eq, overlapping)
+                if not counted:
+                    continue
                 key = (np.int64(x) << 32) | np.int64(y)
                 q = _find(htab, rec, key, _hash(key))
                 rec[3 * q + 1] -= c
@@ -548,11 +552,9 @@ def _rewrite_words(tokens, offsets, lengths, word_counts, occ, seg, t, seg_n, a,
             for i in range(lo, hi - 1):
                 x = tokens[o + i]
                 y = tokens[o + i + 1]
-                if x == y and overlapping == 0:
-                    if last_eq == i - 1:
-                        last_eq = -2
-                        continue
-                    last_eq = i
+                counted, last_eq = _pair_counts(x, y, i, last_eq, overlapping)
+                if not counted:
+                    continue
                 q, n_pairs = _pair_id(htab, rec, plen, n_pairs, x, y)
                 rec[3 * q + 1] += c
                 if (x == new or y == new) and rec[3 * q + 2] != w:
@@ -713,7 +715,7 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
     j = 0
 
     while n_steps < max_steps:
-        if stop[0] != 0:  # one load per step: no measurable cost (see fastsw.fast)
+        if stop[0] != 0:  # one load per step: no measurable cost (see fastsw.fast_train)
             break
         # ---- best pair: re-key or drop stale tops
         best, hsize = _top(heap_key, heap_count, np.int64(hsize), htab, rec, floor, tpre, tb, tb_off,
@@ -824,5 +826,5 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
 
 
 KERNELS = (_grow_i32, _grow_i64, _grow_u8, _hash, _find, _rehash, _pair_id, _room_for_pairs, _compact, _cmp_bytes,
-           _prefix_key, _cmp_token, _better,
+           _pair_counts, _prefix_key, _cmp_token, _better,
            _sift_down, _push, _top, _push_created, _count_words, _rewrite_words, _merge_loop)
