@@ -531,18 +531,18 @@ class CountTable:
         raise AttributeError(f"'CountTable' object has no attribute {name!r}")
 
     def add(self, doc: str) -> None:
-        c = self.table
+        c, pretokenizer, collect_runs = self.table, self.pretokenizer, self.collect_runs
         index, pretokens, counts, letter, runs = c.index, c.pretokens, c.counts, c.has_letter, c.letter_runs
         run: List[int] = []
-        for piece in self.pretokenizer.pretokenize(doc):
+        for piece in pretokenizer.pretokenize(doc):
             i = index.get(piece)
             if i is None:
                 i = index[piece] = len(pretokens)
                 pretokens.append(piece)
                 counts.append(0)
-                letter.append(self.pretokenizer.has_letter(piece))
+                letter.append(pretokenizer.has_letter(piece))
             counts[i] += 1
-            if not self.collect_runs:
+            if not collect_runs:
                 continue
             if letter[i]:
                 run.append(i)
