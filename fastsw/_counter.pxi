@@ -18,7 +18,8 @@
 #   windows, so the scratch memory is the window and the current run, not a slot per code point;
 #   no ``str`` is made except once per distinct pretoken in :meth:`Counter.pretokens`.
 # * Everything between taking the documents and returning runs without the GIL, so one
-#   ``Counter`` per thread counts in parallel; ``merge`` folds one counter into another.
+#   ``Counter`` per thread counts in parallel; ``merge`` folds one counter into another, and
+#   ``merge_table`` a counter's arrays sent back by a worker process.
 
 from libc.stdlib cimport malloc
 from libc.string cimport memcpy
@@ -223,9 +224,9 @@ cdef inline int64_t _add_pretoken(CountState* st, const Tables* tb, const char_t
     """Count one occurrence of the pretoken ``s[0:n]``; its entry, or -1 when out of memory."""
     cdef uint64_t h = _hash_seq(s, n)
     cdef Py_ssize_t slot = <Py_ssize_t> ((h ^ (h >> 29)) * 0x9E3779B97F4A7C15ULL >> 52)  # top 12 bits
-    cdef int64_t e, cap, i
+    cdef int64_t e, i
     cdef bint added
-    cdef uint8_t* grown
+    cdef uint8_t letter
     if st.cache_key[slot] == h:  # only short keys are cached, and a short key is the pretoken itself
         e = st.cache_entry[slot]
         st.pre.counts[e] += 1
@@ -237,20 +238,76 @@ cdef inline int64_t _add_pretoken(CountState* st, const Tables* tb, const char_t
         st.cache_key[slot] = h
         st.cache_entry[slot] = e
     if added:
-        if e >= st.letter_cap:
-            cap = 2 * st.letter_cap
-            grown = <uint8_t*> realloc(st.letter, cap)
-            if grown == NULL:
-                return -1
-            st.letter = grown
-            st.letter_cap = cap
-        st.letter[e] = 0
+        letter = 0
         for i in range(n):
             if tb.cls[s[i]] & PT_LETTER:
-                st.letter[e] = 1
+                letter = 1
                 break
+        if _new_letter(st, e, letter) < 0:
+            return -1
     st.pre.counts[e] += 1
     return e
+
+
+cdef int _new_letter(CountState* st, int64_t e, uint8_t letter) noexcept nogil:
+    """Record the letter flag of the new pretoken entry ``e``; -1 when out of memory."""
+    cdef int64_t cap
+    cdef uint8_t* grown
+    if e >= st.letter_cap:
+        cap = 2 * st.letter_cap
+        grown = <uint8_t*> realloc(st.letter, cap)
+        if grown == NULL:
+            return -1
+        st.letter = grown
+        st.letter_cap = cap
+    st.letter[e] = letter
+    return 0
+
+
+cdef int64_t _add_str(SeqTable* t, str s, bint* added) noexcept:
+    """``_table_find_or_add`` for the code points of ``s`` (any storage kind)."""
+    cdef int kind = PyUnicode_KIND(s)
+    cdef void* data = PyUnicode_DATA(s)
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(s)
+    if kind == PyUnicode_1BYTE_KIND:
+        return _table_find_or_add(t, <const uint8_t*> data, n, _hash_seq(<const uint8_t*> data, n), added)
+    if kind == PyUnicode_2BYTE_KIND:
+        return _table_find_or_add(t, <const uint16_t*> data, n, _hash_seq(<const uint16_t*> data, n), added)
+    return _table_find_or_add(t, <const uint32_t*> data, n, _hash_seq(<const uint32_t*> data, n), added)
+
+
+cdef int _add_runs(CountState* st, const uint32_t* items, const int64_t* offsets, const int64_t* counts,
+                   int64_t n_runs, const int64_t* remap, int64_t n_remap) noexcept nogil:
+    """Add ``n_runs`` letter runs of another table (run ``r``: the pretoken indices
+    ``items[offsets[r]:offsets[r + 1]]``, counted ``counts[r]`` times), re-indexed through ``remap``
+    (that table's pretoken index -> this one's); -1 when out of memory, -2 for an index outside ``remap``."""
+    cdef int64_t r, k, o, m, e, cap = 0
+    cdef uint32_t* buf = NULL
+    cdef int rc = 0
+    cdef bint added
+    for r in range(n_runs):
+        o = offsets[r]
+        m = offsets[r + 1] - o
+        if m > cap:
+            cap = max(m, 2 * cap)
+            free(buf)
+            buf = <uint32_t*> malloc(cap * sizeof(uint32_t))
+            if buf == NULL:
+                return -1
+        for k in range(m):
+            if items[o + k] >= <uint64_t> n_remap:
+                rc = -2
+                break
+            buf[k] = <uint32_t> remap[items[o + k]]
+        if rc < 0:
+            break
+        e = _table_find_or_add(&st.runs, buf, m, _hash_seq(buf, m), &added)
+        if e < 0:
+            rc = -1
+            break
+        st.runs.counts[e] += counts[r]
+    free(buf)
+    return rc
 
 
 cdef inline int _end_run(CountState* st) noexcept nogil:
@@ -450,7 +507,7 @@ cdef class Counter:
     def merge(self, Counter other not None):
         """Add ``other``'s counts (documents, bytes, pretokens, runs) to this counter."""
         cdef SeqTable* src = &other.st.pre
-        cdef int64_t j, e, o, m, cap
+        cdef int64_t j, e, o
         cdef bint added
         cdef int rc = 0
         if not (self.ok and other.ok):
@@ -460,53 +517,73 @@ cdef class Counter:
         cdef int64_t* remap = <int64_t*> PyMem_Malloc(max(src.n, 1) * sizeof(int64_t))
         if remap == NULL:
             raise MemoryError()
-        cdef uint32_t* buf = NULL
-        cdef int64_t buf_cap = 0
         with nogil:
             for j in range(src.n):
                 o = src.offsets[j]
-                m = src.offsets[j + 1] - o
-                e = _table_find_or_add(&self.st.pre, src.items + o, m, src.hashes[j], &added)
-                if e < 0:
+                e = _table_find_or_add(&self.st.pre, src.items + o, src.offsets[j + 1] - o, src.hashes[j], &added)
+                if e < 0 or (added and _new_letter(&self.st, e, other.st.letter[j]) < 0):
                     rc = -1
                     break
-                if added:
-                    if e >= self.st.letter_cap:
-                        cap = 2 * self.st.letter_cap
-                        self.st.letter = <uint8_t*> realloc(self.st.letter, cap)
-                        if self.st.letter == NULL:
-                            rc = -1
-                            break
-                        self.st.letter_cap = cap
-                    self.st.letter[e] = other.st.letter[j]
                 self.st.pre.counts[e] += src.counts[j]
                 remap[j] = e
             if rc == 0 and self.st.collect_runs:
-                src = &other.st.runs
-                for j in range(src.n):
-                    o = src.offsets[j]
-                    m = src.offsets[j + 1] - o
-                    if m > buf_cap:
-                        buf_cap = max(m, 2 * buf_cap)
-                        free(buf)
-                        buf = <uint32_t*> malloc(buf_cap * sizeof(uint32_t))
-                        if buf == NULL:
-                            rc = -1
-                            break
-                    for e in range(m):
-                        buf[e] = <uint32_t> remap[src.items[o + e]]
-                    e = _table_find_or_add(&self.st.runs, buf, m, _hash_seq(buf, m), &added)
-                    if e < 0:
-                        rc = -1
-                        break
-                    self.st.runs.counts[e] += src.counts[j]
-            free(buf)
+                rc = _add_runs(&self.st, other.st.runs.items, other.st.runs.offsets, other.st.runs.counts,
+                               other.st.runs.n, remap, src.n)
         PyMem_Free(remap)
+        self._merged(rc, other.st.n_documents, other.st.n_bytes)
+
+    def merge_table(self, list pretokens, const int64_t[::1] counts, const uint8_t[::1] has_letter, runs,
+                    int64_t n_documents, int64_t n_bytes):
+        """Add a table given as arrays: what :meth:`pretokens` and :meth:`runs` of another counter
+        return (``runs`` None for a counter without letter runs). How a worker process's counts come
+        back (a ``Counter`` does not pickle; its arrays do)."""
+        cdef Py_ssize_t n = len(pretokens), j, n_runs = 0
+        cdef int64_t e
+        cdef bint added
+        cdef int rc = 0
+        cdef const int32_t[::1] run_ids = None
+        cdef const int64_t[::1] run_offsets = None, run_counts = None
+        if not self.ok:
+            raise RuntimeError("this Counter ran out of memory earlier; its counts are incomplete")
+        if counts.shape[0] != n or has_letter.shape[0] != n:
+            raise ValueError("counts and has_letter must have one entry per pretoken")
+        if (runs is None) == bool(self.st.collect_runs):
+            raise ValueError("cannot merge a counter with letter runs and one without")
+        if runs is not None:
+            run_ids, run_offsets, run_counts = runs
+            n_runs = run_counts.shape[0]
+            if run_offsets.shape[0] != n_runs + 1 or run_offsets[0] != 0 or run_offsets[n_runs] > run_ids.shape[0]:
+                raise ValueError("run offsets do not match the run ids")
+        cdef int64_t* remap = <int64_t*> PyMem_Malloc(max(n, 1) * sizeof(int64_t))
+        if remap == NULL:
+            raise MemoryError()
+        try:
+            for j in range(n):
+                piece = pretokens[j]
+                if type(piece) is not str:
+                    raise TypeError(f"pretokens must be str, not {type(piece).__name__}")
+                e = _add_str(&self.st.pre, <str> piece, &added)
+                if e < 0 or (added and _new_letter(&self.st, e, has_letter[j] != 0) < 0):
+                    rc = -1
+                    break
+                self.st.pre.counts[e] += counts[j]
+                remap[j] = e
+            if rc == 0 and n_runs:
+                with nogil:
+                    rc = _add_runs(&self.st, <const uint32_t*> &run_ids[0], &run_offsets[0], &run_counts[0],
+                                   n_runs, remap, n)
+        finally:
+            PyMem_Free(remap)
+        if rc == -2:
+            raise IndexError(f"a letter run refers to a pretoken outside 0..{n - 1}")
+        self._merged(rc, n_documents, n_bytes)
+
+    cdef _merged(self, int rc, int64_t n_documents, int64_t n_bytes):
         if rc < 0:
             self.ok = False
             raise MemoryError("out of memory while merging counters")
-        self.st.n_documents += other.st.n_documents
-        self.st.n_bytes += other.st.n_bytes
+        self.st.n_documents += n_documents
+        self.st.n_bytes += n_bytes
 
     def pretokens(self):
         """``(pretokens, counts, has_letter)``: a list of ``str`` in first-seen order, ``int64`` and

@@ -1,6 +1,11 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False, cdivision=True
 """Compiled pre-tokenizer for the two default patterns; ``regex.findall`` is its reference.
 
+The module also holds the compiled counter (``Counter``, included from ``_counter.pxi``: pre-tokenize
+and count pretokens and letter runs without a ``str`` per pretoken; its reference is
+``fastsw.counting.CountTable``) and ``aggregate_runs`` (supermerge candidates from packed letter runs;
+its reference is ``fastsw.superword.aggregate_candidates``): they share the matchers and the tables.
+
 ``fastsw.pretokenize.Pretokenizer.pretokenize_reference`` (the ``regex`` path) is the readable
 specification: for ``GPT4O_PATTERN`` and ``SCRIPT_SPECIFIC_PATTERN`` this module must return
 exactly the same pretokens, chunk by chunk.  It reads the class bits of

@@ -5,17 +5,18 @@ that section 5 cuts into supermerge candidates). It turns a stream of documents 
 never learns merges. :mod:`fastsw.trainer` consumes the table, :mod:`fastsw.readers` produces the documents and
 :mod:`fastsw.pretokenize` splits them.
 
-Two paths, one answer:
+Two counters, one answer:
 
-* :func:`count_corpus_reference`: the plain loop, one dict operation per pretoken, that a reader can check.
-* :func:`count_corpus`: the same table through the compiled counter ``fastsw._pretok.Counter``
-  (:class:`NativeCountTable`: default patterns, one thread per core, runs kept packed), or for custom patterns
-  through ``fastsw._count.count_document`` (its pure-Python twin ``_count_document_py`` when the extension is
-  missing or ``FASTSW_PUREPYTHON=1``).
-* :func:`count_corpus_parallel`: documents are sent in batches to worker processes, each fills its own table,
-  and the tables are merged with :meth:`Counts.merge` (letter runs are re-indexed by pretoken string).
+* the reference, :class:`CountTable` (:func:`count_corpus_reference`): the plain loop, one dict operation per
+  pretoken, that a reader can check. It counts custom patterns, and everything when ``FASTSW_PUREPYTHON`` is set.
+* the compiled counter ``fastsw._pretok.Counter`` (:class:`NativeCountTable`, ``fastsw/_counter.pxi``): the
+  default patterns, one thread per core in :func:`count_corpus`, runs kept packed.
 
-All three give the same multiset of ``(pretoken, count)`` and of ``(letter run as pretoken strings, count)``; the
+:func:`count_corpus_parallel` sends documents in batches to worker processes; each fills its own table of either
+kind, and the tables are merged (letter runs re-indexed by pretoken): the compiled ones by
+``Counter.merge_table``, the reference ones by :meth:`Counts.merge`.
+
+All paths give the same multiset of ``(pretoken, count)`` and of ``(letter run as pretoken strings, count)``; the
 order of ``Counts.pretokens`` may differ, and training does not depend on it (ties are broken by the profile's
 rules on token bytes, never by pretoken order; ``tests/test_counting.py`` checks this).
 
@@ -44,8 +45,8 @@ import operator
 import os
 import queue
 import sys
+import warnings
 import zlib
-from array import array
 from itertools import chain, islice
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Tuple
@@ -183,32 +184,12 @@ class Counts:
         return self
 
     def _merge_parts(self, pretokens, counts, has_letter, runs, n_documents: int, n_bytes: int) -> None:
-        """``merge`` of a table given as its parts. ``counts`` and ``has_letter`` may be any sequences of ints
-        (e.g. a worker's ``array('q')`` and ``bytes``); ``runs`` is None (no letter runs), a dict, or a
-        ``FlatRuns`` (a worker's runs as arrays)."""
+        """``merge`` of a table given as its parts (a worker's payload): ``counts`` and ``has_letter`` any
+        sequences of ints; ``runs`` None (no letter runs), a dict, or packed ``(ids, offsets, counts)`` arrays."""
         if isinstance(counts, np.ndarray):  # a compiled counter's table: sums of numpy ints would stay numpy ints
             counts = counts.tolist()
-        if isinstance(runs, tuple):  # packed (ids, offsets, counts) from the compiled counter
-            ids, offsets, run_counts = runs
-            runs = FlatRuns(array("q", ids.astype(np.int64).tobytes()), array("q", np.diff(offsets).tobytes()),
-                            array("q", run_counts.astype(np.int64).tobytes()))
-        native = _native_merge()
-        if native is not None:
-            merge_pretokens, merge_runs, merge_flat_runs = native
-            remap = merge_pretokens(self.index, self.pretokens, self.counts, self.has_letter, list(pretokens),
-                                    counts, has_letter)
-            if self.has_runs and runs is not None:
-                if isinstance(runs, FlatRuns):
-                    merge_flat_runs(self.letter_runs, runs.flat, runs.lengths, runs.counts, remap)
-                else:
-                    merge_runs(self.letter_runs, runs, remap)
-            else:
-                self.has_runs = False
-                self.letter_runs = {}
-            self.n_documents += n_documents
-            self.n_bytes += n_bytes
-            return
-        # the plain path (also the reference for the compiled one)
+        if isinstance(runs, tuple):
+            runs = _runs_to_dict(*runs)
         index, my_pretokens, my_counts, my_letter = self.index, self.pretokens, self.counts, self.has_letter
         remap = [0] * len(pretokens)
         get_index = index.get
@@ -226,7 +207,7 @@ class Counts:
             my_runs = self.letter_runs
             get = remap.__getitem__
             get_count = my_runs.get
-            for run, count in (runs.items() if isinstance(runs, dict) else runs.as_pairs()):
+            for run, count in runs.items():
                 key = tuple(map(get, run))
                 my_runs[key] = get_count(key, 0) + count
         else:
@@ -280,55 +261,8 @@ class Counts:
 
 def _runs_to_dict(ids, offsets, counts) -> Dict[Tuple[int, ...], int]:
     """Packed letter runs (see :meth:`Counts.packed_runs`) as a dict, in order."""
-    native = _native_merge()
-    if native is not None:
-        runs: Dict[Tuple[int, ...], int] = {}
-        n = int(ids.max()) + 1 if ids.size else 0
-        native[2](runs, array("q", ids.astype(np.int64).tobytes()), array("q", np.diff(offsets).tobytes()),
-                  array("q", counts.astype(np.int64).tobytes()), array("q", np.arange(n, dtype=np.int64).tobytes()))
-        return runs
     flat, bounds = ids.tolist(), offsets.tolist()
     return {tuple(flat[bounds[k]:bounds[k + 1]]): c for k, c in enumerate(counts.tolist())}
-
-
-def _native_merge():
-    if pure_python():
-        return None
-    try:
-        from ._count import merge_flat_runs, merge_pretokens, merge_runs
-    except ImportError:
-        return None
-    return merge_pretokens, merge_runs, merge_flat_runs
-
-
-class FlatRuns:
-    """Letter runs as three ``array('q')`` (all runs' indices concatenated, run lengths, run counts): how a
-    worker sends its runs, since arrays pickle as plain bytes while a dict of tuples pickles element by element."""
-
-    def __init__(self, flat: array, lengths: array, counts: array):
-        self.flat, self.lengths, self.counts = flat, lengths, counts
-
-    @classmethod
-    def from_dict(cls, runs: Dict[Tuple[int, ...], int]) -> "FlatRuns":
-        if _native_merge() is not None:
-            from ._count import flatten_runs
-            return cls(*flatten_runs(runs))
-        flat, lengths, counts = array("q"), array("q"), array("q")
-        for run, count in runs.items():
-            flat.extend(run)
-            lengths.append(len(run))
-            counts.append(count)
-        return cls(flat, lengths, counts)
-
-    def as_pairs(self):
-        """``(run tuple, count)`` pairs, in order."""
-        pos = 0
-        for length, count in zip(self.lengths, self.counts):
-            yield tuple(self.flat[pos:pos + length]), count
-            pos += length
-
-    def __reduce__(self):
-        return FlatRuns, (self.flat, self.lengths, self.counts)
 
 
 def _check_same_pretokenizer(a: Counts, b: Counts) -> None:
@@ -575,96 +509,76 @@ def check_count_limits(counts: Counts, what: Optional[str] = None) -> Counts:
     return counts
 
 
-# ---- counting one document ---------------------------------------------------------------------------------------
-
-
-def _count_document_py(pieces: list, index: dict, pretokens: list, counts: array, has_letter: array, runs: dict,
-                       collect_runs: bool, letter_test) -> None:
-    """Pure-Python twin of ``fastsw._count.count_document`` (same arguments, same table afterwards)."""
-    ids = []
-    for piece in pieces:
-        i = index.get(piece)
-        if i is None:
-            i = index[piece] = len(pretokens)
-            pretokens.append(piece)
-            counts.append(0)
-            has_letter.append(1 if letter_test(piece) else 0)
-        counts[i] += 1
-        ids.append(i)
-    if not collect_runs:
-        return
-    start = -1
-    for k, i in enumerate(ids):
-        if has_letter[i]:
-            if start < 0:
-                start = k
-        elif start >= 0:
-            if k - start >= 2:
-                key = tuple(ids[start:k])
-                runs[key] = runs.get(key, 0) + 1
-            start = -1
-    if start >= 0 and len(ids) - start >= 2:
-        key = tuple(ids[start:])
-        runs[key] = runs.get(key, 0) + 1
-
-
-def _select_count_document():
-    if pure_python():
-        return _count_document_py
-    try:
-        from ._count import count_document
-    except ImportError:  # not built (e.g. a source checkout without 'pip install -e .')
-        return _count_document_py
-    return count_document
+# ---- the two counters ------------------------------------------------------------------------------------------
 
 
 class CountTable:
-    """A count table being filled: pretokens and letter runs of the documents given to :meth:`add`.
+    """The reference counter: a :class:`Counts` being filled with the documents given to :meth:`add`, one plain
+    dict operation per pretoken, letter runs cut as they are read. :class:`NativeCountTable` is its compiled twin.
 
-    Counts are int64 (``array('q')``) while counting (a single table would need 2**63 occurrences of one pretoken
-    to overflow) and Python ints in the finished :class:`Counts`.
+        >>> table = CountTable(Pretokenizer(), collect_runs=True)
+        >>> table.add("Hello world, big cat!")
+        >>> table.finish().run_multiset()
+        {('Hello', ' world'): 1, (' big', ' cat'): 1}
     """
 
-    def __init__(self, pretokenizer: Pretokenizer, collect_runs: bool, *, pure: bool = False):
+    def __init__(self, pretokenizer: Pretokenizer, collect_runs: bool, *, pure: Optional[bool] = None):
+        if pure is not None:
+            warnings.warn("CountTable(pure=...) is deprecated and ignored: a CountTable always counts in plain "
+                          "Python (the compiled counter is NativeCountTable); drop the argument",
+                          DeprecationWarning, stacklevel=2)
         self.pretokenizer = pretokenizer
         self.collect_runs = bool(collect_runs)
-        self.index: Dict[str, int] = {}
-        self.pretokens: List[str] = []
-        self.counts = array("q")
-        self.has_letter = array("b")
-        self.runs: Dict[Tuple[int, ...], int] = {}
-        self.n_documents = 0
-        self.n_bytes = 0
-        self._count = _count_document_py if pure else _select_count_document()
-        self._pretokenize = pretokenizer.pretokenize
-        self._letter = pretokenizer.has_letter
+        self.table = Counts(pretokenizer_config=pretokenizer.to_config(), has_runs=self.collect_runs)
+
+    def __getattr__(self, name):
+        """The attributes of the table as they were named before (``pretokens``, ``runs``, ...) read :attr:`table`."""
+        if name in ("index", "pretokens", "counts", "has_letter", "runs", "n_documents", "n_bytes"):
+            return getattr(self.table, "letter_runs" if name == "runs" else name)
+        raise AttributeError(f"'CountTable' object has no attribute {name!r}")
 
     def add(self, doc: str) -> None:
-        pieces = self._pretokenize(doc)
-        if type(pieces) is not list:
-            pieces = list(pieces)
-        self._count(pieces, self.index, self.pretokens, self.counts, self.has_letter, self.runs,
-                    self.collect_runs, self._letter)
-        self.n_documents += 1
-        self.n_bytes += _doc_bytes(doc)
+        c, pretokenizer, collect_runs = self.table, self.pretokenizer, self.collect_runs
+        index, pretokens, counts, letter, runs = c.index, c.pretokens, c.counts, c.has_letter, c.letter_runs
+        run: List[int] = []
+        for piece in pretokenizer.pretokenize(doc):
+            i = index.get(piece)
+            if i is None:
+                i = index[piece] = len(pretokens)
+                pretokens.append(piece)
+                counts.append(0)
+                letter.append(pretokenizer.has_letter(piece))
+            counts[i] += 1
+            if not collect_runs:
+                continue
+            if letter[i]:
+                run.append(i)
+            else:
+                if len(run) >= 2:
+                    key = tuple(run)
+                    runs[key] = runs.get(key, 0) + 1
+                run = []
+        if len(run) >= 2:
+            key = tuple(run)
+            runs[key] = runs.get(key, 0) + 1
+        c.n_documents += 1
+        c.n_bytes += _doc_bytes(doc)
 
     def add_batch(self, docs: List[str]) -> None:
         for doc in docs:
             self.add(doc)
 
     def payload(self):
-        """The table's parts as a worker process sends them: see ``Counts._merge_parts``."""
-        runs = FlatRuns.from_dict(self.runs) if self.collect_runs else None
-        return self.pretokens, self.counts, self.has_letter.tobytes(), runs, self.n_documents, self.n_bytes
+        """The table's parts as a worker process sends them (runs packed: arrays pickle as plain bytes, a dict
+        of tuples element by element); :meth:`merge_payload` adds them to a table."""
+        c = self.table
+        return c.pretokens, c.counts, c.has_letter, c.packed_runs() if c.has_runs else None, c.n_documents, c.n_bytes
+
+    def merge_payload(self, payload) -> None:
+        self.table._merge_parts(*payload)
 
     def finish(self) -> Counts:
-        c = Counts(pretokenizer_config=self.pretokenizer.to_config(), has_runs=self.collect_runs)
-        c.index, c.pretokens = self.index, self.pretokens
-        c.counts = self.counts.tolist()
-        c.has_letter = [bool(x) for x in self.has_letter]
-        c.letter_runs = self.runs
-        c.n_documents, c.n_bytes = self.n_documents, self.n_bytes
-        return c
+        return self.table
 
 
 class NativeCountTable:
@@ -685,9 +599,11 @@ class NativeCountTable:
         self.counter.add_batch(docs if type(docs) is list else list(docs))
 
     def payload(self):
-        pretokens, counts, letter = self.counter.pretokens()
         runs = self.counter.runs() if self.collect_runs else None
-        return pretokens, counts, letter.tobytes(), runs, self.counter.n_documents, self.counter.n_bytes
+        return (*self.counter.pretokens(), runs, self.counter.n_documents, self.counter.n_bytes)
+
+    def merge_payload(self, payload) -> None:
+        self.counter.merge_table(*payload)
 
     def finish(self) -> Counts:
         pretokens, counts, letter = self.counter.pretokens()
@@ -742,7 +658,7 @@ def count_corpus(documents: Iterable[str], pretokenizer: Pretokenizer, *, collec
     With the compiled counter (:func:`native_counting`), ``threads`` threads count (default: all cores): this
     thread reads the documents and hands batches round-robin to the counting threads, which release the GIL;
     their tables are merged in a fixed order, so the result (order included) depends only on the documents and
-    ``threads``. Otherwise one thread counts with :class:`CountTable`.
+    ``threads``. Otherwise this thread counts with the reference, :func:`count_corpus_reference`.
     """
     if threads is None:
         threads = default_workers()
@@ -751,13 +667,7 @@ def count_corpus(documents: Iterable[str], pretokenizer: Pretokenizer, *, collec
     threads = as_integer(threads)
     if native_counting(pretokenizer):
         return _count_native(documents, pretokenizer, collect_runs, progress, threads)
-    table = CountTable(pretokenizer, collect_runs)
-    add = table.add
-    for doc in documents:
-        add(doc)
-        if progress is not None:
-            progress.update(1, extra=f"docs, {table.n_bytes / 1e6:.1f} MB")
-    return table.finish()
+    return count_corpus_reference(documents, pretokenizer, collect_runs=collect_runs, progress=progress)
 
 
 def _count_native(documents, pretokenizer: Pretokenizer, collect_runs: bool, progress, threads: int) -> Counts:
@@ -817,36 +727,13 @@ def _count_native(documents, pretokenizer: Pretokenizer, collect_runs: bool, pro
 
 def count_corpus_reference(documents: Iterable[str], pretokenizer: Pretokenizer, *, collect_runs: bool,
                            progress=None) -> Counts:
-    """The plain reference counter: one dict operation per pretoken, runs cut as they are read."""
-    c = Counts(pretokenizer_config=pretokenizer.to_config(), has_runs=collect_runs)
-    index, counts, letter, runs = c.index, c.counts, c.has_letter, c.letter_runs
+    """The reference counter (:class:`CountTable`): one dict operation per pretoken, runs cut as they are read."""
+    table = CountTable(pretokenizer, collect_runs)
     for doc in documents:
-        run: List[int] = []
-        for piece in pretokenizer.pretokenize(doc):
-            i = index.get(piece)
-            if i is None:
-                i = index[piece] = len(c.pretokens)
-                c.pretokens.append(piece)
-                counts.append(0)
-                letter.append(pretokenizer.has_letter(piece))
-            counts[i] += 1
-            if not collect_runs:
-                continue
-            if letter[i]:
-                run.append(i)
-            else:
-                if len(run) >= 2:
-                    key = tuple(run)
-                    runs[key] = runs.get(key, 0) + 1
-                run = []
-        if len(run) >= 2:
-            key = tuple(run)
-            runs[key] = runs.get(key, 0) + 1
-        c.n_documents += 1
-        c.n_bytes += len(doc.encode("utf-8", "surrogatepass"))
+        table.add(doc)
         if progress is not None:
-            progress.update(1, extra=f"docs, {c.n_bytes / 1e6:.1f} MB")
-    return c
+            progress.update(1, extra=f"docs, {table.table.n_bytes / 1e6:.1f} MB")
+    return table.finish()
 
 
 # ---- all cores ------------------------------------------------------------------------------------------------------
@@ -1029,7 +916,6 @@ def count_corpus_parallel(documents: Iterable[str], pretokenizer: Pretokenizer, 
         ok = True
     finally:
         pool.close(ok)
-    total = local.finish()
-    for pretokens, counts, has_letter, runs, n_docs, n_bytes in payloads:
-        total._merge_parts(pretokens, counts, has_letter, runs, n_docs, n_bytes)
-    return total
+    for payload in payloads:
+        local.merge_payload(payload)
+    return local.finish()

@@ -40,13 +40,6 @@ def model_dict(tok) -> dict:
     return d
 
 
-def pure_count(docs, collect_runs):
-    table = CountTable(PRETOK, collect_runs, pure=True)
-    for doc in docs:
-        table.add(doc)
-    return table.finish()
-
-
 @pytest.fixture(scope="module")
 def wikitext_docs():
     return list(iter_documents(shared_path("golden/paper_ref/inputs/wikitext2_valid.jsonl")))
@@ -61,7 +54,6 @@ def test_fast_counts_equal_reference_on_the_multilingual_sample(sample_docs, col
     fast = count_corpus(sample_docs, PRETOK, collect_runs=collect_runs)
     same_table(fast, ref)
     assert fast.pretokens == ref.pretokens and fast.letter_runs == ref.letter_runs  # same order, serially
-    same_table(pure_count(sample_docs, collect_runs), ref)
     assert not collect_runs or len(ref.letter_runs) > 1000
 
 
@@ -71,11 +63,27 @@ def test_fast_counts_equal_reference_on_wikitext(wikitext_docs):
 
 
 def test_the_compiled_counter_is_used_unless_pure_python_is_asked_for(monkeypatch):
-    from fastsw._count import count_document
     monkeypatch.delenv("FASTSW_PUREPYTHON", raising=False)
-    assert counting._select_count_document() is count_document
+    assert type(counting._make_table(PRETOK, True)) is counting.NativeCountTable
     monkeypatch.setenv("FASTSW_PUREPYTHON", "1")
-    assert counting._select_count_document() is counting._count_document_py
+    assert type(counting._make_table(PRETOK, True)) is CountTable
+
+
+def test_custom_patterns_count_with_the_reference(sample_docs):
+    # the counting rule lived in four places (count_corpus_reference, _count_document_py, _count.pyx and the
+    # compiled Counter); now custom patterns count with the reference table, default ones with the Counter
+    custom = fastsw.Pretokenizer(main_pattern=r"\w+|\W")
+    ref = count_corpus_reference(sample_docs, custom, collect_runs=True)
+    got = count_corpus(sample_docs, custom, collect_runs=True)
+    assert got.pretokens == ref.pretokens and got.letter_runs == ref.letter_runs and got.counts == ref.counts
+
+
+def test_count_table_pure_is_deprecated():
+    with pytest.warns(DeprecationWarning, match="pure=.*deprecated and ignored"):
+        table = CountTable(PRETOK, True, pure=True)
+    table.add("Hello world")
+    assert table.finish().run_multiset() == {("Hello", " world"): 1}
+    assert (table.pretokens, table.runs, table.n_documents) == (["Hello", " world"], {(0, 1): 1}, 1)
 
 
 def test_letter_runs_by_hand():
@@ -204,20 +212,39 @@ def test_merge_of_halves_equals_the_whole(tmp_path, sample_docs):
     same_table(a.merge(b), whole)
 
 
-def test_compiled_and_plain_merge_agree(sample_docs, monkeypatch):
-    def merged():
-        a = count_corpus(sample_docs[:60], PRETOK, collect_runs=True)
-        return a.merge(count_corpus(sample_docs[40:], PRETOK, collect_runs=True))
-
-    monkeypatch.delenv("FASTSW_PUREPYTHON", raising=False)
-    assert counting._native_merge() is not None
-    native = merged()
-    monkeypatch.setenv("FASTSW_PUREPYTHON", "1")
-    assert counting._native_merge() is None
-    plain = merged()
+@pytest.mark.parametrize("collect_runs", [True, False])
+def test_compiled_and_reference_merge_agree(sample_docs, collect_runs):
+    # a worker's compiled table comes back as arrays and is merged by Counter.merge_table, in C, so the runs stay
+    # packed (they used to become a dict of tuples); the reference merges with Counts.merge
+    plain = count_corpus_reference(sample_docs[:60], PRETOK, collect_runs=collect_runs).merge(
+        count_corpus_reference(sample_docs[40:], PRETOK, collect_runs=collect_runs))
+    a, b = (counting.NativeCountTable(PRETOK, collect_runs) for _ in range(2))
+    a.add_batch(sample_docs[:60])
+    b.add_batch(sample_docs[40:])
+    a.merge_payload(b.payload())
+    native = a.finish()
+    assert (native._packed_runs is not None) is collect_runs
     same_table(native, plain)
     assert native.pretokens == plain.pretokens and native.letter_runs == plain.letter_runs
     assert all(type(c) is int for c in native.counts) and all(type(h) is bool for h in native.has_letter)
+    par = count_corpus_parallel(sample_docs, PRETOK, collect_runs=collect_runs, workers=2, batch_bytes=20_000)
+    assert (par._packed_runs is not None) is collect_runs
+    same_table(par, count_corpus_reference(sample_docs, PRETOK, collect_runs=collect_runs))
+
+
+def test_merge_table_refuses_bad_tables():
+    table = counting.NativeCountTable(PRETOK, collect_runs=True)
+    table.add("Hello world, big cat!")
+    pretokens, counts, letter, (ids, offsets, run_counts), docs, size = table.payload()
+    into = counting.NativeCountTable(PRETOK, collect_runs=True).counter
+    with pytest.raises(IndexError, match="letter run refers to a pretoken outside 0..5"):
+        into.merge_table(pretokens, counts, letter, (ids + 4, offsets, run_counts), docs, size)
+    with pytest.raises(ValueError, match="letter runs and one without"):
+        into.merge_table(pretokens, counts, letter, None, docs, size)
+    with pytest.raises(ValueError, match="one entry per pretoken"):
+        into.merge_table(pretokens, counts[:2], letter, (ids, offsets, run_counts), docs, size)
+    with pytest.raises(TypeError, match="pretokens must be str, not bytes"):
+        into.merge_table([b"x"] + pretokens[1:], counts, letter, (ids, offsets, run_counts), docs, size)
 
 
 def test_merge_without_runs_drops_runs(sample_docs):
@@ -460,6 +487,16 @@ def test_cli_count_workers_2_writes_the_file_of_workers_1(tmp_path, monkeypatch,
     assert "Traceback" not in capsys.readouterr().err
     assert files["1"].read_bytes() == files["2"].read_bytes()
     same_table(Counts.load(files["2"]), count_corpus_reference(iter_documents(corpus), PRETOK, collect_runs=True))
+
+
+def test_custom_pattern_workers_2_writes_the_file_of_workers_1(tmp_path, sample_docs):
+    # custom patterns count with the reference table in every process; the tables merge with Counts.merge
+    custom = fastsw.Pretokenizer(mode="simple", main_pattern=r"\w+|\W")
+    for workers in (1, 2):
+        count_corpus_parallel(sample_docs, custom, collect_runs=True, workers=workers,
+                              batch_bytes=20_000).save(tmp_path / f"w{workers}.counts")
+    assert (tmp_path / "w1.counts").read_bytes() == (tmp_path / "w2.counts").read_bytes()
+    same_table(Counts.load(tmp_path / "w2.counts"), count_corpus_reference(sample_docs, custom, collect_runs=True))
 
 
 def test_cli_errors(tmp_path, capsys):

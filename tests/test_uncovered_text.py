@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from conftest import HYPOTHESIS_EXAMPLES, read_jsonl_texts, shared_path
 
 import fastsw
-from fastsw.counting import CountTable, count_corpus, count_corpus_parallel, count_corpus_reference
+from fastsw.counting import count_corpus, count_corpus_parallel, count_corpus_reference
 from fastsw.pretokenize import Pretokenizer, isolated_spans, split_isolated
 
 ISSUE_TEXT = "hello world, x"
@@ -94,17 +94,13 @@ EXPECTED_COUNTS = {"ab": 3, " C": 1, "d": 2, " ": 1, "ef": 1, ", ": 1, "C": 1}
 EXPECTED_RUNS = {("ab", " C", "d"): 1, ("C", "d"): 1}
 
 
-@pytest.mark.parametrize("counter", ["reference", "fast", "pure-table", "parallel"])
+@pytest.mark.parametrize("counter", ["reference", "fast", "parallel"])
 def test_counting_counts_gap_pretokens(counter):
     pretok = Pretokenizer.from_config(COUNT_CONFIG)
     if counter == "reference":
         counts = count_corpus_reference(COUNT_DOCS, pretok, collect_runs=True)
     elif counter == "fast":
         counts = count_corpus(COUNT_DOCS, pretok, collect_runs=True)
-    elif counter == "pure-table":
-        table = CountTable(pretok, True, pure=True)
-        table.add_batch(COUNT_DOCS)
-        counts = table.finish()
     else:
         # one document per batch: the worker process and this one both count, and the tables are merged
         counts = count_corpus_parallel(COUNT_DOCS, pretok, collect_runs=True, workers=2, batch_docs=1)
