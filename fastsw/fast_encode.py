@@ -60,6 +60,8 @@ from .alphabet import Alphabet, ByteAlphabet, check_utf8
 from .pretokenize import Pretokenizer
 
 SHORT_LIMIT = 24          # sequences up to this length use the scan loop, longer ones rank buckets
+#: Kernel calls on at least this many UTF-8 bytes from the main thread run in a worker thread (Ctrl-C).
+_WORKER_BYTES = 1 << 20
 _SLICE_BYTES = 1 << 18    # documents per thread-pool task: about this many characters
 _MIN_SLICE = 1 << 13
 _ID_LIMIT = (1 << 31) - 1
@@ -189,14 +191,19 @@ class FastEncoder:
 
     def _kernel(self, data: bytes, piece_ends, doc_pieces, shortcut, short_limit=SHORT_LIMIT,
                 interruptible: bool = False):
-        """One call of the kernel on UTF-8 ``data`` with this model's tables; ``interruptible`` runs it
-        through :func:`fastsw._interrupt.call_kernel` (a worker thread: Ctrl-C is a plain KeyboardInterrupt;
-        the call is short, bounded by the input, so there is no stop flag to poll)."""
+        """One call of the kernel on UTF-8 ``data`` with this model's tables. ``interruptible`` calls, and
+        every call on at least ``_WORKER_BYTES`` from the main thread, go through
+        :func:`fastsw._interrupt.call_kernel` (a worker thread), so Ctrl-C is a plain KeyboardInterrupt once
+        the call returns (the call is bounded by its input: no stop flag to poll); a kernel run in the main
+        thread could surface the signal inside a Numba callback as a chained SystemError. Small calls stay in
+        the calling thread: a thread start (~50 us) would be most of their time."""
         # read-only view of the bytes (no copy); never empty, so one signature
         args = (np.frombuffer(data or b"\0", np.uint8), piece_ends, doc_pieces, self.byte_ids, self.sc_short,
                 self.sc_long, self.tb, self.r_table, self.s_table, self.s_bits, self._head(), self.flags,
                 int(bool(shortcut)), self.use_super, int(short_limit))
-        return call_kernel(K._encode_docs, *args, stop=False) if interruptible else K._encode_docs(*args)
+        if interruptible or (len(data) >= _WORKER_BYTES and threading.current_thread() is threading.main_thread()):
+            return call_kernel(K._encode_docs, *args, stop=False)
+        return K._encode_docs(*args)
 
     def encode_pieces(self, pieces: Sequence[str], shortcut: bool = False,
                       interruptible: bool = False) -> Tuple[np.ndarray, np.ndarray]:

@@ -258,3 +258,33 @@ def test_call_kernel_compiles_in_the_calling_thread():
         assert _interrupt.call_kernel(kernel, 1) == 2
     assert compiled_in and set(compiled_in) == {threading.current_thread()}
     assert len(kernel.signatures) == 1
+
+
+ENCODE_CHILD = textwrap.dedent("""
+    import os, signal, sys, threading, time
+    import fastsw
+    tok = fastsw.train(["the cat sat on the mat"] * 50, algo="bpe", vocab_size=300)
+    text = ("The cat sat on the mat. " * 40 + "\\n") * 20000   # ~20 MB: each kernel call takes a while
+    tok.encode_ordinary("warm")
+    def sigint_later():
+        time.sleep(float(sys.argv[1]))
+        os.kill(os.getpid(), signal.SIGINT)
+    threading.Thread(target=sigint_later, daemon=True).start()
+    try:
+        for _ in range(50):
+            tok.encode_to_numpy([text], num_threads=1)
+            tok.encode_ordinary(text)
+        print("finished")
+    except KeyboardInterrupt:
+        print("caught")
+""")
+
+
+@pytest.mark.parametrize("delay", [0.2, 0.5, 0.9, 1.3])
+def test_api_ctrl_c_while_encoding_raises_keyboard_interrupt(tmp_path, delay):
+    # a big encoder call from the main thread used to surface the signal inside a Numba callback
+    # as "SystemError: CPUDispatcher(<function _encode_docs>) returned a result with an exception set"
+    r = subprocess.run([sys.executable, "-c", ENCODE_CHILD, str(delay)], capture_output=True, text=True,
+                       env=_env(), cwd=tmp_path, timeout=120)
+    assert r.stdout.strip() == "caught", r.stdout + r.stderr
+    assert "SystemError" not in r.stderr and "Traceback" not in r.stderr, r.stderr
