@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from fractions import Fraction
-from numbers import Real
+from numbers import Integral, Real
 from typing import Dict, Iterable, Mapping, Optional, Sequence, Union
 
 __all__ = [
@@ -126,8 +126,9 @@ def renyi_efficiency(token_counts: Counts, vocab_size: int, *, alpha: Real = 2.5
     values = [v for v in _counts("token_counts", token_counts) if v > 0]
     if not values:
         raise ValueError("token_counts are all zero; pass the counts of a non-empty text")
-    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, Integral):
         raise TypeError(f"vocab_size must be an int, not {type(vocab_size).__name__}")
+    vocab_size = int(vocab_size)
     if vocab_size < 2:
         raise ValueError(f"vocab_size={vocab_size} must be >= 2 (log |V| is 0 for one entry)")
     if len(values) > vocab_size:
@@ -188,7 +189,7 @@ def single_token_share(token_lengths: Sequence[int], counts: Optional[Sequence[R
     """
     lengths = _counts("token_lengths", token_lengths)
     for i, n in enumerate(lengths):
-        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        if isinstance(n, bool) or not isinstance(n, Integral) or n < 1:
             raise ValueError(f"token_lengths[{i}]={n!r} must be an int >= 1 (a pretoken is at least one token)")
     weights = [1] * len(lengths) if counts is None else _counts("counts", counts)
     if len(weights) != len(lengths):
@@ -272,13 +273,13 @@ def embedding_memory(rows: int, width: int, bytes_per_element: Union[int, str] =
                              f"bytes or one of {', '.join(DTYPE_BYTES)}")
         bytes_per_element = DTYPE_BYTES[key]
     for name, v in (("rows", rows), ("width", width), ("bytes_per_element", bytes_per_element)):
-        if isinstance(v, bool) or not isinstance(v, int):
+        if isinstance(v, bool) or not isinstance(v, Integral):
             raise TypeError(f"{name} must be an int, not {type(v).__name__} ({v!r})")
         if v < 1:
             raise ValueError(f"{name}={v} must be >= 1")
     if not isinstance(tied, bool):
         raise TypeError(f"tied must be True or False, not {tied!r}")
-    return rows * width * bytes_per_element * (1 if tied else 2)
+    return int(rows) * int(width) * int(bytes_per_element) * (1 if tied else 2)
 
 
 def bits_per_byte(nll: Real, n_bytes: Real, *, unit: str = "nats") -> float:
