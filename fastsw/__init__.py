@@ -17,11 +17,12 @@ from .tokenizer import Tokenizer, Merge
 from .trainer import train
 from .readers import iter_documents, InputError
 from .files import OutputError
+from . import metrics  # noqa: E402,F401 (fastsw.metrics: evaluation formulas)
 from . import interop  # noqa: E402,F401 (attaches Tokenizer.save_hf, load_paper, ... : interop imports the tokenizer)
 from .notes import VocabularyNotReachedWarning, OptionWarning
 
 load = Tokenizer.load
 
 __all__ = ["train", "load", "Tokenizer", "Merge", "Pretokenizer", "iter_documents", "InputError", "OutputError",
-           "VocabularyNotReachedWarning", "OptionWarning",
+           "VocabularyNotReachedWarning", "OptionWarning", "metrics",
            "GPT4O_PATTERN", "SCRIPT_SPECIFIC_PATTERN", "DEFAULT_SCRIPT_SPECIFIC_SCRIPTS", "__version__"]
