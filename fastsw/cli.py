@@ -161,9 +161,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--profile", choices=("paper", "hf"), default="paper",
                    help="paper: the paper's reference rules, 243-byte alphabet (default); "
                         "hf: HF tokenizers' BpeTrainer rules, 256-byte alphabet")
-    p.add_argument("--pretokenizer", choices=("script", "simple"), default=None,
-                   help="script: script chunking + GPT-4o regex (default); simple: GPT-4o regex only. "
+    p.add_argument("--pretokenizer", choices=("script", "simple", "none"), default=None,
+                   help="script: script chunking + GPT-4o regex (default); simple: GPT-4o regex only; "
+                        "none: each document is one pretoken, merges may cross spaces (--algo bpe only). "
                         "With --from-counts the counts' own pretokenizer is used")
+    p.add_argument("--normalize", choices=("none", "nfc", "nfkc"), default=None,
+                   help="Unicode normalization of every document before pre-tokenization, recorded in the "
+                        "output and applied again at encode time: none (lossless, the default), nfc or nfkc; "
+                        "nothing else is ever changed (no whitespace collapsing, no lowercasing). With --from-counts the counts' own is used")
     p.add_argument("--from-counts", nargs="+", metavar="COUNTS", default=None,
                    help="train from count files written by 'fastsw count' (several are merged) instead of "
                         "INPUT files; gives the same model as training on the counted text")
@@ -194,8 +199,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="corpus files (.jsonl[.gz], .ndjson[.gz], text[.gz])")
     p.add_argument("-o", "--output", metavar="COUNTS", required=True, help="where to write the count file")
-    p.add_argument("--pretokenizer", choices=("script", "simple"), default="script",
-                   help="script: script chunking + GPT-4o regex (default); simple: GPT-4o regex only")
+    p.add_argument("--pretokenizer", choices=("script", "simple", "none"), default="script",
+                   help="script: script chunking + GPT-4o regex (default); simple: GPT-4o regex only; "
+                        "none: each document is one pretoken")
+    p.add_argument("--normalize", choices=("none", "nfc", "nfkc"), default=None,
+                   help="Unicode normalization of every document before pre-tokenization, recorded in the "
+                        "output and applied again at encode time: none (lossless, the default), nfc or nfkc; "
+                        "nothing else is ever changed (no whitespace collapsing, no lowercasing)")
     p.add_argument("--workers", type=_positive, default=None, metavar="N",
                    help="processes that pre-tokenize and count (default: one thread per core in this "
                         "process with the compiled counter, else one process per core); more than the "
@@ -241,8 +251,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("inputs", nargs="*", metavar="INPUT", help="files to pre-tokenize (default: stdin lines)")
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--pretokenizer", choices=("script", "simple"), default=None,
-                   help="script (default) or simple")
+    g.add_argument("--pretokenizer", choices=("script", "simple", "none"), default=None,
+                   help="script (default), simple or none (each document is one pretoken)")
     g.add_argument("-m", "--model", metavar="MODEL", default=None, help="use the pre-tokenizer stored in MODEL")
     _add_reading_options(p, stdin_note="They apply to INPUT files only, not to stdin.")
     p.set_defaults(func=cmd_pretokenize)
@@ -419,6 +429,10 @@ def _check_train_options(args) -> None:
     from .alphabet import default_alphabet
     from .trainer import MAX_VOCAB_SIZE
 
+    if args.pretokenizer == "none" and args.algo != "bpe":
+        raise CliError(f"--algo {args.algo} needs a pre-tokenizer that splits documents into words (supermerges "
+                       "join runs of pretokens); --pretokenizer none makes one pretoken per document: add "
+                       "--algo bpe, or use --pretokenizer script")
     if args.algo == "superbpe":
         if args.supermerges is None:
             raise CliError("--algo superbpe needs --supermerges S, the number of supermerges "
@@ -507,6 +521,12 @@ def cmd_train(args) -> int:
             raise CliError(f"--pretokenizer {args.pretokenizer} differs from the pretokenizer of the count files "
                            f"(mode {(counts.pretokenizer_config or {}).get('mode')}); leave --pretokenizer out "
                            "with --from-counts")
+        if args.normalize is not None and (None if args.normalize == "none" else args.normalize) != counts.normalize:
+            raise CliError(f"--normalize {args.normalize} differs from the normalization of the count files "
+                           f"({counts.normalize or 'none'}); leave --normalize out with --from-counts")
+        if (counts.pretokenizer_config or {}).get("mode") == "none" and args.algo != "bpe":
+            raise CliError(f"--algo {args.algo} needs a pre-tokenizer that splits documents into words; the count "
+                           "files were made with --pretokenizer none (one pretoken per document): add --algo bpe")
         source = {"from_counts": counts}
     elif args.inputs:
         source = {"inputs": [Path(p) for p in args.inputs], "workers": args.workers,
@@ -530,7 +550,8 @@ def cmd_train(args) -> int:
             warnings.simplefilter("ignore", VocabularyNotReachedWarning)
             tok = train(
                 algo=args.algo, vocab_size=args.vocab_size, supermerges=args.supermerges,
-                profile=args.profile, pretokenizer=args.pretokenizer, alphabet=args.alphabet,
+                profile=args.profile, pretokenizer=args.pretokenizer, normalize=args.normalize,
+                alphabet=args.alphabet,
                 byte_fallback=args.byte_fallback, greedy_split=args.greedy_split,
                 min_count_floor=15 if args.min_count_floor is None else args.min_count_floor,
                 max_ngram_len=30 if args.max_ngram_len is None else args.max_ngram_len,
@@ -568,12 +589,13 @@ def cmd_count(args) -> int:
         if args.workers is None and native_counting(pretok):
             threads = default_workers()
             bar = Progress("counting" + (f" ({threads} threads)" if threads > 1 else ""), enabled=progress)
-            counts = count_corpus(documents, pretok, collect_runs=not args.no_runs, progress=bar, threads=threads)
+            counts = count_corpus(documents, pretok, collect_runs=not args.no_runs, progress=bar, threads=threads,
+                                  normalize=args.normalize)
         else:
             workers = args.workers or default_workers()
             bar = Progress("counting" + (f" ({workers} workers)" if workers > 1 else ""), enabled=progress)
             counts = count_corpus_parallel(documents, pretok, collect_runs=not args.no_runs, workers=workers,
-                                           progress=bar)
+                                           progress=bar, normalize=args.normalize)
         elapsed = bar.close()
     except BaseException:
         if tracker.mid_line:
@@ -705,11 +727,15 @@ def cmd_pretokenize(args) -> int:
     from .pretokenize import Pretokenizer
 
     documents, _ = _documents(args, without_inputs="stdin is read one document per line")
-    pretok = _load(args.model).pretokenizer if args.model else Pretokenizer(mode=args.pretokenizer or "script")
+    from .pretokenize import normalize_text
+
+    tok = _load(args.model) if args.model else None
+    pretok = tok.pretokenizer if tok else Pretokenizer(mode=args.pretokenizer or "script")
+    form = tok.normalize if tok else None  # a model's documents are normalized before pre-tokenization
     out = _Output()
     flush_each = not args.inputs
     for doc in documents:
-        out.line(json.dumps(pretok.pretokenize(doc), ensure_ascii=False))
+        out.line(json.dumps(pretok.pretokenize(normalize_text(doc, form)), ensure_ascii=False))
         if flush_each:
             out.flush()
     out.flush()
@@ -738,6 +764,7 @@ def cmd_inspect(args) -> int:
         f"profile:        {tok.profile}",
         f"alphabet:       {tok.alphabet.kind} ({len(tok.alphabet)} tokens)",
         f"pretokenizer:   {tok.pretokenizer.mode}",
+    ] + ([f"normalize:      {tok.normalize}"] if tok.normalize else []) + [
         f"vocab size:     {tok.vocab_size} ({tok.n_regular} regular merges, {tok.n_super} supermerges)",
         "special tokens: " + (", ".join(f"{_render(s.encode('utf-8'))}={i}" for s, i in
                                         sorted(tok.special_tokens.items(), key=lambda kv: kv[1])) or "none"),

@@ -23,7 +23,8 @@ rules on token bytes, never by pretoken order; ``tests/test_counting.py`` checks
 Count file format (version 1), written by :meth:`Counts.save`: gzip-compressed UTF-8 JSON Lines.
 
 * line 1, the header: ``{"format": "fastsw-counts", "format_version": 1, "pretokenizer": {...config...},
-  "runs": true|false, "documents": D, "bytes": B, "pretokens": P, "letter_runs": R}``;
+  "runs": true|false, "documents": D, "bytes": B, "pretokens": P, "letter_runs": R}``, and ``"normalize": "nfc"``
+  or ``"nfkc"`` when the documents were normalized before counting (absent: not normalized);
 * the next P lines: ``[pretoken, count, has_letter]`` (a JSON string, an integer >= 1, 0 or 1); the line number
   minus 2 is the pretoken's index in this file;
 * the next R lines: ``[count, i1, i2, ...]``, a letter run (>= 2 pretoken indices of this file) and its count.
@@ -55,7 +56,7 @@ import numpy as np
 
 from ._config import pure_python
 from .model_io import atomic_open
-from .pretokenize import LETTER_PATTERN, Pretokenizer
+from .pretokenize import LETTER_PATTERN, Pretokenizer, check_normalize, normalize_text
 
 __all__ = ["Counts", "CountTable", "count_corpus", "count_corpus_reference", "count_corpus_parallel",
            "load_counts", "default_workers", "COUNTS_FORMAT", "COUNTS_FORMAT_VERSION"]
@@ -88,10 +89,13 @@ class Counts:
     (maximal runs of >= 2 letter-containing pretokens inside one document) to their counts. ``has_runs`` is False
     when the runs were not collected (plain BPE needs none). ``pretokenizer_config`` is the
     :meth:`~fastsw.pretokenize.Pretokenizer.to_config` of the pretokenizer that produced the table (None for a
-    table built by hand); tables with different configs are never merged or trained together.
+    table built by hand); tables with different configs are never merged or trained together. ``normalize`` is
+    the normalization the documents had before counting (None, ``"nfc"`` or ``"nfkc"``); tables with different
+    normalizations are never merged either.
     """
 
-    def __init__(self, pretokenizer_config: Optional[dict] = None, has_runs: bool = True):
+    def __init__(self, pretokenizer_config: Optional[dict] = None, has_runs: bool = True,
+                 normalize: Optional[str] = None):
         self._index: Optional[Dict[str, int]] = {}
         self.pretokens: List[str] = []
         self.counts: List[int] = []
@@ -102,6 +106,7 @@ class Counts:
         self.n_bytes = 0
         self.has_runs = has_runs
         self.pretokenizer_config = pretokenizer_config
+        self.normalize = check_normalize(normalize)
         self.source: Optional[str] = None  # the file it was loaded from, for error messages
 
     def __repr__(self) -> str:
@@ -226,6 +231,8 @@ class Counts:
                   "pretokenizer": self.pretokenizer_config, "runs": bool(self.has_runs),
                   "documents": self.n_documents, "bytes": self.n_bytes, "pretokens": len(self.pretokens),
                   "letter_runs": self.n_runs if self.has_runs else 0}
+        if self.normalize is not None:
+            header["normalize"] = self.normalize
         pretokens, counts, letter = self.pretokens, self.counts, self.has_letter
         order = sorted(range(len(pretokens)), key=pretokens.__getitem__)
         lines = (
@@ -266,14 +273,17 @@ def _runs_to_dict(ids, offsets, counts) -> Dict[Tuple[int, ...], int]:
 
 
 def _check_same_pretokenizer(a: Counts, b: Counts) -> None:
-    if a.pretokenizer_config is None or b.pretokenizer_config is None:
-        return
-    if a.pretokenizer_config != b.pretokenizer_config:
+    if a.pretokenizer_config is not None and b.pretokenizer_config is not None \
+            and a.pretokenizer_config != b.pretokenizer_config:
         diff = sorted(k for k in set(a.pretokenizer_config) | set(b.pretokenizer_config)
                       if a.pretokenizer_config.get(k) != b.pretokenizer_config.get(k))
         names = " and ".join(s for s in (a.source, b.source) if s) or "the two count tables"
         raise ValueError(f"{names} were counted with different pretokenizers (they differ in "
                          f"{', '.join(diff)}); count every part with the same --pretokenizer settings")
+    if a.normalize != b.normalize:
+        names = " and ".join(s for s in (a.source, b.source) if s) or "the two count tables"
+        raise ValueError(f"{names} were counted with different normalizations ({a.normalize or 'none'} and "
+                         f"{b.normalize or 'none'}); count every part with the same --normalize setting")
 
 
 def _atomic_write_gzip(path, lines: Iterable[str]) -> None:
@@ -349,7 +359,10 @@ def _load(path: Path) -> Counts:
             if not isinstance(config, dict):
                 raise ValueError("the header has no pretokenizer config")
             Pretokenizer.from_config(config)  # validates it
-            c = Counts(pretokenizer_config=config, has_runs=bool(header.get("runs")))
+            normalize = header.get("normalize")
+            if normalize not in ("nfc", "nfkc", None):
+                raise ValueError(f"the header's normalize {normalize!r} is not one of \"nfc\", \"nfkc\" (or absent)")
+            c = Counts(pretokenizer_config=config, has_runs=bool(header.get("runs")), normalize=normalize)
             c.n_documents, c.n_bytes = n_docs, n_bytes
             lines = f.read().split(b"\n")
             if lines[-1] == b"":
@@ -463,7 +476,7 @@ def load_counts(sources) -> Counts:
     if len(tables) == 1:
         return check_count_limits(tables[0])
     first = tables[0]
-    out = Counts(pretokenizer_config=first.pretokenizer_config, has_runs=first.has_runs)
+    out = Counts(pretokenizer_config=first.pretokenizer_config, has_runs=first.has_runs, normalize=first.normalize)
     out.source = first.source
     for t in tables:
         out.merge(t)
@@ -652,22 +665,30 @@ def _batches(documents: Iterable[str], batch_chars: int, batch_docs: int):
 
 
 def count_corpus(documents: Iterable[str], pretokenizer: Pretokenizer, *, collect_runs: bool,
-                 progress=None, threads: Optional[int] = None) -> Counts:
+                 progress=None, threads: Optional[int] = None, normalize: Optional[str] = None) -> Counts:
     """Stream ``documents`` once in this process; aggregate pretokens (and letter runs if ``collect_runs``).
 
     With the compiled counter (:func:`native_counting`), ``threads`` threads count (default: all cores): this
     thread reads the documents and hands batches round-robin to the counting threads, which release the GIL;
     their tables are merged in a fixed order, so the result (order included) depends only on the documents and
     ``threads``. Otherwise this thread counts with the reference, :func:`count_corpus_reference`.
+    ``normalize`` (None, ``"nfc"``, ``"nfkc"``): each document is normalized first
+    (:func:`fastsw.pretokenize.normalize_text`), and the table records it.
     """
+    normalize = check_normalize(normalize)
+    if normalize is not None:
+        documents = (normalize_text(doc, normalize) for doc in documents)
     if threads is None:
         threads = default_workers()
     if as_integer(threads) is None or threads < 1:
         raise ValueError(f"threads must be a positive integer (or None for all cores), not {threads!r}")
     threads = as_integer(threads)
     if native_counting(pretokenizer):
-        return _count_native(documents, pretokenizer, collect_runs, progress, threads)
-    return count_corpus_reference(documents, pretokenizer, collect_runs=collect_runs, progress=progress)
+        counts = _count_native(documents, pretokenizer, collect_runs, progress, threads)
+    else:
+        counts = count_corpus_reference(documents, pretokenizer, collect_runs=collect_runs, progress=progress)
+    counts.normalize = normalize
+    return counts
 
 
 def _count_native(documents, pretokenizer: Pretokenizer, collect_runs: bool, progress, threads: int) -> Counts:
@@ -867,7 +888,8 @@ class _WorkerPool:
 
 def count_corpus_parallel(documents: Iterable[str], pretokenizer: Pretokenizer, *, collect_runs: bool,
                           workers: Optional[int] = None, progress=None, batch_bytes: Optional[int] = None,
-                          batch_docs: Optional[int] = None, start_method: Optional[str] = None) -> Counts:
+                          batch_docs: Optional[int] = None, start_method: Optional[str] = None,
+                          normalize: Optional[str] = None) -> Counts:
     """Count ``documents`` on ``workers`` processes (default: all cores); ``workers=1`` counts in this process.
 
     This process reads the documents and sends them in batches (about ``batch_bytes`` bytes or ``batch_docs``
@@ -878,15 +900,20 @@ def count_corpus_parallel(documents: Iterable[str], pretokenizer: Pretokenizer, 
     :func:`count_corpus`'s up to the order of the pretokens. ``start_method`` is a :mod:`multiprocessing` start
     method; the default is ``"fork"`` on Linux (fast to start, and a script that calls ``train`` without an
     ``if __name__ == "__main__":`` guard still works) and ``"spawn"`` elsewhere. Workers only pre-tokenize and
-    count, so either method gives the same table.
+    count, so either method gives the same table. ``normalize`` as in :func:`count_corpus` (this process
+    normalizes the documents before sending them).
     """
     if workers is None:
         workers = default_workers()
     if as_integer(workers) is None or workers < 1:
         raise ValueError(f"workers must be a positive integer (or None for all cores), not {workers!r}")
     workers = as_integer(workers)
+    normalize = check_normalize(normalize)
     if workers == 1:
-        return count_corpus(documents, pretokenizer, collect_runs=collect_runs, progress=progress, threads=1)
+        return count_corpus(documents, pretokenizer, collect_runs=collect_runs, progress=progress, threads=1,
+                            normalize=normalize)
+    if normalize is not None:
+        documents = (normalize_text(doc, normalize) for doc in documents)
     batch_bytes = BATCH_BYTES if batch_bytes is None else batch_bytes
     batch_docs = BATCH_DOCS if batch_docs is None else batch_docs
     if start_method is None:
@@ -918,4 +945,6 @@ def count_corpus_parallel(documents: Iterable[str], pretokenizer: Pretokenizer, 
         pool.close(ok)
     for payload in payloads:
         local.merge_payload(payload)
-    return local.finish()
+    counts = local.finish()
+    counts.normalize = normalize
+    return counts

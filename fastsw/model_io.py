@@ -14,6 +14,7 @@ One UTF-8 JSON object::
                        "script_specific_scripts", "letter_pattern"},
       "merges": [[left_id, right_id, count, is_super], ...],   # rank/id order
       "special_tokens": {"<|endoftext|>": 2000, ...},
+      "normalize": null | "nfc" | "nfkc",   # optional; written only when set, absent = null (lossless)
       "training": {...}                 # informational: options, timings
     }
 
@@ -33,7 +34,7 @@ from pathlib import Path
 
 from .alphabet import PROFILE_ALPHABETS, alphabet_from_config
 from .files import OutputError, atomic_open, atomic_write_text, resolve_output_path  # noqa: F401 (re-exported)
-from .pretokenize import Pretokenizer
+from .pretokenize import NORMALIZATIONS, Pretokenizer
 
 FORMAT = "fastsw"
 FORMAT_VERSION = 1
@@ -43,8 +44,9 @@ ALGOS = ("bpe", "boundless", "superbpe")
 def model_to_dict(tok) -> dict:
     """The JSON object of a model: ``tok`` is anything with the fields ``algo``, ``profile``,
     ``alphabet``, ``pretokenizer``, ``merges``, ``special_tokens`` and ``training_info``
-    (a :class:`fastsw.Tokenizer`)."""
-    return {
+    (a :class:`fastsw.Tokenizer`), and ``normalize``, written only when it is not None (so a
+    lossless model's file is what it was before the field existed)."""
+    data = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "algo": tok.algo,
@@ -55,6 +57,10 @@ def model_to_dict(tok) -> dict:
         "special_tokens": dict(tok.special_tokens),
         "training": tok.training_info,
     }
+    normalize = getattr(tok, "normalize", None)
+    if normalize is not None:
+        data["normalize"] = normalize
+    return data
 
 
 def save_model(tok, path) -> None:
@@ -73,7 +79,7 @@ def read_model_text(path: Path) -> str:
 
 
 _FIELDS = ("format", "format_version", "algo", "profile", "alphabet", "pretokenizer", "merges", "special_tokens",
-           "training")
+           "normalize", "training")
 _ALPHABET_SETTINGS = {"bytes243": ("kind",), "bytes256": ("kind",), "chars": ("kind", "chars", "byte_fallback")}
 _PRETOKENIZER_STRINGS = ("mode", "main_pattern", "script_specific_pattern", "letter_pattern")
 _INT64_MAX = 2 ** 63 - 1
@@ -152,6 +158,11 @@ def check_model_data(path, data: dict) -> None:
     if not isinstance(scripts, list) or not all(isinstance(x, str) for x in scripts):
         raise bad("pretokenizer.script_specific_scripts", "must be an array of Unicode script names")
 
+    normalize = data.get("normalize")
+    if normalize not in NORMALIZATIONS:
+        raise bad("normalize", f"{json.dumps(normalize, ensure_ascii=False)} is not one of null, \"nfc\", "
+                               "\"nfkc\"; the text would be normalized differently than in training")
+
     merges = data["merges"]
     if not isinstance(merges, list):
         raise bad("merges", f"must be an array of [left, right, count, is_super], not {_json_type(merges)}")
@@ -222,6 +233,9 @@ def load_model_data(path) -> dict:
         alphabet = alphabet_from_config(data["alphabet"])
     except (ValueError, TypeError) as e:
         raise ValueError(f"{path}: invalid model file: {e}") from e
-    return {"alphabet": alphabet, "merges": data["merges"], "pretokenizer": pretokenizer,
-            "profile": data["profile"], "algo": data["algo"], "special_tokens": data.get("special_tokens", {}),
-            "training_info": data.get("training", {})}
+    kwargs = {"alphabet": alphabet, "merges": data["merges"], "pretokenizer": pretokenizer,
+              "profile": data["profile"], "algo": data["algo"], "special_tokens": data.get("special_tokens", {}),
+              "training_info": data.get("training", {})}
+    if data.get("normalize") is not None:
+        kwargs["normalize"] = data["normalize"]
+    return kwargs

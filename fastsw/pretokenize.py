@@ -4,13 +4,20 @@ This module owns the regular expressions and the `Pretokenizer`, the object that
 turns one document (a ``str``) into its list of pretokens. Phase-1 merges never
 cross a pretoken boundary; supermerges (phase 2) join runs of whole pretokens.
 
-Two modes:
+Three modes:
 
 * ``"script"`` (default): the document is first cut into script chunks
   (:mod:`fastsw.chunking`), then each chunk is matched with ``GPT4O_PATTERN``, or
   with ``SCRIPT_SPECIFIC_PATTERN`` (one letter per pretoken) when the chunk's
   script is one of ``script_specific_scripts``.
 * ``"simple"``: ``GPT4O_PATTERN`` over the whole document, no chunking.
+* ``"none"``: the whole document is one pretoken (merges may cross spaces; seed 001's toy
+  experiment). The patterns are kept in the config but unused; an empty document has no pretoken.
+
+Normalization (SPEC section 8, seed 001) is not part of the pre-tokenizer: :func:`normalize_text`
+is the one place it is written, and the trainer and the tokenizer apply it to each document
+*before* pre-tokenization. ``None`` (the default) changes nothing; ``"nfc"`` / ``"nfkc"`` apply
+that Unicode normal form and nothing else (no whitespace collapsing, no lowercasing).
 
 A pattern need not match every character: the text between two matches (and before the first,
 after the last) is a pretoken too, so no text is ever lost; this is HF ``tokenizers``'
@@ -30,6 +37,7 @@ trained.
 """
 from __future__ import annotations
 
+import unicodedata
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -68,7 +76,10 @@ DEFAULT_SCRIPT_SPECIFIC_SCRIPTS = ("Han", "Hiragana", "Katakana", "Thai", "Myanm
 # A pretoken is a possible part of a supermerge only if it contains a letter.
 LETTER_PATTERN = r"\p{L}"
 
-MODES = ("script", "simple")
+MODES = ("script", "simple", "none")
+
+#: The normalization options: None (lossless, the default), "nfc", "nfkc".
+NORMALIZATIONS = (None, "nfc", "nfkc")
 
 try:
     from . import _pretok
@@ -122,6 +133,36 @@ def split_isolated(pattern: "regex.Pattern", text: str) -> List[str]:
     return [text[start:end] for start, end in isolated_spans(pattern, text)]
 
 
+def check_normalize(value, what: str = "normalize"):
+    """``value`` as a normalization option: None (also spelled ``"none"``), ``"nfc"`` or ``"nfkc"``
+    (any case). Anything else is a ``ValueError`` naming ``what``.
+
+        >>> check_normalize("NFC"), check_normalize("none"), check_normalize(None)
+        ('nfc', None, None)
+    """
+    if value is None:
+        return None
+    if isinstance(value, str) and value.lower() in ("none", "nfc", "nfkc"):
+        return None if value.lower() == "none" else value.lower()
+    raise ValueError(f"{what}={value!r} is not a normalization; use None (lossless, the default), "
+                     "'nfc' or 'nfkc'")
+
+
+def normalize_text(text: str, form) -> str:
+    """``text`` in the Unicode normal form ``form`` (``"nfc"``/``"nfkc"``), or unchanged for None.
+    Nothing else is changed: no whitespace collapsing, no lowercasing.
+
+        >>> normalize_text("e\u0301", "nfc"), normalize_text("\ufb01", "nfkc"), normalize_text("\ufb01", None)
+        ('é', 'fi', 'ﬁ')
+    """
+    if form is None:
+        return text
+    return unicodedata.normalize(_FORMS[form], text)
+
+
+_FORMS = {"nfc": "NFC", "nfkc": "NFKC"}
+
+
 def _native_tables():
     """``(table, fold_cps, fold_letters)`` for ``fastsw._pretok``, or None if regex's Unicode breaks
     an assumption of the scanner (then the reference path is used; see ``pretoken_table``)."""
@@ -147,7 +188,8 @@ class Pretokenizer:
     """Split documents into pretokens.
 
     Parameters (keyword-only):
-        mode: ``"script"`` (script chunking, default) or ``"simple"``.
+        mode: ``"script"`` (script chunking, default), ``"simple"`` or ``"none"`` (the whole
+            document is one pretoken).
         main_pattern: regex for chunks of ordinary scripts (default GPT-4o). It need not
             match every character: unmatched text becomes pretokens too (:func:`isolated_spans`).
         script_specific_pattern: regex for chunks of the script-specific scripts (same rule).
@@ -179,7 +221,7 @@ class Pretokenizer:
         self._specific_ids = frozenset(script_id(name) for name in self.script_specific_scripts)
         self._specific_mask = np.zeros(256, dtype=np.uint8)  # script id -> 1 if script-specific
         self._specific_mask[list(self._specific_ids)] = 1
-        self._native = (HAVE_NATIVE_PRETOKENIZER and main_pattern == GPT4O_PATTERN
+        self._native = (HAVE_NATIVE_PRETOKENIZER and mode != "none" and main_pattern == GPT4O_PATTERN
                         and script_specific_pattern == SCRIPT_SPECIFIC_PATTERN)
         self._scanner = None  # the fastsw._pretok.Scanner, made on first use
 
@@ -256,7 +298,10 @@ class Pretokenizer:
 
         Each script chunk (the whole text in ``simple`` mode) is cut by :func:`split_isolated`: the
         matches and the unmatched text between them, so the pretokens concatenate back to ``text``.
+        In ``none`` mode the whole text is one pretoken.
         """
+        if self.mode == "none":
+            return [text] if text else []
         if self.mode == "simple":
             return split_isolated(self._main, text)
         out: List[str] = []
@@ -271,11 +316,11 @@ class Pretokenizer:
 
 
 def make_pretokenizer(spec) -> Pretokenizer:
-    """Accept a `Pretokenizer`, a mode name (``"script"``/``"simple"``) or a config dict."""
+    """Accept a `Pretokenizer`, a mode name (``"script"``/``"simple"``/``"none"``) or a config dict."""
     if isinstance(spec, Pretokenizer):
         return spec
     if isinstance(spec, str):
         return Pretokenizer(mode=spec)
     if isinstance(spec, dict):
         return Pretokenizer.from_config(spec)
-    raise ValueError(f"pretokenizer must be 'script', 'simple', a dict or a Pretokenizer, not {spec!r}")
+    raise ValueError(f"pretokenizer must be 'script', 'simple', 'none', a dict or a Pretokenizer, not {spec!r}")

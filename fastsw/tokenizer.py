@@ -2,6 +2,9 @@
 
 Encoding a document:
 
+0. Normalize it as in training (``normalize``: None = unchanged, the default; ``"nfc"``; ``"nfkc"``;
+   :func:`fastsw.pretokenize.normalize_text`). Everything after this step, offsets included,
+   refers to the normalized text.
 1. Pre-tokenize exactly as in training.
 2. Each pretoken: if its bytes are a *reachable* regular token (its text,
    pre-tokenized and encoded on its own, yields exactly that token), emit it
@@ -40,7 +43,7 @@ from ._config import gc_paused, resolve_backend
 from .alphabet import Alphabet, check_utf8, get_profile, render
 from .bpe import apply_merges
 from .model_io import ALGOS, load_model_data, save_model
-from .pretokenize import Pretokenizer
+from .pretokenize import Pretokenizer, check_normalize, normalize_text
 
 Merge = namedtuple("Merge", ["id", "left", "right", "count", "super"])
 Merge.__doc__ = "One merge: the token ``id`` it creates from ``left`` + ``right`` (ids), its count, and whether it is a supermerge."
@@ -80,13 +83,15 @@ class Tokenizer:
 
     Build one with :func:`fastsw.train` or :meth:`Tokenizer.load`. Token ids:
     the alphabet's atomic tokens first, then one id per merge in creation order,
-    then the special tokens.
+    then the special tokens. ``normalize`` (None, ``"nfc"`` or ``"nfkc"``) is applied to
+    every text before encoding; the encoders' results then refer to the normalized text.
     """
 
     def __init__(self, *, alphabet: Alphabet, merges: Sequence, pretokenizer: Pretokenizer,
                  profile: str = "paper", algo: str = "bpe",
                  special_tokens: Optional[Dict[str, int]] = None,
-                 training_info: Optional[dict] = None, backend: str = "auto", _reachability=None):
+                 training_info: Optional[dict] = None, backend: str = "auto", normalize: Optional[str] = None,
+                 _reachability=None):
         if algo not in ALGOS:
             raise ValueError(f"algo {algo!r} is not one of {', '.join(ALGOS)}")
         get_profile(profile)
@@ -96,6 +101,7 @@ class Tokenizer:
         self.pretokenizer = pretokenizer
         self.profile = profile
         self.algo = algo
+        self.normalize = check_normalize(normalize)
         self.training_info = dict(training_info or {})
         with gc_paused():
             self._build(merges, special_tokens, _reachability)
@@ -374,6 +380,8 @@ class Tokenizer:
         ``backend``: ``"python"`` (the reference), ``"numba"`` or ``"auto"``; None
         uses the tokenizer's ``backend`` attribute. All give the same ids.
         """
+        if self.normalize is not None and isinstance(text, str):
+            text = normalize_text(text, self.normalize)
         if self._resolve_backend(backend) == "numba":
             if shortcut and isinstance(text, str) and len(text) <= SMALL_TEXT:
                 self._check_text(text)
@@ -400,8 +408,11 @@ class Tokenizer:
         check searches ``text`` for each disallowed string, also inside an allowed one
         (``"<s>x"`` raises when ``"<s>"`` is disallowed, even if ``"<s>x"`` is allowed).
         Where allowed special tokens overlap, the leftmost, then longest, is taken.
-        ``backend`` as in :meth:`encode_ordinary`.
+        ``backend`` as in :meth:`encode_ordinary`. With ``normalize`` set, the text is
+        normalized first and special tokens are found in the normalized text.
         """
+        if self.normalize is not None and isinstance(text, str):
+            text = normalize_text(text, self.normalize)
         check, split = self._special_plan(allowed_special, disallowed_special)
         if check is not None:
             self._check_type(text)
@@ -520,6 +531,8 @@ class Tokenizer:
         True
         """
         texts = self._batch_texts(texts, "encode_batch")
+        if self.normalize is not None:
+            texts = [normalize_text(t, self.normalize) for t in texts]
         if self._resolve_backend(backend) == "numba":
             return self._split(*self.encode_to_numpy(
                 texts, allowed_special=allowed_special, disallowed_special=disallowed_special,
@@ -561,6 +574,8 @@ class Tokenizer:
         """
         import numpy as np
         texts = self._batch_texts(texts, "encode_to_numpy")
+        if self.normalize is not None:
+            texts = [normalize_text(t, self.normalize) for t in texts]
         _check_num_threads(num_threads)
         check, split = self._special_plan(allowed_special, disallowed_special)
         if check is not None:
@@ -746,7 +761,9 @@ class Tokenizer:
         """:meth:`encode` (same keyword options) and the character offset in ``text``
         where each token starts, as tiktoken's ``decode_with_offsets`` and HF's
         ``Encoding.offsets`` starts; a token that starts inside a character (part of
-        a multi-byte character's UTF-8) gets that character's offset.
+        a multi-byte character's UTF-8) gets that character's offset. For a model with
+        ``normalize`` set the offsets refer to the normalized text
+        (``fastsw.pretokenize.normalize_text(text, tok.normalize)``), not to ``text``.
 
         >>> tok.encode_with_offsets("héllo wörld")[1][:1]
         [0]

@@ -22,7 +22,7 @@ from ._config import resolve_backend
 from .alphabet import PROFILE_ALPHABETS, Alphabet, CharAlphabet, default_alphabet, get_profile
 from .counting import (PARALLEL_MIN_BYTES, Counts, count_corpus, count_corpus_parallel,  # noqa: F401 (re-exported)
                        as_integer, capped_workers, default_workers, load_counts, native_counting)
-from .pretokenize import Pretokenizer, make_pretokenizer
+from .pretokenize import Pretokenizer, check_normalize, make_pretokenizer
 from .notes import OptionWarning, VocabularyNotReachedWarning
 from .progress import Progress
 from .readers import iter_documents
@@ -166,7 +166,7 @@ def _pretokenizer_for_counts(counts: Counts, pretokenizer) -> Pretokenizer:
 
 
 def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optional[int] = None,
-          profile: str = "paper", pretokenizer=None, alphabet: str = "bytes",
+          profile: str = "paper", pretokenizer=None, normalize: Optional[str] = None, alphabet: str = "bytes",
           byte_fallback: bool = False, greedy_split: bool = False, min_count_floor: int = 15,
           max_ngram_len: int = 30, special_tokens: Sequence[str] = (), text_field: Optional[str] = None,
           doc_mode: str = "auto", separator: Optional[str] = None, progress: bool = False,
@@ -185,7 +185,13 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
             ``"hf"`` (reproduces HF tokenizers' BpeTrainer).
         pretokenizer: ``"script"`` (the default for text), ``"simple"``, a config dict or a
             :class:`~fastsw.pretokenize.Pretokenizer`. With ``from_counts`` the counts'
-            own pretokenizer is used (giving a different one is an error).
+            own pretokenizer is used (giving a different one is an error). ``"none"`` makes
+            each document one pretoken (merges may cross spaces); it needs ``algo="bpe"``.
+        normalize: ``None`` (default: lossless, the text is never changed), ``"nfc"`` or
+            ``"nfkc"``: each document is normalized before pre-tokenization, and the model
+            normalizes every text it encodes the same way (nothing else: no whitespace
+            collapsing, no lowercasing). ``"none"`` is an explicit None. With ``from_counts``
+            the counts' own normalization is used; a different ``normalize`` is an error.
         alphabet: ``"bytes"`` (the profile's byte alphabet) or ``"chars"``
             (seed 001's character-level variant; needs ``profile="hf"``), with
             ``byte_fallback`` for characters outside it.
@@ -236,6 +242,7 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
     """
     vocab_size, supermerges, min_count_floor, max_ngram_len = _check_options(
         algo, vocab_size, supermerges, profile, alphabet, greedy_split, min_count_floor, max_ngram_len)
+    form = check_normalize(normalize)
     special_tokens = list(special_tokens)
     if len(set(special_tokens)) != len(special_tokens) or any(not isinstance(s, str) or not s
                                                               for s in special_tokens):
@@ -253,18 +260,28 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
                              "algo='bpe'")
         if workers is not None:
             raise ValueError("workers applies to counting text; with from_counts there is nothing to count")
+        if normalize is not None and form != counts.normalize:
+            raise ValueError(f"normalize={normalize!r} differs from the normalization the counts were made with "
+                             f"({counts.normalize!r}); leave normalize unset to use the counts' own")
+        form = counts.normalize
     else:
         if inputs is None:
             raise ValueError("train() needs inputs (a path, a list of paths or an iterable of str documents) "
                              "or from_counts=")
         pretok = make_pretokenizer("script" if pretokenizer is None else pretokenizer)
         n_workers = _counting_workers(inputs, workers, collect_runs=algo != "bpe")
+    if pretok.mode == "none" and algo != "bpe":
+        raise ValueError(f"algo={algo!r} needs a pre-tokenizer that splits documents into words: supermerges "
+                         "join runs of >= 2 pretokens, and pretokenizer='none' makes one pretoken per document; "
+                         "use algo='bpe' with pretokenizer='none', or pretokenizer='script'")
     prof = get_profile(profile)
     stages = _backend(backend, progress)
     info: dict = {"backend": stages.name, "options": {"algo": algo, "vocab_size": vocab_size, "supermerges": supermerges,
                               "profile": profile, "greedy_split": greedy_split,
                               "min_count_floor": min_count_floor, "max_ngram_len": max_ngram_len},
                   "seconds": {}, "notes": []}
+    if form is not None:
+        info["options"]["normalize"] = form
 
     # 2. pre-tokenize and count
     if from_counts is None:
@@ -273,13 +290,14 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
             # the compiled counter: threads in this process, no pickling
             threads = default_workers()
             bar = Progress("pre-tokenizing" + (f" ({threads} threads)" if threads > 1 else ""), enabled=progress)
-            counts = count_corpus(documents, pretok, collect_runs=algo != "bpe", progress=bar, threads=threads)
+            counts = count_corpus(documents, pretok, collect_runs=algo != "bpe", progress=bar, threads=threads,
+                                  normalize=form)
             info["counting_threads"] = threads
         else:
             label = "pre-tokenizing" + (f" ({n_workers} workers)" if n_workers > 1 else "")
             bar = Progress(label, enabled=progress)
             counts = count_corpus_parallel(documents, pretok, collect_runs=algo != "bpe", workers=n_workers,
-                                           progress=bar)
+                                           progress=bar, normalize=form)
             info["counting_workers"] = n_workers
         info["seconds"]["pretokenize_and_count"] = bar.close()
     else:
@@ -354,7 +372,7 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
     # a superword model's regular merges are a prefix of phase 1's (BoundlessBPE replays them
     # in order), so tok1's reachable tokens carry over without encoding them again
     tok = Tokenizer(alphabet=alpha, merges=merges, pretokenizer=pretok, profile=profile, algo=algo,
-                    special_tokens=specials, training_info=info,
+                    special_tokens=specials, training_info=info, normalize=form,
                     _reachability=tok1.reachability() if algo != "bpe" else None)
     info["regular_merges"] = tok.n_regular
     info["supermerges"] = tok.n_super
