@@ -410,11 +410,20 @@ def tiktoken_ranks(tok, *, drop_duplicates: bool = False) -> Dict[bytes, int]:
 
 
 def _check_simple(tok, allow_approximate: bool, target: str) -> None:
-    if tok.pretokenizer.mode != "simple" and not allow_approximate:
+    if tok.normalize is not None and not allow_approximate:
+        raise ValueError(f"this model normalizes text to {tok.normalize.upper()} before encoding; {target} has no "
+                         "normalizer. Normalize the text yourself, or pass allow_approximate=True to export anyway "
+                         "(then check with verify_export)")
+    if tok.pretokenizer.mode not in ("simple", "none") and not allow_approximate:
         raise ValueError(
             f"this model pre-tokenizes in {tok.pretokenizer.mode!r} mode (script chunking before the regex); "
             f"{target} applies one regex to the whole text and cannot express script chunking. Pass "
             "allow_approximate=True to export the main regex anyway (then check with verify_export)")
+
+
+def _export_pattern(tok) -> str:
+    """The one regex an exported tokenizer splits with: the main pattern, or the whole text in ``none`` mode."""
+    return r"[\s\S]+" if tok.pretokenizer.mode == "none" else tok.pretokenizer.main_pattern
 
 
 def to_tiktoken(tok, name: str = "fastsw", *, allow_approximate: bool = False, drop_duplicates: bool = False):
@@ -431,7 +440,7 @@ def to_tiktoken(tok, name: str = "fastsw", *, allow_approximate: bool = False, d
 
     ranks = tiktoken_ranks(tok, drop_duplicates=drop_duplicates)  # refuses superword models first
     _check_simple(tok, allow_approximate, "tiktoken")
-    return tiktoken.Encoding(name=name, pat_str=tok.pretokenizer.main_pattern, mergeable_ranks=ranks,
+    return tiktoken.Encoding(name=name, pat_str=_export_pattern(tok), mergeable_ranks=ranks,
                              special_tokens=dict(tok.special_tokens))
 
 
@@ -576,9 +585,9 @@ def hf_tokenizer_json(tok, *, ignore_merges: Optional[bool] = None) -> dict:
         "truncation": None,
         "padding": None,
         "added_tokens": added,
-        "normalizer": None,
+        "normalizer": {"type": tok.normalize.upper()} if tok.normalize else None,
         "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
-            {"type": "Split", "pattern": {"Regex": tok.pretokenizer.main_pattern}, "behavior": "Isolated",
+            {"type": "Split", "pattern": {"Regex": _export_pattern(tok)}, "behavior": "Isolated",
              "invert": False},
             {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
         ]},
@@ -609,7 +618,7 @@ def save_hf(tok, path, *, ignore_merges: Optional[bool] = None) -> dict:
     data = hf_tokenizer_json(tok, ignore_merges=ignore_merges)
     atomic_write_text(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
     reasons = []
-    if tok.pretokenizer.mode != "simple":
+    if tok.pretokenizer.mode not in ("simple", "none"):
         reasons.append(f"pre-tokenizer mode {tok.pretokenizer.mode!r}: script chunking is not expressible")
     if tok.algo != "bpe":
         reasons.append(f"{tok.algo} model: supermerges are not expressible")

@@ -356,3 +356,21 @@ def test_tiktoken_n_vocab_counts_the_filler_ranks(sample_docs, profile, fillers)
     enc = interop.to_tiktoken(tok)
     assert enc.n_vocab == tok.n_vocab + fillers
     assert enc.n_vocab == tok.n_vocab + 256 - len(tok.alphabet)
+
+
+def test_exports_carry_normalization_and_the_none_pretokenizer(tmp_path):
+    """An NFC model exports an HF normalizer (and tiktoken, which has none, refuses it); a `none` model exports
+    one split over the whole text; both HF exports give fastsw's ids, decomposed input included."""
+    docs = ["Café été déjà vu, naïve", "Cafe\u0301 e\u0301te\u0301"] * 20
+    probes = docs + ["Cafe\u0301 x y", "naïve déjà"]
+    for kw in ({"normalize": "nfc", "pretokenizer": "simple"}, {"pretokenizer": "none"}):
+        tok = fastsw.train(docs, algo="bpe", vocab_size=260, **kw)
+        path = tmp_path / f"{kw['pretokenizer']}.json"
+        assert tok.save_hf(path) == {"exact": True, "reasons": []}
+        hf = tokenizers.Tokenizer.from_file(str(path))
+        assert [hf.encode(t, add_special_tokens=False).ids for t in probes] == [tok.encode(t) for t in probes]
+    enc = tok.to_tiktoken()  # the `none` model: one piece per text
+    assert [enc.encode(t) for t in probes] == [tok.encode(t) for t in probes]
+    nfc = fastsw.train(docs, algo="bpe", vocab_size=260, normalize="nfc", pretokenizer="simple")
+    with pytest.raises(ValueError, match="normalizes text to NFC"):
+        nfc.to_tiktoken()
