@@ -324,12 +324,16 @@ class Counts:
     def _merge_languages(self, other: "Counts") -> "Counts":
         """``merge`` of tables with language columns: languages are matched by name (this table's first, then
         ``other``'s new ones)."""
+        def empty(t: Counts) -> bool:  # a table nothing was added to (load_counts starts from one)
+            return t.languages is None and not t.pretokens and not t.n_documents
+
         for t in (self, other):
-            if t.languages is None:
+            if t.languages is None and not empty(t):
                 name = t.source or "one of the count tables"
-                raise ValueError(f"{name} has no languages, the other has; count every part with languages "
-                                 "('fastsw count --lang LANG=PATH') or every part without")
-        mine, theirs = self.by_language(), other.by_language()
+                raise ValueError(f"{name} has no languages, but another table has; count every part with "
+                                 "languages ('fastsw count --lang LANG=PATH') or every part without")
+        mine = {} if empty(self) else self.by_language()
+        theirs = {} if empty(other) else other.by_language()
         for name, t in theirs.items():
             if name in mine:
                 mine[name].merge(t)
