@@ -122,8 +122,9 @@ class Counts:
 
     def __repr__(self) -> str:
         runs = f"{self.n_runs} letter runs" if self.has_runs else "no letter runs"
+        langs = f", languages {', '.join(self.languages)}" if self.languages is not None else ""
         return (f"Counts({self.n_documents} documents, {self.n_bytes} bytes, {len(self.pretokens)} distinct "
-                f"pretokens, {runs})")
+                f"pretokens, {runs}{langs})")
 
     @property
     def index(self) -> Dict[str, int]:

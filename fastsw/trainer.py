@@ -325,6 +325,8 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
         counts = Counts.from_languages({name: count(inp, _counting_workers(inp, workers, algo != "bpe"), f" {name}")
                                         for name, inp in inputs.items()})
     elif from_counts is None and lang_field is not None:
+        if workers is not None:
+            raise ValueError("with lang_field the languages are counted in this process; leave workers unset")
         bar = Progress("pre-tokenizing", enabled=progress)
         counts = count_languages(iter_language_documents(inputs, lang_field=lang_field, text_field=text_field),
                                  pretok, collect_runs=algo != "bpe", progress=bar)
