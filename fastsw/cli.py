@@ -109,13 +109,15 @@ def _lang_pair(what: str):
     def convert(text: str) -> Tuple[str, str]:
         name, eq, value = text.partition("=")
         if not eq or not name or not value:
-            raise argparse.ArgumentTypeError(f"{text!r} is not LANG={what}, e.g. de={'2' if what != 'PATH' else 'de.txt'}")
+            example = "de.txt" if what == "PATH" else "2"
+            raise argparse.ArgumentTypeError(f"{text!r} is not LANG={what}, e.g. de={example}")
         if what != "PATH":
             from fractions import Fraction
             try:
                 number = Fraction(value)
             except (ValueError, ZeroDivisionError):
-                raise argparse.ArgumentTypeError(f"{text!r}: {value!r} is not a number (e.g. 2, 0.5 or 3/2)") from None
+                raise argparse.ArgumentTypeError(f"{text!r}: {value!r} is not a number (e.g. 2, 0.5 or 3/2)") \
+                    from None
             if number <= 0:
                 raise argparse.ArgumentTypeError(f"{text!r}: the {what.lower()} must be > 0")
         return name, value

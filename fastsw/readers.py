@@ -249,7 +249,8 @@ def iter_language_documents(
         raise ValueError(f"lang_field={lang_field!r} must be a non-empty str naming the JSON field that holds the "
                          "language")
     if text_field is not None and (not isinstance(text_field, str) or not text_field):
-        raise ValueError(f"text_field={text_field!r} must be a non-empty str naming the JSON field that holds the text")
+        raise ValueError(f"text_field={text_field!r} must be a non-empty str naming the JSON field that holds "
+                         "the text")
     items = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
     paths = []
     for item in items:

@@ -272,7 +272,8 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
         language_weights(list(inputs), [1] * len(inputs), weights=weights, shares=shares)  # fail before reading
     elif (weights is not None or shares is not None) and not tagged and from_counts is None:
         raise ValueError(f"{'weights' if weights is not None else 'shares'}= applies to languages; give inputs as "
-                         "a dict {language: inputs}, or lang_field= with JSONL files, or count tables with languages")
+                         "a dict {language: inputs}, or lang_field= with JSONL files, or count tables with "
+                         "languages")
     if from_counts is not None:
         if inputs is not None:
             raise ValueError("give either inputs (text) or from_counts (count tables), not both")

@@ -315,3 +315,23 @@ def test_cli_language_needs_text_and_weight_needs_languages(tmp_path, capsys, la
     assert code == 2 and "--weight weights languages" in err
     code, _, err = run(capsys, "count", "-o", tmp_path / "c.gz")
     assert code == 2 and "give INPUT files to count, or --lang" in err
+
+
+def test_cli_lang_field(tmp_path, capsys, en_de):
+    en, de = en_de
+    path = tmp_path / "mixed.jsonl"
+    with open(path, "w", encoding="utf-8") as f:
+        for lang, docs in (("en", en), ("de", de)):
+            for doc in docs:
+                f.write(json.dumps({"body": doc, "language": lang}) + "\n")
+    code, _, err = run(capsys, "count", path, "--lang-field", "language", "--text-field", "body",
+                       "-o", tmp_path / "c.gz", "--no-progress")
+    assert code == 0, err
+    assert Counts.load(tmp_path / "c.gz").languages == ["en", "de"]
+    code, _, err = run(capsys, "train", path, "--lang-field", "language", "--text-field", "body", "--weight",
+                       "en=2", "-o", tmp_path / "m.json", "--algo", "bpe", "--vocab-size", "330", "--no-progress")
+    assert code == 0, err
+    expected = fastsw.train({"en": en, "de": de}, weights={"en": 2}, algo="bpe", vocab_size=330)
+    assert merges(fastsw.Tokenizer.load(tmp_path / "m.json")) == merges(expected)
+    code, _, err = run(capsys, "train", "--lang-field", "language", "-o", tmp_path / "x.json", "--no-progress")
+    assert code == 2 and "--lang-field F reads INPUT JSONL files" in err
