@@ -527,6 +527,8 @@ def _language_args(args, *, weights: bool) -> dict:
             raise CliError("--lang-field applies to JSONL text; count files hold their languages")
         if not args.inputs:
             raise CliError("--lang-field F reads INPUT JSONL files whose field F names the language; give them")
+        if args.workers is not None:
+            raise CliError("--workers does not apply to --lang-field, which counts the languages in this process")
         out["lang_field"] = args.lang_field
     if not weights:
         return out

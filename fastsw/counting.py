@@ -636,8 +636,11 @@ def _load_language_rows(header: dict, lines: List[bytes], n_pre: int, n_runs: in
         if key in runs:
             raise _RowError(lineno, "a letter run appears twice")
         runs[key] = sum(cell)
-        for d, x in zip(lang_runs, cell):
+        for name, col, d, x in zip(languages, columns, lang_runs, cell):
             if x:
+                if not all(col[i] for i in key):
+                    raise _RowError(lineno, f"the run has a count in language {name!r}, but one of its pretokens "
+                                    "has none there")
                 d[key] = x
     if len(lines) > n_pre + n_runs and any(x.strip() for x in lines[n_pre + n_runs:]):
         raise _RowError(n_pre + n_runs + 2, "unexpected data after the last letter run")

@@ -270,6 +270,8 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
             if not isinstance(name, str) or not name:
                 raise ValueError(f"language names must be non-empty strings, not {name!r}")
         language_weights(list(inputs), [1] * len(inputs), weights=weights, shares=shares)  # fail before reading
+    elif lang_field is not None and workers is not None:
+        raise ValueError("with lang_field the languages are counted in this process; leave workers unset")
     elif (weights is not None or shares is not None) and not tagged and from_counts is None:
         raise ValueError(f"{'weights' if weights is not None else 'shares'}= applies to languages; give inputs as "
                          "a dict {language: inputs}, or lang_field= with JSONL files, or count tables with "
@@ -326,8 +328,6 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
         counts = Counts.from_languages({name: count(inp, _counting_workers(inp, workers, algo != "bpe"), f" {name}")
                                         for name, inp in inputs.items()})
     elif from_counts is None and lang_field is not None:
-        if workers is not None:
-            raise ValueError("with lang_field the languages are counted in this process; leave workers unset")
         bar = Progress("pre-tokenizing", enabled=progress)
         counts = count_languages(iter_language_documents(inputs, lang_field=lang_field, text_field=text_field),
                                  pretok, collect_runs=algo != "bpe", progress=bar)

@@ -335,3 +335,21 @@ def test_cli_lang_field(tmp_path, capsys, en_de):
     assert merges(fastsw.Tokenizer.load(tmp_path / "m.json")) == merges(expected)
     code, _, err = run(capsys, "train", "--lang-field", "language", "-o", tmp_path / "x.json", "--no-progress")
     assert code == 2 and "--lang-field F reads INPUT JSONL files" in err
+    code, _, err = run(capsys, "count", path, "--lang-field", "language", "--workers", "2", "-o", tmp_path / "x.gz")
+    assert code == 2 and "--workers does not apply to --lang-field" in err and not (tmp_path / "x.gz").exists()
+    with pytest.raises(ValueError, match="leave workers unset"):
+        fastsw.train(path, lang_field="language", workers=2, algo="bpe", vocab_size=300)
+
+
+def test_count_file_with_inconsistent_language_columns_is_rejected(tmp_path):
+    pretok = Pretokenizer()
+    table = Counts.from_languages({"en": count_corpus(["big cat"], pretok, collect_runs=True),
+                                   "de": count_corpus(["Hund"], pretok, collect_runs=True)})
+    table.save(tmp_path / "ok.gz")
+    lines = gzip.open(tmp_path / "ok.gz").read().decode().splitlines()
+    assert lines[-1] == "[[1, 0], 2, 0]"  # the run "big cat": rows sorted by code points, 0 " cat", 1 "Hund", 2 "big"
+    lines[-1] = "[[1, 1], 2, 0]"  # ... claimed for de too, where " cat" and "big" never occur
+    with gzip.open(tmp_path / "bad.gz", "wt") as f:
+        f.write("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match=r"bad.gz line 5: .*language 'de'"):
+        Counts.load(tmp_path / "bad.gz")
