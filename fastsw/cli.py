@@ -104,6 +104,45 @@ def _int_arg(minimum: int, what: str):
     return convert
 
 
+def _lang_pair(what: str):
+    """argparse type of ``LANG=VALUE`` options: ``(LANG, VALUE)``; ``what`` names VALUE in messages."""
+    def convert(text: str) -> Tuple[str, str]:
+        name, eq, value = text.partition("=")
+        if not eq or not name or not value:
+            example = "de.txt" if what == "PATH" else "2"
+            raise argparse.ArgumentTypeError(f"{text!r} is not LANG={what}, e.g. de={example}")
+        if what != "PATH":
+            from fractions import Fraction
+            try:
+                number = Fraction(value)
+            except (ValueError, ZeroDivisionError):
+                raise argparse.ArgumentTypeError(f"{text!r}: {value!r} is not a number (e.g. 2, 0.5 or 3/2)") \
+                    from None
+            if number <= 0:
+                raise argparse.ArgumentTypeError(f"{text!r}: the {what.lower()} must be > 0")
+        return name, value
+
+    convert.__name__ = f"LANG={what}"
+    return convert
+
+
+def _add_language_options(p: argparse.ArgumentParser, *, weights: bool) -> None:
+    g = p.add_argument_group("languages", "Language-tagged input: one count column per language"
+                             + (", weighted at training time." if weights else "."))
+    g.add_argument("--lang", action="append", type=_lang_pair("PATH"), default=None, metavar="LANG=PATH",
+                   dest="langs", help="a file of language LANG (repeatable; several files per language are fine); "
+                                      "instead of INPUT files")
+    g.add_argument("--lang-field", metavar="F", default=None,
+                   help="INPUT files are JSONL whose field F names each line's language")
+    if weights:
+        g.add_argument("--weight", action="append", type=_lang_pair("WEIGHT"), default=None, metavar="LANG=W",
+                       dest="weights", help="multiply LANG's counts by W > 0 (2, 0.5 or 3/2; exact; 2 = its text "
+                                            "twice; default 1; repeatable)")
+        g.add_argument("--share", action="append", type=_lang_pair("SHARE"), default=None, metavar="LANG=P",
+                       dest="shares", help="target byte share of LANG (every language, summing to exactly 1): "
+                                           "weight = 100000 * P / bytes of LANG")
+
+
 _positive = _int_arg(1, "a positive integer")
 _non_negative = _int_arg(0, "0 or more")
 _at_least_two = _int_arg(2, "2 or more")
@@ -188,6 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "(identical models; default auto = numba unless FASTSW_PUREPYTHON=1)")
     _add_reading_options(p, stdin_note="With no INPUT the bundled sample corpus is used and these options "
                                        "must not be given.")
+    _add_language_options(p, weights=True)
     p.set_defaults(func=cmd_train)
 
     # -- count
@@ -197,7 +237,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "(gzip-compressed JSON Lines, see fastsw.counting). Count files of parts of a corpus can be "
                     "trained on together: 'fastsw train --from-counts A B ...' gives the model of the whole.",
     )
-    p.add_argument("inputs", nargs="+", metavar="INPUT", help="corpus files (.jsonl[.gz], .ndjson[.gz], text[.gz])")
+    p.add_argument("inputs", nargs="*", metavar="INPUT",
+                   help="corpus files (.jsonl[.gz], .ndjson[.gz], text[.gz]); or --lang LANG=PATH")
     p.add_argument("-o", "--output", metavar="COUNTS", required=True, help="where to write the count file")
     p.add_argument("--pretokenizer", choices=("script", "simple", "none"), default="script",
                    help="script: script chunking + GPT-4o regex (default); simple: GPT-4o regex only; "
@@ -214,6 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="do not collect letter runs (smaller file; enough for --algo bpe only)")
     p.add_argument("--no-progress", action="store_true", help="do not draw a progress bar")
     _add_reading_options(p, stdin_note="")
+    _add_language_options(p, weights=False)
     p.set_defaults(func=cmd_count)
 
     # -- encode
@@ -476,6 +518,54 @@ def _check_train_options(args) -> None:
     _check_output_path(args.output)
 
 
+def _language_args(args, *, weights: bool) -> dict:
+    """train()'s language options from --lang/--lang-field (and --weight/--share), checked with CLI wording:
+    ``{}`` without them, else ``inputs`` (a dict for --lang), ``lang_field``, ``weights``, ``shares``."""
+    out: dict = {}
+    from_counts = getattr(args, "from_counts", None) is not None
+    if args.langs is not None:
+        if args.inputs:
+            raise CliError("give either INPUT files or --lang LANG=PATH, not both (name every file's language)")
+        if args.lang_field is not None:
+            raise CliError("give either --lang LANG=PATH or --lang-field F, not both")
+        if from_counts:
+            raise CliError("--lang applies to text; count files from 'fastsw count --lang' hold their languages")
+        files: dict = {}
+        for name, path in args.langs:
+            files.setdefault(name, []).append(Path(path))
+        out["inputs"] = files
+    if args.lang_field is not None:
+        if not args.lang_field:
+            raise CliError("--lang-field must not be empty")
+        if from_counts:
+            raise CliError("--lang-field applies to JSONL text; count files hold their languages")
+        if not args.inputs:
+            raise CliError("--lang-field F reads INPUT JSONL files whose field F names the language; give them")
+        if args.workers is not None:
+            raise CliError("--workers does not apply to --lang-field, which counts the languages in this process")
+        out["lang_field"] = args.lang_field
+    if not weights:
+        return out
+    if args.weights is not None and args.shares is not None:
+        raise CliError("give either --weight or --share, not both")
+    for flag, given in (("--weight", args.weights), ("--share", args.shares)):
+        if given is None:
+            continue
+        if not out and not from_counts:
+            raise CliError(f"{flag} weights languages: name them with --lang LANG=PATH (or --lang-field F, or "
+                           "--from-counts files counted with --lang)")
+        values: dict = {}
+        for name, value in given:
+            if name in values:
+                raise CliError(f"{flag} {name}=... is given twice")
+            if "inputs" in out and name not in out["inputs"]:
+                raise CliError(f"{flag} {name}={value}: no --lang {name}=PATH was given (languages: "
+                               f"{', '.join(out['inputs'])})")
+            values[name] = value
+        out["weights" if flag == "--weight" else "shares"] = values
+    return out
+
+
 def _cap_workers(args) -> None:
     """--workers beyond the cores: use the cores, with a note (train() would warn)."""
     from .counting import capped_workers, default_workers
@@ -505,9 +595,12 @@ def cmd_train(args) -> int:
     from .trainer import train
 
     _check_train_options(args)
+    languages = _language_args(args, weights=True)
     _cap_workers(args)
     source: dict
-    if args.from_counts is not None:
+    if "inputs" in languages:  # --lang LANG=PATH
+        source = {"workers": args.workers, **_reading_kwargs(args, has_inputs=True, without_inputs=""), **languages}
+    elif args.from_counts is not None:
         from .counting import load_counts
 
         _reading_kwargs(args, has_inputs=False, without_inputs="--from-counts reads count files")
@@ -527,10 +620,10 @@ def cmd_train(args) -> int:
         if (counts.pretokenizer_config or {}).get("mode") == "none" and args.algo != "bpe":
             raise CliError(f"--algo {args.algo} needs a pre-tokenizer that splits documents into words; the count "
                            "files were made with --pretokenizer none (one pretoken per document): add --algo bpe")
-        source = {"from_counts": counts}
+        source = {"from_counts": counts, **languages}
     elif args.inputs:
         source = {"inputs": [Path(p) for p in args.inputs], "workers": args.workers,
-                  **_reading_kwargs(args, has_inputs=True, without_inputs="")}
+                  **_reading_kwargs(args, has_inputs=True, without_inputs=""), **languages}
     else:
         from .sample import SAMPLE_DIR, SEPARATOR, sample_files
 
@@ -576,9 +669,20 @@ def cmd_count(args) -> int:
     from .readers import iter_documents
 
     _check_output_path(args.output)
+    languages = _language_args(args, weights=False)
+    if not args.inputs and not languages:
+        raise CliError("give INPUT files to count, or --lang LANG=PATH (repeatable)")
     _cap_workers(args)
     reading = _reading_kwargs(args, has_inputs=True, without_inputs="")
-    documents = iter_documents([Path(p) for p in args.inputs], **reading)
+    if "lang_field" in languages:
+        from .readers import iter_language_documents
+
+        documents = iter_language_documents([Path(p) for p in args.inputs], lang_field=languages["lang_field"],
+                                            text_field=reading["text_field"])
+    elif "inputs" in languages:
+        documents = {name: iter_documents(paths, **reading) for name, paths in languages["inputs"].items()}
+    else:
+        documents = iter_documents([Path(p) for p in args.inputs], **reading)
     progress = not args.no_progress
     real_stderr = sys.stderr
     tracker = _LineTracker(real_stderr)
@@ -586,17 +690,42 @@ def cmd_count(args) -> int:
         if progress:
             sys.stderr = tracker
         pretok = Pretokenizer(mode=args.pretokenizer)
-        if args.workers is None and native_counting(pretok):
-            threads = default_workers()
-            bar = Progress("counting" + (f" ({threads} threads)" if threads > 1 else ""), enabled=progress)
-            counts = count_corpus(documents, pretok, collect_runs=not args.no_runs, progress=bar, threads=threads,
-                                  normalize=args.normalize)
+
+        def count(documents, label=""):
+            if args.workers is None and native_counting(pretok):
+                threads = default_workers()
+                bar = Progress("counting" + label + (f" ({threads} threads)" if threads > 1 else ""),
+                               enabled=progress)
+                counts = count_corpus(documents, pretok, collect_runs=not args.no_runs, progress=bar,
+                                      threads=threads, normalize=args.normalize)
+            else:
+                workers = args.workers or default_workers()
+                bar = Progress("counting" + label + (f" ({workers} workers)" if workers > 1 else ""),
+                               enabled=progress)
+                counts = count_corpus_parallel(documents, pretok, collect_runs=not args.no_runs, workers=workers,
+                                               progress=bar, normalize=args.normalize)
+            return counts, bar.close()
+
+        if "lang_field" in languages:
+            from .counting import count_languages
+
+            bar = Progress("counting", enabled=progress)
+            counts = count_languages(documents, pretok, collect_runs=not args.no_runs, progress=bar,
+                                     normalize=args.normalize)
+            elapsed = bar.close()
+        elif "inputs" in languages:
+            from .counting import Counts
+
+            tables, elapsed = {}, 0.0
+            for name, docs in documents.items():
+                tables[name], seconds = count(docs, f" {name}")
+                elapsed += seconds
+            counts = Counts.from_languages(tables)
         else:
-            workers = args.workers or default_workers()
-            bar = Progress("counting" + (f" ({workers} workers)" if workers > 1 else ""), enabled=progress)
-            counts = count_corpus_parallel(documents, pretok, collect_runs=not args.no_runs, workers=workers,
-                                           progress=bar, normalize=args.normalize)
-        elapsed = bar.close()
+            counts, elapsed = count(documents)
+        for name, b in zip(counts.languages or (), counts.language_bytes or ()):
+            if b == 0:
+                raise CliError(f"language {name!r} has no text (0 bytes); give it a file with text or leave it out")
     except BaseException:
         if tracker.mid_line:
             real_stderr.write("\n")
@@ -607,7 +736,8 @@ def cmd_count(args) -> int:
     runs = f", {_plural(counts.n_runs, 'distinct letter run')}" if counts.has_runs else " (no letter runs)"
     rate = counts.n_bytes / 1e6 / elapsed if elapsed > 0 else 0.0
     _info(f"counted {_plural(counts.n_documents, 'document')}, {counts.n_bytes / 1e6:.2f} MB in {elapsed:.1f} s "
-          f"({rate:.1f} MB/s): {_plural(len(counts.pretokens), 'distinct pretoken')}{runs}; saved to {args.output}")
+          f"({rate:.1f} MB/s): {_plural(len(counts.pretokens), 'distinct pretoken')}{runs}"
+          + (f", languages {', '.join(counts.languages)}" if counts.languages else "") + f"; saved to {args.output}")
     return EXIT_OK
 
 

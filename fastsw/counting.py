@@ -29,6 +29,12 @@ Count file format (version 1), written by :meth:`Counts.save`: gzip-compressed U
   minus 2 is the pretoken's index in this file;
 * the next R lines: ``[count, i1, i2, ...]``, a letter run (>= 2 pretoken indices of this file) and its count.
 
+Language columns (a table from :meth:`Counts.from_languages`): the header also holds ``"languages": [L1, L2, ...]``,
+``"language_documents"`` and ``"language_bytes"`` (one integer per language), a pretoken row is
+``[pretoken, [c1, c2, ...], has_letter]`` and a letter-run row ``[[c1, c2, ...], i1, i2, ...]``: one count per
+language (>= 0, summing to >= 1). A table without languages is written exactly as before (no "languages" key), and
+such a file loads as a table without languages (one unnamed language).
+
 Rows are in a canonical order: pretokens sorted by code points, letter-run lines sorted as strings. So a file
 depends only on the counted text, not on how it was counted (``--workers``, threads).
 
@@ -40,6 +46,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import multiprocessing
 import numbers
 import operator
@@ -48,6 +55,8 @@ import queue
 import sys
 import warnings
 import zlib
+from decimal import Decimal
+from fractions import Fraction
 from itertools import chain, islice
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Tuple
@@ -59,7 +68,8 @@ from .model_io import atomic_open
 from .pretokenize import LETTER_PATTERN, Pretokenizer, check_normalize, normalize_text
 
 __all__ = ["Counts", "CountTable", "count_corpus", "count_corpus_reference", "count_corpus_parallel",
-           "load_counts", "default_workers", "COUNTS_FORMAT", "COUNTS_FORMAT_VERSION"]
+           "load_counts", "default_workers", "COUNTS_FORMAT", "COUNTS_FORMAT_VERSION", "count_languages",
+           "language_weights", "scaled_weights", "weighted_counts"]
 
 COUNTS_FORMAT = "fastsw-counts"
 COUNTS_FORMAT_VERSION = 1
@@ -108,11 +118,18 @@ class Counts:
         self.pretokenizer_config = pretokenizer_config
         self.normalize = check_normalize(normalize)
         self.source: Optional[str] = None  # the file it was loaded from, for error messages
+        # language columns (None: one unnamed language, the table as it always was); see from_languages
+        self.languages: Optional[List[str]] = None
+        self.language_counts: Optional[List[List[int]]] = None  # [language][pretoken index]
+        self.language_runs: Optional[List[Dict[Tuple[int, ...], int]]] = None  # [language]{run: count}
+        self.language_documents: Optional[List[int]] = None
+        self.language_bytes: Optional[List[int]] = None
 
     def __repr__(self) -> str:
         runs = f"{self.n_runs} letter runs" if self.has_runs else "no letter runs"
+        langs = f", languages {', '.join(self.languages)}" if self.languages is not None else ""
         return (f"Counts({self.n_documents} documents, {self.n_bytes} bytes, {len(self.pretokens)} distinct "
-                f"pretokens, {runs})")
+                f"pretokens, {runs}{langs})")
 
     @property
     def index(self) -> Dict[str, int]:
@@ -184,6 +201,8 @@ class Counts:
         _check_same_pretokenizer(self, other)
         if self.pretokenizer_config is None:
             self.pretokenizer_config = other.pretokenizer_config
+        if self.languages is not None or other.languages is not None:
+            return self._merge_languages(other)
         runs = (other._packed_runs if other._packed_runs is not None else other._letter_runs) if other.has_runs else None
         self._merge_parts(other.pretokens, other.counts, other.has_letter, runs, other.n_documents, other.n_bytes)
         return self
@@ -221,6 +240,118 @@ class Counts:
         self.n_documents += n_documents
         self.n_bytes += n_bytes
 
+    # -- language columns -------------------------------------------------------------------------------------
+    @classmethod
+    def from_languages(cls, tables: Dict[str, "Counts"]) -> "Counts":
+        """One table with a count column per language from ``{language: table}`` (tables without languages, same
+        pretokenizer). ``counts`` and ``letter_runs`` are the columns' sums (every language with weight 1), so
+        the table trains like the concatenated text; :meth:`weighted` applies other weights.
+
+            >>> pretok = Pretokenizer()
+            >>> t = Counts.from_languages({"en": count_corpus(["a b"], pretok, collect_runs=True),
+            ...                            "de": count_corpus(["b c"], pretok, collect_runs=True)})
+            >>> t.languages, t.pretoken_multiset(), t.language_multiset("de")
+            (['en', 'de'], {'a': 1, ' b': 1, 'b': 1, ' c': 1}, {'b': 1, ' c': 1})
+        """
+        if not tables:
+            raise ValueError("no languages given; give at least one language and its text")
+        parts = list(tables.items())
+        first = parts[0][1]
+        out = cls(pretokenizer_config=first.pretokenizer_config, has_runs=all(t.has_runs for _, t in parts),
+                  normalize=first.normalize)
+        for name, t in parts:
+            if t.languages is not None:
+                raise ValueError(f"the table of language {name!r} already has languages {t.languages}")
+            out.merge(t)
+        index, n = out.index, len(out.pretokens)
+        out.languages = [name for name, _ in parts]
+        out.language_counts, out.language_runs = [], []
+        for _, t in parts:
+            column = [0] * n
+            remap = [index[p] for p in t.pretokens]
+            for j, c in enumerate(t.counts):
+                column[remap[j]] = int(c)
+            out.language_counts.append(column)
+            if out.has_runs:
+                get = remap.__getitem__
+                out.language_runs.append({tuple(map(get, run)): c for run, c in t.letter_runs.items()})
+        if not out.has_runs:
+            out.language_runs = None
+        out.language_documents = [t.n_documents for _, t in parts]
+        out.language_bytes = [t.n_bytes for _, t in parts]
+        return out
+
+    def by_language(self) -> Dict[str, "Counts"]:
+        """``{language: its table}`` (tables without languages), the inverse of :meth:`from_languages`."""
+        if self.languages is None:
+            raise ValueError("the count table has no languages")
+        out = {}
+        for k, name in enumerate(self.languages):
+            t = Counts(pretokenizer_config=self.pretokenizer_config, has_runs=self.has_runs, normalize=self.normalize)
+            column = self.language_counts[k]
+            keep = [i for i in range(len(self.pretokens)) if column[i]]
+            row = {i: r for r, i in enumerate(keep)}
+            t.pretokens = [self.pretokens[i] for i in keep]
+            t.index = dict(zip(t.pretokens, range(len(keep))))
+            t.counts = [column[i] for i in keep]
+            t.has_letter = [self.has_letter[i] for i in keep]
+            if self.has_runs:
+                t.letter_runs = {tuple(row[i] for i in run): c for run, c in self.language_runs[k].items()}
+            t.n_documents, t.n_bytes = self.language_documents[k], self.language_bytes[k]
+            out[name] = t
+        return out
+
+    def language_multiset(self, language: str) -> Dict[str, int]:
+        """``{pretoken: count}`` of one language (pretokens it does not contain are left out)."""
+        column = self.language_counts[self.languages.index(language)]
+        return {p: c for p, c in zip(self.pretokens, column) if c}
+
+    def weighted(self, weights: Dict[str, int]) -> "Counts":
+        """A table without languages whose counts are ``sum(weights[L] * count in L)`` over the languages (integer
+        weights >= 1, one per language: :func:`scaled_weights` makes them). A weight of 2 counts that language's
+        text twice, exactly as if it had been included twice."""
+        if self.languages is None:
+            raise ValueError("the count table has no languages to weight")
+        w = [weights[name] for name in self.languages]
+        out = Counts(pretokenizer_config=self.pretokenizer_config, has_runs=self.has_runs, normalize=self.normalize)
+        out.pretokens, out.has_letter, out.index = list(self.pretokens), list(self.has_letter), None
+        n = len(self.pretokens)
+        out.counts = [sum(wk * col[i] for wk, col in zip(w, self.language_counts)) for i in range(n)]
+        if self.has_runs:
+            runs: Dict[Tuple[int, ...], int] = {}
+            for wk, lang_runs in zip(w, self.language_runs):
+                for run, c in lang_runs.items():
+                    runs[run] = runs.get(run, 0) + wk * c
+            out.letter_runs = runs
+        out.n_documents = sum(wk * d for wk, d in zip(w, self.language_documents))
+        out.n_bytes = sum(wk * b for wk, b in zip(w, self.language_bytes))
+        out.source = self.source
+        return out
+
+    def _merge_languages(self, other: "Counts") -> "Counts":
+        """``merge`` of tables with language columns: languages are matched by name (this table's first, then
+        ``other``'s new ones)."""
+        def empty(t: Counts) -> bool:  # a table nothing was added to (load_counts starts from one)
+            return t.languages is None and not t.pretokens and not t.n_documents
+
+        for t in (self, other):
+            if t.languages is None and not empty(t):
+                name = t.source or "one of the count tables"
+                raise ValueError(f"{name} has no languages, but another table has; count every part with "
+                                 "languages ('fastsw count --lang LANG=PATH') or every part without")
+        mine = {} if empty(self) else self.by_language()
+        theirs = {} if empty(other) else other.by_language()
+        for name, t in theirs.items():
+            if name in mine:
+                mine[name].merge(t)
+            else:
+                mine[name] = t
+        merged = Counts.from_languages(mine)
+        source = self.source
+        self.__dict__.update(merged.__dict__)
+        self.source = source
+        return self
+
     # -- files ------------------------------------------------------------------------------------------------
     def save(self, path) -> None:
         """Write the table to ``path`` (format in the module docstring; atomic).
@@ -235,12 +366,33 @@ class Counts:
             header["normalize"] = self.normalize
         pretokens, counts, letter = self.pretokens, self.counts, self.has_letter
         order = sorted(range(len(pretokens)), key=pretokens.__getitem__)
+        if self.languages is not None:
+            header.update(languages=self.languages, language_documents=self.language_documents,
+                          language_bytes=self.language_bytes)
+            _atomic_write_gzip(path, self._language_lines(header, order))
+            return
         lines = (
             [json.dumps(header, ensure_ascii=False)],
             (json.dumps([pretokens[i], int(counts[i]), int(bool(letter[i]))], ensure_ascii=False) for i in order),
             self._run_lines(order) if self.has_runs else (),
         )
         _atomic_write_gzip(path, (line for part in lines for line in part))
+
+    def _language_lines(self, header: dict, order: List[int]):
+        """The lines of a table with language columns (format in the module docstring), canonical order."""
+        yield json.dumps(header, ensure_ascii=False)
+        columns = self.language_counts
+        for i in order:
+            yield json.dumps([self.pretokens[i], [int(col[i]) for col in columns], int(bool(self.has_letter[i]))],
+                             ensure_ascii=False)
+        if self.has_runs:
+            row_of = [0] * len(order)
+            for row, i in enumerate(order):
+                row_of[i] = row
+            lines = [json.dumps([[lang_runs.get(run, 0) for lang_runs in self.language_runs],
+                                 *(row_of[i] for i in run)]) for run in self.letter_runs]
+            lines.sort()
+            yield from lines
 
     def _run_lines(self, order: List[int]) -> List[str]:
         """The letter-run lines, re-indexed to the pretoken rows ``order``, sorted as strings (a canonical
@@ -367,6 +519,10 @@ def _load(path: Path) -> Counts:
             lines = f.read().split(b"\n")
             if lines[-1] == b"":
                 lines.pop()
+            if "languages" in header:
+                lineno = _load_language_rows(header, lines, n_pre, n_runs, c)
+                c.source = str(path)
+                return c
             if _load_rows_fast(lines, n_pre, n_runs, c):
                 c.source = str(path)
                 return c
@@ -408,6 +564,8 @@ def _load(path: Path) -> Counts:
                 raise ValueError("unexpected data after the last letter run")
     except (OSError, EOFError, zlib.error) as e:
         raise ValueError(f"{path}: cannot read count file, the gzip data is damaged or truncated ({e})") from e
+    except _RowError as e:
+        raise ValueError(f"{path} line {e.lineno}: invalid count file: {e}") from e
     except json.JSONDecodeError as e:
         raise ValueError(f"{path} line {lineno}: invalid count file (bad JSON: {e.msg})") from e
     except UnicodeDecodeError as e:
@@ -416,6 +574,94 @@ def _load(path: Path) -> Counts:
         raise ValueError(f"{path} line {lineno}: invalid count file: {e}") from e
     c.source = str(path)
     return c
+
+
+class _RowError(ValueError):
+    """A bad row of a count file with language columns, and its line number."""
+
+    def __init__(self, lineno: int, message: str):
+        super().__init__(message)
+        self.lineno = lineno
+
+
+def _json_row(lines: List[bytes], k: int):
+    """Row ``k`` (0-based after the header) parsed, None past the end; bad JSON is a :class:`_RowError`."""
+    if k >= len(lines):
+        return None
+    try:
+        return json.loads(lines[k])
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise _RowError(k + 2, f"bad JSON ({e})") from e
+
+
+def _load_language_rows(header: dict, lines: List[bytes], n_pre: int, n_runs: int, c: Counts) -> int:
+    """Fill ``c`` from the rows of a count file with language columns (see the module docstring); a bad row is
+    a :class:`_RowError` with its line number."""
+    languages = header["languages"]
+    if not (isinstance(languages, list) and languages and all(isinstance(x, str) and x for x in languages)
+            and len(set(languages)) == len(languages)):
+        raise ValueError("the header's languages must be a list of distinct non-empty names")
+    n_lang = len(languages)
+    per_lang = {}
+    for key in ("language_documents", "language_bytes"):
+        value = header.get(key)
+        if not (isinstance(value, list) and len(value) == n_lang
+                and all(type(x) is int and x >= 0 for x in value)):
+            raise ValueError(f"the header needs {key}: a list of {n_lang} non-negative integers")
+        per_lang[key] = value
+
+    def counts_of(cell, lineno: int) -> List[int]:
+        if not (type(cell) is list and len(cell) == n_lang and all(type(x) is int and x >= 0 for x in cell)
+                and sum(cell) >= 1):
+            raise _RowError(lineno, f"expected {n_lang} counts >= 0 (one per language, summing to >= 1)")
+        if _count_too_large(sum(cell)):
+            raise _RowError(lineno, _count_too_large(sum(cell)))
+        return cell
+
+    columns: List[List[int]] = [[] for _ in languages]
+    index, pretokens, counts, letter = c.index, c.pretokens, c.counts, c.has_letter
+    for k in range(n_pre):
+        lineno = k + 2
+        row = _json_row(lines, k)
+        if not (isinstance(row, list) and len(row) == 3 and isinstance(row[0], str)
+                and row[2] in (0, 1) and not isinstance(row[2], bool)):
+            raise _RowError(lineno, "expected [pretoken, [count per language], has_letter 0/1]"
+                            + (" (the file ends early)" if row is None else ""))
+        cell = counts_of(row[1], lineno)
+        if row[0] in index:
+            raise _RowError(lineno, f"pretoken {row[0]!r} appears twice")
+        index[row[0]] = k
+        pretokens.append(row[0])
+        counts.append(sum(cell))
+        letter.append(bool(row[2]))
+        for col, x in zip(columns, cell):
+            col.append(x)
+    lang_runs: List[Dict[Tuple[int, ...], int]] = [{} for _ in languages]
+    runs = c.letter_runs
+    for k in range(n_pre, n_pre + n_runs):
+        lineno = k + 2
+        row = _json_row(lines, k)
+        if not (isinstance(row, list) and len(row) >= 3
+                and all(type(i) is int and 0 <= i < n_pre and letter[i] for i in row[1:])):
+            raise _RowError(lineno, "expected [[count per language], i1, i2, ...], a run of >= 2 indices of "
+                            "letter pretokens" + (" (the file ends early)" if row is None else ""))
+        cell = counts_of(row[0], lineno)
+        key = tuple(row[1:])
+        if key in runs:
+            raise _RowError(lineno, "a letter run appears twice")
+        runs[key] = sum(cell)
+        for name, col, d, x in zip(languages, columns, lang_runs, cell):
+            if x:
+                if not all(col[i] for i in key):
+                    raise _RowError(lineno, f"the run has a count in language {name!r}, but one of its pretokens "
+                                    "has none there")
+                d[key] = x
+    if len(lines) > n_pre + n_runs and any(x.strip() for x in lines[n_pre + n_runs:]):
+        raise _RowError(n_pre + n_runs + 2, "unexpected data after the last letter run")
+    c.languages, c.language_counts = languages, columns
+    c.language_runs = lang_runs if c.has_runs else None
+    c.language_documents, c.language_bytes = per_lang["language_documents"], per_lang["language_bytes"]
+    return n_pre + n_runs + 1
 
 
 def _load_rows_fast(lines: List[bytes], n_pre: int, n_runs: int, c: Counts) -> bool:
@@ -520,6 +766,145 @@ def check_count_limits(counts: Counts, what: Optional[str] = None) -> Counts:
                              f"2**63-1 = {MAX_COUNT}, the most fastsw can count in a supermerge candidate (64-bit); "
                              "divide the counts, or train on fewer tables")
     return counts
+
+
+# ---- language weights ------------------------------------------------------------------------------------------
+#
+# Weights are exact Fractions. Training multiplies each language's counts by its weight times D, the least common
+# multiple of the weights' denominators ("scaled integers"): every weighted count is an exact integer, so ties
+# stay exact and the unchanged merge loops (both backends) train on them.
+#
+# Why scaling every count by one constant D > 0 changes no merge choice: each pair count is a sum of pretoken
+# (or letter-run) counts, so it is scaled by D too; a merge step takes the pair of largest count, ties broken by
+# token bytes/ids, and c1 > c2 <=> D*c1 > D*c2, c1 == c2 <=> D*c1 == D*c2, so every step picks the same pair and
+# the words change the same way (the recorded counts are D times as large). The comparisons with a constant are
+# "count >= 1" (D*c >= 1 <=> c >= 1 for integers) and, with greedy_split only, min_count = max(c_min,
+# min_count_floor), where the floor is compared with the weighted counts: exactly what it is compared with when
+# the text is included D times (tests/test_language_weights.py checks weight 2 == text twice).
+
+
+def _as_fraction(value, what: str) -> Fraction:
+    """``value`` (int, Fraction, Decimal, a decimal or "p/q" string, or a float read as its shortest decimal
+    repr) as an exact Fraction."""
+    if isinstance(value, bool) or not isinstance(value, (float, numbers.Rational, Decimal, str)):
+        raise TypeError(f"{what}={value!r} must be a number (int, float, Fraction or a string such as '3/2'), "
+                        f"not {type(value).__name__}")
+    try:
+        return Fraction(repr(value)) if isinstance(value, float) else Fraction(value)
+    except (ValueError, ZeroDivisionError):
+        raise ValueError(f"{what}={value!r} is not a finite number; give e.g. 2, 0.5 or 3/2") from None
+
+
+def language_weights(languages: List[str], language_bytes: List[int], *, weights=None,
+                     shares=None) -> Dict[str, Fraction]:
+    """Each language's weight as an exact Fraction: ``weights`` given directly (``{language: w}``, w > 0;
+    languages left out weigh 1), or from target byte shares ``{language: p}`` (every language, p > 0, summing
+    to exactly 1): ``w = 100000 * p / B`` with ``B`` the language's bytes, so that weighted bytes ``w * B`` are
+    proportional to ``p``. Neither: every language weighs 1.
+
+        >>> language_weights(["en", "de"], [1000, 250], shares={"en": "0.8", "de": "0.2"})
+        {'en': Fraction(80, 1), 'de': Fraction(80, 1)}
+    """
+    if weights is not None and shares is not None:
+        raise ValueError("give either weights= or shares=, not both")
+    given = weights if weights is not None else shares
+    what = "weights" if weights is not None else "shares"
+    if given is None:
+        return {name: Fraction(1) for name in languages}
+    if not isinstance(given, dict):
+        raise TypeError(f"{what} must be a dict {{language: number}}, not {type(given).__name__}")
+    for name in given:
+        if name not in languages:
+            raise ValueError(f"{what} names language {name!r}, which is not one of the languages given "
+                             f"({', '.join(map(repr, languages))}); give its text, or drop it from {what}")
+    values = {name: _as_fraction(v, f"{what}[{name!r}]") for name, v in given.items()}
+    for name, v in values.items():
+        if v <= 0:
+            raise ValueError(f"{what}[{name!r}] = {given[name]!r} must be > 0; leave a language out of the "
+                             "inputs to drop it")
+    if weights is not None:
+        return {name: values.get(name, Fraction(1)) for name in languages}
+    missing = [name for name in languages if name not in values]
+    if missing:
+        raise ValueError(f"shares must give every language a share; missing: {', '.join(map(repr, missing))}")
+    total = sum(values.values())
+    if total != 1:
+        raise ValueError(f"shares sum to {total} ({float(total):g}), not 1; give shares that sum to exactly 1 "
+                         "(e.g. 0.8 and 0.2, or 1/3 and 2/3)")
+    return {name: Fraction(100000) * values[name] / b for name, b in zip(languages, language_bytes)}
+
+
+def scaled_weights(weights: Dict[str, Fraction]) -> Dict[str, int]:
+    """The weights times the least common multiple of their denominators: the smallest integers in the same
+    proportions whose scale keeps integer weights as they are (``{"en": 1, "de": 2}`` stays as is; ``3/2`` and
+    ``1`` become 3 and 2).
+
+        >>> scaled_weights({"en": Fraction(3, 2), "de": Fraction(1)})
+        {'en': 3, 'de': 2}
+    """
+    scale = 1
+    for w in weights.values():
+        scale = scale * w.denominator // math.gcd(scale, w.denominator)
+    return {name: int(w * scale) for name, w in weights.items()}
+
+
+def weighted_counts(counts: Counts, *, weights=None, shares=None) -> Tuple[Counts, dict]:
+    """``counts`` (a table with languages) with its weights applied (:func:`language_weights`,
+    :func:`scaled_weights`, :meth:`Counts.weighted`), checked by :func:`check_count_limits`; and the record for
+    ``training_info``: languages, weights (``"p/q"``), the integer scale factors, bytes per language."""
+    fractions = language_weights(counts.languages, counts.language_bytes, weights=weights, shares=shares)
+    for name, b in zip(counts.languages, counts.language_bytes):
+        if b == 0:
+            raise ValueError(f"language {name!r} has no text (0 bytes); give it a file with text or leave it out")
+    ints = scaled_weights(fractions)
+    table = counts.weighted(ints)
+    try:
+        check_count_limits(table)
+    except ValueError:
+        scale = max(ints[name] / fractions[name] for name in ints)
+        raise ValueError(f"the weights make the counts too large for 64-bit training: weighted and scaled to "
+                         f"integers (x{float(scale):.3g}, the common denominator of the weights) the counts sum "
+                         f"to more than 2**63-1; use smaller weights, or weights with a smaller common denominator "
+                         "(e.g. round shares or weights to a few digits)") from None
+    record = {"languages": list(counts.languages),
+              "weights": {name: f"{w.numerator}/{w.denominator}" for name, w in fractions.items()},
+              "weight_factors": ints,
+              "language_bytes": dict(zip(counts.languages, counts.language_bytes))}
+    return table, record
+
+
+def count_languages(documents: Iterable[Tuple[str, str]], pretokenizer: Pretokenizer, *, collect_runs: bool,
+                    progress=None, normalize: Optional[str] = None) -> Counts:
+    """Count ``(language, document)`` pairs in this process into a table with one column per language (in the
+    order the languages first appear); each language is counted by its own table of the usual kind (the compiled
+    counter, or the reference), so its column equals counting its documents alone. ``normalize`` as in
+    :func:`count_corpus`."""
+    normalize = check_normalize(normalize)
+    tables: Dict[str, object] = {}
+    batches: Dict[str, List[str]] = {}
+    for lang, doc in documents:
+        if normalize is not None:
+            doc = normalize_text(doc, normalize)
+        batch = batches.get(lang)
+        if batch is None:
+            tables[lang] = _make_table(pretokenizer, collect_runs)
+            batch = batches[lang] = []
+        batch.append(doc)
+        if len(batch) >= 256:
+            tables[lang].add_batch(batch)
+            batch.clear()
+        if progress is not None:
+            progress.update(1, extra="docs")
+    for lang, batch in batches.items():
+        if batch:
+            tables[lang].add_batch(batch)
+    if not tables:
+        raise ValueError("no document names a language: the inputs hold no documents")
+    parts = {}
+    for lang, t in tables.items():
+        parts[lang] = t.finish()
+        parts[lang].normalize = normalize
+    return Counts.from_languages(parts)
 
 
 # ---- the two counters ------------------------------------------------------------------------------------------

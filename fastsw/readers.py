@@ -46,7 +46,7 @@ from typing import BinaryIO, Optional, Union
 
 from .notes import OptionWarning
 
-__all__ = ["DOC_MODES", "READ_BLOCK_SIZE", "InputError", "iter_documents", "open_text"]
+__all__ = ["DOC_MODES", "READ_BLOCK_SIZE", "InputError", "iter_documents", "iter_language_documents", "open_text"]
 
 PathArg = Union[str, "os.PathLike[str]"]
 
@@ -231,7 +231,47 @@ def _read_file(path: str, text_field: str | None, mode: str, separator: str | No
 # ---- readers: bytes in, documents out -----------------------------------------------------------------------------
 
 
-def _jsonl_documents(path: str, gz: bool, text_field: str) -> Iterator[str]:
+def iter_language_documents(
+    inputs: PathArg | Iterable[PathArg], *, lang_field: str, text_field: str | None = None
+) -> Iterator[tuple[str, str]]:
+    """Return a generator of `(language, document)` from JSONL files whose every line names its language in the
+    field `lang_field` (a non-empty string) and holds its text in `text_field` (default "text").
+
+    `inputs` is one path or a list of paths (checked now); a plain-text file has no fields and is an `InputError`.
+
+        >>> import pathlib, tempfile
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "docs.jsonl"
+        >>> _ = path.write_text('{"text": "hello", "lang": "en"}\\n{"text": "hallo", "lang": "de"}\\n')
+        >>> list(iter_language_documents(path, lang_field="lang"))
+        [('en', 'hello'), ('de', 'hallo')]
+    """
+    if not isinstance(lang_field, str) or not lang_field:
+        raise ValueError(f"lang_field={lang_field!r} must be a non-empty str naming the JSON field that holds the "
+                         "language")
+    if text_field is not None and (not isinstance(text_field, str) or not text_field):
+        raise ValueError(f"text_field={text_field!r} must be a non-empty str naming the JSON field that holds "
+                         "the text")
+    items = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
+    paths = []
+    for item in items:
+        if not isinstance(item, (str, os.PathLike)):
+            raise TypeError(f"with lang_field, inputs must be JSONL file paths, not {type(item).__name__}")
+        path = _check_path(item)
+        if _format(path)[0] != "jsonl":
+            raise InputError(f"{path}: lang_field={lang_field!r} (--lang-field) needs JSON Lines files "
+                             "(.jsonl/.ndjson, optionally .gz), whose lines have fields; name each plain-text "
+                             "file's language with --lang LANG=PATH (a dict in Python) instead")
+        paths.append(path)
+    return _language_documents(paths, lang_field, text_field or "text")
+
+
+def _language_documents(paths: list, lang_field: str, text_field: str) -> Iterator[tuple[str, str]]:
+    for path in paths:
+        yield from _jsonl_documents(path, _format(path)[1], text_field, lang_field)
+
+
+def _jsonl_documents(path: str, gz: bool, text_field: str, lang_field: str | None = None) -> Iterator[str]:
+    """The documents of a JSONL file; with `lang_field`, `(language, document)` pairs."""
     with _open_binary(path, gz) as f, _reading(path, gz):
         for lineno, raw in enumerate(f, 1):
             if raw.isspace():
@@ -264,7 +304,17 @@ def _jsonl_documents(path: str, gz: bool, text_field: str) -> Iterator[str]:
                 )
             if _SURROGATE_ESCAPE.search(line):
                 _check_surrogates(text, path, lineno, text_field)
-            yield text
+            if lang_field is None:
+                yield text
+                continue
+            lang = obj.get(lang_field)
+            if not isinstance(lang, str) or not lang:
+                raise InputError(
+                    f"{path} line {lineno}: field {json.dumps(lang_field)} "
+                    f"{'is missing' if lang is None else 'is ' + _json_kind(lang)}; with --lang-field "
+                    "(lang_field= in Python) every line must name its language as a non-empty string"
+                )
+            yield lang, text
 
 
 def _line_documents(path: str, gz: bool) -> Iterator[str]:

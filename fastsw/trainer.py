@@ -21,11 +21,12 @@ from typing import Optional, Sequence
 from ._config import resolve_backend
 from .alphabet import PROFILE_ALPHABETS, Alphabet, CharAlphabet, default_alphabet, get_profile
 from .counting import (PARALLEL_MIN_BYTES, Counts, count_corpus, count_corpus_parallel,  # noqa: F401 (re-exported)
-                       as_integer, capped_workers, default_workers, load_counts, native_counting)
+                       as_integer, capped_workers, count_languages, default_workers, language_weights, load_counts,
+                       native_counting, weighted_counts)
 from .pretokenize import Pretokenizer, check_normalize, make_pretokenizer
 from .notes import OptionWarning, VocabularyNotReachedWarning
 from .progress import Progress
-from .readers import iter_documents
+from .readers import iter_documents, iter_language_documents
 from .superword import ReferenceBackend, interleave
 from .tokenizer import ALGOS, Tokenizer
 
@@ -170,7 +171,8 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
           byte_fallback: bool = False, greedy_split: bool = False, min_count_floor: int = 15,
           max_ngram_len: int = 30, special_tokens: Sequence[str] = (), text_field: Optional[str] = None,
           doc_mode: str = "auto", separator: Optional[str] = None, progress: bool = False,
-          backend: str = "auto", workers: Optional[int] = None, from_counts=None) -> Tokenizer:
+          backend: str = "auto", workers: Optional[int] = None, from_counts=None, weights=None, shares=None,
+          lang_field: Optional[str] = None) -> Tokenizer:
     """Train a BPE, BoundlessBPE or SuperBPE tokenizer.
 
     Args:
@@ -220,6 +222,22 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
             ``fastsw count``, or a list of them (merged). Gives the same model as training on
             the text that was counted. BoundlessBPE and SuperBPE need tables counted with
             letter runs (``collect_runs=True``, i.e. without ``--no-runs``).
+        weights, shares, lang_field: language-tagged training. ``inputs`` as a dict
+            ``{language: inputs}`` (each value anything ``inputs`` takes), or JSONL files whose
+            ``lang_field`` names each line's language, or ``from_counts`` tables with languages
+            (``fastsw count --lang``). ``weights={language: w}`` (w > 0: int, float, Fraction
+            or ``"3/2"``; languages left out weigh 1) multiplies that language's counts, so a
+            weight of 2 trains exactly as if its text were included twice. ``shares={language:
+            p}`` (summing to exactly 1) sets ``w = 100000 * p / bytes of the language``.
+            Weights are exact: counts are multiplied by the weights times the least common
+            multiple of their denominators (scaled integers; see :func:`fastsw.counting.scaled_weights`).
+            ``training_info`` records languages, weights (``"p/q"``) and bytes per language.
+
+                >>> import fastsw
+                >>> tok = fastsw.train({"en": ["the cat"], "de": ["die Katze"]}, weights={"de": 2},
+                ...                    algo="bpe", vocab_size=250)
+                >>> tok.training_info["weights"]
+                {'en': '1/1', 'de': '2/1'}
 
     When the corpus cannot give ``vocab_size`` tokens (pairs run out; an empty corpus gives just
     the alphabet), the model is smaller: train warns with a
@@ -249,6 +267,22 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
         raise ValueError("special_tokens must be distinct non-empty strings")
 
     # 1. read: saved count tables, or the text that stage 2 streams
+    tagged = isinstance(inputs, dict) or lang_field is not None
+    if isinstance(inputs, dict):
+        if lang_field is not None:
+            raise ValueError("give either inputs as a dict {language: inputs} or lang_field=, not both")
+        if not inputs:
+            raise ValueError("inputs is an empty dict; give at least one language and its text")
+        for name in inputs:
+            if not isinstance(name, str) or not name:
+                raise ValueError(f"language names must be non-empty strings, not {name!r}")
+        language_weights(list(inputs), [1] * len(inputs), weights=weights, shares=shares)  # fail before reading
+    elif lang_field is not None and workers is not None:
+        raise ValueError("with lang_field the languages are counted in this process; leave workers unset")
+    elif (weights is not None or shares is not None) and not tagged and from_counts is None:
+        raise ValueError(f"{'weights' if weights is not None else 'shares'}= applies to languages; give inputs as "
+                         "a dict {language: inputs}, or lang_field= with JSONL files, or count tables with "
+                         "languages")
     if from_counts is not None:
         if inputs is not None:
             raise ValueError("give either inputs (text) or from_counts (count tables), not both")
@@ -264,12 +298,17 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
             raise ValueError(f"normalize={normalize!r} differs from the normalization the counts were made with "
                              f"({counts.normalize!r}); leave normalize unset to use the counts' own")
         form = counts.normalize
+        if lang_field is not None:
+            raise ValueError("lang_field applies to reading JSONL text; count tables already hold their languages")
+        if (weights is not None or shares is not None) and counts.languages is None:
+            raise ValueError(f"{'weights' if weights is not None else 'shares'}= applies to languages, but the "
+                             "count table has none; count each language with 'fastsw count --lang LANG=PATH'")
     else:
         if inputs is None:
             raise ValueError("train() needs inputs (a path, a list of paths or an iterable of str documents) "
                              "or from_counts=")
         pretok = make_pretokenizer("script" if pretokenizer is None else pretokenizer)
-        n_workers = _counting_workers(inputs, workers, collect_runs=algo != "bpe")
+        n_workers = None if tagged else _counting_workers(inputs, workers, collect_runs=algo != "bpe")
     if pretok.mode == "none" and algo != "bpe":
         raise ValueError(f"algo={algo!r} needs a pre-tokenizer that splits documents into words: supermerges "
                          "join runs of >= 2 pretokens, and pretokenizer='none' makes one pretoken per document; "
@@ -284,24 +323,40 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
         info["options"]["normalize"] = form
 
     # 2. pre-tokenize and count
-    if from_counts is None:
+    def count(inputs, n_workers, language=""):
         documents = iter_documents(inputs, text_field=text_field, doc_mode=doc_mode, separator=separator)
         if workers is None and native_counting(pretok):
             # the compiled counter: threads in this process, no pickling
             threads = default_workers()
-            bar = Progress("pre-tokenizing" + (f" ({threads} threads)" if threads > 1 else ""), enabled=progress)
+            bar = Progress("pre-tokenizing" + language + (f" ({threads} threads)" if threads > 1 else ""),
+                           enabled=progress)
             counts = count_corpus(documents, pretok, collect_runs=algo != "bpe", progress=bar, threads=threads,
                                   normalize=form)
             info["counting_threads"] = threads
         else:
-            label = "pre-tokenizing" + (f" ({n_workers} workers)" if n_workers > 1 else "")
+            label = "pre-tokenizing" + language + (f" ({n_workers} workers)" if n_workers > 1 else "")
             bar = Progress(label, enabled=progress)
             counts = count_corpus_parallel(documents, pretok, collect_runs=algo != "bpe", workers=n_workers,
                                            progress=bar, normalize=form)
             info["counting_workers"] = n_workers
+        info["seconds"]["pretokenize_and_count"] = info["seconds"].get("pretokenize_and_count", 0.0) + bar.close()
+        return counts
+
+    if from_counts is None and isinstance(inputs, dict):  # one count column per language
+        counts = Counts.from_languages({name: count(inp, _counting_workers(inp, workers, algo != "bpe"), f" {name}")
+                                        for name, inp in inputs.items()})
+    elif from_counts is None and lang_field is not None:
+        bar = Progress("pre-tokenizing", enabled=progress)
+        counts = count_languages(iter_language_documents(inputs, lang_field=lang_field, text_field=text_field),
+                                 pretok, collect_runs=algo != "bpe", progress=bar, normalize=form)
         info["seconds"]["pretokenize_and_count"] = bar.close()
+    elif from_counts is None:
+        counts = count(inputs, n_workers)
     else:
         info["from_counts"] = True
+    if counts.languages is not None:  # weighted counts (scaled integers) drive the unchanged merge loops
+        counts, record = weighted_counts(counts, weights=weights, shares=shares)
+        info.update(record)
     info["documents"] = counts.n_documents
     info["bytes"] = counts.n_bytes
     info["unique_pretokens"] = len(counts.pretokens)

@@ -296,3 +296,28 @@ def test_cli_normalize(capsys, tmp_path):
     code, _, err = run(capsys, "train", corpus, "-o", tmp_path / "y.json", "--normalize", "nfd")
     assert_one_error_line(code, err, "--normalize", "'nfd'")
     assert not (tmp_path / "y.json").exists()
+
+
+def test_language_tagged_counts_keep_the_normalization(tmp_path):
+    """Per-language counting (dict inputs, lang_field) normalizes like plain counting and records it, so a
+    weighted NFC model equals one trained on pre-normalized text, and its count file says nfc."""
+    import json
+    import unicodedata
+
+    from fastsw.counting import Counts, count_languages
+    en = ["Cafe\u0301 au lait", "the cafe\u0301"] * 5
+    de = ["Gru\u0308\u00dfe aus Ko\u0308ln"] * 5
+    nfc = lambda docs: [unicodedata.normalize("NFC", d) for d in docs]  # noqa: E731
+    a = fastsw.train({"en": en, "de": de}, weights={"de": 2}, algo="bpe", vocab_size=270, normalize="nfc")
+    b = fastsw.train({"en": nfc(en), "de": nfc(de)}, weights={"de": 2}, algo="bpe", vocab_size=270)
+    assert [m[1:] for m in a.merges] == [m[1:] for m in b.merges] and a.normalize == "nfc"
+    path = tmp_path / "tagged.jsonl"
+    path.write_text("".join(json.dumps({"lang": l, "text": t}) + "\n" for l, docs in (("en", en), ("de", de))
+                            for t in docs), encoding="utf-8")
+    c = fastsw.train(path, lang_field="lang", weights={"de": 2}, algo="bpe", vocab_size=270, normalize="nfc")
+    assert [m[1:] for m in c.merges] == [m[1:] for m in a.merges]
+    table = count_languages([("en", d) for d in en] + [("de", d) for d in de], fastsw.Pretokenizer(),
+                            collect_runs=False, normalize="nfc")
+    assert table.normalize == "nfc" and table.by_language()["de"].normalize == "nfc"
+    table.save(tmp_path / "t.counts")
+    assert Counts.load(tmp_path / "t.counts").normalize == "nfc"
