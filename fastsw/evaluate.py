@@ -11,8 +11,8 @@ formula written here. matplotlib is imported only by :func:`write_report`.
     >>> result["models"][0]["gini_of"], sorted(result["models"][0]["languages"])
     ('tokens', ['de', 'en'])
 
-Design notes: texts are read once, and every text and model is checked before the first one is encoded, so a bad
-input fails fast and nothing is written. The Gini coefficient is of the per-language token counts when the texts
+Design notes: models are loaded, then texts read once; every model and text is checked before the first one is
+encoded, so a bad input fails fast and nothing is written. The Gini coefficient is of the per-language token counts when the texts
 are parallel (the same number of documents in every language), otherwise of tokens per byte (the per-language
 :func:`~fastsw.metrics.bytes_per_token` inverted, exactly); ``gini_of`` says which. The token ratio of each
 language is taken against ``en`` when an ``en`` text is given, else against the first language
@@ -25,7 +25,7 @@ import json
 import os
 from fractions import Fraction
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Mapping, Optional, Tuple, Union
 
 from . import metrics
 
@@ -123,12 +123,12 @@ def evaluate(models, texts, *, alpha: float = 2.5, reading: Optional[dict] = Non
 
         >>> import fastsw
         >>> tok = fastsw.train(["ab ab"], vocab_size=244)
-        >>> r = evaluate([tok], {"en": ["ab ab"], "de": ["ab"]})
-        >>> r["models"][0]["languages"]["de"]["token_ratio"], r["models"][0]["gini_of"]
-        (0.5, 'tokens')
+        >>> r = evaluate([tok], {"en": ["ab ab"], "de": ["a b a"]})   # [ab][ ][ab] and [a][ ][b][ ][a]
+        >>> r["models"][0]["languages"]["de"]["token_ratio"], r["models"][0]["gini_of"]   # 5 tokens / 3
+        (1.6666666666666667, 'tokens')
     """
+    loaded = _load_models(models)  # models first: loading is cheap, reading a large text is not
     docs = _read_texts(texts, reading)
-    loaded = _load_models(models)
     langs = list(docs)
     reference = "en" if "en" in docs else langs[0]
     parallel = len({len(d) for d in docs.values()}) == 1
@@ -165,6 +165,7 @@ def _cell(value) -> str:
     """Counts as they are; floats with 4 decimals, or 4 significant digits below 0.01 (docs/token)."""
     if isinstance(value, int):
         return str(value)
+    value += 0.0  # -0.0 (the Rényi efficiency of a one-token text) is shown as 0.0000
     return f"{value:.4f}" if value == 0 or abs(value) >= 0.01 else f"{value:.3e}"
 
 
@@ -175,8 +176,8 @@ def markdown_table(result: dict) -> str:
 
         >>> import fastsw
         >>> tok = fastsw.train(["ab ab"], vocab_size=244)
-        >>> print(markdown_table(evaluate({"toy": tok}, {"en": ["ab"]})).splitlines()[2])
-        | toy | en | 1 | 2 | 2 | 2 | 1.0000 | 1.0000 | 0.5000 | 0.0000 | 1.0000 |
+        >>> print(markdown_table(evaluate({"toy": tok}, {"en": ["ab ab"]})).splitlines()[2])   # [ab][ ][ab]
+        | toy | en | 1 | 5 | 5 | 3 | 1.6667 | 1.6667 | 0.3333 | 0.1032 | 1.0000 |
     """
     ref = result["reference_language"]
     ratio = f"tokens vs {ref}" if result["parallel"] else f"tokens/byte vs {ref}"
