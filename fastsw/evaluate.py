@@ -244,7 +244,8 @@ def _charts(result: dict) -> Dict[str, bytes]:
     ax.bar(range(len(result["models"])), [e["gini"] for e in result["models"]])
     ax.set_xticks(range(len(result["models"])))
     ax.set_xticklabels([e["model"] for e in result["models"]], rotation=20, ha="right")
-    ax.set_title(f"Gini coefficient of {quantity} across languages")
+    ax.set_title("Gini coefficient of " + ("token counts" if result["parallel"] else "tokens per byte")
+                 + " across languages")
     ax.set_ylabel("Gini")
     charts["gini.png"] = _png(fig)
     curves = [e for e in result["models"] if e["supermerge_counts"]]
