@@ -1,4 +1,4 @@
-"""The ``fastsw`` command line: train, count, encode, decode, pretokenize, inspect.
+"""The ``fastsw`` command line: train, count, encode, decode, pretokenize, inspect, eval.
 
 Run ``fastsw --help`` or ``fastsw COMMAND --help``. Also available as ``python -m fastsw``.
 
@@ -309,6 +309,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model", metavar="MODEL", help="model file written by 'fastsw train'")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_inspect)
+
+    # -- eval
+    p = sub.add_parser(
+        "eval", help="compare models per language: compression, Rényi efficiency, Gini",
+        description="Encode every --text with every MODEL and print a markdown table (one row per model and "
+                    "language: documents, bytes, characters, tokens, bytes/token, chars/token, docs/token, Rényi "
+                    "efficiency, token ratio to the reference language) and the Gini coefficient of each model "
+                    "across languages: of token counts when the texts are parallel (same number of documents), "
+                    "else of tokens per byte. The reference language is en when an en text is given, else the "
+                    "first. With --json, one JSON object {\"models\": [{\"model\", \"languages\": {LANG: "
+                    "{metric: value}}, \"gini\", \"gini_of\", ...}], ...} instead, models in the order given.",
+    )
+    p.add_argument("-m", "--model", nargs="+", action="extend", required=True, metavar="MODEL", dest="models",
+                   help="model files written by 'fastsw train' (several, or -m repeated)")
+    p.add_argument("--text", nargs="+", action="extend", required=True, metavar="LANG=PATH", dest="texts",
+                   type=_lang_path_arg, help="an evaluation text and its language, e.g. --text en=test.en.jsonl "
+                                             "de=test.de.jsonl (repeatable; each language once)")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object instead of tables")
+    p.add_argument("--report", metavar="DIR", default=None,
+                   help="also write report.md, report.json and PNG charts into DIR (needs matplotlib)")
+    p.add_argument("--alpha", type=float, default=2.5, metavar="A",
+                   help="order of the Rényi efficiency (default: 2.5)")
+    p.add_argument("--no-progress", action="store_true", help="do not draw a progress bar")
+    _add_reading_options(p, stdin_note="They apply to every --text file.")
+    p.set_defaults(func=cmd_eval)
     return parser
 
 
@@ -913,6 +938,62 @@ def cmd_inspect(args) -> int:
     return EXIT_OK
 
 
+def _lang_path_arg(text: str) -> Tuple[str, str]:
+    lang, sep, path = text.partition("=")
+    if not sep or not lang or not path:
+        raise argparse.ArgumentTypeError(f"{text!r} is not LANG=PATH; write e.g. --text en=test.en.jsonl")
+    return lang, path
+
+
+def cmd_eval(args) -> int:
+    from .evaluate import MATPLOTLIB_MISSING, evaluate, markdown_table, to_json, write_report
+    from .progress import Progress
+
+    texts = {}
+    for lang, path in args.texts:
+        if lang in texts:
+            raise CliError(f"--text {lang}= is given twice ({texts[lang]} and {path}); give each language once")
+        texts[lang] = path
+    if args.alpha <= 0 or args.alpha != args.alpha:
+        raise CliError(f"--alpha {args.alpha} must be a number > 0 (1 for Shannon entropy)")
+    if args.report is not None:
+        if os.path.exists(args.report) and not os.path.isdir(args.report):
+            raise CliError(f"--report {args.report} exists and is not a directory; give a directory for the report")
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise CliError(MATPLOTLIB_MISSING) from None
+    args.inputs = list(texts.values())
+    reading = _reading_kwargs(args, has_inputs=True, without_inputs="")
+    for lang, path in texts.items():  # fail on a missing file before any model is loaded
+        if not os.path.isfile(path):
+            what = "is a directory" if os.path.isdir(path) else "does not exist"
+            raise CliError(f"--text {lang}={path}: the file {what}; give an existing text file")
+    progress = not args.no_progress
+    real_stderr = sys.stderr
+    tracker = _LineTracker(real_stderr)
+    try:
+        if progress:
+            sys.stderr = tracker
+        bar = Progress("evaluating", total=len(args.models) * len(texts), unit=" texts", enabled=progress)
+        result = evaluate(args.models, texts, alpha=args.alpha, reading=reading, progress=bar)
+        bar.close()
+    except BaseException:
+        if tracker.mid_line:
+            real_stderr.write("\n")
+        raise
+    finally:
+        sys.stderr = real_stderr
+    if args.report is not None:
+        write_report(result, args.report)
+    out = _Output()
+    out.write(to_json(result) + "\n" if args.json else markdown_table(result))
+    out.flush()
+    if args.report is not None:
+        _info(f"report written to {args.report}")
+    return EXIT_OK
+
+
 # ---- entry point -----------------------------------------------------------------------------------------------------
 
 
@@ -936,7 +1017,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except SystemExit as e:  # --help, --version, or an argument error already reported
         return e.code if isinstance(e.code, int) else (0 if e.code is None else EXIT_ERROR)
     if args.command is None:
-        _print_error("missing COMMAND: one of train, count, encode, decode, pretokenize, inspect (see 'fastsw --help')")
+        _print_error("missing COMMAND: one of train, count, encode, decode, pretokenize, inspect, eval "
+                     "(see 'fastsw --help')")
         return EXIT_ERROR
     try:
         with warnings.catch_warnings():

@@ -1,0 +1,296 @@
+"""Evaluate tokenizers per language (``fastsw eval``): every model on every text, as one JSON-ready result.
+
+This module owns the evaluation loop and its outputs (the markdown table, ``report.md``, ``report.json`` and the
+PNG charts); the numbers themselves come from :mod:`fastsw.metrics` (``text_metrics``, ``gini``), never from a
+formula written here. matplotlib is imported only by :func:`write_report`.
+
+    >>> import fastsw
+    >>> from fastsw.evaluate import evaluate
+    >>> tok = fastsw.train(["low lower lowest"] * 3, vocab_size=250)
+    >>> result = evaluate({"toy": tok}, {"en": ["low lower"], "de": ["lowest"]})
+    >>> result["models"][0]["gini_of"], sorted(result["models"][0]["languages"])
+    ('tokens', ['de', 'en'])
+
+Design notes: models are loaded, then texts read once; every model and text is checked before the first one is
+encoded, so a bad input fails fast and nothing is written. The Gini coefficient is of the per-language token counts
+when the texts are parallel (the same number of documents in every language), otherwise of tokens per byte
+(the per-language :func:`~fastsw.metrics.bytes_per_token` inverted, exactly); ``gini_of`` says which. The token
+ratio of each language is taken against ``en`` when an ``en`` text is given, else against the first language
+(``reference_language``), of the same quantity the Gini coefficient uses.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+from fractions import Fraction
+from pathlib import Path
+from typing import Dict, List, Mapping, Optional, Tuple, Union
+
+from . import metrics
+
+__all__ = ["evaluate", "markdown_table", "write_report", "REPORT_FILES", "MATPLOTLIB_MISSING"]
+
+#: Files :func:`write_report` always writes (plus ``supermerges.png`` when a model has supermerges).
+REPORT_FILES = ("report.md", "report.json", "compression.png", "gini.png", "token_ratio.png")
+MATPLOTLIB_MISSING = "install matplotlib (pip install matplotlib) for --report"
+#: At most this many (index, count) points of each model's supermerge count curve are kept in the result.
+CURVE_POINTS = 512
+
+
+def _label(item, index: int) -> str:
+    return os.fspath(item) if isinstance(item, (str, os.PathLike)) else f"model {index}"
+
+
+def _load_models(models) -> List[Tuple[str, object]]:
+    """``[(label, Tokenizer)]`` from a mapping ``{label: Tokenizer or path}`` or a sequence of Tokenizers/paths."""
+    from .tokenizer import Tokenizer
+
+    if isinstance(models, (str, os.PathLike)):
+        models = [models]
+    items = list(models.items()) if isinstance(models, Mapping) else \
+        [(_label(m, i), m) for i, m in enumerate(models)]
+    if not items:
+        raise ValueError("models is empty; pass at least one model (a path or a Tokenizer)")
+    out = []
+    for label, model in items:
+        if isinstance(model, (str, os.PathLike)):
+            model = Tokenizer.load(model)  # errors name the path
+        elif not isinstance(model, Tokenizer):
+            raise TypeError(f"model {label!r} is a {type(model).__name__}; pass a model path or a fastsw.Tokenizer")
+        out.append((str(label), model))
+    return out
+
+
+def _read_texts(texts, reading: Optional[dict]) -> Dict[str, list]:
+    """``{language: [documents]}``; a path (or list of paths) is read with :func:`fastsw.iter_documents`."""
+    from .readers import iter_documents
+
+    if not isinstance(texts, Mapping) or not texts:
+        raise ValueError("texts must be a non-empty mapping {language: path or list of documents}, "
+                         "e.g. {'en': 'test.en.jsonl'}")
+    out = {}
+    for lang, source in texts.items():
+        if not isinstance(lang, str) or not lang:
+            raise ValueError(f"language {lang!r} must be a non-empty str, e.g. 'en'")
+        shown = f"{lang}={os.fspath(source)}" if isinstance(source, (str, os.PathLike)) else lang
+        if isinstance(source, (str, os.PathLike)):
+            docs = list(iter_documents(Path(source), **(reading or {})))
+        elif isinstance(source, (list, tuple)) and source and all(isinstance(s, os.PathLike) for s in source):
+            docs = list(iter_documents(list(source), **(reading or {})))
+        else:
+            docs = metrics._texts(source) if source else []
+        if not docs:
+            raise ValueError(f"text {shown} has no documents; give a non-empty text for language {lang}")
+        if not any(docs):
+            raise ValueError(f"text {shown} has only empty documents; give some text for language {lang}")
+        out[lang] = docs
+    return out
+
+
+def _curve(tok) -> List[List[int]]:
+    """The supermerges' training counts in merge order (seed 000 Figure 10), as ``[index, count]`` points, index
+    counted from 1 among supermerges; evenly thinned to :data:`CURVE_POINTS`, the first and last kept."""
+    counts = [m.count for m in tok.merges if m.super]
+    n = len(counts)
+    if n <= CURVE_POINTS:
+        picks = range(n)
+    else:
+        picks = sorted({round(k * (n - 1) / (CURVE_POINTS - 1)) for k in range(CURVE_POINTS)})
+    return [[i + 1, int(counts[i])] for i in picks]
+
+
+def evaluate(models, texts, *, alpha: float = 2.5, reading: Optional[dict] = None, progress=None) -> dict:
+    """Encode every text with every model and measure it with :func:`fastsw.metrics.text_metrics`.
+
+    ``models``: a sequence of model paths or :class:`~fastsw.Tokenizer` objects (labelled by the path, or
+    ``"model i"``), or a mapping ``{label: path or Tokenizer}``. ``texts``: a mapping ``{language: path}`` (a file
+    as :func:`fastsw.iter_documents` reads it, options in ``reading``) or ``{language: [documents]}``. ``progress``:
+    an optional :class:`fastsw.progress.Progress`, advanced once per (model, language).
+
+    Returns a JSON-ready dict, models in the order given::
+
+        {"models": [{"model": LABEL, "algo": ..., "vocab_size": N, "supermerges": S,
+                     "languages": {LANG: {"documents", "bytes", "characters", "tokens", "bytes_per_token",
+                                          "chars_per_token", "documents_per_token", "renyi_efficiency",
+                                          "token_ratio"}},
+                     "gini": G, "gini_of": "tokens" | "tokens_per_byte",
+                     "supermerge_counts": [[index, count], ...]}],
+         "parallel": bool, "reference_language": LANG}
+
+    ``token_ratio`` is the language's tokens (parallel texts) or tokens per byte (otherwise) divided by the
+    reference language's (``en`` if given, else the first language).
+
+        >>> import fastsw
+        >>> tok = fastsw.train(["ab ab"], vocab_size=244)
+        >>> r = evaluate([tok], {"en": ["ab ab"], "de": ["a b a"]})   # [ab][ ][ab] and [a][ ][b][ ][a]
+        >>> r["models"][0]["languages"]["de"]["token_ratio"], r["models"][0]["gini_of"]   # 5 tokens / 3
+        (1.6666666666666667, 'tokens')
+    """
+    loaded = _load_models(models)  # models first: loading is cheap, reading a large text is not
+    docs = _read_texts(texts, reading)
+    langs = list(docs)
+    reference = "en" if "en" in docs else langs[0]
+    parallel = len({len(d) for d in docs.values()}) == 1
+    gini_of = "tokens" if parallel else "tokens_per_byte"
+    entries = []
+    for label, tok in loaded:
+        per_lang = {}
+        for lang in langs:
+            try:
+                per_lang[lang] = metrics.text_metrics(tok, docs[lang], alpha=alpha)
+            except ValueError as e:
+                raise ValueError(f"model {label} on text {lang}: {e}") from e
+            if progress is not None:
+                progress.update(1)
+        # the quantity compared across languages: tokens (parallel) or tokens per byte, exact
+        quantity = {lang: Fraction(m["tokens"]) if parallel else Fraction(m["tokens"], m["bytes"])
+                    for lang, m in per_lang.items()}
+        for lang in langs:
+            per_lang[lang]["token_ratio"] = float(quantity[lang] / quantity[reference])
+        entries.append({
+            "model": label, "algo": tok.algo, "vocab_size": tok.vocab_size, "supermerges": tok.n_super,
+            "languages": per_lang, "gini": metrics.gini(quantity), "gini_of": gini_of,
+            "supermerge_counts": _curve(tok),
+        })
+    return {"models": entries, "parallel": parallel, "reference_language": reference}
+
+
+_COLUMNS = (("documents", "docs"), ("bytes", "bytes"), ("characters", "chars"), ("tokens", "tokens"),
+            ("bytes_per_token", "bytes/token"), ("chars_per_token", "chars/token"),
+            ("documents_per_token", "docs/token"), ("renyi_efficiency", "Rényi eff."), ("token_ratio", "ratio"))
+
+
+def _cell(value) -> str:
+    """Counts as they are; floats with 4 decimals, or 4 significant digits below 0.01 (docs/token)."""
+    if isinstance(value, int):
+        return str(value)
+    value += 0.0  # -0.0 (the Rényi efficiency of a one-token text) is shown as 0.0000
+    return f"{value:.4f}" if value == 0 or abs(value) >= 0.01 else f"{value:.3e}"
+
+
+def markdown_table(result: dict) -> str:
+    """The result of :func:`evaluate` as markdown: one row per model × language, then one row per model with its
+    Gini coefficient. ``ratio`` is the language's token count (parallel) or tokens per byte against the
+    reference language's. Floats have 4 decimals (4 significant digits below 0.01).
+
+        >>> import fastsw
+        >>> tok = fastsw.train(["ab ab"], vocab_size=244)
+        >>> print(markdown_table(evaluate({"toy": tok}, {"en": ["ab ab"]})).splitlines()[2])   # [ab][ ][ab]
+        | toy | en | 1 | 5 | 5 | 3 | 1.6667 | 1.6667 | 0.3333 | 0.1032 | 1.0000 |
+    """
+    ref = result["reference_language"]
+    ratio = f"tokens vs {ref}" if result["parallel"] else f"tokens/byte vs {ref}"
+    head = ["model", "language"] + [ratio if key == "token_ratio" else h for key, h in _COLUMNS]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for entry in result["models"]:
+        for lang, m in entry["languages"].items():
+            lines.append("| " + " | ".join([entry["model"], lang] + [_cell(m[key]) for key, _ in _COLUMNS]) + " |")
+    of = "token counts (parallel texts)" if result["parallel"] else "tokens per byte (texts not parallel)"
+    lines += ["", f"| model | Gini of {of} |", "|---|---|"]
+    lines += [f"| {e['model']} | {e['gini']:.4f} |" for e in result["models"]]
+    return "\n".join(lines) + "\n"
+
+
+def to_json(result: dict) -> str:
+    """The one-line JSON text of a result (what ``fastsw eval --json`` prints and ``report.json`` holds)."""
+    return json.dumps(result, ensure_ascii=False)
+
+
+def _figure_class():
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise ImportError(MATPLOTLIB_MISSING) from None
+    return Figure
+
+
+def _png(fig) -> bytes:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
+    return buffer.getvalue()
+
+
+def _bars(Figure, result: dict, key: str, title: str, ylabel: str) -> bytes:
+    """Grouped bars: one group per language, one bar per model."""
+    models = result["models"]
+    langs = list(models[0]["languages"])
+    fig = Figure(figsize=(max(6.0, 0.6 * len(langs) * max(1, len(models)) + 2), 4))
+    ax = fig.add_subplot()
+    width = 0.8 / len(models)
+    for k, entry in enumerate(models):
+        xs = [i + (k - (len(models) - 1) / 2) * width for i in range(len(langs))]
+        ax.bar(xs, [entry["languages"][lang][key] for lang in langs], width, label=entry["model"])
+    ax.set_xticks(range(len(langs)))
+    ax.set_xticklabels(langs)
+    ax.set_title(title)
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize="small")
+    return _png(fig)
+
+
+def _charts(result: dict) -> Dict[str, bytes]:
+    Figure = _figure_class()
+    ref = result["reference_language"]
+    quantity = "token count" if result["parallel"] else "tokens per byte"
+    charts = {
+        "compression.png": _bars(Figure, result, "bytes_per_token", "Compression per language",
+                                 "bytes per token"),
+        "token_ratio.png": _bars(Figure, result, "token_ratio", f"{quantity.capitalize()} relative to {ref}",
+                                 f"{quantity} / {ref}'s"),
+    }
+    fig = Figure(figsize=(max(4.0, 1.2 * len(result["models"]) + 2), 4))
+    ax = fig.add_subplot()
+    ax.bar(range(len(result["models"])), [e["gini"] for e in result["models"]])
+    ax.set_xticks(range(len(result["models"])))
+    ax.set_xticklabels([e["model"] for e in result["models"]], rotation=20, ha="right")
+    ax.set_title("Gini coefficient of " + ("token counts" if result["parallel"] else "tokens per byte")
+                 + " across languages")
+    ax.set_ylabel("Gini")
+    charts["gini.png"] = _png(fig)
+    curves = [e for e in result["models"] if e["supermerge_counts"]]
+    if curves:
+        fig = Figure(figsize=(6, 4))
+        ax = fig.add_subplot()
+        for e in curves:
+            ax.plot([p[0] for p in e["supermerge_counts"]], [p[1] for p in e["supermerge_counts"]],
+                    label=f"{e['model']} ({e['supermerges']} supermerges)")
+        ax.set_yscale("log")
+        ax.set_xlabel("supermerge (in merge order)")
+        ax.set_ylabel("merge count in training")
+        ax.set_title("Supermerge counts (seed 000 Figure 10)")
+        ax.legend(fontsize="small")
+        charts["supermerges.png"] = _png(fig)
+    return charts
+
+
+def write_report(result: dict, directory: Union[str, os.PathLike]) -> List[str]:
+    """Write ``report.md`` (the :func:`markdown_table` and the charts), ``report.json`` (the result, as
+    ``fastsw eval --json`` prints it) and the PNG charts ``compression.png`` (bytes per token per language per
+    model), ``gini.png`` (Gini per model), ``token_ratio.png`` (against the reference language) and, when a model
+    has supermerges, ``supermerges.png`` (their training counts in merge order) into ``directory`` (created if
+    missing). Every chart is drawn before the first file is written; each file is written atomically. Needs
+    matplotlib. Returns the paths written.
+
+        >>> import fastsw, tempfile
+        >>> tok = fastsw.train(["ab ab"], vocab_size=244)
+        >>> paths = write_report(evaluate({"toy": tok}, {"en": ["ab"]}), tempfile.mkdtemp())
+        >>> sorted(os.path.basename(p) for p in paths)[:2]
+        ['compression.png', 'gini.png']
+    """
+    from .files import atomic_open
+
+    charts = _charts(result)
+    pictures = "\n".join(f"![{name[:-4]}]({name})" for name in charts)
+    markdown = f"# fastsw eval\n\n{markdown_table(result)}\n{pictures}\n"
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    files = {"report.md": markdown.encode("utf-8"), "report.json": (to_json(result) + "\n").encode("utf-8"),
+             **charts}
+    written = []
+    for name, data in files.items():
+        path = directory / name
+        with atomic_open(path, "wb") as f:
+            f.write(data)
+        written.append(str(path))
+    return written
