@@ -83,10 +83,12 @@ def apply_merges(ids: Sequence[int], ranks: Dict[Pair, Tuple[int, int]]) -> List
 MAX_PAIR_TOTAL = (1 << 63) - 1
 
 
-def check_pair_total(total: int) -> None:
+def check_pair_total(total: int, limit: Optional[int] = MAX_PAIR_TOTAL) -> None:
     """Raise ``ValueError`` when ``total`` -- the sum over the words of ``count * (length - 1)``, a bound on
-    every pair count the merge loop can reach -- is beyond ``2**63-1``. Both paths call it before merging
-    (the fast path's kernel would wrap around; the reference must give the same answer).
+    every pair count the merge loop can reach -- is beyond ``limit`` (``2**63-1``). Both paths call it before
+    merging (the fast path's kernel would wrap around; the reference must give the same answer). ``limit=None``:
+    no limit, for the reference path training on weighted counts that only exact Python ints can hold (see
+    :func:`fastsw.counting.int64_overflow`).
 
         >>> check_pair_total(2 ** 63 - 1)  # fits
         >>> check_pair_total(2 ** 63)
@@ -94,7 +96,7 @@ def check_pair_total(total: int) -> None:
         ...
         ValueError: the counts are too large to train on: ... 9223372036854775808 pair occurrences, ...
     """
-    if total > MAX_PAIR_TOTAL:
+    if limit is not None and total > limit:
         raise ValueError(f"the counts are too large to train on: count x (length - 1) summed over the words gives "
                          f"{total} pair occurrences, more than 2**63-1 = {MAX_PAIR_TOTAL} (pair counts are "
                          "64-bit); divide the counts")
@@ -109,13 +111,15 @@ class PairMerger:
     """
 
     def __init__(self, words: Iterable[Sequence[int]], counts: Iterable[int],
-                 token_bytes: List[bytes], profile: Profile):
+                 token_bytes: List[bytes], profile: Profile, max_total: Optional[int] = MAX_PAIR_TOTAL):
         self.words: List[List[int]] = [list(w) for w in words]
         self.counts: List[int] = list(counts)
         self.token_bytes = token_bytes
         self.overlapping = profile.overlapping
         self.tie_by_bytes = profile.tie == "bytes"
-        check_pair_total(sum(c * (len(w) - 1) for w, c in zip(self.words, self.counts) if len(w) > 1))
+        if max_total is not None:
+            check_pair_total(sum(c * (len(w) - 1) for w, c in zip(self.words, self.counts) if len(w) > 1),
+                             max_total)
         self.pair_counts: Dict[Pair, int] = {}
         self.where: Dict[Pair, set] = {}
         for i, (w, c) in enumerate(zip(self.words, self.counts)):
@@ -178,14 +182,15 @@ class PairMerger:
 
 
 def learn_merges(words: Sequence[Sequence[int]], counts: Sequence[int], token_bytes: List[bytes],
-                 profile: Profile, n_merges: int, progress=None):
-    """Phase-1 BPE: learn up to ``n_merges`` merges over aggregated words.
+                 profile: Profile, n_merges: int, progress=None, max_total: Optional[int] = MAX_PAIR_TOTAL):
+    """Phase-1 BPE: learn up to ``n_merges`` merges over aggregated words (pair totals beyond ``max_total``
+    are refused: :func:`check_pair_total`; ``None`` lifts the limit).
 
     Returns ``(merges, final_words)``: ``merges`` is a list of ``(left, right,
     count)`` in rank order (merge k creates id ``len(alphabet) + k``); new tokens
     are appended to ``token_bytes``. Stops early when no pair is left.
     """
-    merger = PairMerger(words, counts, token_bytes, profile)
+    merger = PairMerger(words, counts, token_bytes, profile, max_total)
     merges: List[Tuple[int, int, int]] = []
     while len(merges) < n_merges:
         best = merger.best()

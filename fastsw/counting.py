@@ -69,7 +69,7 @@ from .pretokenize import LETTER_PATTERN, Pretokenizer, check_normalize, normaliz
 
 __all__ = ["Counts", "CountTable", "count_corpus", "count_corpus_reference", "count_corpus_parallel",
            "load_counts", "default_workers", "COUNTS_FORMAT", "COUNTS_FORMAT_VERSION", "count_languages",
-           "language_weights", "scaled_weights", "weighted_counts"]
+           "int64_overflow", "language_weights", "scaled_weights", "weighted_counts"]
 
 COUNTS_FORMAT = "fastsw-counts"
 COUNTS_FORMAT_VERSION = 1
@@ -781,6 +781,13 @@ def check_count_limits(counts: Counts, what: Optional[str] = None) -> Counts:
 # "count >= 1" (D*c >= 1 <=> c >= 1 for integers) and, with greedy_split only, min_count = max(c_min,
 # min_count_floor), where the floor is compared with the weighted counts: exactly what it is compared with when
 # the text is included D times (tests/test_language_weights.py checks weight 2 == text twice).
+#
+# D can be huge: shares give w = 100000 * p / B, whose denominators are about the languages' byte counts, so D is
+# about their product (x1e18 for five languages of 10 kB). Where the scaled counts pass 2**63-1, the factors are
+# divided by their gcd (any common factor is free: the choices stay the same), and if they still do not fit, the
+# reference path trains on them as exact Python ints (fastsw.train falls back to it from backend="auto"; the
+# Numba kernels stay 64-bit). The model's merge counts are the scaled integers, and training_info["weight_scale"]
+# says by how much they are scaled (a model file accepts counts beyond 2**63-1 only with it).
 
 
 def _as_fraction(value, what: str) -> Fraction:
@@ -848,27 +855,66 @@ def scaled_weights(weights: Dict[str, Fraction]) -> Dict[str, int]:
     return {name: int(w * scale) for name, w in weights.items()}
 
 
+def int64_overflow(counts: Counts) -> Optional[str]:
+    """Why ``counts`` cannot train on the 64-bit kernels (the Numba backend), or None when it can: the pretoken
+    counts' sum, a bound on every pair count (``sum(count * (UTF-8 bytes - 1))``: a pretoken starts as at most one
+    token per byte in every alphabet) and the letter-run bound of :func:`check_count_limits` must each be at most
+    ``2**63-1``. The reference path trains any size exactly on Python ints; :func:`fastsw.train` falls back to it
+    for weighted counts that do not fit.
+
+        >>> table = count_corpus(["ab ab"], Pretokenizer(), collect_runs=False)
+        >>> int64_overflow(table) is None
+        True
+        >>> table.counts = [2 ** 62, 2 ** 62]
+        >>> int64_overflow(table)
+        'the counts can reach 9223372036854775808, more than 2**63-1 = 9223372036854775807'
+    """
+    try:
+        check_count_limits(counts)
+    except ValueError:
+        total = sum(counts.counts)
+        if total > MAX_COUNT:
+            return f"the counts can reach {total}, more than 2**63-1 = {MAX_COUNT}"
+        return f"the supermerge candidate counts can pass 2**63-1 = {MAX_COUNT}"
+    pairs = sum(c * (len(p.encode("utf-8")) - 1) for p, c in zip(counts.pretokens, counts.counts))
+    if pairs > MAX_COUNT:
+        return f"the pair counts can reach {pairs}, more than 2**63-1 = {MAX_COUNT}"
+    return None
+
+
 def weighted_counts(counts: Counts, *, weights=None, shares=None) -> Tuple[Counts, dict]:
     """``counts`` (a table with languages) with its weights applied (:func:`language_weights`,
-    :func:`scaled_weights`, :meth:`Counts.weighted`), checked by :func:`check_count_limits`; and the record for
-    ``training_info``: languages, weights (``"p/q"``), the integer scale factors, bytes per language."""
+    :func:`scaled_weights`, :meth:`Counts.weighted`); and the record for ``training_info``: languages, weights
+    (``"p/q"``), the integer factors, the scale (``"p/q"``: every weighted count -- and so every merge count of
+    the model -- is ``scale`` times the exact weighted count), bytes per language.
+
+    When the scaled counts do not fit 64 bits (:func:`int64_overflow`), the factors are first divided by their
+    greatest common divisor (the same proportions, so the same merges); if they still do not fit, the table holds
+    exact big integers, which only the reference path trains on (:func:`fastsw.train` falls back to it).
+
+        >>> c = Counts.from_languages({"en": count_corpus(["ab"], Pretokenizer(), collect_runs=False),
+        ...                            "de": count_corpus(["ab ab"], Pretokenizer(), collect_runs=False)})
+        >>> table, record = weighted_counts(c, weights={"de": "1/2"})
+        >>> table.counts, record["weight_factors"], record["weight_scale"]
+        ([3, 1], {'en': 2, 'de': 1}, '2/1')
+    """
     fractions = language_weights(counts.languages, counts.language_bytes, weights=weights, shares=shares)
     for name, b in zip(counts.languages, counts.language_bytes):
         if b == 0:
             raise ValueError(f"language {name!r} has no text (0 bytes); give it a file with text or leave it out")
     ints = scaled_weights(fractions)
     table = counts.weighted(ints)
-    try:
-        check_count_limits(table)
-    except ValueError:
-        scale = max(ints[name] / fractions[name] for name in ints)
-        raise ValueError(f"the weights make the counts too large for 64-bit training: weighted and scaled to "
-                         f"integers (x{float(scale):.3g}, the common denominator of the weights) the counts sum "
-                         f"to more than 2**63-1; use smaller weights, or weights with a smaller common denominator "
-                         "(e.g. round shares or weights to a few digits)") from None
+    divisor = math.gcd(*ints.values())
+    if divisor > 1 and int64_overflow(table) is not None:
+        # only where the old scale overflowed: a model that trained before keeps its counts
+        ints = {name: w // divisor for name, w in ints.items()}
+        table = counts.weighted(ints)
+    first = counts.languages[0]
+    scale = ints[first] / fractions[first]
     record = {"languages": list(counts.languages),
               "weights": {name: f"{w.numerator}/{w.denominator}" for name, w in fractions.items()},
               "weight_factors": ints,
+              "weight_scale": f"{scale.numerator}/{scale.denominator}",
               "language_bytes": dict(zip(counts.languages, counts.language_bytes))}
     return table, record
 

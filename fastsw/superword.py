@@ -11,10 +11,10 @@ pretokens and the pieces of length >= 2 are re-aggregated by count.
 """
 from __future__ import annotations
 
-from typing import Dict, List, Sequence, Set, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from .alphabet import get_profile
-from .bpe import PairMerger, learn_merges
+from .bpe import MAX_PAIR_TOTAL, PairMerger, learn_merges
 
 Seq = Tuple[int, ...]
 
@@ -96,8 +96,9 @@ def split_candidates(candidates: Dict[Seq, int], c_min: int, floor: int, max_len
 
 
 def boundless_phase2(regular: Sequence[Tuple[int, int, int]], candidates: Dict[Seq, int],
-                     token_bytes: List[bytes], n_alphabet: int, profile, progress=None):
-    """Algorithm 1. ``regular`` are the phase-1 merges ``(left, right, count)``;
+                     token_bytes: List[bytes], n_alphabet: int, profile, progress=None,
+                     max_total: Optional[int] = MAX_PAIR_TOTAL):
+    """Algorithm 1 (``max_total``: see :func:`fastsw.bpe.learn_merges`). ``regular`` are the phase-1 merges ``(left, right, count)``;
     ``token_bytes`` the phase-1 vocabulary (supermerge tokens are appended to it,
     numbered after the phase-1 vocabulary while training).
 
@@ -105,7 +106,7 @@ def boundless_phase2(regular: Sequence[Tuple[int, int, int]], candidates: Dict[S
     final id order, with ``kind`` ``"r"`` (index = phase-1 rank) or ``"s"`` (index =
     the working id of the supermerge token), left/right in working ids.
     """
-    merger = PairMerger(list(candidates.keys()), list(candidates.values()), token_bytes, profile)
+    merger = PairMerger(list(candidates.keys()), list(candidates.values()), token_bytes, profile, max_total)
     target = n_alphabet + len(regular)
     steps = []
     j = 0
@@ -131,11 +132,11 @@ def boundless_phase2(regular: Sequence[Tuple[int, int, int]], candidates: Dict[S
 
 
 def superbpe_phase2(candidates: Dict[Seq, int], token_bytes: List[bytes], n_super: int, profile,
-                    progress=None) -> List[Tuple[int, int, int]]:
+                    progress=None, max_total: Optional[int] = MAX_PAIR_TOTAL) -> List[Tuple[int, int, int]]:
     """SuperBPE: exactly ``n_super`` supermerges (fewer if pairs run out), ids after
     the phase-1 vocabulary: phase 1's merge loop over the candidates. Returns ``[(left, right, count)]``."""
     return learn_merges(list(candidates.keys()), list(candidates.values()), token_bytes, profile, n_super,
-                        progress=progress)[0]
+                        progress=progress, max_total=max_total)[0]
 
 
 def interleave(steps, n_alphabet: int) -> List[Tuple[int, int, int, bool]]:
@@ -169,6 +170,11 @@ class ReferenceBackend:
     name = "python"
     warmup_seconds = None  # nothing to compile
 
+    def __init__(self, big_counts: bool = False):
+        # big_counts: weighted counts scaled to integers beyond 64 bits (fastsw.counting.int64_overflow) train
+        # exactly on Python ints; otherwise the merge loops refuse pair totals beyond 2**63-1 as the kernels do
+        self.max_total = None if big_counts else MAX_PAIR_TOTAL
+
     def phase1(self, counts, alphabet, profile: str, n_merges: int, progress=None):
         """Phase-1 BPE over aggregated pretokens (a :class:`~fastsw.counting.Counts`). Returns
         ``(merges, words, token_bytes)``: merges ``(left, right, count)`` in rank order, each pretoken's
@@ -176,7 +182,7 @@ class ReferenceBackend:
         words = [alphabet.initial_ids(p) for p in counts.pretokens]
         token_bytes = list(alphabet.tokens)
         merges, words = learn_merges(words, counts.counts, token_bytes, get_profile(profile), n_merges,
-                                     progress=progress)
+                                     progress=progress, max_total=self.max_total)
         return merges, words, token_bytes
 
     def candidates(self, counts, words, tok1) -> Dict[Seq, int]:
@@ -187,5 +193,11 @@ class ReferenceBackend:
 
     n_candidates = staticmethod(len)
     split = staticmethod(split_candidates)
-    boundless = staticmethod(boundless_phase2)
-    superbpe = staticmethod(superbpe_phase2)
+
+    def boundless(self, *args, **kwargs):
+        """:func:`boundless_phase2` (Algorithm 1) under this backend's count limit."""
+        return boundless_phase2(*args, max_total=self.max_total, **kwargs)
+
+    def superbpe(self, *args, **kwargs):
+        """:func:`superbpe_phase2` under this backend's count limit."""
+        return superbpe_phase2(*args, max_total=self.max_total, **kwargs)

@@ -16,13 +16,14 @@ from __future__ import annotations
 import os
 import time
 import warnings
+from fractions import Fraction
 from typing import Optional, Sequence
 
 from ._config import resolve_backend
 from .alphabet import PROFILE_ALPHABETS, Alphabet, CharAlphabet, default_alphabet, get_profile
 from .counting import (PARALLEL_MIN_BYTES, Counts, count_corpus, count_corpus_parallel,  # noqa: F401 (re-exported)
-                       as_integer, capped_workers, count_languages, default_workers, language_weights, load_counts,
-                       native_counting, weighted_counts)
+                       as_integer, capped_workers, count_languages, default_workers, int64_overflow,
+                       language_weights, load_counts, native_counting, weighted_counts)
 from .pretokenize import Pretokenizer, check_normalize, make_pretokenizer
 from .notes import OptionWarning, VocabularyNotReachedWarning
 from .progress import Progress
@@ -64,6 +65,22 @@ def _backend(backend: str, progress: bool):
             fast_train.warmup()
             fast_encode.warmup()
     return fast_train.FastBackend(warmup_seconds=time.perf_counter() - bar.start)
+
+
+def _backend_for_weighted(counts: Counts, backend: str, stages, scale: str):
+    """``stages`` when the weighted ``counts`` fit the 64-bit kernels; else the reference path over exact
+    Python ints (warned from backend="auto"; backend="numba" is an error)."""
+    reason = int64_overflow(counts)
+    if reason is None:
+        return stages
+    reason = f"the weighted counts (scaled to exact integers, x{float(Fraction(scale)):.3g}) are too large for 64-bit training: {reason}"
+    if stages.name == "numba" and backend == "numba":
+        raise ValueError(f"{reason}; backend='numba' counts in 64 bits: use backend='python' (exact, slower), or "
+                         "round the weights or shares to a few digits")
+    if stages.name == "numba":
+        warnings.warn(f"{reason}; training on backend='python' (exact big integers, slower) instead of numba; "
+                      "round the weights or shares to a few digits to train on numba", OptionWarning, stacklevel=3)
+    return ReferenceBackend(big_counts=True)
 
 
 def __getattr__(name: str):  # the reference stages under their names before the training seam (deprecated)
@@ -230,7 +247,11 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
             weight of 2 trains exactly as if its text were included twice. ``shares={language:
             p}`` (summing to exactly 1) sets ``w = 100000 * p / bytes of the language``.
             Weights are exact: counts are multiplied by the weights times the least common
-            multiple of their denominators (scaled integers; see :func:`fastsw.counting.scaled_weights`).
+            multiple of their denominators (scaled integers; see :func:`fastsw.counting.scaled_weights`;
+            ``training_info["weight_scale"]`` is that factor, so merge counts are scaled by it). When the
+            scaled counts do not fit 64 bits (shares over many languages), ``backend="auto"`` trains on the
+            python backend (exact big integers) with an :class:`~fastsw.notes.OptionWarning`, and
+            ``backend="numba"`` is an error.
             ``training_info`` records languages, weights (``"p/q"``) and bytes per language.
 
                 >>> import fastsw
@@ -357,6 +378,8 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
     if counts.languages is not None:  # weighted counts (scaled integers) drive the unchanged merge loops
         counts, record = weighted_counts(counts, weights=weights, shares=shares)
         info.update(record)
+        stages = _backend_for_weighted(counts, backend, stages, record["weight_scale"])
+        info["backend"] = stages.name
     info["documents"] = counts.n_documents
     info["bytes"] = counts.n_bytes
     info["unique_pretokens"] = len(counts.pretokens)
