@@ -98,8 +98,8 @@ def split_candidates(candidates: Dict[Seq, int], c_min: int, floor: int, max_len
 def boundless_phase2(regular: Sequence[Tuple[int, int, int]], candidates: Dict[Seq, int],
                      token_bytes: List[bytes], n_alphabet: int, profile, progress=None,
                      max_total: Optional[int] = MAX_PAIR_TOTAL):
-    """Algorithm 1 (``max_total``: see :func:`fastsw.bpe.learn_merges`). ``regular`` are the phase-1 merges ``(left, right, count)``;
-    ``token_bytes`` the phase-1 vocabulary (supermerge tokens are appended to it,
+    """Algorithm 1 (``max_total``: see :func:`fastsw.bpe.learn_merges`). ``regular`` are the phase-1 merges
+    ``(left, right, count)``; ``token_bytes`` the phase-1 vocabulary (supermerge tokens are appended to it,
     numbered after the phase-1 vocabulary while training).
 
     Returns the interleaved merge list ``[(kind, index, left, right, count)]`` in

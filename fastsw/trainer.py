@@ -73,7 +73,8 @@ def _backend_for_weighted(counts: Counts, backend: str, stages, scale: str):
     reason = int64_overflow(counts)
     if reason is None:
         return stages
-    reason = f"the weighted counts (scaled to exact integers, x{float(Fraction(scale)):.3g}) are too large for 64-bit training: {reason}"
+    reason = (f"the weighted counts (scaled to exact integers, x{float(Fraction(scale)):.3g}) are too large for "
+              f"64-bit training: {reason}")
     if stages.name == "numba" and backend == "numba":
         raise ValueError(f"{reason}; backend='numba' counts in 64 bits: use backend='python' (exact, slower), or "
                          "round the weights or shares to a few digits")

@@ -8,6 +8,7 @@ is an error. Counts that fit train exactly as before.
 """
 import json
 import warnings
+from fractions import Fraction
 
 import pytest
 
@@ -55,7 +56,6 @@ def test_shares_on_five_languages_fall_back_to_exact_python(numba_default):
     assert all(weighted["en"] == 16 * weighted[lang] for lang in FIVE[1:])
     # ... and the scale says how: weighted count = merge count / scale
     w = language_weights(list(FIVE), [info["language_bytes"][lang] for lang in FIVE], shares=shares)
-    from fractions import Fraction
     assert all(info["weight_factors"][lang] == w[lang] * Fraction(info["weight_scale"]) for lang in FIVE)
 
 
