@@ -681,6 +681,8 @@ def cmd_train(args) -> int:
         raise
     finally:
         sys.stderr = real_stderr
+    if tok.training_info.get("backend_note"):  # train() warned it; the CLI reports the library's warnings as notes
+        _info(f"note: {tok.training_info['backend_note']}")
     tok.save(args.output)
     elapsed = time.perf_counter() - start
     _print_summary(tok, args.output, elapsed)

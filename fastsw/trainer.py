@@ -68,20 +68,23 @@ def _backend(backend: str, progress: bool):
 
 
 def _backend_for_weighted(counts: Counts, backend: str, stages, scale: str):
-    """``stages`` when the weighted ``counts`` fit the 64-bit kernels; else the reference path over exact
-    Python ints (warned from backend="auto"; backend="numba" is an error)."""
+    """``(stages, note)``: ``stages`` when the weighted ``counts`` fit the 64-bit kernels; else the reference
+    path over exact Python ints, with the note that says so (also warned, from backend="auto"; backend="numba"
+    is an error)."""
     reason = int64_overflow(counts)
     if reason is None:
-        return stages
+        return stages, None
     reason = (f"the weighted counts (scaled to exact integers, x{float(Fraction(scale)):.3g}) are too large for "
               f"64-bit training: {reason}")
     if stages.name == "numba" and backend == "numba":
         raise ValueError(f"{reason}; backend='numba' counts in 64 bits: use backend='python' (exact, slower), or "
                          "round the weights or shares to a few digits")
+    note = None
     if stages.name == "numba":
-        warnings.warn(f"{reason}; training on backend='python' (exact big integers, slower) instead of numba; "
-                      "round the weights or shares to a few digits to train on numba", OptionWarning, stacklevel=3)
-    return ReferenceBackend(big_counts=True)
+        note = (f"{reason}; training on backend='python' (exact big integers, slower) instead of numba; "
+                "round the weights or shares to a few digits to train on numba")
+        warnings.warn(note, OptionWarning, stacklevel=3)
+    return ReferenceBackend(big_counts=True), note
 
 
 def __getattr__(name: str):  # the reference stages under their names before the training seam (deprecated)
@@ -379,8 +382,10 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
     if counts.languages is not None:  # weighted counts (scaled integers) drive the unchanged merge loops
         counts, record = weighted_counts(counts, weights=weights, shares=shares)
         info.update(record)
-        stages = _backend_for_weighted(counts, backend, stages, record["weight_scale"])
+        stages, note = _backend_for_weighted(counts, backend, stages, record["weight_scale"])
         info["backend"] = stages.name
+        if note:
+            info["backend_note"] = note
     info["documents"] = counts.n_documents
     info["bytes"] = counts.n_bytes
     info["unique_pretokens"] = len(counts.pretokens)

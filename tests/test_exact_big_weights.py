@@ -136,3 +136,16 @@ def test_gcd_of_the_factors_keeps_numba_when_it_is_enough(numba_default):
                                           shares=shares))
     assert {lang: 625 * f for lang, f in info["weight_factors"].items()} == lcm
     assert merges(fast) == merges(ref)
+
+
+def test_cli_says_when_it_falls_back_to_python(tmp_path, capsys, numba_default):
+    # the library warns (OptionWarning); the CLI, which reports the library's option warnings itself, prints a note
+    en, de = tmp_path / "en.txt", tmp_path / "de.txt"
+    en.write_text("the cat\n" * 10, encoding="utf-8")
+    de.write_text("die Katze\n", encoding="utf-8")
+    out = tmp_path / "m.json"
+    assert cli.main(["train", "--lang", f"en={en}", "--lang", f"de={de}", "--weight", f"en={2 ** 62}",
+                     "--algo", "bpe", "--vocab-size", "300", "--no-progress", "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "fastsw: note: the weighted counts" in err and "instead of numba" in err
+    assert fastsw.load(out).training_info["backend"] == "python"
