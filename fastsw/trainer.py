@@ -283,6 +283,27 @@ def parity_phase1(counts: Counts, alphabet, profile, n_merges: int, parity: dict
     return result.merges, words, token_bytes, result
 
 
+def replay_counts(merges, words, word_counts, n_alphabet: int):
+    """The counts BoundlessBPE (Algorithm 1) compares supermerges with when phase 1 is parity-aware.
+
+    Algorithm 1 takes a supermerge when its count exceeds the next regular merge's; with ordinary BPE the
+    counts never increase, so every token a supermerge uses was created already. Parity-aware merges carry the
+    chosen language's count, which can increase, so the keys are made safe: ``key[j] = max over k >= j of
+    max(count[k], single[k])``, ``single[k]`` being the occurrences of merge k's token as a whole pretoken (an
+    upper bound of any candidate pair count that uses it). A supermerge that beats ``key[j]`` then uses only
+    tokens of merges before j. With ordinary BPE's merges the keys are the counts themselves."""
+    single = [0] * len(merges)
+    for word, count in zip(words, word_counts):
+        if len(word) == 1 and word[0] >= n_alphabet:
+            single[word[0] - n_alphabet] += count
+    keys = [0] * len(merges)
+    running = 0
+    for k in range(len(merges) - 1, -1, -1):
+        running = max(running, merges[k][2], single[k])
+        keys[k] = running
+    return keys
+
+
 def _parity_record(parity: dict, result, languages, dev_counts) -> dict:
     """``training_info["parity"]``: the options and, compactly, the run: ``chosen`` is per merge the index of the
     chosen language in ``languages`` (-1 for a global step of the hybrid), ``lengths`` the criterion's token
@@ -582,6 +603,7 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
         bar = Progress("phase 1 merges (parity-aware)", total=n_phase1, enabled=progress)
         merges1, words, token_bytes, result = parity_phase1(counts, alph, prof, n_phase1, parity, dev_counts,
                                                             progress=bar)
+        replay = replay_counts(merges1, words, counts.counts, n_alpha) if algo == "boundless" else None
         words = stages.adopt_words(words)
         info["parity"] = _parity_record(parity, result, counts.languages, dev_counts)
     info["seconds"]["phase1"] = bar.close()
@@ -614,8 +636,15 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
         token_bytes = list(tok1.vocab)
         if algo == "boundless":
             bar = Progress("phase 2 (BoundlessBPE)", total=len(merges1), enabled=progress)
-            steps = stages.boundless(merges1, cands, token_bytes, n_alpha, prof, progress=bar)
-            merges = interleave(steps, n_alpha)
+            if parity is None:
+                steps = stages.boundless(merges1, cands, token_bytes, n_alpha, prof, progress=bar)
+                merges = interleave(steps, n_alpha)
+            else:  # Algorithm 1 compares with the replay keys; the model keeps the parity merges' own counts
+                keyed = [(l, r, key) for (l, r, _), key in zip(merges1, replay)]
+                steps = stages.boundless(keyed, cands, token_bytes, n_alpha, prof, progress=bar)
+                merges = interleave(steps, n_alpha)
+                regular = iter(merges1)
+                merges = [m if m[3] else m[:2] + (next(regular)[2], False) for m in merges]
             n_reg = sum(kind == "r" for kind, *_ in steps)
             if len(merges) < len(merges1):
                 info["notes"].append(
