@@ -291,3 +291,24 @@ def test_cli_parity_options_misplaced(tmp_path, capsys, argv, words):
     for word in words:
         assert word in err
     assert not out.exists()
+
+
+def test_count_tables_and_lang_field_equal_dict_inputs(tmp_path):
+    # the language columns of a saved count table (fastsw count --lang) or of JSONL lines tagged by lang_field
+    # train the same parity model as the dict {language: documents}
+    train = {lang: xquad("dev", lang, 30) for lang in ("en", "de")}
+    dev = {lang: xquad("test", lang, 20) for lang in ("en", "de")}
+    pretok = make_pretokenizer("script")
+    from fastsw.counting import Counts
+    table = Counts.from_languages({lang: count_corpus(docs, pretok, collect_runs=False, threads=1)
+                                   for lang, docs in train.items()})
+    table.save(tmp_path / "c.gz")
+    tagged = tmp_path / "tagged.jsonl"
+    tagged.write_text("".join(json.dumps({"lang": lang, "text": doc}) + "\n"
+                              for lang, docs in train.items() for doc in docs), encoding="utf-8")
+    reference = fastsw.train(train, algo="parity-bpe", vocab_size=350, dev=dev)
+    from_counts = fastsw.train(from_counts=tmp_path / "c.gz", algo="parity-bpe", vocab_size=350, dev=dev)
+    from_field = fastsw.train([tagged], lang_field="lang", algo="parity-bpe", vocab_size=350, dev=dev)
+    assert merges(from_counts) == merges(from_field) == merges(reference)
+    with pytest.raises(ValueError, match="dev= names language\\(s\\) 'fr' with no training text"):
+        fastsw.train(from_counts=tmp_path / "c.gz", algo="parity-bpe", vocab_size=350, dev={**dev, "fr": ["x"]})
