@@ -126,6 +126,80 @@ def _lang_pair(what: str):
     return convert
 
 
+def _lang_free_number(flag: str):
+    """argparse type of a number > 0 given as 2, 0.5 or 3/2: a ``Fraction`` (exact)."""
+    def convert(text: str):
+        from fractions import Fraction
+        try:
+            number = Fraction(text)
+        except (ValueError, ZeroDivisionError):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number (e.g. 2, 0.5 or 3/2)") from None
+        if number <= 0:
+            raise argparse.ArgumentTypeError(f"{text!r} must be > 0")
+        return number
+
+    convert.__name__ = "number"
+    return convert
+
+
+def _parity_args(args, languages: dict) -> dict:
+    """train()'s parity-aware options from --phase1/--dev/--ratio/..., checked with CLI wording before any text
+    is read: ``{}`` when phase 1 is plain BPE."""
+    parity = args.algo == "parity-bpe" or args.phase1 == "parity-bpe"
+    flags = (("--dev", args.devs), ("--ratio", args.ratios), ("--global-merges", args.global_merges),
+             ("--parity-variant", args.parity_variant), ("--window", args.window), ("--alpha", args.alpha),
+             ("--min-frequency", args.min_frequency))
+    if args.phase1 is not None and args.algo in ("bpe", "parity-bpe"):
+        raise CliError(f"--phase1 chooses the phase 1 of --algo boundless or superbpe (got --algo {args.algo}); "
+                       "for a plain parity-aware model use --algo parity-bpe")
+    if not parity:
+        for flag, value in flags:
+            if value is not None:
+                raise CliError(f"{flag} applies to parity-aware BPE; add --algo parity-bpe (or --phase1 parity-bpe "
+                               "with --algo boundless/superbpe)")
+        return {}
+    if "lang_field" not in languages and "inputs" not in languages and args.from_counts is None:
+        raise CliError("parity-aware BPE trains on one text per language: give --lang LANG=PATH for each "
+                       "language (or --lang-field F, or --from-counts files counted with --lang)")
+    if args.devs is not None and args.ratios is not None:
+        raise CliError("give either --dev LANG=PATH (multi-parallel dev texts) or --ratio LANG=R (target "
+                       "compression ratios), not both")
+    if args.devs is None and args.ratios is None:
+        raise CliError("parity-aware BPE needs --dev LANG=PATH for every language (multi-parallel dev texts) or "
+                       "--ratio LANG=R for every language (target compression ratios)")
+    if args.parity_variant != "window":
+        for flag, value in (("--window", args.window), ("--alpha", args.alpha)):
+            if value is not None:
+                raise CliError(f"{flag} applies to --parity-variant window; add it or leave {flag} out")
+    out: dict = {}
+    known = list(languages["inputs"]) if "inputs" in languages else None
+    if args.devs is not None:
+        dev: dict = {}
+        for name, path in args.devs:
+            if known is not None and name not in known:
+                raise CliError(f"--dev {name}={path}: no --lang {name}=PATH was given (languages: "
+                               f"{', '.join(known)}); every dev language needs its training text")
+            dev.setdefault(name, []).append(Path(path))
+        out["dev"] = dev
+    else:
+        from fractions import Fraction
+        ratios: dict = {}
+        for name, value in args.ratios:
+            if name in ratios:
+                raise CliError(f"--ratio {name}=... is given twice")
+            if known is not None and name not in known:
+                raise CliError(f"--ratio {name}={value}: no --lang {name}=PATH was given (languages: "
+                               f"{', '.join(known)})")
+            ratios[name] = Fraction(value)
+        out["ratios"] = ratios
+    for name in ("global_merges", "parity_variant", "window", "alpha", "min_frequency"):
+        if getattr(args, name) is not None:
+            out[name] = getattr(args, name)
+    if args.phase1 is not None:
+        out["phase1"] = args.phase1
+    return out
+
+
 def _add_language_options(p: argparse.ArgumentParser, *, weights: bool) -> None:
     g = p.add_argument_group("languages", "Language-tagged input: one count column per language"
                              + (", weighted at training time." if weights else "."))
@@ -184,9 +258,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("inputs", nargs="*", metavar="INPUT", help="corpus files (.jsonl[.gz], .ndjson[.gz], text[.gz])")
     p.add_argument("-o", "--output", metavar="MODEL", required=True, help="where to write the model (JSON)")
-    p.add_argument("--algo", choices=("bpe", "boundless", "superbpe"), default="boundless",
+    p.add_argument("--algo", choices=("bpe", "boundless", "superbpe", "parity-bpe"), default="boundless",
                    help="bpe: regular merges only; boundless: BoundlessBPE decides the supermerges itself "
-                        "(default); superbpe: --supermerges S fixed supermerges")
+                        "(default); superbpe: --supermerges S fixed supermerges; parity-bpe: parity-aware BPE "
+                        "(--lang texts and --dev or --ratio; a plain BPE model)")
     p.add_argument("--vocab-size", type=_positive, default=4096, metavar="N",
                    help="vocabulary size: alphabet + merges, special tokens excluded (default: 4096)")
     p.add_argument("--supermerges", type=_positive, default=None, metavar="S",
@@ -228,6 +303,29 @@ def build_parser() -> argparse.ArgumentParser:
     _add_reading_options(p, stdin_note="With no INPUT the bundled sample corpus is used and these options "
                                        "must not be given.")
     _add_language_options(p, weights=True)
+    g = p.add_argument_group("parity-aware BPE", "--algo parity-bpe, or --phase1 parity-bpe with --algo boundless/"
+                             "superbpe: each merge comes from the language that is worst off (needs --lang).")
+    g.add_argument("--phase1", choices=("bpe", "parity-bpe"), default=None,
+                   help="phase-1 trainer of --algo boundless/superbpe (default: bpe)")
+    g.add_argument("--dev", action="append", type=_lang_pair("PATH"), default=None, metavar="LANG=PATH",
+                   dest="devs", help="multi-parallel dev text of LANG (one per --lang language, the same number of "
+                                     "documents each; several files per language are read in order): each merge "
+                                     "comes from the language whose dev text needs the most tokens")
+    g.add_argument("--ratio", action="append", type=_lang_pair("RATIO"), default=None, metavar="LANG=R",
+                   dest="ratios", help="target compression ratio R > 0 of LANG (one per --lang language), instead "
+                                       "of --dev: each merge comes from the language furthest below its target")
+    g.add_argument("--global-merges", type=_non_negative, default=None, metavar="N",
+                   help="hybrid: the first N merges are ordinary BPE on the summed counts (default: 0)")
+    g.add_argument("--parity-variant", choices=("base", "window"), default=None,
+                   help="base (default) or window: a language chosen too often in the last --window steps is "
+                        "passed over")
+    g.add_argument("--window", type=_positive, default=None, metavar="W",
+                   help="with --parity-variant window: steps remembered (default: 100)")
+    g.add_argument("--alpha", type=_lang_free_number("--alpha"), default=None, metavar="A",
+                   help="with --parity-variant window: a language may take at most A / (languages) of the "
+                        "window (default: 2)")
+    g.add_argument("--min-frequency", type=_positive, default=None, metavar="F",
+                   help="stop when the chosen language's best pair occurs fewer than F times (default: 2)")
     p.set_defaults(func=cmd_train)
 
     # -- count
@@ -496,7 +594,7 @@ def _check_train_options(args) -> None:
     from .alphabet import default_alphabet
     from .trainer import MAX_VOCAB_SIZE
 
-    if args.pretokenizer == "none" and args.algo != "bpe":
+    if args.pretokenizer == "none" and args.algo not in ("bpe", "parity-bpe"):
         raise CliError(f"--algo {args.algo} needs a pre-tokenizer that splits documents into words (supermerges "
                        "join runs of pretokens); --pretokenizer none makes one pretoken per document: add "
                        "--algo bpe, or use --pretokenizer script")
@@ -509,7 +607,7 @@ def _check_train_options(args) -> None:
     elif args.supermerges is not None:
         raise CliError(f"--supermerges is used only with --algo superbpe (got --algo {args.algo}); "
                        "BoundlessBPE decides the number of supermerges itself")
-    if args.greedy_split and args.algo == "bpe":
+    if args.greedy_split and args.algo in ("bpe", "parity-bpe"):
         raise CliError("--greedy-split splits supermerge candidates; use it with --algo boundless or superbpe")
     for flag, value in (("--min-count-floor", args.min_count_floor), ("--max-ngram-len", args.max_ngram_len)):
         if value is not None and not args.greedy_split:
@@ -621,6 +719,7 @@ def cmd_train(args) -> int:
 
     _check_train_options(args)
     languages = _language_args(args, weights=True)
+    parity = _parity_args(args, languages)
     _cap_workers(args)
     source: dict
     if "inputs" in languages:  # --lang LANG=PATH
@@ -630,7 +729,7 @@ def cmd_train(args) -> int:
 
         _reading_kwargs(args, has_inputs=False, without_inputs="--from-counts reads count files")
         counts = load_counts(args.from_counts)
-        if args.algo != "bpe" and not counts.has_runs:
+        if args.algo not in ("bpe", "parity-bpe") and not counts.has_runs:
             names = ", ".join(args.from_counts)
             raise CliError(f"--algo {args.algo} needs letter runs, but {names} "
                            f"{'was' if len(args.from_counts) == 1 else 'were (in part)'} counted with --no-runs; "
@@ -642,7 +741,7 @@ def cmd_train(args) -> int:
         if args.normalize is not None and (None if args.normalize == "none" else args.normalize) != counts.normalize:
             raise CliError(f"--normalize {args.normalize} differs from the normalization of the count files "
                            f"({counts.normalize or 'none'}); leave --normalize out with --from-counts")
-        if (counts.pretokenizer_config or {}).get("mode") == "none" and args.algo != "bpe":
+        if (counts.pretokenizer_config or {}).get("mode") == "none" and args.algo not in ("bpe", "parity-bpe"):
             raise CliError(f"--algo {args.algo} needs a pre-tokenizer that splits documents into words; the count "
                            "files were made with --pretokenizer none (one pretoken per document): add --algo bpe")
         source = {"from_counts": counts, **languages}
@@ -673,7 +772,7 @@ def cmd_train(args) -> int:
                 byte_fallback=args.byte_fallback, greedy_split=args.greedy_split,
                 min_count_floor=15 if args.min_count_floor is None else args.min_count_floor,
                 max_ngram_len=30 if args.max_ngram_len is None else args.max_ngram_len,
-                special_tokens=args.special_tokens, progress=progress, backend=args.backend, **source,
+                special_tokens=args.special_tokens, progress=progress, backend=args.backend, **source, **parity,
             )
     except BaseException:
         if tracker.mid_line:
@@ -772,7 +871,7 @@ def _print_summary(tok, output: str, elapsed: float) -> None:
     info = tok.training_info
     n_alpha = len(tok.alphabet)
     lines = [
-        f"trained {tok.algo} (profile {tok.profile}) in {elapsed:.1f} s",
+        f"trained {(info.get('options') or {}).get('algo', tok.algo)} (profile {tok.profile}) in {elapsed:.1f} s",
         f"  vocabulary:  {tok.vocab_size} tokens = {n_alpha} alphabet + {tok.n_regular} regular merges "
         f"+ {tok.n_super} supermerges"
         + (f" (+ {len(tok.special_tokens)} special tokens)" if tok.special_tokens else ""),

@@ -263,6 +263,13 @@ class FastBackend:
                                               n_merges, progress=progress)
         return merges, (tokens, offsets, lengths), token_bytes
 
+    @staticmethod
+    def adopt_words(words: Sequence[Sequence[int]]):
+        """Phase-1 words computed elsewhere (parity-aware BPE's reference phase 1), one token-id list per
+        pretoken, packed ``(tokens, offsets, lengths)`` as :meth:`phase1` returns them."""
+        tokens, offsets, _ = _pack_words(words, [0] * len(words))
+        return tokens, offsets, np.diff(offsets)
+
     def candidates(self, counts, words, tok1):
         """Candidates from packed phase-1 words and packed letter runs (``fastsw._pretok.aggregate_runs``)."""
         from ._pretok import aggregate_runs

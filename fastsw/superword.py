@@ -185,6 +185,12 @@ class ReferenceBackend:
                                      progress=progress, max_total=self.max_total)
         return merges, words, token_bytes
 
+    @staticmethod
+    def adopt_words(words: List[List[int]]) -> List[List[int]]:
+        """Phase-1 words computed elsewhere (parity-aware BPE's reference phase 1), one token-id list per
+        pretoken, in the form :meth:`candidates` takes: here, as they are."""
+        return words
+
     def candidates(self, counts, words, tok1) -> Dict[Seq, int]:
         """Supermerge candidates (tuples of phase-1 token ids -> count) from the letter runs of ``counts``,
         phase 1's ``words`` and the phase-1 tokenizer ``tok1`` (which tokens are eligible)."""

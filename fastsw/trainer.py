@@ -17,6 +17,7 @@ import os
 import time
 import warnings
 from fractions import Fraction
+from numbers import Real
 from typing import Optional, Sequence
 
 from ._config import resolve_backend
@@ -26,6 +27,7 @@ from .counting import (PARALLEL_MIN_BYTES, Counts, count_corpus, count_corpus_pa
                        language_weights, load_counts, native_counting, weighted_counts)
 from .pretokenize import Pretokenizer, check_normalize, make_pretokenizer
 from .notes import OptionWarning, VocabularyNotReachedWarning
+from .parity import VARIANTS as PARITY_VARIANTS, learn_parity_merges
 from .progress import Progress
 from .readers import iter_documents, iter_language_documents
 from .superword import ReferenceBackend, interleave
@@ -95,12 +97,17 @@ def __getattr__(name: str):  # the reference stages under their names before the
     return getattr(ReferenceBackend(), name)
 
 
+#: What ``train(algo=...)`` takes: the model algorithms, plus ``"parity-bpe"``, which trains a plain BPE model
+#: (saved with algo ``"bpe"``; ``training_info["parity"]`` records the parity run).
+TRAIN_ALGOS = ALGOS + ("parity-bpe",)
+
+
 def _check_options(algo, vocab_size, supermerges, profile, alphabet, greedy_split, min_count_floor,
                    max_ngram_len):
     """Check train()'s options; return the integer ones as ints ``(vocab_size, supermerges, min_count_floor,
     max_ngram_len)`` (any ``numbers.Integral`` but ``bool`` is an integer, e.g. ``numpy.int64(300)``)."""
-    if algo not in ALGOS:
-        raise ValueError(f"algo={algo!r} is not one of {', '.join(ALGOS)}")
+    if algo not in TRAIN_ALGOS:
+        raise ValueError(f"algo={algo!r} is not one of {', '.join(TRAIN_ALGOS)}")
     get_profile(profile)
     if as_integer(vocab_size) is None or vocab_size <= 0:
         raise ValueError(f"vocab_size must be a positive integer, not {vocab_size!r}")
@@ -132,7 +139,7 @@ def _check_options(algo, vocab_size, supermerges, profile, alphabet, greedy_spli
             raise ValueError(f"vocab_size={vocab_size}{' - supermerges' if supermerges else ''} is smaller "
                              f"than the {n_alpha}-token alphabet; use vocab_size >= "
                              f"{n_alpha + 1 + (supermerges or 0)}")
-    if greedy_split and algo == "bpe":
+    if greedy_split and algo in ("bpe", "parity-bpe"):
         raise ValueError("greedy_split splits supermerge candidates; use it with algo='boundless' or 'superbpe'")
     if as_integer(min_count_floor) is None or min_count_floor < 0:
         raise ValueError(f"min_count_floor must be a non-negative integer, not {min_count_floor!r}")
@@ -187,21 +194,173 @@ def _pretokenizer_for_counts(counts: Counts, pretokenizer) -> Pretokenizer:
     return pretok
 
 
+_PARITY_OPTIONS = ("dev", "ratios", "global_merges", "parity_variant", "window", "alpha", "min_frequency")
+
+
+def _check_parity_options(algo, phase1, options: dict, weights, shares) -> Optional[dict]:
+    """The parity-aware options of ``train`` with their defaults, or None when phase 1 is plain BPE (then none
+    of them may be given). Checked before any text is read."""
+    if phase1 not in (None, "bpe", "parity-bpe"):
+        raise ValueError(f"phase1={phase1!r} is not one of 'bpe', 'parity-bpe'")
+    if phase1 is not None and algo in ("bpe", "parity-bpe"):
+        raise ValueError(f"phase1= chooses the phase-1 trainer of algo='boundless' or 'superbpe' (got algo={algo!r})"
+                         "; for a plain parity-aware model use algo='parity-bpe'")
+    given = [name for name in _PARITY_OPTIONS if options[name] is not None]
+    if algo != "parity-bpe" and phase1 != "parity-bpe":
+        if given:
+            raise ValueError(f"{given[0]}= applies to parity-aware BPE; add algo='parity-bpe' (or phase1='parity-bpe'"
+                             " with algo='boundless'/'superbpe')")
+        return None
+    if weights is not None or shares is not None:
+        raise ValueError(f"{'weights' if weights is not None else 'shares'}= does not apply to parity-aware BPE: it "
+                         "balances the languages itself (each step takes the worst-off language's best pair by that "
+                         "language's own counts, which a weight would only scale); leave it out, or use algo='bpe'")
+    dev, ratios = options["dev"], options["ratios"]
+    if (dev is None) == (ratios is None):
+        raise ValueError("parity-aware BPE needs exactly one of dev={language: dev text} (multi-parallel dev texts) "
+                         "or ratios={language: target compression ratio}" + (", not both" if dev is not None else ""))
+    for name, value in (("dev", dev), ("ratios", ratios)):
+        if value is not None and (not isinstance(value, dict) or not value):
+            raise ValueError(f"{name}= must be a non-empty dict {{language: ...}}, one entry per training language")
+    if ratios is not None:
+        for lang, r in ratios.items():
+            if isinstance(r, bool) or not isinstance(r, Real) or not r > 0:
+                raise ValueError(f"ratios[{lang!r}]={r!r} must be a number > 0 (a target compression ratio)")
+    out = {"dev": dev, "ratios": ratios,
+           "global_merges": 0 if options["global_merges"] is None else options["global_merges"],
+           "variant": "base" if options["parity_variant"] is None else options["parity_variant"],
+           "window": 100 if options["window"] is None else options["window"],
+           "alpha": 2 if options["alpha"] is None else options["alpha"],
+           "min_frequency": 2 if options["min_frequency"] is None else options["min_frequency"]}
+    if out["variant"] not in PARITY_VARIANTS:
+        raise ValueError(f"parity_variant={out['variant']!r} is not one of {', '.join(PARITY_VARIANTS)}")
+    if out["variant"] != "window":
+        for name in ("window", "alpha"):
+            if options[name] is not None:
+                raise ValueError(f"{name}= applies to parity_variant='window'; add it or leave {name} out")
+    for name, low in (("global_merges", 0), ("window", 1), ("min_frequency", 1)):
+        if as_integer(out[name]) is None or out[name] < low:
+            raise ValueError(f"{name}={out[name]!r} must be an integer >= {low}")
+        out[name] = as_integer(out[name])
+    return out
+
+
+def _check_parity_languages(parity: dict, languages) -> None:
+    """The training languages are known: parity-aware BPE needs them, and dev/ratios name exactly them."""
+    if languages is None:
+        raise ValueError("parity-aware BPE trains on one text per language: give inputs as a dict {language: "
+                         "inputs}, or lang_field= with JSONL files, or count tables with languages ('fastsw count "
+                         "--lang')")
+    name = "dev" if parity["dev"] is not None else "ratios"
+    keys = list(parity[name])
+    extra = [lang for lang in keys if lang not in languages]
+    if extra:
+        raise ValueError(f"{name}= names language(s) {', '.join(map(repr, extra))} with no training text (training "
+                         f"languages: {', '.join(languages)}); give their training text too or leave them out")
+    missing = [lang for lang in languages if lang not in keys]
+    if missing:
+        raise ValueError(f"{name}= is missing language(s) {', '.join(map(repr, missing))}; give one per training "
+                         "language")
+
+
+def _plain_number(x):
+    """A JSON-friendly number for ``training_info``: ints and floats as they are, other rationals as ``"p/q"``."""
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return x
+    f = Fraction(x)
+    return f"{f.numerator}/{f.denominator}"
+
+
+def parity_phase1(counts: Counts, alphabet, profile, n_merges: int, parity: dict, dev_counts=None, progress=None):
+    """Phase 1 with parity-aware BPE (:func:`fastsw.parity.learn_parity_merges`, the reference: there is no fast
+    path yet) over the language columns of ``counts``; ``dev_counts`` are the dev texts' tables (``{language:
+    Counts}``, counted like the training text) when ``parity["dev"]`` is used. Returns ``(merges, words,
+    token_bytes, result)``: ``words`` the final token ids of every pretoken of ``counts`` (a list, as
+    :meth:`fastsw.superword.ReferenceBackend.phase1` gives), ``result`` the :class:`~fastsw.parity.ParityMerges`.
+
+    A pretoken's final word depends only on its initial ids and the merges, so it is taken from the first
+    language that has the pretoken."""
+    tables = counts.by_language()
+    train_words = {lang: ([alphabet.initial_ids(p) for p in t.pretokens], t.counts) for lang, t in tables.items()}
+    dev_words = dev_sizes = None
+    if dev_counts is not None:
+        dev_words = {lang: ([alphabet.initial_ids(p) for p in dev_counts[lang].pretokens], dev_counts[lang].counts)
+                     for lang in tables}
+        dev_sizes = {lang: dev_counts[lang].n_documents for lang in tables}
+    token_bytes = list(alphabet.tokens)
+    result = learn_parity_merges(train_words, token_bytes, profile, n_merges, dev_words=dev_words,
+                                 dev_sizes=dev_sizes,
+                                 ratios=None if parity["ratios"] is None else {l: parity["ratios"][l] for l in tables},
+                                 global_merges=parity["global_merges"], variant=parity["variant"],
+                                 window=parity["window"], alpha=parity["alpha"],
+                                 min_frequency=parity["min_frequency"], progress=progress)
+    final: dict = {}
+    for lang, t in tables.items():
+        for p, w in zip(t.pretokens, result.words[lang]):
+            final.setdefault(p, w)
+    # a pretoken with no count in any column occurs in no letter run either; its initial ids stand in
+    words = [final[p] if p in final else alphabet.initial_ids(p) for p in counts.pretokens]
+    return result.merges, words, token_bytes, result
+
+
+def replay_counts(merges, words, word_counts, n_alphabet: int):
+    """The counts BoundlessBPE (Algorithm 1) compares supermerges with when phase 1 is parity-aware.
+
+    Algorithm 1 takes a supermerge when its count exceeds the next regular merge's; with ordinary BPE the
+    counts never increase, so every token a supermerge uses was created already. Parity-aware merges carry the
+    chosen language's count, which can increase, so the keys are made safe: ``key[j] = max over k >= j of
+    max(count[k], single[k])``, ``single[k]`` being the occurrences of merge k's token as a whole pretoken (an
+    upper bound of any candidate pair count that uses it). A supermerge that beats ``key[j]`` then uses only
+    tokens of merges before j. With ordinary BPE's merges the keys are the counts themselves."""
+    single = [0] * len(merges)
+    for word, count in zip(words, word_counts):
+        if len(word) == 1 and word[0] >= n_alphabet:
+            single[word[0] - n_alphabet] += count
+    keys = [0] * len(merges)
+    running = 0
+    for k in range(len(merges) - 1, -1, -1):
+        running = max(running, merges[k][2], single[k])
+        keys[k] = running
+    return keys
+
+
+def _parity_record(parity: dict, result, languages, dev_counts) -> dict:
+    """``training_info["parity"]``: the options and, compactly, the run: ``chosen`` is per merge the index of the
+    chosen language in ``languages`` (-1 for a global step of the hybrid), ``lengths`` the criterion's token
+    counts before the first and after the last merge (dev texts', or training texts' with ratios)."""
+    index = {lang: k for k, lang in enumerate(languages)}
+    record = {"variant": parity["variant"], "languages": list(languages),
+              "criterion": "dev" if parity["dev"] is not None else "ratios",
+              "global_merges": parity["global_merges"], "min_frequency": parity["min_frequency"],
+              "chosen": [-1 if lang is None else index[lang] for lang in result.languages],
+              "lengths": {"initial": result.lengths[0], "final": result.lengths[-1]}}
+    if parity["variant"] == "window":
+        record.update(window=parity["window"], alpha=_plain_number(parity["alpha"]))
+    if parity["ratios"] is not None:
+        record["ratios"] = {lang: _plain_number(parity["ratios"][lang]) for lang in languages}
+    if dev_counts is not None:
+        record["dev_documents"] = dev_counts[languages[0]].n_documents
+    return record
+
+
 def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optional[int] = None,
           profile: str = "paper", pretokenizer=None, normalize: Optional[str] = None, alphabet: str = "bytes",
           byte_fallback: bool = False, greedy_split: bool = False, min_count_floor: int = 15,
           max_ngram_len: int = 30, special_tokens: Sequence[str] = (), text_field: Optional[str] = None,
           doc_mode: str = "auto", separator: Optional[str] = None, progress: bool = False,
           backend: str = "auto", workers: Optional[int] = None, from_counts=None, weights=None, shares=None,
-          lang_field: Optional[str] = None) -> Tokenizer:
-    """Train a BPE, BoundlessBPE or SuperBPE tokenizer.
+          lang_field: Optional[str] = None, phase1: Optional[str] = None, dev=None, ratios=None,
+          global_merges: Optional[int] = None, parity_variant: Optional[str] = None, window: Optional[int] = None,
+          alpha=None, min_frequency: Optional[int] = None) -> Tokenizer:
+    """Train a BPE, BoundlessBPE, SuperBPE or parity-aware BPE tokenizer.
 
     Args:
         inputs: a path (``str`` or ``os.PathLike``; ``.jsonl``, ``.jsonl.gz``, plain
             text), or an iterable whose items are documents (``str``) or files
             (``pathlib.Path``). Streamed once. Leave it out with ``from_counts``.
         algo: ``"bpe"``, ``"boundless"`` (Algorithm 1 decides the regular/supermerge
-            split) or ``"superbpe"`` (``supermerges`` fixed supermerges).
+            split), ``"superbpe"`` (``supermerges`` fixed supermerges) or ``"parity-bpe"``
+            (parity-aware BPE, see below; the model is a plain BPE model, ``tok.algo == "bpe"``).
         vocab_size: total vocabulary (alphabet + merges; special tokens excluded).
             For SuperBPE, phase 1 learns ``vocab_size - supermerges``.
         profile: ``"paper"`` (reproduces the paper's reference implementation) or
@@ -264,6 +423,33 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
                 >>> tok.training_info["weights"]
                 {'en': '1/1', 'de': '2/1'}
 
+    Parity-aware BPE (``algo="parity-bpe"``, or ``phase1="parity-bpe"`` for BoundlessBPE/SuperBPE's phase 1;
+    :func:`fastsw.parity.learn_parity_merges`) needs language-tagged input, and exactly one of
+
+    * ``dev={language: dev text}`` (anything ``inputs`` takes, read the same way): multi-parallel dev texts
+      (the same number of documents each), pre-tokenized, normalized and counted like the training text;
+      each merge comes from the language whose dev text needs the most tokens (the first on ties);
+    * ``ratios={language: R}`` (R > 0): each merge comes from the language furthest below its target
+      compression ratio on its training text.
+
+    ``global_merges=N`` (hybrid): the first N merges are ordinary BPE on the summed counts.
+    ``parity_variant="window"`` with ``window=W`` (default 100) and ``alpha=A`` (default 2): a language chosen
+    more than ``A / languages`` of the last W steps is passed over. Training stops early when the chosen
+    language's best pair occurs fewer than ``min_frequency`` (default 2) times. Count ties follow ``profile``
+    (the published script takes the largest string pair). ``weights``/``shares`` are refused: parity-aware BPE
+    balances the languages itself. It runs on the reference path with either backend.
+    ``training_info["parity"]`` records the options and the run: ``chosen`` (per merge, the index of the chosen
+    language in ``languages``; -1 for a global step) and the criterion's token counts before and after.
+
+        >>> import fastsw
+        >>> tok = fastsw.train({"en": ["the cat", "the dog"], "de": ["die Katze", "die Hunde"]},
+        ...                    algo="parity-bpe", vocab_size=246, dev={"en": ["the dog"], "de": ["die Hunde"]})
+        >>> [tok.vocab[i] for i in range(len(tok.vocab) - 3, len(tok.vocab))]  # de, de, then en on a tie
+        [b'di', b'die', b'he']
+        >>> info = tok.training_info["parity"]
+        >>> tok.algo, info["languages"], info["chosen"], info["lengths"]
+        ('bpe', ['en', 'de'], [1, 1, 0], {'initial': {'en': 7, 'de': 9}, 'final': {'en': 6, 'de': 7}})
+
     When the corpus cannot give ``vocab_size`` tokens (pairs run out; an empty corpus gives just
     the alphabet), the model is smaller: train warns with a
     :class:`~fastsw.notes.VocabularyNotReachedWarning` per note (the text the CLI prints), and
@@ -285,6 +471,13 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
     """
     vocab_size, supermerges, min_count_floor, max_ngram_len = _check_options(
         algo, vocab_size, supermerges, profile, alphabet, greedy_split, min_count_floor, max_ngram_len)
+    parity = _check_parity_options(algo, phase1, {"dev": dev, "ratios": ratios, "global_merges": global_merges,
+                                                  "parity_variant": parity_variant, "window": window,
+                                                  "alpha": alpha, "min_frequency": min_frequency},
+                                   weights, shares)
+    requested_algo = algo
+    if algo == "parity-bpe":
+        algo = "bpe"  # from here on: a BPE model whose phase 1 is parity-aware
     form = check_normalize(normalize)
     special_tokens = list(special_tokens)
     if len(set(special_tokens)) != len(special_tokens) or any(not isinstance(s, str) or not s
@@ -302,6 +495,8 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
             if not isinstance(name, str) or not name:
                 raise ValueError(f"language names must be non-empty strings, not {name!r}")
         language_weights(list(inputs), [1] * len(inputs), weights=weights, shares=shares)  # fail before reading
+        if parity is not None:
+            _check_parity_languages(parity, list(inputs))
     elif lang_field is not None and workers is not None:
         raise ValueError("with lang_field the languages are counted in this process; leave workers unset")
     elif (weights is not None or shares is not None) and not tagged and from_counts is None:
@@ -340,12 +535,14 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
                          "use algo='bpe' with pretokenizer='none', or pretokenizer='script'")
     prof = get_profile(profile)
     stages = _backend(backend, progress)
-    info: dict = {"backend": stages.name, "options": {"algo": algo, "vocab_size": vocab_size, "supermerges": supermerges,
+    info: dict = {"backend": stages.name, "options": {"algo": requested_algo, "vocab_size": vocab_size, "supermerges": supermerges,
                               "profile": profile, "greedy_split": greedy_split,
                               "min_count_floor": min_count_floor, "max_ngram_len": max_ngram_len},
                   "seconds": {}, "notes": []}
     if form is not None:
         info["options"]["normalize"] = form
+    if phase1 is not None:
+        info["options"]["phase1"] = phase1
 
     # 2. pre-tokenize and count
     def count(inputs, n_workers, language=""):
@@ -367,6 +564,22 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
         info["seconds"]["pretokenize_and_count"] = info["seconds"].get("pretokenize_and_count", 0.0) + bar.close()
         return counts
 
+    def count_dev(languages):  # parity-aware BPE's dev texts, counted like the training text
+        tables = {}
+        for lang in languages:
+            tables[lang] = count(parity["dev"][lang], 1, f" dev {lang}")
+            if tables[lang].n_bytes == 0:
+                raise ValueError(f"the dev text of language {lang!r} is empty; give it a dev text with documents")
+        sizes = {lang: t.n_documents for lang, t in tables.items()}
+        if len(set(sizes.values())) > 1:
+            shown = ", ".join(f"{lang}: {n}" for lang, n in sizes.items())
+            raise ValueError(f"the dev texts are not parallel: their numbers of documents differ ({shown}); give "
+                             "multi-parallel dev texts (document i of each is the same content in every language)")
+        return tables
+
+    dev_counts = None
+    if parity is not None and parity["dev"] is not None and isinstance(inputs, dict):
+        dev_counts = count_dev(list(inputs))  # before the (larger) training text: a bad dev text fails fast
     if from_counts is None and isinstance(inputs, dict):  # one count column per language
         counts = Counts.from_languages({name: count(inp, _counting_workers(inp, workers, algo != "bpe"), f" {name}")
                                         for name, inp in inputs.items()})
@@ -379,7 +592,13 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
         counts = count(inputs, n_workers)
     else:
         info["from_counts"] = True
-    if counts.languages is not None:  # weighted counts (scaled integers) drive the unchanged merge loops
+    if parity is not None:  # the language columns drive parity-aware phase 1 (weights were refused)
+        _check_parity_languages(parity, counts.languages)
+        if parity["dev"] is not None and dev_counts is None:
+            dev_counts = count_dev(counts.languages)
+        info["languages"] = list(counts.languages)
+        info["language_bytes"] = dict(zip(counts.languages, counts.language_bytes))
+    elif counts.languages is not None:  # weighted counts (scaled integers) drive the unchanged merge loops
         counts, record = weighted_counts(counts, weights=weights, shares=shares)
         info.update(record)
         stages, note = _backend_for_weighted(counts, backend, stages, record["weight_scale"])
@@ -392,10 +611,10 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
 
     # 3. phase 1: the alphabet, the merges it leaves room for, the merges
     if alphabet == "bytes":
-        alpha: Alphabet = default_alphabet(profile)
+        alph: Alphabet = default_alphabet(profile)
     else:
-        alpha = CharAlphabet({ch for p in counts.pretokens for ch in p}, byte_fallback=byte_fallback)
-    n_alpha = len(alpha)
+        alph = CharAlphabet({ch for p in counts.pretokens for ch in p}, byte_fallback=byte_fallback)
+    n_alpha = len(alph)
     if vocab_size < n_alpha:
         raise ValueError(f"vocab_size={vocab_size} is smaller than the {n_alpha}-token alphabet; "
                          f"use vocab_size >= {n_alpha}")
@@ -405,13 +624,25 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
         raise ValueError(f"vocab_size - supermerges = {vocab_size - n_super} is smaller than the "
                          f"{n_alpha}-token alphabet")
 
-    bar = Progress("phase 1 merges", total=n_phase1, enabled=progress)
-    merges1, words, token_bytes = stages.phase1(counts, alpha, profile, n_phase1, progress=bar)
+    if parity is None:
+        bar = Progress("phase 1 merges", total=n_phase1, enabled=progress)
+        merges1, words, token_bytes = stages.phase1(counts, alph, profile, n_phase1, progress=bar)
+    else:
+        bar = Progress("phase 1 merges (parity-aware)", total=n_phase1, enabled=progress)
+        merges1, words, token_bytes, result = parity_phase1(counts, alph, prof, n_phase1, parity, dev_counts,
+                                                            progress=bar)
+        replay = replay_counts(merges1, words, counts.counts, n_alpha) if algo == "boundless" else None
+        words = stages.adopt_words(words)
+        info["parity"] = _parity_record(parity, result, counts.languages, dev_counts)
     info["seconds"]["phase1"] = bar.close()
     if stages.warmup_seconds is not None:
         info["seconds"]["jit_warmup"] = stages.warmup_seconds
     if not counts.pretokens:
         info["notes"].append("the corpus is empty (no pretokens): the model is just the alphabet")
+    elif len(merges1) < n_phase1 and parity is not None:
+        info["notes"].append(f"parity-aware BPE stopped after {len(merges1)} of {n_phase1} phase-1 merges: the "
+                             "language chosen next had no pair left occurring at least min_frequency="
+                             f"{parity['min_frequency']} times; the model is smaller than requested")
     elif len(merges1) < n_phase1:
         info["notes"].append(f"pairs ran out after {len(merges1)} of {n_phase1} phase-1 merges; "
                              "the model is smaller than requested")
@@ -420,7 +651,7 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
         merges = [(l, r, c, False) for l, r, c in merges1]
     else:
         t0 = time.perf_counter()
-        tok1 = phase1_tokenizer(alpha, merges1, pretok, profile)
+        tok1 = phase1_tokenizer(alph, merges1, pretok, profile)
         # 4. supermerge candidates
         cands = stages.candidates(counts, words, tok1)
         info["unique_candidates"] = stages.n_candidates(cands)
@@ -433,8 +664,15 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
         token_bytes = list(tok1.vocab)
         if algo == "boundless":
             bar = Progress("phase 2 (BoundlessBPE)", total=len(merges1), enabled=progress)
-            steps = stages.boundless(merges1, cands, token_bytes, n_alpha, prof, progress=bar)
-            merges = interleave(steps, n_alpha)
+            if parity is None:
+                steps = stages.boundless(merges1, cands, token_bytes, n_alpha, prof, progress=bar)
+                merges = interleave(steps, n_alpha)
+            else:  # Algorithm 1 compares with the replay keys; the model keeps the parity merges' own counts
+                keyed = [(l, r, key) for (l, r, _), key in zip(merges1, replay)]
+                steps = stages.boundless(keyed, cands, token_bytes, n_alpha, prof, progress=bar)
+                merges = interleave(steps, n_alpha)
+                regular = iter(merges1)
+                merges = [m if m[3] else m[:2] + (next(regular)[2], False) for m in merges]
             n_reg = sum(kind == "r" for kind, *_ in steps)
             if len(merges) < len(merges1):
                 info["notes"].append(
@@ -455,7 +693,7 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
     specials = {s: vocab_total + i for i, s in enumerate(special_tokens)}
     # a superword model's regular merges are a prefix of phase 1's (BoundlessBPE replays them
     # in order), so tok1's reachable tokens carry over without encoding them again
-    tok = Tokenizer(alphabet=alpha, merges=merges, pretokenizer=pretok, profile=profile, algo=algo,
+    tok = Tokenizer(alphabet=alph, merges=merges, pretokenizer=pretok, profile=profile, algo=algo,
                     special_tokens=specials, training_info=info, normalize=form,
                     _reachability=tok1.reachability() if algo != "bpe" else None)
     info["regular_merges"] = tok.n_regular
