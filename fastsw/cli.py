@@ -222,6 +222,17 @@ _non_negative = _int_arg(0, "0 or more")
 _at_least_two = _int_arg(2, "2 or more")
 
 
+def _add_text_options(p: argparse.ArgumentParser, *, default, note: str) -> None:
+    """--pretokenizer and --normalize, as train and count take them."""
+    p.add_argument("--pretokenizer", choices=("script", "simple", "none"), default=default,
+                   help="script: script chunking + GPT-4o regex (default); simple: GPT-4o regex only; "
+                        "none: each document is one pretoken, merges may cross spaces" + note)
+    p.add_argument("--normalize", choices=("none", "nfc", "nfkc"), default=None,
+                   help="Unicode normalization of every document before pre-tokenization, recorded in the "
+                        "output and applied again at encode time: none (lossless, the default), nfc or nfkc; "
+                        "nothing else is ever changed (no whitespace collapsing, no lowercasing)")
+
+
 def _add_reading_options(p: argparse.ArgumentParser, *, stdin_note: str) -> None:
     g = p.add_argument_group(
         "reading INPUT files",
@@ -275,14 +286,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--profile", choices=("paper", "hf"), default="paper",
                    help="paper: the paper's reference rules, 243-byte alphabet (default); "
                         "hf: HF tokenizers' BpeTrainer rules, 256-byte alphabet")
-    p.add_argument("--pretokenizer", choices=("script", "simple", "none"), default=None,
-                   help="script: script chunking + GPT-4o regex (default); simple: GPT-4o regex only; "
-                        "none: each document is one pretoken, merges may cross spaces (--algo bpe only). "
-                        "With --from-counts the counts' own pretokenizer is used")
-    p.add_argument("--normalize", choices=("none", "nfc", "nfkc"), default=None,
-                   help="Unicode normalization of every document before pre-tokenization, recorded in the "
-                        "output and applied again at encode time: none (lossless, the default), nfc or nfkc; "
-                        "nothing else is ever changed (no whitespace collapsing, no lowercasing). With --from-counts the counts' own is used")
+    _add_text_options(p, default=None, note=" (--algo bpe only). With --from-counts the counts' own are used")
     p.add_argument("--from-counts", nargs="+", metavar="COUNTS", default=None,
                    help="train from count files written by 'fastsw count' (several are merged) instead of "
                         "INPUT files; gives the same model as training on the counted text")
@@ -338,13 +342,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("inputs", nargs="*", metavar="INPUT",
                    help="corpus files (.jsonl[.gz], .ndjson[.gz], text[.gz]); or --lang LANG=PATH")
     p.add_argument("-o", "--output", metavar="COUNTS", required=True, help="where to write the count file")
-    p.add_argument("--pretokenizer", choices=("script", "simple", "none"), default="script",
-                   help="script: script chunking + GPT-4o regex (default); simple: GPT-4o regex only; "
-                        "none: each document is one pretoken")
-    p.add_argument("--normalize", choices=("none", "nfc", "nfkc"), default=None,
-                   help="Unicode normalization of every document before pre-tokenization, recorded in the "
-                        "output and applied again at encode time: none (lossless, the default), nfc or nfkc; "
-                        "nothing else is ever changed (no whitespace collapsing, no lowercasing)")
+    _add_text_options(p, default="script", note="")
     p.add_argument("--workers", type=_positive, default=None, metavar="N",
                    help="processes that pre-tokenize and count (default: one thread per core in this "
                         "process with the compiled counter, else one process per core); more than the "

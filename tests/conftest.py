@@ -39,6 +39,23 @@ def read_jsonl_texts(path: Path, limit=None):
     return out
 
 
+def assert_error(code: int, err: str, *words: str) -> None:
+    """A CLI failure: exit code 2 and one `fastsw: error:` line that mentions each of `words`, no traceback."""
+    assert code == 2, err
+    assert "Traceback" not in err
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("fastsw: error: "), err
+    for word in words:
+        assert word in lines[0], (word, err)
+
+
+def write_jsonl(path: Path, docs) -> Path:
+    """``docs`` as a JSONL file of ``{"text": ...}`` lines at ``path``."""
+    path.write_text("".join(json.dumps({"text": d}, ensure_ascii=False) + "\n" for d in docs), encoding="utf-8")
+    return path
+
+
 HYPOTHESIS_EXAMPLES = int(os.environ.get("HYPOTHESIS_MAX_EXAMPLES", "200"))
 
 

@@ -15,6 +15,7 @@ import pytest
 import fastsw
 from fastsw import cli
 from fastsw.sample import sample_documents, sample_files
+from conftest import assert_error, write_jsonl
 
 REPO_ROOT = Path(fastsw.__file__).resolve().parents[1]
 
@@ -35,20 +36,6 @@ def run(capsys, *argv: str):
     return code, out, err
 
 
-def assert_error(code: int, err: str, *words: str) -> None:
-    """Exit code 2 and one `fastsw: error:` line that mentions each of `words`, no traceback."""
-    assert code == 2, err
-    assert "Traceback" not in err
-    lines = err.splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("fastsw: error: "), err
-    for word in words:
-        assert word in lines[0], (word, err)
-
-
-def write_jsonl(path: Path, docs) -> Path:
-    path.write_text("".join(json.dumps({"text": d}, ensure_ascii=False) + "\n" for d in docs), encoding="utf-8")
-    return path
 
 
 def corpus_documents() -> list[str]:

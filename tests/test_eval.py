@@ -15,7 +15,7 @@ from fastsw import cli
 from fastsw.evaluate import MATPLOTLIB_MISSING, evaluate, markdown_table, to_json, write_report
 from fastsw.sample import sample_documents
 
-from conftest import shared_path
+from conftest import assert_error, shared_path, write_jsonl
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -27,20 +27,6 @@ def run(capsys, *argv):
     return code, out, err
 
 
-def assert_error(code, err, *words):
-    """Exit code 2 and one `fastsw: error:` line that mentions each of `words`, no traceback."""
-    assert code == 2, err
-    assert "Traceback" not in err
-    lines = err.splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("fastsw: error: "), err
-    for word in words:
-        assert word in lines[0], (word, err)
-
-
-def write_jsonl(path: Path, docs) -> Path:
-    path.write_text("".join(json.dumps({"text": d}, ensure_ascii=False) + "\n" for d in docs), encoding="utf-8")
-    return path
 
 
 @pytest.fixture(scope="module")
