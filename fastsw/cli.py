@@ -9,6 +9,7 @@ Unexpected exceptions (bugs) keep their traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -495,6 +496,24 @@ class _LineTracker:
         return getattr(self._stream, name)
 
 
+@contextlib.contextmanager
+def _progress_stderr(enabled: bool):
+    """stderr while progress bars are drawn (``enabled``): an error or interrupt after an unfinished bar line
+    starts on a line of its own."""
+    real = sys.stderr
+    tracker = _LineTracker(real)
+    try:
+        if enabled:
+            sys.stderr = tracker
+        yield
+    except BaseException:
+        if tracker.mid_line:
+            real.write("\n")
+        raise
+    finally:
+        sys.stderr = real
+
+
 # ---- helpers ------------------------------------------------------------------------------------------------------
 
 
@@ -755,12 +774,8 @@ def cmd_train(args) -> int:
         _info(f"no INPUT given: training on the bundled sample corpus ({len(files)} files in {SAMPLE_DIR})")
 
     progress = not args.no_progress
-    real_stderr = sys.stderr
-    tracker = _LineTracker(real_stderr)
     start = time.perf_counter()
-    try:
-        if progress:
-            sys.stderr = tracker
+    with _progress_stderr(progress):
         with warnings.catch_warnings():  # the summary prints these notes
             warnings.simplefilter("ignore", VocabularyNotReachedWarning)
             tok = train(
@@ -772,12 +787,6 @@ def cmd_train(args) -> int:
                 max_ngram_len=30 if args.max_ngram_len is None else args.max_ngram_len,
                 special_tokens=args.special_tokens, progress=progress, backend=args.backend, **source, **parity,
             )
-    except BaseException:
-        if tracker.mid_line:
-            real_stderr.write("\n")
-        raise
-    finally:
-        sys.stderr = real_stderr
     if tok.training_info.get("backend_note"):  # train() warned it; the CLI reports the library's warnings as notes
         _info(f"note: {tok.training_info['backend_note']}")
     tok.save(args.output)
@@ -808,11 +817,7 @@ def cmd_count(args) -> int:
     else:
         documents = iter_documents([Path(p) for p in args.inputs], **reading)
     progress = not args.no_progress
-    real_stderr = sys.stderr
-    tracker = _LineTracker(real_stderr)
-    try:
-        if progress:
-            sys.stderr = tracker
+    with _progress_stderr(progress):
         pretok = Pretokenizer(mode=args.pretokenizer)
 
         def count(documents, label=""):
@@ -850,12 +855,6 @@ def cmd_count(args) -> int:
         for name, b in zip(counts.languages or (), counts.language_bytes or ()):
             if b == 0:
                 raise CliError(f"language {name!r} has no text (0 bytes); give it a file with text or leave it out")
-    except BaseException:
-        if tracker.mid_line:
-            real_stderr.write("\n")
-        raise
-    finally:
-        sys.stderr = real_stderr
     counts.save(args.output)
     runs = f", {_plural(counts.n_runs, 'distinct letter run')}" if counts.has_runs else " (no letter runs)"
     rate = counts.n_bytes / 1e6 / elapsed if elapsed > 0 else 0.0
@@ -1069,20 +1068,10 @@ def cmd_eval(args) -> int:
             what = "is a directory" if os.path.isdir(path) else "does not exist"
             raise CliError(f"--text {lang}={path}: the file {what}; give an existing text file")
     progress = not args.no_progress
-    real_stderr = sys.stderr
-    tracker = _LineTracker(real_stderr)
-    try:
-        if progress:
-            sys.stderr = tracker
+    with _progress_stderr(progress):
         bar = Progress("evaluating", total=len(args.models) * len(texts), unit=" texts", enabled=progress)
         result = evaluate(args.models, texts, alpha=args.alpha, reading=reading, progress=bar)
         bar.close()
-    except BaseException:
-        if tracker.mid_line:
-            real_stderr.write("\n")
-        raise
-    finally:
-        sys.stderr = real_stderr
     if args.report is not None:
         write_report(result, args.report)
     out = _Output()

@@ -39,6 +39,14 @@ def read_jsonl_texts(path: Path, limit=None):
     return out
 
 
+def run(capsys, *argv):
+    """``fastsw.cli.main(argv)`` in this process -> (exit code, stdout, stderr)."""
+    from fastsw import cli
+    code = cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
 def assert_error(code: int, err: str, *words: str) -> None:
     """A CLI failure: exit code 2 and one `fastsw: error:` line that mentions each of `words`, no traceback."""
     assert code == 2, err

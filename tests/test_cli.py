@@ -15,7 +15,7 @@ import pytest
 import fastsw
 from fastsw import cli
 from fastsw.sample import sample_documents, sample_files
-from conftest import assert_error, write_jsonl
+from conftest import assert_error, run, write_jsonl
 
 REPO_ROOT = Path(fastsw.__file__).resolve().parents[1]
 
@@ -27,15 +27,6 @@ def set_stdin(monkeypatch, data) -> None:
     if isinstance(data, str):
         data = data.encode("utf-8")
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
-
-
-def run(capsys, *argv: str):
-    """main(argv) -> (exit code, stdout, stderr)."""
-    code = cli.main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 
 
 def corpus_documents() -> list[str]:

@@ -11,22 +11,12 @@ from pathlib import Path
 import pytest
 
 import fastsw
-from fastsw import cli
 from fastsw.evaluate import MATPLOTLIB_MISSING, evaluate, markdown_table, to_json, write_report
 from fastsw.sample import sample_documents
 
-from conftest import assert_error, shared_path, write_jsonl
+from conftest import assert_error, run, shared_path, write_jsonl
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-
-
-def run(capsys, *argv):
-    """main(argv) -> (exit code, stdout, stderr)."""
-    code = cli.main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 
 
 @pytest.fixture(scope="module")

@@ -8,18 +8,15 @@ twice.
 import gzip
 import json
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
 
 import fastsw
-from fastsw import cli
-from fastsw.counting import (Counts, count_corpus, count_languages, language_weights, load_counts, scaled_weights,
-                             weighted_counts)
+from fastsw.counting import Counts, count_corpus, count_languages, language_weights, load_counts, scaled_weights
 from fastsw.pretokenize import Pretokenizer
 from fastsw.readers import InputError, iter_language_documents
 
-from conftest import shared_path
+from conftest import run, shared_path
 
 BACKENDS = ("python", "numba")
 ALGOS = {
@@ -241,12 +238,6 @@ def test_weights_on_counts_without_languages(tmp_path):
 
 
 # ---- CLI ----------------------------------------------------------------------------------------------------------
-
-
-def run(capsys, *argv):
-    code = cli.main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture

@@ -12,10 +12,10 @@ import warnings
 import pytest
 
 import fastsw
-from fastsw import cli
 from fastsw.counting import Counts, count_corpus, count_corpus_parallel, native_counting
 from fastsw import pretokenize
 from fastsw.pretokenize import Pretokenizer
+from conftest import assert_error, run
 
 BACKENDS = ("python", "numba")
 DECOMPOSED = "Cafe\u0301 cre\u0300me bru\u0302le\u0301e, e\u0301te\u0301 \ufb01n"   # e + combining accents; the fi ligature
@@ -36,20 +36,6 @@ def merges_as_bytes(tok):
 def multilingual_docs(sample_docs):
     """A slice of every language of the bundled sample: real multilingual text, short enough for the reference."""
     return [d[:400] for d in sample_docs[:60]]
-
-
-def run(capsys, *argv):
-    code = cli.main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def assert_one_error_line(code, err, *words):
-    assert code == 2, err
-    lines = err.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("fastsw: error: "), err
-    for word in words:
-        assert word in lines[0], (word, err)
 
 
 # ---- the none pre-tokenizer ----------------------------------------------------------------------------------------
@@ -124,7 +110,7 @@ def test_cli_none_pretokenizer(capsys, tmp_path):
     model = tmp_path / "m.json"
     code, _, err = run(capsys, "train", corpus, "-o", model, "--pretokenizer", "none",
                        "--no-progress")  # the CLI's default algo is boundless
-    assert_one_error_line(code, err, "--pretokenizer none", "--algo bpe")
+    assert_error(code, err, "--pretokenizer none", "--algo bpe")
     assert not model.exists()
     code, _, err = run(capsys, "train", corpus, "-o", model, "--pretokenizer", "none",
                        "--algo", "bpe", "--vocab-size", "245", "--no-progress")
@@ -287,14 +273,14 @@ def test_cli_normalize(capsys, tmp_path):
     assert Counts.load(tmp_path / "c.gz").normalize == "nfkc"
     code, _, err = run(capsys, "train", "--from-counts", tmp_path / "c.gz", "-o", tmp_path / "x.json", "--algo",
                        "bpe", "--normalize", "nfc", "--no-progress")
-    assert_one_error_line(code, err, "--normalize nfc", "nfkc")
+    assert_error(code, err, "--normalize nfc", "nfkc")
     assert not (tmp_path / "x.json").exists()
     code, _, err = run(capsys, "train", "--from-counts", tmp_path / "c.gz", "-o", tmp_path / "x.json", "--algo",
                        "bpe", "--vocab-size", "300", "--no-progress")
     assert code == 0, err
     assert fastsw.Tokenizer.load(tmp_path / "x.json").normalize == "nfkc"
     code, _, err = run(capsys, "train", corpus, "-o", tmp_path / "y.json", "--normalize", "nfd")
-    assert_one_error_line(code, err, "--normalize", "'nfd'")
+    assert_error(code, err, "--normalize", "'nfd'")
     assert not (tmp_path / "y.json").exists()
 
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 import fastsw
-from fastsw import cli
 from fastsw.counting import count_corpus
 from fastsw.model_io import OutputError
+from conftest import assert_error, run
 
 REPO_ROOT = Path(fastsw.__file__).resolve().parents[1]
 DOCS = ["the cat sat on the mat", "the dog sat on the log", "a cat and a dog"] * 3
@@ -224,20 +224,6 @@ def corpus(tmp_path):
     return path
 
 
-def run(capsys, *argv):
-    code = cli.main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def assert_one_error_line(code, err, *words):
-    assert code == 2, err
-    lines = err.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("fastsw: error: ") and "Traceback" not in err, err
-    for word in words:
-        assert word in lines[0], (word, err)
-
-
 TRAIN = ["train", "--algo", "bpe", "--vocab-size", "260", "--no-progress"]
 
 
@@ -247,10 +233,10 @@ def test_cli_refuses_fifo_and_dev_null_before_reading_the_corpus(corpus, tmp_pat
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     code, out, err = run(capsys, *argv, corpus, "-o", fifo)
-    assert_one_error_line(code, err, str(fifo), "FIFO", "regular file")
+    assert_error(code, err, str(fifo), "FIFO", "regular file")
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
     code, out, err = run(capsys, *argv, corpus, "-o", "/dev/null")
-    assert_one_error_line(code, err, "/dev/null", "character device")
+    assert_error(code, err, "/dev/null", "character device")
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
 
 
@@ -266,7 +252,7 @@ def test_cli_follows_a_symlink(corpus, tmp_path, capsys):
 def test_cli_full_disk_is_one_line(corpus, tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(os, "fsync", _enospc)
     code, out, err = run(capsys, *TRAIN, corpus, "-o", tmp_path / "m.json")
-    assert_one_error_line(code, err, f"{tmp_path / 'm.json'}: no space left on device", "free some space")
+    assert_error(code, err, f"{tmp_path / 'm.json'}: no space left on device", "free some space")
     assert os.listdir(tmp_path) == ["c.txt"]
 
 

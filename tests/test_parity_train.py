@@ -8,14 +8,13 @@ import pytest
 
 import fastsw
 import fastsw.trainer
-from fastsw import cli
 from fastsw.alphabet import default_alphabet
 from fastsw.counting import count_corpus
 from fastsw.metrics import gini
 from fastsw.parity import learn_parity_merges
 from fastsw.pretokenize import make_pretokenizer
 
-from conftest import shared_path
+from conftest import run, shared_path
 
 BACKENDS = ["python", "numba"]
 
@@ -209,12 +208,6 @@ def test_bad_parity_input(kwargs, words):
 
 
 # ---- CLI ---------------------------------------------------------------------------------------------------------
-
-
-def run(capsys, *argv):
-    code = cli.main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def lang_args(flag, split, langs=("en", "de")):
