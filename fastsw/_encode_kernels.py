@@ -81,6 +81,21 @@ Design notes
   loop does this step in one pass (and again while the result is one run), then
   continues from the result as from any other sequence. (Measured: ``"a" * 10**6``
   took 66 ms in the bucket loop, about 2 ms this way.)
+* (6) Rank mode (tiktoken's vocabularies, :mod:`fastsw.tiktoken_vocab`): the table
+  holds every two-way split ``(x, y)`` of every token ``t`` as ``(x, y) -> (rank t, t)``,
+  so several pairs share one rank (o200k_base: 446,189 splits of 143,514 tokens) and
+  the value of a pair is still its concatenation's rank and id. The scan loop is
+  tiktoken's own algorithm (leftmost lowest rank, neighbours re-looked-up). Note (2)
+  does not hold: a part may rank after the token it forms (71,370 of o200k's splits),
+  so a merge can create a pair of a *lower* rank than the one being applied, which
+  tiktoken merges next. The bucket loop then stops applying the current rank, puts
+  its remaining positions back into that bucket (rewriting the bucket's own pool
+  slots, so scratch stays at 3n) and lets the heap pick the lower rank; equal ranks
+  cannot be created (a new pair spans more bytes than the token just made, so it is
+  another token). Note (5)'s arithmetic step is taken only when neither ``new x`` nor
+  ``new new`` outranks ``x x``. Merge-rule models never take either branch. Notes
+  (3) and (4) hold as they are: a position's pair spans ever more bytes, so a rank
+  seen at a position once never comes back to it.
 """
 from __future__ import annotations
 
@@ -409,6 +424,12 @@ def _merge_long(buf, a, n, table, nxt, prv, heap, head, pool_pos, pool_next, ord
         if v < 0:
             return n
         new = np.int32(v & _LOW32)
+        # rank mode (module note (6)): the step is the reference's only if neither pair it makes
+        # (new x, new new) has a lower rank than x x; otherwise the general loop below decides
+        v2 = _pair_lookup(table, new, x)
+        v3 = _pair_lookup(table, new, new)
+        if (v2 >= 0 and v2 < v) or (v3 >= 0 and v3 < v):
+            break
         half = n >> 1
         for i in range(half):
             buf[a + i] = new
@@ -432,6 +453,7 @@ def _merge_long(buf, a, n, table, nxt, prv, heap, head, pool_pos, pool_next, ord
         # the bucket lists positions newest first; restore ascending order
         k = 0
         e = head[rank]
+        first = e
         head[rank] = -1
         while e != -1:
             order[k] = pool_pos[e]
@@ -462,18 +484,35 @@ def _merge_long(buf, a, n, table, nxt, prv, heap, head, pool_pos, pool_next, ord
             m = nxt[j]
             nxt[i] = m
             nxt[j] = -1
-            # new pairs have higher ranks than ``rank`` (module note (2)): they go to
-            # later buckets, never to the one being applied
+            # new pairs have higher ranks than ``rank`` with merge rules (module note (2)): they go
+            # to later buckets, never to the one being applied; in rank mode one may be lower (6)
+            lower = False
             if m < n:
                 prv[m] = i
                 v = _pair_lookup(table, new, buf[a + m])
                 if v >= 0:
+                    lower |= (v >> 32) < rank
                     n_pool, size = _bucket_add(head, pool_pos, pool_next, n_pool, heap, size, v >> 32, i)
             p = prv[i]
             if p >= 0:
                 v = _pair_lookup(table, buf[a + p], new)
                 if v >= 0:
+                    lower |= (v >> 32) < rank
                     n_pool, size = _bucket_add(head, pool_pos, pool_next, n_pool, heap, size, v >> 32, p)
+            if lower and q + 1 < k:
+                # module note (6): the lower rank goes first; the rest of this bucket (ascending) goes
+                # back into the bucket's own pool slots (k of them, so the pool never grows)
+                e = first
+                last = first
+                for t in range(q + 1, k):
+                    pool_pos[e] = order[t]
+                    last = e
+                    e = pool_next[e]
+                if head[rank] == -1:
+                    size = _heap_push(heap, size, rank)
+                pool_next[last] = head[rank]
+                head[rank] = first
+                break
     w = a
     i = 0
     while i < n:
