@@ -56,7 +56,7 @@ import numpy as np
 from .alphabet import ByteAlphabet, check_utf8
 from .files import atomic_open
 from .interop import rank_table_encode
-from .pretokenize import GPT4O_PATTERN, Pretokenizer
+from .pretokenize import CL100K_PATTERN, GPT4O_PATTERN, Pretokenizer
 from .tokenizer import Tokenizer
 
 __all__ = ["TiktokenTokenizer", "load_tiktoken", "from_tiktoken", "read_rank_file", "check_ranks",
@@ -65,9 +65,6 @@ __all__ = ["TiktokenTokenizer", "load_tiktoken", "from_tiktoken", "read_rank_fil
 
 #: tiktoken's o200k_base pattern: fastsw's GPT-4o pattern, the same string.
 O200K_PATTERN = GPT4O_PATTERN
-#: tiktoken's cl100k_base pattern (possessive quantifiers; ``regex`` reads them as Rust's fancy_regex does).
-CL100K_PATTERN = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
-                  r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s""")
 PATTERNS = {"o200k": O200K_PATTERN, "cl100k": CL100K_PATTERN}
 #: The special tokens of each named encoding (tiktoken_ext.openai_public), used when
 #: ``special_tokens=None``.
