@@ -68,6 +68,9 @@ def hf_from_ranks(tok, pattern: str):
     splits = tok._splits[tok._splits[:, 2].argsort(kind="stable")]
     merges = [(render(tok.vocab[x]), render(tok.vocab[y])) for x, y, _ in splits.tolist()]
     hf = Tokenizer(models.BPE(vocab=vocab, merges=merges, ignore_merges=True))
+    # Oniguruma reads cl100k's possessive ``{1,3}+`` as a repeated group ("2024" would be one piece); plain
+    # ``{1,3}`` is the same match here (nothing follows it in its alternative)
+    pattern = pattern.replace(r"\p{N}{1,3}+", r"\p{N}{1,3}")
     hf.pre_tokenizer = pre_tokenizers.Sequence([
         pre_tokenizers.Split(Regex(pattern), behavior="isolated"),
         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
