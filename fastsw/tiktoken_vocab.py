@@ -34,7 +34,12 @@ Design notes
   token list for an Encoding). The file is written atomically (``fastsw.files.atomic_open``) and
   holds a SHA-256 of its own arrays and of its source: a cache that does not load, does not match
   or fails its checksum is rebuilt and rewritten, never trusted. An unwritable cache directory only
-  costs the rebuild. Measured numbers: see the README section "tiktoken's own vocabularies".
+  costs the rebuild. Measured (``bench/bench_tiktoken.py``, o200k_base, shared 2-core machine): cold load
+  1.0 s, load from the cache 0.08 s; the first encode then builds the fast tables (0.16 s: pair table 17.3 MB,
+  shortcut tables 8.4 + 4.2 MB) and loads Numba's cached kernels (once per process, for any model).
+* Why a split table and not one merge rule per token: 71,370 of o200k_base's splits (43,674 of cl100k_base's) have
+  a part ranked *after* the token it forms, so a merge can create a pair of lower rank than the one just applied
+  and tiktoken joins that pair next; see note (6) of :mod:`fastsw._encode_kernels`.
 * The fast encoder's tables come from the cached arrays (:class:`fastsw.fast_encode.PairArrays`),
   never from a 446k-entry Python dict; ``regular_ranks`` (the dict) is built only when asked for.
 * Ids: a token's id is its rank, so the ranks must be ``0 .. n-1`` without gaps or duplicates and
