@@ -1,0 +1,246 @@
+"""SCRIPT v3 (seed 002 Appendix B.1/B.2, SPEC section 9): the table, the atomic encoding and its inverse, byte
+fallback, drop_unlisted, the no-partial-character rule, and the groups / plain SCRIPT pretokens (compiled kernel
+against the plain-Python rule on the shared corpora and on adversarial Unicode)."""
+import gzip
+import json
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fastsw import script_v3 as sv
+from conftest import HYPOTHESIS_EXAMPLES, read_jsonl_texts, shared_path
+
+T = sv.table()
+
+
+def chars_of(text):
+    """(block name, index) per character."""
+    atoms = sv.atoms_of_text(text)
+    return [(T.block_name(atoms[i]), atoms[i + 1] - T.n_blocks) for i in range(0, len(atoms), 2)]
+
+
+# -- the table ---------------------------------------------------------------------------------------------
+
+def test_shipped_scripts_file_is_the_shared_one():
+    assert sv.SCRIPTS_FILE.read_bytes() == shared_path("unicode/Scripts-16.0.0.txt").read_bytes()
+
+
+def test_1710_atomic_tokens_for_unicode_16():
+    # seed 002 B.1: "reducing the number of SCRIPT tokens from 1,916 to 1,710"; SPEC: at most 1,448 per block
+    assert (T.n_blocks, T.n_index, T.n_atoms) == (262, 1448, 1710)
+    assert max(len(chars) for _, _, chars in T.blocks) == sv.BLOCK_SIZE == 1448
+    # the block size is the (Latin, LM) class: Latin letters are one whole block
+    latin = T.classes.index(("Latin", "LM"))
+    assert [sub for cid, sub, _ in T.blocks if cid == latin] == [0]
+    assert len(T.blocks[T.block_of[ord("a")]][2]) == 1448
+    # 174 classes from the file plus Unknown; Han letters need ceil(98687 / 1448) = 69 blocks
+    assert len(T.classes) == 175 and T.classes[-1] == ("Unknown", "✭")
+    assert sum(1 for cid, _, _ in T.blocks if T.classes[cid] == ("Han", "LM")) == 69
+    assert len(T) == 1710 + 115
+
+
+def test_classes_follow_the_seed():
+    # B.1: Latin and Cyrillic letters are separate blocks ...
+    assert chars_of("a")[0][0] == "Latin:LM" and chars_of("я")[0][0] == "Cyrillic:LM"
+    # ... Arabic-Indic and Devanagari digits share one block with 012
+    assert {b for b, _ in chars_of("012٣४")} == {"✭:N"}
+    # ... Tibetan letters, digits and punctuation are all one block
+    assert {b for b, _ in chars_of("ཀ༣།")} == {"Tibetan:✭"}
+    # other high-resource characters drop the script: Thai digits are digits, CJK punctuation is PSF
+    assert chars_of("๓")[0][0] == "✭:N" and chars_of("。")[0][0].startswith("✭:PSF")
+    assert chars_of(" ")[0][0] == "✭:ZC" and chars_of("\n")[0][0] == "✭:ZC"   # Zs and Cc
+    assert chars_of("©")[0][0].startswith("✭:So") and chars_of("\u200b")[0][0].startswith("✭:PSF")  # So, Cf
+    # combining marks are Inherited (not high-resource): one class, script kept
+    assert chars_of("\u0301")[0][0] == "Inherited:✭"
+    # the Scripts file's own category, not Python's older unicodedata: U+1C89 (Unicode 16) is a Cyrillic letter
+    assert chars_of("\u1c89")[0][0] == "Cyrillic:LM"
+    # file order: class ids by first appearance, indices in file order (ASCII letters first, A before a)
+    assert T.classes[:2] == (("✭", "ZC"), ("✭", "PSF"))
+    assert chars_of("Aa") == [("Latin:LM", 0), ("Latin:LM", 26)]
+
+
+def test_every_code_point_round_trips():
+    listed = np.flatnonzero(T.block_of >= 0)
+    assert len(listed) == 155063
+    # each listed code point is exactly one (block, index) slot, and that slot holds it
+    slots = T.block_of[listed].astype(np.int64) * T.n_index + T.index_of[listed]
+    assert len(np.unique(slots)) == len(listed)
+    slot_cp = np.full(T.n_blocks * T.n_index, -1, dtype=np.int64)
+    for b, (_, _, chars) in enumerate(T.blocks):
+        slot_cp[b * T.n_index:b * T.n_index + len(chars)] = [ord(c) for c in chars]
+    assert (slot_cp[slots] == listed).all()
+    # every code point but the surrogates, encoded and decoded (unlisted ones through byte fallback)
+    cps = np.concatenate([np.arange(0xD800), np.arange(0xE000, 0x110000)]).astype("<u4")
+    text = cps.tobytes().decode("utf-32-le")
+    atoms = sv.atoms_of_text(text)
+    assert sv.text_of_atoms(atoms) == text
+    n_unlisted = len(cps) - len(listed)
+    unlisted = cps[T.block_of[cps] < 0]
+    utf8_len = 1 + (unlisted >= 0x80) + (unlisted >= 0x800) + (unlisted >= 0x10000)
+    assert len(atoms) == 2 * len(listed) + int(utf8_len.sum())
+    assert sv.text_of_atoms(sv.atoms_of_text(text, drop_unlisted=True)) == "".join(
+        chr(c) for c in listed.tolist())
+    assert n_unlisted > 900000
+
+
+def test_unlisted_characters_byte_fallback_or_dropped():
+    pua, unassigned = "\ue000", "\u0378"
+    atoms = sv.atoms_of_text("a" + pua + unassigned)
+    assert [sv.atom_name(a) for a in atoms] == ["<Latin:LM>", "<26>", "<xEE>", "<x80>", "<x80>", "<xCD>", "<xB8>"]
+    assert sv.text_of_atoms(atoms) == "a" + pua + unassigned
+    assert sv.atoms_of_text("a" + pua + unassigned, drop_unlisted=True) == sv.atoms_of_text("a")
+    assert sv.remove_unlisted("x\ue000y\U000e0000\ud800z") == "xyz"   # SPEC: U+E000 pua -> pua
+    assert sv.remove_unlisted("plain") == "plain"
+    with pytest.raises(ValueError, match="lone surrogate.*drop_unlisted=True"):
+        sv.atoms_of_text("a\ud800")
+    assert sv.atoms_of_text("a\ud800", drop_unlisted=True) == sv.atoms_of_text("a")
+    with pytest.raises(TypeError, match="drop_unlisted"):
+        sv.atoms_of_text("a", drop_unlisted="yes")
+
+
+def test_broken_atom_sequences_are_refused_plainly():
+    a = sv.atoms_of_text("ab")
+    with pytest.raises(ValueError, match="without one of its 1448 index atoms"):
+        sv.text_of_atoms(a[:1])
+    with pytest.raises(ValueError, match="index atom .* without a block"):
+        sv.text_of_atoms(a[1:])
+    with pytest.raises(ValueError, match="not a SCRIPT atom id"):
+        sv.text_of_atoms([len(T)])
+    last = T.n_blocks - 1  # the last block is short: an index past its end is not a character
+    assert len(T.blocks[last][2]) < T.n_index
+    with pytest.raises(ValueError, match="without one of its"):
+        sv.text_of_atoms([last, T.n_atoms - 1])
+
+
+# -- no partial characters -------------------------------------------------------------------------------
+
+def test_merge_rule():
+    kinds = sv.atom_kinds()
+    b, i = sv.atoms_of_text("a")
+    fb = sv.atoms_of_text("\ue000")
+    assert (kinds[b], kinds[i], kinds[fb[0]]) == (sv.KIND_BLOCK, sv.KIND_INDEX, sv.KIND_BYTE)
+    W = sv.KIND_WHOLE
+    allowed = {(l, r) for l in range(4) for r in range(4) if sv.merge_allowed(l, r)}
+    assert allowed == {(W, W), (sv.KIND_BLOCK, sv.KIND_INDEX)}
+    # the kernel form agrees on every pair of kinds (token ids 0..3 given kinds 0..3)
+    k4 = np.arange(4, dtype=np.uint8)
+    assert {(l, r) for l in range(4) for r in range(4) if sv.merge_allowed_kernel(k4, l, r)} == allowed
+    assert sv.merge_allowed_kernel.py_func(k4, 1, 2) and not sv.merge_allowed_kernel.py_func(k4, 2, 1)
+
+
+def _tokens_are_whole(text):
+    """Greedy pairwise merging of a text's atoms, allowed merges only: every token decodes on its own."""
+    kinds = list(sv.atom_kinds())
+    seq = [[a] for a in sv.atoms_of_text(text)]
+    kind = [kinds[a] for a in sv.atoms_of_text(text)]
+    changed = True
+    while changed and len(seq) > 1:
+        changed = False
+        for j in range(len(seq) - 1):
+            if sv.merge_allowed(kind[j], kind[j + 1]):
+                seq[j:j + 2] = [seq[j] + seq[j + 1]]
+                kind[j:j + 2] = [sv.KIND_WHOLE]
+                changed = True
+                break
+    for tok, k in zip(seq, kind):
+        if k == sv.KIND_WHOLE:
+            sv.text_of_atoms(tok)  # raises for a partial character
+    return seq, kind
+
+
+def test_merges_never_make_partial_characters():
+    seq, kind = _tokens_are_whole("héllo wörld \ue000 日本")
+    # everything listed merged into one whole token... up to the unlisted character, whose bytes stay apart
+    assert [k for k in kind].count(sv.KIND_BYTE) == 3
+    assert sv.text_of_atoms(seq[0]) == "héllo wörld "
+
+
+# -- groups and plain SCRIPT pretokens --------------------------------------------------------------------
+
+def pretokens_both(text):
+    ref = sv.pretokenize_reference(text)
+    assert sv.pretokenize(text) == ref
+    assert sv.group_ends(text).tolist() == sv.group_ends_reference(text)
+    assert "".join(ref) == text
+    return ref
+
+
+def test_seed_b2_examples():
+    # a single space joins a following word (space-using script) or PSF group ...
+    assert pretokens_both("the cat, (sat)") == ["the", " cat", ",", " (", "sat", ")"]
+    assert pretokens_both("привет мир") == ["привет", " мир"]
+    # ... nothing else does: two spaces stand alone, as does a space before emoji, digits, Han, kana, Thai
+    assert pretokens_both("a  b") == ["a", "  ", "b"]
+    assert pretokens_both("a 😀") == ["a", " ", "😀"]
+    assert pretokens_both("a 42") == ["a", " ", "42"]
+    assert pretokens_both("a 日本 かな ไทย") == ["a", " ", "日本", " ", "かな", " ", "ไทย"]
+    # no pretoken spans a script change; Hiragana groups with Han, Katakana does not
+    assert pretokens_both("Δx") == ["Δ", "x"]
+    assert pretokens_both("東京でカメラ") == ["東京で", "カメラ"]
+    # Inherited joins the group before it; at the start it is a group of its own; " \u0301" stays one pretoken
+    assert pretokens_both("e\u0301te\u0301") == ["e\u0301te\u0301"]
+    assert pretokens_both("\u0301\u0301a") == ["\u0301\u0301", "a"]
+    assert pretokens_both("a \u0301b") == ["a", " \u0301", "b"]
+    # unlisted code points are one (Unknown, ✭) class: they group together
+    assert pretokens_both("x\ue000\ue001y") == ["x", "\ue000\ue001", "y"]
+    # digits of different scripts are one class, and so one group
+    assert pretokens_both("12٣४") == ["12٣४"]
+
+
+def test_pathological_groups():
+    for text in ["", " ", "a" * 100000, " " * 5000 + "x", "\u0301" * 3000, " a" * 3000, "\ud800\udc00",
+                 "a \u0301" * 100, "日" * 5000 + "ー"]:
+        pretokens_both(text)
+
+
+def _corpus_texts():
+    corpus = shared_path("corpus")
+    texts = []
+    for lang in sorted(p.name for p in corpus.iterdir() if (p / "heldout.jsonl").exists()):
+        texts += read_jsonl_texts(corpus / lang / "heldout.jsonl", limit=200)
+        size = 0
+        with gzip.open(corpus / lang / "train.jsonl.gz", "rt", encoding="utf-8") as f:
+            for line in f:
+                texts.append(json.loads(line)["text"])
+                size += len(texts[-1])
+                if size >= 100_000:
+                    break
+    for path in sorted((corpus / "parallel").glob("*.jsonl")):
+        texts += read_jsonl_texts(path, limit=100)
+    assert len(texts) > 2000
+    return texts
+
+
+def test_kernel_equals_reference_on_shared_corpus():
+    texts = _corpus_texts()
+    bad = [t for t in texts if sv.pretokenize(t) != sv.pretokenize_reference(t)]
+    assert not bad, f"{len(bad)} documents differ, e.g. {bad[0][:200]!r}"
+    joined = "".join(texts)
+    assert sv.text_of_atoms(sv.atoms_of_text(joined)) == joined
+
+
+_SPECIAL = list(" \n\t\u00a0\u3000.,!?-(") + [
+    "\u0301", "\u0308", "\u093f", "\u20dd", "a", "Z", "\u00b5", "\u0394", "\u044f", "\u05d0", "\u0627", "\u4e00",
+    "\u3042", "\u30a2", "\u30fc", "\u0e01", "\u1000", "\uac00", "\u0f40", "0", "\u0663", "\u0967", "\u00bd",
+    "\U0001f600", "\ufe0f", "\u200d", "\ue000", "\U000f0000", "\u0378", "\U000e0001", "\U0010ffff", "\ud800",
+    "\udc00", " \u0301", "  ",
+]
+adversarial = st.lists(st.one_of(st.sampled_from(_SPECIAL), st.characters(codec=None)), max_size=40).map("".join)
+
+
+@settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(adversarial)
+def test_adversarial_groups(text):
+    pretokens_both(text)
+
+
+@settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None)
+@given(st.text())
+def test_atoms_round_trip(text):
+    atoms = sv.atoms_of_text(text)
+    assert sv.text_of_atoms(atoms) == text
+    assert len(atoms) >= 2 * len(text) - sum(1 for c in text if T.block_of[ord(c)] < 0) * 2
+    dropped = sv.atoms_of_text(text, drop_unlisted=True)
+    assert sv.text_of_atoms(dropped) == sv.remove_unlisted(text)
