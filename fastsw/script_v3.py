@@ -63,7 +63,7 @@ __all__ = [
     "SCRIPTS_FILE", "SPACE_USING_SCRIPTS", "HIGH_RESOURCE_SCRIPTS", "DROPPED", "BLOCK_SIZE",
     "KIND_WHOLE", "KIND_BLOCK", "KIND_INDEX", "KIND_BYTE", "FALLBACK_BYTES",
     "supercategory", "class_of_entry", "ScriptTable", "table", "atoms_of_text", "text_of_atoms",
-    "bytes_of_atoms", "atom_kinds", "atom_name", "merge_allowed", "merge_allowed_kernel", "remove_unlisted",
+    "bytes_of_atoms", "atom_kinds", "atom_name", "merge_allowed", "merge_allowed_kernel", "RULE_TABLE", "merge_rule", "remove_unlisted",
     "group_ends", "group_ends_reference", "pretokenize", "pretokenize_reference", "readable",
 ]
 
@@ -359,6 +359,19 @@ def merge_allowed_kernel(kinds, left, right):
     kl = kinds[left]
     kr = kinds[right]
     return (kl == 0 and kr == 0) or (kl == 1 and kr == 2)
+
+
+#: The no-partial-character rule as a merge table for the trainers (:class:`fastsw.bpe.PairMerger`, the Numba
+#: merge loop): ``RULE_TABLE[left kind][right kind]`` is the merged token's kind, -1 where the merge is forbidden.
+RULE_TABLE = np.full((4, 4), -1, dtype=np.int8)
+RULE_TABLE[KIND_WHOLE, KIND_WHOLE] = KIND_WHOLE
+RULE_TABLE[KIND_BLOCK, KIND_INDEX] = KIND_WHOLE
+
+
+def merge_rule(kinds: Sequence[int]):
+    """The ``merge_rule`` argument of the trainers (``fastsw.bpe.learn_merges``, the fast path) for an alphabet
+    whose token ``i`` has kind ``kinds[i]``: ``(uint8 kinds, RULE_TABLE)``."""
+    return np.asarray(kinds, dtype=np.uint8), RULE_TABLE
 
 
 def atom_name(atom: int) -> str:

@@ -182,7 +182,8 @@ class ReferenceBackend:
         words = [alphabet.initial_ids(p) for p in counts.pretokens]
         token_bytes = list(alphabet.tokens)
         merges, words = learn_merges(words, counts.counts, token_bytes, get_profile(profile), n_merges,
-                                     progress=progress, max_total=self.max_total)
+                                     progress=progress, max_total=self.max_total,
+                                     merge_rule=getattr(alphabet, "merge_rule", None))
         return merges, words, token_bytes
 
     @staticmethod

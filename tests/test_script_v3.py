@@ -244,3 +244,81 @@ def test_atoms_round_trip(text):
     assert len(atoms) >= 2 * len(text) - sum(1 for c in text if T.block_of[ord(c)] < 0) * 2
     dropped = sv.atoms_of_text(text, drop_unlisted=True)
     assert sv.text_of_atoms(dropped) == sv.remove_unlisted(text)
+
+
+# -- the merge rule in both trainers --------------------------------------------------------------------------
+
+def test_rule_table_is_merge_allowed():
+    for l in range(4):
+        for r in range(4):
+            assert (sv.RULE_TABLE[l, r] >= 0) == sv.merge_allowed(l, r)
+            assert sv.RULE_TABLE[l, r] in (-1, sv.KIND_WHOLE)
+
+
+def _script_words(texts):
+    """SCRIPT words of local atom ids with their counts, and their atoms' token bytes (each atom one byte
+    string of its own: the first byte its kind, so bytes tie-breaking differs from id order)."""
+    from collections import Counter
+    words = Counter(tuple(sv.atoms_of_text(t)) for t in texts)
+    token_bytes = [bytes([k, a & 0xFF, a >> 8]) for a, k in enumerate(sv.atom_kinds().tolist())]
+    return [list(w) for w in words], list(words.values()), token_bytes
+
+
+def _check_trainers_agree_and_respect_the_rule(texts, n_merges):
+    from fastsw.alphabet import get_profile
+    from fastsw.bpe import learn_merges
+    from fastsw.fast_train import learn_merges_fast
+    words, counts, token_bytes = _script_words(texts)
+    rule = sv.merge_rule(sv.atom_kinds())
+    for profile in ("paper", "hf"):
+        ref_bytes, fast_bytes = list(token_bytes), list(token_bytes)
+        ref = learn_merges(words, counts, ref_bytes, get_profile(profile), n_merges, merge_rule=rule)
+        fast = learn_merges_fast(words, counts, fast_bytes, get_profile(profile), n_merges, merge_rule=rule)
+        assert fast == ref and fast_bytes == ref_bytes
+        # every new token is whole characters: replay the merges on atom sequences and decode each one
+        seqs = [[a] for a in range(len(token_bytes))]
+        for left, right, _ in ref[0]:
+            seqs.append(seqs[left] + seqs[right])
+            sv.text_of_atoms(seqs[-1])  # raises on a partial character
+        # without the rule the same words do make partial tokens (the rule is what prevents them)
+        free = learn_merges(words, counts, list(token_bytes), get_profile(profile), n_merges)[0]
+        assert any(seqs_ok is False for seqs_ok in _decodable(free, len(token_bytes)))
+    return ref
+
+
+def _decodable(merges, n_atoms):
+    seqs = [[a] for a in range(n_atoms)]
+    for left, right, _ in merges:
+        seqs.append(seqs[left] + seqs[right])
+        try:
+            sv.text_of_atoms(seqs[-1])
+            yield True
+        except ValueError:
+            yield False
+
+
+def test_trainers_never_make_partial_characters_on_real_text():
+    texts = []
+    for lang in ("en", "ru", "zh", "hi"):
+        texts += [w for t in read_jsonl_texts(shared_path(f"corpus/{lang}/heldout.jsonl"), limit=6)
+                  for w in sv.pretokenize(t)]
+    texts.append("\ue000\ue001 x\ue000")  # unlisted characters: fallback bytes never merge
+    merges, _ = _check_trainers_agree_and_respect_the_rule(texts, 300)
+    assert len(merges) == 300
+
+
+@settings(max_examples=HYPOTHESIS_EXAMPLES // 4, deadline=None)
+@given(st.lists(st.text(alphabet="ab ́é\ue000日", min_size=1, max_size=8), min_size=1, max_size=12),
+       st.integers(0, 30))
+def test_trainers_agree_under_the_rule(texts, n_merges):
+    from fastsw.alphabet import get_profile
+    from fastsw.bpe import learn_merges
+    from fastsw.fast_train import learn_merges_fast
+    words, counts, token_bytes = _script_words(texts)
+    rule = sv.merge_rule(sv.atom_kinds())
+    for profile in ("paper", "hf"):
+        ref_bytes, fast_bytes = list(token_bytes), list(token_bytes)
+        ref = learn_merges(words, counts, ref_bytes, get_profile(profile), n_merges, merge_rule=rule)
+        fast = learn_merges_fast(words, counts, fast_bytes, get_profile(profile), n_merges, merge_rule=rule)
+        assert fast == ref and fast_bytes == ref_bytes
+        assert all(_decodable(ref[0], len(token_bytes)))
