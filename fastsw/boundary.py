@@ -168,7 +168,7 @@ def groups(text: str, *, markers: bool = True) -> List[Tuple[int, int, int]]:
     the marker schemes) directly after a group that is exactly one space, they form a group of their own.
 
         >>> t = class_table()
-        >>> [("a b ́c"[s:e], t.names[c]) for s, e, c in groups("a b ́c")][2:4]
+        >>> [("a b ́c"[s:e], t.names[c]) for s, e, c in groups("a b ́c")][3:5]
         [(' ', ('✭', 'ZC')), ('́', ('Inherited', '✭'))]
     """
     table = class_table()
@@ -422,7 +422,7 @@ _LETTER = regex.compile(r"\p{L}")
 
 
 class BoundaryPretokenizer:
-    """A marker scheme as a pre-tokenizer (use :func:`fastsw.make_pretokenizer` with its name).
+    """A marker scheme as a pre-tokenizer (``fastsw.train(..., pretokenizer="boundary[w,p,d]+caps")`` makes one).
 
     Args:
         scheme: ``"boundary[w]"``, ``"boundary[w,p]"``, ``"boundary[w,p,d]"``, optionally with ``+caps``,
@@ -432,8 +432,8 @@ class BoundaryPretokenizer:
             lossless on every ``str``.
         single_char_shift, min_caps_length: the caps-code parameters of SPEC section 9.
 
-        >>> import fastsw
-        >>> p = fastsw.make_pretokenizer("boundary[w,p,d]+caps")
+        >>> from fastsw.pretokenize import make_pretokenizer
+        >>> p = make_pretokenizer("boundary[w,p,d]+caps")
         >>> [show(x) for x in p.pretokenize("The cat, 3 ΟΔΟΣ")]
         ['↑¦the¦', '¦cat¦', ',¦', '¦3¦', '⇑¦οδος¦']
         >>> p.decode_text("".join(p.pretokenize("The cat, 3 ΟΔΟΣ")))

@@ -328,9 +328,10 @@ def _script_v3():
         raise ValueError("the SCRIPT v3 pre-tokenizers (script-v3, script-v3+boundary[...]) are not available in "
                          "this fastsw (no fastsw.script_v3 module); use script, simple, none or a boundary[...] "
                          "scheme") from None
-    maker = getattr(script_v3, "make_pretokenizer", None) or getattr(script_v3, "ScriptPretokenizer", None)
+    maker = getattr(script_v3, "ScriptPretokenizer", None)
     if maker is None:
-        raise ValueError("fastsw.script_v3 has no pre-tokenizer class; the SCRIPT v3 schemes are not available")
+        raise ValueError("the SCRIPT v3 pre-tokenizers are not available in this fastsw (fastsw.script_v3 has no "
+                         "ScriptPretokenizer); use script, simple, none or a boundary[...] scheme")
     return maker
 
 
@@ -344,8 +345,7 @@ def make_pretokenizer(spec) -> Pretokenizer:
         from .boundary import BoundaryPretokenizer, _valid_names_message, is_scheme_name
         name = spec.strip()
         if name.startswith("script-v3"):
-            maker = _script_v3()
-            return maker(name) if callable(maker) else maker.from_name(name)
+            return _script_v3()(name)
         if is_scheme_name(name):
             return BoundaryPretokenizer(name)
         if name not in MODES:
