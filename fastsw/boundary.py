@@ -560,3 +560,30 @@ def cut_candidates(candidates: Dict[Tuple[int, ...], int], token_bytes: Sequence
                 out[piece] = out.get(piece, 0) + count
             start = k
     return out
+
+
+# ---- duplication statistics ---------------------------------------------------------------------------------------
+
+def model_duplication(tok) -> Dict[str, float]:
+    """Seed 002 Table 5 for a model: ``{"space": s, "case": c}``, the shares of vocabulary entries that duplicate
+    another by one leading space or by capitalization (:func:`fastsw.metrics.vocab_duplication`, reused as it is).
+    A model with atoms is measured on its entries' readable form (:func:`show`: markers as ``¦``, caps codes as
+    ``↑``/``⇑``), with the caps codes as ``case_codes``, so ``↑¦the¦`` and ``¦The¦`` duplicate ``¦the¦``. (In that
+    form a text character ``¦``, ``↑`` or ``⇑`` reads like an atom; it only matters for entries that hold one.)
+
+        >>> import fastsw
+        >>> model_duplication(fastsw.train(["The the the", "the The"], algo="bpe", vocab_size=248))["case"] > 0
+        True
+    """
+    from .alphabet import atom_text
+    from .metrics import vocab_duplication
+    vocab = list(tok.vocab)
+    if hasattr(tok.alphabet, "atoms"):
+        entries = []
+        for tb in vocab:
+            try:
+                entries.append(show(atom_text(tb)).encode("utf-8"))
+            except UnicodeDecodeError:  # a partial character: no case, and a space test on its bytes
+                entries.append(tb)
+        return vocab_duplication(entries, case_codes=(SHIFT.shown, CAPS.shown))
+    return vocab_duplication(vocab)
