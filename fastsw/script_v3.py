@@ -34,13 +34,18 @@ token (:func:`merge_allowed`, the kind of every atomic token in :func:`atom_kind
 :data:`KIND_WHOLE`). Fallback bytes are never whole, so an unlisted character stays as its bytes and is never
 merged with anything: a merge cannot make half of one either.
 
-Groups (B.2). Adjacent characters of the same class group together; Hiragana letters group with Han letters
-(Katakana does not); Inherited characters join the group before them (at the start of a text they form an
-``(Inherited, ✭)`` group of their own). Plain SCRIPT pre-tokenization then attaches a group that is exactly
-one space (U+0020) to the group after it when that group is a space-using script's ``LM`` or ``(✭, PSF)``
-(so ``" ́"``, a space and a combining mark, stays one pretoken). :func:`group_ends_reference` and
-:func:`pretokenize_reference` are the plain-Python rule; :func:`group_ends` and :func:`pretokenize` run one
-Numba kernel over the code points, identical on every ``str`` (tests: the shared corpora and Hypothesis).
+Groups (B.2). The grouping rule is :func:`fastsw.boundary.groups` (``markers=False``), shared with the marker
+schemes: adjacent characters of one class group, Hiragana letters with Han letters, Inherited characters join the
+group before them. Plain SCRIPT pre-tokenization then attaches a group that is exactly one space (U+0020) to the
+group after it when that group is a space-using script's ``LM`` or ``(✭, PSF)`` (so ``" ́"``, a space and a
+combining mark, stays one pretoken): :func:`plain_pretokens_reference` is the plain-Python rule,
+:func:`plain_pretokens` the compiled twin (one Numba kernel over the code points), identical on every ``str``.
+
+Pre-tokenizer. :class:`ScriptPretokenizer` (``"script-v3"``, ``"script-v3+boundary[w,p,d]+caps"``, ...) follows
+the protocol of :mod:`fastsw.alphabet`'s atoms: its pieces hold each listed character as two atom characters
+(lone surrogates, slots :data:`SLOTS`), unlisted characters as themselves (the alphabet's base bytes are their
+fallback), markers of an inner scheme as that scheme's atoms; :class:`ScriptAlphabet` carries the
+no-partial-character rule to both trainers (``merge_rule``).
 
 Design notes
 ------------
@@ -57,6 +62,7 @@ from pathlib import Path
 from typing import Dict, List, NamedTuple, Sequence, Tuple
 
 import numpy as np
+import regex
 from numba import njit
 
 __all__ = [
@@ -426,97 +432,67 @@ def remove_unlisted(text: str) -> str:
     return cps[keep].astype("<u4").tobytes().decode("utf-32-le", "surrogatepass")
 
 
-# -- groups and plain SCRIPT pre-tokenization ------------------------------------------------------------------
+# -- plain SCRIPT pre-tokenization (B.2) ------------------------------------------------------------------------
 
 def _codes(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
 
 
-def group_ends_reference(text: str) -> List[int]:
-    """End offsets (code points) of the SCRIPT groups of ``text``: the plain-Python rule.
+def plain_pretokens_reference(text: str) -> List[str]:
+    """Plain SCRIPT pre-tokenization (B.2) as text pieces, the plain-Python rule: the groups of
+    :func:`fastsw.boundary.groups` (``markers=False``: the grouping rule is written once, there), with a group
+    that is exactly one space joined to the group after it when that group is a space-using script's letters
+    or ``(✭, PSF)``.
 
-    >>> s = "ab́c 日本ごカナ"   # Inherited joins the group before; Hiragana groups with Han, Katakana does not
-    >>> [s[a:b] for a, b in zip([0] + group_ends_reference(s), group_ends_reference(s))]
-    ['ab́c', ' ', '日本ご', 'カナ']
-    """
-    t = table()
-    flags = t.class_flags.tolist()
-    group_key = t.group_key.tolist()
-    ends: List[int] = []
-    key = -1
-    for i, cid in enumerate(t.class_of[_codes(text)].tolist()):
-        if i > 0 and flags[cid] & FLAG_INHERITED:
-            continue  # joins the group before it
-        k = group_key[cid]
-        if i > 0 and k != key:
-            ends.append(i)
-        key = k
-    if text:
-        ends.append(len(text))
-    return ends
-
-
-def pretokenize_reference(text: str) -> List[str]:
-    """Plain SCRIPT pre-tokenization (B.2): the groups, with a group that is exactly one space joined to the
-    group after it when that group is a space-using script's letters or ``(✭, PSF)``.
-
-    >>> pretokenize_reference("the sample weighs 42 µg?")   # MICRO SIGN is Common, not a space-using script
+    >>> plain_pretokens_reference("the sample weighs 42 µg?")   # MICRO SIGN is Common, not a space-using script
     ['the', ' sample', ' weighs', ' ', '42', ' ', 'µ', 'g', '?']
-    >>> pretokenize_reference("Δx = 1")                  # Greek and Latin letters are separate groups
-    ['Δ', 'x', ' =', ' ', '1']
+    >>> plain_pretokens_reference("Δx = 1, a \\u0301b")       # script change; space + combining mark stays one
+    ['Δ', 'x', ' =', ' ', '1', ',', ' a', ' \\u0301', 'b']
     """
-    t = table()
-    ends = group_ends_reference(text)
+    from .boundary import K_PUNCT, K_WORD, class_table, groups
+    kind = class_table().kind
     out: List[str] = []
-    start = 0
-    pending = ""  # a one-space group waiting to see the group after it
-    for end in ends:
+    pending = False  # a one-space group waiting for the group after it
+    for start, end, cls in groups(text, markers=False):
         piece = text[start:end]
         if pending:
-            if t.class_flags[t.class_of[ord(piece[0])]] & FLAG_SPACE_JOINS:
-                piece = pending + piece
+            if kind[cls] in (K_WORD, K_PUNCT):
+                piece = " " + piece
             else:
-                out.append(pending)
-            pending = ""
+                out.append(" ")
+            pending = False
         if piece == " ":
-            pending = piece
+            pending = True
         else:
             out.append(piece)
-        start = end
     if pending:
-        out.append(pending)
+        out.append(" ")
     return out
 
 
 @njit(cache=True, nogil=True)
-def _group_ends(codes, class_of, class_flags, group_key, join_space, stop):
-    """Group (or, with ``join_space`` = 1, plain SCRIPT pretoken) end offsets of one text.
-
-    Reads ``codes`` (``uint32[n]`` code points), ``class_of`` (``int16[0x110000]``), ``class_flags`` (``uint8``)
-    and ``group_key`` (``int16``, per class); returns ``int64[k]`` end offsets. A group boundary is before every
-    non-Inherited character whose group key differs from the current group's. With ``join_space`` a group
-    that is exactly U+0020 loses its end when the next group's class has ``FLAG_SPACE_JOINS``.
-    """
+def _plain_ends(codes, cls, kind, stop):
+    """End offsets (``int64``) of the plain SCRIPT pretokens of one text: the compiled twin of
+    :func:`plain_pretokens_reference`. Reads ``codes`` (``uint32[n]`` code points), ``cls`` (``uint16[0x110000]``,
+    class per code point) and ``kind`` (``uint8`` per class: 1 word, 3 punct, 4 Inherited, as
+    :mod:`fastsw.boundary`). A group continues over its own class and over Inherited code points; a group that is
+    exactly U+0020 loses its end when the next group is word or punct."""
     n = codes.shape[0]
     ends = np.empty(n, dtype=np.int64)
     k = 0
     if n == 0:
         return ends[:0]
-    key = group_key[class_of[codes[0]]]
-    start = 0
+    cur = cls[codes[0]]
+    start = 0  # start of the current pretoken
     for i in range(1, n):
         if (i & 0xFFFFF) == 0 and stop[0] != 0:
             break
-        cid = class_of[codes[i]]
-        if class_flags[cid] & 8:  # FLAG_INHERITED
+        c = cls[codes[i]]
+        if c == cur or kind[c] == 4:
             continue
-        g = group_key[cid]
-        if g == key:
-            continue
-        key = g
-        if join_space == 1 and i - start == 1 and codes[start] == 32 and (class_flags[cid] & 3) != 0:
-            start = i - 1  # the space joins the group starting at i
-            continue
+        cur = c
+        if i - start == 1 and codes[start] == 32 and (kind[c] == 1 or kind[c] == 3):
+            continue  # the space joins the group starting at i
         ends[k] = i
         k += 1
         start = i
@@ -525,18 +501,275 @@ def _group_ends(codes, class_of, class_flags, group_key, join_space, stop):
     return ends[:k]
 
 
-def _kernel_ends(text: str, join_space: int) -> np.ndarray:
+def plain_pretokens(text: str) -> List[str]:
+    """:func:`plain_pretokens_reference` through the compiled kernel (identical output)."""
     from ._interrupt import call_kernel
-    t = table()
-    return call_kernel(_group_ends, _codes(text), t.class_of, t.class_flags, t.group_key, np.int64(join_space))
-
-
-def group_ends(text: str) -> np.ndarray:
-    """:func:`group_ends_reference` through the compiled kernel (``int64`` array)."""
-    return _kernel_ends(text, 0)
-
-
-def pretokenize(text: str) -> List[str]:
-    """:func:`pretokenize_reference` through the compiled kernel (identical output)."""
-    ends = _kernel_ends(text, 1).tolist()
+    from .boundary import class_table
+    t = class_table()
+    if not text:
+        return []
+    ends = call_kernel(_plain_ends, _codes(text), t.cls, t.kind).tolist()
     return [text[a:b] for a, b in zip([0] + ends[:-1], ends)]
+
+
+# -- atoms in pretokens: the pre-tokenizer ---------------------------------------------------------------------
+
+#: The atom slots (fastsw.alphabet) of the SCRIPT tokens: the long slots, skipping the reserved 0x480-0x4FF.
+SLOTS = tuple(range(8, 0x480)) + tuple(range(0x500, 0x800))
+
+
+@functools.lru_cache(maxsize=None)
+def script_atoms():
+    """The 1,710 SCRIPT atoms (:class:`fastsw.alphabet.Atom`): blocks, then indices. Names (recorded in model
+    files) ``script-block:Latin:LM``, ``script-index:26``; shown as ``<Latin:LM>``, ``<26>``."""
+    from .alphabet import Atom
+    t = table()
+    atoms = [Atom(SLOTS[b], f"script-block:{t.block_name(b)}", f"<{t.block_name(b)}>") for b in range(t.n_blocks)]
+    atoms += [Atom(SLOTS[t.n_blocks + i], f"script-index:{i}", f"<{i}>") for i in range(t.n_index)]
+    return tuple(atoms)
+
+
+@functools.lru_cache(maxsize=None)
+def _spelling() -> Dict[int, str]:
+    """``{code point: block atom char + index atom char}`` for every listed character (a ``str.translate``
+    table: unlisted characters and atoms of other schemes stay as they are)."""
+    from .alphabet import atom_char
+    t = table()
+    out = {}
+    for block, (_, _, chars) in enumerate(t.blocks):
+        b = atom_char(SLOTS[block])
+        for i, c in enumerate(chars):
+            out[ord(c)] = b + atom_char(SLOTS[t.n_blocks + i])
+    return out
+
+
+def spell(piece: str) -> str:
+    """A text piece with each listed character as its two SCRIPT atoms (lone surrogates, see
+    :mod:`fastsw.alphabet`); unlisted characters (byte fallback) and other atoms stay as they are."""
+    return piece.translate(_spelling())
+
+
+def spell_reference(piece: str) -> str:
+    """:func:`spell` character by character through :func:`atoms_of_text` (the readable twin)."""
+    from .alphabet import atom_char
+    t = table()
+    out = []
+    for c in piece:
+        if 0xD800 <= ord(c) <= 0xDFFF or t.block_of[ord(c)] < 0:
+            out.append(c)
+        else:
+            out.extend(atom_char(SLOTS[a]) for a in atoms_of_text(c))
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=None)
+def _slot_atom() -> List[int]:
+    """atom slot -> local atom id (blocks, then indices), -1 for a slot SCRIPT does not use."""
+    out = [-1] * 0x800
+    for a in range(table().n_atoms):
+        out[SLOTS[a]] = a
+    return out
+
+
+def unspell(s: str) -> str:
+    """The inverse of :func:`spell` on a ``str`` whose atoms are lone surrogates: each block atom followed by an
+    index atom of that block becomes its character; any other SCRIPT atom (a broken sequence, e.g. from decoding
+    arbitrary ids) becomes U+FFFD; every other character (text, other schemes' atoms, surrogateescape bytes)
+    stays.
+
+    >>> unspell(spell("naïve 日本 \\ue000"))
+    'naïve 日本 \\ue000'
+    """
+    t = table()
+    slot_atom = _slot_atom()
+    out = []
+    i, n = 0, len(s)
+    nb = t.n_blocks
+    while i < n:
+        cp = ord(s[i])
+        a = slot_atom[cp - 0xD800] if 0xD800 <= cp < 0xE000 else -1
+        if a < 0:
+            out.append(s[i])
+            i += 1
+            continue
+        if a < nb and i + 1 < n:
+            cp2 = ord(s[i + 1])
+            j = slot_atom[cp2 - 0xD800] - nb if 0xD800 <= cp2 < 0xE000 else -1
+            chars = t.blocks[a][2]
+            if 0 <= j < len(chars):
+                out.append(chars[j])
+                i += 2
+                continue
+        out.append("\ufffd")
+        i += 1
+    return "".join(out)
+
+
+def _alphabet_base():
+    from .alphabet import AtomAlphabet
+    return AtomAlphabet
+
+
+class ScriptAlphabet(_alphabet_base()):
+    """The alphabet of a SCRIPT model: the profile's byte alphabet (byte fallback for unlisted characters), the
+    inner marker scheme's atoms (if any), then the 1,710 SCRIPT atoms. Its :attr:`merge_rule` is what the trainers
+    read to refuse partial characters; a saved model records it as a plain ``atoms`` alphabet (encoding and
+    decoding need no rule: a model's merges never make a partial character)."""
+
+    @property
+    def merge_rule(self):
+        """``(kinds, RULE_TABLE)`` over this alphabet's ids: bytes ``KIND_BYTE``, marker-scheme atoms
+        ``KIND_WHOLE``, SCRIPT blocks ``KIND_BLOCK``, SCRIPT indices ``KIND_INDEX``."""
+        rule = self.__dict__.get("_rule")
+        if rule is None:
+            slot_atom = _slot_atom()
+            nb = table().n_blocks
+            kinds = [KIND_BYTE] * self.n_base
+            for a in self.atoms:
+                local = slot_atom[a.slot]
+                kinds.append(KIND_WHOLE if local < 0 else KIND_BLOCK if local < nb else KIND_INDEX)
+            rule = self._rule = merge_rule(kinds)
+        return rule
+
+
+class ScriptPretokenizer:
+    """SCRIPT v3 as a pre-tokenizer: ``"script-v3"`` (plain SCRIPT pretokens, B.2) or ``"script-v3+boundary[...]"``
+    (a marker scheme's pretokens, :class:`fastsw.boundary.BoundaryPretokenizer`), every listed character then
+    spelled as its (block, index) atoms. ``fastsw.train(..., pretokenizer="script-v3")`` makes one.
+
+    Args:
+        name: ``"script-v3"`` or ``"script-v3+"`` followed by a marker scheme name (``boundary[w,p,d]+caps``, ...).
+        drop_unlisted: delete code points that have no entry in the Scripts file first (the seed authors'
+            behaviour). Default False: they stay, as byte-fallback tokens, so encoding is lossless on every ``str``.
+        single_char_shift, min_caps_length: the caps-code parameters of an inner marker scheme.
+
+        >>> p = ScriptPretokenizer("script-v3")
+        >>> [p.show(x) for x in p.pretokenize("Hi 日本")]
+        ['H<Latin:LM 7>i<Latin:LM 34>', ' <✭:ZC 32>', '日<Han:LM#8 1127>本<Han:LM#9 6>']
+        >>> p.decode_text("".join(p.pretokenize("Hi 日本")))
+        'Hi 日本'
+        >>> q = ScriptPretokenizer("script-v3+boundary[w]+caps")
+        >>> [q.show(x) for x in q.pretokenize("The cat")]
+        ['↑¦t<Latin:LM 45>h<Latin:LM 33>e<Latin:LM 30>¦', '¦c<Latin:LM 28>a<Latin:LM 26>t<Latin:LM 45>¦']
+    """
+
+    mode = "script-v3"
+    letter_pattern = r"\p{L}"
+
+    def __init__(self, name: str = "script-v3", *, drop_unlisted: bool = False, single_char_shift: bool = True,
+                 min_caps_length: int = 2):
+        from .boundary import BoundaryPretokenizer, _valid_names_message
+        if not isinstance(name, str) or not (name.strip() == "script-v3" or name.strip().startswith("script-v3+")):
+            raise ValueError(f"unknown pre-tokenizer {name!r}; {_valid_names_message()}")
+        name = name.strip()
+        self.drop_unlisted = _check_drop(drop_unlisted)
+        self.inner = None
+        if name != "script-v3":
+            self.inner = BoundaryPretokenizer(name[len("script-v3+"):], drop_unlisted=drop_unlisted,
+                                              single_char_shift=single_char_shift, min_caps_length=min_caps_length)
+        elif not isinstance(single_char_shift, bool) or isinstance(min_caps_length, bool) \
+                or not isinstance(min_caps_length, int) or min_caps_length < 1:
+            raise ValueError("single_char_shift must be True or False and min_caps_length an int >= 1")
+        self.single_char_shift = single_char_shift
+        self.min_caps_length = min_caps_length
+
+    # -- configuration ------------------------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return "script-v3" + ("" if self.inner is None else "+" + self.inner.name)
+
+    def to_config(self) -> dict:
+        return {"mode": "script-v3", "scheme": self.name, "drop_unlisted": self.drop_unlisted,
+                "single_char_shift": self.single_char_shift, "min_caps_length": self.min_caps_length}
+
+    @classmethod
+    def from_config(cls, config: dict) -> "ScriptPretokenizer":
+        known = {"mode", "scheme", "drop_unlisted", "single_char_shift", "min_caps_length"}
+        unknown = set(config) - known
+        if unknown:
+            raise ValueError(f"unknown SCRIPT pre-tokenizer settings: {', '.join(sorted(unknown))}")
+        return cls(config.get("scheme", "script-v3"), drop_unlisted=config.get("drop_unlisted", False),
+                   single_char_shift=config.get("single_char_shift", True),
+                   min_caps_length=config.get("min_caps_length", 2))
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, ScriptPretokenizer) and self.to_config() == other.to_config()
+
+    def __repr__(self) -> str:
+        return f"ScriptPretokenizer({self.name!r})"
+
+    # -- atoms ---------------------------------------------------------------------------------------------------
+    @property
+    def atoms(self):
+        """The inner scheme's atoms (markers, caps codes), then the 1,710 SCRIPT atoms."""
+        return (list(self.inner.atoms) if self.inner is not None else []) + list(script_atoms())
+
+    def make_alphabet(self, profile: str) -> ScriptAlphabet:
+        """The profile's byte alphabet followed by :attr:`atoms`, with the no-partial-character merge rule."""
+        from .alphabet import PROFILE_ALPHABETS
+        return ScriptAlphabet(PROFILE_ALPHABETS[profile][0], self.atoms)
+
+    # -- splitting -----------------------------------------------------------------------------------------------
+    uses_native = False
+
+    def _get_scanner(self):
+        return None  # the default patterns' compiled counter does not apply
+
+    def _text(self, text: str) -> str:
+        from .alphabet import check_utf8
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, not {type(text).__name__}")
+        if _has_surrogate(text):
+            check_utf8(text)
+        return remove_unlisted(text) if self.drop_unlisted else text
+
+    def pretokenize(self, text: str) -> List[str]:
+        """The pretokens of ``text``, SCRIPT atoms as lone surrogates (compiled grouping, ``str.translate``
+        spelling); identical to :meth:`pretokenize_reference`."""
+        text = self._text(text)
+        pieces = plain_pretokens(text) if self.inner is None else self.inner.pretokenize(text)
+        table = _spelling()
+        return [p.translate(table) for p in pieces]
+
+    def pretokenize_reference(self, text: str) -> List[str]:
+        """The plain-Python rule: :func:`plain_pretokens_reference` (or the marker scheme's reference), each piece
+        spelled character by character (:func:`spell_reference`)."""
+        text = self._text(text)
+        pieces = plain_pretokens_reference(text) if self.inner is None else self.inner.pretokenize_reference(text)
+        return [spell_reference(p) for p in pieces]
+
+    def has_letter(self, piece: str) -> bool:
+        """Phase-2 eligibility, decided on the characters the atoms spell."""
+        return _LETTER.search(unspell(piece)) is not None
+
+    # -- the inverse ---------------------------------------------------------------------------------------------
+    def decode_text(self, s: str) -> str:
+        """The text of a ``str`` of pretokens (atoms as lone surrogates): SCRIPT atoms back to characters, then the
+        marker scheme's inverse."""
+        s = unspell(s)
+        return s if self.inner is None else self.inner.decode_text(s)
+
+    def show(self, piece: str) -> str:
+        """A pretoken in a readable form: each SCRIPT character as ``c<block index>``, markers as ``¦ ↑ ⇑``."""
+        text = unspell(piece)
+        if self.inner is not None:
+            from .boundary import show
+            return "".join(show(c) if 0xD800 <= ord(c) <= 0xDFFF else readable(c) for c in text)
+        return "".join(c if 0xD800 <= ord(c) <= 0xDFFF else readable(c) for c in text)
+
+    @property
+    def supermerge_forbidden(self):
+        """The inner marker scheme's supermerge rule (SCRIPT needs none: supermerge candidates are pretokens that
+        are one phase-1 token, always whole characters)."""
+        return None if self.inner is None else self.inner.supermerge_forbidden
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+        return False
+    except UnicodeEncodeError:
+        return True
+
+
+_LETTER = regex.compile(r"\p{L}")

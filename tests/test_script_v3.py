@@ -160,9 +160,8 @@ def test_merges_never_make_partial_characters():
 # -- groups and plain SCRIPT pretokens --------------------------------------------------------------------
 
 def pretokens_both(text):
-    ref = sv.pretokenize_reference(text)
-    assert sv.pretokenize(text) == ref
-    assert sv.group_ends(text).tolist() == sv.group_ends_reference(text)
+    ref = sv.plain_pretokens_reference(text)
+    assert sv.plain_pretokens(text) == ref
     assert "".join(ref) == text
     return ref
 
@@ -215,7 +214,7 @@ def _corpus_texts():
 
 def test_kernel_equals_reference_on_shared_corpus():
     texts = _corpus_texts()
-    bad = [t for t in texts if sv.pretokenize(t) != sv.pretokenize_reference(t)]
+    bad = [t for t in texts if sv.plain_pretokens(t) != sv.plain_pretokens_reference(t)]
     assert not bad, f"{len(bad)} documents differ, e.g. {bad[0][:200]!r}"
     joined = "".join(texts)
     assert sv.text_of_atoms(sv.atoms_of_text(joined)) == joined
@@ -301,7 +300,7 @@ def test_trainers_never_make_partial_characters_on_real_text():
     texts = []
     for lang in ("en", "ru", "zh", "hi"):
         texts += [w for t in read_jsonl_texts(shared_path(f"corpus/{lang}/heldout.jsonl"), limit=6)
-                  for w in sv.pretokenize(t)]
+                  for w in sv.plain_pretokens(t)]
     texts.append("\ue000\ue001 x\ue000")  # unlisted characters: fallback bytes never merge
     merges, _ = _check_trainers_agree_and_respect_the_rule(texts, 300)
     assert len(merges) == 300
