@@ -550,15 +550,13 @@ def spell(piece: str) -> str:
 
 
 def spell_reference(piece: str) -> str:
-    """:func:`spell` character by character through :func:`atoms_of_text` (the readable twin)."""
+    """:func:`spell` character by character (the readable twin)."""
     from .alphabet import atom_char
-    t = table()
+    atoms = _char_atoms()
     out = []
     for c in piece:
-        if 0xD800 <= ord(c) <= 0xDFFF or t.block_of[ord(c)] < 0:
-            out.append(c)
-        else:
-            out.extend(atom_char(SLOTS[a]) for a in atoms_of_text(c))
+        pair = atoms.get(c)  # None for unlisted characters and for other schemes' atoms (lone surrogates)
+        out.append(c if pair is None else atom_char(SLOTS[pair[0]]) + atom_char(SLOTS[pair[1]]))
     return "".join(out)
 
 
@@ -665,8 +663,12 @@ class ScriptPretokenizer:
         self.drop_unlisted = _check_drop(drop_unlisted)
         self.inner = None
         if name != "script-v3":
-            self.inner = BoundaryPretokenizer(name[len("script-v3+"):], drop_unlisted=drop_unlisted,
-                                              single_char_shift=single_char_shift, min_caps_length=min_caps_length)
+            inner = name[len("script-v3+"):]
+            try:
+                self.inner = BoundaryPretokenizer(inner, drop_unlisted=drop_unlisted,
+                                                  single_char_shift=single_char_shift, min_caps_length=min_caps_length)
+            except ValueError as e:  # name the whole scheme, not just its marker part
+                raise ValueError(str(e).replace(repr(inner), repr(name), 1)) from None
         elif not isinstance(single_char_shift, bool) or isinstance(min_caps_length, bool) \
                 or not isinstance(min_caps_length, int) or min_caps_length < 1:
             raise ValueError("single_char_shift must be True or False and min_caps_length an int >= 1")
