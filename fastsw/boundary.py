@@ -580,9 +580,10 @@ def model_duplication(tok) -> Dict[str, float]:
     vocab = list(tok.vocab)
     if hasattr(tok.alphabet, "atoms"):
         entries = []
+        readable = getattr(tok.pretokenizer, "entry_text", show)  # SCRIPT: its atoms back to characters
         for tb in vocab:
             try:
-                entries.append(show(atom_text(tb)).encode("utf-8"))
+                entries.append(readable(atom_text(tb)).encode("utf-8"))
             except UnicodeDecodeError:  # a partial character: no case, and a space test on its bytes
                 entries.append(tb)
         return vocab_duplication(entries, case_codes=(SHIFT.shown, CAPS.shown))

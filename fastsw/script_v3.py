@@ -59,18 +59,19 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Dict, List, NamedTuple, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import regex
 from numba import njit
 
 __all__ = [
-    "SCRIPTS_FILE", "SPACE_USING_SCRIPTS", "HIGH_RESOURCE_SCRIPTS", "DROPPED", "BLOCK_SIZE",
-    "KIND_WHOLE", "KIND_BLOCK", "KIND_INDEX", "KIND_BYTE", "FALLBACK_BYTES",
+    "SCRIPTS_FILE", "SPACE_USING_SCRIPTS", "HIGH_RESOURCE_SCRIPTS", "DROPPED", "BLOCK_SIZE", "SLOTS",
+    "KIND_WHOLE", "KIND_BLOCK", "KIND_INDEX", "KIND_BYTE", "FALLBACK_BYTES", "RULE_TABLE",
     "supercategory", "class_of_entry", "ScriptTable", "table", "atoms_of_text", "text_of_atoms",
-    "bytes_of_atoms", "atom_kinds", "atom_name", "merge_allowed", "merge_allowed_kernel", "RULE_TABLE", "merge_rule", "remove_unlisted",
-    "group_ends", "group_ends_reference", "pretokenize", "pretokenize_reference", "readable",
+    "bytes_of_atoms", "atom_kinds", "atom_name", "merge_allowed", "merge_allowed_kernel", "merge_rule",
+    "remove_unlisted", "readable", "plain_pretokens", "plain_pretokens_reference", "script_atoms", "spell",
+    "spell_reference", "unspell", "ScriptAlphabet", "ScriptPretokenizer",
 ]
 
 SCRIPTS_FILE = Path(__file__).resolve().parent / "data" / "unicode" / "Scripts-16.0.0.txt"
@@ -569,10 +570,10 @@ def _slot_atom() -> List[int]:
     return out
 
 
-def unspell(s: str) -> str:
+def unspell(s: str, broken: Optional[str] = "\ufffd") -> str:
     """The inverse of :func:`spell` on a ``str`` whose atoms are lone surrogates: each block atom followed by an
     index atom of that block becomes its character; any other SCRIPT atom (a broken sequence, e.g. from decoding
-    arbitrary ids) becomes U+FFFD; every other character (text, other schemes' atoms, surrogateescape bytes)
+    arbitrary ids) becomes ``broken`` (U+FFFD; None keeps the atom); every other character (text, other schemes' atoms, surrogateescape bytes)
     stays.
 
     >>> unspell(spell("naïve 日本 \\ue000"))
@@ -598,7 +599,7 @@ def unspell(s: str) -> str:
                 out.append(chars[j])
                 i += 2
                 continue
-        out.append("\ufffd")
+        out.append(s[i] if broken is None else broken)
         i += 1
     return "".join(out)
 
@@ -752,12 +753,34 @@ class ScriptPretokenizer:
         return s if self.inner is None else self.inner.decode_text(s)
 
     def show(self, piece: str) -> str:
-        """A pretoken in a readable form: each SCRIPT character as ``c<block index>``, markers as ``¦ ↑ ⇑``."""
+        """A pretoken (or token) in a readable form: each SCRIPT character as ``c<block index>``, an atom on its own
+        (a partial character) as ``<block>`` or ``<index>``, an unlisted character as its fallback bytes, markers
+        as ``¦ ↑ ⇑``."""
+        from .boundary import show as show_markers
+        t = table()
+        slot_atom = _slot_atom()
+        out = []
+        for c in unspell(piece, broken=None):
+            cp = ord(c)
+            if 0xD800 <= cp <= 0xDFFF:
+                a = slot_atom[cp - 0xD800]
+                out.append(show_markers(c) if a < 0 else f"<{t.block_name(a)}>" if a < t.n_blocks
+                           else f"<{a - t.n_blocks}>")
+            else:
+                out.append(readable(c))
+        return "".join(out)
+
+    def entry_text(self, piece: str) -> str:
+        """A vocabulary entry's text for the duplication statistics (seed 002 Table 5,
+        :func:`fastsw.boundary.model_duplication`): characters as themselves, markers as ``¦ ↑ ⇑``.
+        ``UnicodeDecodeError`` for a partial character (a lone block or index atom), which has no text."""
         text = unspell(piece)
+        if "\ufffd" in text and "\ufffd" not in piece:
+            raise UnicodeDecodeError("script-v3", piece.encode("utf-8", "surrogatepass"), 0, 1, "partial character")
         if self.inner is not None:
             from .boundary import show
-            return "".join(show(c) if 0xD800 <= ord(c) <= 0xDFFF else readable(c) for c in text)
-        return "".join(c if 0xD800 <= ord(c) <= 0xDFFF else readable(c) for c in text)
+            return show(text)
+        return text
 
     @property
     def supermerge_forbidden(self):

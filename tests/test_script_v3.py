@@ -490,3 +490,32 @@ def test_exports_are_refused_plainly(trained, tmp_path):
         with pytest.raises(ValueError, match="script-v3"):
             call()
     assert not list(tmp_path.iterdir())
+
+
+def test_cli_train_encode_decode_pretokenize_inspect(tmp_path, capsys):
+    from conftest import run, write_jsonl
+    from fastsw.sample import sample_documents
+    docs = [d[:2000] for d in sample_documents()][::6] + ["ΟΔΟΣ \ue000 x"]
+    data = write_jsonl(tmp_path / "in.jsonl", docs)
+    model = tmp_path / "m.json"
+    code, out, err = run(capsys, "train", data, "--algo", "bpe", "--vocab-size", "2100",
+                         "--pretokenizer", "script-v3+boundary[w,p,d]+caps", "-o", model)
+    assert code == 0, err
+    assert "1956 alphabet" in err   # 243 bytes + ¦ ↑ ⇑ + 1,710 SCRIPT atoms
+    code, ids, err = run(capsys, "encode", "-m", model, data)
+    assert code == 0, err
+    lines = tmp_path / "ids.txt"
+    lines.write_text(ids)
+    code, out, err = run(capsys, "decode", "-m", model, "--jsonl", lines)
+    assert code == 0, err
+    assert [json.loads(line)["text"] for line in out.splitlines()] == docs
+    code, out, err = run(capsys, "pretokenize", "-m", model, data)
+    # ΟΔΟΣ: caps code, markers, lowercased (final sigma) and each letter with its block and index
+    assert json.loads(out.splitlines()[-1]) == ["⇑¦" + sv.readable("οδος") + "¦", " <✭:ZC 32>", "<xEE x80 x80>",
+                                                " <✭:ZC 32>", "¦x<Latin:LM 49>¦"]
+    assert sv.readable("ς") == "ς<Greek:LM 67>"
+    code, out, err = run(capsys, "inspect", model)
+    assert code == 0 and "pretokenizer:   script-v3+boundary[w,p,d]+caps" in out, err
+    assert '"<Latin:LM>" + "<' in out   # the first merges join a block and an index atom into a character
+    code, out, err = run(capsys, "train", data, "--vocab-size", "1000", "--pretokenizer", "script-v3", "-o", model)
+    assert code == 2 and "1953" in err and "Traceback" not in err
