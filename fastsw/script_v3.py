@@ -502,14 +502,27 @@ def _plain_ends(codes, cls, kind, stop):
     return ends[:k]
 
 
-def plain_pretokens(text: str) -> List[str]:
-    """:func:`plain_pretokens_reference` through the compiled kernel (identical output)."""
-    from ._interrupt import call_kernel
+#: Texts of at least this many code points run the kernel in a worker thread (Ctrl-C safe,
+#: :func:`fastsw._interrupt.call_kernel`); shorter ones in the calling thread, where a thread start would cost
+#: more than the kernel (measured: most of the counting time of 2 MB of English went to thread starts).
+_WORKER_CHARS = 1 << 20
+_NO_STOP = np.zeros(1, dtype=np.int64)
+
+
+def _plain_end_offsets(text: str) -> List[int]:
     from .boundary import class_table
     t = class_table()
     if not text:
         return []
-    ends = call_kernel(_plain_ends, _codes(text), t.cls, t.kind).tolist()
+    if len(text) >= _WORKER_CHARS:
+        from ._interrupt import call_kernel
+        return call_kernel(_plain_ends, _codes(text), t.cls, t.kind).tolist()
+    return _plain_ends(_codes(text), t.cls, t.kind, _NO_STOP).tolist()
+
+
+def plain_pretokens(text: str) -> List[str]:
+    """:func:`plain_pretokens_reference` through the compiled kernel (identical output)."""
+    ends = _plain_end_offsets(text)
     return [text[a:b] for a, b in zip([0] + ends[:-1], ends)]
 
 
@@ -730,8 +743,15 @@ class ScriptPretokenizer:
         """The pretokens of ``text``, SCRIPT atoms as lone surrogates (compiled grouping, ``str.translate``
         spelling); identical to :meth:`pretokenize_reference`."""
         text = self._text(text)
-        pieces = plain_pretokens(text) if self.inner is None else self.inner.pretokenize(text)
         table = _spelling()
+        if self.inner is None:
+            spelled = text.translate(table)
+            if len(spelled) == 2 * len(text):  # every character listed: cut the spelled text at twice the offsets
+                ends = _plain_end_offsets(text)
+                return [spelled[2 * a:2 * b] for a, b in zip([0] + ends[:-1], ends)]
+            pieces = plain_pretokens(text)
+        else:
+            pieces = self.inner.pretokenize(text)
         return [p.translate(table) for p in pieces]
 
     def pretokenize_reference(self, text: str) -> List[str]:
@@ -743,7 +763,7 @@ class ScriptPretokenizer:
 
     def has_letter(self, piece: str) -> bool:
         """Phase-2 eligibility, decided on the characters the atoms spell."""
-        return _LETTER.search(unspell(piece)) is not None
+        return _has_letter(piece)
 
     # -- the inverse ---------------------------------------------------------------------------------------------
     def decode_text(self, s: str) -> str:
@@ -798,3 +818,10 @@ def _has_surrogate(text: str) -> bool:
 
 
 _LETTER = regex.compile(r"\p{L}")
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _has_letter(piece: str) -> bool:
+    """Whether the characters a spelled piece stands for include a letter (memoized: counting asks it once per
+    pretoken occurrence, and pretokens repeat)."""
+    return _LETTER.search(unspell(piece)) is not None
