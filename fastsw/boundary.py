@@ -54,7 +54,7 @@ import numpy as np
 import regex
 
 from ._config import pure_python
-from .alphabet import Atom, AtomAlphabet, PROFILE_ALPHABETS, atom_char, check_utf8
+from .alphabet import Atom, AtomAlphabet, PROFILE_ALPHABETS, atom_char, atom_text, check_utf8
 
 __all__ = ["SPACE_USING_SCRIPTS", "HIGH_RESOURCE_SCRIPTS", "MARKER", "SHIFT", "CAPS", "ATOMS", "Scheme",
            "parse_scheme", "is_scheme_name", "scheme_names", "BoundaryPretokenizer", "class_table", "groups",
@@ -525,11 +525,21 @@ class BoundaryPretokenizer:
     decode_text = staticmethod(decode_marked)
     show = staticmethod(show)
 
+    #: :meth:`run_break` as characters, for the compiled counter: (the marker, the codes skipped before it)
+    run_break_atoms = (M, S + C)
+
     @staticmethod
-    def supermerge_forbidden(left: bytes, right: bytes) -> bool:
-        """Whether joining two whole pretokens' tokens would put two touching markers in one token (``left``
-        ends with ``¦``, ``right`` starts with ``¦`` after any caps codes)."""
-        return left.endswith(MARKER.code) and right.lstrip(SHIFT.code + CAPS.code).startswith(MARKER.code)
+    def run_break(prev: str, piece: str) -> bool:
+        """Whether a supermerge may not join pieces ``prev`` and ``piece`` (atoms as lone surrogates): it would put
+        two touching markers in one token (``prev`` ends with ``¦``, ``piece`` starts with ``¦`` after any caps
+        codes). Counting cuts letter runs there, and the trainer cuts the candidates there
+        (:meth:`supermerge_forbidden`), so no supermerge ever holds touching markers."""
+        return prev.endswith(M) and piece.lstrip(S + C).startswith(M)
+
+    @classmethod
+    def supermerge_forbidden(cls, left: bytes, right: bytes) -> bool:
+        """:meth:`run_break` on two phase-1 tokens' bytes (whole pieces, so whole atoms and characters)."""
+        return cls.run_break(atom_text(left), atom_text(right))
 
 
 # ---- supermerge candidates ----------------------------------------------------------------------------------------
@@ -561,30 +571,3 @@ def cut_candidates(candidates: Dict[Tuple[int, ...], int], token_bytes: Sequence
             start = k
     return out
 
-
-# ---- duplication statistics ---------------------------------------------------------------------------------------
-
-def model_duplication(tok) -> Dict[str, float]:
-    """Seed 002 Table 5 for a model: ``{"space": s, "case": c}``, the shares of vocabulary entries that duplicate
-    another by one leading space or by capitalization (:func:`fastsw.metrics.vocab_duplication`, reused as it is).
-    A model with atoms is measured on its entries' readable form (:func:`show`: markers as ``¦``, caps codes as
-    ``↑``/``⇑``), with the caps codes as ``case_codes``, so ``↑¦the¦`` and ``¦The¦`` duplicate ``¦the¦``. (In that
-    form a text character ``¦``, ``↑`` or ``⇑`` reads like an atom; it only matters for entries that hold one.)
-
-        >>> import fastsw
-        >>> model_duplication(fastsw.train(["The the the", "the The"], algo="bpe", vocab_size=248))["case"] > 0
-        True
-    """
-    from .alphabet import atom_text
-    from .metrics import vocab_duplication
-    vocab = list(tok.vocab)
-    if hasattr(tok.alphabet, "atoms"):
-        entries = []
-        readable = getattr(tok.pretokenizer, "entry_text", show)  # SCRIPT: its atoms back to characters
-        for tb in vocab:
-            try:
-                entries.append(readable(atom_text(tb)).encode("utf-8"))
-            except UnicodeDecodeError:  # a partial character: no case, and a space test on its bytes
-                entries.append(tb)
-        return vocab_duplication(entries, case_codes=(SHIFT.shown, CAPS.shown))
-    return vocab_duplication(vocab)

@@ -1033,7 +1033,7 @@ def cmd_pretokenize(args) -> int:
 
 
 def cmd_inspect(args) -> int:
-    from .boundary import model_duplication
+    from .duplication import model_duplication
 
     tok = _load(args.model)
     out = _Output()

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Tuple, Union
 
 from . import metrics
-from .boundary import model_duplication
+from .duplication import model_duplication
 
 __all__ = ["evaluate", "markdown_table", "write_report", "REPORT_FILES", "MATPLOTLIB_MISSING"]
 

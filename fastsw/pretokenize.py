@@ -321,18 +321,14 @@ class Pretokenizer:
 
 
 def _script_v3():
-    """helper module of the SCRIPT v3 schemes, or a clear error when this installation has none."""
+    """The SCRIPT v3 pre-tokenizer class (fastsw.script_v3), or one clear error when this installation has none."""
     try:
-        from . import script_v3
-    except ImportError:
+        from .script_v3 import ScriptPretokenizer
+    except ImportError:  # the module, or its class, is not in this installation
         raise ValueError("the SCRIPT v3 pre-tokenizers (script-v3, script-v3+boundary[...]) are not available in "
-                         "this fastsw (no fastsw.script_v3 module); use script, simple, none or a boundary[...] "
-                         "scheme") from None
-    maker = getattr(script_v3, "ScriptPretokenizer", None)
-    if maker is None:
-        raise ValueError("the SCRIPT v3 pre-tokenizers are not available in this fastsw (fastsw.script_v3 has no "
-                         "ScriptPretokenizer); use script, simple, none or a boundary[...] scheme")
-    return maker
+                         "this fastsw (no fastsw.script_v3.ScriptPretokenizer); use script, simple, none or a "
+                         "boundary[...] scheme") from None
+    return ScriptPretokenizer
 
 
 def make_pretokenizer(spec) -> Pretokenizer:
