@@ -592,6 +592,8 @@ def unspell(s: str, broken: Optional[str] = "\ufffd") -> str:
     >>> unspell(spell("naïve 日本 \\ue000"))
     'naïve 日本 \\ue000'
     """
+    if not _has_surrogate(s):
+        return s  # no atom at all
     t = table()
     slot_atom = _slot_atom()
     out = []
@@ -771,6 +773,19 @@ class ScriptPretokenizer:
         marker scheme's inverse."""
         s = unspell(s)
         return s if self.inner is None else self.inner.decode_text(s)
+
+    @staticmethod
+    def decoding_bytes(token_bytes: Sequence[bytes]) -> List[bytes]:
+        """Each token's bytes with its SCRIPT characters as their UTF-8 (``Tokenizer.decode`` joins these once per
+        call instead of spelling every character back): a token that is whole characters becomes plain text bytes;
+        an atom on its own and other schemes' atoms keep their codes, so :meth:`decode_text` still sees them.
+
+            >>> ScriptPretokenizer.decoding_bytes([spell("日").encode("utf-8", "fastsw-atoms"), b"x"])
+            [b'\xe6\x97\xa5', b'x']
+        """
+        from .alphabet import ATOM_ERRORS, atom_text
+        return [tb if 0xF5 not in tb else unspell(atom_text(tb), broken=None).encode("utf-8", ATOM_ERRORS)
+                for tb in token_bytes]
 
     def show(self, piece: str) -> str:
         """A pretoken (or token) in a readable form: each SCRIPT character as ``c<block index>``, an atom on its own

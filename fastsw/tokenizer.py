@@ -626,8 +626,8 @@ class Tokenizer:
             return self.decode(ids, errors="surrogateescape").encode("utf-8", "surrogateescape")
         return self._token_bytes_of(ids)
 
-    def _token_bytes_of(self, ids: Iterable[int]) -> bytes:
-        token_bytes = self._token_bytes
+    def _token_bytes_of(self, ids: Iterable[int], token_bytes=None) -> bytes:
+        token_bytes = self._token_bytes if token_bytes is None else token_bytes
         n = len(token_bytes)
         parts = []
         for t in ids:
@@ -640,6 +640,15 @@ class Tokenizer:
                 raise ValueError(f"token id {t} is not in this model (valid ids: 0..{self.n_vocab - 1})")
         return b"".join(parts)
 
+    def _decoding_bytes(self):
+        """Each token's bytes as :meth:`decode` reads them, made once: a pre-tokenizer with
+        ``decoding_bytes`` (SCRIPT: block/index atoms back to characters) rewrites them, else the token bytes."""
+        table = self.__dict__.get("_dec_bytes")
+        if table is None:
+            rewrite = getattr(self.pretokenizer, "decoding_bytes", None)
+            table = self._dec_bytes = self._token_bytes if rewrite is None else rewrite(self._token_bytes)
+        return table
+
     def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
         """Decode to ``str``. A token sequence that is not valid UTF-8 (a prefix of a
         multi-byte character, for example) follows ``errors`` as in
@@ -651,7 +660,8 @@ class Tokenizer:
         (``pretokenizer.decode_text``: markers back to spaces, caps codes re-case their span).
         """
         if hasattr(self.alphabet, "atoms"):
-            return self.pretokenizer.decode_text(decode_with_atoms(self._token_bytes_of(ids), errors))
+            data = self._token_bytes_of(ids, self._decoding_bytes())
+            return self.pretokenizer.decode_text(decode_with_atoms(data, errors))
         return self._token_bytes_of(ids).decode("utf-8", errors)
 
     def decode_batch(self, batch: Iterable[Iterable[int]], *, errors: str = "replace") -> List[str]:
