@@ -38,8 +38,10 @@ such a file loads as a table without languages (one unnamed language).
 Rows are in a canonical order: pretokens sorted by code points, letter-run lines sorted as strings. So a file
 depends only on the counted text, not on how it was counted (``--workers``, threads).
 
-Pretokens are stored as JSON strings, so every ``str`` round-trips (a lone surrogate is written as a ``\\udXXX``
-escape). Counts are unbounded JSON integers. The file is written to a temporary file and renamed, so a crash never
+Pretokens are stored as JSON strings, so every ``str`` round-trips. A lone surrogate (the atoms of the scheme
+pre-tokenizers, :mod:`fastsw.alphabet`) is written as its own three bytes (``surrogatepass``), not as a ``\\udXXX``
+escape: JSON joins an escaped high surrogate and an escaped low one into one character, which two adjacent atoms
+are not (SCRIPT's block and index atoms; files written with escapes still load). Counts are unbounded JSON integers. The file is written to a temporary file and renamed, so a crash never
 leaves half a table. Pickle is never used for files (only to send batches between processes).
 """
 from __future__ import annotations
@@ -453,16 +455,13 @@ def _atomic_write_gzip(path, lines: Iterable[str]) -> None:
 
 
 def _encode_block(block: List[str]) -> bytes:
-    try:
-        return ("\n".join(block) + "\n").encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate: re-escape only the lines that need it
-        out = []
-        for line in block:
-            try:
-                out.append(line.encode("utf-8"))
-            except UnicodeEncodeError:
-                out.append(json.dumps(json.loads(line), ensure_ascii=True).encode("ascii"))
-        return b"\n".join(out) + b"\n"
+    # lone surrogates (atoms) as their own bytes: an escaped pair would read back as one character
+    return ("\n".join(block) + "\n").encode("utf-8", "surrogatepass")
+
+
+def _decode_line(data: bytes) -> str:
+    """A data line's text for ``json.loads`` (lone surrogates written by :func:`_encode_block` come back as they are)."""
+    return data.decode("utf-8", "surrogatepass")
 
 
 def _is_count(x) -> bool:
@@ -531,7 +530,7 @@ def _load(path: Path) -> Counts:
             index, pretokens, counts, letter = c.index, c.pretokens, c.counts, c.has_letter
             for i in range(n_pre):
                 lineno += 1
-                row = json.loads(next(rows, b"null"))
+                row = json.loads(_decode_line(next(rows, b"null")))
                 if isinstance(row, list) and len(row) == 3 and _count_too_large(row[1]):
                     raise ValueError(_count_too_large(row[1]))
                 if not (isinstance(row, list) and len(row) == 3 and isinstance(row[0], str) and _is_count(row[1])
@@ -547,7 +546,7 @@ def _load(path: Path) -> Counts:
             runs = c.letter_runs
             for _ in range(n_runs):
                 lineno += 1
-                row = json.loads(next(rows, b"null"))
+                row = json.loads(_decode_line(next(rows, b"null")))
                 if isinstance(row, list) and row and _count_too_large(row[0]):
                     raise ValueError(_count_too_large(row[0]))
                 if not (isinstance(row, list) and len(row) >= 3 and _is_count(row[0])
@@ -589,7 +588,7 @@ def _json_row(lines: List[bytes], k: int):
     if k >= len(lines):
         return None
     try:
-        return json.loads(lines[k])
+        return json.loads(_decode_line(lines[k]))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise _RowError(k + 2, f"bad JSON ({e})") from e
 
@@ -671,8 +670,8 @@ def _load_rows_fast(lines: List[bytes], n_pre: int, n_runs: int, c: Counts) -> b
     if len(lines) != n_pre + n_runs:
         return False
     try:
-        pre = json.loads(b"[" + b",".join(lines[:n_pre]) + b"]")
-        runs = json.loads(b"[" + b",".join(lines[n_pre:]) + b"]")
+        pre = json.loads(_decode_line(b"[" + b",".join(lines[:n_pre]) + b"]"))
+        runs = json.loads(_decode_line(b"[" + b",".join(lines[n_pre:]) + b"]"))
     except (json.JSONDecodeError, UnicodeDecodeError):
         return False
     if len(pre) != n_pre or len(runs) != n_runs:  # a line held more than one row

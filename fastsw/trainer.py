@@ -529,6 +529,10 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
                              "or from_counts=")
         pretok = make_pretokenizer("script" if pretokenizer is None else pretokenizer)
         n_workers = None if tagged else _counting_workers(inputs, workers, collect_runs=algo != "bpe")
+    if parity is not None and pretok.mode == "script-v3":  # its learner has no merge rule (fastsw.script_v3)
+        raise ValueError(f"parity-aware BPE cannot train with pretokenizer {pretok.to_config()['scheme']!r}: its "
+                         "merges would not respect SCRIPT's rule that a token is whole characters; use algo='bpe', "
+                         "'boundless' or 'superbpe' (phase1='bpe') with SCRIPT, or another pre-tokenizer")
     if pretok.mode == "none" and algo != "bpe":
         raise ValueError(f"algo={algo!r} needs a pre-tokenizer that splits documents into words: supermerges "
                          "join runs of >= 2 pretokens, and pretokenizer='none' makes one pretoken per document; "

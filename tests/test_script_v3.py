@@ -529,3 +529,23 @@ def test_readme_section_example_runs():
     exec(compile(code, "README.md (SCRIPT encoding)", "exec"), {})
     assert "`the`, ` cat`, `,`, ` `, `日本`" in section
     assert sv.plain_pretokens("the cat, 日本") == ["the", " cat", ",", " ", "日本"]
+
+
+def test_parity_aware_bpe_refuses_script_plainly():
+    import fastsw
+    train = {"en": ["the cat sat"], "de": ["die Katze"]}
+    for kw in ({"algo": "parity-bpe"}, {"algo": "boundless", "phase1": "parity-bpe"}):
+        with pytest.raises(ValueError, match="parity-aware BPE cannot train with pretokenizer 'script-v3'"):
+            fastsw.train(train, vocab_size=3000, dev=train, pretokenizer="script-v3", **kw)
+
+
+def test_count_then_train_from_counts_is_the_same_model(tmp_path, capsys):
+    import fastsw
+    from conftest import run, write_jsonl
+    docs = ["The cat sat on the mat. 日本語の文 \ue000"] * 3 + ["Другой текст, other text."] * 2
+    data = write_jsonl(tmp_path / "in.jsonl", docs)
+    code, out, err = run(capsys, "count", data, "--pretokenizer", "script-v3", "-o", tmp_path / "c.counts")
+    assert code == 0, err
+    a = fastsw.train(from_counts=tmp_path / "c.counts", algo="superbpe", vocab_size=2000, supermerges=5)
+    b = fastsw.train(docs, algo="superbpe", vocab_size=2000, supermerges=5, pretokenizer="script-v3")
+    assert a.merges == b.merges and a.pretokenizer == b.pretokenizer and len(a.merges) > 30
