@@ -1,11 +1,12 @@
 """SCRIPT v3: characters as (block, index) pairs of atomic tokens (seed 002 Appendix B, SPEC section 9).
 
-This module owns the SCRIPT v3 table and everything that follows from it alone: the class of every code point,
-the blocks and indices, the atomic encoding of a character and its inverse, byte fallback, ``drop_unlisted``,
-the SCRIPT grouping (B.2) and plain SCRIPT pre-tokenization, and the rule that a merge never makes a partial
-character. The general mechanism that carries atomic tokens beyond bytes through counting, training, model
-files and encoding lives in :mod:`fastsw.alphabet` and its users; the boundary-marker schemes, which build
-their spans on the groups defined here, in :mod:`fastsw.boundary`.
+This module owns the SCRIPT v3 table and everything that follows from it alone: the blocks and indices of every
+code point, the atomic encoding of a character and its inverse, byte fallback, ``drop_unlisted``, plain SCRIPT
+pre-tokenization (B.2's space attachment on top of the shared groups), the ``script-v3`` pre-tokenizers and the rule
+that a merge never makes a partial character. The general mechanism that carries atomic tokens beyond bytes through
+counting, training, model files and encoding lives in :mod:`fastsw.alphabet` and its users; the groups and the
+boundary-marker schemes in :mod:`fastsw.boundary`; the trainers apply the merge rule they are given
+(:class:`fastsw.bpe.PairMerger`, the Numba merge loop).
 
 Classes (SPEC section 9, "Groups"). Every code point listed in ``data/unicode/Scripts-16.0.0.txt`` (shipped
 with the package; the version seed 002's authors used) gets a class from its script and its general category
@@ -15,7 +16,8 @@ as written in that file's comment column (``L&`` is a letter): the *supercategor
 space-using scripts, Han, Hiragana, Katakana, Thai, Myanmar, Khmer, Lao and Common) are ``(script, "LM")``;
 their other characters drop the script, ``("✭", supercategory)``; characters of every other script drop the
 supercategory, ``(script, "✭")``. Code points that the file does not list (unassigned, private use,
-surrogates, noncharacters) are ``("Unknown", "✭")``: *unlisted*.
+surrogates, noncharacters) are ``("Unknown", "✭")``: *unlisted*. (:mod:`fastsw.boundary`'s class table folds
+Hiragana letters into Han's class, since they group together; the blocks keep them apart, as B.1 counts them.)
 
 Blocks. The classes are numbered in file order of their first character, and each class's characters, in
 file order, are cut into blocks of :data:`BLOCK_SIZE` = 1,448 (the size of the ``(Latin, LM)`` class, so Latin
@@ -76,14 +78,8 @@ __all__ = [
 
 SCRIPTS_FILE = Path(__file__).resolve().parent / "data" / "unicode" / "Scripts-16.0.0.txt"
 
-#: The 20 scripts that separate words with spaces (seed 002 B.1 footnote; a fixed list, Unicode has no such
-#: property). Their letters and marks are word characters of the boundary schemes and take a leading space.
-SPACE_USING_SCRIPTS = ("Latin", "Arabic", "Devanagari", "Hangul", "Ethiopic", "Cyrillic", "Greek", "Hebrew",
-                       "Bengali", "Syriac", "Oriya", "Tamil", "Telugu", "Gurmukhi", "Gujarati", "Sinhala",
-                       "Malayalam", "Armenian", "Kannada", "Georgian")
-#: The 28 high-resource scripts: the space-using ones, 7 more and Common.
-HIGH_RESOURCE_SCRIPTS = SPACE_USING_SCRIPTS + ("Han", "Hiragana", "Katakana", "Thai", "Myanmar", "Khmer",
-                                               "Lao", "Common")
+#: The 20 space-using and the 28 high-resource scripts (seed 002 B.1 footnote), as :mod:`fastsw.boundary` lists them.
+from .boundary import HIGH_RESOURCE_SCRIPTS, SPACE_USING_SCRIPTS  # noqa: E402
 #: The name of a dropped part of a class (script or supercategory).
 DROPPED = "✭"
 UNLISTED_CLASS = ("Unknown", DROPPED)
@@ -97,49 +93,33 @@ KIND_WHOLE, KIND_BLOCK, KIND_INDEX, KIND_BYTE = 0, 1, 2, 3
 #: The byte values of byte-fallback atoms: every byte UTF-8 uses outside ASCII (0x80-0xBF, 0xC2-0xF4).
 FALLBACK_BYTES = tuple(range(0x80, 0xC0)) + tuple(range(0xC2, 0xF5))
 
-# Class flags (ScriptTable.class_flags), used by the grouping and by the boundary schemes' spans.
-FLAG_WORD = 1       # (space-using script, LM)
-FLAG_PUNCT = 2      # (✭, PSF)
-FLAG_DIGIT = 4      # (✭, N)
-FLAG_INHERITED = 8  # (Inherited, ✭)
-FLAG_UNLISTED = 16  # (Unknown, ✭): no entry in the Scripts file
-FLAG_SPACE_JOINS = FLAG_WORD | FLAG_PUNCT  # a one-space group joins a following group of these
-
 _N_CODE_POINTS = 0x110000
-_SPACE = 0x20
 
 
 def supercategory(category: str) -> str:
-    """SCRIPT v3's supercategory of a general category as the Scripts file writes it.
+    """SCRIPT v3's supercategory of a general category as the Scripts file writes it (the rule of
+    :mod:`fastsw.boundary`'s class table).
 
     >>> [supercategory(c) for c in ("L&", "Mn", "Nd", "Zs", "Cc", "So", "Sm", "Po", "Cf")]
     ['LM', 'LM', 'N', 'ZC', 'ZC', 'So', 'PSF', 'PSF', 'PSF']
     """
-    head = category[:1]
-    if head in ("L", "M"):
-        return "LM"
-    if head == "N":
-        return "N"
-    if head == "Z" or category == "Cc":
-        return "ZC"
-    if category == "So":
-        return "So"
-    if head in ("P", "S") or category == "Cf":
-        return "PSF"
-    raise ValueError(f"general category {category!r} has no SCRIPT v3 supercategory (the Scripts file lists "
-                     "no Cs, Co or Cn code points)")
+    from .boundary import _supercategory
+    return _supercategory(category)
 
 
 def class_of_entry(script: str, category: str) -> Tuple[str, str]:
-    """The SCRIPT v3 class ``(script, supercategory)`` of a listed character, ``"✭"`` for a dropped part.
+    """The SCRIPT v3 class ``(script, supercategory)`` of a listed character, ``"✭"`` for a dropped part: the class
+    rule of :mod:`fastsw.boundary`, except that Hiragana letters keep their own class (the groups join them to Han
+    letters; the blocks keep them apart, B.1).
 
     >>> class_of_entry("Latin", "Ll"), class_of_entry("Devanagari", "Nd"), class_of_entry("Tibetan", "Po")
     (('Latin', 'LM'), ('✭', 'N'), ('Tibetan', '✭'))
+    >>> class_of_entry("Hiragana", "Lo")
+    ('Hiragana', 'LM')
     """
-    sup = supercategory(category)
-    if script in HIGH_RESOURCE_SCRIPTS:
-        return (script, "LM") if sup == "LM" else (DROPPED, sup)
-    return (script, DROPPED)
+    from .boundary import _class_of
+    cls = _class_of(script, category)
+    return (script, "LM") if script == "Hiragana" and cls[1] == "LM" else cls
 
 
 def _parse_scripts(path: Path) -> List[Tuple[int, int, str, str]]:
@@ -166,8 +146,6 @@ class ScriptTable:
     Attributes:
         classes: ``(script, supercategory)`` per class id, in file order; the last is ``("Unknown", "✭")``.
         class_of: ``int16[0x110000]``, the class id of every code point.
-        class_flags: ``uint8[n_classes]``, ``FLAG_*`` bits of each class.
-        group_key: ``int16[n_classes]``, equal for classes that group together (Hiragana letters take Han's).
         block_of, index_of: ``int16[0x110000]``, a code point's block and index (-1: unlisted).
         blocks: ``(class id, sub-block number, characters)`` per block id.
         n_blocks, n_index, n_atoms: 262, 1448, 1710 for Unicode 16.
@@ -191,23 +169,6 @@ class ScriptTable:
         self.classes = tuple(class_ids) + (UNLISTED_CLASS,)
         unlisted = len(self.classes) - 1
         self.class_of[self.class_of == -1] = unlisted
-        self.class_flags = np.zeros(len(self.classes), dtype=np.uint8)
-        for cid, (script, sup) in enumerate(self.classes):
-            flags = 0
-            if script in SPACE_USING_SCRIPTS and sup == "LM":
-                flags |= FLAG_WORD
-            if (script, sup) == (DROPPED, "PSF"):
-                flags |= FLAG_PUNCT
-            if (script, sup) == (DROPPED, "N"):
-                flags |= FLAG_DIGIT
-            if script == "Inherited":
-                flags |= FLAG_INHERITED
-            if cid == unlisted:
-                flags |= FLAG_UNLISTED
-            self.class_flags[cid] = flags
-        self.group_key = np.arange(len(self.classes), dtype=np.int16)
-        if ("Hiragana", "LM") in class_ids and ("Han", "LM") in class_ids:
-            self.group_key[class_ids[("Hiragana", "LM")]] = class_ids[("Han", "LM")]
 
         self.block_of = np.full(_N_CODE_POINTS, -1, dtype=np.int16)
         self.index_of = np.full(_N_CODE_POINTS, -1, dtype=np.int16)
