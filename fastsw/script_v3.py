@@ -748,6 +748,27 @@ class ScriptPretokenizer:
         return [tb if 0xF5 not in tb else unspell(atom_text(tb), broken=None).encode("utf-8", ATOM_ERRORS)
                 for tb in token_bytes]
 
+    def token_widths(self, token_bytes: Sequence[bytes]) -> List[Tuple[bool, int]]:
+        """Per token ``(starts inside a character, characters it completes)`` for ``Tokenizer.encode_with_offsets``:
+        a block atom on its own starts its character and completes it (1), the index atom after it starts inside it
+        and adds none; a token of whole characters counts them; fallback bytes follow UTF-8 (a continuation byte
+        starts inside); a marker-scheme atom counts as one, as the byte rule counts it."""
+        from .alphabet import atom_text
+        t = table()
+        slot_atom = _slot_atom()
+        out = []
+        for tb in token_bytes:
+            if len(tb) == 3 and tb[0] == 0xF5:
+                a = slot_atom[((tb[1] & 0x3F) << 6) | (tb[2] & 0x3F)]
+                if 0 <= a < t.n_atoms:
+                    out.append((False, 1) if a < t.n_blocks else (True, 0))
+                    continue
+            if 0xF5 in tb:  # whole characters (and maybe markers)
+                out.append((False, len(unspell(atom_text(tb), broken=None))))
+            else:  # fallback bytes, markers: the byte rule
+                out.append((0x80 <= tb[0] < 0xC0, len(tb) - sum(0x80 <= b < 0xC0 for b in tb)))
+        return out
+
     def show(self, piece: str) -> str:
         """A pretoken (or token) in a readable form: each SCRIPT character as ``c<block index>``, an atom on its own
         (a partial character) as ``<block>`` or ``<index>``, an unlisted character as its fallback bytes, markers

@@ -794,13 +794,26 @@ class Tokenizer:
         ids = self.encode(text, **kwargs)
         token_bytes = self._token_bytes
         n = len(token_bytes)
+        widths = self._token_widths()
         offsets = []
         chars = 0
         for t in ids:
-            tb = token_bytes[t] if t < n else self._special_by_id[t]
-            offsets.append(chars - 1 if 0x80 <= tb[0] < 0xC0 else chars)
-            chars += len(tb) - sum(0x80 <= b < 0xC0 for b in tb)
+            if widths is not None and t < n:  # a pre-tokenizer's atoms (SCRIPT: a character is two of them)
+                inside, width = widths[t]
+            else:
+                tb = token_bytes[t] if t < n else self._special_by_id[t]
+                inside, width = 0x80 <= tb[0] < 0xC0, len(tb) - sum(0x80 <= b < 0xC0 for b in tb)
+            offsets.append(chars - 1 if inside else chars)
+            chars += width
         return ids, offsets
+
+    def _token_widths(self):
+        """Per token ``(starts inside a character, characters it ends)`` from the pre-tokenizer's ``token_widths``
+        (made once), or None: then :meth:`encode_with_offsets` reads the UTF-8 bytes."""
+        if "_widths" not in self.__dict__:
+            rule = getattr(self.pretokenizer, "token_widths", None)
+            self._widths = None if rule is None else rule(self._token_bytes)
+        return self._widths
 
     # -- persistence (the exports are functions of fastsw.interop) ---------------
     def save(self, path) -> None:

@@ -549,3 +549,15 @@ def test_count_then_train_from_counts_is_the_same_model(tmp_path, capsys):
     a = fastsw.train(from_counts=tmp_path / "c.counts", algo="superbpe", vocab_size=2000, supermerges=5)
     b = fastsw.train(docs, algo="superbpe", vocab_size=2000, supermerges=5, pretokenizer="script-v3")
     assert a.merges == b.merges and a.pretokenizer == b.pretokenizer and len(a.merges) > 30
+
+
+def test_encode_with_offsets(trained):
+    # a rare character (ꙮ) stays as its block and index atoms, U+E000 as three fallback bytes: a token that starts
+    # inside a character gets that character's offset
+    text = "The cat 日本 \ue000 ꙮx ΟΔΟΣ"
+    for tok in trained.values():
+        ids, offsets = tok.encode_with_offsets(text)
+        assert ids == tok.encode(text)
+        expected = [len(tok.decode(ids[:i], errors="ignore").replace("\ufffd", "")) for i in range(len(ids))]
+        if tok.pretokenizer.inner is None:   # (marker schemes: a marker is counted like a character, see the note)
+            assert offsets == expected and offsets[-1] == len(text) - 1
