@@ -113,7 +113,7 @@ def _language_samples():
                 if size > 10_000:
                     break
         if (corpus / lang / "heldout.jsonl").exists():
-            texts += read_jsonl_texts(corpus / lang / "heldout.jsonl", limit=20)
+            texts += read_jsonl_texts(corpus / lang / "heldout.jsonl", limit=5)
         out[lang] = texts
     return out
 
@@ -250,10 +250,35 @@ def test_counts_round_trip_and_training_from_counts(sample_docs, tmp_path):
     path = tmp_path / "c.jsonl.gz"
     counts.save(path)
     back = load_counts(path)
-    assert back.pretoken_multiset() == counts.pretoken_multiset()
-    a = fastsw.train(sample_docs[:30], algo="boundless", vocab_size=500, pretokenizer="boundary[w,p]+shift")
-    b = fastsw.train(from_counts=path, algo="boundless", vocab_size=500)
+    assert back.pretoken_multiset() == counts.pretoken_multiset() and back.run_multiset() == counts.run_multiset()
+    assert counts.run_multiset()  # letter runs remain where no markers touch (e.g. kana and kanji groups)
+    a = fastsw.train(sample_docs[:30], algo="superbpe", vocab_size=500, supermerges=20,
+                     pretokenizer="boundary[w,p]+shift")
+    b = fastsw.train(from_counts=path, algo="superbpe", vocab_size=500, supermerges=20)
     assert a.merges == b.merges and b.pretokenizer == a.pretokenizer
+
+
+@pytest.mark.parametrize("scheme", ["boundary[w]", "boundary[w,p,d]+caps"])
+def test_compiled_counting_equals_the_reference_loop(language_samples, scheme):
+    from fastsw.counting import CountTable
+    docs = [t for texts in language_samples.values() for t in texts]
+    pretok = make_pretokenizer(scheme)
+    tables = []
+    for compiled in (True, False):
+        table = CountTable(pretok, collect_runs=True)
+        assert table._compiled_loop is not None, "the extension is not built"
+        if not compiled:
+            table._compiled_loop = None  # the plain loop
+        for doc in docs:
+            table.add(doc)
+        tables.append(table.finish())
+    a, b = tables
+    assert (a.pretokens, a.counts, a.has_letter, a.letter_runs, a.n_bytes) == \
+        (b.pretokens, b.counts, b.has_letter, b.letter_runs, b.n_bytes)
+    # no letter run joins two pieces whose junction would hold two touching markers
+    for run in a.letter_runs:
+        for i, j in zip(run, run[1:]):
+            assert not pretok.run_break(a.pretokens[i], a.pretokens[j])
 
 
 def test_exports_refuse_plainly(marker_models):
