@@ -2,7 +2,7 @@
 compression, and the full-corpus check of the compiled segmentation against its Python reference.
 
     python bench/bench_boundary.py                   # 50 MB English, vocab 32768, BPE: default vs boundary[w,p,d]+caps
-    python bench/bench_boundary.py --mb 10 --vocab 8192 --schemes "script,boundary[w],boundary[w,p,d]+caps"
+    python bench/bench_boundary.py --mb 10 --vocab 8192 --schemes "script;boundary[w];boundary[w,p,d]+caps"
     python bench/bench_boundary.py --check           # compiled == reference (and exact inverse) on all of ../shared/corpus
 
 Each training runs in its own subprocess on the same documents (read into memory before the clock starts), so wall
@@ -27,6 +27,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))  # this checkout's fastsw, also in the subprocesses
 from _corpus import SHARED, read_docs  # noqa: E402
 
 
@@ -56,7 +57,7 @@ def measure(model_path: str, heldout) -> dict:
 
 
 def run_benchmark(args) -> None:
-    schemes = [s.strip() for s in args.schemes.split(",")]
+    schemes = [s.strip() for s in args.schemes.split(";")]
     heldout = [json.loads(line)["text"] for line in open(SHARED / "corpus" / "en" / "heldout.jsonl", encoding="utf-8")]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -67,7 +68,9 @@ def run_benchmark(args) -> None:
             out = os.path.join(tmp, f"{len(rows)}.json")
             res = subprocess.run([sys.executable, __file__, "--one", scheme, "--mb", str(args.mb), "--vocab",
                                   str(args.vocab), "--algo", args.algo, "--out", out],
-                                 check=True, capture_output=True, text=True)
+                                 capture_output=True, text=True)
+            if res.returncode:
+                raise SystemExit(f"training with {scheme} failed:\n{res.stderr}")
             timing = json.loads(res.stdout.strip().splitlines()[-1])
             timing.update(measure(out, heldout))
             rows.append(timing)
@@ -96,9 +99,9 @@ def run_benchmark(args) -> None:
 
 def _corpus_files():
     corpus = SHARED / "corpus"
-    files = sorted(corpus.glob("*/train.jsonl.gz")) + sorted(corpus.glob("*/heldout.jsonl")) \
-        + sorted(corpus.glob("parallel/*.jsonl")) + sorted(corpus.glob("fixtures/*.txt"))
-    return files
+    files = sorted(corpus.glob("*/heldout.jsonl")) + sorted(corpus.glob("parallel/*.jsonl")) \
+        + sorted(corpus.glob("fixtures/*.txt")) + sorted(corpus.glob("*/train.jsonl.gz"), key=lambda p: p.stat().st_size)
+    return files  # the largest (English) last
 
 
 def _docs_of(path: Path):
@@ -113,7 +116,7 @@ def _docs_of(path: Path):
 
 def run_check(args) -> None:
     from fastsw.boundary import BoundaryPretokenizer
-    schemes = [s.strip() for s in args.schemes.split(",")] if args.schemes != DEFAULT_SCHEMES else \
+    schemes = [s.strip() for s in args.schemes.split(";")] if args.schemes != DEFAULT_SCHEMES else \
         ["boundary[w]", "boundary[w,p]+upper", "boundary[w,p,d]+caps", "boundary[w,p,d]+shift"]
     pretoks = [BoundaryPretokenizer(s) for s in schemes]
     assert all(p.compiled for p in pretoks), "build the extension first: python setup.py build_ext --inplace"
@@ -137,7 +140,7 @@ def run_check(args) -> None:
           f"{len(schemes)} schemes ({', '.join(schemes)}), {time.perf_counter() - t0:.0f} s")
 
 
-DEFAULT_SCHEMES = "script,boundary[w,p,d]+caps"
+DEFAULT_SCHEMES = "script;boundary[w,p,d]+caps"
 
 
 def main() -> None:
@@ -145,7 +148,7 @@ def main() -> None:
     ap.add_argument("--mb", type=float, default=50.0)
     ap.add_argument("--vocab", type=int, default=32768)
     ap.add_argument("--algo", default="bpe")
-    ap.add_argument("--schemes", default=DEFAULT_SCHEMES, help="comma-separated pre-tokenizers, the first is the base")
+    ap.add_argument("--schemes", default=DEFAULT_SCHEMES, help="pre-tokenizers separated by ';', the first is the base")
     ap.add_argument("--check", action="store_true", help="compiled == reference on all of ../shared/corpus")
     ap.add_argument("--no-write", action="store_true", help="do not write bench/results/")
     ap.add_argument("--one", help=argparse.SUPPRESS)

@@ -1045,7 +1045,6 @@ def cmd_inspect(args) -> int:
             "vocab_size": tok.vocab_size,
             "merges": [{"id": m.id, "left": vocab[m.left].hex(), "right": vocab[m.right].hex(),
                         "count": m.count, "super": m.super} for m in tok.merges],
-            "duplication": model_duplication(tok),
         }
         out.line(json.dumps(data, ensure_ascii=False))
         out.flush()

@@ -791,6 +791,10 @@ class Tokenizer:
         >>> tok.encode_with_offsets("héllo wörld")[1][:1]
         [0]
         """
+        if hasattr(self.alphabet, "atoms"):
+            raise ValueError("encode_with_offsets needs tokens that are pieces of the text; this model's pre-tokenizer "
+                             f"{self.pretokenizer!r} rewrites it (markers for spaces, caps codes), so a token has no "
+                             "offset in the text; use encode and decode")
         ids = self.encode(text, **kwargs)
         token_bytes = self._token_bytes
         n = len(token_bytes)
