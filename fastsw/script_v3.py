@@ -763,11 +763,17 @@ class ScriptPretokenizer:
         return [tb if 0xF5 not in tb else unspell(atom_text(tb), broken=None).encode("utf-8", ATOM_ERRORS)
                 for tb in token_bytes]
 
-    def token_widths(self, token_bytes: Sequence[bytes]) -> List[Tuple[bool, int]]:
+    @property
+    def token_widths(self):
+        """:meth:`_token_widths` for plain SCRIPT; None with a marker scheme, whose markers and caps codes rewrite
+        the text (``encode_with_offsets`` then refuses, as for the marker schemes)."""
+        return self._token_widths if self.inner is None else None
+
+    def _token_widths(self, token_bytes: Sequence[bytes]) -> List[Tuple[bool, int]]:
         """Per token ``(starts inside a character, characters it completes)`` for ``Tokenizer.encode_with_offsets``:
         a block atom on its own starts its character and completes it (1), the index atom after it starts inside it
         and adds none; a token of whole characters counts them; fallback bytes follow UTF-8 (a continuation byte
-        starts inside); a marker-scheme atom counts as one, as the byte rule counts it."""
+        starts inside)."""
         from .alphabet import atom_text
         t = table()
         slot_atom = _slot_atom()
@@ -778,9 +784,9 @@ class ScriptPretokenizer:
                 if 0 <= a < t.n_atoms:
                     out.append((False, 1) if a < t.n_blocks else (True, 0))
                     continue
-            if 0xF5 in tb:  # whole characters (and maybe markers)
+            if 0xF5 in tb:  # whole characters
                 out.append((False, len(unspell(atom_text(tb), broken=None))))
-            else:  # fallback bytes, markers: the byte rule
+            else:  # fallback bytes: the UTF-8 rule
                 out.append((0x80 <= tb[0] < 0xC0, len(tb) - sum(0x80 <= b < 0xC0 for b in tb)))
         return out
 

@@ -791,7 +791,7 @@ class Tokenizer:
         >>> tok.encode_with_offsets("héllo wörld")[1][:1]
         [0]
         """
-        if hasattr(self.alphabet, "atoms"):
+        if hasattr(self.alphabet, "atoms") and self._token_widths() is None:  # (SCRIPT alone has offsets: widths)
             raise ValueError("encode_with_offsets needs tokens that are pieces of the text; this model's pre-tokenizer "
                              f"{self.pretokenizer!r} rewrites it (markers for spaces, caps codes), so a token has no "
                              "offset in the text; use encode and decode")
