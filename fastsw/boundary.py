@@ -414,9 +414,9 @@ def show(piece: str) -> str:
 # ---- the pre-tokenizer object -------------------------------------------------------------------------------------
 
 try:
-    from ._pretok import boundary_pretokenize as _native_pretokenize
+    from ._pretok import boundary_pretokenize as _native_pretokenize, marked_counter as _native_counter
 except ImportError:  # the extension is not built (or is older than this module)
-    _native_pretokenize = None
+    _native_pretokenize = _native_counter = None
 
 _LETTER = regex.compile(r"\p{L}")
 
@@ -520,6 +520,16 @@ class BoundaryPretokenizer:
 
     def has_letter(self, piece: str) -> bool:
         return _LETTER.search(piece) is not None
+
+    def compiled_counter(self, collect_runs: bool):
+        """The compiled twin of :class:`fastsw.counting.CountTable` for this scheme (``fastsw._pretok``'s
+        ``MarkedCounter``: counts the pieces without making a str per piece), or None without the extension."""
+        if _native_counter is None or pure_python():
+            return None
+        t, s = class_table(), self.scheme
+        return _native_counter(t.cls, t.kind, s.punct, s.digit, s.shift, s.caps, self.single_char_shift,
+                               self.min_caps_length, self.drop_unlisted, M, S, C, caps_code, self.has_letter,
+                               collect_runs)
 
     # -- the inverse ---------------------------------------------------------------------------------------------
     decode_text = staticmethod(decode_marked)
