@@ -535,15 +535,13 @@ class BoundaryPretokenizer:
     decode_text = staticmethod(decode_marked)
     show = staticmethod(show)
 
-    #: :meth:`run_break` as characters, for the compiled counter: (the marker, the codes skipped before it)
-    run_break_atoms = (M, S + C)
-
     @staticmethod
     def run_break(prev: str, piece: str) -> bool:
         """Whether a supermerge may not join pieces ``prev`` and ``piece`` (atoms as lone surrogates): it would put
         two touching markers in one token (``prev`` ends with ``¦``, ``piece`` starts with ``¦`` after any caps
-        codes). Counting cuts letter runs there, and the trainer cuts the candidates there
-        (:meth:`supermerge_forbidden`), so no supermerge ever holds touching markers."""
+        codes). Counting cuts letter runs there (the compiled counter from its piece descriptors: a right marker,
+        then a left one), and the trainer cuts the candidates there (:meth:`supermerge_forbidden`), so no
+        supermerge ever holds touching markers."""
         return prev.endswith(M) and piece.lstrip(S + C).startswith(M)
 
     @classmethod
