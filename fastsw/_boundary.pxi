@@ -9,7 +9,7 @@
 # MarkedCounter counts them straight from the descriptors (a hash of the piece's characters, an open-addressing
 # table of piece numbers, a str made only for a piece seen for the first time), like the default patterns' Counter.
 
-from cpython.unicode cimport PyUnicode_4BYTE_KIND
+from cpython.unicode cimport PyUnicode_4BYTE_KIND, Py_UNICODE_ISLOWER
 from cpython.list cimport PyList_GET_ITEM
 from cpython.mem cimport PyMem_Realloc
 from libc.stdint cimport uint64_t
@@ -192,7 +192,9 @@ cdef class _Scheme:
                 ascii_span = False
                 if self.shift or self.caps:
                     ch = PyUnicode_READ(tkind, data, self.gstart[self.sfirst[s]])
-                    if not (ch < 128 and not (0x41 <= ch <= 0x5A)):
+                    # a span whose first character is a lowercase letter is neither title nor upper case
+                    # (str.istitle/isupper), so it takes no code: only other spans are examined
+                    if (0x41 <= ch <= 0x5A) or (ch >= 128 and not Py_UNICODE_ISLOWER(ch)):
                         # an all-ASCII span (a word span's ASCII characters are Latin letters) is decided here
                         # by caps_code's rule; any other span asks caps_code itself
                         n_upper = n_lower = 0
