@@ -826,11 +826,6 @@ class ScriptPretokenizer:
         return None if self.inner is None else self.inner.run_break
 
     @property
-    def run_break_atoms(self):
-        """The inner marker scheme's ``run_break_atoms`` for the compiled counter (none for plain SCRIPT)."""
-        return ("", "") if self.inner is None else self.inner.run_break_atoms
-
-    @property
     def supermerge_forbidden(self):
         """The inner marker scheme's supermerge rule (SCRIPT needs none: supermerge candidates are pretokens that
         are one phase-1 token, always whole characters)."""
