@@ -65,9 +65,9 @@ encoding", from ``bench/bench_script.py``)
 * Counting asks ``has_letter`` once per pretoken occurrence; it is memoized (pretokens repeat), since answering it
   means spelling the atoms back (0.83 of 2.9 s of counting before).
 * Decoding reads each token's characters from a per-model table (``decoding_bytes``) instead of spelling every atom
-  back per call: 0.06 -> 0.6 MB/s on English held-out text, the rest being the shared atom decoder.
-* Encoding runs on the reference path (about 0.3 MB/s on English against 5 MB/s for a default model on the fast
-  path): the fast encoder's kernel maps one byte to one atom, and SCRIPT atoms are 3-byte codes.
+  back per call: about 10 × faster on English held-out text (informal run), the rest being the shared atom decoder.
+* Encoding runs on the reference path (informally ~15 × slower than a default model's fast path on English): the
+  fast encoder's kernel maps one byte to one atom, and SCRIPT atoms are 3-byte codes.
 * Per-code-point arrays (``int16``/``uint16``, 2.2 MB each) make the kernel one lookup per character; it takes the
   code points as ``uint32`` (``str.encode("utf-32-le", "surrogatepass")``).
 """
