@@ -51,8 +51,8 @@ no-partial-character rule to both trainers (``merge_rule``).
 
 Design notes
 ------------
-(one run each on a shared 2-core machine; the training and compression figures are in the README section "SCRIPT
-encoding", from ``bench/bench_script.py``)
+(the figures below are informal single profiling runs on a shared 2-core machine; the benchmark figures, training
+time and compression, are in the README section "SCRIPT encoding", from ``bench/bench_script.py`` under the lock)
 
 * The table is derived at import from the Scripts file (parse and numpy fills, ~0.1 s), not cached: nothing is
   hand-typed and there is no cache to go stale. The spelling table (``str.translate``: code point -> two atom
