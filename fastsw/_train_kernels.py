@@ -374,11 +374,19 @@ def _top(heap_key, heap_count, hsize, htab, rec, floor, tpre, tb, tb_off, tie_by
     return -1, hsize
 
 
+@njit(cache=True, inline="always")
+def _allowed(key, tkind, rule):
+    """Whether the pair ``key`` (``left << 32 | right``) may be merged: ``rule[kind of left, kind of right]``
+    is the new token's kind, or -1 for a forbidden merge (see :func:`_merge_loop`)."""
+    return rule[tkind[key >> 32], tkind[key & 0xFFFFFFFF]] >= 0
+
+
 @njit(cache=True)
-def _push_created(heap_key, heap_count, hsize, rec, first, last, floor, tpre, tb, tb_off, tie_bytes):
-    """Push the pairs ``first .. last - 1`` whose count is above ``floor``; returns the heap size."""
+def _push_created(heap_key, heap_count, hsize, rec, first, last, floor, tpre, tb, tb_off, tie_bytes, tkind, rule):
+    """Push the pairs ``first .. last - 1`` whose count is above ``floor`` and that the merge rule allows;
+    returns the heap size."""
     for q in range(first, last):
-        if rec[3 * q + 1] > floor:
+        if rec[3 * q + 1] > floor and _allowed(rec[3 * q], tkind, rule):
             hsize = _push(heap_key, heap_count, hsize, rec[3 * q], rec[3 * q + 1], tpre, tb, tb_off,
                           tie_bytes)
     return hsize
@@ -570,7 +578,7 @@ def _rewrite_words(tokens, offsets, lengths, word_counts, occ, seg, t, seg_n, a,
 
 @njit(cache=True, nogil=True)
 def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie_bytes,
-                max_steps, use_replay, replay, prune_top, stop):
+                max_steps, use_replay, replay, tkind_in, rule, prune_top, stop):
     """The merge loop over aggregated words, optionally interleaved with a replay of
     regular merges (BoundlessBPE, Algorithm 1).
 
@@ -589,6 +597,12 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
     a floor the chosen pairs stay above). The result is exact whenever the loop
     never runs out of such pairs while others are left; otherwise ``exact`` is 0
     and the caller runs again without pruning (on the original ``tokens``).
+
+    Merge rule (atomic tokens that must not merge freely, e.g. SCRIPT's no partial characters, see
+    :func:`fastsw.script_v3.merge_allowed`): ``tkind_in`` (uint8, n_tokens) gives each token a kind and
+    ``rule`` (int8, K x K) the kind of the token ``left + right`` makes, -1 where that merge is forbidden. A
+    forbidden pair is counted like any other but never gets a heap entry, so it is never chosen (kinds never
+    change, so a forbidden pair stays forbidden). No rule: all kinds 0 and ``rule = [[0]]``.
 
     ``stop`` (int64, 1 element) is polled before each step: when another thread sets
     ``stop[0]`` (Ctrl-C, see :func:`fastsw._interrupt.call_kernel`) the loop ends there,
@@ -623,6 +637,8 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
     tpre = np.empty(n_tokens + max(max_steps, 0), np.int64)
     for t in range(n_tokens):
         tpre[t] = _prefix_key(tb, tb_off, t)
+    tkind = np.empty(n_tokens + max(max_steps, 0), np.uint8)
+    tkind[:n_tokens] = tkind_in[:n_tokens]
 
     # pairs: rec[3q] = key (left << 32 | right), rec[3q + 1] = count, rec[3q + 2] =
     # start of the occurrence segment occ[start:start + plen[q]] (while the segment
@@ -687,14 +703,14 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
     # ---- heap of all pairs with a positive count (bottom-up heapify)
     hsize = 0
     for q in range(n_pairs):
-        if rec[3 * q + 1] > floor:
+        if rec[3 * q + 1] > floor and _allowed(rec[3 * q], tkind, rule):
             hsize += 1
     heap_cap = max(hsize + hsize // 8, 1024)
     heap_key = np.empty(heap_cap, np.int64)
     heap_count = np.empty(heap_cap, np.int64)
     hsize = 0
     for q in range(n_pairs):
-        if rec[3 * q + 1] > floor:
+        if rec[3 * q + 1] > floor and _allowed(rec[3 * q], tkind, rule):
             heap_key[hsize] = rec[3 * q]
             heap_count[hsize] = rec[3 * q + 1]
             hsize += 1
@@ -727,7 +743,7 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
             left = False
             if floor > 0:
                 for q in range(n_pairs):
-                    if rec[3 * q + 1] > 0:
+                    if rec[3 * q + 1] > 0 and _allowed(rec[3 * q], tkind, rule):
                         left = True
                         break
             if not left:
@@ -769,6 +785,7 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
         tb_used += la + lb
         tb_off[new + 1] = tb_used
         tpre[new] = _prefix_key(tb, tb_off, new)
+        tkind[new] = rule[tkind[a], tkind[b]]
 
         # ---- rewrite every word of the pair's occurrence segment
         first_new_pair = n_pairs
@@ -820,11 +837,11 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
             heap_key = _grow_i64(heap_key[:hsize], heap_cap)
             heap_count = _grow_i64(heap_count[:hsize], heap_cap)
         hsize = _push_created(heap_key, heap_count, np.int64(hsize), rec, np.int64(first_new_pair), n_pairs,
-                              floor, tpre, tb, tb_off, tie_bytes)
+                              floor, tpre, tb, tb_off, tie_bytes, tkind, rule)
 
     return n_steps, kinds, out_left, out_right, out_count, lengths, 1
 
 
 KERNELS = (_grow_i32, _grow_i64, _grow_u8, _hash, _find, _rehash, _pair_id, _room_for_pairs, _compact, _cmp_bytes,
            _pair_counts, _prefix_key, _cmp_token, _better,
-           _sift_down, _push, _top, _push_created, _count_words, _rewrite_words, _merge_loop)
+           _sift_down, _push, _top, _allowed, _push_created, _count_words, _rewrite_words, _merge_loop)

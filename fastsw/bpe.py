@@ -108,15 +108,26 @@ class PairMerger:
     ``words[i]`` is a list of token ids occurring ``counts[i]`` times;
     ``token_bytes[id]`` is the byte string of each token (grows as merges add
     tokens) and gives the ``paper`` tie key; the ``hf`` tie key is the id pair.
+
+    ``merge_rule`` (optional) ``(kinds, table)``: ``kinds[id]`` is a small int per token and
+    ``table[left kind][right kind]`` the kind of the token a merge makes, or -1 when the merge is
+    forbidden (SCRIPT v3: never a partial character, :func:`fastsw.script_v3.merge_rule`). A forbidden
+    pair is counted but never chosen; :meth:`add_token` records a new token's kind.
     """
 
     def __init__(self, words: Iterable[Sequence[int]], counts: Iterable[int],
-                 token_bytes: List[bytes], profile: Profile, max_total: Optional[int] = MAX_PAIR_TOTAL):
+                 token_bytes: List[bytes], profile: Profile, max_total: Optional[int] = MAX_PAIR_TOTAL,
+                 merge_rule=None):
         self.words: List[List[int]] = [list(w) for w in words]
         self.counts: List[int] = list(counts)
         self.token_bytes = token_bytes
         self.overlapping = profile.overlapping
         self.tie_by_bytes = profile.tie == "bytes"
+        self.kinds = self.table = None
+        if merge_rule is not None:
+            kinds, table = merge_rule
+            self.kinds = [int(k) for k in kinds] + [0] * (len(token_bytes) - len(kinds))
+            self.table = [[int(x) for x in row] for row in table]
         if max_total is not None:
             check_pair_total(sum(c * (len(w) - 1) for w, c in zip(self.words, self.counts) if len(w) > 1),
                              max_total)
@@ -142,12 +153,23 @@ class PairMerger:
         while heap:
             neg, _, pair = heap[0]
             current = self.pair_counts.get(pair, 0)
-            if current == -neg:
+            if current == -neg and self.allowed(pair):
                 return current, pair
             heapq.heappop(heap)
+            if not self.allowed(pair):
+                continue  # a forbidden pair stays forbidden: drop it
             if current > 0:
                 heapq.heappush(heap, self._entry(pair, current))
         return None
+
+    def allowed(self, pair: Pair) -> bool:
+        """Whether the merge rule (if any) lets ``pair`` merge."""
+        return self.table is None or self.table[self.kinds[pair[0]]][self.kinds[pair[1]]] >= 0
+
+    def add_token(self, pair: Pair) -> None:
+        """Record the kind of the token that merging ``pair`` makes (a no-op without a merge rule)."""
+        if self.table is not None:
+            self.kinds.append(self.table[self.kinds[pair[0]]][self.kinds[pair[1]]])
 
     def merge(self, pair: Pair, new_id: int) -> int:
         """Merge ``pair`` into token ``new_id`` everywhere; returns the weighted
@@ -182,15 +204,17 @@ class PairMerger:
 
 
 def learn_merges(words: Sequence[Sequence[int]], counts: Sequence[int], token_bytes: List[bytes],
-                 profile: Profile, n_merges: int, progress=None, max_total: Optional[int] = MAX_PAIR_TOTAL):
+                 profile: Profile, n_merges: int, progress=None, max_total: Optional[int] = MAX_PAIR_TOTAL,
+                 merge_rule=None):
     """Phase-1 BPE: learn up to ``n_merges`` merges over aggregated words (pair totals beyond ``max_total``
-    are refused: :func:`check_pair_total`; ``None`` lifts the limit).
+    are refused: :func:`check_pair_total`; ``None`` lifts the limit). ``merge_rule``: pairs that must never
+    merge (see :class:`PairMerger`).
 
     Returns ``(merges, final_words)``: ``merges`` is a list of ``(left, right,
     count)`` in rank order (merge k creates id ``len(alphabet) + k``); new tokens
     are appended to ``token_bytes``. Stops early when no pair is left.
     """
-    merger = PairMerger(words, counts, token_bytes, profile, max_total)
+    merger = PairMerger(words, counts, token_bytes, profile, max_total, merge_rule)
     merges: List[Tuple[int, int, int]] = []
     while len(merges) < n_merges:
         best = merger.best()
@@ -199,6 +223,7 @@ def learn_merges(words: Sequence[Sequence[int]], counts: Sequence[int], token_by
         count, (left, right) = best
         new_id = len(token_bytes)
         token_bytes.append(token_bytes[left] + token_bytes[right])
+        merger.add_token((left, right))
         merger.merge((left, right), new_id)
         merges.append((left, right, count))
         if progress is not None:

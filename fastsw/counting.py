@@ -38,8 +38,10 @@ such a file loads as a table without languages (one unnamed language).
 Rows are in a canonical order: pretokens sorted by code points, letter-run lines sorted as strings. So a file
 depends only on the counted text, not on how it was counted (``--workers``, threads).
 
-Pretokens are stored as JSON strings, so every ``str`` round-trips (a lone surrogate is written as a ``\\udXXX``
-escape). Counts are unbounded JSON integers. The file is written to a temporary file and renamed, so a crash never
+Pretokens are stored as JSON strings, so every ``str`` round-trips. A lone surrogate (the atoms of the scheme
+pre-tokenizers, :mod:`fastsw.alphabet`) is written as its own three bytes (``surrogatepass``), not as a ``\\udXXX``
+escape: JSON joins an escaped high surrogate and an escaped low one into one character, which two adjacent atoms
+are not (SCRIPT's block and index atoms; files written with escapes still load). Counts are unbounded JSON integers. The file is written to a temporary file and renamed, so a crash never
 leaves half a table. Pickle is never used for files (only to send batches between processes).
 """
 from __future__ import annotations
@@ -453,16 +455,13 @@ def _atomic_write_gzip(path, lines: Iterable[str]) -> None:
 
 
 def _encode_block(block: List[str]) -> bytes:
-    try:
-        return ("\n".join(block) + "\n").encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate: re-escape only the lines that need it
-        out = []
-        for line in block:
-            try:
-                out.append(line.encode("utf-8"))
-            except UnicodeEncodeError:
-                out.append(json.dumps(json.loads(line), ensure_ascii=True).encode("ascii"))
-        return b"\n".join(out) + b"\n"
+    # lone surrogates (atoms) as their own bytes: an escaped pair would read back as one character
+    return ("\n".join(block) + "\n").encode("utf-8", "surrogatepass")
+
+
+def _decode_line(data: bytes) -> str:
+    """A data line's text for ``json.loads`` (lone surrogates written by :func:`_encode_block` come back as they are)."""
+    return data.decode("utf-8", "surrogatepass")
 
 
 def _is_count(x) -> bool:
@@ -531,7 +530,7 @@ def _load(path: Path) -> Counts:
             index, pretokens, counts, letter = c.index, c.pretokens, c.counts, c.has_letter
             for i in range(n_pre):
                 lineno += 1
-                row = json.loads(next(rows, b"null"))
+                row = json.loads(_decode_line(next(rows, b"null")))
                 if isinstance(row, list) and len(row) == 3 and _count_too_large(row[1]):
                     raise ValueError(_count_too_large(row[1]))
                 if not (isinstance(row, list) and len(row) == 3 and isinstance(row[0], str) and _is_count(row[1])
@@ -547,7 +546,7 @@ def _load(path: Path) -> Counts:
             runs = c.letter_runs
             for _ in range(n_runs):
                 lineno += 1
-                row = json.loads(next(rows, b"null"))
+                row = json.loads(_decode_line(next(rows, b"null")))
                 if isinstance(row, list) and row and _count_too_large(row[0]):
                     raise ValueError(_count_too_large(row[0]))
                 if not (isinstance(row, list) and len(row) >= 3 and _is_count(row[0])
@@ -589,7 +588,7 @@ def _json_row(lines: List[bytes], k: int):
     if k >= len(lines):
         return None
     try:
-        return json.loads(lines[k])
+        return json.loads(_decode_line(lines[k]))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise _RowError(k + 2, f"bad JSON ({e})") from e
 
@@ -671,8 +670,8 @@ def _load_rows_fast(lines: List[bytes], n_pre: int, n_runs: int, c: Counts) -> b
     if len(lines) != n_pre + n_runs:
         return False
     try:
-        pre = json.loads(b"[" + b",".join(lines[:n_pre]) + b"]")
-        runs = json.loads(b"[" + b",".join(lines[n_pre:]) + b"]")
+        pre = json.loads(_decode_line(b"[" + b",".join(lines[:n_pre]) + b"]"))
+        runs = json.loads(_decode_line(b"[" + b",".join(lines[n_pre:]) + b"]"))
     except (json.JSONDecodeError, UnicodeDecodeError):
         return False
     if len(pre) != n_pre or len(runs) != n_runs:  # a line held more than one row
@@ -974,6 +973,9 @@ class CountTable:
         self.pretokenizer = pretokenizer
         self.collect_runs = bool(collect_runs)
         self.table = Counts(pretokenizer_config=pretokenizer.to_config(), has_runs=self.collect_runs)
+        # a scheme pre-tokenizer's compiled twin of this table (fastsw._pretok.MarkedCounter), used until the
+        # table is read or merged into (then its contents move here and the plain loop takes over)
+        self._compiled = _compiled_counter(pretokenizer, self.collect_runs)
 
     def __getattr__(self, name):
         """The attributes of the table as they were named before (``pretokens``, ``runs``, ...) read :attr:`table`."""
@@ -984,6 +986,12 @@ class CountTable:
     def add(self, doc: str) -> None:
         c, pretokenizer, collect_runs = self.table, self.pretokenizer, self.collect_runs
         index, pretokens, counts, letter, runs = c.index, c.pretokens, c.counts, c.has_letter, c.letter_runs
+        if self._compiled is not None:
+            self.add_batch([doc])
+            return
+        # a scheme may forbid a supermerge between two pieces (boundary markers: never two touching markers in
+        # one token); a letter run is cut there, as the trainer cuts the candidates (fastsw.boundary)
+        run_break = getattr(pretokenizer, "run_break", None) if collect_runs else None
         run: List[int] = []
         for piece in pretokenizer.pretokenize(doc):
             i = index.get(piece)
@@ -995,13 +1003,13 @@ class CountTable:
             counts[i] += 1
             if not collect_runs:
                 continue
-            if letter[i]:
+            if letter[i] and not (run and run_break is not None and run_break(pretokens[run[-1]], piece)):
                 run.append(i)
             else:
                 if len(run) >= 2:
                     key = tuple(run)
                     runs[key] = runs.get(key, 0) + 1
-                run = []
+                run = [i] if letter[i] else []
         if len(run) >= 2:
             key = tuple(run)
             runs[key] = runs.get(key, 0) + 1
@@ -1009,20 +1017,49 @@ class CountTable:
         c.n_bytes += _doc_bytes(doc)
 
     def add_batch(self, docs: List[str]) -> None:
+        if self._compiled is not None:
+            self._compiled.add_batch(docs if type(docs) is list else list(docs))
+            self.table.n_documents, self.table.n_bytes = self._compiled.n_documents, self._compiled.n_bytes
+            return
         for doc in docs:
             self.add(doc)
+
+    def _take_compiled(self) -> None:
+        """Move the compiled counter's contents into :attr:`table` (which it replaces) and count on in Python."""
+        if self._compiled is None:
+            return
+        c, m = self.table, self._compiled
+        self._compiled = None
+        c.pretokens, c.counts, c.has_letter = m.pretokens()
+        c.index = None  # built on first use
+        c.letter_runs = m.runs
+        c.n_documents, c.n_bytes = m.n_documents, m.n_bytes
 
     def payload(self):
         """The table's parts as a worker process sends them (runs packed: arrays pickle as plain bytes, a dict
         of tuples element by element); :meth:`merge_payload` adds them to a table."""
+        self._take_compiled()
         c = self.table
         return c.pretokens, c.counts, c.has_letter, c.packed_runs() if c.has_runs else None, c.n_documents, c.n_bytes
 
     def merge_payload(self, payload) -> None:
+        self._take_compiled()
         self.table._merge_parts(*payload)
 
     def finish(self) -> Counts:
+        self._take_compiled()
         return self.table
+
+
+def _compiled_counter(pretokenizer, collect_runs: bool):
+    """The compiled twin of a :class:`CountTable` (``fastsw._pretok.MarkedCounter``) for a pre-tokenizer whose
+    pieces are not substrings of the text (the marker schemes of :mod:`fastsw.boundary`), which the default
+    patterns' counter cannot count: from ``pretokenizer.compiled_counter(collect_runs)``. None for every other
+    pre-tokenizer, with ``FASTSW_PUREPYTHON`` or without the extension (then the plain loop runs)."""
+    make = getattr(pretokenizer, "compiled_counter", None)
+    if make is None or pure_python():
+        return None
+    return make(collect_runs)
 
 
 class NativeCountTable:

@@ -87,12 +87,14 @@ def pack_pretokens(pretokens: Sequence[str], counts: Sequence[int], alphabet):
     """Pretokens with their counts as packed words of initial ids ``(tokens, offsets, counts)``: the
     packed form of ``[alphabet.initial_ids(p) for p in pretokens]``. A byte alphabet maps all the
     UTF-8 bytes through one lookup table at once; other alphabets go through ``initial_ids``."""
-    from .alphabet import ByteAlphabet, lone_surrogate_error
-    if not isinstance(alphabet, ByteAlphabet):
+    from .alphabet import ATOM_ERRORS, AtomAlphabet, ByteAlphabet, lone_surrogate_error
+    # an alphabet of bytes and one-byte atom codes (boundary markers) also maps byte by byte (fastsw.alphabet)
+    atoms = isinstance(alphabet, AtomAlphabet) and alphabet.short_only
+    if not isinstance(alphabet, ByteAlphabet) and not atoms:
         return _pack_words([alphabet.initial_ids(p) for p in pretokens], counts)
     with gc_paused():
         try:
-            encoded = [p.encode("utf-8") for p in pretokens]
+            encoded = [p.encode("utf-8", ATOM_ERRORS) if atoms else p.encode("utf-8") for p in pretokens]
         except UnicodeEncodeError:
             raise lone_surrogate_error(next(p for p in pretokens if not _encodable(p))) from None
         lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
@@ -138,8 +140,21 @@ def _reachable_merges(offsets, word_counts) -> int:
     return int(pairs[word_counts > 0].sum())
 
 
+def _rule_arrays(merge_rule, n_tokens: int):
+    """The kernel's merge-rule arrays ``(kinds uint8[n_tokens], table int8[K, K])`` for a ``merge_rule``
+    ``(kinds of the first tokens, table)`` (see :class:`fastsw.bpe.PairMerger`), or for none (every merge
+    allowed)."""
+    tkind = np.zeros(n_tokens, dtype=np.uint8)
+    if merge_rule is None:
+        return tkind, np.zeros((1, 1), dtype=np.int8)
+    kinds, table = merge_rule
+    kinds = np.asarray(kinds, dtype=np.uint8)
+    tkind[:len(kinds)] = kinds
+    return tkind, np.ascontiguousarray(table, dtype=np.int8)
+
+
 def _run_packed(tokens, offsets, word_counts, token_bytes, profile, max_steps: int, replay=None,
-                prune: bool = False):
+                prune: bool = False, merge_rule=None):
     """The merge loop over packed words (``tokens`` is rewritten in place).
 
     ``prune`` (without replay): let the kernel keep only the pairs above the
@@ -160,7 +175,7 @@ def _run_packed(tokens, offsets, word_counts, token_bytes, profile, max_steps: i
     prune_top = max(PRUNE_FACTOR * max_steps, PRUNE_MIN) if prune and not use_replay else 0
     original = tokens.copy() if prune_top else None
     args = (offsets, word_counts, tb, tb_off, int(bool(profile.overlapping)), int(profile.tie == "bytes"),
-            int(max(max_steps, 0)), int(use_replay), replay_arr)
+            int(max(max_steps, 0)), int(use_replay), replay_arr, *_rule_arrays(merge_rule, len(token_bytes)))
     n_steps, kinds, lefts, rights, step_counts, lengths, exact = call_kernel(_merge_loop, tokens, *args, prune_top)
     if not exact:
         tokens[:] = original
@@ -177,23 +192,25 @@ def _unpack_words(tokens, offsets, lengths) -> List[List[int]]:
 
 
 def learn_merges_fast(words: Sequence[Sequence[int]], counts: Sequence[int], token_bytes: List[bytes],
-                      profile, n_merges: int, progress=None):
+                      profile, n_merges: int, progress=None, merge_rule=None):
     """Phase-1 BPE on the fast path; same contract and results as
     :func:`fastsw.bpe.learn_merges`: returns ``(merges, final_words)`` with
     ``merges`` a list of ``(left, right, count)`` and appends the new tokens to
     ``token_bytes``. ``progress`` (if given) is advanced once at the end."""
     tokens, offsets, word_counts = _pack_words(words, counts)
     merges, lengths = learn_merges_packed(tokens, offsets, word_counts, token_bytes, profile, n_merges,
-                                          progress=progress)
+                                          progress=progress, merge_rule=merge_rule)
     return merges, _unpack_words(tokens, offsets, lengths)
 
 
 def learn_merges_packed(tokens, offsets, word_counts, token_bytes: List[bytes], profile, n_merges: int,
-                        progress=None, prune: bool = False):
+                        progress=None, prune: bool = False, merge_rule=None):
     """:func:`learn_merges_fast` over packed words (see :func:`pack_pretokens`); ``tokens`` is rewritten in
-    place. Returns ``(merges, lengths)``: the final word ``w`` is ``tokens[offsets[w]:offsets[w] + lengths[w]]``."""
+    place. Returns ``(merges, lengths)``: the final word ``w`` is ``tokens[offsets[w]:offsets[w] + lengths[w]]``.
+    ``merge_rule``: as in :func:`fastsw.bpe.learn_merges`."""
     tokens, offsets, lengths, _, lefts, rights, step_counts = _run_packed(tokens, offsets, word_counts, token_bytes,
-                                                                          profile, n_merges, prune=prune)
+                                                                          profile, n_merges, prune=prune,
+                                                                          merge_rule=merge_rule)
     merges: List[Tuple[int, int, int]] = []
     for left, right, count in zip(lefts, rights, step_counts):
         token_bytes.append(token_bytes[left] + token_bytes[right])
@@ -260,7 +277,8 @@ class FastBackend:
         tokens, offsets, word_counts = pack_pretokens(counts.pretokens, counts.counts, alphabet)
         token_bytes = list(alphabet.tokens)
         merges, lengths = learn_merges_packed(tokens, offsets, word_counts, token_bytes, get_profile(profile),
-                                              n_merges, progress=progress)
+                                              n_merges, progress=progress,
+                                              merge_rule=getattr(alphabet, "merge_rule", None))
         return merges, (tokens, offsets, lengths), token_bytes
 
     @staticmethod
@@ -287,6 +305,12 @@ class FastBackend:
     def split(self, candidates, c_min: int, floor: int, max_len: int):
         split = split_candidates(unpack_candidates(candidates), c_min, floor, max_len)
         return pack_candidates(split)
+
+    @staticmethod
+    def cut(candidates, token_bytes, forbidden):
+        """The reference's cut (:func:`fastsw.boundary.cut_candidates`) on packed candidates."""
+        from .boundary import cut_candidates
+        return pack_candidates(cut_candidates(unpack_candidates(candidates), token_bytes, forbidden))
 
     boundless = staticmethod(boundless_phase2_packed)
     superbpe = staticmethod(superbpe_phase2_packed)

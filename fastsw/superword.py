@@ -182,7 +182,8 @@ class ReferenceBackend:
         words = [alphabet.initial_ids(p) for p in counts.pretokens]
         token_bytes = list(alphabet.tokens)
         merges, words = learn_merges(words, counts.counts, token_bytes, get_profile(profile), n_merges,
-                                     progress=progress, max_total=self.max_total)
+                                     progress=progress, max_total=self.max_total,
+                                     merge_rule=getattr(alphabet, "merge_rule", None))
         return merges, words, token_bytes
 
     @staticmethod
@@ -199,6 +200,12 @@ class ReferenceBackend:
 
     n_candidates = staticmethod(len)
     split = staticmethod(split_candidates)
+
+    @staticmethod
+    def cut(candidates, token_bytes, forbidden):
+        """Candidates cut where ``forbidden(left bytes, right bytes)`` (:func:`fastsw.boundary.cut_candidates`)."""
+        from .boundary import cut_candidates
+        return cut_candidates(candidates, token_bytes, forbidden)
 
     def boundless(self, *args, **kwargs):
         """:func:`boundless_phase2` (Algorithm 1) under this backend's count limit."""

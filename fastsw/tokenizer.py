@@ -40,7 +40,7 @@ from typing import AbstractSet, Collection, Dict, Iterable, List, Literal, Optio
 import regex
 
 from ._config import gc_paused, resolve_backend
-from .alphabet import Alphabet, check_utf8, get_profile, render
+from .alphabet import ATOM_ERRORS, Alphabet, atom_text, check_utf8, decode_with_atoms, get_profile, render
 from .bpe import apply_merges
 from .model_io import ALGOS, load_model_data, save_model
 from .pretokenize import Pretokenizer, check_normalize, normalize_text
@@ -216,15 +216,17 @@ class Tokenizer:
         """
         pretok = self.pretokenizer
         n_alpha = len(self.alphabet)
+        # a token's text: its UTF-8, with atoms (markers, SCRIPT tokens) as lone surrogates (fastsw.alphabet)
+        to_text = atom_text if hasattr(self.alphabet, "atoms") else lambda b: b.decode("utf-8")
         candidates = []  # (id, bytes, text) of regular tokens whose text is one pretoken
         for tid, tb in enumerate(self._token_bytes):
             if tid >= n_alpha and self._merges[tid - n_alpha].super:
                 continue
             try:
-                text = tb.decode("utf-8")
+                text = to_text(tb)
             except UnicodeDecodeError:
                 continue
-            if len(pretok.pretokenize(text)) == 1:
+            if _is_one_pretoken(pretok, text):
                 candidates.append((tid, tb, text))
         if self._resolve_backend(None) == "numba" and candidates:
             from .fast_encode import FastEncoder
@@ -316,7 +318,7 @@ class Tokenizer:
     def encode_pretoken(self, piece: str, *, shortcut: bool = True) -> List[int]:
         """Regular merges applied to one pretoken."""
         if shortcut:
-            tid = self._shortcut.get(piece.encode("utf-8"))
+            tid = self._shortcut.get(piece.encode("utf-8", ATOM_ERRORS))
             if tid is not None:
                 return [tid]
         return apply_merges(self.alphabet.initial_ids(piece), self._regular_ranks)
@@ -617,8 +619,15 @@ class Tokenizer:
 
     # -- decoding ---------------------------------------------------------------
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
-        """The concatenated bytes of the tokens (special tokens as their text)."""
-        token_bytes = self._token_bytes
+        """The concatenated bytes of the tokens (special tokens as their text). For a model whose
+        pre-tokenizer emits atoms (boundary markers, caps codes; :mod:`fastsw.boundary`), the UTF-8 of the
+        decoded text, invalid bytes kept as they are (``surrogateescape``)."""
+        if hasattr(self.alphabet, "atoms"):
+            return self.decode(ids, errors="surrogateescape").encode("utf-8", "surrogateescape")
+        return self._token_bytes_of(ids)
+
+    def _token_bytes_of(self, ids: Iterable[int], token_bytes=None) -> bytes:
+        token_bytes = self._token_bytes if token_bytes is None else token_bytes
         n = len(token_bytes)
         parts = []
         for t in ids:
@@ -631,6 +640,15 @@ class Tokenizer:
                 raise ValueError(f"token id {t} is not in this model (valid ids: 0..{self.n_vocab - 1})")
         return b"".join(parts)
 
+    def _decoding_bytes(self):
+        """Each token's bytes as :meth:`decode` reads them, made once: a pre-tokenizer with
+        ``decoding_bytes`` (SCRIPT: block/index atoms back to characters) rewrites them, else the token bytes."""
+        table = self.__dict__.get("_dec_bytes")
+        if table is None:
+            rewrite = getattr(self.pretokenizer, "decoding_bytes", None)
+            table = self._dec_bytes = self._token_bytes if rewrite is None else rewrite(self._token_bytes)
+        return table
+
     def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
         """Decode to ``str``. A token sequence that is not valid UTF-8 (a prefix of a
         multi-byte character, for example) follows ``errors`` as in
@@ -638,8 +656,13 @@ class Tokenizer:
         ``"strict"`` (raise ``UnicodeDecodeError``), ``"ignore"``, ...
         ``decode(encode(text)) == text`` for every ``str`` that has a UTF-8 encoding.
         Ids must be integers (``int`` or numpy integers); ``1.5`` or ``"1"`` raise ``TypeError``.
+        A model with atoms (a marker scheme) decodes them with its pre-tokenizer's inverse
+        (``pretokenizer.decode_text``: markers back to spaces, caps codes re-case their span).
         """
-        return self.decode_bytes(ids).decode("utf-8", errors)
+        if hasattr(self.alphabet, "atoms"):
+            data = self._token_bytes_of(ids, self._decoding_bytes())
+            return self.pretokenizer.decode_text(decode_with_atoms(data, errors))
+        return self._token_bytes_of(ids).decode("utf-8", errors)
 
     def decode_batch(self, batch: Iterable[Iterable[int]], *, errors: str = "replace") -> List[str]:
         """:meth:`decode` of each id sequence, in order (tiktoken's name).
@@ -768,16 +791,33 @@ class Tokenizer:
         >>> tok.encode_with_offsets("héllo wörld")[1][:1]
         [0]
         """
+        if hasattr(self.alphabet, "atoms") and self._token_widths() is None:  # (SCRIPT alone has offsets: widths)
+            raise ValueError("encode_with_offsets needs tokens that are pieces of the text; this model's pre-tokenizer "
+                             f"{self.pretokenizer!r} rewrites it (markers for spaces, caps codes), so a token has no "
+                             "offset in the text; use encode and decode")
         ids = self.encode(text, **kwargs)
         token_bytes = self._token_bytes
         n = len(token_bytes)
+        widths = self._token_widths()
         offsets = []
         chars = 0
         for t in ids:
-            tb = token_bytes[t] if t < n else self._special_by_id[t]
-            offsets.append(chars - 1 if 0x80 <= tb[0] < 0xC0 else chars)
-            chars += len(tb) - sum(0x80 <= b < 0xC0 for b in tb)
+            if widths is not None and t < n:  # a pre-tokenizer's atoms (SCRIPT: a character is two of them)
+                inside, width = widths[t]
+            else:
+                tb = token_bytes[t] if t < n else self._special_by_id[t]
+                inside, width = 0x80 <= tb[0] < 0xC0, len(tb) - sum(0x80 <= b < 0xC0 for b in tb)
+            offsets.append(chars - 1 if inside else chars)
+            chars += width
         return ids, offsets
+
+    def _token_widths(self):
+        """Per token ``(starts inside a character, characters it ends)`` from the pre-tokenizer's ``token_widths``
+        (made once), or None: then :meth:`encode_with_offsets` reads the UTF-8 bytes."""
+        if "_widths" not in self.__dict__:
+            rule = getattr(self.pretokenizer, "token_widths", None)
+            self._widths = None if rule is None else rule(self._token_bytes)
+        return self._widths
 
     # -- persistence (the exports are functions of fastsw.interop) ---------------
     def save(self, path) -> None:
@@ -792,6 +832,16 @@ class Tokenizer:
             return cls(**data)
         except (ValueError, TypeError) as e:
             raise ValueError(f"{Path(path)}: invalid model file: {e}") from e
+
+
+def _is_one_pretoken(pretok, text: str) -> bool:
+    """Whether ``text`` (a regular token's text) can be a whole pretoken of ``pretok``, the first half of
+    reachability. A scheme with atoms (``decode_text``: markers, SCRIPT) makes pieces that are not substrings of
+    any one text, so every piece counts and the regular merges alone decide (the shortcut stays exact: a piece
+    whose bytes are a token the merges make from those bytes is that token either way)."""
+    if hasattr(pretok, "decode_text"):
+        return True
+    return len(pretok.pretokenize(text)) == 1
 
 
 def rendered_vocab(tok) -> Dict[str, int]:

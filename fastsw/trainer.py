@@ -529,6 +529,10 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
                              "or from_counts=")
         pretok = make_pretokenizer("script" if pretokenizer is None else pretokenizer)
         n_workers = None if tagged else _counting_workers(inputs, workers, collect_runs=algo != "bpe")
+    if parity is not None and pretok.mode == "script-v3":  # its learner has no merge rule (fastsw.script_v3)
+        raise ValueError(f"parity-aware BPE cannot train with pretokenizer {pretok.to_config()['scheme']!r}: its "
+                         "merges would not respect SCRIPT's rule that a token is whole characters; use algo='bpe', "
+                         "'boundless' or 'superbpe' (phase1='bpe') with SCRIPT, or another pre-tokenizer")
     if pretok.mode == "none" and algo != "bpe":
         raise ValueError(f"algo={algo!r} needs a pre-tokenizer that splits documents into words: supermerges "
                          "join runs of >= 2 pretokens, and pretokenizer='none' makes one pretoken per document; "
@@ -610,8 +614,13 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
     info["unique_pretokens"] = len(counts.pretokens)
 
     # 3. phase 1: the alphabet, the merges it leaves room for, the merges
-    if alphabet == "bytes":
-        alph: Alphabet = default_alphabet(profile)
+    if hasattr(pretok, "make_alphabet"):  # a scheme with atoms beyond bytes (markers, SCRIPT; fastsw.alphabet)
+        if alphabet != "bytes":
+            raise ValueError(f"alphabet={alphabet!r} does not go with pretokenizer {pretok.to_config().get('scheme')!r}"
+                             ", whose alphabet is the profile's bytes plus its atoms; leave alphabet unset")
+        alph: Alphabet = pretok.make_alphabet(profile)
+    elif alphabet == "bytes":
+        alph = default_alphabet(profile)
     else:
         alph = CharAlphabet({ch for p in counts.pretokens for ch in p}, byte_fallback=byte_fallback)
     n_alpha = len(alph)
@@ -654,6 +663,9 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
         tok1 = phase1_tokenizer(alph, merges1, pretok, profile)
         # 4. supermerge candidates
         cands = stages.candidates(counts, words, tok1)
+        forbidden = getattr(pretok, "supermerge_forbidden", None)
+        if forbidden is not None:  # e.g. never two touching boundary markers in one token (SPEC section 9)
+            cands = stages.cut(cands, tok1.vocab, forbidden)
         info["unique_candidates"] = stages.n_candidates(cands)
         # 5. optional greedy split (Algorithm 2), min_count = max(c_min, floor)
         if greedy_split:

@@ -222,7 +222,8 @@ def test_superbpe_pruning_reruns_when_the_guess_runs_dry():
     tokens = np.array([0, 1, 2, 3], np.int32)
     out = fast_train._merge_loop(tokens, np.array([0, 2, 4], np.int64), np.array([10, 9], np.int64),
                            np.arange(8, dtype=np.uint8), np.arange(9, dtype=np.int64), 0, 1, 2, 0,
-                           np.zeros(0, np.int64), 1, np.zeros(1, np.int64))
+                           np.zeros(0, np.int64), np.zeros(8, np.uint8), np.zeros((1, 1), np.int8), 1,
+                           np.zeros(1, np.int64))
     assert int(out[0]) == 1 and out[-1] == 0  # stopped, and said so
 
 
@@ -230,7 +231,8 @@ def test_merge_loop_stops_when_the_stop_flag_is_set():
     # Ctrl-C sets stop[0] (fastsw._interrupt.call_kernel); the kernel checks it before each
     # step. (0, 1) 10, then (2, 3) 9: two steps without the flag, none with it.
     args = (np.array([0, 2, 4], np.int64), np.array([10, 9], np.int64), np.arange(8, dtype=np.uint8),
-            np.arange(9, dtype=np.int64), 0, 1, 2, 0, np.zeros(0, np.int64), 0)
+            np.arange(9, dtype=np.int64), 0, 1, 2, 0, np.zeros(0, np.int64), np.zeros(8, np.uint8),
+            np.zeros((1, 1), np.int8), 0)
     out = fast_train._merge_loop(np.array([0, 1, 2, 3], np.int32), *args, np.zeros(1, np.int64))
     assert int(out[0]) == 2
     out = fast_train._merge_loop(np.array([0, 1, 2, 3], np.int32), *args, np.ones(1, np.int64))

@@ -1,0 +1,126 @@
+"""SCRIPT v3 against the default pre-tokenizer: training time, peak memory and bytes per token, same run.
+
+Each (language, pre-tokenizer) trains in its own subprocess on the same documents (the first N MB of
+``../shared/corpus/<lang>/train.jsonl.gz``, read into memory before the clock starts), on the fast path, so wall
+time, CPU time and peak RSS belong to that training alone. Bytes per token and encoding speed (one thread,
+``encode`` per document; SCRIPT models encode on the reference path) are measured on the language's held-out split
+(``heldout.jsonl``) with the trained model, after checking that every held-out document decodes back exactly. Before any time is reported, the compiled SCRIPT pretokens must equal the plain-Python rule's on
+the first documents of each language.
+
+    python bench/bench_script.py                                  # en 10 MB + zh 5 MB, BPE at vocab 32768
+    python bench/bench_script.py --configs en:1 --vocab 8192 --algos bpe,superbpe
+    python bench/bench_script.py --pretokenizers script,script-v3,script-v3+boundary[w,p,d]+caps
+
+Writes ``bench/results/script-<configs>-<vocab>.md``. Ratios are against the default pre-tokenizer (``script``)
+in the same run; the figures in the README were measured on a shared 2-core machine.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from _corpus import SHARED, read_docs  # noqa: E402
+
+
+def worker(args) -> None:
+    import fastsw
+    docs, size = read_docs(SHARED / "corpus" / args.lang / "train.jsonl.gz", int(args.mb * 1e6))
+    heldout, held_bytes = read_docs(SHARED / "corpus" / args.lang / "heldout.jsonl")
+    kw = {"supermerges": args.vocab // 8} if args.algo == "superbpe" else {}
+    t0, c0 = time.perf_counter(), time.process_time()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a vocabulary falling short is reported in the table
+        tok = fastsw.train(docs, algo=args.algo, vocab_size=args.vocab, pretokenizer=args.pretokenizer,
+                           backend="numba", **kw)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    for doc in heldout:  # exact round trips before anything is timed (and the encoder tables are built)
+        if tok.decode(tok.encode(doc)) != doc:
+            sys.exit(f"{args.pretokenizer}: a held-out document does not decode back; no figures reported")
+    t1 = time.perf_counter()
+    n_tokens = sum(len(tok.encode(doc)) for doc in heldout)  # one thread, document by document
+    encode_s = time.perf_counter() - t1
+    char_merges = 0
+    if hasattr(tok.pretokenizer, "entry_text"):  # SCRIPT: merges that make one character from its two atoms
+        from fastsw.alphabet import atom_text
+        from fastsw.script_v3 import unspell
+        n_alpha = len(tok.alphabet)
+        char_merges = sum(1 for tb in tok.vocab[n_alpha:] if len(unspell(atom_text(tb))) == 1)
+    seconds = {k: round(v, 2) for k, v in tok.training_info["seconds"].items()}
+    print(json.dumps({"wall": wall, "cpu": cpu, "rss_mb": rss_mb, "bytes": size, "alphabet": len(tok.alphabet),
+                      "regular": tok.n_regular, "super": tok.n_super, "char_merges": char_merges,
+                      "heldout_bytes": held_bytes, "heldout_tokens": n_tokens, "encode_s": encode_s,
+                      "stages": seconds}))
+
+
+def check_pretokens(lang: str, n_docs: int = 200) -> None:
+    """The compiled SCRIPT path against the plain-Python rule on the first documents (asserted before timing)."""
+    from fastsw.pretokenize import make_pretokenizer
+    docs, _ = read_docs(SHARED / "corpus" / lang / "train.jsonl.gz", 400_000)
+    for name in ("script-v3", "script-v3+boundary[w,p,d]+caps"):
+        p = make_pretokenizer(name)
+        for doc in docs[:n_docs]:
+            if p.pretokenize(doc) != p.pretokenize_reference(doc):
+                sys.exit(f"{lang}: {name} compiled pretokens differ from the reference; no timings reported")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--configs", default="en:10,zh:5", help="LANG:MB,... (default en:10,zh:5)")
+    ap.add_argument("--vocab", type=int, default=32768)
+    ap.add_argument("--algos", default="bpe", help="comma-separated: bpe, boundless, superbpe")
+    ap.add_argument("--pretokenizers", default="script,script-v3")
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--lang", help=argparse.SUPPRESS)
+    ap.add_argument("--mb", type=float, help=argparse.SUPPRESS)
+    ap.add_argument("--algo", help=argparse.SUPPRESS)
+    ap.add_argument("--pretokenizer", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        return worker(args)
+    configs = [(c.split(":")[0], float(c.split(":")[1])) for c in args.configs.split(",")]
+    pretoks = args.pretokenizers.split(",")
+    lines = [f"# SCRIPT v3 against the default pre-tokenizer (vocab {args.vocab}, fast path)", "",
+             "Measured on a shared 2-core machine; ratios are against `script` (the default) in the same run.", "",
+             "| corpus | algo | pre-tokenizer | train s | cpu s | peak RSS MB | × default time | held-out bytes/token "
+             "| × default | merges (chars) | supermerges | encode MB/s | stages s |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for lang, mb in configs:
+        check_pretokens(lang)
+        for algo in args.algos.split(","):
+            base = None
+            for name in pretoks:
+                cmd = [sys.executable, __file__, "--worker", "--lang", lang, "--mb", str(mb), "--algo", algo,
+                       "--pretokenizer", name, "--vocab", str(args.vocab)]
+                proc = subprocess.run(cmd, capture_output=True, text=True)
+                if proc.returncode != 0:
+                    sys.exit(f"{lang} {algo} {name} failed:\n{proc.stderr}")
+                r = json.loads(proc.stdout.strip().splitlines()[-1])
+                bpt = r["heldout_bytes"] / r["heldout_tokens"]
+                if name == "script":
+                    base = r
+                ratio_t = f"{r['wall'] / base['wall']:.2f}" if base else "-"
+                ratio_c = f"{bpt / (base['heldout_bytes'] / base['heldout_tokens']):.3f}" if base else "-"
+                stages = ", ".join(f"{k} {v}" for k, v in r["stages"].items())
+                row = (f"| {lang} {r['bytes'] / 1e6:.1f} MB | {algo} | `{name}` | {r['wall']:.1f} | {r['cpu']:.1f} | "
+                       f"{r['rss_mb']:.0f} | {ratio_t} | {bpt:.3f} | {ratio_c} | {r['regular']} ({r['char_merges']}) | "
+                       f"{r['super']} | {r['heldout_bytes'] / 1e6 / r['encode_s']:.2f} | {stages} |")
+                lines.append(row)
+                print(row, file=sys.stderr)
+    out = HERE / "results" / f"script-{args.configs.replace(':', '').replace(',', '-')}-{args.vocab}.md"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    print(f"\nwritten to {out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
