@@ -231,6 +231,9 @@ def load_model_data(path) -> dict:
                          f"({FORMAT_VERSION}); upgrade fastsw to load it")
     if version < 1:
         raise ValueError(f"{path}: unsupported model format version {version}")
+    if data.get("algo") == "mingram":  # tokens with log-probabilities, no merges (fastsw.mingram)
+        from .mingram import mingram_from_data
+        return dict(mingram_from_data(path, data), algo="mingram")
     check_model_data(path, data)
     try:
         pretokenizer = Pretokenizer.from_config(data["pretokenizer"])

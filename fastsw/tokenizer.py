@@ -788,6 +788,10 @@ class Tokenizer:
     def load(cls, path) -> "Tokenizer":
         """Read a model written by :meth:`save`."""
         data = load_model_data(path)
+        if data.get("algo") == "mingram":  # a MinGram model (fastsw.mingram), whichever class is asked
+            from .mingram import MinGramTokenizer
+            cls = MinGramTokenizer
+            del data["algo"]
         try:
             return cls(**data)
         except (ValueError, TypeError) as e:
