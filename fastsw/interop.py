@@ -410,6 +410,9 @@ def tiktoken_ranks(tok, *, drop_duplicates: bool = False) -> Dict[bytes, int]:
 
 
 def _check_simple(tok, allow_approximate: bool, target: str) -> None:
+    if tok.algo == "mingram":
+        raise ValueError(f"a MinGram model has no merge ranks, so {target} (a BPE format) cannot express it; export "
+                         "it with save_hf (an HF Unigram model) instead")
     if tok.normalize is not None and not allow_approximate:
         raise ValueError(f"this model normalizes text to {tok.normalize.upper()} before encoding; {target} has no "
                          "normalizer. Normalize the text yourself, or pass allow_approximate=True to export anyway "
@@ -555,6 +558,9 @@ def _conflict(kind, tok, tid, tb, rule, table, **extra) -> dict:
 # ---------------------------------------------------------------------------
 def hf_tokenizer_json(tok, *, ignore_merges: Optional[bool] = None) -> dict:
     """The ``tokenizer.json`` content :func:`save_hf` writes, as a dict."""
+    if tok.algo == "mingram":  # a Unigram model with scores score_delta * lp - 1 (fastsw.mingram)
+        from .mingram import hf_unigram_json
+        return hf_unigram_json(tok)
     _check_byte_alphabet(tok, "HF's ByteLevel pre-tokenizer")
     vocab = tok.vocab
     dups = duplicate_tokens(tok)
@@ -620,7 +626,10 @@ def save_hf(tok, path, *, ignore_merges: Optional[bool] = None) -> dict:
     reasons = []
     if tok.pretokenizer.mode not in ("simple", "none"):
         reasons.append(f"pre-tokenizer mode {tok.pretokenizer.mode!r}: script chunking is not expressible")
-    if tok.algo != "bpe":
+    if tok.algo == "mingram":
+        from .mingram import HF_REASONS
+        reasons.extend(HF_REASONS)
+    elif tok.algo != "bpe":
         reasons.append(f"{tok.algo} model: supermerges are not expressible")
     if duplicate_tokens(tok):
         reasons.append("some byte strings belong to several tokens; only the smallest id is kept")

@@ -804,3 +804,43 @@ def warmup() -> None:
         sym = np.array(backend_words[0], np.int32)
         off = np.array(backend_words[1], np.int64)
         learn_mingram((sym, off), [2, 1], atoms, [0, 1, 2], 2, 3, backend="numba", prune_criterion="mi")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# interop: HF Unigram export
+
+#: Why an HF ``Unigram`` export of a MinGram model is approximate (reported by ``save_hf``).
+HF_REASONS = ("HF's Unigram breaks exact score ties toward the earliest start ('aaa' -> [a, aa]); MinGram's "
+              "program toward the latest ('aaa' -> [aa, a]) (MINGRAM.md 3)",
+              "HF's Viterbi has no 1e-12 tie tolerance: paths within 1e-12 of each other can differ")
+
+
+def hf_unigram_json(tok: MinGramTokenizer) -> dict:
+    """An HF ``tokenizer.json`` whose model is ``Unigram`` with piece scores ``score_delta * lp - 1`` (the same
+    objective: fewest tokens, then the highest unigram likelihood), over the same byte-level pieces as
+    fastsw's BPE export (Split by the main regex, ByteLevel). Piece index = fastsw id; bytes a byte alphabet
+    lacks follow ``n_vocab`` so that HF can segment every text."""
+    from .interop import _export_pattern, _extra_bytes
+    from .alphabet import BYTE_TO_UNICODE
+    if not isinstance(tok.alphabet, ByteAlphabet):
+        raise ValueError(f"HF's ByteLevel pre-tokenizer needs a byte alphabet, not {tok.alphabet.kind!r}")
+    vocab = [[render(tb), tok.score_delta * lp - 1.0] for tb, lp in zip(tok.vocab, tok.log_probs)]
+    for s, _ in sorted(tok.special_tokens.items(), key=lambda kv: kv[1]):
+        vocab.append([s, -1e9])
+    floor = tok.score_delta * LOG_PROB_FLOOR - 1.0
+    for b in _extra_bytes(tok):
+        vocab.append([BYTE_TO_UNICODE[b], floor])
+    added = [{"id": tid, "content": s, "single_word": False, "lstrip": False, "rstrip": False,
+              "normalized": False, "special": True} for s, tid in sorted(tok.special_tokens.items(),
+                                                                      key=lambda kv: kv[1])]
+    return {
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
+        "normalizer": {"type": tok.normalize.upper()} if tok.normalize else None,
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": _export_pattern(tok)}, "behavior": "Isolated", "invert": False},
+            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
+        ]},
+        "post_processor": None,
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+        "model": {"type": "Unigram", "unk_id": None, "vocab": vocab, "byte_fallback": False},
+    }
