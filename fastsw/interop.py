@@ -390,6 +390,9 @@ def duplicate_tokens(tok) -> Dict[bytes, List[int]]:
 def tiktoken_ranks(tok, *, drop_duplicates: bool = False) -> Dict[bytes, int]:
     """``bytes -> rank`` with rank = fastsw id, plus the missing bytes after ``n_vocab``."""
     _check_byte_alphabet(tok, "tiktoken")
+    if tok.algo == "mingram":
+        raise ValueError("a MinGram model has no merge ranks, so tiktoken (a BPE rank table) cannot express it; "
+                         "export it with save_hf (an HF Unigram model) instead")
     if tok.algo != "bpe":
         raise ValueError(
             f"a {tok.algo} model has supermerges, which join several pretokens into one token; tiktoken (and any "
@@ -410,9 +413,6 @@ def tiktoken_ranks(tok, *, drop_duplicates: bool = False) -> Dict[bytes, int]:
 
 
 def _check_simple(tok, allow_approximate: bool, target: str) -> None:
-    if tok.algo == "mingram":
-        raise ValueError(f"a MinGram model has no merge ranks, so {target} (a BPE format) cannot express it; export "
-                         "it with save_hf (an HF Unigram model) instead")
     if tok.normalize is not None and not allow_approximate:
         raise ValueError(f"this model normalizes text to {tok.normalize.upper()} before encoding; {target} has no "
                          "normalizer. Normalize the text yourself, or pass allow_approximate=True to export anyway "
