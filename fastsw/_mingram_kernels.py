@@ -16,6 +16,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ._encode_kernels import _long_hash, _long_lookup, _pack, _short_hash, _short_lookup
+
 _EPS = 1e-12
 
 
@@ -72,7 +74,18 @@ def _build_trie(tok_sym, tok_off, order, n_sym):
 
 
 @njit(cache=True, nogil=True)
-def _viterbi(sym, start, end, keys, vals, n_sym, node_tok, cost, best, back):
+def _root_table(keys, vals, n_sym):
+    """The root's children as a dense int32 table by atomic id (-1 none): the first step of every walk
+    without a hash probe."""
+    mask = keys.shape[0] - 1
+    root = np.full(n_sym, -1, np.int32)
+    for a in range(n_sym):
+        root[a] = _child(keys, vals, mask, 0, a, n_sym)
+    return root
+
+
+@njit(cache=True, nogil=True)
+def _viterbi(sym, start, end, keys, vals, root, n_sym, node_tok, cost, best, back):
     """MINGRAM.md 2.1 on ``sym[start:end]``: fills ``best[0..n]`` and ``back[0..n]`` (the last writer's token
     index, -1 none). Candidates for an end arrive in increasing start; one within 1e-12 of the best so far
     replaces it (last write wins)."""
@@ -87,18 +100,19 @@ def _viterbi(sym, start, end, keys, vals, n_sym, node_tok, cost, best, back):
         if p > 0 and back[p] < 0:
             continue
         base = best[p]
-        node = 0
-        for e in range(p + 1, n + 1):
-            node = _child(keys, vals, mask, node, sym[start + e - 1], n_sym)
-            if node < 0:
-                break
+        node = root[sym[start + p]]
+        e = p + 1
+        while node >= 0:
             t = node_tok[node]
-            if t < 0:
-                continue
-            cand = (base + cost[t]) - 1.0
-            if cand >= best[e] - _EPS:
-                best[e] = cand
-                back[e] = t
+            if t >= 0:
+                cand = (base + cost[t]) - 1.0
+                if cand >= best[e] - _EPS:
+                    best[e] = cand
+                    back[e] = t
+            if e == n:
+                break
+            node = _child(keys, vals, mask, node, sym[start + e], n_sym)
+            e += 1
 
 
 @njit(cache=True, nogil=True)
@@ -106,6 +120,7 @@ def _e_step(sym, offsets, counts, keys, vals, n_sym, node_tok, tok_len, cost, n_
     """Hard E-step over packed pretokens (atoms ``sym`` int32, ``offsets`` int64, ``counts`` int64): each
     pretoken's best path adds its count to ``usage[t]`` (int64, ``n_tokens``) for every token on it."""
     usage = np.zeros(n_tokens, np.int64)
+    root = _root_table(keys, vals, n_sym)
     n_words = offsets.shape[0] - 1
     longest = 0
     for w in range(n_words):
@@ -115,7 +130,7 @@ def _e_step(sym, offsets, counts, keys, vals, n_sym, node_tok, tok_len, cost, n_
     for w in range(n_words):
         start = offsets[w]
         end = offsets[w + 1]
-        _viterbi(sym, start, end, keys, vals, n_sym, node_tok, cost, best, back)
+        _viterbi(sym, start, end, keys, vals, root, n_sym, node_tok, cost, best, back)
         f = counts[w]
         e = end - start
         while e > 0:
@@ -129,6 +144,7 @@ def _e_step(sym, offsets, counts, keys, vals, n_sym, node_tok, tok_len, cost, n_
 def _segment_all(sym, offsets, keys, vals, n_sym, node_tok, tok_len, cost):
     """Every packed pretoken's path as token indices: ``(paths int32, path_offsets int64)``."""
     n_words = offsets.shape[0] - 1
+    root = _root_table(keys, vals, n_sym)
     longest = 0
     for w in range(n_words):
         longest = max(longest, offsets[w + 1] - offsets[w])
@@ -140,7 +156,7 @@ def _segment_all(sym, offsets, keys, vals, n_sym, node_tok, tok_len, cost):
     for w in range(n_words):
         start = offsets[w]
         end = offsets[w + 1]
-        _viterbi(sym, start, end, keys, vals, n_sym, node_tok, cost, best, back)
+        _viterbi(sym, start, end, keys, vals, root, n_sym, node_tok, cost, best, back)
         k = 0
         e = end - start
         while e > 0:
@@ -158,11 +174,14 @@ def _segment_all(sym, offsets, keys, vals, n_sym, node_tok, tok_len, cost):
 
 
 @njit(cache=True, nogil=True)
-def _encode_docs(data, piece_ends, doc_pieces, byte_ids, keys, vals, n_sym, node_tok, tok_len, cost, shortcut):
+def _encode_docs(data, piece_ends, doc_pieces, byte_ids, keys, vals, root, n_sym, node_tok, tok_len, cost,
+                 sc_short, sc_long, tb, shortcut):
     """Encode UTF-8 ``data`` (uint8) cut into pretokens: document ``d`` has pretokens
     ``doc_pieces[d]..doc_pieces[d + 1]`` whose character end offsets within the document are ``piece_ends``
     (int64). Each byte becomes its atomic id (``byte_ids``, int32 by byte); with ``shortcut`` a pretoken that
-    is one token is emitted without the program. Returns ``(ids int32, offsets int64)``."""
+    is one token is emitted without the program, found by one probe of the BPE encoder's whole-pretoken tables
+    (``sc_short``/``sc_long`` over the token bytes ``tb``, :mod:`fastsw._encode_kernels`). Returns
+    ``(ids int32, offsets int64)``."""
     n_data = data.shape[0]
     n_docs = doc_pieces.shape[0] - 1
     sym = np.empty(n_data, np.int32)
@@ -191,13 +210,13 @@ def _encode_docs(data, piece_ends, doc_pieces, byte_ids, keys, vals, n_sym, node
             if n == 0:
                 continue
             if shortcut:
-                node = 0
-                for j in range(start, end):
-                    node = _child(keys, vals, mask, node, sym[j], n_sym)
-                    if node < 0:
-                        break
-                if node >= 0 and node_tok[node] >= 0:
-                    out[n_out] = node_tok[node]
+                if n <= 8:
+                    key = _pack(data, start, n)
+                    t = _short_lookup(sc_short, key, n, _short_hash(key, n))
+                else:
+                    t = _long_lookup(sc_long, tb, data, start, end, _long_hash(data, start, end))
+                if t >= 0:
+                    out[n_out] = t
                     n_out += 1
                     continue
             if n > cap:
@@ -205,7 +224,7 @@ def _encode_docs(data, piece_ends, doc_pieces, byte_ids, keys, vals, n_sym, node
                     cap *= 2
                 best = np.empty(cap + 1, np.float64)
                 back = np.empty(cap + 1, np.int32)
-            _viterbi(sym, start, end, keys, vals, n_sym, node_tok, cost, best, back)
+            _viterbi(sym, start, end, keys, vals, root, n_sym, node_tok, cost, best, back)
             m = 0
             e = n
             while e > 0:
@@ -230,6 +249,7 @@ def _mi_scores(sym, offsets, counts, keys, vals, n_sym, node_tok, tok_len, cost,
     ``fastsw.mingram.mi_scores_reference``."""
     mask = keys.shape[0] - 1
     mi = np.zeros(n_tokens, np.int64)
+    root = _root_table(keys, vals, n_sym)
     n_words = offsets.shape[0] - 1
     longest = 0
     for w in range(n_words):
@@ -269,7 +289,7 @@ def _mi_scores(sym, offsets, counts, keys, vals, n_sym, node_tok, tok_len, cost,
                 if node_tok[node] >= 0 and B[e] + 1 < B[p]:
                     B[p] = B[e] + 1
         K = F[n]
-        _viterbi(sym, start, end, keys, vals, n_sym, node_tok, cost, best, back)
+        _viterbi(sym, start, end, keys, vals, root, n_sym, node_tok, cost, best, back)
         m = 0
         e = n
         while e > 0:

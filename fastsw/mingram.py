@@ -770,7 +770,9 @@ class MinGramFastEncoder(_fast_encoder_base()):
         if not supported(tok.alphabet):
             raise ValueError(f"the fast encoder supports byte alphabets only, not {tok.alphabet.kind!r}; "
                              "use backend='python'")
-        from ._mingram_kernels import _build_trie
+        from . import _encode_kernels as EK
+        from ._mingram_kernels import _build_trie, _root_table
+        from .fast_encode import _table_size
         self.pretokenizer = tok.pretokenizer
         self.n_vocab = tok.n_vocab
         self.byte_ids = np.array([tok.alphabet.id_of_byte(b) for b in range(256)], dtype=np.int32)
@@ -779,8 +781,19 @@ class MinGramFastEncoder(_fast_encoder_base()):
         lat = _FastLattice(np.zeros(0, np.int32), np.zeros(1, np.int64), [], tok.tokens, len(tok.alphabet))
         self.keys, self.vals, self.node_tok = _build_trie(lat.tok_sym, lat.tok_off,
                                                           np.arange(len(tok.tokens), dtype=np.int64), lat.n_sym)
+        self.root = _root_table(self.keys, self.vals, lat.n_sym)
         self.tok_len = lat.tok_len
         self.n_sym = lat.n_sym
+        # the whole-pretoken shortcut: the BPE encoder's tables over the token bytes (one probe per pretoken)
+        token_bytes = tok.vocab
+        lens = np.fromiter(map(len, token_bytes), np.int64, len(token_bytes))
+        self.tb_off = np.zeros(len(token_bytes) + 1, np.int64)
+        np.cumsum(lens, out=self.tb_off[1:])
+        self.tb = np.frombuffer(b"".join(token_bytes) or b"\0", np.uint8).copy()
+        ids = np.fromiter(tok._shortcut.values(), np.int32, len(tok._shortcut))
+        short = lens[ids] <= 8
+        self.sc_short = EK._build_short_table(self.tb, self.tb_off, ids[short], _table_size(int(short.sum())))
+        self.sc_long = EK._build_long_table(self.tb, self.tb_off, ids[~short], _table_size(int((~short).sum())))
         self.cost = np.ascontiguousarray(tok._cost, dtype=np.float64)
         self.shortcut_ok = tok._shortcut_ok
 
@@ -790,8 +803,8 @@ class MinGramFastEncoder(_fast_encoder_base()):
         from ._mingram_kernels import _encode_docs
         from .fast_encode import _WORKER_BYTES
         args = (np.frombuffer(data or b"\0", np.uint8), piece_ends, doc_pieces, self.byte_ids, self.keys,
-                self.vals, self.n_sym, self.node_tok, self.tok_len, self.cost,
-                int(bool(shortcut) and self.shortcut_ok))
+                self.vals, self.root, self.n_sym, self.node_tok, self.tok_len, self.cost, self.sc_short,
+                self.sc_long, self.tb, int(bool(shortcut) and self.shortcut_ok))
         if interruptible or (len(data) >= _WORKER_BYTES and threading.current_thread() is threading.main_thread()):
             return call_kernel(_encode_docs, *args, stop=False)
         return _encode_docs(*args)
