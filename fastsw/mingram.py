@@ -857,3 +857,75 @@ def hf_unigram_json(tok: MinGramTokenizer) -> dict:
         "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
         "model": {"type": "Unigram", "unk_id": None, "vocab": vocab, "byte_fallback": False},
     }
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# interop: the seed authors' semingram-v1 files
+
+_NORMALIZATIONS = {None: None, "NFC": "nfc", "NFKC": "nfkc"}
+
+
+def load_semingram(path) -> MinGramTokenizer:
+    """Load a model file of the seed authors' MinGram (``info.version == "semingram-v1"``, JSON, gzipped when
+    the name ends in ``.gz``; ``-Infinity``/``Infinity`` literals accepted) whose pre-tokenizer fastsw
+    implements: ``UTF8Pretokenizer`` (byte-level atoms ``starting_token_id + byte``) with a regex (fastsw's
+    ``simple`` mode with that pattern) or without one (``none`` mode), NFC/NFKC or no normalization. Their
+    ``ScriptPretokenizer`` (SCRIPT block/index atoms) and digit-group tokens are not implemented: a
+    ``ValueError`` says so.
+
+    Ids are dense in **ascending original id** (the nanochat adapter's scheme, not ``reindex=True``'s file
+    order), so the 256 byte tokens come first in byte order; the alphabet is ``bytes256`` (profile ``hf``).
+    Scores: ``metadata.config.score_delta`` (default 1e-5); -inf is floored at -100 (MINGRAM.md 3), as for every
+    :class:`MinGramTokenizer`. Differences that remain: the authors' pre-tokenizer drops unassigned and
+    private-use code points (``remove_unassigned``) and ``re.findall`` drops text no regex alternative matches;
+    fastsw keeps both as bytes (the default GPT-4o pattern matches every character)."""
+    import gzip
+    path = Path(path)
+    try:
+        raw = gzip.open(path, "rt", encoding="utf-8").read() if path.name.endswith(".gz") else \
+            path.read_text(encoding="utf-8")
+        data = json.loads(raw)
+    except FileNotFoundError:
+        raise ValueError(f"{path}: model file not found") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, EOFError) as e:
+        raise ValueError(f"{path}: not a readable semingram-v1 JSON file ({e})") from e
+    version = (data.get("info") or {}).get("version") if isinstance(data, dict) else None
+    if version != "semingram-v1":
+        raise ValueError(f"{path}: info.version is {version!r}, not 'semingram-v1' (a fastsw model loads with "
+                         "fastsw.load)")
+    pt = data.get("pretokenizer") or {}
+    cls, cfg = pt.get("config_class"), pt.get("config") or {}
+    if cls != "UTF8Pretokenizer":
+        raise ValueError(f"{path}: pretokenizer {cls!r} is not one fastsw implements (only the byte-level "
+                         "UTF8Pretokenizer imports; SCRIPT encodings have no fastsw pre-tokenizer)")
+    if cfg.get("digit_handling") is not None:
+        raise ValueError(f"{path}: digit_handling={cfg['digit_handling']!r} adds digit-group atoms that fastsw's "
+                         "pre-tokenizers do not produce")
+    if cfg.get("normalization") not in _NORMALIZATIONS:
+        raise ValueError(f"{path}: normalization {cfg.get('normalization')!r} is not one of NFC, NFKC or none")
+    start = cfg.get("starting_token_id", 1)
+    pattern = cfg.get("regex_pattern")
+    pretok = Pretokenizer(mode="none") if pattern is None else Pretokenizer(mode="simple", main_pattern=pattern)
+    alphabet = ByteAlphabet("bytes256")
+    records = data.get("tokens")
+    if not isinstance(records, list):
+        raise ValueError(f"{path}: field tokens must be a list of {{id, atomic_tokens, log_prob}}")
+    try:
+        records = sorted(records, key=lambda r: int(r["id"]))
+        tokens = [[alphabet.id_of_byte(int(a) - start) if 0 <= int(a) - start < 256 else -1
+                   for a in r["atomic_tokens"]] for r in records]
+        lps = [float(r["log_prob"]) for r in records]
+        seeds = [int(r["id"]) for r in records]
+    except (KeyError, TypeError, ValueError) as e:
+        raise ValueError(f"{path}: field tokens: each needs id, atomic_tokens and log_prob ({e})") from e
+    if any(-1 in t for t in tokens):
+        raise ValueError(f"{path}: an atomic id is outside {start}..{start + 255} (the byte atoms)")
+    config = (data.get("metadata") or {}).get("config") or {}
+    info = {"imported": {"format": "semingram-v1", "path": str(path), "ids": "dense, ascending original id",
+                         "metadata": data.get("metadata"), "pretokenizer": pt}}
+    try:
+        return MinGramTokenizer(alphabet=alphabet, tokens=tokens, log_probs=lps, seed_ids=seeds, pretokenizer=pretok,
+                                profile="hf", score_delta=float(config.get("score_delta", DEFAULTS["score_delta"])),
+                                training_info=info, normalize=_NORMALIZATIONS[cfg.get("normalization")])
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from e

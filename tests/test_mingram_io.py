@@ -1,5 +1,6 @@
 """MinGram models in files, the CLI and interop, the exact-size behaviour (MINGRAM.md 1.8) and bad input."""
 import json
+import math
 import warnings
 
 import pytest
@@ -146,3 +147,55 @@ def test_from_counts_equals_text(docs):
         a = fastsw.train(docs, algo="mingram", vocab_size=600)
         b = fastsw.train(from_counts=counts, algo="mingram", vocab_size=600)
     assert a.vocab == b.vocab and a.log_probs == b.log_probs
+
+
+def semingram_file(tmp_path, *, config_class="UTF8Pretokenizer", drop_byte=None, gz=False):
+    """A semingram-v1 file in the seed authors' layout: byte atoms 1..256 (-Infinity where unused), then
+    learned tokens with sparse seed ids, required tokens first (file order is not id order)."""
+    import gzip
+    from fastsw import GPT4O_PATTERN
+    lp = {ord("h"): -2.5, ord("u"): -2.5, ord("g"): -3.0, ord("s"): -2.2}
+    tokens = [{"id": b + 1, "atomic_tokens": [b + 1], "log_prob": lp.get(b, -math.inf)}
+              for b in range(256) if b != drop_byte]
+    tokens += [{"id": 400, "atomic_tokens": [ord(c) + 1 for c in "hug"], "log_prob": -1.1},
+               {"id": 300, "atomic_tokens": [ord(c) + 1 for c in "ug"], "log_prob": -1.5}]
+    data = {"info": {"version": "semingram-v1"},
+            "pretokenizer": {"config_class": config_class,
+                             "config": {"cls": config_class, "starting_token_id": 1, "normalization": "NFC",
+                                        "remove_unassigned": True, "regex_pattern": GPT4O_PATTERN,
+                                        "digit_handling": None, "enforce_char_boundaries": True}},
+            "tokens": tokens,
+            "metadata": {"tokenizer_variant": "mingram", "objective": math.inf,
+                         "config": {"score_delta": 1e-5, "overshoot_factor": 1.15}}}
+    text = json.dumps(data)
+    assert "-Infinity" in text and "Infinity" in text  # the reference's non-standard literals
+    path = tmp_path / ("m.json.gz" if gz else "m.json")
+    if gz:
+        with gzip.open(path, "wt", encoding="utf-8") as f:
+            f.write(text)
+    else:
+        path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_load_semingram(tmp_path, gz):
+    from fastsw.mingram import load_semingram
+    tok = load_semingram(semingram_file(tmp_path, gz=gz))
+    assert tok.vocab_size == 258 and tok.normalize == "nfc" and tok.pretokenizer.mode == "simple"
+    assert tok.seed_ids[:3] == (1, 2, 3) and tok.seed_ids[-2:] == (300, 400)  # dense ids, ascending original id
+    assert tok.vocab[256:] == (b"ug", b"hug") and tok.vocab[ord("h")] == b"h"
+    assert tok.log_probs[0] == -100.0  # -Infinity floored on load
+    assert [tok.vocab[i] for i in tok.encode("hhug hugs")] == [b"h", b"hug", b" ", b"hug", b"s"]
+    assert tok.decode(tok.encode("héllo wörld")) == "héllo wörld"
+
+
+def test_load_semingram_refuses(tmp_path):
+    from fastsw.mingram import load_semingram
+    with pytest.raises(ValueError, match="ScriptPretokenizer.*not one fastsw implements"):
+        load_semingram(semingram_file(tmp_path, config_class="ScriptPretokenizer"))
+    with pytest.raises(ValueError, match="do not cover the atomic alphabet"):
+        load_semingram(semingram_file(tmp_path, drop_byte=ord("z")))
+    (tmp_path / "x.json").write_text("{}")
+    with pytest.raises(ValueError, match="not 'semingram-v1'"):
+        load_semingram(tmp_path / "x.json")
