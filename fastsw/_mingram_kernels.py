@@ -19,6 +19,8 @@ from numba import njit
 from ._encode_kernels import _long_hash, _long_lookup, _pack, _short_hash, _short_lookup
 
 _EPS = 1e-12
+#: Most int32 entries of the dense first two trie levels (4 MB); byte alphabets need at most 256 * 257.
+_DENSE_ENTRIES = 1 << 20
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -74,18 +76,37 @@ def _build_trie(tok_sym, tok_off, order, n_sym):
 
 
 @njit(cache=True, nogil=True)
-def _root_table(keys, vals, n_sym):
-    """The root's children as a dense int32 table by atomic id (-1 none): the first step of every walk
-    without a hash probe."""
+def _dense_rows(keys, vals, n_nodes, n_sym, max_entries):
+    """The first two levels of the trie as dense int32 rows of ``n_sym`` children (-1 none): row 0 is the
+    root's, row r >= 1 that of the r-th child of the root (when all rows fit in ``max_entries``). Returns
+    ``(dense, row)``, ``row[node]`` the node's row or -1 (then its children are found in the hash table).
+    The first steps of every walk, the most frequent, need no hash probe."""
     mask = keys.shape[0] - 1
-    root = np.full(n_sym, -1, np.int32)
+    row = np.full(n_nodes, -1, np.int32)
+    row[0] = 0
+    first = np.full(n_sym, -1, np.int32)
+    k = 0
     for a in range(n_sym):
-        root[a] = _child(keys, vals, mask, 0, a, n_sym)
-    return root
+        first[a] = _child(keys, vals, mask, 0, a, n_sym)
+        if first[a] >= 0:
+            k += 1
+    n_rows = 1 + k if (1 + k) * n_sym <= max_entries else 1
+    dense = np.full(n_rows * n_sym, -1, np.int32)
+    dense[:n_sym] = first
+    r = 1
+    if n_rows > 1:
+        for a in range(n_sym):
+            node = first[a]
+            if node >= 0:
+                row[node] = r
+                for b in range(n_sym):
+                    dense[r * n_sym + b] = _child(keys, vals, mask, node, b, n_sym)
+                r += 1
+    return dense, row
 
 
 @njit(cache=True, nogil=True)
-def _viterbi(sym, start, end, keys, vals, root, n_sym, node_tok, cost, best, back):
+def _viterbi(sym, start, end, keys, vals, dense, row, n_sym, node_tok, cost, best, back):
     """MINGRAM.md 2.1 on ``sym[start:end]``: fills ``best[0..n]`` and ``back[0..n]`` (the last writer's token
     index, -1 none). Candidates for an end arrive in increasing start; one within 1e-12 of the best so far
     replaces it (last write wins)."""
@@ -100,7 +121,7 @@ def _viterbi(sym, start, end, keys, vals, root, n_sym, node_tok, cost, best, bac
         if p > 0 and back[p] < 0:
             continue
         base = best[p]
-        node = root[sym[start + p]]
+        node = dense[sym[start + p]]
         e = p + 1
         while node >= 0:
             t = node_tok[node]
@@ -111,26 +132,47 @@ def _viterbi(sym, start, end, keys, vals, root, n_sym, node_tok, cost, best, bac
                     back[e] = t
             if e == n:
                 break
-            node = _child(keys, vals, mask, node, sym[start + e], n_sym)
+            r = row[node]
+            if r >= 0:
+                node = dense[r * n_sym + sym[start + e]]
+            else:
+                node = _child(keys, vals, mask, node, sym[start + e], n_sym)
             e += 1
 
 
 @njit(cache=True, nogil=True)
-def _e_step(sym, offsets, counts, keys, vals, n_sym, node_tok, tok_len, cost, n_tokens):
-    """Hard E-step over packed pretokens (atoms ``sym`` int32, ``offsets`` int64, ``counts`` int64): each
-    pretoken's best path adds its count to ``usage[t]`` (int64, ``n_tokens``) for every token on it."""
+def _e_step(sym, offsets, counts, keys, vals, dense, row, n_sym, node_tok, tok_len, cost, n_tokens, w0, w1,
+            shortcut, stop):
+    """Hard E-step over the packed pretokens ``w0..w1-1`` (atoms ``sym`` int32, ``offsets`` int64, ``counts``
+    int64): each pretoken's best path adds its count to ``usage[t]`` (int64, ``n_tokens``, returned) for every
+    token on it. With ``shortcut`` (the driver checked that every finite cost is in (-0.5, 0]) a pretoken that
+    is one token is that token without the program. Stops early when ``stop[0]`` is set (Ctrl-C)."""
     usage = np.zeros(n_tokens, np.int64)
-    root = _root_table(keys, vals, n_sym)
-    n_words = offsets.shape[0] - 1
+    mask = keys.shape[0] - 1
     longest = 0
-    for w in range(n_words):
+    for w in range(w0, w1):
         longest = max(longest, offsets[w + 1] - offsets[w])
     best = np.empty(longest + 1, np.float64)
     back = np.empty(longest + 1, np.int32)
-    for w in range(n_words):
+    for w in range(w0, w1):
+        if (w & 4095) == 0 and stop[0] != 0:
+            break
         start = offsets[w]
         end = offsets[w + 1]
-        _viterbi(sym, start, end, keys, vals, root, n_sym, node_tok, cost, best, back)
+        if shortcut and end > start:
+            node = dense[sym[start]]
+            j = start + 1
+            while node >= 0 and j < end:
+                r = row[node]
+                if r >= 0:
+                    node = dense[r * n_sym + sym[j]]
+                else:
+                    node = _child(keys, vals, mask, node, sym[j], n_sym)
+                j += 1
+            if node >= 0 and node_tok[node] >= 0:
+                usage[node_tok[node]] += counts[w]
+                continue
+        _viterbi(sym, start, end, keys, vals, dense, row, n_sym, node_tok, cost, best, back)
         f = counts[w]
         e = end - start
         while e > 0:
@@ -144,7 +186,7 @@ def _e_step(sym, offsets, counts, keys, vals, n_sym, node_tok, tok_len, cost, n_
 def _segment_all(sym, offsets, keys, vals, n_sym, node_tok, tok_len, cost):
     """Every packed pretoken's path as token indices: ``(paths int32, path_offsets int64)``."""
     n_words = offsets.shape[0] - 1
-    root = _root_table(keys, vals, n_sym)
+    dense, row = _dense_rows(keys, vals, node_tok.shape[0], n_sym, _DENSE_ENTRIES)
     longest = 0
     for w in range(n_words):
         longest = max(longest, offsets[w + 1] - offsets[w])
@@ -156,7 +198,7 @@ def _segment_all(sym, offsets, keys, vals, n_sym, node_tok, tok_len, cost):
     for w in range(n_words):
         start = offsets[w]
         end = offsets[w + 1]
-        _viterbi(sym, start, end, keys, vals, root, n_sym, node_tok, cost, best, back)
+        _viterbi(sym, start, end, keys, vals, dense, row, n_sym, node_tok, cost, best, back)
         k = 0
         e = end - start
         while e > 0:
@@ -174,7 +216,7 @@ def _segment_all(sym, offsets, keys, vals, n_sym, node_tok, tok_len, cost):
 
 
 @njit(cache=True, nogil=True)
-def _encode_docs(data, piece_ends, doc_pieces, byte_ids, keys, vals, root, n_sym, node_tok, tok_len, cost,
+def _encode_docs(data, piece_ends, doc_pieces, byte_ids, keys, vals, dense, row, n_sym, node_tok, tok_len, cost,
                  sc_short, sc_long, tb, shortcut):
     """Encode UTF-8 ``data`` (uint8) cut into pretokens: document ``d`` has pretokens
     ``doc_pieces[d]..doc_pieces[d + 1]`` whose character end offsets within the document are ``piece_ends``
@@ -224,7 +266,7 @@ def _encode_docs(data, piece_ends, doc_pieces, byte_ids, keys, vals, root, n_sym
                     cap *= 2
                 best = np.empty(cap + 1, np.float64)
                 back = np.empty(cap + 1, np.int32)
-            _viterbi(sym, start, end, keys, vals, root, n_sym, node_tok, cost, best, back)
+            _viterbi(sym, start, end, keys, vals, dense, row, n_sym, node_tok, cost, best, back)
             m = 0
             e = n
             while e > 0:
@@ -249,7 +291,7 @@ def _mi_scores(sym, offsets, counts, keys, vals, n_sym, node_tok, tok_len, cost,
     ``fastsw.mingram.mi_scores_reference``."""
     mask = keys.shape[0] - 1
     mi = np.zeros(n_tokens, np.int64)
-    root = _root_table(keys, vals, n_sym)
+    dense, row = _dense_rows(keys, vals, node_tok.shape[0], n_sym, _DENSE_ENTRIES)
     n_words = offsets.shape[0] - 1
     longest = 0
     for w in range(n_words):
@@ -289,7 +331,7 @@ def _mi_scores(sym, offsets, counts, keys, vals, n_sym, node_tok, tok_len, cost,
                 if node_tok[node] >= 0 and B[e] + 1 < B[p]:
                     B[p] = B[e] + 1
         K = F[n]
-        _viterbi(sym, start, end, keys, vals, root, n_sym, node_tok, cost, best, back)
+        _viterbi(sym, start, end, keys, vals, dense, row, n_sym, node_tok, cost, best, back)
         m = 0
         e = n
         while e > 0:

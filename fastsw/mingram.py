@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import json
 import math
+from itertools import chain
 import time
 import warnings
 from pathlib import Path
@@ -297,12 +298,26 @@ class _FastLattice:
         from ._mingram_kernels import _build_trie
         return _build_trie(self.tok_sym, self.tok_off, np.ascontiguousarray(order, dtype=np.int64), self.n_sym)
 
-    def e_step(self, order, cost):
+    def e_step(self, order, cost, threads: Optional[int] = None):
+        """Usage counts (int64 by token index) of the E-step under ``cost``: the pretokens in slices of about
+        equal atoms, one kernel call per slice on a thread pool (the kernel releases the GIL; integer sums, so
+        the result does not depend on the slicing)."""
+        import os
         from ._interrupt import call_kernel
-        from ._mingram_kernels import _e_step
+        from ._mingram_kernels import _DENSE_ENTRIES, _dense_rows
         keys, vals, node_tok = self.trie(order)
-        return call_kernel(_e_step, self.sym, self.offsets, self.counts, keys, vals, self.n_sym, node_tok,
-                           self.tok_len, cost, self.n_tokens, stop=False)
+        dense, row = _dense_rows(keys, vals, node_tok.shape[0], self.n_sym, _DENSE_ENTRIES)
+        finite = cost[np.isfinite(cost)]
+        shortcut = int(bool(finite.size == 0 or ((finite <= 0).all() and (finite > -0.5).all())))
+        threads = threads or os.cpu_count() or 1
+        n_words = self.offsets.shape[0] - 1
+        if n_words < 4096:
+            threads = 1
+        cuts = np.searchsorted(self.offsets, np.linspace(0, self.offsets[-1], threads + 1)).clip(0, n_words)
+        cuts[0], cuts[-1] = 0, n_words
+        args = (self.sym, self.offsets, self.counts, keys, vals, dense, row, self.n_sym, node_tok, self.tok_len,
+                cost, self.n_tokens)
+        return call_kernel(_e_step_slices, args, cuts, shortcut)
 
     def segment(self, order, cost):
         from ._interrupt import call_kernel
@@ -310,6 +325,18 @@ class _FastLattice:
         keys, vals, node_tok = self.trie(order)
         return call_kernel(_segment_all, self.sym, self.offsets, keys, vals, self.n_sym, node_tok, self.tok_len,
                            cost, stop=False)
+
+
+def _e_step_slices(args, cuts, shortcut, stop):
+    """``_e_step`` on each slice ``cuts[i]..cuts[i+1]`` of the pretokens, on threads; their usage summed."""
+    from concurrent.futures import ThreadPoolExecutor
+    from ._mingram_kernels import _e_step
+    ranges = [(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:])]
+    if len(ranges) == 1:
+        return _e_step(*args, ranges[0][0], ranges[0][1], shortcut, stop)
+    with ThreadPoolExecutor(max_workers=len(ranges)) as pool:
+        parts = list(pool.map(lambda r: _e_step(*args, r[0], r[1], shortcut, stop), ranges))
+    return np.sum(parts, axis=0, dtype=np.int64)
 
 
 def _mi_scores_fast(lat: _FastLattice, order, cost, n_atoms):
@@ -336,12 +363,16 @@ def initial_log_probs(seed_counts) -> np.ndarray:
 def m_step(order: Sequence[int], usage, n_atoms: int, lp: np.ndarray):
     """MINGRAM.md 1.4: drop non-atomic tokens with usage 0 (model order kept), then lp = ln(N / sum N) over
     the kept ones (-inf for N = 0). Writes ``lp`` in place; returns ``(new order, removed)``."""
-    kept = [t for t in order if t < n_atoms or usage[t] > 0]
-    total = sum(int(usage[t]) for t in kept)
-    ratios = np.array([int(usage[t]) / total if total else 0.0 for t in kept], dtype=np.float64)
+    order_arr = np.asarray(order, dtype=np.int64)
+    n_used = np.asarray(usage, dtype=np.int64)[order_arr]
+    keep = (order_arr < n_atoms) | (n_used > 0)
+    kept_arr = order_arr[keep]
+    total = int(n_used[keep].sum())
+    # counts below 2**53 are exact floats, so the quotient is the correctly rounded N / sum N
+    ratios = n_used[keep].astype(np.float64) / float(total) if total else np.zeros(kept_arr.size)
     with np.errstate(divide="ignore"):
-        lp[np.array(kept, dtype=np.int64)] = np.log(ratios)
-    return kept, len(order) - len(kept)
+        lp[kept_arr] = np.log(ratios)
+    return kept_arr.tolist(), len(order) - int(kept_arr.size)
 
 
 def objective(order, usage, lp, n_atoms_in_corpus: int) -> float:
@@ -520,7 +551,7 @@ def seed_counts_from_words(words, counts, n_tokens: int) -> List[int]:
 
 def train_from_seed(counts, alphabet: Alphabet, pretokenizer: Pretokenizer, profile: str, merges, words,
                     vocab_size: int, options: dict, backend: str, info: dict, normalize=None,
-                    special_tokens=None, progress=None) -> "MinGramTokenizer":
+                    special_tokens=None, progress=None, token_bytes=None) -> "MinGramTokenizer":
     """The MinGram stage of :func:`fastsw.train`: the BPE seed's ``merges`` and final ``words`` (as the
     backend's phase 1 returns them) -> a :class:`MinGramTokenizer` of at most ``vocab_size`` tokens."""
     n_alpha = len(alphabet)
@@ -541,7 +572,9 @@ def train_from_seed(counts, alphabet: Alphabet, pretokenizer: Pretokenizer, prof
     info["notes"].extend(result.notes)
     ids = sorted(result.order)  # dense ids in ascending seed id
     lp_raw = [float(result.lp[t]) for t in ids]
-    token_bytes = [b"".join(alphabet.tokens[a] for a in token_atoms[t]) for t in ids]
+    if token_bytes is None or len(token_bytes) != len(token_atoms):
+        token_bytes = [b"".join(alphabet.tokens[a] for a in atoms) for atoms in token_atoms]
+    token_bytes = [token_bytes[t] for t in ids]
     record = {"overshoot": options["overshoot"], "em_iterations": options["em_iterations"],
               "score_delta": options["score_delta"], "prune_criterion": options["prune_criterion"],
               "refill": bool(options.get("refill", False)), "seed_merges": len(merges),
@@ -551,7 +584,7 @@ def train_from_seed(counts, alphabet: Alphabet, pretokenizer: Pretokenizer, prof
     record.update(result.metadata)
     info["mingram"] = record
     specials = {s: len(ids) + i for i, s in enumerate(special_tokens or ())}
-    return MinGramTokenizer(alphabet=alphabet, tokens=[list(token_atoms[t]) for t in ids], log_probs=lp_raw,
+    return MinGramTokenizer(alphabet=alphabet, tokens=[token_atoms[t] for t in ids], log_probs=lp_raw,
                             seed_ids=ids, pretokenizer=pretokenizer, profile=profile,
                             score_delta=options["score_delta"], special_tokens=specials, training_info=info,
                             normalize=normalize, _token_bytes=token_bytes)
@@ -591,7 +624,7 @@ class MinGramTokenizer(Tokenizer):
         self.training_info = dict(training_info or {})
         self.score_delta = float(score_delta)
         n_alpha = len(alphabet)
-        tokens = [tuple(int(a) for a in t) for t in tokens]
+        tokens = [t if type(t) is tuple else tuple(map(int, t)) for t in tokens]
         if len(tokens) != len(log_probs):
             raise ValueError(f"{len(tokens)} tokens but {len(log_probs)} log-probabilities")
         present = {t[0] for t in tokens if len(t) == 1}
@@ -600,7 +633,8 @@ class MinGramTokenizer(Tokenizer):
             raise ValueError(f"the tokens do not cover the atomic alphabet: {len(missing)} of its {n_alpha} atomic "
                              f"tokens are missing (first: id {missing[0]}, {alphabet.tokens[missing[0]]!r}); every "
                              "atomic token must be in a MinGram model, or some text could not be encoded")
-        if any(not t or min(t) < 0 or max(t) >= n_alpha for t in tokens):
+        flat = np.fromiter(chain.from_iterable(tokens), np.int64)
+        if (not all(tokens) or (flat.size and (flat.min() < 0 or flat.max() >= n_alpha))):
             raise ValueError(f"a token has an empty atomic sequence or an atomic id outside 0..{n_alpha - 1}")
         self.tokens = tokens
         lp = np.array([float(x) for x in log_probs], dtype=np.float64)
@@ -616,7 +650,6 @@ class MinGramTokenizer(Tokenizer):
             _token_bytes = [b"".join(alphabet.tokens[a] for a in t) for t in tokens]
         self._token_bytes = tuple(_token_bytes)
         self._token_len = [len(t) for t in tokens]
-        self._trie = build_trie_reference(tokens, range(len(tokens)))
         self._by_atoms = {t: i for i, t in enumerate(tokens)}
         self._merges = ()
         self._regular_ranks = {}
@@ -651,6 +684,14 @@ class MinGramTokenizer(Tokenizer):
             if tid is not None:
                 return [tid]
         return viterbi(atoms, self._trie, self._cost_list, self._token_len)
+
+    @property
+    def _trie(self):
+        """The reference path's dict trie, built on first use (the fast path never needs it)."""
+        trie = self.__dict__.get("_ref_trie")
+        if trie is None:
+            trie = self._ref_trie = build_trie_reference(self.tokens, range(len(self.tokens)))
+        return trie
 
     @property
     def _cost_list(self):
@@ -771,7 +812,7 @@ class MinGramFastEncoder(_fast_encoder_base()):
             raise ValueError(f"the fast encoder supports byte alphabets only, not {tok.alphabet.kind!r}; "
                              "use backend='python'")
         from . import _encode_kernels as EK
-        from ._mingram_kernels import _build_trie, _root_table
+        from ._mingram_kernels import _DENSE_ENTRIES, _build_trie, _dense_rows
         from .fast_encode import _table_size
         self.pretokenizer = tok.pretokenizer
         self.n_vocab = tok.n_vocab
@@ -781,7 +822,7 @@ class MinGramFastEncoder(_fast_encoder_base()):
         lat = _FastLattice(np.zeros(0, np.int32), np.zeros(1, np.int64), [], tok.tokens, len(tok.alphabet))
         self.keys, self.vals, self.node_tok = _build_trie(lat.tok_sym, lat.tok_off,
                                                           np.arange(len(tok.tokens), dtype=np.int64), lat.n_sym)
-        self.root = _root_table(self.keys, self.vals, lat.n_sym)
+        self.dense, self.row = _dense_rows(self.keys, self.vals, self.node_tok.shape[0], lat.n_sym, _DENSE_ENTRIES)
         self.tok_len = lat.tok_len
         self.n_sym = lat.n_sym
         # the whole-pretoken shortcut: the BPE encoder's tables over the token bytes (one probe per pretoken)
@@ -803,7 +844,7 @@ class MinGramFastEncoder(_fast_encoder_base()):
         from ._mingram_kernels import _encode_docs
         from .fast_encode import _WORKER_BYTES
         args = (np.frombuffer(data or b"\0", np.uint8), piece_ends, doc_pieces, self.byte_ids, self.keys,
-                self.vals, self.root, self.n_sym, self.node_tok, self.tok_len, self.cost, self.sc_short,
+                self.vals, self.dense, self.row, self.n_sym, self.node_tok, self.tok_len, self.cost, self.sc_short,
                 self.sc_long, self.tb, int(bool(shortcut) and self.shortcut_ok))
         if interruptible or (len(data) >= _WORKER_BYTES and threading.current_thread() is threading.main_thread()):
             return call_kernel(_encode_docs, *args, stop=False)

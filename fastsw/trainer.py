@@ -687,7 +687,8 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
         from .mingram import train_from_seed
         bar = Progress("MinGram E/M steps", enabled=progress)
         tok = train_from_seed(counts, alph, pretok, profile, merges1, words, vocab_size, mingram_options,
-                              stages.name, info, normalize=form, special_tokens=special_tokens, progress=bar)
+                              stages.name, info, normalize=form, special_tokens=special_tokens, progress=bar,
+                              token_bytes=token_bytes)
         bar.close()
         for note in info["notes"]:
             warnings.warn(note, VocabularyNotReachedWarning, stacklevel=2)
