@@ -289,7 +289,7 @@ class _FastLattice:
         lens = np.fromiter(map(len, token_atoms), np.int64, len(token_atoms))
         self.tok_off = np.zeros(len(token_atoms) + 1, np.int64)
         np.cumsum(lens, out=self.tok_off[1:])
-        self.tok_sym = np.fromiter((a for t in token_atoms for a in t), np.int32, int(self.tok_off[-1]))
+        self.tok_sym = np.fromiter(chain.from_iterable(token_atoms), np.int32, int(self.tok_off[-1]))
         self.tok_len = lens.astype(np.int32)
         self.n_sym = int(n_sym)
         self.n_tokens = len(token_atoms)
@@ -424,10 +424,16 @@ def learn_mingram(words, counts, token_atoms: Sequence[Sequence[int]], seed_coun
         offsets = np.zeros(len(word_lists) + 1, np.int64)
         np.cumsum(lengths, out=offsets[1:])
         sym = np.fromiter((a for w in word_lists for a in w), np.int32, int(offsets[-1]))
-    counts = [int(c) for c in counts]
+    counts_arr = np.asarray(counts, dtype=np.int64) if len(counts) else np.zeros(0, np.int64)
+    lengths = np.diff(offsets)
     n_tokens = len(token_atoms)
-    n_atoms_corpus = sum(c * int(n) for c, n in zip(counts, np.diff(offsets).tolist()))
-    n_pretokens = sum(counts)
+    if float(np.dot(lengths.astype(np.float64), counts_arr.astype(np.float64))) < 2.0 ** 62:
+        n_atoms_corpus = int(np.dot(lengths, counts_arr))
+        n_pretokens = int(counts_arr.sum())
+    else:  # exact Python ints near 2**63
+        n_atoms_corpus = sum(int(c) * int(n) for c, n in zip(counts, lengths.tolist()))
+        n_pretokens = sum(int(c) for c in counts)
+    counts = counts_arr if backend == "numba" else [int(c) for c in counts]
     if n_sym is None:
         n_sym = max(n_atoms, int(sym.max()) + 1 if sym.size else 1)
     lat = _FastLattice(sym, offsets, counts, token_atoms, n_sym) if backend == "numba" else None
