@@ -223,11 +223,33 @@ _non_negative = _int_arg(0, "0 or more")
 _at_least_two = _int_arg(2, "2 or more")
 
 
+def _pretokenizer_arg(text: str) -> str:
+    """A --pretokenizer value: script, simple, none or a scheme name (boundary[w,p,d]+caps, script-v3, ...),
+    checked here so that a wrong name is one error listing the valid ones."""
+    from .pretokenize import make_pretokenizer
+    try:
+        make_pretokenizer(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
+
+
+def _pretokenizer_name(config) -> str:
+    """The --pretokenizer spelling of a stored pre-tokenizer config (a scheme's name, else its mode)."""
+    config = config or {}
+    return config.get("scheme") or config.get("name") or config.get("mode")
+
+
+_PRETOKENIZER_HELP = ("script: script chunking + GPT-4o regex (default); simple: GPT-4o regex only; none: each "
+                      "document is one pretoken, merges may cross spaces; boundary[w], boundary[w,p], "
+                      "boundary[w,p,d], optionally +caps, +shift or +upper: explicit boundary markers and caps "
+                      "codes (seed 002); script-v3, script-v3+boundary[...]: SCRIPT v3 encoding")
+
+
 def _add_text_options(p: argparse.ArgumentParser, *, default, note: str) -> None:
     """--pretokenizer and --normalize, as train and count take them."""
-    p.add_argument("--pretokenizer", choices=("script", "simple", "none"), default=default,
-                   help="script: script chunking + GPT-4o regex (default); simple: GPT-4o regex only; "
-                        "none: each document is one pretoken, merges may cross spaces" + note)
+    p.add_argument("--pretokenizer", type=_pretokenizer_arg, default=default, metavar="NAME",
+                   help=_PRETOKENIZER_HELP + note)
     p.add_argument("--normalize", choices=("none", "nfc", "nfkc"), default=None,
                    help="Unicode normalization of every document before pre-tokenization, recorded in the "
                         "output and applied again at encode time: none (lossless, the default), nfc or nfkc; "
@@ -402,8 +424,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("inputs", nargs="*", metavar="INPUT", help="files to pre-tokenize (default: stdin lines)")
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--pretokenizer", choices=("script", "simple", "none"), default=None,
-                   help="script (default), simple or none (each document is one pretoken)")
+    g.add_argument("--pretokenizer", type=_pretokenizer_arg, default=None, metavar="NAME",
+                   help=_PRETOKENIZER_HELP + " (markers and caps codes are shown as ¦ ↑ ⇑)")
     g.add_argument("-m", "--model", metavar="MODEL", default=None, help="use the pre-tokenizer stored in MODEL")
     _add_reading_options(p, stdin_note="They apply to INPUT files only, not to stdin.")
     p.set_defaults(func=cmd_pretokenize)
@@ -754,6 +776,19 @@ def _render(token: bytes) -> str:
         return repr(token)
 
 
+def _atom_renderer(show):
+    """:func:`_render` for a model with atoms: a token whose bytes are text and whole atoms is shown with its atoms
+    in readable form (``show``)."""
+    from .alphabet import atom_text
+
+    def render(token: bytes) -> str:
+        try:
+            return json.dumps(show(atom_text(token)), ensure_ascii=False)
+        except UnicodeDecodeError:
+            return repr(token)
+    return render
+
+
 # ---- commands -----------------------------------------------------------------------------------------------------
 
 
@@ -783,9 +818,9 @@ def cmd_train(args) -> int:
             raise CliError(f"--algo {args.algo} needs letter runs, but {names} "
                            f"{'was' if len(args.from_counts) == 1 else 'were (in part)'} counted with --no-runs; "
                            "count again without --no-runs, or use --algo bpe")
-        if args.pretokenizer is not None and (counts.pretokenizer_config or {}).get("mode") != args.pretokenizer:
+        if args.pretokenizer is not None and _pretokenizer_name(counts.pretokenizer_config) != args.pretokenizer:
             raise CliError(f"--pretokenizer {args.pretokenizer} differs from the pretokenizer of the count files "
-                           f"(mode {(counts.pretokenizer_config or {}).get('mode')}); leave --pretokenizer out "
+                           f"(mode {_pretokenizer_name(counts.pretokenizer_config)}); leave --pretokenizer out "
                            "with --from-counts")
         if args.normalize is not None and (None if args.normalize == "none" else args.normalize) != counts.normalize:
             raise CliError(f"--normalize {args.normalize} differs from the normalization of the count files "
@@ -832,7 +867,7 @@ def cmd_train(args) -> int:
 
 def cmd_count(args) -> int:
     from .counting import count_corpus, count_corpus_parallel, default_workers, native_counting
-    from .pretokenize import Pretokenizer
+    from .pretokenize import make_pretokenizer
     from .progress import Progress
     from .readers import iter_documents
 
@@ -853,7 +888,7 @@ def cmd_count(args) -> int:
         documents = iter_documents([Path(p) for p in args.inputs], **reading)
     progress = not args.no_progress
     with _progress_stderr(progress):
-        pretok = Pretokenizer(mode=args.pretokenizer)
+        pretok = make_pretokenizer(args.pretokenizer)
 
         def count(documents, label=""):
             if args.workers is None and native_counting(pretok):
@@ -1016,18 +1051,20 @@ def cmd_decode(args) -> int:
 
 
 def cmd_pretokenize(args) -> int:
-    from .pretokenize import Pretokenizer
+    from .pretokenize import make_pretokenizer
 
     documents, _ = _documents(args, without_inputs="stdin is read one document per line")
     from .pretokenize import normalize_text
 
     tok = _load(args.model) if args.model else None
-    pretok = tok.pretokenizer if tok else Pretokenizer(mode=args.pretokenizer or "script")
+    pretok = tok.pretokenizer if tok else make_pretokenizer(args.pretokenizer or "script")
     form = tok.normalize if tok else None  # a model's documents are normalized before pre-tokenization
+    show = getattr(pretok, "show", None)  # a scheme's atoms in readable form (markers as ¦ ↑ ⇑)
     out = _Output()
     flush_each = not args.inputs
     for doc in documents:
-        out.line(json.dumps(pretok.pretokenize(normalize_text(doc, form)), ensure_ascii=False))
+        pieces = pretok.pretokenize(normalize_text(doc, form))
+        out.line(json.dumps([show(p) for p in pieces] if show else pieces, ensure_ascii=False))
         if flush_each:
             out.flush()
     out.flush()
@@ -1035,6 +1072,8 @@ def cmd_pretokenize(args) -> int:
 
 
 def cmd_inspect(args) -> int:
+    from .duplication import model_duplication
+
     tok = _load(args.model)
     out = _Output()
     vocab = tok.vocab
@@ -1049,6 +1088,7 @@ def cmd_inspect(args) -> int:
             "vocab_size": tok.vocab_size,
             "merges": [{"id": m.id, "left": vocab[m.left].hex(), "right": vocab[m.right].hex(),
                         "count": m.count, "super": m.super} for m in tok.merges],
+            "duplication": model_duplication(tok),
         }
         out.line(json.dumps(data, ensure_ascii=False))
         out.flush()
@@ -1059,7 +1099,7 @@ def cmd_inspect(args) -> int:
         f"algo:           {tok.algo}",
         f"profile:        {tok.profile}",
         f"alphabet:       {tok.alphabet.kind} ({len(tok.alphabet)} tokens)",
-        f"pretokenizer:   {tok.pretokenizer.mode}",
+        f"pretokenizer:   {_pretokenizer_name(tok.pretokenizer.to_config())}",
     ] + ([f"normalize:      {tok.normalize}"] if tok.normalize else []) + [
         f"vocab size:     {tok.vocab_size} ({tok.n_regular} regular merges, {tok.n_super} supermerges)",
         "special tokens: " + (", ".join(f"{_render(s.encode('utf-8'))}={i}" for s, i in
@@ -1067,22 +1107,31 @@ def cmd_inspect(args) -> int:
     ]
     if "documents" in info:
         lines.append(f"trained on:     {_plural(info['documents'], 'document')}, {info.get('bytes', 0) / 1e6:.2f} MB")
+    dup = model_duplication(tok)  # seed 002 Table 5
+    lines.append(f"duplication:    {100 * dup['space']:.1f} % of entries differ from another only by a leading "
+                 f"space, {100 * dup['case']:.1f} % only by case")
     if tok.algo == "mingram":
         k = next(i for i, text in enumerate(lines) if text.startswith("vocab size:"))
         lines[k] = f"vocab size:     {tok.vocab_size} (MinGram, score_delta {tok.score_delta})"
         best = sorted(range(tok.vocab_size), key=lambda i: -tok.log_probs[i])[:10]
         lines.append(f"{len(best)} most probable tokens:")
-        lines += [f"  {i:>6}: {_render(vocab[i])}  (log_prob {tok.log_probs[i]:.4f})" for i in best]
+        render = _render
+        if hasattr(tok.alphabet, "atoms") and hasattr(tok.pretokenizer, "show"):  # atoms (markers) as ¦ ↑ ⇑
+            render = _atom_renderer(tok.pretokenizer.show)
+        lines += [f"  {i:>6}: {render(vocab[i])}  (log_prob {tok.log_probs[i]:.4f})" for i in best]
         for text in lines:
             out.line(text)
         out.flush()
         return EXIT_OK
     shown = tok.merges[:10]
+    render = _render
+    if hasattr(tok.alphabet, "atoms") and hasattr(tok.pretokenizer, "show"):  # atoms (markers) as ¦ ↑ ⇑
+        render = _atom_renderer(tok.pretokenizer.show)
     lines.append(f"first {len(shown)} merges:" if shown else "merges:         none")
     for m in shown:
         kind = "  [super]" if m.super else ""
-        lines.append(f"  {m.id:>6}: {_render(vocab[m.left])} + {_render(vocab[m.right])} -> "
-                     f"{_render(vocab[m.id])}  (count {m.count}){kind}")
+        lines.append(f"  {m.id:>6}: {render(vocab[m.left])} + {render(vocab[m.right])} -> "
+                     f"{render(vocab[m.id])}  (count {m.count}){kind}")
     for text in lines:
         out.line(text)
     out.flush()

@@ -974,6 +974,9 @@ class CountTable:
         self.pretokenizer = pretokenizer
         self.collect_runs = bool(collect_runs)
         self.table = Counts(pretokenizer_config=pretokenizer.to_config(), has_runs=self.collect_runs)
+        self._compiled_loop = _compiled_count_loop(pretokenizer)
+        # the compiled loop's form of the scheme's run_break: (marker, codes skipped before it) or ("", "")
+        self._run_break_atoms = getattr(pretokenizer, "run_break_atoms", ("", ""))
 
     def __getattr__(self, name):
         """The attributes of the table as they were named before (``pretokens``, ``runs``, ...) read :attr:`table`."""
@@ -984,6 +987,15 @@ class CountTable:
     def add(self, doc: str) -> None:
         c, pretokenizer, collect_runs = self.table, self.pretokenizer, self.collect_runs
         index, pretokens, counts, letter, runs = c.index, c.pretokens, c.counts, c.has_letter, c.letter_runs
+        if self._compiled_loop is not None:  # the same loop, compiled (a scheme pre-tokenizer; see below)
+            self._compiled_loop(pretokenizer.pretokenize(doc), index, pretokens, counts, letter,
+                                pretokenizer.has_letter, collect_runs, runs, *self._run_break_atoms)
+            c.n_documents += 1
+            c.n_bytes += _doc_bytes(doc)
+            return
+        # a scheme may forbid a supermerge between two pieces (boundary markers: never two touching markers in
+        # one token); a letter run is cut there, as the trainer cuts the candidates (fastsw.boundary)
+        run_break = getattr(pretokenizer, "run_break", None) if collect_runs else None
         run: List[int] = []
         for piece in pretokenizer.pretokenize(doc):
             i = index.get(piece)
@@ -995,13 +1007,13 @@ class CountTable:
             counts[i] += 1
             if not collect_runs:
                 continue
-            if letter[i]:
+            if letter[i] and not (run and run_break is not None and run_break(pretokens[run[-1]], piece)):
                 run.append(i)
             else:
                 if len(run) >= 2:
                     key = tuple(run)
                     runs[key] = runs.get(key, 0) + 1
-                run = []
+                run = [i] if letter[i] else []
         if len(run) >= 2:
             key = tuple(run)
             runs[key] = runs.get(key, 0) + 1
@@ -1023,6 +1035,20 @@ class CountTable:
 
     def finish(self) -> Counts:
         return self.table
+
+
+def _compiled_count_loop(pretokenizer):
+    """``fastsw._pretok.count_pieces``, the compiled twin of :meth:`CountTable.add`'s loop, for a pre-tokenizer
+    whose pieces are not substrings of the text (``decode_text``: the marker schemes of :mod:`fastsw.boundary`),
+    which the default patterns' counter cannot count; None otherwise, with ``FASTSW_PUREPYTHON`` or without the
+    extension (then the plain loop runs)."""
+    if pure_python() or not hasattr(pretokenizer, "decode_text"):
+        return None
+    try:
+        from ._pretok import count_pieces
+    except ImportError:
+        return None
+    return count_pieces
 
 
 class NativeCountTable:

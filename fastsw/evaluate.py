@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Tuple, Union
 
 from . import metrics
+from .duplication import model_duplication
 
 __all__ = ["evaluate", "markdown_table", "write_report", "REPORT_FILES", "MATPLOTLIB_MISSING"]
 
@@ -115,7 +116,8 @@ def evaluate(models, texts, *, alpha: float = 2.5, reading: Optional[dict] = Non
                                           "chars_per_token", "documents_per_token", "renyi_efficiency",
                                           "token_ratio"}},
                      "gini": G, "gini_of": "tokens" | "tokens_per_byte",
-                     "supermerge_counts": [[index, count], ...]}],
+                     "supermerge_counts": [[index, count], ...],
+                     "duplication": {"space": s, "case": c}}],   # seed 002 Table 5 (fastsw.boundary)
          "parallel": bool, "reference_language": LANG}
 
     ``token_ratio`` is the language's tokens (parallel texts) or tokens per byte (otherwise) divided by the
@@ -151,7 +153,7 @@ def evaluate(models, texts, *, alpha: float = 2.5, reading: Optional[dict] = Non
         entries.append({
             "model": label, "algo": tok.algo, "vocab_size": tok.vocab_size, "supermerges": tok.n_super,
             "languages": per_lang, "gini": metrics.gini(quantity), "gini_of": gini_of,
-            "supermerge_counts": _curve(tok),
+            "supermerge_counts": _curve(tok), "duplication": model_duplication(tok),
         })
     return {"models": entries, "parallel": parallel, "reference_language": reference}
 
@@ -189,6 +191,10 @@ def markdown_table(result: dict) -> str:
     of = "token counts (parallel texts)" if result["parallel"] else "tokens per byte (texts not parallel)"
     lines += ["", f"| model | Gini of {of} |", "|---|---|"]
     lines += [f"| {e['model']} | {e['gini']:.4f} |" for e in result["models"]]
+    if all("duplication" in e for e in result["models"]):  # seed 002 Table 5: shares of the vocabulary
+        lines += ["", "| model | space duplicates | case duplicates |", "|---|---|---|"]
+        lines += [f"| {e['model']} | {100 * e['duplication']['space']:.1f} % | {100 * e['duplication']['case']:.1f} % |"
+                  for e in result["models"]]
     return "\n".join(lines) + "\n"
 
 

@@ -40,9 +40,13 @@ Design notes
 * Scratch: the long merge loop's bucket heads (one int32 per rank) are kept per
   thread (``threading.local``) and restored to -1 by the kernel, so no call
   allocates or clears them.
-* Only byte alphabets (``bytes243``, ``bytes256``) have a fast path; other
-  alphabets encode with the reference path (``backend="auto"``) or raise
-  (``backend="numba"``).
+* Byte alphabets (``bytes243``, ``bytes256``) and byte alphabets plus one-byte atoms (the boundary
+  markers and caps codes, :class:`fastsw.alphabet.AtomAlphabet` with ``short_only``) have a fast path;
+  other alphabets encode with the reference path (``backend="auto"``) or raise (``backend="numba"``).
+  With atoms the pieces are not substrings of the text, so the driver passes the kernel the pieces'
+  token bytes (:func:`fastsw.alphabet.atom_bytes`) and their ends *in bytes*: the kernel takes ends that
+  add up to the data's length as byte offsets, and maps each atom's one-byte code through ``byte_ids``
+  like any byte. The kernel is unchanged.
 """
 from __future__ import annotations
 
@@ -56,7 +60,7 @@ import numpy as np
 
 from . import _encode_kernels as K
 from ._interrupt import call_kernel
-from .alphabet import Alphabet, ByteAlphabet, check_utf8
+from .alphabet import ATOM_ERRORS, Alphabet, AtomAlphabet, ByteAlphabet, check_utf8
 from .pretokenize import Pretokenizer
 
 SHORT_LIMIT = 24          # sequences up to this length use the scan loop, longer ones rank buckets
@@ -92,7 +96,7 @@ def pair_table(ranks) -> np.ndarray:
 
 def supported(alphabet: Alphabet) -> bool:
     """Whether a model with ``alphabet`` has a fast encoding path (byte alphabets only)."""
-    return isinstance(alphabet, ByteAlphabet)
+    return isinstance(alphabet, ByteAlphabet) or (isinstance(alphabet, AtomAlphabet) and alphabet.short_only)
 
 
 class EncoderTables(NamedTuple):
@@ -116,6 +120,7 @@ class FastEncoder:
             raise ValueError(f"the fast encoder supports byte alphabets only, not {alphabet.kind!r}; "
                              "use backend='python'")
         self.pretokenizer = tables.pretokenizer
+        self.atoms = isinstance(alphabet, AtomAlphabet)  # pieces as token bytes, ends in bytes
         self.n_vocab = tables.n_vocab
         self.byte_ids = np.array([alphabet.id_of_byte(b) for b in range(256)], dtype=np.int32)
         token_bytes = tables.token_bytes
@@ -160,6 +165,8 @@ class FastEncoder:
         """Encode ``texts`` (already checked to be ``str``) in one kernel call;
         returns ``(ids int32, offsets int64)``."""
         pretok = self.pretokenizer
+        if self.atoms:
+            return self._encode_pieces_of([pretok.pretokenize(t) for t in texts], shortcut, short_limit)
         if USE_PRETOKEN_ENDS and getattr(pretok, "uses_native", False):
             # the compiled scanner's end offsets: no str object per pretoken
             ends = [pretok.pretoken_ends(t) for t in texts]
@@ -213,9 +220,25 @@ class FastEncoder:
         pretoken (the tokenizer's reachability check, with ``interruptible=True`` since
         training runs it; the short-text path's cache misses)."""
         n = len(pieces)
+        if self.atoms:
+            return self._encode_pieces_of([[p] for p in pieces], shortcut, interruptible=interruptible)
         piece_ends = np.fromiter(map(len, pieces), np.int64, n)
         doc_pieces = np.arange(n + 1, dtype=np.int64)
         return self._kernel("".join(pieces).encode("utf-8"), piece_ends, doc_pieces, shortcut,
+                            interruptible=interruptible)
+
+    def _encode_pieces_of(self, docs: Sequence[Sequence[str]], shortcut: bool, short_limit: int = SHORT_LIMIT,
+                          interruptible: bool = False) -> Tuple[np.ndarray, np.ndarray]:
+        """One kernel call over documents given as their pieces (atoms as lone surrogates): the data is the
+        pieces' token bytes and each piece's end is given in bytes from its document's start."""
+        n_pieces = np.fromiter(map(len, docs), np.int64, len(docs))
+        encoded = [p.encode("utf-8", ATOM_ERRORS) for p in chain.from_iterable(docs)]
+        cum = np.cumsum(np.fromiter(map(len, encoded), np.int64, len(encoded)))
+        before = np.concatenate((np.zeros(1, np.int64), cum))[np.cumsum(n_pieces) - n_pieces]
+        piece_ends = np.ascontiguousarray(cum - np.repeat(before, n_pieces), dtype=np.int64)
+        doc_pieces = np.zeros(len(docs) + 1, np.int64)
+        np.cumsum(n_pieces, out=doc_pieces[1:])
+        return self._kernel(b"".join(encoded), piece_ends, doc_pieces, shortcut, short_limit,
                             interruptible=interruptible)
 
     def encode(self, text: str, shortcut: bool = True) -> List[int]:

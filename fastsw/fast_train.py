@@ -87,12 +87,14 @@ def pack_pretokens(pretokens: Sequence[str], counts: Sequence[int], alphabet):
     """Pretokens with their counts as packed words of initial ids ``(tokens, offsets, counts)``: the
     packed form of ``[alphabet.initial_ids(p) for p in pretokens]``. A byte alphabet maps all the
     UTF-8 bytes through one lookup table at once; other alphabets go through ``initial_ids``."""
-    from .alphabet import ByteAlphabet, lone_surrogate_error
-    if not isinstance(alphabet, ByteAlphabet):
+    from .alphabet import ATOM_ERRORS, AtomAlphabet, ByteAlphabet, lone_surrogate_error
+    # an alphabet of bytes and one-byte atom codes (boundary markers) also maps byte by byte (fastsw.alphabet)
+    atoms = isinstance(alphabet, AtomAlphabet) and alphabet.short_only
+    if not isinstance(alphabet, ByteAlphabet) and not atoms:
         return _pack_words([alphabet.initial_ids(p) for p in pretokens], counts)
     with gc_paused():
         try:
-            encoded = [p.encode("utf-8") for p in pretokens]
+            encoded = [p.encode("utf-8", ATOM_ERRORS) if atoms else p.encode("utf-8") for p in pretokens]
         except UnicodeEncodeError:
             raise lone_surrogate_error(next(p for p in pretokens if not _encodable(p))) from None
         lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
@@ -287,6 +289,12 @@ class FastBackend:
     def split(self, candidates, c_min: int, floor: int, max_len: int):
         split = split_candidates(unpack_candidates(candidates), c_min, floor, max_len)
         return pack_candidates(split)
+
+    @staticmethod
+    def cut(candidates, token_bytes, forbidden):
+        """The reference's cut (:func:`fastsw.boundary.cut_candidates`) on packed candidates."""
+        from .boundary import cut_candidates
+        return pack_candidates(cut_candidates(unpack_candidates(candidates), token_bytes, forbidden))
 
     boundless = staticmethod(boundless_phase2_packed)
     superbpe = staticmethod(superbpe_phase2_packed)

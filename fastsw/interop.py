@@ -258,7 +258,15 @@ def load_paper_model(path):
         raise ValueError(f"{path}: invalid model: {e}") from None
 
 
+def _scheme_name(tok) -> str:
+    config = tok.pretokenizer.to_config()
+    return config.get("scheme") or config.get("name") or config.get("mode")
+
+
 def _check_paper_expressible(tok) -> None:
+    if getattr(tok.alphabet, "atoms", None) is not None:
+        raise ValueError(f"the authors' model format has no atomic tokens beyond bytes; this model's pre-tokenizer "
+                         f"{_scheme_name(tok)} needs them (markers, caps codes), so it cannot be written there")
     if not isinstance(tok.alphabet, ByteAlphabet) or tok.alphabet.kind != "bytes243":
         raise ValueError(f"the authors' model format starts from the 243 UTF-8 bytes (alphabet 'bytes243', "
                          f"profile 'paper'); this model's alphabet is {tok.alphabet.kind!r}, which it cannot "
@@ -368,6 +376,13 @@ def save_paper_model(tok, path, corpus: Optional[Iterable[str]] = None) -> None:
 # Rank tables (tiktoken) and the conflict detector
 # ---------------------------------------------------------------------------
 def _check_byte_alphabet(tok, target: str) -> None:
+    if getattr(tok.alphabet, "atoms", None) is not None:
+        name = "HF tokenizers" if target.startswith("HF") else target
+        raise ValueError(f"this model cannot be exported to {name}: its pre-tokenizer {_scheme_name(tok)} emits atomic "
+                         "tokens (boundary markers, caps codes) that are not text, its tokens are built from them, and "
+                         "its decoder turns marker pairs back into spaces and re-cases words after a caps code; "
+                         f"{name} has none of these. Use the model with fastsw (save/load, encode/decode), or train "
+                         "with --pretokenizer script for an exportable model")
     if not isinstance(tok.alphabet, ByteAlphabet):
         raise ValueError(f"{target} is byte-level; this model's alphabet is {tok.alphabet.kind!r} "
                          "(character-level), which it cannot express")

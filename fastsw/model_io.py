@@ -81,7 +81,8 @@ def read_model_text(path: Path) -> str:
 
 _FIELDS = ("format", "format_version", "algo", "profile", "alphabet", "pretokenizer", "merges", "special_tokens",
            "normalize", "training")
-_ALPHABET_SETTINGS = {"bytes243": ("kind",), "bytes256": ("kind",), "chars": ("kind", "chars", "byte_fallback")}
+_ALPHABET_SETTINGS = {"bytes243": ("kind",), "bytes256": ("kind",), "chars": ("kind", "chars", "byte_fallback"),
+                      "atoms": ("kind", "base", "atoms")}
 _PRETOKENIZER_STRINGS = ("mode", "main_pattern", "script_specific_pattern", "letter_pattern")
 _INT64_MAX = 2 ** 63 - 1
 
@@ -148,6 +149,14 @@ def check_model_data(path, data: dict) -> None:
         if not isinstance(fallback, bool):
             raise bad("alphabet.byte_fallback", f"must be true or false, not {_json_type(fallback)}")
         n_alphabet = len(chars) + (256 if fallback else 0)
+    if kind == "atoms":  # a byte alphabet (or none) and atoms beyond bytes (fastsw.alphabet.AtomAlphabet)
+        base, atoms = alphabet.get("base"), alphabet.get("atoms")
+        if base not in (None, PROFILE_ALPHABETS[profile][0]):
+            raise bad("alphabet.base", f"{base!r} does not go with profile {profile!r} (which uses "
+                                       f"{PROFILE_ALPHABETS[profile][0]!r} or null)")
+        if not isinstance(atoms, list):
+            raise bad("alphabet.atoms", f"must be an array of [slot, name, shown], not {_json_type(atoms)}")
+        n_alphabet = (0 if base is None else 243 if base == "bytes243" else 256) + len(atoms)
 
     pretokenizer = data["pretokenizer"]
     if not isinstance(pretokenizer, dict):

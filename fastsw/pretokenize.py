@@ -238,6 +238,11 @@ class Pretokenizer:
 
     @classmethod
     def from_config(cls, config: dict) -> "Pretokenizer":
+        if config.get("mode") == "boundary":  # a marker scheme (fastsw.boundary)
+            from .boundary import BoundaryPretokenizer
+            return BoundaryPretokenizer.from_config(config)
+        if config.get("mode") == "script-v3":
+            return _script_v3().from_config(config)
         known = {"mode", "main_pattern", "script_specific_pattern", "script_specific_scripts",
                  "letter_pattern"}
         unknown = set(config) - known
@@ -315,11 +320,32 @@ class Pretokenizer:
         return self._letter.search(piece) is not None
 
 
+def _script_v3():
+    """The SCRIPT v3 pre-tokenizer class (fastsw.script_v3), or one clear error when this installation has none."""
+    try:
+        from .script_v3 import ScriptPretokenizer
+    except ImportError:  # the module, or its class, is not in this installation
+        raise ValueError("the SCRIPT v3 pre-tokenizers (script-v3, script-v3+boundary[...]) are not available in "
+                         "this fastsw (no fastsw.script_v3.ScriptPretokenizer); use script, simple, none or a "
+                         "boundary[...] scheme") from None
+    return ScriptPretokenizer
+
+
 def make_pretokenizer(spec) -> Pretokenizer:
-    """Accept a `Pretokenizer`, a mode name (``"script"``/``"simple"``/``"none"``) or a config dict."""
-    if isinstance(spec, Pretokenizer):
+    """Accept a `Pretokenizer`, a mode name (``"script"``/``"simple"``/``"none"``), a marker or SCRIPT scheme
+    name (``"boundary[w,p,d]+caps"``, ``"script-v3"``, ``"script-v3+boundary[w]"``, see :mod:`fastsw.boundary`),
+    a config dict, or a scheme pre-tokenizer object. An unknown name is one error listing the valid ones."""
+    if isinstance(spec, Pretokenizer) or hasattr(spec, "pretokenize_reference"):
         return spec
     if isinstance(spec, str):
+        from .boundary import BoundaryPretokenizer, _valid_names_message, is_scheme_name
+        name = spec.strip()
+        if name.startswith("script-v3"):
+            return _script_v3()(name)
+        if is_scheme_name(name):
+            return BoundaryPretokenizer(name)
+        if name not in MODES:
+            raise ValueError(f"unknown pre-tokenizer {spec!r}; {_valid_names_message()}")
         return Pretokenizer(mode=spec)
     if isinstance(spec, dict):
         return Pretokenizer.from_config(spec)

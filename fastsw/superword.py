@@ -200,6 +200,12 @@ class ReferenceBackend:
     n_candidates = staticmethod(len)
     split = staticmethod(split_candidates)
 
+    @staticmethod
+    def cut(candidates, token_bytes, forbidden):
+        """Candidates cut where ``forbidden(left bytes, right bytes)`` (:func:`fastsw.boundary.cut_candidates`)."""
+        from .boundary import cut_candidates
+        return cut_candidates(candidates, token_bytes, forbidden)
+
     def boundless(self, *args, **kwargs):
         """:func:`boundless_phase2` (Algorithm 1) under this backend's count limit."""
         return boundless_phase2(*args, max_total=self.max_total, **kwargs)

@@ -40,7 +40,7 @@ from typing import AbstractSet, Collection, Dict, Iterable, List, Literal, Optio
 import regex
 
 from ._config import gc_paused, resolve_backend
-from .alphabet import Alphabet, check_utf8, get_profile, render
+from .alphabet import ATOM_ERRORS, Alphabet, atom_text, check_utf8, decode_with_atoms, get_profile, render
 from .bpe import apply_merges
 from .model_io import ALGOS, load_model_data, save_model
 from .pretokenize import Pretokenizer, check_normalize, normalize_text
@@ -216,15 +216,17 @@ class Tokenizer:
         """
         pretok = self.pretokenizer
         n_alpha = len(self.alphabet)
+        # a token's text: its UTF-8, with atoms (markers, SCRIPT tokens) as lone surrogates (fastsw.alphabet)
+        to_text = atom_text if hasattr(self.alphabet, "atoms") else lambda b: b.decode("utf-8")
         candidates = []  # (id, bytes, text) of regular tokens whose text is one pretoken
         for tid, tb in enumerate(self._token_bytes):
             if tid >= n_alpha and self._merges[tid - n_alpha].super:
                 continue
             try:
-                text = tb.decode("utf-8")
+                text = to_text(tb)
             except UnicodeDecodeError:
                 continue
-            if len(pretok.pretokenize(text)) == 1:
+            if _is_one_pretoken(pretok, text):
                 candidates.append((tid, tb, text))
         if self._resolve_backend(None) == "numba" and candidates:
             from .fast_encode import FastEncoder
@@ -316,7 +318,7 @@ class Tokenizer:
     def encode_pretoken(self, piece: str, *, shortcut: bool = True) -> List[int]:
         """Regular merges applied to one pretoken."""
         if shortcut:
-            tid = self._shortcut.get(piece.encode("utf-8"))
+            tid = self._shortcut.get(piece.encode("utf-8", ATOM_ERRORS))
             if tid is not None:
                 return [tid]
         return apply_merges(self.alphabet.initial_ids(piece), self._regular_ranks)
@@ -617,7 +619,14 @@ class Tokenizer:
 
     # -- decoding ---------------------------------------------------------------
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
-        """The concatenated bytes of the tokens (special tokens as their text)."""
+        """The concatenated bytes of the tokens (special tokens as their text). For a model whose
+        pre-tokenizer emits atoms (boundary markers, caps codes; :mod:`fastsw.boundary`), the UTF-8 of the
+        decoded text, invalid bytes kept as they are (``surrogateescape``)."""
+        if hasattr(self.alphabet, "atoms"):
+            return self.decode(ids, errors="surrogateescape").encode("utf-8", "surrogateescape")
+        return self._token_bytes_of(ids)
+
+    def _token_bytes_of(self, ids: Iterable[int]) -> bytes:
         token_bytes = self._token_bytes
         n = len(token_bytes)
         parts = []
@@ -638,8 +647,12 @@ class Tokenizer:
         ``"strict"`` (raise ``UnicodeDecodeError``), ``"ignore"``, ...
         ``decode(encode(text)) == text`` for every ``str`` that has a UTF-8 encoding.
         Ids must be integers (``int`` or numpy integers); ``1.5`` or ``"1"`` raise ``TypeError``.
+        A model with atoms (a marker scheme) decodes them with its pre-tokenizer's inverse
+        (``pretokenizer.decode_text``: markers back to spaces, caps codes re-case their span).
         """
-        return self.decode_bytes(ids).decode("utf-8", errors)
+        if hasattr(self.alphabet, "atoms"):
+            return self.pretokenizer.decode_text(decode_with_atoms(self._token_bytes_of(ids), errors))
+        return self._token_bytes_of(ids).decode("utf-8", errors)
 
     def decode_batch(self, batch: Iterable[Iterable[int]], *, errors: str = "replace") -> List[str]:
         """:meth:`decode` of each id sequence, in order (tiktoken's name).
@@ -796,6 +809,16 @@ class Tokenizer:
             return cls(**data)
         except (ValueError, TypeError) as e:
             raise ValueError(f"{Path(path)}: invalid model file: {e}") from e
+
+
+def _is_one_pretoken(pretok, text: str) -> bool:
+    """Whether ``text`` (a regular token's text) can be a whole pretoken of ``pretok``, the first half of
+    reachability. A scheme with atoms (``decode_text``: markers, SCRIPT) makes pieces that are not substrings of
+    any one text, so every piece counts and the regular merges alone decide (the shortcut stays exact: a piece
+    whose bytes are a token the merges make from those bytes is that token either way)."""
+    if hasattr(pretok, "decode_text"):
+        return True
+    return len(pretok.pretokenize(text)) == 1
 
 
 def rendered_vocab(tok) -> Dict[str, int]:

@@ -641,8 +641,13 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
     info["unique_pretokens"] = len(counts.pretokens)
 
     # 3. phase 1: the alphabet, the merges it leaves room for, the merges
-    if alphabet == "bytes":
-        alph: Alphabet = default_alphabet(profile)
+    if hasattr(pretok, "make_alphabet"):  # a scheme with atoms beyond bytes (markers, SCRIPT; fastsw.alphabet)
+        if alphabet != "bytes":
+            raise ValueError(f"alphabet={alphabet!r} does not go with pretokenizer {pretok.to_config().get('scheme')!r}"
+                             ", whose alphabet is the profile's bytes plus its atoms; leave alphabet unset")
+        alph: Alphabet = pretok.make_alphabet(profile)
+    elif alphabet == "bytes":
+        alph = default_alphabet(profile)
     else:
         alph = CharAlphabet({ch for p in counts.pretokens for ch in p}, byte_fallback=byte_fallback)
     n_alpha = len(alph)
@@ -700,6 +705,9 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
         tok1 = phase1_tokenizer(alph, merges1, pretok, profile)
         # 4. supermerge candidates
         cands = stages.candidates(counts, words, tok1)
+        forbidden = getattr(pretok, "supermerge_forbidden", None)
+        if forbidden is not None:  # e.g. never two touching boundary markers in one token (SPEC section 9)
+            cands = stages.cut(cands, tok1.vocab, forbidden)
         info["unique_candidates"] = stages.n_candidates(cands)
         # 5. optional greedy split (Algorithm 2), min_count = max(c_min, floor)
         if greedy_split:

@@ -1,0 +1,163 @@
+"""Boundary markers and caps codes: training time against the default pre-tokenizer, vocabulary duplication and
+compression, and the full-corpus check of the compiled segmentation against its Python reference.
+
+    python bench/bench_boundary.py                   # 50 MB English, vocab 32768, BPE: default vs boundary[w,p,d]+caps
+    python bench/bench_boundary.py --mb 10 --vocab 8192 --schemes "script,boundary[w],boundary[w,p,d]+caps"
+    python bench/bench_boundary.py --check           # compiled == reference (and exact inverse) on all of ../shared/corpus
+
+Each training runs in its own subprocess on the same documents (read into memory before the clock starts), so wall
+time and peak RSS belong to training alone (counting + phase 1). The trained models are then compared on the English
+held-out text: bytes per token (:func:`fastsw.metrics.text_metrics`) and the share of vocabulary entries that
+duplicate another by a leading space or by case (seed 002 Table 5, :func:`fastsw.duplication.model_duplication`).
+Writes ``bench/results/boundary-en-<mb>MB-<vocab>.md``. Ratios are against the default pre-tokenizer measured in the
+same run (the machine is shared and noisy). ``--check`` asserts and prints counts; it times nothing.
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from _corpus import SHARED, read_docs  # noqa: E402
+
+
+def train_one(scheme: str, mb: float, vocab: int, algo: str, out: str) -> dict:
+    """Train in this process (the subprocess); save the model to ``out``; return the timings."""
+    import fastsw
+    docs, size = read_docs(SHARED / "corpus" / "en" / "train.jsonl.gz", int(mb * 1e6))
+    t0, c0 = time.perf_counter(), time.process_time()
+    tok = fastsw.train(docs, algo=algo, vocab_size=vocab, pretokenizer=scheme)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    tok.save(out)
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # MB (Linux reports kB)
+    return {"scheme": scheme, "bytes": size, "wall": wall, "cpu": cpu, "peak_rss_mb": rss,
+            "stages": tok.training_info["seconds"], "unique_pretokens": tok.training_info["unique_pretokens"]}
+
+
+def measure(model_path: str, heldout) -> dict:
+    import fastsw
+    from fastsw.duplication import model_duplication
+    from fastsw.metrics import text_metrics
+    tok = fastsw.Tokenizer.load(model_path)
+    m = text_metrics(tok, heldout)
+    for doc in heldout[:200]:
+        assert tok.decode(tok.encode(doc)) == doc
+    return {"bytes_per_token": m["bytes_per_token"], "duplication": model_duplication(tok),
+            "vocab_size": tok.vocab_size}
+
+
+def run_benchmark(args) -> None:
+    schemes = [s.strip() for s in args.schemes.split(",")]
+    heldout = [json.loads(line)["text"] for line in open(SHARED / "corpus" / "en" / "heldout.jsonl", encoding="utf-8")]
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        # warm the Numba cache once, outside the timed runs
+        subprocess.run([sys.executable, __file__, "--one", "script", "--mb", "0.2", "--vocab", "1000",
+                        "--out", os.path.join(tmp, "warm.json")], check=True, capture_output=True)
+        for scheme in schemes:
+            out = os.path.join(tmp, f"{len(rows)}.json")
+            res = subprocess.run([sys.executable, __file__, "--one", scheme, "--mb", str(args.mb), "--vocab",
+                                  str(args.vocab), "--algo", args.algo, "--out", out],
+                                 check=True, capture_output=True, text=True)
+            timing = json.loads(res.stdout.strip().splitlines()[-1])
+            timing.update(measure(out, heldout))
+            rows.append(timing)
+            print(json.dumps(timing), flush=True)
+    base = rows[0]
+    lines = [f"# Boundary markers: training and duplication, {args.mb:g} MB English, vocab {args.vocab}, "
+             f"algo {args.algo}", "",
+             "Measured on a shared 2-core machine (`python bench/bench_boundary.py` with these options); times are "
+             f"ratios against `{base['scheme']}` in the same run.", "",
+             "| pre-tokenizer | wall s | × default | count s | phase 1 s | peak RSS MB | space dup. | case dup. | "
+             "bytes/token (held-out) |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        st = r["stages"]
+        lines.append(f"| `{r['scheme']}` | {r['wall']:.1f} | {r['wall'] / base['wall']:.2f} | "
+                     f"{st.get('pretokenize_and_count', 0):.1f} | {st.get('phase1', 0):.1f} | {r['peak_rss_mb']:.0f} | "
+                     f"{100 * r['duplication']['space']:.1f} % | {100 * r['duplication']['case']:.1f} % | "
+                     f"{r['bytes_per_token']:.3f} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if not args.no_write:
+        path = HERE / "results" / f"boundary-en-{args.mb:g}MB-{args.vocab}.md"
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote {path}")
+
+
+def _corpus_files():
+    corpus = SHARED / "corpus"
+    files = sorted(corpus.glob("*/train.jsonl.gz")) + sorted(corpus.glob("*/heldout.jsonl")) \
+        + sorted(corpus.glob("parallel/*.jsonl")) + sorted(corpus.glob("fixtures/*.txt"))
+    return files
+
+
+def _docs_of(path: Path):
+    if path.suffix == ".txt":
+        yield from path.read_text(encoding="utf-8").splitlines(keepends=True)
+        return
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            yield json.loads(line)["text"]
+
+
+def run_check(args) -> None:
+    from fastsw.boundary import BoundaryPretokenizer
+    schemes = [s.strip() for s in args.schemes.split(",")] if args.schemes != DEFAULT_SCHEMES else \
+        ["boundary[w]", "boundary[w,p]+upper", "boundary[w,p,d]+caps", "boundary[w,p,d]+shift"]
+    pretoks = [BoundaryPretokenizer(s) for s in schemes]
+    assert all(p.compiled for p in pretoks), "build the extension first: python setup.py build_ext --inplace"
+    total_docs = total_bytes = total_pieces = 0
+    t0 = time.perf_counter()
+    for path in _corpus_files():
+        n_docs = 0
+        for doc in _docs_of(path):
+            for p in pretoks:
+                fast = p.pretokenize(doc)
+                if fast != p.pretokenize_reference(doc):
+                    raise SystemExit(f"MISMATCH {p.name} in {path}: {doc[:200]!r}")
+                if p.decode_text("".join(fast)) != doc:
+                    raise SystemExit(f"NOT INVERTIBLE {p.name} in {path}: {doc[:200]!r}")
+                total_pieces += len(fast)
+            n_docs += 1
+            total_bytes += len(doc.encode("utf-8"))
+        total_docs += n_docs
+        print(f"{path.relative_to(SHARED)}: {n_docs} documents identical and invertible", flush=True)
+    print(f"all identical: {total_docs} documents, {total_bytes / 1e6:.1f} MB, {total_pieces} pretokens over "
+          f"{len(schemes)} schemes ({', '.join(schemes)}), {time.perf_counter() - t0:.0f} s")
+
+
+DEFAULT_SCHEMES = "script,boundary[w,p,d]+caps"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mb", type=float, default=50.0)
+    ap.add_argument("--vocab", type=int, default=32768)
+    ap.add_argument("--algo", default="bpe")
+    ap.add_argument("--schemes", default=DEFAULT_SCHEMES, help="comma-separated pre-tokenizers, the first is the base")
+    ap.add_argument("--check", action="store_true", help="compiled == reference on all of ../shared/corpus")
+    ap.add_argument("--no-write", action="store_true", help="do not write bench/results/")
+    ap.add_argument("--one", help=argparse.SUPPRESS)
+    ap.add_argument("--out", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.one:
+        print(json.dumps(train_one(args.one, args.mb, args.vocab, args.algo, args.out)))
+    elif args.check:
+        run_check(args)
+    else:
+        run_benchmark(args)
+
+
+if __name__ == "__main__":
+    main()
