@@ -217,10 +217,11 @@ def _segment_all(sym, offsets, keys, vals, n_sym, node_tok, tok_len, cost):
 
 @njit(cache=True, nogil=True)
 def _encode_docs(data, piece_ends, doc_pieces, byte_ids, keys, vals, dense, row, n_sym, node_tok, tok_len, cost,
-                 sc_short, sc_long, tb, shortcut):
+                 sc_short, sc_long, tb, shortcut, byte_ends):
     """Encode UTF-8 ``data`` (uint8) cut into pretokens: document ``d`` has pretokens
     ``doc_pieces[d]..doc_pieces[d + 1]`` whose character end offsets within the document are ``piece_ends``
-    (int64). Each byte becomes its atomic id (``byte_ids``, int32 by byte); with ``shortcut`` a pretoken that
+    (int64; in bytes when ``byte_ends``, as for atom pieces, :mod:`fastsw.fast_encode`). Each byte becomes its
+    atomic id (``byte_ids``, int32 by byte); with ``shortcut`` a pretoken that
     is one token is emitted without the program, found by one probe of the BPE encoder's whole-pretoken tables
     (``sc_short``/``sc_long`` over the token bytes ``tb``, :mod:`fastsw._encode_kernels`). Returns
     ``(ids int32, offsets int64)``."""
@@ -243,10 +244,13 @@ def _encode_docs(data, piece_ends, doc_pieces, byte_ids, keys, vals, dense, row,
             n_chars = piece_ends[k] - prev
             prev = piece_ends[k]
             start = pos
-            for _ in range(n_chars):
-                pos += 1
-                while pos < n_data and (data[pos] & 0xC0) == 0x80:
+            if byte_ends:
+                pos += n_chars
+            else:
+                for _ in range(n_chars):
                     pos += 1
+                    while pos < n_data and (data[pos] & 0xC0) == 0x80:
+                        pos += 1
             end = pos
             n = end - start
             if n == 0:

@@ -739,10 +739,18 @@ class MinGramTokenizer(Tokenizer):
 
     def inspect_json(self) -> dict:
         """``fastsw inspect MODEL --json``: ``{"algo", "vocab_size", "tokens": [{"id", "hex", "log_prob"}]}``."""
+        names = {}
+        atoms = getattr(self.alphabet, "atoms", None)
+        if atoms:  # marker / caps-code atoms: named, not hex (their bytes are fastsw's internal codes)
+            names = {self.alphabet.n_base + k: a.name for k, a in enumerate(atoms)}
+
+        def record(i):
+            t = self.tokens[i]
+            if len(t) == 1 and t[0] in names:
+                return {"id": i, "atomic": names[t[0]], "log_prob": self.log_probs[i]}
+            return {"id": i, "hex": self._token_bytes[i].hex(), "log_prob": self.log_probs[i]}
         return {"algo": "mingram", "profile": self.profile, "vocab_size": self.vocab_size,
-                "score_delta": self.score_delta,
-                "tokens": [{"id": i, "hex": self._token_bytes[i].hex(), "log_prob": self.log_probs[i]}
-                           for i in range(len(self.tokens))]}
+                "score_delta": self.score_delta, "tokens": [record(i) for i in range(len(self.tokens))]}
 
     @classmethod
     def load(cls, path) -> "MinGramTokenizer":
@@ -820,7 +828,9 @@ class MinGramFastEncoder(_fast_encoder_base()):
         from . import _encode_kernels as EK
         from ._mingram_kernels import _DENSE_ENTRIES, _build_trie, _dense_rows
         from .fast_encode import _table_size
+        from .alphabet import AtomAlphabet
         self.pretokenizer = tok.pretokenizer
+        self.atoms = isinstance(tok.alphabet, AtomAlphabet)  # pieces as token bytes, ends in bytes
         self.n_vocab = tok.n_vocab
         self.byte_ids = np.array([tok.alphabet.id_of_byte(b) for b in range(256)], dtype=np.int32)
         self._id_objects = None
@@ -851,7 +861,7 @@ class MinGramFastEncoder(_fast_encoder_base()):
         from .fast_encode import _WORKER_BYTES
         args = (np.frombuffer(data or b"\0", np.uint8), piece_ends, doc_pieces, self.byte_ids, self.keys,
                 self.vals, self.dense, self.row, self.n_sym, self.node_tok, self.tok_len, self.cost, self.sc_short,
-                self.sc_long, self.tb, int(bool(shortcut) and self.shortcut_ok))
+                self.sc_long, self.tb, int(bool(shortcut) and self.shortcut_ok), int(self.atoms))
         if interruptible or (len(data) >= _WORKER_BYTES and threading.current_thread() is threading.main_thread()):
             return call_kernel(_encode_docs, *args, stop=False)
         return _encode_docs(*args)
