@@ -44,7 +44,17 @@ Design notes
   one function both paths call, so models are identical, not just close.
 * The whole-pretoken shortcut: a pretoken that is one token is that token whenever every
   ``score_delta * lp`` lies in (-0.5, 0] (any longer path scores <= -2); a model outside that range (a large
-  ``score_delta``) encodes every pretoken through the program.
+  ``score_delta``) encodes every pretoken through the program. The encoder finds such a pretoken with one probe
+  of the BPE encoder's whole-pretoken byte tables (:mod:`fastsw._encode_kernels`, reused); the E-step with a
+  trie walk (its costs may hold -inf; the shortcut is exact when every *finite* cost is in that range).
+* Measured (``bench/bench_mingram.py``, English, vocab 32768, shared 2-core machine, one run): training 10 MB
+  takes 1.29 s against 0.73 s for fastsw BPE (1.78x; the seed's 10 % more merges and five E-steps of ~0.2 s
+  over 105k unique pretokens), 15.2 s for HF's UnigramTrainer and 21.1 s for SentencePiece. Encoding runs at
+  0.99x fastsw BPE's batch throughput (21.8 against 21.9 MB/s) and 18.8x HF's Unigram on the exported model.
+* Tried and dropped: packing each trie edge as ``child << 32 | token + 1`` in one hash slot with breadth-first
+  node numbers (one cache line per walk step instead of key, child and token arrays) made the E-step kernel
+  ~1.5x *slower* here (0.33-0.40 s against 0.21-0.25 s on 10 MB, same load), so the kernels keep the separate
+  arrays with the first two trie levels dense.
 """
 from __future__ import annotations
 
