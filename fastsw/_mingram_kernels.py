@@ -25,8 +25,10 @@ _DENSE_ENTRIES = 1 << 20
 
 @njit(cache=True, nogil=True, inline="always")
 def _slot(key, mask):
-    h = key * 0x9E3779B1
-    h ^= h >> 29
+    # the low 32 bits times a 31-bit odd constant stay below 2**63: no overflow, also as plain Python
+    k = np.int64(key)
+    h = (k & 0xFFFFFFFF) * 0x5BD1E995
+    h ^= (h >> 29) ^ (k >> 32)
     return h & mask
 
 
