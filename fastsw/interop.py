@@ -574,7 +574,6 @@ def _conflict(kind, tok, tid, tb, rule, table, **extra) -> dict:
 def hf_tokenizer_json(tok, *, ignore_merges: Optional[bool] = None) -> dict:
     """The ``tokenizer.json`` content :func:`save_hf` writes, as a dict."""
     if tok.algo == "mingram":  # a Unigram model with scores score_delta * lp - 1 (fastsw.mingram)
-        from .mingram import hf_unigram_json
         return hf_unigram_json(tok)
     _check_byte_alphabet(tok, "HF's ByteLevel pre-tokenizer")
     vocab = tok.vocab
@@ -620,6 +619,41 @@ def hf_tokenizer_json(tok, *, ignore_merges: Optional[bool] = None) -> dict:
     }
 
 
+#: Why an HF ``Unigram`` export of a MinGram model (:mod:`fastsw.mingram`) is approximate (``save_hf`` says so).
+MINGRAM_HF_REASONS = ("HF's Unigram breaks exact score ties toward the earliest start ('aaa' -> [a, aa]); MinGram's "
+              "program toward the latest ('aaa' -> [aa, a]) (MINGRAM.md 3)",
+              "HF's Viterbi has no 1e-12 tie tolerance: paths within 1e-12 of each other can differ")
+
+
+def hf_unigram_json(tok) -> dict:
+    """An HF ``tokenizer.json`` whose model is ``Unigram`` with piece scores ``score_delta * lp - 1`` (the same
+    objective: fewest tokens, then the highest unigram likelihood), over the same byte-level pieces as
+    fastsw's BPE export (Split by the main regex, ByteLevel). Piece index = fastsw id; bytes a byte alphabet
+    lacks follow ``n_vocab`` so that HF can segment every text."""
+    if not isinstance(tok.alphabet, ByteAlphabet):
+        raise ValueError(f"HF's ByteLevel pre-tokenizer needs a byte alphabet, not {tok.alphabet.kind!r}")
+    vocab = [[render(tb), tok.score_delta * lp - 1.0] for tb, lp in zip(tok.vocab, tok.log_probs)]
+    for s, _ in sorted(tok.special_tokens.items(), key=lambda kv: kv[1]):
+        vocab.append([s, -1e9])
+    floor = tok.score_delta * min(tok.log_probs, default=0.0) - 1.0
+    for b in _extra_bytes(tok):
+        vocab.append([BYTE_TO_UNICODE[b], floor])
+    added = [{"id": tid, "content": s, "single_word": False, "lstrip": False, "rstrip": False,
+              "normalized": False, "special": True} for s, tid in sorted(tok.special_tokens.items(),
+                                                                      key=lambda kv: kv[1])]
+    return {
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
+        "normalizer": {"type": tok.normalize.upper()} if tok.normalize else None,
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": _export_pattern(tok)}, "behavior": "Isolated", "invert": False},
+            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
+        ]},
+        "post_processor": None,
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+        "model": {"type": "Unigram", "unk_id": None, "vocab": vocab, "byte_fallback": False},
+    }
+
+
 def save_hf(tok, path, *, ignore_merges: Optional[bool] = None) -> dict:
     """Write an HF ``tokenizer.json`` (loadable by ``tokenizers.Tokenizer.from_file``).
 
@@ -642,8 +676,7 @@ def save_hf(tok, path, *, ignore_merges: Optional[bool] = None) -> dict:
     if tok.pretokenizer.mode not in ("simple", "none"):
         reasons.append(f"pre-tokenizer mode {tok.pretokenizer.mode!r}: script chunking is not expressible")
     if tok.algo == "mingram":
-        from .mingram import HF_REASONS
-        reasons.extend(HF_REASONS)
+        reasons.extend(MINGRAM_HF_REASONS)
     elif tok.algo != "bpe":
         reasons.append(f"{tok.algo} model: supermerges are not expressible")
     if duplicate_tokens(tok):

@@ -1,7 +1,7 @@
 """MinGram: seed 002's minimum-token-count Unigram learner (SPEC section 12, ``../shared/MINGRAM.md``).
 
 This module owns MinGram training after the BPE seed, its model (:class:`MinGramTokenizer`), its model file
-and its interop (HF ``Unigram`` export, ``semingram-v1`` import). The BPE seed is fastsw's own phase 1
+and its interop (the ``semingram-v1`` import here; the HF ``Unigram`` export is :func:`fastsw.interop.hf_unigram_json`). The BPE seed is fastsw's own phase 1
 (:mod:`fastsw.bpe` / :mod:`fastsw.fast_train`) with ``floor(add * overshoot)`` merges; :func:`fastsw.train`
 calls :func:`train_from_seed` with its words.
 
@@ -72,7 +72,8 @@ from .alphabet import Alphabet, ByteAlphabet, alphabet_from_config, get_profile,
 from .files import atomic_write_text
 from .notes import VocabularyNotReachedWarning
 from .pretokenize import Pretokenizer, check_normalize
-from .tokenizer import Tokenizer, _FAST_LOCK
+from .model_io import MODEL_READERS
+from .tokenizer import MODEL_CLASSES, Tokenizer, _FAST_LOCK
 
 #: The score an atomic token with lp = -inf gets in a :class:`MinGramTokenizer` (MINGRAM.md 2.3, M:112-114).
 LOG_PROB_FLOOR = -100.0
@@ -887,46 +888,6 @@ def warmup() -> None:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# interop: HF Unigram export
-
-#: Why an HF ``Unigram`` export of a MinGram model is approximate (reported by ``save_hf``).
-HF_REASONS = ("HF's Unigram breaks exact score ties toward the earliest start ('aaa' -> [a, aa]); MinGram's "
-              "program toward the latest ('aaa' -> [aa, a]) (MINGRAM.md 3)",
-              "HF's Viterbi has no 1e-12 tie tolerance: paths within 1e-12 of each other can differ")
-
-
-def hf_unigram_json(tok: MinGramTokenizer) -> dict:
-    """An HF ``tokenizer.json`` whose model is ``Unigram`` with piece scores ``score_delta * lp - 1`` (the same
-    objective: fewest tokens, then the highest unigram likelihood), over the same byte-level pieces as
-    fastsw's BPE export (Split by the main regex, ByteLevel). Piece index = fastsw id; bytes a byte alphabet
-    lacks follow ``n_vocab`` so that HF can segment every text."""
-    from .interop import _export_pattern, _extra_bytes
-    from .alphabet import BYTE_TO_UNICODE
-    if not isinstance(tok.alphabet, ByteAlphabet):
-        raise ValueError(f"HF's ByteLevel pre-tokenizer needs a byte alphabet, not {tok.alphabet.kind!r}")
-    vocab = [[render(tb), tok.score_delta * lp - 1.0] for tb, lp in zip(tok.vocab, tok.log_probs)]
-    for s, _ in sorted(tok.special_tokens.items(), key=lambda kv: kv[1]):
-        vocab.append([s, -1e9])
-    floor = tok.score_delta * LOG_PROB_FLOOR - 1.0
-    for b in _extra_bytes(tok):
-        vocab.append([BYTE_TO_UNICODE[b], floor])
-    added = [{"id": tid, "content": s, "single_word": False, "lstrip": False, "rstrip": False,
-              "normalized": False, "special": True} for s, tid in sorted(tok.special_tokens.items(),
-                                                                      key=lambda kv: kv[1])]
-    return {
-        "version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
-        "normalizer": {"type": tok.normalize.upper()} if tok.normalize else None,
-        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
-            {"type": "Split", "pattern": {"Regex": _export_pattern(tok)}, "behavior": "Isolated", "invert": False},
-            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
-        ]},
-        "post_processor": None,
-        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
-        "model": {"type": "Unigram", "unk_id": None, "vocab": vocab, "byte_fallback": False},
-    }
-
-
-# ---------------------------------------------------------------------------------------------------------------
 # interop: the seed authors' semingram-v1 files
 
 _NORMALIZATIONS = {None: None, "NFC": "nfc", "NFKC": "nfkc"}
@@ -996,3 +957,7 @@ def load_semingram(path) -> MinGramTokenizer:
                                 training_info=info, normalize=_NORMALIZATIONS[cfg.get("normalization")])
     except ValueError as e:
         raise ValueError(f"{path}: {e}") from e
+
+
+MODEL_READERS["mingram"] = mingram_from_data
+MODEL_CLASSES["mingram"] = MinGramTokenizer

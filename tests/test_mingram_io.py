@@ -7,7 +7,8 @@ import pytest
 
 import fastsw
 from fastsw.counting import count_corpus
-from fastsw.mingram import HF_REASONS, MinGramTokenizer
+from fastsw.interop import MINGRAM_HF_REASONS
+from fastsw.mingram import MinGramTokenizer
 from fastsw.notes import VocabularyNotReachedWarning
 
 from conftest import assert_error, read_jsonl_texts, run, shared_path, write_jsonl
@@ -56,7 +57,7 @@ def test_model_file_must_cover_the_alphabet(model, tmp_path):
 
 def test_hf_export_is_approximate_and_verified(model, docs, tmp_path):
     report = model.save_hf(tmp_path / "tokenizer.json")
-    assert not report["exact"] and all(r in report["reasons"] for r in HF_REASONS)
+    assert not report["exact"] and all(r in report["reasons"] for r in MINGRAM_HF_REASONS)
     hf = json.loads((tmp_path / "tokenizer.json").read_text())
     assert hf["model"]["type"] == "Unigram"
     i = model.encode_single_token(" the")
