@@ -1,7 +1,8 @@
 """MinGram: seed 002's minimum-token-count Unigram learner (SPEC section 12, ``../shared/MINGRAM.md``).
 
 This module owns MinGram training after the BPE seed, its model (:class:`MinGramTokenizer`), its model file
-and its interop (the ``semingram-v1`` import here; the HF ``Unigram`` export is :func:`fastsw.interop.hf_unigram_json`). The BPE seed is fastsw's own phase 1
+and its interop (the ``semingram-v1`` import here; the HF ``Unigram`` export is
+:func:`fastsw.interop.hf_unigram_json`). The BPE seed is fastsw's own phase 1
 (:mod:`fastsw.bpe` / :mod:`fastsw.fast_train`) with ``floor(add * overshoot)`` merges; :func:`fastsw.train`
 calls :func:`train_from_seed` with its words.
 
