@@ -10,7 +10,8 @@ vocabulary and scores; ``encode_batch``, all cores). Before timing, MinGram's fa
 reference on a sample and the HF export must give the same number of tokens (same objective).
 
     flock /tmp/fastsw-bench.lock python bench/bench_mingram.py --mb 10 --vocab 32768
-    flock /tmp/fastsw-bench.lock python bench/bench_mingram.py --mb 50 --vocab 32768 --trainers fastsw-bpe,fastsw-mingram,hf-unigram
+    flock /tmp/fastsw-bench.lock python bench/bench_mingram.py --mb 50 --vocab 32768 \
+        --trainers fastsw-bpe,fastsw-mingram,hf-unigram
 
 Writes ``bench/results/mingram-en-<mb>MB-<vocab>.md`` (and ``.json``).
 """

@@ -234,7 +234,6 @@ def _encode_docs(data, piece_ends, doc_pieces, byte_ids, keys, vals, dense, row,
         sym[i] = byte_ids[data[i]]
     out = np.empty(n_data, np.int32)
     offsets = np.zeros(n_docs + 1, np.int64)
-    mask = keys.shape[0] - 1
     cap = 64
     best = np.empty(cap + 1, np.float64)
     back = np.empty(cap + 1, np.int32)

@@ -63,15 +63,13 @@ import json
 import math
 from itertools import chain
 import time
-import warnings
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .alphabet import Alphabet, ByteAlphabet, alphabet_from_config, get_profile, render
+from .alphabet import Alphabet, ByteAlphabet, alphabet_from_config, get_profile
 from .files import atomic_write_text
-from .notes import VocabularyNotReachedWarning
 from .pretokenize import Pretokenizer, check_normalize
 from .model_io import MODEL_READERS
 from .tokenizer import MODEL_CLASSES, Tokenizer, _FAST_LOCK
@@ -724,7 +722,7 @@ class MinGramTokenizer(Tokenizer):
             with _FAST_LOCK:
                 enc = self.__dict__.get("_fast_encoder")
                 if enc is None:
-                    enc = self._fast_encoder = MinGramFastEncoder(self)
+                    enc = self._fast_encoder = _encoder_class()(self)
         return enc
 
     # -- files ----------------------------------------------------------------------
@@ -822,61 +820,75 @@ def mingram_from_data(path, data: dict) -> dict:
 # ---------------------------------------------------------------------------------------------------------------
 # the fast encoder
 
-def _fast_encoder_base():
-    from .fast_encode import FastEncoder
-    return FastEncoder
+_ENCODER_CLASS = None
 
 
-class MinGramFastEncoder(_fast_encoder_base()):
-    """:class:`fastsw.fast_encode.FastEncoder`'s batch driver (pre-tokenization, slices, threads) around
-    :func:`fastsw._mingram_kernels._encode_docs`."""
+def _encoder_class():
+    """:class:`MinGramFastEncoder`, defined on first use: it subclasses :class:`fastsw.fast_encode.FastEncoder`,
+    whose module imports Numba, and ``import fastsw`` must not (Numba loads only when the fast path runs)."""
+    global _ENCODER_CLASS
+    if _ENCODER_CLASS is None:
+        from .fast_encode import FastEncoder
 
-    def __init__(self, tok: MinGramTokenizer):
-        import threading
-        from .fast_encode import supported
-        if not supported(tok.alphabet):
-            raise ValueError(f"the fast encoder supports byte alphabets only, not {tok.alphabet.kind!r}; "
-                             "use backend='python'")
-        from . import _encode_kernels as EK
-        from ._mingram_kernels import _DENSE_ENTRIES, _build_trie, _dense_rows
-        from .fast_encode import _table_size
-        from .alphabet import AtomAlphabet
-        self.pretokenizer = tok.pretokenizer
-        self.atoms = isinstance(tok.alphabet, AtomAlphabet)  # pieces as token bytes, ends in bytes
-        self.n_vocab = tok.n_vocab
-        self.byte_ids = np.array([tok.alphabet.id_of_byte(b) for b in range(256)], dtype=np.int32)
-        self._id_objects = None
-        self._scratch = threading.local()
-        lat = _FastLattice(np.zeros(0, np.int32), np.zeros(1, np.int64), [], tok.tokens, len(tok.alphabet))
-        self.keys, self.vals, self.node_tok = _build_trie(lat.tok_sym, lat.tok_off,
-                                                          np.arange(len(tok.tokens), dtype=np.int64), lat.n_sym)
-        self.dense, self.row = _dense_rows(self.keys, self.vals, self.node_tok.shape[0], lat.n_sym, _DENSE_ENTRIES)
-        self.tok_len = lat.tok_len
-        self.n_sym = lat.n_sym
-        # the whole-pretoken shortcut: the BPE encoder's tables over the token bytes (one probe per pretoken)
-        token_bytes = tok.vocab
-        lens = np.fromiter(map(len, token_bytes), np.int64, len(token_bytes))
-        self.tb_off = np.zeros(len(token_bytes) + 1, np.int64)
-        np.cumsum(lens, out=self.tb_off[1:])
-        self.tb = np.frombuffer(b"".join(token_bytes) or b"\0", np.uint8).copy()
-        ids = np.fromiter(tok._shortcut.values(), np.int32, len(tok._shortcut))
-        short = lens[ids] <= 8
-        self.sc_short = EK._build_short_table(self.tb, self.tb_off, ids[short], _table_size(int(short.sum())))
-        self.sc_long = EK._build_long_table(self.tb, self.tb_off, ids[~short], _table_size(int((~short).sum())))
-        self.cost = np.ascontiguousarray(tok._cost, dtype=np.float64)
-        self.shortcut_ok = tok._shortcut_ok
+        class MinGramFastEncoder(FastEncoder):
+            """:class:`fastsw.fast_encode.FastEncoder`'s batch driver (pre-tokenization, slices, threads) around
+            :func:`fastsw._mingram_kernels._encode_docs`."""
 
-    def _kernel(self, data: bytes, piece_ends, doc_pieces, shortcut, short_limit=None, interruptible: bool = False):
-        import threading
-        from ._interrupt import call_kernel
-        from ._mingram_kernels import _encode_docs
-        from .fast_encode import _WORKER_BYTES
-        args = (np.frombuffer(data or b"\0", np.uint8), piece_ends, doc_pieces, self.byte_ids, self.keys,
-                self.vals, self.dense, self.row, self.n_sym, self.node_tok, self.tok_len, self.cost, self.sc_short,
-                self.sc_long, self.tb, int(bool(shortcut) and self.shortcut_ok), int(self.atoms))
-        if interruptible or (len(data) >= _WORKER_BYTES and threading.current_thread() is threading.main_thread()):
-            return call_kernel(_encode_docs, *args, stop=False)
-        return _encode_docs(*args)
+            def __init__(self, tok: MinGramTokenizer):
+                import threading
+                from .fast_encode import supported
+                if not supported(tok.alphabet):
+                    raise ValueError(f"the fast encoder supports byte alphabets only, not {tok.alphabet.kind!r}; "
+                                     "use backend='python'")
+                from . import _encode_kernels as EK
+                from ._mingram_kernels import _DENSE_ENTRIES, _build_trie, _dense_rows
+                from .fast_encode import _table_size
+                from .alphabet import AtomAlphabet
+                self.pretokenizer = tok.pretokenizer
+                self.atoms = isinstance(tok.alphabet, AtomAlphabet)  # pieces as token bytes, ends in bytes
+                self.n_vocab = tok.n_vocab
+                self.byte_ids = np.array([tok.alphabet.id_of_byte(b) for b in range(256)], dtype=np.int32)
+                self._id_objects = None
+                self._scratch = threading.local()
+                lat = _FastLattice(np.zeros(0, np.int32), np.zeros(1, np.int64), [], tok.tokens, len(tok.alphabet))
+                every = np.arange(len(tok.tokens), dtype=np.int64)
+                self.keys, self.vals, self.node_tok = _build_trie(lat.tok_sym, lat.tok_off, every, lat.n_sym)
+                self.dense, self.row = _dense_rows(self.keys, self.vals, self.node_tok.shape[0], lat.n_sym,
+                                                   _DENSE_ENTRIES)
+                self.tok_len = lat.tok_len
+                self.n_sym = lat.n_sym
+                # the whole-pretoken shortcut: the BPE encoder's tables over the token bytes (one probe per pretoken)
+                token_bytes = tok.vocab
+                lens = np.fromiter(map(len, token_bytes), np.int64, len(token_bytes))
+                self.tb_off = np.zeros(len(token_bytes) + 1, np.int64)
+                np.cumsum(lens, out=self.tb_off[1:])
+                self.tb = np.frombuffer(b"".join(token_bytes) or b"\0", np.uint8).copy()
+                ids = np.fromiter(tok._shortcut.values(), np.int32, len(tok._shortcut))
+                short = lens[ids] <= 8
+                self.sc_short = EK._build_short_table(self.tb, self.tb_off, ids[short],
+                                                      _table_size(int(short.sum())))
+                self.sc_long = EK._build_long_table(self.tb, self.tb_off, ids[~short],
+                                                    _table_size(int((~short).sum())))
+                self.cost = np.ascontiguousarray(tok._cost, dtype=np.float64)
+                self.shortcut_ok = tok._shortcut_ok
+
+            def _kernel(self, data: bytes, piece_ends, doc_pieces, shortcut, short_limit=None,
+                        interruptible: bool = False):
+                import threading
+                from ._interrupt import call_kernel
+                from ._mingram_kernels import _encode_docs
+                from .fast_encode import _WORKER_BYTES
+                args = (np.frombuffer(data or b"\0", np.uint8), piece_ends, doc_pieces, self.byte_ids, self.keys,
+                        self.vals, self.dense, self.row, self.n_sym, self.node_tok, self.tok_len, self.cost,
+                        self.sc_short, self.sc_long, self.tb, int(bool(shortcut) and self.shortcut_ok),
+                        int(self.atoms))
+                main = threading.current_thread() is threading.main_thread()
+                if interruptible or (len(data) >= _WORKER_BYTES and main):
+                    return call_kernel(_encode_docs, *args, stop=False)
+                return _encode_docs(*args)
+
+        _ENCODER_CLASS = MinGramFastEncoder
+    return _ENCODER_CLASS
 
 
 def warmup() -> None:
