@@ -18,6 +18,7 @@ from .trainer import train
 from .readers import iter_documents, InputError
 from .files import OutputError
 from . import metrics  # noqa: E402,F401 (fastsw.metrics: evaluation formulas)
+from . import mingram  # noqa: E402,F401 (registers the "mingram" model kind with Tokenizer.load)
 from . import interop  # noqa: E402,F401 (attaches Tokenizer.save_hf, load_paper, ... : interop imports the tokenizer)
 from . import tiktoken_vocab  # noqa: E402,F401 (attaches Tokenizer.load_tiktoken and from_tiktoken)
 from .notes import VocabularyNotReachedWarning, OptionWarning

@@ -292,7 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("inputs", nargs="*", metavar="INPUT", help="corpus files (.jsonl[.gz], .ndjson[.gz], text[.gz])")
     p.add_argument("-o", "--output", metavar="MODEL", required=True, help="where to write the model (JSON)")
-    p.add_argument("--algo", choices=("bpe", "boundless", "superbpe", "parity-bpe"), default="boundless",
+    p.add_argument("--algo", choices=("bpe", "boundless", "superbpe", "parity-bpe", "mingram"), default="boundless",
                    help="bpe: regular merges only; boundless: BoundlessBPE decides the supermerges itself "
                         "(default); superbpe: --supermerges S fixed supermerges; parity-bpe: parity-aware BPE "
                         "(--lang texts and --dev or --ratio; a plain BPE model)")
@@ -330,6 +330,18 @@ def build_parser() -> argparse.ArgumentParser:
     _add_reading_options(p, stdin_note="With no INPUT the bundled sample corpus is used and these options "
                                        "must not be given.")
     _add_language_options(p, weights=True)
+    g = p.add_argument_group("MinGram", "--algo mingram: a BPE seed of floor((N - alphabet) * overshoot) merges, "
+                             "Hard EM on the minimum-token-count path, one flat prune to --vocab-size")
+    g.add_argument("--overshoot", type=float, default=None, metavar="F",
+                   help="seed size factor >= 1 (default 1.1, the seed authors' code; their paper grids used 1.15)")
+    g.add_argument("--em-iterations", type=_positive, default=None, metavar="K", help="E/M steps per round (default 2)")
+    g.add_argument("--score-delta", type=float, default=None, metavar="D",
+                   help="path score sum(D * log_prob - 1) (default 1e-5; 0 = pure minimum token count)")
+    g.add_argument("--prune-criterion", choices=("usage_count", "mi"), default=None,
+                   help="flat prune by usage count (default) or MinGram-PP's extra-token cost (mi)")
+    g.add_argument("--refill", action="store_true",
+                   help="re-add the best dropped tokens when the model ends below --vocab-size (the seed authors' "
+                        "code does not)")
     g = p.add_argument_group("parity-aware BPE", "--algo parity-bpe, or --phase1 parity-bpe with --algo boundless/"
                              "superbpe: each merge comes from the language that is worst off (needs --lang).")
     g.add_argument("--phase1", choices=("bpe", "parity-bpe"), default=None,
@@ -633,7 +645,7 @@ def _check_train_options(args) -> None:
     from .alphabet import default_alphabet
     from .trainer import MAX_VOCAB_SIZE
 
-    if args.pretokenizer == "none" and args.algo not in ("bpe", "parity-bpe"):
+    if args.pretokenizer == "none" and args.algo not in ("bpe", "parity-bpe", "mingram"):
         raise CliError(f"--algo {args.algo} needs a pre-tokenizer that splits documents into words (supermerges "
                        "join runs of pretokens); --pretokenizer none makes one pretoken per document: add "
                        "--algo bpe, or use --pretokenizer script")
@@ -646,7 +658,7 @@ def _check_train_options(args) -> None:
     elif args.supermerges is not None:
         raise CliError(f"--supermerges is used only with --algo superbpe (got --algo {args.algo}); "
                        "BoundlessBPE decides the number of supermerges itself")
-    if args.greedy_split and args.algo in ("bpe", "parity-bpe"):
+    if args.greedy_split and args.algo in ("bpe", "parity-bpe", "mingram"):
         raise CliError("--greedy-split splits supermerge candidates; use it with --algo boundless or superbpe")
     for flag, value in (("--min-count-floor", args.min_count_floor), ("--max-ngram-len", args.max_ngram_len)):
         if value is not None and not args.greedy_split:
@@ -672,6 +684,21 @@ def _check_train_options(args) -> None:
             raise CliError(f"--vocab-size minus --supermerges ({args.vocab_size - args.supermerges}) is smaller "
                            f"than the {n_alpha}-token byte alphabet of --profile {args.profile}; the regular "
                            "vocabulary must hold the alphabet")
+    mingram = {"overshoot": args.overshoot, "em_iterations": args.em_iterations, "score_delta": args.score_delta,
+               "prune_criterion": args.prune_criterion}
+    if args.algo != "mingram":
+        for flag, value in (("--overshoot", args.overshoot), ("--em-iterations", args.em_iterations),
+                            ("--score-delta", args.score_delta), ("--prune-criterion", args.prune_criterion),
+                            ("--refill", args.refill or None)):
+            if value is not None:
+                raise CliError(f"{flag} applies to MinGram; add --algo mingram")
+    else:
+        from .mingram import check_mingram_options
+        try:
+            check_mingram_options(**mingram)
+        except ValueError as e:
+            raise CliError(str(e).replace("overshoot=", "--overshoot ").replace("em_iterations", "--em-iterations")
+                           .replace("score_delta", "--score-delta")) from None
     if args.from_counts is not None:
         if args.inputs:
             raise CliError("give either INPUT files or --from-counts COUNTS, not both")
@@ -765,6 +792,11 @@ def _atom_renderer(show):
 # ---- commands -----------------------------------------------------------------------------------------------------
 
 
+def _mingram_args(args) -> dict:
+    return {"overshoot": args.overshoot, "em_iterations": args.em_iterations, "score_delta": args.score_delta,
+            "prune_criterion": args.prune_criterion}
+
+
 def cmd_train(args) -> int:
     from .notes import VocabularyNotReachedWarning
     from .trainer import train
@@ -781,7 +813,7 @@ def cmd_train(args) -> int:
 
         _reading_kwargs(args, has_inputs=False, without_inputs="--from-counts reads count files")
         counts = load_counts(args.from_counts)
-        if args.algo not in ("bpe", "parity-bpe") and not counts.has_runs:
+        if args.algo not in ("bpe", "parity-bpe", "mingram") and not counts.has_runs:
             names = ", ".join(args.from_counts)
             raise CliError(f"--algo {args.algo} needs letter runs, but {names} "
                            f"{'was' if len(args.from_counts) == 1 else 'were (in part)'} counted with --no-runs; "
@@ -793,7 +825,8 @@ def cmd_train(args) -> int:
         if args.normalize is not None and (None if args.normalize == "none" else args.normalize) != counts.normalize:
             raise CliError(f"--normalize {args.normalize} differs from the normalization of the count files "
                            f"({counts.normalize or 'none'}); leave --normalize out with --from-counts")
-        if (counts.pretokenizer_config or {}).get("mode") == "none" and args.algo not in ("bpe", "parity-bpe"):
+        if (counts.pretokenizer_config or {}).get("mode") == "none" and args.algo not in ("bpe", "parity-bpe",
+                                                                                          "mingram"):
             raise CliError(f"--algo {args.algo} needs a pre-tokenizer that splits documents into words; the count "
                            "files were made with --pretokenizer none (one pretoken per document): add --algo bpe")
         source = {"from_counts": counts, **languages}
@@ -821,6 +854,8 @@ def cmd_train(args) -> int:
                 min_count_floor=15 if args.min_count_floor is None else args.min_count_floor,
                 max_ngram_len=30 if args.max_ngram_len is None else args.max_ngram_len,
                 special_tokens=args.special_tokens, progress=progress, backend=args.backend, **source, **parity,
+                **({"refill": args.refill, **{k: v for k, v in _mingram_args(args).items() if v is not None}}
+                   if args.algo == "mingram" else {}),
             )
     if tok.training_info.get("backend_note"):  # train() warned it; the CLI reports the library's warnings as notes
         _info(f"note: {tok.training_info['backend_note']}")
@@ -909,6 +944,10 @@ def _print_summary(tok, output: str, elapsed: float) -> None:
         + (f" (+ {len(tok.special_tokens)} special tokens)" if tok.special_tokens else ""),
         f"  corpus:      {_plural(info.get('documents', 0), 'document')}, {info.get('bytes', 0) / 1e6:.2f} MB",
     ]
+    if tok.algo == "mingram":
+        lines[1] = (f"  vocabulary:  {tok.vocab_size} tokens = {n_alpha} alphabet + {tok.vocab_size - n_alpha} learned "
+                    f"(MinGram from a {info['mingram']['seed_size']}-token BPE seed)"
+                    + (f" (+ {len(tok.special_tokens)} special tokens)" if tok.special_tokens else ""))
     seconds = info.get("seconds") or {}
     if seconds:
         lines.append("  seconds:     " + ", ".join(f"{stage} {s:.2f}" for stage, s in seconds.items()))
@@ -1038,6 +1077,10 @@ def cmd_inspect(args) -> int:
     tok = _load(args.model)
     out = _Output()
     vocab = tok.vocab
+    if args.json and tok.algo == "mingram":  # {"algo", "vocab_size", "tokens": [{"id", "hex", "log_prob"}]}
+        out.line(json.dumps(tok.inspect_json(), ensure_ascii=False))
+        out.flush()
+        return EXIT_OK
     if args.json:
         data = {
             "algo": tok.algo,
@@ -1066,6 +1109,19 @@ def cmd_inspect(args) -> int:
     dup = model_duplication(tok)  # seed 002 Table 5
     lines.append(f"duplication:    {100 * dup['space']:.1f} % of entries differ from another only by a leading "
                  f"space, {100 * dup['case']:.1f} % only by case")
+    if tok.algo == "mingram":
+        k = next(i for i, text in enumerate(lines) if text.startswith("vocab size:"))
+        lines[k] = f"vocab size:     {tok.vocab_size} (MinGram, score_delta {tok.score_delta})"
+        best = sorted(range(tok.vocab_size), key=lambda i: -tok.log_probs[i])[:10]
+        lines.append(f"{len(best)} most probable tokens:")
+        render = _render
+        if hasattr(tok.alphabet, "atoms") and hasattr(tok.pretokenizer, "show"):  # atoms (markers) as ¦ ↑ ⇑
+            render = _atom_renderer(tok.pretokenizer.show)
+        lines += [f"  {i:>6}: {render(vocab[i])}  (log_prob {tok.log_probs[i]:.4f})" for i in best]
+        for text in lines:
+            out.line(text)
+        out.flush()
+        return EXIT_OK
     shown = tok.merges[:10]
     render = _render
     if hasattr(tok.alphabet, "atoms") and hasattr(tok.pretokenizer, "show"):  # atoms (markers) as ¦ ↑ ⇑

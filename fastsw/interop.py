@@ -405,6 +405,9 @@ def duplicate_tokens(tok) -> Dict[bytes, List[int]]:
 def tiktoken_ranks(tok, *, drop_duplicates: bool = False) -> Dict[bytes, int]:
     """``bytes -> rank`` with rank = fastsw id, plus the missing bytes after ``n_vocab``."""
     _check_byte_alphabet(tok, "tiktoken")
+    if tok.algo == "mingram":
+        raise ValueError("a MinGram model has no merge ranks, so tiktoken (a BPE rank table) cannot express it; "
+                         "export it with save_hf (an HF Unigram model) instead")
     if tok.algo != "bpe":
         raise ValueError(
             f"a {tok.algo} model has supermerges, which join several pretokens into one token; tiktoken (and any "
@@ -570,6 +573,8 @@ def _conflict(kind, tok, tid, tb, rule, table, **extra) -> dict:
 # ---------------------------------------------------------------------------
 def hf_tokenizer_json(tok, *, ignore_merges: Optional[bool] = None) -> dict:
     """The ``tokenizer.json`` content :func:`save_hf` writes, as a dict."""
+    if tok.algo == "mingram":  # a Unigram model with scores score_delta * lp - 1 (fastsw.mingram)
+        return hf_unigram_json(tok)
     _check_byte_alphabet(tok, "HF's ByteLevel pre-tokenizer")
     vocab = tok.vocab
     dups = duplicate_tokens(tok)
@@ -614,6 +619,41 @@ def hf_tokenizer_json(tok, *, ignore_merges: Optional[bool] = None) -> dict:
     }
 
 
+#: Why an HF ``Unigram`` export of a MinGram model (:mod:`fastsw.mingram`) is approximate (``save_hf`` says so).
+MINGRAM_HF_REASONS = ("HF's Unigram breaks exact score ties toward the earliest start ('aaa' -> [a, aa]); MinGram's "
+              "program toward the latest ('aaa' -> [aa, a]) (MINGRAM.md 3)",
+              "HF's Viterbi has no 1e-12 tie tolerance: paths within 1e-12 of each other can differ")
+
+
+def hf_unigram_json(tok) -> dict:
+    """An HF ``tokenizer.json`` whose model is ``Unigram`` with piece scores ``score_delta * lp - 1`` (the same
+    objective: fewest tokens, then the highest unigram likelihood), over the same byte-level pieces as
+    fastsw's BPE export (Split by the main regex, ByteLevel). Piece index = fastsw id; bytes a byte alphabet
+    lacks follow ``n_vocab`` so that HF can segment every text."""
+    if not isinstance(tok.alphabet, ByteAlphabet):
+        raise ValueError(f"HF's ByteLevel pre-tokenizer needs a byte alphabet, not {tok.alphabet.kind!r}")
+    vocab = [[render(tb), tok.score_delta * lp - 1.0] for tb, lp in zip(tok.vocab, tok.log_probs)]
+    for s, _ in sorted(tok.special_tokens.items(), key=lambda kv: kv[1]):
+        vocab.append([s, -1e9])
+    floor = tok.score_delta * min(tok.log_probs, default=0.0) - 1.0
+    for b in _extra_bytes(tok):
+        vocab.append([BYTE_TO_UNICODE[b], floor])
+    added = [{"id": tid, "content": s, "single_word": False, "lstrip": False, "rstrip": False,
+              "normalized": False, "special": True} for s, tid in sorted(tok.special_tokens.items(),
+                                                                      key=lambda kv: kv[1])]
+    return {
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
+        "normalizer": {"type": tok.normalize.upper()} if tok.normalize else None,
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": _export_pattern(tok)}, "behavior": "Isolated", "invert": False},
+            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
+        ]},
+        "post_processor": None,
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+        "model": {"type": "Unigram", "unk_id": None, "vocab": vocab, "byte_fallback": False},
+    }
+
+
 def save_hf(tok, path, *, ignore_merges: Optional[bool] = None) -> dict:
     """Write an HF ``tokenizer.json`` (loadable by ``tokenizers.Tokenizer.from_file``).
 
@@ -635,7 +675,9 @@ def save_hf(tok, path, *, ignore_merges: Optional[bool] = None) -> dict:
     reasons = []
     if tok.pretokenizer.mode not in ("simple", "none"):
         reasons.append(f"pre-tokenizer mode {tok.pretokenizer.mode!r}: script chunking is not expressible")
-    if tok.algo != "bpe":
+    if tok.algo == "mingram":
+        reasons.extend(MINGRAM_HF_REASONS)
+    elif tok.algo != "bpe":
         reasons.append(f"{tok.algo} model: supermerges are not expressible")
     if duplicate_tokens(tok):
         reasons.append("some byte strings belong to several tokens; only the smallest id is kept")

@@ -40,6 +40,9 @@ from .pretokenize import NORMALIZATIONS, Pretokenizer
 FORMAT = "fastsw"
 FORMAT_VERSION = 1
 ALGOS = ("bpe", "boundless", "superbpe")
+#: ``algo -> reader(path, data) -> keyword arguments`` for model kinds that live in modules above the tokenizer
+#: (:mod:`fastsw.mingram` registers ``"mingram"``), so this module imports none of them.
+MODEL_READERS: dict = {}
 
 
 def model_to_dict(tok) -> dict:
@@ -240,6 +243,9 @@ def load_model_data(path) -> dict:
                          f"({FORMAT_VERSION}); upgrade fastsw to load it")
     if version < 1:
         raise ValueError(f"{path}: unsupported model format version {version}")
+    reader = MODEL_READERS.get(data.get("algo"))
+    if reader is not None:  # a model kind defined above the tokenizer (fastsw.mingram registers "mingram")
+        return dict(reader(path, data), algo=data["algo"])
     check_model_data(path, data)
     try:
         pretokenizer = Pretokenizer.from_config(data["pretokenizer"])

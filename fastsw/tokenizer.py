@@ -56,7 +56,10 @@ _CACHE_LIMIT = 1 << 16
 # 128, and about the same at 256; a text whose pretokens all miss costs ~2 x the kernel
 # path (its kernel call plus the cache's Python work), so the limit stays at 128.
 SMALL_TEXT = 128
-_FAST_LOCK = threading.Lock()  # one FastEncoder per tokenizer, even when threads ask at once
+_FAST_LOCK = threading.Lock()
+#: ``algo -> class`` of model kinds defined in modules above this one (:mod:`fastsw.mingram` registers
+#: ``"mingram"``); :meth:`Tokenizer.load` builds a file of that algo with its class.
+MODEL_CLASSES: dict = {}  # one FastEncoder per tokenizer, even when threads ask at once
 
 
 def _token_id(t) -> int:
@@ -828,6 +831,10 @@ class Tokenizer:
     def load(cls, path) -> "Tokenizer":
         """Read a model written by :meth:`save`."""
         data = load_model_data(path)
+        kind = MODEL_CLASSES.get(data.get("algo"))
+        if kind is not None:  # a model kind registered by a module above this one (fastsw.mingram)
+            cls = kind
+            del data["algo"]
         try:
             return cls(**data)
         except (ValueError, TypeError) as e:

@@ -99,7 +99,7 @@ def __getattr__(name: str):  # the reference stages under their names before the
 
 #: What ``train(algo=...)`` takes: the model algorithms, plus ``"parity-bpe"``, which trains a plain BPE model
 #: (saved with algo ``"bpe"``; ``training_info["parity"]`` records the parity run).
-TRAIN_ALGOS = ALGOS + ("parity-bpe",)
+TRAIN_ALGOS = ALGOS + ("parity-bpe", "mingram")
 
 
 def _check_options(algo, vocab_size, supermerges, profile, alphabet, greedy_split, min_count_floor,
@@ -139,7 +139,7 @@ def _check_options(algo, vocab_size, supermerges, profile, alphabet, greedy_spli
             raise ValueError(f"vocab_size={vocab_size}{' - supermerges' if supermerges else ''} is smaller "
                              f"than the {n_alpha}-token alphabet; use vocab_size >= "
                              f"{n_alpha + 1 + (supermerges or 0)}")
-    if greedy_split and algo in ("bpe", "parity-bpe"):
+    if greedy_split and algo in ("bpe", "parity-bpe", "mingram"):
         raise ValueError("greedy_split splits supermerge candidates; use it with algo='boundless' or 'superbpe'")
     if as_integer(min_count_floor) is None or min_count_floor < 0:
         raise ValueError(f"min_count_floor must be a non-negative integer, not {min_count_floor!r}")
@@ -195,6 +195,25 @@ def _pretokenizer_for_counts(counts: Counts, pretokenizer) -> Pretokenizer:
 
 
 _PARITY_OPTIONS = ("dev", "ratios", "global_merges", "parity_variant", "window", "alpha", "min_frequency")
+
+
+def _check_mingram_options(algo, phase1, overshoot, em_iterations, score_delta, prune_criterion, refill):
+    """MinGram's options with defaults (:func:`fastsw.mingram.check_mingram_options`), or None for another algo
+    (then none of them may be given)."""
+    given = [name for name, v in (("overshoot", overshoot), ("em_iterations", em_iterations),
+                                  ("score_delta", score_delta), ("prune_criterion", prune_criterion)) if v is not None]
+    if refill:
+        given.append("refill")
+    if algo != "mingram":
+        if given:
+            raise ValueError(f"{given[0]}= applies to MinGram; add algo='mingram'")
+        return None
+    if phase1 is not None:
+        raise ValueError("phase1= applies to algo='boundless'/'superbpe'; MinGram's seed is plain BPE")
+    from .mingram import check_mingram_options
+    options = check_mingram_options(overshoot, em_iterations, score_delta, prune_criterion)
+    options["refill"] = bool(refill)
+    return options
 
 
 def _check_parity_options(algo, phase1, options: dict, weights, shares) -> Optional[dict]:
@@ -351,7 +370,9 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
           backend: str = "auto", workers: Optional[int] = None, from_counts=None, weights=None, shares=None,
           lang_field: Optional[str] = None, phase1: Optional[str] = None, dev=None, ratios=None,
           global_merges: Optional[int] = None, parity_variant: Optional[str] = None, window: Optional[int] = None,
-          alpha=None, min_frequency: Optional[int] = None) -> Tokenizer:
+          alpha=None, min_frequency: Optional[int] = None, overshoot: Optional[float] = None,
+          em_iterations: Optional[int] = None, score_delta: Optional[float] = None,
+          prune_criterion: Optional[str] = None, refill: bool = False) -> Tokenizer:
     """Train a BPE, BoundlessBPE, SuperBPE or parity-aware BPE tokenizer.
 
     Args:
@@ -463,6 +484,14 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
         >>> [str(w.message) for w in caught] == tok.training_info["notes"]
         True
 
+    MinGram (``algo="mingram"``, :mod:`fastsw.mingram`): a BPE seed of ``floor((vocab_size - alphabet) *
+    overshoot)`` merges (``overshoot`` >= 1, default 1.1 as the seed authors' code; their paper grids used
+    1.15), then Hard EM (``em_iterations`` E/M steps per round, default 2) on the minimum-token-count path
+    with scores ``score_delta`` (default 1e-5) * lp - 1, and one flat prune to ``vocab_size``
+    (``prune_criterion="usage_count"``, or ``"mi"`` for MinGram-PP); atomic tokens are never pruned. The size
+    may end below ``vocab_size`` (a :class:`~fastsw.notes.VocabularyNotReachedWarning`) unless
+    ``refill=True``. Returns a :class:`fastsw.mingram.MinGramTokenizer`.
+
     Ctrl-C raises ``KeyboardInterrupt`` in every stage (the merge kernels run in a worker
     thread and stop at their next merge step; no thread is left running).
 
@@ -476,6 +505,8 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
                                                   "alpha": alpha, "min_frequency": min_frequency},
                                    weights, shares)
     requested_algo = algo
+    mingram_options = _check_mingram_options(algo, phase1, overshoot, em_iterations, score_delta,
+                                             prune_criterion, refill)
     if algo == "parity-bpe":
         algo = "bpe"  # from here on: a BPE model whose phase 1 is parity-aware
     form = check_normalize(normalize)
@@ -508,7 +539,7 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
             raise ValueError("give either inputs (text) or from_counts (count tables), not both")
         counts = load_counts(from_counts)
         pretok = _pretokenizer_for_counts(counts, pretokenizer)
-        if algo != "bpe" and not counts.has_runs:
+        if algo not in ("bpe", "mingram") and not counts.has_runs:
             raise ValueError(f"algo={algo!r} needs letter runs, but the count table was made without them "
                              "(collect_runs=False / 'fastsw count --no-runs'); count again with runs, or use "
                              "algo='bpe'")
@@ -528,12 +559,12 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
             raise ValueError("train() needs inputs (a path, a list of paths or an iterable of str documents) "
                              "or from_counts=")
         pretok = make_pretokenizer("script" if pretokenizer is None else pretokenizer)
-        n_workers = None if tagged else _counting_workers(inputs, workers, collect_runs=algo != "bpe")
+        n_workers = None if tagged else _counting_workers(inputs, workers, collect_runs=algo not in ("bpe", "mingram"))
     if parity is not None and pretok.mode == "script-v3":  # its learner has no merge rule (fastsw.script_v3)
         raise ValueError(f"parity-aware BPE cannot train with pretokenizer {pretok.to_config()['scheme']!r}: its "
                          "merges would not respect SCRIPT's rule that a token is whole characters; use algo='bpe', "
                          "'boundless' or 'superbpe' (phase1='bpe') with SCRIPT, or another pre-tokenizer")
-    if pretok.mode == "none" and algo != "bpe":
+    if pretok.mode == "none" and algo not in ("bpe", "mingram"):
         raise ValueError(f"algo={algo!r} needs a pre-tokenizer that splits documents into words: supermerges "
                          "join runs of >= 2 pretokens, and pretokenizer='none' makes one pretoken per document; "
                          "use algo='bpe' with pretokenizer='none', or pretokenizer='script'")
@@ -556,13 +587,13 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
             threads = default_workers()
             bar = Progress("pre-tokenizing" + language + (f" ({threads} threads)" if threads > 1 else ""),
                            enabled=progress)
-            counts = count_corpus(documents, pretok, collect_runs=algo != "bpe", progress=bar, threads=threads,
+            counts = count_corpus(documents, pretok, collect_runs=algo not in ("bpe", "mingram"), progress=bar, threads=threads,
                                   normalize=form)
             info["counting_threads"] = threads
         else:
             label = "pre-tokenizing" + language + (f" ({n_workers} workers)" if n_workers > 1 else "")
             bar = Progress(label, enabled=progress)
-            counts = count_corpus_parallel(documents, pretok, collect_runs=algo != "bpe", workers=n_workers,
+            counts = count_corpus_parallel(documents, pretok, collect_runs=algo not in ("bpe", "mingram"), workers=n_workers,
                                            progress=bar, normalize=form)
             info["counting_workers"] = n_workers
         info["seconds"]["pretokenize_and_count"] = info["seconds"].get("pretokenize_and_count", 0.0) + bar.close()
@@ -585,12 +616,12 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
     if parity is not None and parity["dev"] is not None and isinstance(inputs, dict):
         dev_counts = count_dev(list(inputs))  # before the (larger) training text: a bad dev text fails fast
     if from_counts is None and isinstance(inputs, dict):  # one count column per language
-        counts = Counts.from_languages({name: count(inp, _counting_workers(inp, workers, algo != "bpe"), f" {name}")
+        counts = Counts.from_languages({name: count(inp, _counting_workers(inp, workers, algo not in ("bpe", "mingram")), f" {name}")
                                         for name, inp in inputs.items()})
     elif from_counts is None and lang_field is not None:
         bar = Progress("pre-tokenizing", enabled=progress)
         counts = count_languages(iter_language_documents(inputs, lang_field=lang_field, text_field=text_field),
-                                 pretok, collect_runs=algo != "bpe", progress=bar, normalize=form)
+                                 pretok, collect_runs=algo not in ("bpe", "mingram"), progress=bar, normalize=form)
         info["seconds"]["pretokenize_and_count"] = bar.close()
     elif from_counts is None:
         counts = count(inputs, n_workers)
@@ -629,6 +660,8 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
                          f"use vocab_size >= {n_alpha}")
     n_super = supermerges if algo == "superbpe" else 0
     n_phase1 = vocab_size - n_alpha - n_super
+    if mingram_options is not None:  # the BPE seed overshoots the target (MINGRAM.md 1.1)
+        n_phase1 = int(n_phase1 * mingram_options["overshoot"])
     if n_phase1 < 0:
         raise ValueError(f"vocab_size - supermerges = {vocab_size - n_super} is smaller than the "
                          f"{n_alpha}-token alphabet")
@@ -652,10 +685,23 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
         info["notes"].append(f"parity-aware BPE stopped after {len(merges1)} of {n_phase1} phase-1 merges: the "
                              "language chosen next had no pair left occurring at least min_frequency="
                              f"{parity['min_frequency']} times; the model is smaller than requested")
+    elif len(merges1) < n_phase1 and mingram_options is not None:
+        info["notes"].append(f"the MinGram BPE seed ran out of pairs after {len(merges1)} of {n_phase1} merges "
+                             f"(overshoot {mingram_options['overshoot']}); MinGram trains on the smaller seed")
     elif len(merges1) < n_phase1:
         info["notes"].append(f"pairs ran out after {len(merges1)} of {n_phase1} phase-1 merges; "
                              "the model is smaller than requested")
 
+    if algo == "mingram":
+        from .mingram import train_from_seed
+        bar = Progress("MinGram E/M steps", enabled=progress)
+        tok = train_from_seed(counts, alph, pretok, profile, merges1, words, vocab_size, mingram_options,
+                              stages.name, info, normalize=form, special_tokens=special_tokens, progress=bar,
+                              token_bytes=token_bytes)
+        bar.close()
+        for note in info["notes"]:
+            warnings.warn(note, VocabularyNotReachedWarning, stacklevel=2)
+        return tok
     if algo == "bpe":
         merges = [(l, r, c, False) for l, r, c in merges1]
     else:
