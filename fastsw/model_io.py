@@ -136,8 +136,9 @@ def check_model_data(path, data: dict) -> None:
     if kind not in _ALPHABET_SETTINGS:
         raise bad("alphabet.kind", f"{kind!r} is not one of {', '.join(_ALPHABET_SETTINGS)}")
     if kind not in PROFILE_ALPHABETS[profile]:
+        byte_kinds = [k for k in PROFILE_ALPHABETS[profile] if k != "atoms"]  # atoms: any profile's bytes + atoms
         raise bad("alphabet.kind", f"{kind!r} does not go with profile {profile!r} (which uses "
-                                   f"{' or '.join(PROFILE_ALPHABETS[profile])}); every id would mean another "
+                                   f"{' or '.join(byte_kinds)}); every id would mean another "
                                    "token, so the file was damaged or edited")
     for key in alphabet:
         if key not in _ALPHABET_SETTINGS[kind]:

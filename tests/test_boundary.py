@@ -280,9 +280,11 @@ def test_counts_round_trip_and_training_from_counts(sample_docs, tmp_path):
     back = load_counts(path)
     assert back.pretoken_multiset() == counts.pretoken_multiset() and back.run_multiset() == counts.run_multiset()
     assert counts.run_multiset()  # letter runs remain where no markers touch (e.g. kana and kanji groups)
-    a = fastsw.train(sample_docs[:30], algo="superbpe", vocab_size=500, supermerges=20,
-                     pretokenizer="boundary[w,p]+shift")
-    b = fastsw.train(from_counts=path, algo="superbpe", vocab_size=500, supermerges=20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fastsw.VocabularyNotReachedWarning)  # few supermerge pairs on 30 documents
+        a = fastsw.train(sample_docs[:30], algo="superbpe", vocab_size=500, supermerges=20,
+                         pretokenizer="boundary[w,p]+shift")
+        b = fastsw.train(from_counts=path, algo="superbpe", vocab_size=500, supermerges=20)
     assert a.merges == b.merges and b.pretokenizer == a.pretokenizer
 
 
