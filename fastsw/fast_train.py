@@ -40,9 +40,10 @@ import numpy as np
 
 from ._config import gc_paused
 from ._interrupt import call_kernel
-from ._train_kernels import _merge_loop
+from ._train_kernels import _cut_candidates, _merge_loop
 from .alphabet import get_profile
 from .bpe import check_pair_total
+from .memory import check_candidates, check_phase2
 from .superword import split_candidates
 
 _INT64_MAX = (1 << 63) - 1
@@ -203,14 +204,51 @@ def learn_merges_packed(tokens, offsets, word_counts, token_bytes: List[bytes], 
     return merges, lengths
 
 
+def cut_candidates(candidates, floor: int, n_tokens: int):
+    """Packed candidates ``(tokens, offsets, counts)`` cut at every position whose token pair (counted by
+    positions, times the candidate's count) weighs at most ``floor``, the pieces of >= 2 tokens
+    re-aggregated by count (``fastsw._pretok.aggregate_runs``), plus one word ``[a, b]`` for the first cut
+    pair when there was one (see ``fastsw._train_kernels._cut_candidates``). Merge loops whose pairs must
+    count more than ``floor`` to be taken (BoundlessBPE: ``floor`` = the smallest regular-merge count) give
+    the same merges, counts and stopping step on the cut candidates as on the whole ones. ``n_tokens``: the
+    vocabulary size (every id is below it)."""
+    from ._pretok import aggregate_runs
+    tokens, offsets, counts = candidates
+    if floor <= 0 or not len(counts):
+        return candidates
+    check_pair_total(_pair_total(offsets, counts))  # the pair weights below are sums of these
+    ids, new_offsets, sentinel = _cut_candidates(tokens, offsets, counts, np.int64(floor), np.int64(n_tokens))
+    if ids.shape[0] == tokens.shape[0]:
+        return candidates  # nothing to cut
+    single = np.arange(n_tokens + 1, dtype=np.int64)
+    single[n_tokens] = -1
+    tokens, offsets, counts = aggregate_runs(ids, new_offsets, counts, single)
+    del ids, new_offsets
+    if sentinel[2] > 0:
+        tokens = np.concatenate([tokens, sentinel[:2].astype(np.int32)])
+        offsets = np.append(offsets, offsets[-1] + 2)
+        counts = np.append(counts, sentinel[2])
+    return tokens, offsets, counts
+
+
 def boundless_phase2_packed(regular: Sequence[Tuple[int, int, int]], candidates, token_bytes: List[bytes],
                             n_alphabet: int, profile, progress=None):
-    """Algorithm 1 on the fast path, with the candidates packed: ``(tokens, offsets, counts)`` arrays (the
-    tokens are rewritten in place). Same contract and results as :func:`fastsw.superword.boundless_phase2`
-    (steps ``(kind, index, left, right, count)``, supermerge tokens appended to ``token_bytes``)."""
+    """Algorithm 1 on the fast path, with the candidates packed: ``(tokens, offsets, counts)`` arrays. Same
+    contract and results as :func:`fastsw.superword.boundless_phase2` (steps ``(kind, index, left, right,
+    count)``, supermerge tokens appended to ``token_bytes``).
+
+    A supermerge is taken only when its count exceeds the current regular merge's, so never at or below the
+    smallest regular count: the candidates are first cut where no merge can ever join them
+    (:func:`cut_candidates`), which leaves the result unchanged. A ``list`` of the three arrays is replaced
+    by the cut arrays in place (so the caller's whole candidates are freed before the merge loop)."""
     regular = list(regular)
+    replay = [c for _, _, c in regular]
+    cut = cut_candidates(tuple(candidates), min(replay) if replay else 0, len(token_bytes))
+    if isinstance(candidates, list):
+        candidates[:] = cut
     _, _, _, kinds, lefts, rights, step_counts = _run_packed(
-        *candidates, token_bytes, profile, len(regular), replay=[c for _, _, c in regular])
+        *cut, token_bytes, profile, len(regular), replay=replay)
+    del cut
     steps = []
     j = 0
     for kind, left, right, count in zip(kinds, lefts, rights, step_counts):
@@ -278,7 +316,10 @@ class FastBackend:
                                count=len(tok1.vocab))
         first = tokens[offsets[:-1]] if len(lengths) else np.zeros(0, dtype=np.int32)
         single = np.where((lengths == 1) & eligible[first], first, -1).astype(np.int64)
-        return aggregate_runs(*counts.packed_runs(), single)
+        run_ids, run_offsets, run_counts = counts.packed_runs()
+        check_candidates(len(run_counts), len(run_ids))
+        # a list, so that phase 2 can replace the arrays by smaller ones (see boundless_phase2_packed)
+        return list(aggregate_runs(run_ids, run_offsets, run_counts, single))
 
     @staticmethod
     def n_candidates(candidates) -> int:
@@ -288,8 +329,18 @@ class FastBackend:
         split = split_candidates(unpack_candidates(candidates), c_min, floor, max_len)
         return pack_candidates(split)
 
-    boundless = staticmethod(boundless_phase2_packed)
-    superbpe = staticmethod(superbpe_phase2_packed)
+    @staticmethod
+    def boundless(regular, candidates, *args, **kwargs):
+        """:func:`boundless_phase2_packed`, after checking that its working set fits in memory
+        (:func:`fastsw.memory.check_phase2`)."""
+        check_phase2(len(candidates[2]), len(candidates[0]), cut=True)
+        return boundless_phase2_packed(regular, candidates, *args, **kwargs)
+
+    @staticmethod
+    def superbpe(candidates, *args, **kwargs):
+        """:func:`superbpe_phase2_packed`, after checking that its working set fits in memory."""
+        check_phase2(len(candidates[2]), len(candidates[0]), cut=False)
+        return superbpe_phase2_packed(candidates, *args, **kwargs)
 
 
 @contextmanager
