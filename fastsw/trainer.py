@@ -654,6 +654,8 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
         tok1 = phase1_tokenizer(alph, merges1, pretok, profile)
         # 4. supermerge candidates
         cands = stages.candidates(counts, words, tok1)
+        if from_counts is None:  # the candidates replace the letter runs (freed for phase 2 on big corpora)
+            counts.letter_runs = {}
         info["unique_candidates"] = stages.n_candidates(cands)
         # 5. optional greedy split (Algorithm 2), min_count = max(c_min, floor)
         if greedy_split:

@@ -153,3 +153,18 @@ def test_cli_reports_a_table_that_cannot_fit_as_one_error(tmp_path, capsys, monk
         fastsw.train(read_jsonl_texts(shared_path("corpus/en/heldout.jsonl"), 60), algo="superbpe",
                      vocab_size=600, supermerges=50)
     assert isinstance(info.value, MemoryError) and isinstance(info.value, ValueError)
+
+
+def test_counting_stops_early_when_its_tables_would_not_fit(monkeypatch, capsys, tmp_path):
+    # The guard compares the tables' growth (times FINISH_FACTOR, made huge here) with the memory left,
+    # every COUNT_CHECK_BYTES of text (here every batch): counting stops with one clear error.
+    from fastsw import memory
+    monkeypatch.setattr(memory, "COUNT_CHECK_BYTES", 1)
+    monkeypatch.setattr(memory.CountingGuard, "FINISH_FACTOR", 1e12)
+    docs = read_jsonl_texts(shared_path("corpus/en/heldout.jsonl"))
+    with pytest.raises(MemoryLimitError, match=r"^counting stopped after 0\.\d\d GB of text: its count tables take"):
+        count_corpus(docs * 20, fastsw.Pretokenizer(), collect_runs=True, threads=2)
+    corpus = write_jsonl(tmp_path / "c.jsonl", docs * 20)
+    code, _, err = run(capsys, "count", corpus, "-o", tmp_path / "c.counts.gz")
+    assert_error(code, err, "counting stopped after", "of memory is available")
+    assert not (tmp_path / "c.counts.gz").exists()
