@@ -29,6 +29,16 @@ Design note: packing and unpacking run with the cyclic garbage collector paused.
 Building ~10^5 small lists otherwise triggers full collections over everything
 the caller holds, which cost more than the building itself (measured on 20 MB of
 English: unpacking phase 1's 160k words took 0.07 s paused, 0.2-0.3 s not).
+
+Design note: BoundlessBPE's phase 2 first cuts the candidates (:func:`cut_candidates`) where the pair's
+weight (positions times count) is at or below the smallest regular-merge count: no supermerge can be taken
+there, ever, so the model is the same and the merge loop sees far less. On 100 MB of real English (vocab
+32768) 53 % of the 10.5 M pair positions are cut, and the 1.91 M candidates (12.4 M tokens) become 0.76 M
+pieces (3.24 M tokens); phase 2 took 3.06 s CPU before, 2.45 s after (cut 1.45 s: hashing 0.95 s,
+re-aggregating 0.5 s; merge loop 0.5 s), and its peak working set fell from 215 MB to 159 MB (the cut's
+transient scratch; the loop itself 94 MB). The floor rises with the corpus, so the cut grows with it.
+SuperBPE has no such floor (its last supermerge's count is unknown in advance); its merge loop prunes the
+heap with a guessed floor instead (``PRUNE_FACTOR``).
 """
 from __future__ import annotations
 

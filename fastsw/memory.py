@@ -4,7 +4,8 @@ Training keeps aggregated counts, never the text, so what can run out is a count
 corpus, the supermerge candidates made from them, and phase 2's working set over the candidates. Before building
 each, :func:`check_memory` compares an estimate (bytes per entry, measured, below) with the memory this process
 can still get, and raises :class:`MemoryLimitError` -- one message with the estimate, what is available and what
-to do -- instead of letting the machine swap or the kernel kill the process.
+to do -- instead of letting the machine swap or the kernel kill the process. Counting itself is watched by
+:class:`CountingGuard` (the compiled counter's tables grow with the distinct pretokens and letter runs).
 
 The memory that can still be got is the smallest of: ``MemAvailable`` (Linux ``/proc/meminfo``), the cgroup's
 ``memory.max`` minus its ``memory.current``, the address-space limit (``RLIMIT_AS``) minus the address space in
@@ -24,9 +25,12 @@ pieces of 3.24 M tokens), with ~25 % added because the hash tables double (their
   4096 supermerges, pruned heap), 94 MB over the 0.76 M cut ones (BoundlessBPE): per token 4 bytes of ids, 4 of
   initial pair index and the occurrence segments, per distinct pair 24 bytes of record, 4 of length and ~21 of
   hash slot, per word 8 of length: ``PHASE2_TOKEN_BYTES`` = 28 per token plus ``PHASE2_BYTES`` = 48 per
-  candidate, the **phase-2 working set: ~230 bytes per distinct candidate** on English (6.5 tokens each), ~150
-  bytes per candidate before the cut for BoundlessBPE (whose loop then runs on 40 % of the candidates and 26 %
-  of the tokens).
+  candidate.
+
+**Phase-2 working set per distinct candidate** (English, 6.5 tokens per candidate): SuperBPE 195 bytes
+(372 MB / 1.91 M); BoundlessBPE 83 bytes while cutting (159 MB / 1.91 M, transient) and 49 bytes in the merge loop
+(94 MB / 1.91 M; 124 bytes per cut piece). The letter runs packed by the counter take 47 bytes per run (4 per
+pretoken index, 16 of offset and count); the trainer frees them once the candidates exist.
 """
 from __future__ import annotations
 
