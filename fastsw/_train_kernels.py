@@ -838,7 +838,7 @@ def _pair_slot(table, key, shift):
 
 
 @njit(cache=True)
-def _cut_candidates(tokens, offsets, counts, floor, marker):
+def _cut_candidates(tokens, offsets, counts, floor, top, marker):
     """Cut packed candidates at the boundaries no merge can ever cross (BoundlessBPE's phase 2).
 
     Reads ``tokens`` (int32), ``offsets`` (int64, n_words + 1, starting at 0) and ``counts`` (int64).
@@ -855,7 +855,11 @@ def _cut_candidates(tokens, offsets, counts, floor, marker):
     third writes the output reading ``pid`` sequentially. The scratch memory is 4 bytes per token plus 32
     bytes per distinct pair at most.
 
-    Returns ``(ids, new_offsets, sentinel)``: the words with ``marker`` (int32, an id above every token)
+    ``top`` > 0 (SuperBPE, whose floor is not known in advance): ``floor`` is replaced by the ``top + 1``-th
+    largest pair weight (0 when there are not more pairs), a guess the caller verifies: the cut is exact for
+    a merge loop whose every chosen pair counts more than it.
+
+    Returns ``(ids, new_offsets, sentinel, floor)``: the words with ``marker`` (int32, an id above every token)
     inserted at each such position (one int32 array, int64 offsets), ready for
     ``fastsw._pretok.aggregate_runs`` with ``marker`` mapped to -1; and ``sentinel`` (int64, 3 entries)
     ``(a, b, count)`` of the first cut position in a word of positive count (count -1 if none), which
@@ -897,6 +901,16 @@ def _cut_candidates(tokens, offsets, counts, floor, marker):
                 n_pairs += 1
             pid[i] = s
             table[2 * s + 1] += c
+    if top > 0:
+        floor = np.int64(0)
+        if n_pairs > top:
+            weights = np.empty(n_pairs, np.int64)
+            k = 0
+            for t in range(table.shape[0] >> 1):
+                if table[2 * t] != -1:
+                    weights[k] = table[2 * t + 1]
+                    k += 1
+            floor = np.partition(weights, n_pairs - top - 1)[n_pairs - top - 1]
     n_cut = 0
     for w in range(n_words):
         for i in range(offsets[w], offsets[w + 1] - 1):
@@ -922,7 +936,7 @@ def _cut_candidates(tokens, offsets, counts, floor, marker):
                     sentinel[1] = tokens[i + 1]
                     sentinel[2] = counts[w]
         new_offsets[w + 1] = o
-    return ids, new_offsets, sentinel
+    return ids, new_offsets, sentinel, floor
 
 KERNELS = (_grow_i32, _grow_i64, _grow_u8, _hash, _find, _rehash, _pair_id, _room_for_pairs, _compact, _cmp_bytes,
            _pair_counts, _prefix_key, _cmp_token, _better,

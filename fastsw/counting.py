@@ -1175,8 +1175,9 @@ def _count_native(documents, pretokenizer: Pretokenizer, collect_runs: bool, pro
     # the reports above ran before the counting threads had counted the last batches: now
     # that they have, the final line gives the whole input
     report([])
-    for t in tables[1:]:
-        tables[0].counter.merge(t.counter)
+    for k in range(1, len(tables)):
+        tables[0].counter.merge(tables[k].counter)
+        tables[k] = None  # freed before the next merge and before finish() packs the runs (big corpora)
     return tables[0].finish()
 
 

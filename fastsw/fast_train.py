@@ -62,6 +62,9 @@ _INT64_MAX = (1 << 63) - 1
 PRUNE_FACTOR = 8
 PRUNE_MIN = 4096
 _ID_LIMIT = (1 << 31) - 1
+#: SuperBPE cuts its candidates at the ``max(CUT_FACTOR * supermerges, PRUNE_MIN)``-th largest pair weight, and
+#: keeps the result when every supermerge counts more (else it reruns on the whole candidates); 0: no cut
+CUT_FACTOR = 4
 
 
 @gc_paused()
@@ -214,31 +217,33 @@ def learn_merges_packed(tokens, offsets, word_counts, token_bytes: List[bytes], 
     return merges, lengths
 
 
-def cut_candidates(candidates, floor: int, n_tokens: int):
+def cut_candidates(candidates, floor: int, n_tokens: int, top: int = 0):
     """Packed candidates ``(tokens, offsets, counts)`` cut at every position whose token pair (counted by
     positions, times the candidate's count) weighs at most ``floor``, the pieces of >= 2 tokens
     re-aggregated by count (``fastsw._pretok.aggregate_runs``), plus one word ``[a, b]`` for the first cut
     pair when there was one (see ``fastsw._train_kernels._cut_candidates``). Merge loops whose pairs must
     count more than ``floor`` to be taken (BoundlessBPE: ``floor`` = the smallest regular-merge count) give
     the same merges, counts and stopping step on the cut candidates as on the whole ones. ``n_tokens``: the
-    vocabulary size (every id is below it)."""
+    vocabulary size (every id is below it). ``top`` > 0: the floor is the ``top + 1``-th largest pair weight
+    instead (see :func:`superbpe_phase2_packed`); returns ``(cut candidates, floor used)`` then."""
     from ._pretok import aggregate_runs
     tokens, offsets, counts = candidates
-    if floor <= 0 or not len(counts):
-        return candidates
+    if (floor <= 0 and top <= 0) or not len(counts):
+        return (candidates, 0) if top > 0 else candidates
     check_pair_total(_pair_total(offsets, counts))  # the pair weights below are sums of these
-    ids, new_offsets, sentinel = _cut_candidates(tokens, offsets, counts, np.int64(floor), np.int64(n_tokens))
-    if ids.shape[0] == tokens.shape[0]:
-        return candidates  # nothing to cut
-    single = np.arange(n_tokens + 1, dtype=np.int64)
-    single[n_tokens] = -1
-    tokens, offsets, counts = aggregate_runs(ids, new_offsets, counts, single)
-    del ids, new_offsets
-    if sentinel[2] > 0:
-        tokens = np.concatenate([tokens, sentinel[:2].astype(np.int32)])
-        offsets = np.append(offsets, offsets[-1] + 2)
-        counts = np.append(counts, sentinel[2])
-    return tokens, offsets, counts
+    ids, new_offsets, sentinel, floor = _cut_candidates(tokens, offsets, counts, np.int64(floor), np.int64(top),
+                                                        np.int64(n_tokens))
+    if ids.shape[0] > tokens.shape[0]:
+        single = np.arange(n_tokens + 1, dtype=np.int64)
+        single[n_tokens] = -1
+        tokens, offsets, counts = aggregate_runs(ids, new_offsets, counts, single)
+        del ids, new_offsets
+        if sentinel[2] > 0:
+            tokens = np.concatenate([tokens, sentinel[:2].astype(np.int32)])
+            offsets = np.append(offsets, offsets[-1] + 2)
+            counts = np.append(counts, sentinel[2])
+        candidates = (tokens, offsets, counts)
+    return (candidates, int(floor)) if top > 0 else candidates
 
 
 def boundless_phase2_packed(regular: Sequence[Tuple[int, int, int]], candidates, token_bytes: List[bytes],
@@ -278,7 +283,22 @@ def boundless_phase2_packed(regular: Sequence[Tuple[int, int, int]], candidates,
 def superbpe_phase2_packed(candidates, token_bytes: List[bytes], n_super: int, profile, progress=None):
     """SuperBPE's phase 2 on the fast path over packed candidates (see :func:`boundless_phase2_packed`); same
     contract and results as :func:`fastsw.superword.superbpe_phase2`."""
-    merges, _ = learn_merges_packed(*candidates, token_bytes, profile, n_super, progress=progress, prune=True)
+    # Cut at a guessed floor (the CUT_FACTOR * n_super-th largest pair weight): exact when every supermerge
+    # taken counts more than it (then no pair at a cut, all at or below it, could have been taken, and no
+    # merge crossed a cut); otherwise run again on the whole candidates.
+    whole = tuple(candidates)
+    cut, floor = cut_candidates(whole, 0, len(token_bytes), top=max(CUT_FACTOR * n_super, PRUNE_MIN)) \
+        if CUT_FACTOR > 0 else (whole, 0)
+    if cut[0] is not whole[0]:  # something was cut (else the arrays are the same and the run below is the one)
+        trial = list(token_bytes)
+        merges, _ = learn_merges_packed(*cut, trial, profile, n_super, prune=True)
+        del cut
+        if all(count > floor for _, _, count in merges):
+            token_bytes[len(token_bytes):] = trial[len(token_bytes):]
+            if progress is not None and merges:
+                progress.update(len(merges))
+            return merges
+    merges, _ = learn_merges_packed(*whole, token_bytes, profile, n_super, progress=progress, prune=True)
     return merges
 
 
