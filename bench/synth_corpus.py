@@ -160,7 +160,7 @@ def generate(size: int, seed: int = 0, out: Path = None, progress: bool = True) 
     written, k, coined, t0 = 0, 0, 0, time.perf_counter()
     with atomic_open(out, "w") as f:
         while written < size:
-            start, end = written, min(size, written + real_bytes)
+            start, end = written, written + real_bytes  # rates for a whole pass, also when the file ends in it
             if k == 0:
                 order, p_coin, p_swap = range(len(docs)), 0.0, 0.0
             else:
