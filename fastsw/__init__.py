@@ -20,9 +20,10 @@ from .files import OutputError
 from . import metrics  # noqa: E402,F401 (fastsw.metrics: evaluation formulas)
 from . import interop  # noqa: E402,F401 (attaches Tokenizer.save_hf, load_paper, ... : interop imports the tokenizer)
 from .notes import VocabularyNotReachedWarning, OptionWarning
+from .memory import MemoryLimitError
 
 load = Tokenizer.load
 
 __all__ = ["train", "load", "Tokenizer", "Merge", "Pretokenizer", "iter_documents", "InputError", "OutputError",
-           "VocabularyNotReachedWarning", "OptionWarning", "metrics",
+           "VocabularyNotReachedWarning", "OptionWarning", "MemoryLimitError", "metrics",
            "GPT4O_PATTERN", "SCRIPT_SPECIFIC_PATTERN", "DEFAULT_SCRIPT_SPECIFIC_SCRIPTS", "__version__"]
