@@ -174,25 +174,20 @@ def test_counting_stops_early_when_its_tables_would_not_fit(monkeypatch, capsys,
 @given(cands=st.dictionaries(st.lists(st.integers(0, 5), min_size=2, max_size=10).map(tuple),
                              st.integers(0, 8), max_size=14),
        n_super=st.integers(0, 12), cut_factor=st.sampled_from([1, 2, 8]), profile=st.sampled_from(["paper", "hf"]))
-def test_superbpe_cut_at_a_guessed_floor_is_exact_or_rerun(cands, n_super, cut_factor, profile, monkeypatch_module):
+def test_superbpe_cut_at_a_guessed_floor_is_exact_or_rerun(cands, n_super, cut_factor, profile):
     # A small CUT_FACTOR makes the guessed floor too high for many examples: the driver must notice a
     # supermerge at or below it and run again on the whole candidates.
     from fastsw import fast_train
     from fastsw.superword import superbpe_phase2
-    monkeypatch_module.setattr(fast_train, "CUT_FACTOR", cut_factor)
-    monkeypatch_module.setattr(fast_train, "PRUNE_MIN", 1)
     token_bytes = [bytes([97 + i]) for i in range(6)]
     ref_bytes, fast_bytes = list(token_bytes), list(token_bytes)
     ref = superbpe_phase2(cands, ref_bytes, n_super, get_profile(profile))
-    fast = FastBackend().superbpe(pack_candidates(cands), fast_bytes, n_super, get_profile(profile))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(fast_train, "CUT_FACTOR", cut_factor)
+        mp.setattr(fast_train, "PRUNE_MIN", 1)
+        fast = FastBackend().superbpe(pack_candidates(cands), fast_bytes, n_super, get_profile(profile))
     assert fast == ref
     assert fast_bytes == ref_bytes
-
-
-@pytest.fixture(scope="module")
-def monkeypatch_module():
-    with pytest.MonkeyPatch.context() as mp:
-        yield mp
 
 
 def test_superbpe_cut_on_real_text_is_exact(monkeypatch):
@@ -206,7 +201,7 @@ def test_superbpe_cut_on_real_text_is_exact(monkeypatch):
     tok1 = phase1_tokenizer(alph, merges, fastsw.Pretokenizer(), "paper")
     packed = FastBackend().candidates(counts, words, tok1)
     cands = unpack_candidates(packed)
-    n_super = 60
+    n_super = 40
     cut, floor = cut_candidates(tuple(packed), 0, len(tok1.vocab), top=max(fast_train.CUT_FACTOR * n_super,
                                                                           fast_train.PRUNE_MIN))
     assert floor > 0 and len(cut[0]) < 0.6 * len(packed[0])
