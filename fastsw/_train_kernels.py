@@ -826,12 +826,13 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
 
 
 @njit(cache=True)
-def _pair_slot(table, key, shift):
+def _pair_slot(table, key):
     """The slot of ``key`` in the open-addressing table ``table`` (int64, 2 entries per slot: the key, -1 for
-    an empty slot, and its weight; 2 ** (64 - shift) slots): where it is, or the empty slot where it goes.
-    The home slot is the top bits of a multiplicative hash."""
-    mask = (table.shape[0] >> 1) - 1
-    s = np.int64((np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(shift))
+    an empty slot, and its weight; a power of two of at most 2**31 slots): where it is, or the empty slot where
+    it goes. The home slot is ``_hash(key) * n_slots >> 32`` (no overflow, also as plain Python)."""
+    n_slots = table.shape[0] >> 1
+    mask = n_slots - 1
+    s = (_hash(key) * n_slots) >> 32
     while table[2 * s] != key and table[2 * s] != -1:
         s = (s + 1) & mask
     return s
@@ -877,7 +878,7 @@ def _cut_candidates(tokens, offsets, counts, floor, top, marker):
         c = counts[w]
         for i in range(offsets[w], offsets[w + 1] - 1):
             key = (np.int64(tokens[i]) << 32) | np.int64(tokens[i + 1])
-            s = _pair_slot(table, key, 64 - bits)
+            s = _pair_slot(table, key)
             if table[2 * s] == -1:
                 if 2 * (n_pairs + 1) > (1 << bits):  # at most half full: grow, re-point the slots noted so far
                     if bits >= 31:
@@ -888,14 +889,14 @@ def _cut_candidates(tokens, offsets, counts, floor, top, marker):
                     moved = np.zeros(old.shape[0] >> 1, np.int32)
                     for t in range(old.shape[0] >> 1):
                         if old[2 * t] != -1:
-                            u = _pair_slot(table, old[2 * t], 64 - bits)
+                            u = _pair_slot(table, old[2 * t])
                             table[2 * u] = old[2 * t]
                             table[2 * u + 1] = old[2 * t + 1]
                             moved[t] = u
                     old = np.empty(0, np.int64)
                     for j in range(offsets[0], i):
                         pid[j] = moved[pid[j]]  # a word's last position holds 0: harmless
-                    s = _pair_slot(table, key, 64 - bits)
+                    s = _pair_slot(table, key)
                 table[2 * s] = key
                 table[2 * s + 1] = 0
                 n_pairs += 1
