@@ -161,6 +161,7 @@ def main() -> None:
     p.add_argument("--at-5gb", default="fastsw-boundless", help="trainers run at sizes above 1 GB")
     p.add_argument("--cap-gb", type=float, default=14)
     p.add_argument("--timeout", type=float, default=3600)
+    p.add_argument("--again", action="store_true", help="measure again what scale.json already holds")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--path", help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -169,7 +170,7 @@ def main() -> None:
     outdir = HERE / "results"
     outdir.mkdir(exist_ok=True)
     store = outdir / "scale.json"
-    rows = json.loads(store.read_text()) if store.exists() else []
+    rows = json.loads(store.read_text()) if store.exists() else []  # resumed: a long grid can be stopped
     peer_max = synth_corpus._parse_size(args.peer_max)
     for label in args.sizes.split(","):
         size = synth_corpus._parse_size(label)
@@ -184,6 +185,8 @@ def main() -> None:
                 continue
             if size > 10 ** 9 and name not in args.at_5gb.split(","):
                 continue
+            if name in results and "failed" not in results[name] and not args.again:
+                continue  # measured in an earlier run of this command (bench/results/scale.json)
             r = run_one(name, path, args.cap_gb, args.timeout)
             results[name] = r
             shown = r.get("failed") or f"wall {r['wall']:.1f} s, rss {r['rss_mb']:.0f} MB"

@@ -27,8 +27,9 @@ pieces of 3.24 M tokens), with ~25 % added because the hash tables double (their
   hash slot, per word 8 of length: ``PHASE2_TOKEN_BYTES`` = 28 per token plus ``PHASE2_BYTES`` = 48 per
   candidate.
 
-**Phase-2 working set per distinct candidate** (English, 6.5 tokens per candidate): SuperBPE 195 bytes
-(372 MB / 1.91 M); BoundlessBPE 83 bytes while cutting (159 MB / 1.91 M, transient) and 49 bytes in the merge loop
+**Phase-2 working set per distinct candidate** (English, 6.5 tokens per candidate): SuperBPE 82 bytes with its
+cut (157 MB / 1.91 M; 195 bytes, 372 MB, when the guessed floor fails and it reruns on the whole candidates, which
+is what :func:`check_phase2` assumes for it); BoundlessBPE 83 bytes while cutting (159 MB / 1.91 M, transient) and 49 bytes in the merge loop
 (94 MB / 1.91 M; 124 bytes per cut piece). The letter runs packed by the counter take 47 bytes per run (4 per
 pretoken index, 16 of offset and count); the trainer frees them once the candidates exist.
 """
