@@ -53,7 +53,7 @@ from ._interrupt import call_kernel
 from ._train_kernels import _cut_candidates, _merge_loop
 from .alphabet import get_profile
 from .bpe import check_pair_total
-from .memory import check_candidates, check_phase2
+from .memory import check_candidates, check_cut, check_phase2
 from .superword import split_candidates
 
 _INT64_MAX = (1 << 63) - 1
@@ -246,8 +246,15 @@ def cut_candidates(candidates, floor: int, n_tokens: int, top: int = 0):
     return (candidates, int(floor)) if top > 0 else candidates
 
 
+def _cut_for_boundless(candidates, replay, n_tokens: int):
+    cut = cut_candidates(tuple(candidates), min(replay) if replay else 0, n_tokens)
+    if isinstance(candidates, list):
+        candidates[:] = cut
+    return cut
+
+
 def boundless_phase2_packed(regular: Sequence[Tuple[int, int, int]], candidates, token_bytes: List[bytes],
-                            n_alphabet: int, profile, progress=None):
+                            n_alphabet: int, profile, progress=None, cut: bool = True):
     """Algorithm 1 on the fast path, with the candidates packed: ``(tokens, offsets, counts)`` arrays. Same
     contract and results as :func:`fastsw.superword.boundless_phase2` (steps ``(kind, index, left, right,
     count)``, supermerge tokens appended to ``token_bytes``).
@@ -255,15 +262,15 @@ def boundless_phase2_packed(regular: Sequence[Tuple[int, int, int]], candidates,
     A supermerge is taken only when its count exceeds the current regular merge's, so never at or below the
     smallest regular count: the candidates are first cut where no merge can ever join them
     (:func:`cut_candidates`), which leaves the result unchanged. A ``list`` of the three arrays is replaced
-    by the cut arrays in place (so the caller's whole candidates are freed before the merge loop)."""
+    by the cut arrays in place (so the caller's whole candidates are freed before the merge loop).
+    ``cut=False``: the candidates were cut already (:meth:`FastBackend.boundless` checks the memory between)."""
     regular = list(regular)
     replay = [c for _, _, c in regular]
-    cut = cut_candidates(tuple(candidates), min(replay) if replay else 0, len(token_bytes))
-    if isinstance(candidates, list):
-        candidates[:] = cut
+    if cut:
+        candidates = _cut_for_boundless(candidates, replay, len(token_bytes))
     _, _, _, kinds, lefts, rights, step_counts = _run_packed(
-        *cut, token_bytes, profile, len(regular), replay=replay)
-    del cut
+        *candidates, token_bytes, profile, len(regular), replay=replay)
+    del candidates
     steps = []
     j = 0
     for kind, left, right, count in zip(kinds, lefts, rights, step_counts):
@@ -363,13 +370,16 @@ class FastBackend:
     def boundless(regular, candidates, *args, **kwargs):
         """:func:`boundless_phase2_packed`, after checking that its working set fits in memory
         (:func:`fastsw.memory.check_phase2`)."""
-        check_phase2(len(candidates[2]), len(candidates[0]), cut=True)
-        return boundless_phase2_packed(regular, candidates, *args, **kwargs)
+        check_cut(len(candidates[2]), len(candidates[0]))
+        regular = list(regular)
+        cut = _cut_for_boundless(candidates, [c for _, _, c in regular], len(args[0]))
+        check_phase2(len(cut[2]), len(cut[0]))
+        return boundless_phase2_packed(regular, cut, *args, cut=False, **kwargs)
 
     @staticmethod
     def superbpe(candidates, *args, **kwargs):
         """:func:`superbpe_phase2_packed`, after checking that its working set fits in memory."""
-        check_phase2(len(candidates[2]), len(candidates[0]), cut=False)
+        check_phase2(len(candidates[2]), len(candidates[0]))
         return superbpe_phase2_packed(candidates, *args, **kwargs)
 
 

@@ -134,12 +134,17 @@ def check_candidates(n_runs: int, n_run_tokens: int) -> None:
                  f"{n_runs:,} distinct letter runs", ADVICE)
 
 
-def check_phase2(n_candidates: int, n_tokens: int, cut: bool) -> None:
-    """Before phase 2 over ``n_candidates`` packed candidates of ``n_tokens`` tokens in all (``cut``: they are cut
-    first, see ``fastsw.fast_train.cut_candidates``; the pieces are never more than the candidates)."""
+def check_cut(n_candidates: int, n_tokens: int) -> None:
+    """Before BoundlessBPE's candidate cut (``fastsw.fast_train.cut_candidates``) of ``n_candidates`` packed
+    candidates of ``n_tokens`` tokens in all."""
+    check_memory("phase 2 (cutting the candidates)", CUT_BYTES * n_candidates + CUT_TOKEN_BYTES * n_tokens,
+                 f"{n_candidates:,} distinct supermerge candidates of {n_tokens:,} tokens", ADVICE)
+
+
+def check_phase2(n_candidates: int, n_tokens: int) -> None:
+    """Before phase 2's merge loop over ``n_candidates`` packed candidates of ``n_tokens`` tokens in all
+    (BoundlessBPE: the cut ones; SuperBPE: the whole ones, in case its guessed floor fails)."""
     need = PHASE2_BYTES * n_candidates + PHASE2_TOKEN_BYTES * n_tokens
-    if cut:
-        need = max(need, CUT_BYTES * n_candidates + CUT_TOKEN_BYTES * n_tokens)
     check_memory("phase 2", need, f"{n_candidates:,} distinct supermerge candidates of {n_tokens:,} tokens", ADVICE)
 
 
