@@ -37,8 +37,10 @@ there, ever, so the model is the same and the merge loop sees far less. On 100 M
 pieces (3.24 M tokens); phase 2 took 3.06 s CPU before, 2.45 s after (cut 1.45 s: hashing 0.95 s,
 re-aggregating 0.5 s; merge loop 0.5 s), and its peak working set fell from 215 MB to 159 MB (the cut's
 transient scratch; the loop itself 94 MB). The floor rises with the corpus, so the cut grows with it.
-SuperBPE has no such floor (its last supermerge's count is unknown in advance); its merge loop prunes the
-heap with a guessed floor instead (``PRUNE_FACTOR``).
+SuperBPE has no such floor (its last supermerge's count is unknown in advance): it cuts at a guessed one, the
+``max(CUT_FACTOR * S, PRUNE_MIN)``-th largest pair weight, and keeps the result only when every supermerge counts
+more, else runs again on the whole candidates (100 MB English, S = 4096: guessed floor 76, last supermerge 150;
+phase 2 3.28 s CPU whole, 2.3-2.7 s cut; peak working set 372 MB whole, 157 MB cut).
 """
 from __future__ import annotations
 
