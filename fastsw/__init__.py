@@ -22,9 +22,10 @@ from . import mingram  # noqa: E402,F401 (registers the "mingram" model kind wit
 from . import interop  # noqa: E402,F401 (attaches Tokenizer.save_hf, load_paper, ... : interop imports the tokenizer)
 from . import tiktoken_vocab  # noqa: E402,F401 (attaches Tokenizer.load_tiktoken and from_tiktoken)
 from .notes import VocabularyNotReachedWarning, OptionWarning
+from .memory import MemoryLimitError
 
 load = Tokenizer.load
 
 __all__ = ["train", "load", "Tokenizer", "Merge", "Pretokenizer", "iter_documents", "InputError", "OutputError",
-           "VocabularyNotReachedWarning", "OptionWarning", "metrics",
+           "VocabularyNotReachedWarning", "OptionWarning", "MemoryLimitError", "metrics",
            "GPT4O_PATTERN", "SCRIPT_SPECIFIC_PATTERN", "DEFAULT_SCRIPT_SPECIFIC_SCRIPTS", "__version__"]

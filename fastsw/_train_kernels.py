@@ -842,6 +842,121 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
     return n_steps, kinds, out_left, out_right, out_count, lengths, 1
 
 
+@njit(cache=True)
+def _pair_slot(table, key):
+    """The slot of ``key`` in the open-addressing table ``table`` (int64, 2 entries per slot: the key, -1 for
+    an empty slot, and its weight; a power of two of at most 2**31 slots): where it is, or the empty slot where
+    it goes. The home slot is ``_hash(key) * n_slots >> 32`` (no overflow, also as plain Python)."""
+    n_slots = table.shape[0] >> 1
+    mask = n_slots - 1
+    s = (_hash(key) * n_slots) >> 32
+    while table[2 * s] != key and table[2 * s] != -1:
+        s = (s + 1) & mask
+    return s
+
+
+@njit(cache=True)
+def _cut_candidates(tokens, offsets, counts, floor, top, marker):
+    """Cut packed candidates at the boundaries no merge can ever cross (BoundlessBPE's phase 2).
+
+    Reads ``tokens`` (int32), ``offsets`` (int64, n_words + 1, starting at 0) and ``counts`` (int64).
+    The weight of an adjacent token pair ``(a, b)`` is the number of positions where ``a`` is followed by
+    ``b``, each times its word's count: an upper bound on the count of ``(a, b)`` and of every pair made
+    later across such a position (a token's last and first phase-1 tokens never change, so every
+    occurrence of a later pair ``(L, R)`` sits on a position of the same ``(a, b)``). A position whose pair
+    weighs at most ``floor`` can therefore never be merged across, and every pair there stays at or below
+    ``floor``: the words split there without changing any pair above ``floor``.
+
+    One hashing pass sums the weights in ``table`` (int64 key/weight slots, linear probing, at most half
+    full, so a lookup is one cache miss) and notes each position's slot in ``pid`` (int32 over the tokens;
+    re-pointed when the table grows); a second pass turns ``pid`` into cut flags (-1) and counts them, a
+    third writes the output reading ``pid`` sequentially. The scratch memory is 4 bytes per token plus 32
+    bytes per distinct pair at most.
+
+    ``top`` > 0 (SuperBPE, whose floor is not known in advance): ``floor`` is replaced by the ``top + 1``-th
+    largest pair weight (0 when there are not more pairs), a guess the caller verifies: the cut is exact for
+    a merge loop whose every chosen pair counts more than it.
+
+    Returns ``(ids, new_offsets, sentinel, floor)``: the words with ``marker`` (int32, an id above every token)
+    inserted at each such position (one int32 array, int64 offsets), ready for
+    ``fastsw._pretok.aggregate_runs`` with ``marker`` mapped to -1; and ``sentinel`` (int64, 3 entries)
+    ``(a, b, count)`` of the first cut position in a word of positive count (count -1 if none), which
+    the caller keeps as a word ``[a, b]`` so that a pair stays left whenever one did before.
+    """
+    n_words = offsets.shape[0] - 1
+    n_tok = tokens.shape[0]
+    bits = 16
+    while (1 << bits) < n_tok // 4:  # ~ distinct pairs / 0.4 on English candidates
+        bits += 1
+    table = np.full(2 << bits, -1, np.int64)
+    n_pairs = 0
+    pid = np.zeros(n_tok, np.int32)
+    for w in range(n_words):
+        c = counts[w]
+        for i in range(offsets[w], offsets[w + 1] - 1):
+            key = (np.int64(tokens[i]) << 32) | np.int64(tokens[i + 1])
+            s = _pair_slot(table, key)
+            if table[2 * s] == -1:
+                if 2 * (n_pairs + 1) > (1 << bits):  # at most half full: grow, re-point the slots noted so far
+                    if bits >= 31:
+                        raise ValueError("too many distinct pairs for the candidate cut (slots are 32-bit)")
+                    old = table
+                    bits += 1
+                    table = np.full(2 << bits, -1, np.int64)
+                    moved = np.zeros(old.shape[0] >> 1, np.int32)
+                    for t in range(old.shape[0] >> 1):
+                        if old[2 * t] != -1:
+                            u = _pair_slot(table, old[2 * t])
+                            table[2 * u] = old[2 * t]
+                            table[2 * u + 1] = old[2 * t + 1]
+                            moved[t] = u
+                    old = np.empty(0, np.int64)
+                    for j in range(offsets[0], i):
+                        pid[j] = moved[pid[j]]  # a word's last position holds 0: harmless
+                    s = _pair_slot(table, key)
+                table[2 * s] = key
+                table[2 * s + 1] = 0
+                n_pairs += 1
+            pid[i] = s
+            table[2 * s + 1] += c
+    if top > 0:
+        floor = np.int64(0)
+        if n_pairs > top:
+            weights = np.empty(n_pairs, np.int64)
+            k = 0
+            for t in range(table.shape[0] >> 1):
+                if table[2 * t] != -1:
+                    weights[k] = table[2 * t + 1]
+                    k += 1
+            floor = np.partition(weights, n_pairs - top - 1)[n_pairs - top - 1]
+    n_cut = 0
+    for w in range(n_words):
+        for i in range(offsets[w], offsets[w + 1] - 1):
+            if table[2 * pid[i] + 1] <= floor:
+                pid[i] = -1
+                n_cut += 1
+    table = np.empty(0, np.int64)  # free it
+    ids = np.empty(n_tok + n_cut, np.int32)
+    new_offsets = np.empty(n_words + 1, np.int64)
+    sentinel = np.full(3, -1, np.int64)
+    o = 0
+    new_offsets[0] = 0
+    for w in range(n_words):
+        end = offsets[w + 1]
+        for i in range(offsets[w], end):
+            ids[o] = tokens[i]
+            o += 1
+            if i + 1 < end and pid[i] == -1:
+                ids[o] = marker
+                o += 1
+                if sentinel[2] < 0 and counts[w] > 0:
+                    sentinel[0] = tokens[i]
+                    sentinel[1] = tokens[i + 1]
+                    sentinel[2] = counts[w]
+        new_offsets[w + 1] = o
+    return ids, new_offsets, sentinel, floor
+
 KERNELS = (_grow_i32, _grow_i64, _grow_u8, _hash, _find, _rehash, _pair_id, _room_for_pairs, _compact, _cmp_bytes,
            _pair_counts, _prefix_key, _cmp_token, _better,
-           _sift_down, _push, _top, _allowed, _push_created, _count_words, _rewrite_words, _merge_loop)
+           _sift_down, _push, _top, _allowed, _push_created, _count_words, _rewrite_words, _merge_loop, _pair_slot,
+           _cut_candidates)

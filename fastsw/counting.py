@@ -1160,12 +1160,15 @@ def count_corpus(documents: Iterable[str], pretokenizer: Pretokenizer, *, collec
 
 
 def _count_native(documents, pretokenizer: Pretokenizer, collect_runs: bool, progress, threads: int) -> Counts:
+    from .memory import CountingGuard
     tables = [NativeCountTable(pretokenizer, collect_runs) for _ in range(threads)]
     batches = _batches(documents, BATCH_BYTES, BATCH_DOCS)
+    guard = CountingGuard()  # stops with MemoryLimitError before the tables outgrow the memory
 
     def report(batch):
+        n_bytes = sum(t.counter.n_bytes for t in tables)
+        guard.check(n_bytes)
         if progress is not None:
-            n_bytes = sum(t.counter.n_bytes for t in tables)
             progress.update(len(batch), extra=f"docs, {n_bytes / 1e6:.1f} MB")
 
     if threads == 1:
@@ -1209,8 +1212,9 @@ def _count_native(documents, pretokenizer: Pretokenizer, collect_runs: bool, pro
     # the reports above ran before the counting threads had counted the last batches: now
     # that they have, the final line gives the whole input
     report([])
-    for t in tables[1:]:
-        tables[0].counter.merge(t.counter)
+    for k in range(1, len(tables)):
+        tables[0].counter.merge(tables[k].counter)
+        tables[k] = None  # freed before the next merge and before finish() packs the runs (big corpora)
     return tables[0].finish()
 
 

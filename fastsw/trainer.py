@@ -712,6 +712,8 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
         forbidden = getattr(pretok, "supermerge_forbidden", None)
         if forbidden is not None:  # e.g. never two touching boundary markers in one token (SPEC section 9)
             cands = stages.cut(cands, tok1.vocab, forbidden)
+        if from_counts is None:  # the candidates replace the letter runs (freed for phase 2 on big corpora)
+            counts.letter_runs = {}
         info["unique_candidates"] = stages.n_candidates(cands)
         # 5. optional greedy split (Algorithm 2), min_count = max(c_min, floor)
         if greedy_split:
