@@ -351,7 +351,7 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
           backend: str = "auto", workers: Optional[int] = None, from_counts=None, weights=None, shares=None,
           lang_field: Optional[str] = None, phase1: Optional[str] = None, dev=None, ratios=None,
           global_merges: Optional[int] = None, parity_variant: Optional[str] = None, window: Optional[int] = None,
-          alpha=None, min_frequency: Optional[int] = None) -> Tokenizer:
+          alpha=None, min_frequency: Optional[int] = None, _count_candidates=None) -> Tokenizer:
     """Train a BPE, BoundlessBPE, SuperBPE or parity-aware BPE tokenizer.
 
     Args:
@@ -468,6 +468,10 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
 
     Returns a :class:`Tokenizer`; ``tok.training_info`` holds the stage timings,
     corpus statistics and notes.
+
+    ``_count_candidates(stages, counts, words, tok1)`` (internal, :func:`fastsw.distributed.train`) counts the
+    supermerge candidates of stage 4 elsewhere (from the text again, with the phase-1 model ``tok1``), so
+    ``from_counts`` tables need no letter runs.
     """
     vocab_size, supermerges, min_count_floor, max_ngram_len = _check_options(
         algo, vocab_size, supermerges, profile, alphabet, greedy_split, min_count_floor, max_ngram_len)
@@ -508,7 +512,7 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
             raise ValueError("give either inputs (text) or from_counts (count tables), not both")
         counts = load_counts(from_counts)
         pretok = _pretokenizer_for_counts(counts, pretokenizer)
-        if algo != "bpe" and not counts.has_runs:
+        if algo != "bpe" and not counts.has_runs and _count_candidates is None:
             raise ValueError(f"algo={algo!r} needs letter runs, but the count table was made without them "
                              "(collect_runs=False / 'fastsw count --no-runs'); count again with runs, or use "
                              "algo='bpe'")
@@ -653,7 +657,10 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
         t0 = time.perf_counter()
         tok1 = phase1_tokenizer(alph, merges1, pretok, profile)
         # 4. supermerge candidates
-        cands = stages.candidates(counts, words, tok1)
+        if _count_candidates is None:
+            cands = stages.candidates(counts, words, tok1)
+        else:  # counted from the text on a cluster (fastsw.distributed)
+            cands = _count_candidates(stages, counts, words, tok1)
         info["unique_candidates"] = stages.n_candidates(cands)
         # 5. optional greedy split (Algorithm 2), min_count = max(c_min, floor)
         if greedy_split:
