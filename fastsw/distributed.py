@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 import uuid
 from typing import Iterator, List, Optional, Sequence
 
@@ -108,7 +109,7 @@ def connect(scheduler: Optional[str] = None, *, local_workers: Optional[int] = N
     if n is None or n < 1:
         raise ValueError(f"local_workers={local_workers!r} must be a positive integer (worker processes)")
     cluster = d.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
-                             dashboard_address=None)
+                             dashboard_address=":0")
     try:
         client = d.Client(cluster, set_as_default=False)
         try:
@@ -280,7 +281,7 @@ def _raise_failed(future, path_of: dict, d) -> None:
 # ---- public API ----------------------------------------------------------------------------------------------
 
 
-def count(client, shards: Sequence, *, pretokenizer="script", collect_runs: bool = True, normalize=None,
+def count(client, shards: Sequence, *, pretokenizer=None, collect_runs: bool = True, normalize=None,
           text_field: Optional[str] = None, doc_mode: str = "auto", separator: Optional[str] = None,
           progress: bool = False) -> Counts:
     """Count the pretokens (and, with ``collect_runs``, letter runs) of the shard files on the Dask ``client``'s
@@ -298,7 +299,7 @@ def count(client, shards: Sequence, *, pretokenizer="script", collect_runs: bool
         ...     counts.save("corpus.counts.gz")
     """
     paths = check_shards(shards)
-    pretok = make_pretokenizer(pretokenizer)
+    pretok = make_pretokenizer("script" if pretokenizer is None else pretokenizer)
     form = check_normalize(normalize)
     iter_documents([], text_field=text_field, doc_mode=doc_mode, separator=separator)  # checks the options
     job = _job(pretok, form, collect_runs, text_field, doc_mode, separator)
@@ -355,7 +356,7 @@ def count_candidates(client, shards: Sequence, phase1, *, counts: Optional[Count
     return _run(client, paths, job, _candidates_shard, _merge_candidates, "candidates", progress)
 
 
-def train(client, shards: Sequence, *, algo: str = "boundless", vocab_size: int, pretokenizer="script",
+def train(client, shards: Sequence, *, algo: str = "boundless", vocab_size: int, pretokenizer=None,
           normalize=None, text_field: Optional[str] = None, doc_mode: str = "auto", separator: Optional[str] = None,
           progress: bool = False, backend: str = "auto", **options):
     """:func:`fastsw.train` on shard files whose counting runs on the Dask ``client``'s workers: the pretokens
@@ -376,8 +377,10 @@ def train(client, shards: Sequence, *, algo: str = "boundless", vocab_size: int,
             raise ValueError(f"{name}= does not apply to fastsw.distributed.train (the shards are the input, "
                              "counted without languages); train on one machine for it")
     paths = check_shards(shards)
+    start = time.perf_counter()
     counts = count(client, paths, pretokenizer=pretokenizer, collect_runs=False, normalize=normalize,
                    text_field=text_field, doc_mode=doc_mode, separator=separator, progress=progress)
+    seconds = time.perf_counter() - start
 
     def candidates(stages, counts, words, tok1):
         return count_candidates(client, paths, tok1, counts=counts, backend=stages.name, text_field=text_field,
@@ -386,5 +389,6 @@ def train(client, shards: Sequence, *, algo: str = "boundless", vocab_size: int,
     tok = train_locally(from_counts=counts, algo=algo, vocab_size=vocab_size, progress=progress, backend=backend,
                         _count_candidates=candidates, **options)
     tok.training_info.pop("from_counts", None)
+    tok.training_info["seconds"]["pretokenize_and_count"] = seconds  # on the cluster; candidates: aggregate_...
     tok.training_info["dask"] = {"shards": len(paths), "workers": len(client.scheduler_info()["workers"])}
     return tok
