@@ -92,6 +92,12 @@ def connect(scheduler: Optional[str] = None, *, local_workers: Optional[int] = N
     if scheduler is not None:
         if not isinstance(scheduler, str) or not scheduler:
             raise ValueError(f"scheduler={scheduler!r} must be an address such as 'tcp://HOST:8786'")
+        from distributed.comm.addressing import get_address_host_port
+        try:  # before Client(): a client that fails on a malformed address prints a traceback when collected
+            get_address_host_port(scheduler)
+        except ValueError as e:
+            raise ValueError(f"the Dask scheduler address {scheduler!r} is not valid ({e}); give one such as "
+                             "tcp://HOST:8786") from None
         try:
             client = d.Client(scheduler, timeout=timeout, set_as_default=False)
         except (OSError, TimeoutError) as e:

@@ -266,6 +266,9 @@ def test_unreachable_scheduler_is_a_clear_error():
                                               r"scheduler"):
         with distributed.connect("tcp://127.0.0.1:9", timeout=1):
             pass
+    with pytest.raises(ValueError, match="scheduler address 'no-port' is not valid .*tcp://HOST:8786"):
+        with distributed.connect("no-port"):
+            pass
 
 
 def test_mixed_formats_and_bad_shard_lists_are_clear_errors(tmp_path, capsys):
