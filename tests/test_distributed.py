@@ -9,6 +9,7 @@ import gzip
 import json
 import os
 import signal
+import struct
 import threading
 import time
 from pathlib import Path
@@ -196,49 +197,55 @@ def _alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as f:
             return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # gone (also while being read)
         return False
+
+
+def _unread_bytes(fd: int) -> int:
+    import fcntl
+    import termios
+    return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
 
 
 def test_worker_killed_mid_shard_is_retried_and_counted_once(client, documents, tmp_path):
     plain = write_jsonl(tmp_path / "plain.jsonl", documents[:40])
-    fifo = tmp_path / "slow.jsonl"
-    os.mkfifo(fifo)
-    lines = [json.dumps({"text": d}) + "\n" for d in documents[40:120]]
+    slow = tmp_path / "slow.jsonl"  # a FIFO while the first worker reads it, then a file with the whole shard
+    os.mkfifo(slow)
+    whole = write_jsonl(tmp_path / "whole.tmp", documents[40:120])
     result = {}
 
     def job():
         try:
-            result["counts"] = distributed.count(client, [plain, fifo])
+            result["counts"] = distributed.count(client, [plain, slow])
         except BaseException as e:  # noqa: B902 -- reported by the test thread
             result["error"] = e
 
     thread = threading.Thread(target=job)
     thread.start()
     deadline = time.monotonic() + 60
-    # 1. a worker is reading the FIFO shard: send half of it, then SIGKILL that worker process
-    fd = _open_fifo_for_writing(fifo, deadline)
-    os.write(fd, "".join(lines[:40]).encode("utf-8"))
+    # 1. a worker is reading the shard: send its first documents (less than the pipe holds) and wait until the
+    # worker has read them; then put the whole shard in its place (the worker keeps the FIFO it opened) and
+    # SIGKILL that worker process mid-shard
+    fd = _open_fifo_for_writing(slow, deadline)
+    first = whole.read_bytes()[:48_000]
+    first = first[:first.rindex(b"\n") + 1]
+    assert first and os.write(fd, first) == len(first)
+    while _unread_bytes(fd):
+        assert time.monotonic() < deadline, "the worker does not read the shard"
+        time.sleep(0.02)
     address = _worker_processing(client, "shard-1", deadline)
     pid = client.run(os.getpid, workers=[address])[address]
+    os.replace(whole, slow)
     os.kill(pid, signal.SIGKILL)
-    while _alive(pid):  # its end of the FIFO closes when it is dead
+    while _alive(pid):
         assert time.monotonic() < deadline, "the killed worker did not die"
         time.sleep(0.02)
     os.close(fd)
-    # 2. Dask runs the shard again (the FIFO is opened a second time): now send all of it
-    fd = _open_fifo_for_writing(fifo, deadline)
-    data = "".join(lines).encode("utf-8")
-    while data:
-        try:
-            data = data[os.write(fd, data):]
-        except BlockingIOError:
-            time.sleep(0.01)
-    os.close(fd)
+    # 2. Dask runs the shard again on a live worker, which reads the whole shard
     thread.join(60)
     assert not thread.is_alive()
     assert "error" not in result, result.get("error")
-    # the first half-read of the killed worker is not in the table: every document exactly once
+    # the documents the killed worker had counted are not in the table: every document exactly once
     same_counts(result["counts"], count_corpus(documents[:120], Pretokenizer(), collect_runs=True))
     client.wait_for_workers(2, timeout=60)  # the nanny restarted the killed worker
 
@@ -294,3 +301,14 @@ def test_phase1_model_with_another_pretokenizer_is_a_clear_error(client, documen
         distributed.count_candidates(client, shards, boundless)
     with pytest.raises(ValueError, match="workers= does not apply"):
         distributed.train(client, shards, vocab_size=400, workers=2)
+
+
+def test_docstring_examples():
+    import doctest
+    assert doctest.testmod(distributed, optionflags=doctest.ELLIPSIS).failed == 0
+    finder = doctest.DocTestFinder()
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    for test in finder.find(ReferenceBackend.merge_candidates, "merge_candidates",
+                            globs={"ReferenceBackend": ReferenceBackend}):
+        runner.run(test)
+    assert runner.failures == 0 and runner.tries == 1
