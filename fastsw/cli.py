@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import re
@@ -274,6 +275,46 @@ def _add_reading_options(p: argparse.ArgumentParser, *, stdin_note: str) -> None
                         r"\uHHHH are understood, e.g. --separator '\n\n\n'")
 
 
+def _add_dask_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("Dask cluster", "count INPUT files (the shards, one task each) on a Dask cluster "
+                             "(pip install 'fastsw[dask]'; see fastsw.distributed)").add_mutually_exclusive_group()
+    g.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="the address of a running Dask scheduler, e.g. tcp://10.0.0.5:8786 (the workers must "
+                        "be able to read the INPUT paths)")
+    g.add_argument("--dask-local", type=_positive, metavar="N", default=None,
+                   help="start a Dask LocalCluster of N worker processes on this machine for the run")
+
+
+def _dask_check(args) -> bool:
+    """Whether --scheduler/--dask-local was given, after checking the options that do not go with it."""
+    if args.scheduler is None and args.dask_local is None:
+        return False
+    flag = "--scheduler" if args.scheduler is not None else "--dask-local"
+    if not args.inputs:
+        raise CliError(f"{flag} counts INPUT files on a Dask cluster; give the INPUT files (the shards)")
+    clash = [name for name, value in (("--workers", args.workers), ("--lang", args.langs),
+                                      ("--lang-field", args.lang_field),
+                                      ("--from-counts", getattr(args, "from_counts", None)),
+                                      ("--phase1", getattr(args, "phase1", None)))
+             if value is not None]
+    if getattr(args, "algo", None) == "parity-bpe":
+        clash.append("--algo parity-bpe")
+    if clash:
+        raise CliError(f"{clash[0]} does not go with {flag} (the INPUT files are counted on the Dask cluster, "
+                       "without languages); leave one of them out")
+    from .distributed import check_shards
+
+    check_shards(args.inputs)  # before connecting: one format
+    return True
+
+
+def _dask_client(args):
+    """A Dask client for --scheduler/--dask-local (fastsw.distributed.connect)."""
+    from .distributed import connect
+
+    return connect(args.scheduler, local_workers=args.dask_local)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="fastsw",
@@ -317,6 +358,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="processes that pre-tokenize and count INPUT files (default: one thread per core "
                         "in this process with the compiled counter; otherwise all cores when the INPUT files "
                         "hold 16 MB or more, else 1); more than the cores are capped at them, with a note")
+    _add_dask_options(p)
     p.add_argument("--alphabet", choices=("bytes", "chars"), default="bytes",
                    help="bytes (default) or chars (characters seen in training; needs --profile hf)")
     p.add_argument("--byte-fallback", action="store_true",
@@ -384,6 +426,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "cores are capped at them, with a note")
     p.add_argument("--no-runs", action="store_true",
                    help="do not collect letter runs (smaller file; enough for --algo bpe only)")
+    _add_dask_options(p)
     p.add_argument("--no-progress", action="store_true", help="do not draw a progress bar")
     _add_reading_options(p, stdin_note="")
     _add_language_options(p, weights=False)
@@ -805,8 +848,11 @@ def cmd_train(args) -> int:
     languages = _language_args(args, weights=True)
     parity = _parity_args(args, languages)
     _cap_workers(args)
+    on_dask = _dask_check(args)
     source: dict
-    if "inputs" in languages:  # --lang LANG=PATH
+    if on_dask:  # the shards are counted on a Dask cluster (fastsw.distributed.train)
+        source = _reading_kwargs(args, has_inputs=True, without_inputs="")
+    elif "inputs" in languages:  # --lang LANG=PATH
         source = {"workers": args.workers, **_reading_kwargs(args, has_inputs=True, without_inputs=""), **languages}
     elif args.from_counts is not None:
         from .counting import load_counts
@@ -846,17 +892,23 @@ def cmd_train(args) -> int:
     with _progress_stderr(progress):
         with warnings.catch_warnings():  # the summary prints these notes
             warnings.simplefilter("ignore", VocabularyNotReachedWarning)
-            tok = train(
-                algo=args.algo, vocab_size=args.vocab_size, supermerges=args.supermerges,
-                profile=args.profile, pretokenizer=args.pretokenizer, normalize=args.normalize,
-                alphabet=args.alphabet,
-                byte_fallback=args.byte_fallback, greedy_split=args.greedy_split,
-                min_count_floor=15 if args.min_count_floor is None else args.min_count_floor,
-                max_ngram_len=30 if args.max_ngram_len is None else args.max_ngram_len,
-                special_tokens=args.special_tokens, progress=progress, backend=args.backend, **source, **parity,
-                **({"refill": args.refill, **{k: v for k, v in _mingram_args(args).items() if v is not None}}
-                   if args.algo == "mingram" else {}),
-            )
+            with (_dask_client(args) if on_dask else contextlib.nullcontext()) as client:
+                if on_dask:
+                    from .distributed import train as dask_train
+
+                    train = functools.partial(dask_train, client, args.inputs)
+                tok = train(
+                    algo=args.algo, vocab_size=args.vocab_size, supermerges=args.supermerges,
+                    profile=args.profile, pretokenizer=args.pretokenizer, normalize=args.normalize,
+                    alphabet=args.alphabet,
+                    byte_fallback=args.byte_fallback, greedy_split=args.greedy_split,
+                    min_count_floor=15 if args.min_count_floor is None else args.min_count_floor,
+                    max_ngram_len=30 if args.max_ngram_len is None else args.max_ngram_len,
+                    special_tokens=args.special_tokens, progress=progress, backend=args.backend, **source,
+                    **parity,
+                    **({"refill": args.refill, **{k: v for k, v in _mingram_args(args).items() if v is not None}}
+                       if args.algo == "mingram" else {}),
+                )
     if tok.training_info.get("backend_note"):  # train() warned it; the CLI reports the library's warnings as notes
         _info(f"note: {tok.training_info['backend_note']}")
     tok.save(args.output)
@@ -876,8 +928,11 @@ def cmd_count(args) -> int:
     if not args.inputs and not languages:
         raise CliError("give INPUT files to count, or --lang LANG=PATH (repeatable)")
     _cap_workers(args)
+    on_dask = _dask_check(args)
     reading = _reading_kwargs(args, has_inputs=True, without_inputs="")
-    if "lang_field" in languages:
+    if on_dask:
+        documents = None  # the workers read the INPUT files
+    elif "lang_field" in languages:
         from .readers import iter_language_documents
 
         documents = iter_language_documents([Path(p) for p in args.inputs], lang_field=languages["lang_field"],
@@ -905,7 +960,15 @@ def cmd_count(args) -> int:
                                                progress=bar, normalize=args.normalize)
             return counts, bar.close()
 
-        if "lang_field" in languages:
+        if on_dask:
+            from .distributed import count as dask_count
+
+            start = time.perf_counter()
+            with _dask_client(args) as client:
+                counts = dask_count(client, args.inputs, pretokenizer=pretok, collect_runs=not args.no_runs,
+                                    normalize=args.normalize, progress=progress, **reading)
+            elapsed = time.perf_counter() - start
+        elif "lang_field" in languages:
             from .counting import count_languages
 
             bar = Progress("counting", enabled=progress)

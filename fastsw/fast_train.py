@@ -367,16 +367,40 @@ class FastBackend:
 
     def candidates(self, counts, words, tok1):
         """Candidates from packed phase-1 words and packed letter runs (``fastsw._pretok.aggregate_runs``)."""
-        from ._pretok import aggregate_runs
         tokens, offsets, lengths = words
         eligible = np.fromiter((tok1.is_eligible(t) for t in range(len(tok1.vocab))), dtype=bool,
                                count=len(tok1.vocab))
         first = tokens[offsets[:-1]] if len(lengths) else np.zeros(0, dtype=np.int32)
         single = np.where((lengths == 1) & eligible[first], first, -1).astype(np.int64)
+        return self.aggregate(counts, single)
+
+    @staticmethod
+    def aggregate(counts, single_token):
+        """Packed candidates from the letter runs of ``counts`` given each pretoken's single eligible token (or
+        -1): ``fastsw._pretok.aggregate_runs``, after checking that they fit in memory. (:mod:`fastsw.distributed`
+        calls it per shard.) A list, so that phase 2 can replace the arrays by smaller ones (see
+        :func:`boundless_phase2_packed`)."""
+        from ._pretok import aggregate_runs
         run_ids, run_offsets, run_counts = counts.packed_runs()
         check_candidates(len(run_counts), len(run_ids))
-        # a list, so that phase 2 can replace the arrays by smaller ones (see boundless_phase2_packed)
-        return list(aggregate_runs(run_ids, run_offsets, run_counts, single))
+        return list(aggregate_runs(run_ids, run_offsets, run_counts, np.asarray(single_token, dtype=np.int64)))
+
+    @staticmethod
+    def merge_candidates(tables):
+        """Packed candidate tables (of parts of a corpus) added up, the packed twin of
+        :meth:`fastsw.superword.ReferenceBackend.merge_candidates`: the tables are concatenated and aggregated
+        again by ``aggregate_runs``, each token standing for itself (every candidate is a run of >= 2 eligible
+        tokens, so none is cut)."""
+        from ._pretok import aggregate_runs
+        tables = list(tables)
+        if len(tables) == 1:
+            return list(tables[0])
+        tokens = np.concatenate([t[0] for t in tables]).astype(np.int32, copy=False)
+        counts = np.concatenate([t[2] for t in tables]).astype(np.int64, copy=False)
+        offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+        np.cumsum(np.concatenate([np.diff(t[1]) for t in tables]), out=offsets[1:])
+        identity = np.arange(int(tokens.max()) + 1 if tokens.size else 0, dtype=np.int64)
+        return list(aggregate_runs(tokens, offsets, counts, identity))
 
     @staticmethod
     def n_candidates(candidates) -> int:

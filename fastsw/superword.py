@@ -196,7 +196,26 @@ class ReferenceBackend:
         """Supermerge candidates (tuples of phase-1 token ids -> count) from the letter runs of ``counts``,
         phase 1's ``words`` and the phase-1 tokenizer ``tok1`` (which tokens are eligible)."""
         single = [w[0] if len(w) == 1 and tok1.is_eligible(w[0]) else -1 for w in words]
-        return aggregate_candidates(counts.letter_runs, single)
+        return self.aggregate(counts, single)
+
+    @staticmethod
+    def aggregate(counts, single_token) -> Dict[Seq, int]:
+        """Candidates from the letter runs of ``counts`` given each pretoken's single eligible token (or -1):
+        :func:`aggregate_candidates`. (:mod:`fastsw.distributed` calls it per shard.)"""
+        return aggregate_candidates(counts.letter_runs, single_token)
+
+    @staticmethod
+    def merge_candidates(tables) -> Dict[Seq, int]:
+        """Candidate tables (of parts of a corpus) added up: the candidates of the whole.
+
+            >>> ReferenceBackend.merge_candidates([{(1, 2): 3}, {(1, 2): 1, (2, 1): 5}])
+            {(1, 2): 4, (2, 1): 5}
+        """
+        out: Dict[Seq, int] = {}
+        for table in tables:
+            for cand, count in table.items():
+                out[cand] = out.get(cand, 0) + count
+        return out
 
     n_candidates = staticmethod(len)
     split = staticmethod(split_candidates)

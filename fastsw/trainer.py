@@ -372,7 +372,7 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
           global_merges: Optional[int] = None, parity_variant: Optional[str] = None, window: Optional[int] = None,
           alpha=None, min_frequency: Optional[int] = None, overshoot: Optional[float] = None,
           em_iterations: Optional[int] = None, score_delta: Optional[float] = None,
-          prune_criterion: Optional[str] = None, refill: bool = False) -> Tokenizer:
+          prune_criterion: Optional[str] = None, refill: bool = False, _count_candidates=None) -> Tokenizer:
     """Train a BPE, BoundlessBPE, SuperBPE or parity-aware BPE tokenizer.
 
     Args:
@@ -497,6 +497,10 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
 
     Returns a :class:`Tokenizer`; ``tok.training_info`` holds the stage timings,
     corpus statistics and notes.
+
+    ``_count_candidates(stages, counts, words, tok1)`` (internal, :func:`fastsw.distributed.train`) counts the
+    supermerge candidates of stage 4 elsewhere (from the text again, with the phase-1 model ``tok1``), so
+    ``from_counts`` tables need no letter runs.
     """
     vocab_size, supermerges, min_count_floor, max_ngram_len = _check_options(
         algo, vocab_size, supermerges, profile, alphabet, greedy_split, min_count_floor, max_ngram_len)
@@ -539,7 +543,7 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
             raise ValueError("give either inputs (text) or from_counts (count tables), not both")
         counts = load_counts(from_counts)
         pretok = _pretokenizer_for_counts(counts, pretokenizer)
-        if algo not in ("bpe", "mingram") and not counts.has_runs:
+        if algo not in ("bpe", "mingram") and not counts.has_runs and _count_candidates is None:
             raise ValueError(f"algo={algo!r} needs letter runs, but the count table was made without them "
                              "(collect_runs=False / 'fastsw count --no-runs'); count again with runs, or use "
                              "algo='bpe'")
@@ -708,7 +712,10 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
         t0 = time.perf_counter()
         tok1 = phase1_tokenizer(alph, merges1, pretok, profile)
         # 4. supermerge candidates
-        cands = stages.candidates(counts, words, tok1)
+        if _count_candidates is None:
+            cands = stages.candidates(counts, words, tok1)
+        else:  # counted from the text on a cluster (fastsw.distributed)
+            cands = _count_candidates(stages, counts, words, tok1)
         forbidden = getattr(pretok, "supermerge_forbidden", None)
         if forbidden is not None:  # e.g. never two touching boundary markers in one token (SPEC section 9)
             cands = stages.cut(cands, tok1.vocab, forbidden)
