@@ -35,7 +35,7 @@ import numpy as np
 from numba import njit
 
 from ._train_kernels import (_better, _compact, _find, _grow_i32, _grow_i64, _grow_u8, _hash, _pair_counts,
-                             _pair_id, _prefix_key, _room_for_pairs)
+                             _pair_id, _prefetch, _prefix_key, _room_for_pairs)
 
 _DIGIT = 30
 _MASK = (1 << _DIGIT) - 1
@@ -108,6 +108,14 @@ def _rewrite_entries(tokens, offsets, lengths, word_counts, word_lang, word_lw, 
     column, and ``drop[lang] += replacements × length weight``. Stops before an entry that lacks room;
     returns ``(t, n_pairs, n_buf)``."""
     while t < seg_n:
+        if t + 12 < seg_n:  # the entries ahead are scattered: fetch them early (as _rewrite_words does)
+            w2 = occ[seg + t + 12]
+            _prefetch(offsets, w2)
+            _prefetch(lengths, w2)
+            _prefetch(word_counts, w2)
+            _prefetch(word_lang, w2)
+        if t + 6 < seg_n:
+            _prefetch(tokens, offsets[occ[seg + t + 6]])
         w = occ[seg + t]
         o = offsets[w]
         L = lengths[w]
