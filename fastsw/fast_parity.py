@@ -208,11 +208,11 @@ def parity_phase1_packed(counts, alphabet, profile, n_merges: int, parity: dict,
         dev_sizes = {lang: dev_counts[lang].n_documents for lang in langs}
     source = dev_parts if dev_parts is not None else train_parts
     lengths0 = [_weighted_length(p[1], p[2]) for p in source]
-    for lang, n in zip(langs, lengths0):
-        if n == 0:
-            what = "dev text" if dev_parts is not None else "training text"
-            raise ValueError(f"language {lang!r} has no text in its {what}: give it a non-empty text or leave the "
-                             "language out")
+    for what, parts in (("train_words", train_parts), ("dev_words", dev_parts or [])):
+        for lang, p in zip(langs, parts):  # the reference's check (fastsw.parity._check_words), same message
+            if _weighted_length(p[1], p[2]) == 0:
+                raise ValueError(f"language {lang!r} has no text in {what}: give it a non-empty text or leave the "
+                                 "language out")
     ratios = None if parity["ratios"] is None else {lang: parity["ratios"][lang] for lang in langs}
     # the reference's checks, on stand-ins of the right shape (the words themselves are checked above)
     stand_in = {lang: ([[0]], [1]) for lang in langs}
