@@ -215,3 +215,14 @@ def test_bad_input_same_error_as_the_reference(call, message):
         errors.append(str(info.value))
     assert errors[0] == errors[1]
     assert tb == [bytes([b]) for b in range(256)]  # nothing learned
+
+
+@pytest.mark.parametrize("criterion", [dict(ratios={"en": 1, "de": 1}), dict(dev={"en": ["a"], "de": ["b"]})])
+def test_train_refuses_a_language_without_text_on_both_backends(criterion):
+    messages = []
+    for backend in ("python", "numba"):
+        with pytest.raises(ValueError, match="language 'de' has no text") as info:
+            fastsw.train({"en": ["the cat sat"], "de": []}, algo="parity-bpe", vocab_size=300, backend=backend,
+                         **criterion)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
