@@ -226,3 +226,60 @@ def test_train_refuses_a_language_without_text_on_both_backends(criterion):
                          **criterion)
         messages.append(str(info.value))
     assert messages[0] == messages[1]
+
+
+# ---- Ctrl-C: a real SIGINT inside the parity kernel
+
+_SIGINT_CHILD = r"""
+import gzip, json, os, signal, sys, threading
+import fastsw, fastsw.fast_parity as fp
+
+def docs(lang, n_bytes=150_000):
+    out, size = [], 0
+    with gzip.open(os.path.join(sys.argv[1], "corpus", lang, "train.jsonl.gz"), "rt", encoding="utf-8") as f:
+        for line in f:
+            out.append(json.loads(line)["text"])
+            size += len(out[-1].encode())
+            if size > n_bytes:
+                return out
+
+stopped = []  # per kernel call on the corpus: whether the interrupt reached it
+orig = fp.call_kernel
+def call_kernel(kernel, *args):
+    if len(args[2]) < 1000:  # the warm-up
+        return orig(kernel, *args)
+    threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT)).start()  # 50 ms after the kernel starts
+    stopped.append(False)
+    try:
+        return orig(kernel, *args)
+    except KeyboardInterrupt:
+        stopped[-1] = True
+        raise
+fp.call_kernel = call_kernel
+train = {lang: docs(lang) for lang in ("en", "de", "ru")}
+fastsw.train({"a": ["warm up"], "b": ["up warm"]}, algo="parity-bpe", ratios={"a": 1, "b": 1}, vocab_size=260)
+try:
+    fastsw.train(train, algo="parity-bpe", vocab_size=60000, ratios={"en": 1, "de": 1, "ru": 1}, backend="numba")
+    print("finished")
+except KeyboardInterrupt:
+    print(json.dumps({"stopped": stopped, "threads": [t.name for t in threading.enumerate()
+                                                        if t.name.startswith("fastsw")]}))
+"""
+
+
+@pytest.mark.filterwarnings("ignore::fastsw.notes.VocabularyNotReachedWarning")
+def test_ctrl_c_stops_the_parity_kernel():
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    shared = shared_path("corpus").parent
+    repo = Path(fastsw.__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(repo), os.environ.get("PYTHONPATH")])))
+    r = subprocess.run([sys.executable, "-c", _SIGINT_CHILD, str(shared)], capture_output=True, text=True, env=env,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("{"), (r.stdout, r.stderr)  # KeyboardInterrupt, not "finished"
+    out = json.loads(r.stdout)
+    assert out["stopped"] == [True]  # raised out of the parity kernel's call, the one kernel call on the corpus
+    assert out["threads"] == []  # no kernel thread keeps running
