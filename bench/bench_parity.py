@@ -15,7 +15,8 @@ are of CPU times, which move less than wall times on the shared machine.
 PA-BPE stops early when the language it chooses has no pair left seen ``min_frequency`` (2) times (a small
 language such as my runs out), so each setup also trains BPE to the merge count plain PA-BPE reached ("BPE, same
 merges"): the ratio at equal work. The default pre-tokenizer here is ``simple`` (with ``script``, Thai, Chinese and
-Burmese pretokens are single letters: their counts reach a floor and PA-BPE stops far short of the vocabulary). ``--reference`` adds the python reference of plain PA-BPE (slow: one run);
+Burmese pretokens are single letters: their counts reach a floor and PA-BPE stops far short of the vocabulary).
+``--reference`` adds the python reference of plain PA-BPE (slow: one run);
 ``--profile`` prints the top functions of one plain PA-BPE run (cProfile).
 
     flock /tmp/fastsw-bench.lock python bench/bench_parity.py --mb 1 --vocab 32768

@@ -71,7 +71,8 @@ def main() -> None:
     fastsw.train({"a": ["warm up"], "b": ["up warm"]}, algo="parity-bpe", ratios={"a": 1, "b": 1}, vocab_size=300,
                  backend="numba")
 
-    lines = [f"Pre-tokenizer `{args.pretokenizer}`. Training text: first {args.mb:g} MB per language ({shown} MB); evaluation: `xquad.test` of "
+    lines = [f"Pre-tokenizer `{args.pretokenizer}`. Training text: first {args.mb:g} MB per language ({shown} MB); "
+             "evaluation: `xquad.test` of "
              f"{', '.join(XQUAD)} ({n_docs} parallel documents each). Gini of per-language test token counts "
              "(lower = fairer), compression = documents / tokens over the 7 test texts (higher = shorter). "
              "Time: `train()` wall, numba backend, shared 2-core machine.", "",

@@ -73,7 +73,8 @@ def _check_words(what: str, lang, value) -> Tuple[List[Sequence[int]], List[int]
 
 class ParityArgs(NamedTuple):
     """:func:`check_parity_args`' result: the arguments checked and normalised (``ratios`` and ``alpha`` as
-    ``Fraction``, ``alpha`` only for the window variant; ``train``/``dev`` as ``{lang: (words list, counts list)}``; ``columns`` the count columns)."""
+    ``Fraction``, ``alpha`` only for the window variant; ``train``/``dev`` as ``{lang: (words list, counts
+    list)}``; ``columns`` the count columns)."""
     profile: Profile
     languages: List[Lang]
     train: Dict[Lang, Tuple[List[Sequence[int]], List[int]]]

@@ -275,7 +275,8 @@ def parity_phase1(counts: Counts, alphabet, profile, n_merges: int, parity: dict
     """Phase 1 with parity-aware BPE (:func:`fastsw.parity.learn_parity_merges`, the reference; the numba
     backend runs its twin :func:`fastsw.fast_parity.parity_phase1_packed`) over the language columns of
     ``counts``; ``dev_counts`` are the dev texts' tables (``{language: Counts}``, counted like the training
-    text) when ``parity["dev"]`` is used. Returns ``(merges, words, token_bytes, result)``: ``words`` the final token ids of every pretoken of ``counts`` (a list, as
+    text) when ``parity["dev"]`` is used. Returns ``(merges, words, token_bytes, result)``: ``words`` the final
+    token ids of every pretoken of ``counts`` (a list, as
     :meth:`fastsw.superword.ReferenceBackend.phase1` gives), ``result`` the :class:`~fastsw.parity.ParityMerges`.
 
     A pretoken's final word depends only on its initial ids and the merges, so it is taken from the first

@@ -162,8 +162,8 @@ def test_fast_equals_reference_on_hypothesis_inputs(inputs, profile, n_merges):
     assert_same(ref, tb_ref, fast, tb_fast)
 
 
-adversarial = st.text(alphabet=st.sampled_from(list("aá a\u0301ß\u00a0\u200d👍🏽日本 \n'1١") + ["\ud7ff", "\U0010fffd"]),
-                      min_size=1, max_size=25)
+ADVERSARIAL_CHARS = list("aá a\u0301ß\u00a0\u200d👍🏽日本 \n'1١") + ["\ud7ff", "\U0010fffd"]
+adversarial = st.text(alphabet=st.sampled_from(ADVERSARIAL_CHARS), min_size=1, max_size=25)
 
 
 @pytest.mark.filterwarnings("ignore::fastsw.notes.VocabularyNotReachedWarning")  # tiny texts run out of pairs
