@@ -234,7 +234,7 @@ _SIGINT_CHILD = r"""
 import gzip, json, os, signal, sys, threading
 import fastsw, fastsw.fast_parity as fp
 
-def docs(lang, n_bytes=150_000):
+def docs(lang, n_bytes=1_000_000):
     out, size = [], 0
     with gzip.open(os.path.join(sys.argv[1], "corpus", lang, "train.jsonl.gz"), "rt", encoding="utf-8") as f:
         for line in f:
@@ -259,7 +259,9 @@ fp.call_kernel = call_kernel
 train = {lang: docs(lang) for lang in ("en", "de", "ru")}
 fastsw.train({"a": ["warm up"], "b": ["up warm"]}, algo="parity-bpe", ratios={"a": 1, "b": 1}, vocab_size=260)
 try:
-    fastsw.train(train, algo="parity-bpe", vocab_size=60000, ratios={"en": 1, "de": 1, "ru": 1}, backend="numba")
+    # seconds of merging: 3 MB, words that keep merging (simple pre-tokenizer), pairs seen once merged too
+    fastsw.train(train, algo="parity-bpe", vocab_size=200000, ratios={"en": 1, "de": 1, "ru": 1}, backend="numba",
+                 pretokenizer="simple", min_frequency=1)
     print("finished")
 except KeyboardInterrupt:
     print(json.dumps({"stopped": stopped, "threads": [t.name for t in threading.enumerate()
