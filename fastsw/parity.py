@@ -71,6 +71,78 @@ def _check_words(what: str, lang, value) -> Tuple[List[Sequence[int]], List[int]
     return words, counts
 
 
+class ParityArgs(NamedTuple):
+    """:func:`check_parity_args`' result: the arguments checked and normalised (``ratios`` and ``alpha`` as
+    ``Fraction``, ``alpha`` only for the window variant; ``train``/``dev`` as ``{lang: (words list, counts
+    list)}``; ``columns`` the count columns)."""
+    profile: Profile
+    languages: List[Lang]
+    train: Dict[Lang, Tuple[List[Sequence[int]], List[int]]]
+    dev: Optional[Dict[Lang, Tuple[List[Sequence[int]], List[int]]]]
+    ratios: Optional[Dict[Lang, Fraction]]
+    columns: int
+    alpha: Optional[Fraction]  # the window variant's, else None
+
+
+def check_parity_args(train_words, profile, n_merges, *, dev_words=None, dev_sizes=None, ratios=None,
+                      global_merges=0, variant="base", window=100, alpha=2) -> ParityArgs:
+    """Check :func:`learn_parity_merges`' arguments (one clear ``ValueError``/``TypeError`` each); shared by the
+    reference and the fast path (:mod:`fastsw.fast_parity`), so both refuse the same input the same way."""
+    if isinstance(profile, str):
+        profile = get_profile(profile)
+    elif not isinstance(profile, Profile):
+        raise TypeError(f"profile must be a profile name ('paper' or 'hf') or a Profile, got {profile!r}")
+    if not isinstance(train_words, dict) or not train_words:
+        raise ValueError("train_words must be a non-empty dict {language: (words, counts)}")
+    langs = list(train_words)
+    train = {lang: _check_words("train_words", lang, train_words[lang]) for lang in langs}
+    for name, value, low in (("n_merges", n_merges, 0), ("global_merges", global_merges, 0),
+                             ("window", window, 1)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ValueError(f"{name}={value!r} must be an integer >= {low}")
+    if variant not in VARIANTS:
+        raise ValueError(f"variant={variant!r} is not one of {', '.join(VARIANTS)}")
+    if (dev_words is None) == (ratios is None):
+        raise ValueError("give exactly one of dev_words (multi-parallel dev texts) or ratios (target "
+                         "compression ratio per language)")
+    columns = len(langs) + (1 if global_merges else 0)
+    if variant == "window":
+        if isinstance(alpha, bool) or not isinstance(alpha, Real) or alpha * len(langs) < columns:
+            need = Fraction(columns, len(langs))
+            raise ValueError(f"alpha={alpha!r} would let the window exclude every language; use alpha >= {need}")
+        alpha = Fraction(alpha)
+
+    def same_languages(what: str, keys) -> None:
+        missing = [lang for lang in langs if lang not in keys]
+        extra = [lang for lang in keys if lang not in train_words]
+        if extra:
+            raise ValueError(f"{what} names language(s) {', '.join(map(repr, extra))} with no training text; "
+                             "give their training text too or leave them out")
+        if missing:
+            raise ValueError(f"{what} is missing language(s) {', '.join(map(repr, missing))}; give one per "
+                             "training language")
+
+    dev = None
+    if dev_words is not None:
+        same_languages("dev_words", dev_words)
+        if dev_sizes is not None:
+            same_languages("dev_sizes", dev_sizes)
+            if len({dev_sizes[lang] for lang in langs}) > 1:
+                sizes = ", ".join(f"{lang}: {dev_sizes[lang]}" for lang in langs)
+                raise ValueError(f"the dev texts are not parallel: their numbers of documents differ ({sizes}); "
+                                 "give multi-parallel dev texts (line i of each is the same content)")
+        dev = {lang: _check_words("dev_words", lang, dev_words[lang]) for lang in langs}
+        target = None
+    else:
+        same_languages("ratios", ratios)
+        for lang in langs:
+            r = ratios[lang]
+            if isinstance(r, bool) or not isinstance(r, Real) or not r > 0:
+                raise ValueError(f"ratios[{lang!r}]={r!r} must be a number > 0")
+        target = {lang: Fraction(ratios[lang]) for lang in langs}
+    return ParityArgs(profile, langs, train, dev, target, columns, alpha if variant == "window" else None)
+
+
 def learn_parity_merges(train_words: Dict[Lang, Words], token_bytes: List[bytes], profile, n_merges: int, *,
                         dev_words: Optional[Dict[Lang, Words]] = None,
                         dev_sizes: Optional[Dict[Lang, int]] = None,
@@ -109,60 +181,17 @@ def learn_parity_merges(train_words: Dict[Lang, Words], token_bytes: List[bytes]
         >>> out.languages, [tb[l] + tb[r] for l, r, _ in out.merges], out.lengths
         (['y', 'x'], [b'ca', b'ab'], [{'x': 2, 'y': 4}, {'x': 2, 'y': 2}, {'x': 1, 'y': 2}])
     """
-    if isinstance(profile, str):
-        profile = get_profile(profile)
-    elif not isinstance(profile, Profile):
-        raise TypeError(f"profile must be a profile name ('paper' or 'hf') or a Profile, got {profile!r}")
-    if not isinstance(train_words, dict) or not train_words:
-        raise ValueError("train_words must be a non-empty dict {language: (words, counts)}")
-    langs = list(train_words)
-    train = {lang: _check_words("train_words", lang, train_words[lang]) for lang in langs}
-    for name, value, low in (("n_merges", n_merges, 0), ("global_merges", global_merges, 0),
-                             ("window", window, 1)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise ValueError(f"{name}={value!r} must be an integer >= {low}")
-    if variant not in VARIANTS:
-        raise ValueError(f"variant={variant!r} is not one of {', '.join(VARIANTS)}")
-    if (dev_words is None) == (ratios is None):
-        raise ValueError("give exactly one of dev_words (multi-parallel dev texts) or ratios (target "
-                         "compression ratio per language)")
-    columns = len(langs) + (1 if global_merges else 0)
-    if variant == "window":
-        if isinstance(alpha, bool) or not isinstance(alpha, Real) or alpha * len(langs) < columns:
-            need = Fraction(columns, len(langs))
-            raise ValueError(f"alpha={alpha!r} would let the window exclude every language; use alpha >= {need}")
-        alpha = Fraction(alpha)
-
-    def same_languages(what: str, keys) -> None:
-        missing = [lang for lang in langs if lang not in keys]
-        extra = [lang for lang in keys if lang not in train_words]
-        if extra:
-            raise ValueError(f"{what} names language(s) {', '.join(map(repr, extra))} with no training text; "
-                             "give their training text too or leave them out")
-        if missing:
-            raise ValueError(f"{what} is missing language(s) {', '.join(map(repr, missing))}; give one per "
-                             "training language")
-
+    args = check_parity_args(train_words, profile, n_merges, dev_words=dev_words, dev_sizes=dev_sizes,
+                             ratios=ratios, global_merges=global_merges, variant=variant, window=window,
+                             alpha=alpha)
+    profile, langs, train, columns, alpha = args.profile, args.languages, args.train, args.columns, args.alpha
     dev_mergers: Dict[Lang, PairMerger] = {}
-    if dev_words is not None:
-        same_languages("dev_words", dev_words)
-        if dev_sizes is not None:
-            same_languages("dev_sizes", dev_sizes)
-            if len({dev_sizes[lang] for lang in langs}) > 1:
-                sizes = ", ".join(f"{lang}: {dev_sizes[lang]}" for lang in langs)
-                raise ValueError(f"the dev texts are not parallel: their numbers of documents differ ({sizes}); "
-                                 "give multi-parallel dev texts (line i of each is the same content)")
+    if args.dev is not None:
         for lang in langs:
-            words, counts = _check_words("dev_words", lang, dev_words[lang])
-            dev_mergers[lang] = PairMerger(words, counts, token_bytes, profile)
+            dev_mergers[lang] = PairMerger(*args.dev[lang], token_bytes, profile)
         lengths = {lang: sum(len(w) * c for w, c in zip(m.words, m.counts)) for lang, m in dev_mergers.items()}
     else:
-        same_languages("ratios", ratios)
-        for lang in langs:
-            r = ratios[lang]
-            if isinstance(r, bool) or not isinstance(r, Real) or not r > 0:
-                raise ValueError(f"ratios[{lang!r}]={r!r} must be a number > 0")
-        target = {lang: Fraction(ratios[lang]) for lang in langs}
+        target = args.ratios
         lengths = {lang: sum(len(w) * c for w, c in zip(*train[lang])) for lang in langs}
         initial = dict(lengths)
 

@@ -291,10 +291,11 @@ def _plain_number(x):
 
 
 def parity_phase1(counts: Counts, alphabet, profile, n_merges: int, parity: dict, dev_counts=None, progress=None):
-    """Phase 1 with parity-aware BPE (:func:`fastsw.parity.learn_parity_merges`, the reference: there is no fast
-    path yet) over the language columns of ``counts``; ``dev_counts`` are the dev texts' tables (``{language:
-    Counts}``, counted like the training text) when ``parity["dev"]`` is used. Returns ``(merges, words,
-    token_bytes, result)``: ``words`` the final token ids of every pretoken of ``counts`` (a list, as
+    """Phase 1 with parity-aware BPE (:func:`fastsw.parity.learn_parity_merges`, the reference; the numba
+    backend runs its twin :func:`fastsw.fast_parity.parity_phase1_packed`) over the language columns of
+    ``counts``; ``dev_counts`` are the dev texts' tables (``{language: Counts}``, counted like the training
+    text) when ``parity["dev"]`` is used. Returns ``(merges, words, token_bytes, result)``: ``words`` the final
+    token ids of every pretoken of ``counts`` (a list, as
     :meth:`fastsw.superword.ReferenceBackend.phase1` gives), ``result`` the :class:`~fastsw.parity.ParityMerges`.
 
     A pretoken's final word depends only on its initial ids and the merges, so it is taken from the first
@@ -330,7 +331,13 @@ def replay_counts(merges, words, word_counts, n_alphabet: int):
     chosen language's count, which can increase, so the keys are made safe: ``key[j] = max over k >= j of
     max(count[k], single[k])``, ``single[k]`` being the occurrences of merge k's token as a whole pretoken (an
     upper bound of any candidate pair count that uses it). A supermerge that beats ``key[j]`` then uses only
-    tokens of merges before j. With ordinary BPE's merges the keys are the counts themselves."""
+    tokens of merges before j. With ordinary BPE's merges the keys are the counts themselves. ``words`` may be
+    packed ``(tokens, offsets, lengths)`` arrays (the fast path's)."""
+    if isinstance(words, tuple):
+        tokens, offsets, lengths = words
+        ones = [i for i, n in enumerate(lengths.tolist()) if n == 1]
+        words = [[t] for t in tokens[offsets[ones]].tolist()] if ones else []
+        word_counts = [word_counts[i] for i in ones]
     single = [0] * len(merges)
     for word, count in zip(words, word_counts):
         if len(word) == 1 and word[0] >= n_alphabet:
@@ -675,10 +682,16 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
         merges1, words, token_bytes = stages.phase1(counts, alph, profile, n_phase1, progress=bar)
     else:
         bar = Progress("phase 1 merges (parity-aware)", total=n_phase1, enabled=progress)
-        merges1, words, token_bytes, result = parity_phase1(counts, alph, prof, n_phase1, parity, dev_counts,
-                                                            progress=bar)
+        if stages.name == "numba":  # the fast twin (fastsw.fast_parity): packed words, same results
+            from .fast_parity import parity_phase1_packed
+            merges1, words, token_bytes, result = parity_phase1_packed(counts, alph, prof, n_phase1, parity,
+                                                                       dev_counts, progress=bar)
+        else:
+            merges1, words, token_bytes, result = parity_phase1(counts, alph, prof, n_phase1, parity, dev_counts,
+                                                                progress=bar)
         replay = replay_counts(merges1, words, counts.counts, n_alpha) if algo == "boundless" else None
-        words = stages.adopt_words(words)
+        if stages.name != "numba":
+            words = stages.adopt_words(words)
         info["parity"] = _parity_record(parity, result, counts.languages, dev_counts)
     info["seconds"]["phase1"] = bar.close()
     if stages.warmup_seconds is not None:

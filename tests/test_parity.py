@@ -16,9 +16,16 @@ import pytest
 import fastsw.parity
 from fastsw.alphabet import get_profile, render, unrender
 from fastsw.bpe import apply_merges, learn_merges
+from fastsw.fast_parity import learn_parity_merges_fast
 from fastsw.parity import learn_parity_merges
 
 from conftest import shared_path
+
+
+@pytest.fixture(params=["reference", "fast"])
+def learn(request):
+    """The worked-by-hand tests run on both twins: fastsw.parity.learn_parity_merges and its fast path."""
+    return learn_parity_merges if request.param == "reference" else learn_parity_merges_fast
 
 
 def byte_table():
@@ -45,7 +52,7 @@ TOY_DEV = {"en": {b"the": 1}, "de": {b"die": 1, b"ie": 1}}
 
 
 @pytest.mark.parametrize("profile", ["paper", "hf"])
-def test_language_choice_sequence_worked_by_hand(profile):
+def test_language_choice_sequence_worked_by_hand(profile, learn):
     # Training pair counts: en  t+h = 4 + 3 = 7, h+e = 3;  de  d+i = 5, i+e = 5 + 2 = 7  (no ties at the top).
     # Dev lengths: en "the" = 3; de "die" + "ie" = 3 + 2 = 5.
     # step 0: en 3 < de 5 -> de; de's best i+e (7). de dev: "d|ie" + "ie" = 2 + 1 = 3.
@@ -54,7 +61,7 @@ def test_language_choice_sequence_worked_by_hand(profile):
     # step 3: en 2 = de 2 -> en; en's words th x4, th|e x3: best th+e (3). en dev: "the" = 1.
     # step 4: en 1 < de 2 -> de; de's words die x5, ie x2 have no pair left: stop.
     tb = byte_table()
-    out = learn_parity_merges({l: words_of(c) for l, c in TOY_TRAIN.items()}, tb, profile, 10,
+    out = learn({l: words_of(c) for l, c in TOY_TRAIN.items()}, tb, profile, 10,
                               dev_words={l: words_of(c) for l, c in TOY_DEV.items()})
     assert out.languages == ["de", "en", "de", "en"]
     assert spelled(tb, out.merges) == [b"ie", b"th", b"die", b"the"]
@@ -64,7 +71,7 @@ def test_language_choice_sequence_worked_by_hand(profile):
     assert [[tb[t] for t in w] for w in out.words["de"]] == [[b"die"], [b"ie"]]
 
 
-def test_ratio_choice_sequence_worked_by_hand():
+def test_ratio_choice_sequence_worked_by_hand(learn):
     # Initial training lengths: en 2*4 + 3*3 = 17; de 3*5 + 2*2 = 19. Targets: en 1, de 2.
     # Criterion (initial / current) / ratio, lowest first:
     # step 0: en 17/17/1 = 1, de 19/19/2 = 1/2 -> de: i+e (7) shortens de by 5 + 2 = 7 -> 12.
@@ -72,21 +79,21 @@ def test_ratio_choice_sequence_worked_by_hand():
     # step 2: en 1, de 19/7/2 = 19/14 -> en: t+h (7) shortens en by 4 + 3 = 7 -> 10.
     # step 3: en 17/10 = 1.7 > de 19/14 -> de: no pair left, stop.
     tb = byte_table()
-    out = learn_parity_merges({l: words_of(c) for l, c in TOY_TRAIN.items()}, tb, "paper", 10,
+    out = learn({l: words_of(c) for l, c in TOY_TRAIN.items()}, tb, "paper", 10,
                               ratios={"en": 1, "de": 2})
     assert out.languages == ["de", "de", "en"]
     assert spelled(tb, out.merges) == [b"ie", b"die", b"th"]
     assert out.lengths == [{"en": 17, "de": 19}, {"en": 17, "de": 12}, {"en": 17, "de": 7}, {"en": 10, "de": 7}]
     # equal targets: both criteria start at 1 -> the first language (en) wins the tie
-    out = learn_parity_merges({l: words_of(c) for l, c in TOY_TRAIN.items()}, byte_table(), "paper", 1,
+    out = learn({l: words_of(c) for l, c in TOY_TRAIN.items()}, byte_table(), "paper", 1,
                               ratios={"en": 1.5, "de": 1.5})
     assert out.languages == ["en"]
 
 
-def test_min_frequency_stops_the_whole_run():
+def test_min_frequency_stops_the_whole_run(learn):
     # step 0 picks de's i+e with count 7; with min_frequency=8 that is too rare: nothing is learned,
     # although en has pairs left.
-    out = learn_parity_merges({l: words_of(c) for l, c in TOY_TRAIN.items()}, byte_table(), "paper", 10,
+    out = learn({l: words_of(c) for l, c in TOY_TRAIN.items()}, byte_table(), "paper", 10,
                               dev_words={l: words_of(c) for l, c in TOY_DEV.items()}, min_frequency=8)
     assert out.merges == [] and out.languages == [] and out.lengths == [{"en": 3, "de": 5}]
 
@@ -99,9 +106,9 @@ def dominant_toy():
     return train, dev
 
 
-def test_window_variant_restricts_a_dominant_language():
+def test_window_variant_restricts_a_dominant_language(learn):
     train, dev = dominant_toy()
-    base = learn_parity_merges(train, byte_table(), "paper", 9, dev_words=dev)
+    base = learn(train, byte_table(), "paper", 9, dev_words=dev)
     assert base.languages == ["big"] * 9
     # window 4, alpha 1, two columns: a language is allowed while (its choices among the last 4) / 4 <= 1/2,
     # i.e. at most 2 of the last 4.
@@ -110,20 +117,20 @@ def test_window_variant_restricts_a_dominant_language():
     # step 2: [b b]         big 2 -> big      step 7: [s s b b]  big 2 -> big
     # step 3: [b b b]       big 3 -> small    step 8: [s b b b]  big 3 -> small
     # step 4: [b b b s]     big 3 -> small
-    win = learn_parity_merges(train, byte_table(), "paper", 9, dev_words=dev, variant="window", window=4, alpha=1)
+    win = learn(train, byte_table(), "paper", 9, dev_words=dev, variant="window", window=4, alpha=1)
     B, S = "big", "small"
     assert win.languages == [B, B, B, S, S, B, B, B, S]
     assert [l["small"] for l in win.lengths] == [8, 8, 8, 8, 7, 6, 6, 6, 6, 5]
     # the default alpha 2 allows a language the whole window when there are two columns: no restriction
-    assert learn_parity_merges(train, byte_table(), "paper", 9, dev_words=dev, variant="window",
+    assert learn(train, byte_table(), "paper", 9, dev_words=dev, variant="window",
                                window=4).languages == base.languages
 
 
-def test_window_counts_the_summed_column_when_hybrid():
+def test_window_counts_the_summed_column_when_hybrid(learn):
     # hybrid: three columns (big, small, summed), so alpha 1.5 allows 1.5/3 = 1/2 of the window, as alpha 1
     # does without the summed column; the global step does not enter the window.
     train, dev = dominant_toy()
-    win = learn_parity_merges(train, byte_table(), "paper", 10, dev_words=dev, variant="window", window=4,
+    win = learn(train, byte_table(), "paper", 10, dev_words=dev, variant="window", window=4,
                               alpha=1.5, global_merges=1)
     assert win.languages == [None, "big", "big", "big", "small", "small", "big", "big", "big", "small"]
 
@@ -150,11 +157,11 @@ def small_real_counts(langs, train_bytes, dev_docs):
     return train, dev
 
 
-def test_hybrid_starts_with_ordinary_bpe_on_the_summed_counts():
+def test_hybrid_starts_with_ordinary_bpe_on_the_summed_counts(learn):
     langs = ["en", "de", "ru"]
     train, dev = small_real_counts(langs, 20000, 20)
     tb = byte_table()
-    out = learn_parity_merges({l: words_of(train[l]) for l in langs}, tb, "paper", 40,
+    out = learn({l: words_of(train[l]) for l in langs}, tb, "paper", 40,
                               dev_words={l: words_of(dev[l]) for l in langs}, global_merges=25)
     summed = collections.Counter()
     for lang in langs:
@@ -278,6 +285,12 @@ def test_same_merges_and_choices_as_the_published_script(published_script, n, op
     assert out.languages == their_choices
     assert out.lengths[:-1] == their_lengths  # dev lengths, or with ratios the training lengths
     assert len(set(their_choices) - {None}) > 1  # the toy exercises the choice, not one language
+    tb_fast = byte_table()  # the fast twin gives the same run
+    fast = learn_parity_merges_fast({l: words_of(train[l]) for l in langs}, tb_fast, "hf", n,
+                                    dev_words=None if ratios else {l: words_of(dev[l]) for l in langs},
+                                    ratios=ratios, global_merges=options.get("global_merges", 0),
+                                    variant="base" if window is None else "window", window=window or 100)
+    assert (fast.merges, fast.languages, fast.lengths, tb_fast) == (out.merges, out.languages, out.lengths, tb)
 
 
 # --- bad input ---------------------------------------------------------------------------------------------
