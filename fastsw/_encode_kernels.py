@@ -334,146 +334,82 @@ def _merge_scan(buf, a, n, table, ranks, bits, use_bits):
 
 
 @njit(cache=True, nogil=True)
-def _heap_push(heap, size, key):
-    i = size
-    heap[i] = key
-    while i > 0:
-        p = (i - 1) >> 1
-        if heap[p] <= key:
+def _tree_set(tree, leaf, key):
+    """Set leaf ``leaf`` of the tournament tree ``tree`` (int64, leaves from
+    ``tree.shape[0] // 2``) to ``key`` and restore the minima above it, stopping
+    where an ancestor already holds the new minimum."""
+    k = (tree.shape[0] >> 1) + leaf
+    tree[k] = key
+    while k > 1:
+        sib = tree[k ^ 1]
+        k >>= 1
+        m = key if key < sib else sib
+        if tree[k] == m:
             break
-        heap[i] = heap[p]
-        i = p
-    heap[i] = key
-    return size + 1
+        tree[k] = m
+        key = m
 
 
 @njit(cache=True, nogil=True)
-def _heap_pop(heap, size):
-    """Remove the minimum (the caller read ``heap[0]``); returns the new size."""
-    size -= 1
-    last = heap[size]
-    i = 0
-    while True:
-        c = 2 * i + 1
-        if c >= size:
-            break
-        if c + 1 < size and heap[c + 1] < heap[c]:
-            c += 1
-        if heap[c] >= last:
-            break
-        heap[i] = heap[c]
-        i = c
-    if size > 0:
-        heap[i] = last
-    return size
+def _merge_tree(buf, a, n, table, nxt, prv, tree, nid):
+    """Merges on int32 ``buf[a:a+n]`` in place (the order of ``_merge_scan``: the
+    lowest rank, leftmost first), with the pairs' keys in a tournament tree: a
+    merge costs three O(log n) leaf updates instead of an O(n) scan and shift.
 
-
-@njit(cache=True, nogil=True)
-def _bucket_add(head, pool_pos, pool_next, n_pool, heap, size, rank, pos):
-    """Add position ``pos`` to rank ``rank``'s bucket (a linked list in the pool),
-    pushing the rank on the heap when its bucket was empty. Returns (n_pool, size)."""
-    if head[rank] == -1:
-        size = _heap_push(heap, size, rank)
-    pool_pos[n_pool] = pos
-    pool_next[n_pool] = head[rank]
-    head[rank] = n_pool
-    return n_pool + 1, size
-
-
-@njit(cache=True, nogil=True)
-def _merge_long(buf, a, n, table, nxt, prv, heap, head, pool_pos, pool_next, order):
-    """Rank buckets on int32 ``buf[a:a+n]`` in place; returns the new length.
-
-    Scratch: int32 ``nxt``/``prv`` (>= n, the linked list), int64 ``heap`` (>= 3n,
-    a min-heap of the distinct ranks present), int32 ``head`` (one bucket head per
-    rank, all -1 on entry and again on return), int32 ``pool_pos``/``pool_next``/
-    ``order`` (>= 3n: every candidate (rank, position) ever created; at most n - 1
-    initial ones and two per merge). When a rank becomes the minimum, its bucket's
-    positions are put in ascending order and applied left to right, skipping those
-    whose pair changed (module notes (1)-(4)); a sequence of one repeated id first
-    takes the arithmetic step of note (5). Cost: O(n log n) in all, and O(n) per
-    distinct rank when buckets arrive in order.
+    Scratch: int32 ``nxt``/``prv``/``nid`` (>= n: the linked list of nodes, the new
+    id of each node's pair) and int64 ``tree`` (2 P entries, P a power of two >= n;
+    only the first 2 P' are used, P' the power of two >= n). Leaf i holds the pair
+    starting at node i as ``rank << 32 | i`` (so equal ranks compare leftmost
+    first), or INT64_MAX when there is no merge or node i is gone. Returns the
+    new length.
     """
-    # a sequence of one repeated id x (e.g. "a" * 10**6) has the single pair x x:
-    # its first merge step is arithmetic (module note (5)); repeat while it stays one run
-    while n >= 2:
-        x = buf[a]
-        same = True
-        for i in range(1, n):
-            if buf[a + i] != x:
-                same = False
-                break
-        if not same:
-            break
-        v = _pair_lookup(table, x, x)
-        if v < 0:
-            return n
-        new = np.int32(v & _LOW32)
-        half = n >> 1
-        for i in range(half):
-            buf[a + i] = new
-        if n & 1:
-            buf[a + half] = x
-        n = half + (n & 1)
     if n < 2:
         return n
-    size = 0
-    n_pool = 0
-    for i in range(n):
-        nxt[i] = i + 1
-        prv[i] = i - 1
+    none = np.int64(0x7FFFFFFFFFFFFFFF)
+    size = 1
+    while size < n:
+        size <<= 1
+    t = tree[:2 * size]
     for i in range(n - 1):
         v = _pair_lookup(table, buf[a + i], buf[a + i + 1])
         if v >= 0:
-            n_pool, size = _bucket_add(head, pool_pos, pool_next, n_pool, heap, size, v >> 32, i)
-    while size > 0:
-        rank = heap[0]
-        size = _heap_pop(heap, size)
-        # the bucket lists positions newest first; restore ascending order
-        k = 0
-        e = head[rank]
-        head[rank] = -1
-        while e != -1:
-            order[k] = pool_pos[e]
-            k += 1
-            e = pool_next[e]
-        descending = True
-        for q in range(1, k):
-            if order[q] > order[q - 1]:
-                descending = False
-                break
-        if descending:
-            for q in range(k // 2):
-                t = order[q]
-                order[q] = order[k - 1 - q]
-                order[k - 1 - q] = t
+            t[size + i] = ((v >> 32) << 32) | i
+            nid[i] = np.int32(v & _LOW32)
         else:
-            order[:k].sort()
-        for q in range(k):
-            i = order[q]
-            j = nxt[i]
-            if j < 0 or j >= n:
-                continue  # i was merged away, or is the last node now
-            v = _pair_lookup(table, buf[a + i], buf[a + j])
-            if v < 0 or (v >> 32) != rank:
-                continue  # stale: the pair at i changed
-            new = np.int32(v & _LOW32)
-            buf[a + i] = new
-            m = nxt[j]
-            nxt[i] = m
-            nxt[j] = -1
-            # new pairs have higher ranks than ``rank`` (module note (2)): they go to
-            # later buckets, never to the one being applied
-            if m < n:
-                prv[m] = i
-                v = _pair_lookup(table, new, buf[a + m])
-                if v >= 0:
-                    n_pool, size = _bucket_add(head, pool_pos, pool_next, n_pool, heap, size, v >> 32, i)
-            p = prv[i]
-            if p >= 0:
-                v = _pair_lookup(table, buf[a + p], new)
-                if v >= 0:
-                    n_pool, size = _bucket_add(head, pool_pos, pool_next, n_pool, heap, size, v >> 32, p)
+            t[size + i] = none
+    for i in range(n - 1, size):
+        t[size + i] = none
+    for k in range(size - 1, 0, -1):
+        x = t[2 * k]
+        y = t[2 * k + 1]
+        t[k] = x if x < y else y
+    for i in range(n):
+        nxt[i] = i + 1
+        prv[i] = i - 1
+    while t[1] != none:
+        i = np.int64(t[1] & _LOW32)
+        j = nxt[i]
+        new = nid[i]
+        buf[a + i] = new
+        m = nxt[j]
+        nxt[i] = m
+        _tree_set(t, j, none)
+        key = none
+        if m < n:
+            prv[m] = i
+            v = _pair_lookup(table, new, buf[a + m])
+            if v >= 0:
+                key = ((v >> 32) << 32) | i
+                nid[i] = np.int32(v & _LOW32)
+        _tree_set(t, i, key)
+        p = prv[i]
+        if p >= 0:
+            key = none
+            v = _pair_lookup(table, buf[a + p], new)
+            if v >= 0:
+                key = ((v >> 32) << 32) | p
+                nid[p] = np.int32(v & _LOW32)
+            _tree_set(t, p, key)
     w = a
     i = 0
     while i < n:
@@ -484,15 +420,56 @@ def _merge_long(buf, a, n, table, nxt, prv, heap, head, pool_pos, pool_next, ord
 
 
 @njit(cache=True, nogil=True)
-def _merge(buf, a, n, table, short_limit, nxt, prv, heap, head, pool_pos, pool_next, order):
+def _halve_runs(buf, a, n, table):
+    """Module note (5): while int32 ``buf[a:a+n]`` is one id ``x`` repeated, apply the
+    merge of ``x x`` arithmetically (``n // 2`` new ids, then ``x`` when n is odd).
+    Returns the new length (unchanged when the sequence is not one repeated id)."""
+    while n >= 2:
+        x = buf[a]
+        for i in range(1, n):
+            if buf[a + i] != x:
+                return n
+        v = _pair_lookup(table, x, x)
+        if v < 0:
+            return n
+        new = np.int32(v & _LOW32)
+        half = n >> 1
+        for i in range(half):
+            buf[a + i] = new
+        if n & 1:
+            buf[a + half] = x
+        n = half + (n & 1)
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _merge_long(buf, a, n, table, nxt, prv, tree, nid):
+    """Merges on a long int32 ``buf[a:a+n]`` in place: the arithmetic step of a
+    sequence of one repeated id (:func:`_halve_runs`), then the tournament tree
+    (:func:`_merge_tree`, same scratch). Returns the new length."""
+    n = _halve_runs(buf, a, n, table)
+    return _merge_tree(buf, a, n, table, nxt, prv, tree, nid)
+
+
+@njit(cache=True, nogil=True)
+def _tree_size(n):
+    """Entries of the ``tree`` scratch of :func:`_merge_tree` for sequences of up to ``n`` ids."""
+    size = 1
+    while size < n:
+        size <<= 1
+    return 2 * size
+
+
+@njit(cache=True, nogil=True)
+def _merge(buf, a, n, table, short_limit, ranks, nxt, prv, tree, nid):
     """Merges on int32 ``buf[a:a+n]`` in place: the scan loop up to ``short_limit``
-    (``heap`` as its scratch), rank buckets above (scratch as in ``_merge_long``).
-    Returns the new length."""
+    (int64 scratch ``ranks`` >= n), the long loop above (scratch as in
+    ``_merge_tree``). Returns the new length."""
     if n < 2:
         return n
     if n <= short_limit:
-        return _merge_scan(buf, a, n, table, heap, heap, 0)
-    return _merge_long(buf, a, n, table, nxt, prv, heap, head, pool_pos, pool_next, order)
+        return _merge_scan(buf, a, n, table, ranks, ranks, 0)
+    return _merge_long(buf, a, n, table, nxt, prv, tree, nid)
 
 
 @njit(cache=True, nogil=True)
@@ -514,15 +491,14 @@ def _merge_one(ids, table, short_limit):
     n = ids.shape[0]
     buf = ids.copy()
     cap = max(n, 1)
-    m = _merge(buf, 0, n, table, short_limit, np.empty(cap, np.int32), np.empty(cap, np.int32),
-               np.empty(3 * cap, np.int64), np.full(max(_n_ranks(table), 1), -1, np.int32),
-               np.empty(3 * cap, np.int32), np.empty(3 * cap, np.int32), np.empty(3 * cap, np.int32))
+    m = _merge(buf, 0, n, table, short_limit, np.empty(cap, np.int64), np.empty(cap, np.int32),
+               np.empty(cap, np.int32), np.empty(_tree_size(cap), np.int64), np.empty(cap, np.int32))
     return buf[:m].copy()
 
 
 @njit(cache=True, nogil=True)
 def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc_short, sc_long, tb,
-                 r_table, s_table, s_bits, head, flags, use_shortcut, use_super, short_limit):
+                 r_table, s_table, s_bits, flags, use_shortcut, use_super, short_limit):
     """Encode a batch of documents.
 
     Reads: uint8 ``text`` (the documents' UTF-8 bytes, concatenated), int64
@@ -585,12 +561,17 @@ def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc_short, sc_long, tb,
                 bounds[k + 1] = pos
                 if pos - start > longest:
                     longest = pos - start
-    nxt = np.empty(longest, np.int32)
-    prv = np.empty(longest, np.int32)
-    heap = np.empty(3 * longest, np.int64)
-    pool_pos = np.empty(3 * longest, np.int32)
-    pool_next = np.empty(3 * longest, np.int32)
-    order = np.empty(3 * longest, np.int32)
+    heap = np.empty(min(longest, max(short_limit, 1)), np.int64)  # the scan loop's pair values
+    if longest > short_limit:
+        nxt = np.empty(longest, np.int32)
+        prv = np.empty(longest, np.int32)
+        nid = np.empty(longest, np.int32)
+        tree = np.empty(_tree_size(longest), np.int64)
+    else:
+        nxt = np.empty(1, np.int32)
+        prv = np.empty(1, np.int32)
+        nid = np.empty(1, np.int32)
+        tree = np.empty(2, np.int64)
     out = np.empty(max(pos, 1), np.int32)
     out_off = np.zeros(n_docs + 1, np.int64)
     # miss cache (see the module notes): direct-mapped by hash; per slot the
@@ -643,7 +624,7 @@ def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc_short, sc_long, tb,
                 if e - s <= short_limit:
                     n = _merge_scan(out, w, e - s, r_table, heap, s_bits, 0)
                 else:
-                    n = _merge_long(out, w, e - s, r_table, nxt, prv, heap, head, pool_pos, pool_next, order)
+                    n = _merge_long(out, w, e - s, r_table, nxt, prv, tree, nid)
             if n == 1 and (flags[out[w]] & 1) != 0:
                 if run_len == 0:
                     run_start = w
@@ -665,8 +646,7 @@ def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc_short, sc_long, tb,
                 elif run_len <= short_limit:
                     m = _merge_scan(out, run_start, run_len, s_table, heap, s_bits, 1)
                 else:
-                    m = _merge_long(out, run_start, run_len, s_table, nxt, prv, heap, head,
-                                    pool_pos, pool_next, order)
+                    m = _merge_long(out, run_start, run_len, s_table, nxt, prv, tree, nid)
                 if m < run_len:
                     dst = run_start + m
                     for i in range(n):
@@ -694,8 +674,7 @@ def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc_short, sc_long, tb,
             elif run_len <= short_limit:
                 m = _merge_scan(out, run_start, run_len, s_table, heap, s_bits, 1)
             else:
-                m = _merge_long(out, run_start, run_len, s_table, nxt, prv, heap, head,
-                                pool_pos, pool_next, order)
+                m = _merge_long(out, run_start, run_len, s_table, nxt, prv, tree, nid)
             w = run_start + m
         out_off[d + 1] = w
     return out[:w], out_off

@@ -130,7 +130,6 @@ class FastEncoder:
         self.sc_long = K._build_long_table(self.tb, self.tb_off, shortcut_ids[~short],
                                            _table_size(int((~short).sum())))
         self._id_objects = None
-        self._scratch = threading.local()
         supers = tables.super_ranks
         self.r_table = pair_table(tables.regular_ranks)
         self.s_table = pair_table(supers)
@@ -139,20 +138,11 @@ class FastEncoder:
         rights = np.fromiter((p[1] for p in supers), np.int64, n_super)
         self.s_bits = K._build_pair_bits(lefts, rights)
         self.use_super = int(bool(supers))
-        self.n_heads = int(max(K._n_ranks(self.r_table), K._n_ranks(self.s_table), 1))
         # per id: 1 eligible, 2 left side of a supermerge, 4 right side of one
         self.flags = np.zeros(max(len(token_bytes), 1), np.uint8)
         self.flags[np.fromiter(tables.eligible, np.int64, len(tables.eligible))] |= 1
         self.flags[lefts] |= 2
         self.flags[rights] |= 4
-
-    def _head(self) -> np.ndarray:
-        """This thread's bucket heads for the kernel's long merge loop (all -1 between
-        calls; the kernel restores them), so no call allocates or clears them."""
-        head = getattr(self._scratch, "head", None)
-        if head is None:
-            head = self._scratch.head = np.full(self.n_heads, -1, np.int32)
-        return head
 
     # -- one kernel call ---------------------------------------------------------
     def encode_docs(self, texts: Sequence[str], shortcut: bool = True,
@@ -199,7 +189,7 @@ class FastEncoder:
         the calling thread: a thread start (~50 us) would be most of their time."""
         # read-only view of the bytes (no copy); never empty, so one signature
         args = (np.frombuffer(data or b"\0", np.uint8), piece_ends, doc_pieces, self.byte_ids, self.sc_short,
-                self.sc_long, self.tb, self.r_table, self.s_table, self.s_bits, self._head(), self.flags,
+                self.sc_long, self.tb, self.r_table, self.s_table, self.s_bits, self.flags,
                 int(bool(shortcut)), self.use_super, int(short_limit))
         if interruptible or (len(data) >= _WORKER_BYTES and threading.current_thread() is threading.main_thread()):
             return call_kernel(K._encode_docs, *args, stop=False)
