@@ -77,14 +77,28 @@ def _table_size(n: int) -> int:
     return size
 
 
+class PairArrays(NamedTuple):
+    """A rank table as four equal-length int64 arrays (one entry per pair), for models whose
+    ``(left, right) -> (rank, new id)`` dict would be expensive to build (tiktoken's vocabularies:
+    :mod:`fastsw.tiktoken_vocab`); :func:`pair_table` takes it in place of the dict."""
+    lefts: np.ndarray
+    rights: np.ndarray
+    ranks: np.ndarray
+    news: np.ndarray
+
+
 def pair_table(ranks) -> np.ndarray:
     """The int64 rank table (see :mod:`fastsw._encode_kernels`) of a
-    ``(left, right) -> (rank, new id)`` dict."""
-    n = len(ranks)
-    lefts = np.fromiter((p[0] for p in ranks), np.int64, n)
-    rights = np.fromiter((p[1] for p in ranks), np.int64, n)
-    rk = np.fromiter((v[0] for v in ranks.values()), np.int64, n)
-    news = np.fromiter((v[1] for v in ranks.values()), np.int64, n)
+    ``(left, right) -> (rank, new id)`` dict (or a :class:`PairArrays`)."""
+    if isinstance(ranks, PairArrays):
+        lefts, rights, rk, news = (np.ascontiguousarray(a, dtype=np.int64) for a in ranks)
+        n = lefts.shape[0]
+    else:
+        n = len(ranks)
+        lefts = np.fromiter((p[0] for p in ranks), np.int64, n)
+        rights = np.fromiter((p[1] for p in ranks), np.int64, n)
+        rk = np.fromiter((v[0] for v in ranks.values()), np.int64, n)
+        news = np.fromiter((v[1] for v in ranks.values()), np.int64, n)
     if n and (max(lefts.max(), rights.max(), news.max()) > _ID_LIMIT or rk.max() > _ID_LIMIT):
         raise ValueError("token ids and ranks must be below 2**31 for the fast path; use backend='python'")
     return K._build_pair_table(lefts, rights, rk, news, _table_size(n))
