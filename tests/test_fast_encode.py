@@ -117,6 +117,29 @@ def test_merge_loops_on_large_ids(offset, short_limit, data):
     assert merge_fast(ids, ranks, short_limit) == apply_merges(ids, ranks)
 
 
+@pytest.mark.parametrize("short_limit", [0, 1000], ids=["tree", "scan"])
+@settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None)
+@given(data=st.data())
+def test_merge_loops_equal_tiktoken_on_random_rank_tables(short_limit, data):
+    # Rank mode (tiktoken's vocabularies): every two-way split of a token is a pair with that token's
+    # rank, several pairs share a rank, and a part may rank after the token it forms, so a merge can
+    # create a pair of a lower rank than the one just applied. Both loops must still be tiktoken's
+    # algorithm (interop.rank_table_encode, the plain-Python twin), on pieces long enough for the tree.
+    from fastsw.interop import rank_table_encode
+    from fastsw.tiktoken_vocab import two_way_splits
+    alphabet = [b"a", b"b", b"c"]
+    extra = data.draw(st.lists(st.text("abc", min_size=2, max_size=5), max_size=25, unique=True))
+    tokens = alphabet + [t.encode() for t in extra]
+    order = data.draw(st.permutations(range(len(tokens))))
+    rank_of = {t: r for t, r in zip(tokens, order)}
+    by_rank = sorted(rank_of, key=rank_of.get)
+    splits = two_way_splits(by_rank, rank_of).astype(np.int64)
+    table = fast_encode.pair_table(fast_encode.PairArrays(splits[:, 0], splits[:, 1], splits[:, 2], splits[:, 2]))
+    piece = data.draw(st.text("abc", max_size=80)).encode()
+    ids = np.array([rank_of[piece[i:i + 1]] for i in range(len(piece))], np.int32)
+    assert K._merge_one(ids, table, short_limit).tolist() == rank_table_encode(piece, rank_of)
+
+
 def test_pair_table_lookups_on_both_regions():
     ranks = {(0, 0): (0, 300), (255, 255): (1, 301), (255, 256): (2, 302), (300, 3): (3, 303),
              (2 ** 20, 7): (4, 304)}
