@@ -67,7 +67,8 @@ Design notes
   and Thai text: measured per piece length on held-out text, own-language models,
   MB/s of the merge loop alone (scan / buckets / tree): ja 25-48 bytes 12 / 8 / 20,
   49-96 bytes 5 / 7 / 19; th 97-200 bytes 6 / 7 / 20; and for 2-8 byte pieces
-  37 / 8 / 25 (so the scan loop keeps ``n <= 24``, where it is as fast or faster).
+  37 / 8 / 25 and 9-16 bytes 24-30 / 8 / 23-27, but 17-24 bytes 16-25 / 8 / 23-30 (so the scan
+  loop keeps ``n <= 16``, ``fast_encode.SHORT_LIMIT``).
   A flat array of the same keys with a vectorised minimum per merge (AVX-512)
   was 15-25 % slower than the tree from 25 bytes up. The tree needs 2 P int64 of
   scratch (P the power of two >= n), less than the buckets' 3 n int64 + 9 n int32.

@@ -37,9 +37,50 @@ Design notes
   of Python ints by taking them from an object array of the vocabulary's ints
   (built once): reference copies instead of one new ``int`` per token, about half
   the time of ``ndarray.tolist`` (which was a quarter of a single-thread encode).
-* Scratch: the long merge loop's bucket heads (one int32 per rank) are kept per
-  thread (``threading.local``) and restored to -1 by the kernel, so no call
-  allocates or clears them.
+* Scratch: the kernel allocates its merge scratch per call, sized by the call's
+  longest pretoken (the tournament tree: 2 P int64, P the power of two above it);
+  nothing is kept between calls.
+* Where the time goes, per language (issue #14; ``bench/bench_languages.py`` and the
+  ablation below). Held-out text, own-language plain BPE 32768 (``simple``), one
+  thread, CPU time of the thread in ms, best of 9 interleaved rounds; "merge" is the
+  merge loops alone over the pretokens that miss the whole-pretoken shortcut (same
+  kernel code, no shortcut or cache), "kernel" the whole kernel call per document:
+
+  ====== ====== ======== ====== ======= ====== ======= ========= ===============
+  text   KB     tiktoken fastsw pretok  kernel merge   to_list   bytes missing
+  ====== ====== ======== ====== ======= ====== ======= ========= ===============
+  en     201    12.47    8.12   0.87    5.01   1.54    1.13      18 %
+  zh     71     7.94     7.36   0.21    5.16   3.82    0.65      86 %
+  ja     108    10.96    8.59   0.26    6.39   4.72    0.57      74 %
+  th     126    13.56    10.91  0.53    9.49   5.66    1.08      78 %
+  ko     52     3.33     3.79   0.15    2.21   1.26    0.42      52 %
+  th/en  126    5.95     7.26   0.54    4.41   1.62    1.90      96 %
+  ====== ====== ======== ====== ======= ====== ======= ========= ===============
+
+  (th/en: Thai text, English model, 0.94 tokens per byte.) Where pretokens are
+  long and miss the vocabulary (zh, ja, th), merging is half the time or more: a
+  3-byte character costs two merges before any merge across characters, about 0.8
+  merges per byte, each two rank-table probes and three tournament-tree leaf
+  updates (~50-60 ns per byte on the shared core). The shortcut lookups, the miss
+  cache and the per-call set-up are most of the rest of the kernel (~20 %); the
+  pre-tokenizer is 2-10 %; the list of Python ints 8-26 % (26 % where tokens are
+  nearly bytes). The long-piece loop was the largest cost before the tournament
+  tree replaced the rank buckets (ja: 14.7 of 16.1 ms of kernel time were the
+  pieces over 24 bytes, ~200 ns per byte; now 2-4 x less, see
+  :mod:`fastsw._encode_kernels`).
+* Tried and dropped (measured, same harness): a flat array of pair keys with a
+  vectorised minimum per merge (AVX-512; 15-25 % slower than the tree from 25
+  bytes up); a 4096-entry direct-mapped pair cache in front of the rank table
+  (2 x slower: the table's probes are not the bottleneck, instructions are);
+  composing each character into its own token before merging (exact only for
+  characters no token crosses partially, and byte-level BPE learns such tokens
+  early: Russian ``" \xd0"`` is merge 0, Japanese ``"の" + b"\xe5"`` merge 44, Thai
+  has 805, so only 47 % of Chinese and ~0 % of Japanese and Thai characters qualified).
+  What would close the rest of the gap to 1.5 x tiktoken on zh/ja/th: a per-token
+  rather than per-merge encoder (the linear backtracking encoder of GitHub's
+  ``bpe`` crate: one longest-match step and a pair-compatibility check per token,
+  ~3.5 x fewer steps than merges on Chinese, over the reachable tokens only), and,
+  for callers that can take arrays, ``encode_to_numpy`` (no list of ints).
 * Only byte alphabets (``bytes243``, ``bytes256``) have a fast path; other
   alphabets encode with the reference path (``backend="auto"``) or raise
   (``backend="numba"``).
@@ -59,7 +100,7 @@ from ._interrupt import call_kernel
 from .alphabet import Alphabet, ByteAlphabet, check_utf8
 from .pretokenize import Pretokenizer
 
-SHORT_LIMIT = 24          # sequences up to this length use the scan loop, longer ones rank buckets
+SHORT_LIMIT = 16          # sequences up to this length use the scan loop, longer ones the tournament tree
 #: Kernel calls on at least this many UTF-8 bytes from the main thread run in a worker thread (Ctrl-C).
 _WORKER_BYTES = 1 << 20
 _SLICE_BYTES = 1 << 18    # documents per thread-pool task: about this many characters
