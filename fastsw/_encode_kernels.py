@@ -501,19 +501,6 @@ def _merge(buf, a, n, table, short_limit, ranks, nxt, prv, tree, nid):
 
 
 @njit(cache=True, nogil=True)
-def _n_ranks(table):
-    """One more than the largest rank in a rank table (0 when empty)."""
-    r = np.int64(0)
-    for d in range(_DIRECT):
-        if table[d] != -1:
-            r = max(r, (table[d] >> 32) + 1)
-    for s in range((table.shape[0] - _DIRECT) >> 1):
-        if table[_DIRECT + 2 * s] != -1:
-            r = max(r, (table[_DIRECT + 2 * s + 1] >> 32) + 1)
-    return r
-
-
-@njit(cache=True, nogil=True)
 def _merge_one(ids, table, short_limit):
     """Merges applied to a copy of int32 ``ids`` (for tests and single runs)."""
     n = ids.shape[0]

@@ -344,7 +344,7 @@ def encoder_for(tok) -> FastEncoder:
 
 
 KERNELS = (K._encode_docs, K._merge_one, K._build_pair_table, K._build_short_table,
-           K._build_long_table, K._build_pair_bits, K._n_ranks)
+           K._build_long_table, K._build_pair_bits)
 
 
 def warmup() -> None:
