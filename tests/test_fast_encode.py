@@ -319,6 +319,11 @@ def test_to_list_gives_plain_ints(golden_models):
     out = enc.to_list(ids)
     assert out == ids.tolist() and all(type(i) is int for i in out)
     assert enc.to_list(np.zeros(0, np.int32)) == []
+    # the compiled loop (fastsw._pretok.ids_to_list) against its reference, ndarray.tolist, on real ids
+    many = enc.encode_docs([" ".join(read_jsonl_texts(shared_path("corpus/en/heldout.jsonl"), 3))])[0]
+    assert enc.to_list(many) == many.tolist() and len(many) > 1000
+    with pytest.raises(IndexError, match="outside the vocabulary"):
+        enc.to_list(np.array([5, tok.n_vocab], np.int32))
 
 
 def test_long_pretokens_and_long_runs_take_the_tree(golden_models):
