@@ -34,9 +34,9 @@ Design notes
 * Reference counts: Numba increfs and decrefs array arguments and arrays rebound
   inside a loop with atomic instructions; before the changes below they took
   ~28 % of the kernel's time on English text. So the hot loop calls the merge
-  loops directly (no dispatcher function with 9 array arguments), and the bucket
-  heads of the long loop come from the driver (one all -1 array per thread,
-  restored by the loop) instead of being allocated lazily inside the loop.
+  loops directly (no dispatcher function with 9 array arguments), and the long
+  loop's scratch is allocated once per call (sized by the longest pretoken or
+  run), not lazily inside the loop.
 * Supermerge runs: per regular id, ``flags`` bit 1 marks eligible tokens and
   bits 2 and 4 the left and right sides of some supermerge, and a 32 kB bit set
   (``s_bits``) holds a hash bit of every supermerge pair; a run with no adjacent
@@ -522,9 +522,7 @@ def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc_short, sc_long, tb,
     document's last end is its length), int64 ``doc_pieces`` (n_docs + 1 offsets
     into ``piece_ends``), int32
     ``byte_ids`` (256: atomic id of each byte), the two shortcut tables and the
-    flat vocabulary ``tb``, the rank tables, int32 ``head`` (scratch of the long
-    merge loop: one entry per rank of either table, all -1 on entry and again on
-    return; the driver keeps one per thread), uint8 ``flags`` per regular id (1:
+    flat vocabulary ``tb``, the rank tables, uint8 ``flags`` per regular id (1:
     eligible, 2: the left side of some supermerge, 4: the right side of one) and
     int64 switches. ``s_bits`` is the supermerges' pair filter
     (:func:`_build_pair_bits`). A run with no adjacent pair that has flags 2 and 4
