@@ -19,6 +19,7 @@ from .readers import iter_documents, InputError
 from .files import OutputError
 from . import metrics  # noqa: E402,F401 (fastsw.metrics: evaluation formulas)
 from . import interop  # noqa: E402,F401 (attaches Tokenizer.save_hf, load_paper, ... : interop imports the tokenizer)
+from . import tiktoken_vocab  # noqa: E402,F401 (attaches Tokenizer.load_tiktoken and from_tiktoken)
 from .notes import VocabularyNotReachedWarning, OptionWarning
 
 load = Tokenizer.load

@@ -410,7 +410,8 @@ cdef class Scanner:
     :func:`fastsw._unicode.script_table`, a ``uint8`` array of 256 flags, 1 for the script ids
     whose chunks use ``SCRIPT_SPECIFIC_PATTERN`` (a text without a real script uses
     ``GPT4O_PATTERN``), and whether to chunk by script (mode "script") or match the whole text
-    with ``GPT4O_PATTERN`` (mode "simple").
+    with ``GPT4O_PATTERN`` (mode "simple"); ``pattern=1`` matches the whole text with cl100k_base's
+    pattern instead (``_cl100k.pxi``).
 
     Design note: making a ``str`` per pretoken dominates the run time, so :meth:`pretokenize`
     keeps a direct-mapped cache of recent short pretokens (``CACHE_SIZE`` slots, keyed by a hash
@@ -423,12 +424,16 @@ cdef class Scanner:
     cdef uint8_t specific_by_script[256]
     cdef const uint8_t* scripts
     cdef bint script_chunking
+    cdef int pattern  # 0: GPT4O_PATTERN (and script chunks), 1: CL100K_PATTERN (_cl100k.pxi, whole text)
     cdef PyObject* cache[CACHE_SIZE]
 
     def __cinit__(self, const uint8_t[::1] table, const uint32_t[::1] fold_cps,
                   const uint8_t[::1] fold_letters, const uint8_t[::1] scripts,
-                  const uint8_t[::1] specific_by_script, bint script_chunking):
+                  const uint8_t[::1] specific_by_script, bint script_chunking, int pattern=0):
         cdef Py_ssize_t k
+        if pattern not in (0, 1) or (pattern == 1 and script_chunking):
+            raise ValueError("pattern must be 0 (GPT-4o) or 1 (cl100k_base, without script chunking)")
+        self.pattern = pattern
         memset(self.cache, 0, sizeof(self.cache))
         if table.shape[0] < N_CODE_POINTS:
             raise ValueError(f"table has {table.shape[0]} entries; expected 0x110000 (use pretoken_table())")
@@ -466,7 +471,9 @@ cdef class Scanner:
         ends = <int64_t*> PyMem_Malloc(length * sizeof(int64_t))
         if ends == NULL:
             raise MemoryError()
-        if not self.script_chunking:
+        if self.pattern == 1:
+            count = _dispatch_cl100k(text, &self.tb, ends)
+        elif not self.script_chunking:
             whole[0] = 0
             whole[1] = length
             count = _dispatch(text, &self.tb, whole, &main_only, 1, ends)
@@ -551,6 +558,7 @@ cdef class Scanner:
 
 
 include "_counter.pxi"
+include "_cl100k.pxi"
 
 
 def ids_to_list(const int32_t[::1] ids, list objects):

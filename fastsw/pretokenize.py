@@ -60,6 +60,11 @@ GPT4O_PATTERN = "|".join([
     r"\s+",
 ])
 
+# tiktoken's cl100k_base (GPT-4) pattern; in "simple" mode it runs on the compiled scanner too
+# (fastsw._cl100k.pxi). Used by fastsw.tiktoken_vocab.
+CL100K_PATTERN = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+                  r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s""")
+
 # The first two (word) branches replaced by one letter with an optional leading
 # space and trailing combining marks: each character becomes its own pretoken.
 SCRIPT_SPECIFIC_PATTERN = "|".join([
@@ -224,6 +229,10 @@ class Pretokenizer:
         self._native = (HAVE_NATIVE_PRETOKENIZER and mode != "none" and main_pattern == GPT4O_PATTERN
                         and script_specific_pattern == SCRIPT_SPECIFIC_PATTERN)
         self._scanner = None  # the fastsw._pretok.Scanner, made on first use
+        # cl100k_base's pattern in simple mode: its own compiled scanner, for pretokenize/pretoken_ends only
+        # (_get_scanner, which the compiled counter relies on, stays the GPT-4o one)
+        self._cl100k = HAVE_NATIVE_PRETOKENIZER and mode == "simple" and main_pattern == CL100K_PATTERN
+        self._cl100k_scanner = None
 
     # -- configuration ----------------------------------------------------
     def to_config(self) -> dict:
@@ -254,13 +263,26 @@ class Pretokenizer:
     def __getstate__(self):
         state = self.__dict__.copy()
         state["_scanner"] = None  # the compiled scanner is rebuilt on first use after unpickling
+        state["_cl100k_scanner"] = None
         return state
 
     # -- splitting ----------------------------------------------------------
     @property
     def uses_native(self) -> bool:
         """True when :meth:`pretokenize` runs the compiled scanner (default patterns, extension built)."""
-        return self._get_scanner() is not None
+        return self._any_scanner() is not None
+
+    def _any_scanner(self):
+        """The compiled scanner of :meth:`pretokenize`: the GPT-4o one, or cl100k_base's."""
+        if self._cl100k:
+            if self._cl100k_scanner is None:
+                tables = _native_tables()
+                if tables is None:
+                    self._cl100k = False
+                    return None
+                self._cl100k_scanner = _pretok.Scanner(*tables, script_table(), self._specific_mask, False, 1)
+            return self._cl100k_scanner
+        return self._get_scanner()
 
     def _get_scanner(self):
         if self._scanner is None and self._native:
@@ -277,7 +299,7 @@ class Pretokenizer:
 
         Identical to :meth:`pretokenize_reference`; uses the compiled scanner when it can.
         """
-        scanner = self._scanner or self._get_scanner()
+        scanner = self._scanner or self._any_scanner()
         if scanner is None:
             return self.pretokenize_reference(text)
         return scanner.pretokenize(text)
@@ -287,7 +309,7 @@ class Pretokenizer:
 
         Raises ``ValueError`` when the compiled scanner cannot be used (see :attr:`uses_native`).
         """
-        scanner = self._get_scanner()
+        scanner = self._any_scanner()
         if scanner is None:
             raise ValueError("pretoken_ends needs the compiled scanner: default patterns, the built "
                              "fastsw._pretok extension and FASTSW_PUREPYTHON unset; use pretokenize()")

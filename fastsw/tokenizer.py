@@ -793,22 +793,6 @@ class Tokenizer:
         except (ValueError, TypeError) as e:
             raise ValueError(f"{Path(path)}: invalid model file: {e}") from e
 
-    @staticmethod
-    def load_tiktoken(path, pattern: str = "o200k", special_tokens=None, **options) -> "Tokenizer":
-        """A tokenizer for a ``.tiktoken`` rank file (gzip accepted) with tiktoken's ids, e.g.
-        ``Tokenizer.load_tiktoken("o200k_base.tiktoken", pattern="o200k")``; ``pattern`` is
-        ``"o200k"``, ``"cl100k"`` or a regex. See :func:`fastsw.tiktoken_vocab.load_tiktoken`."""
-        from .tiktoken_vocab import load_tiktoken
-        return load_tiktoken(path, pattern, special_tokens, **options)
-
-    @staticmethod
-    def from_tiktoken(enc, **options) -> "Tokenizer":
-        """A tokenizer with a ``tiktoken.Encoding``'s vocabulary, pattern and special tokens, giving its
-        ids: ``Tokenizer.from_tiktoken(tiktoken.get_encoding("o200k_base"))``. See
-        :func:`fastsw.tiktoken_vocab.from_tiktoken`."""
-        from .tiktoken_vocab import from_tiktoken
-        return from_tiktoken(enc, **options)
-
 
 def rendered_vocab(tok) -> Dict[str, int]:
     """Each token's GPT-2 byte-level rendering -> its id, special tokens left out;

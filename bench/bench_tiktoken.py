@@ -1,0 +1,390 @@
+"""tiktoken's own vocabularies (o200k_base, cl100k_base): fastsw against tiktoken, rs-bpe, bpe-openai and HF
+``tokenizers``, single thread and batch, on the 12 languages' held-out text, 10 MB of English and the worst cases.
+
+One command (timing runs go under the shared lock):
+
+    flock /tmp/fastsw-bench.lock python bench/bench_tiktoken.py          # the whole run (~6 min)
+    flock /tmp/fastsw-bench.lock python bench/bench_tiktoken.py --vocabs o200k_base   # one vocabulary
+    python bench/bench_tiktoken.py --quick                               # 2 MB English, repeat 2 (smoke run)
+    nice python bench/bench_tiktoken.py --verify-corpus                  # no timing: ids on ALL the corpus
+
+Encoders, each given the same vocabulary: fastsw (``Tokenizer.load_tiktoken`` on the rank files of the
+``bpe-openai`` package), tiktoken (a ``tiktoken.Encoding`` of the same ranks and pattern), rs-bpe and
+bpe-openai (their built-in o200k_base / cl100k_base) and HF ``tokenizers`` (a byte-level BPE converted from the
+ranks: every two-way split as a merge, in the token's rank order, ``ignore_merges=True``, the pattern as an
+isolated ``Split``). Single thread: ``encode_ordinary`` (HF: ``encode``) per document. Batch: each library's
+batch call on 2 threads (fastsw, tiktoken, bpe-openai: ``num_threads=2``; rs-bpe ``encode_batch_parallel`` and
+``ParallelOptions(max_threads=2)``; HF ``encode_batch``: its Rayon pool, one thread per core = 2 here).
+
+Before anything is timed, every encoder's ids (single and batch) are compared with tiktoken's on every input:
+fastsw disagreeing stops the run; a peer disagreeing is reported and not timed. Times are the best of
+``--repeat`` runs after a warm-up, each run repeating a small input until it lasts >= 0.2 s. MB = 10**6 bytes
+of UTF-8. The worst cases ("a" * 10**6, 1 MB of random code points, 1 MB of letters without spaces) are also
+given relative to the same encoder's MB/s on the 10 MB of English. Writes ``bench/results/tiktoken-<vocab>.json``
+per vocabulary measured, and ``tiktoken.md`` and ``tiktoken.png`` from all of them.
+
+``--verify-corpus`` encodes every document of ``../shared/corpus/*/`` (held-out and training text) with fastsw
+(batch) and tiktoken and compares the ids, for both vocabularies; it stops at the first difference.
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import random
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "true")
+
+import numpy as np  # noqa: E402
+
+import fastsw  # noqa: E402
+from _corpus import SHARED, read_docs  # noqa: E402
+from fastsw import tiktoken_vocab as tv  # noqa: E402
+
+LANGS = ["en", "de", "fr", "ru", "fi", "ar", "ko", "zh", "ja", "th", "hi", "my"]
+VOCABS = {"o200k_base": "o200k", "cl100k_base": "cl100k"}
+THREADS = 2
+ENCODERS = ["fastsw", "tiktoken", "rs-bpe", "bpe-openai", "hf"]
+
+
+def nbytes(docs) -> int:
+    return sum(len(d.encode("utf-8")) for d in docs)
+
+
+def hf_from_ranks(tok, pattern: str):
+    """An HF ``tokenizers`` byte-level BPE with tiktoken's encoding of the vocabulary (see the module doc)."""
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
+    from fastsw.alphabet import render
+    vocab = {render(b): i for i, b in enumerate(tok.vocab)}
+    splits = tok._splits[tok._splits[:, 2].argsort(kind="stable")]
+    merges = [(render(tok.vocab[x]), render(tok.vocab[y])) for x, y, _ in splits.tolist()]
+    hf = Tokenizer(models.BPE(vocab=vocab, merges=merges, ignore_merges=True))
+    # Oniguruma reads cl100k's possessive ``{1,3}+`` as a repeated group ("2024" would be one piece); plain
+    # ``{1,3}`` is the same match here (nothing follows it in its alternative)
+    pattern = pattern.replace(r"\p{N}{1,3}+", r"\p{N}{1,3}")
+    hf.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(pattern), behavior="isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    hf.decoder = decoders.ByteLevel()
+    return hf
+
+
+def make_encoders(name: str, pat: str):
+    """``{encoder: (single docs -> ids, batch docs -> ids)}`` for one vocabulary."""
+    import tiktoken
+    tok = fastsw.Tokenizer.load_tiktoken(tv.bpe_openai_rank_file(name), pattern=pat)
+    enc = tiktoken.Encoding(name, pat_str=tv.PATTERNS[pat], mergeable_ranks={t: r for r, t in enumerate(tok.vocab)},
+                            special_tokens=tv.SPECIAL_TOKENS[pat])
+    out = {
+        "fastsw": (lambda docs: [tok.encode_ordinary(d) for d in docs],
+                   lambda docs: tok.encode_ordinary_batch(docs, num_threads=THREADS)),
+        "tiktoken": (lambda docs: [enc.encode_ordinary(d) for d in docs],
+                     lambda docs: enc.encode_ordinary_batch(docs, num_threads=THREADS)),
+    }
+    try:
+        from rs_bpe import openai as rs_openai
+        rs = getattr(rs_openai, name)()
+        options = rs_openai.ParallelOptions(1, 64, THREADS)  # (min_batch_size, chunk_size, max_threads)
+        out["rs-bpe"] = (lambda docs: [rs.encode(d) for d in docs],
+                         lambda docs: rs.encode_batch_parallel(docs, options)[0])
+    except ImportError as e:
+        print(f"rs-bpe not available ({e}); pip install 'fastsw[bench]'", file=sys.stderr)
+    try:
+        import bpe_openai
+        bo = bpe_openai.get_encoding(name)
+        # _encode_plain: encode_ordinary without bpe-openai's 200,000-token chunk limit (the worst cases pass it)
+        out["bpe-openai"] = (lambda docs: [bo._encode_plain(d) for d in docs],
+                             lambda docs: bo.encode_ordinary_batch(docs, num_threads=THREADS)
+                             if max(map(len, docs)) < 150_000 else [bo._encode_plain(d) for d in docs])
+    except ImportError as e:
+        print(f"bpe-openai not available ({e}); pip install 'fastsw[bench]'", file=sys.stderr)
+    try:
+        hf = hf_from_ranks(tok, tv.PATTERNS[pat])
+        out["hf"] = (lambda docs: [hf.encode(d, add_special_tokens=False).ids for d in docs],
+                     lambda docs: [e.ids for e in hf.encode_batch(docs, add_special_tokens=False)])
+    except Exception as e:  # noqa: BLE001 - a peer that cannot load the vocabulary is reported, not fatal
+        print(f"HF tokenizers cannot load {name}: {e}", file=sys.stderr)
+    return tok, enc, out
+
+
+def timed(fn, docs, repeat: int, once: float) -> float:
+    """Best seconds per pass over ``docs`` (a run repeats the pass until it lasts >= 0.2 s); ``once`` is the
+    time of the warm-up pass (the id check)."""
+    inner = max(1, int(0.2 / max(once, 1e-6)))
+    best = None
+    for _ in range(repeat):
+        t0 = time.perf_counter_ns()
+        for _ in range(inner):
+            fn(docs)
+        dt = (time.perf_counter_ns() - t0) / 1e9 / inner
+        best = dt if best is None else min(best, dt)
+    return best
+
+
+def inputs(english_mb: float):
+    out = {}
+    for lang in LANGS:
+        out[lang] = read_docs(SHARED / f"corpus/{lang}/heldout.jsonl")[0]
+    out[f"en {english_mb:g} MB"] = read_docs(SHARED / "corpus/en/train.jsonl.gz", int(english_mb * 1e6))[0]
+    rng = random.Random(15)
+    worst = {
+        "a * 10**6": ["a" * 10 ** 6],
+        "random code points 1 MB": ["".join(chr(rng.choice([rng.randrange(0x20, 0xD800), rng.randrange(0xE000, 0x110000)]))
+                                            for _ in range(260_000))],
+        "letters, no spaces 1 MB": ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(10 ** 6))],
+    }
+    return out, worst
+
+
+def profile_fastsw(tok, docs):
+    """Where fastsw's single-thread time goes on ``docs``: pre-tokenizer, kernel, list conversion."""
+    fast = tok._fast()
+    pre = tok.pretokenizer
+    for d in docs[:50]:
+        fast.encode(d)
+    t0 = time.perf_counter()
+    ends = [pre.pretoken_ends(d) for d in docs]
+    t_pre = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    data = [d.encode("utf-8") for d in docs]
+    t_utf8 = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    ids = [fast._kernel(b, e, np.array((0, e.shape[0]), np.int64), True)[0] for b, e in zip(data, ends)]
+    t_kernel = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    for i in ids:
+        fast.to_list(i)
+    t_list = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    for d in docs:
+        tok.encode_ordinary(d)
+    t_all = time.perf_counter() - t0
+    return {"pre-tokenizer": t_pre, "utf-8": t_utf8, "kernel": t_kernel, "to list": t_list,
+            "total encode_ordinary": t_all}
+
+
+def load_times(name: str, pat: str):
+    """fastsw's load of a rank file: cold (empty cache: parse, splits, cache write) and warm (cache hit), plus
+    the first encode (the fast encoder's tables; the kernels come from Numba's on-disk cache)."""
+    path = tv.bpe_openai_rank_file(name)
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        old = os.environ.get("FASTSW_CACHE_DIR")
+        os.environ["FASTSW_CACHE_DIR"] = tmp
+        try:
+            t0 = time.perf_counter()
+            fastsw.Tokenizer.load_tiktoken(path, pattern=pat)
+            out["cold load (s)"] = time.perf_counter() - t0
+            best = None
+            for _ in range(3):
+                t0 = time.perf_counter()
+                tok = fastsw.Tokenizer.load_tiktoken(path, pattern=pat)
+                dt = time.perf_counter() - t0
+                best = dt if best is None else min(best, dt)
+            out["cached load (s)"] = best
+            t0 = time.perf_counter()
+            tok.encode_ordinary("x " * 200)
+            out["first encode (s)"] = time.perf_counter() - t0
+        finally:
+            if old is None:
+                del os.environ["FASTSW_CACHE_DIR"]
+            else:
+                os.environ["FASTSW_CACHE_DIR"] = old
+    return out
+
+
+def run(args):
+    texts, worst = inputs(args.english_mb)
+    english = f"en {args.english_mb:g} MB"
+    results = {"threads": THREADS, "repeat": args.repeat, "vocabs": {}}
+    for name in args.vocabs:
+        pat = VOCABS[name]
+        print(f"== {name}", file=sys.stderr)
+        res = results["vocabs"][name] = {"load": load_times(name, pat), "single": {}, "batch": {}, "differs": {}}
+        tok, enc, encoders = make_encoders(name, pat)
+        for label, docs in list(texts.items()) + list(worst.items()):
+            want = [enc.encode_ordinary(d) for d in docs]
+            first = {}  # the id check is each encoder's warm-up pass; its time sets the inner repeats
+            for who, (single, batch) in encoders.items():
+                try:
+                    t0 = time.perf_counter()
+                    ok_single = single(docs) == want
+                    t1 = time.perf_counter()
+                    ok_batch = batch(docs) == want
+                    first[who] = (t1 - t0, time.perf_counter() - t1)
+                except Exception as e:  # noqa: BLE001 - a peer refusing an input (bpe-openai: too long)
+                    if who == "fastsw":
+                        raise
+                    res["differs"].setdefault(who, []).append(label)
+                    print(f"   {who}: fails on {label} ({e}); not timed", file=sys.stderr)
+                    continue
+                if not (ok_single and ok_batch):
+                    if who == "fastsw":
+                        raise SystemExit(f"fastsw's ids differ from tiktoken's on {name} / {label}")
+                    res["differs"].setdefault(who, []).append(label)
+                    print(f"   {who}: ids differ on {label}; not timed", file=sys.stderr)
+            size = nbytes(docs)
+            for who, (single, batch) in encoders.items():
+                if label in res["differs"].get(who, []):
+                    continue
+                res["single"].setdefault(label, {})[who] = size / 1e6 / timed(single, docs, args.repeat, first[who][0])
+                if label in texts:
+                    res["batch"].setdefault(label, {})[who] = size / 1e6 / timed(batch, docs, args.repeat,
+                                                                                 first[who][1])
+            print(f"   {label}: " + ", ".join(f"{w} {v:.1f}" for w, v in res["single"][label].items()) + " MB/s",
+                  file=sys.stderr)
+        res["profile"] = profile_fastsw(tok, texts[english])
+        res["worst_labels"] = list(worst)
+    results["english"] = english
+    results["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    args.out.mkdir(parents=True, exist_ok=True)
+    for name, res in results["vocabs"].items():
+        one = dict(results, vocabs={name: res})
+        (args.out / f"tiktoken-{name}.json").write_text(json.dumps(one, indent=1))
+    return results
+
+
+def merged_results(out: Path):
+    """The results of every vocabulary measured so far (one JSON per vocabulary and run)."""
+    merged = None
+    for name in VOCABS:
+        path = out / f"tiktoken-{name}.json"
+        if path.exists():
+            one = json.loads(path.read_text())
+            if merged is None:
+                merged = dict(one, vocabs={})
+            merged["vocabs"].update(one["vocabs"])
+            merged["peak_rss_mb"] = max(merged["peak_rss_mb"], one["peak_rss_mb"])
+    return merged
+
+
+def ratio(a, b):
+    return f"{a / b:.2f}" if a and b else "-"
+
+
+def write_report(results, out: Path):
+    out.mkdir(parents=True, exist_ok=True)
+    english = results["english"]
+    lines = ["# tiktoken's vocabularies: fastsw and its peers", "",
+             f"MB/s (10**6 UTF-8 bytes per second), best of {results['repeat']} runs; batch = {THREADS} threads. "
+             "Measured on a shared 2-core machine: compare the ratios (same run), not absolute figures. "
+             f"Ids asserted identical to tiktoken's before timing. Peak RSS {results['peak_rss_mb']:.0f} MB.", ""]
+    for name, res in results["vocabs"].items():
+        load = res["load"]
+        lines += [f"## {name}", "",
+                  "Loading (fastsw): " + ", ".join(f"{k} {v:.2f}" for k, v in load.items()), ""]
+        for mode in ("single", "batch"):
+            table = res[mode]
+            who = [w for w in ENCODERS if any(w in row for row in table.values())]
+            lines += [f"### {'single thread' if mode == 'single' else 'batch (2 threads)'}", "",
+                      "| input | " + " | ".join(who) + " | fastsw / tiktoken | fastsw / rs-bpe | fastsw / bpe-openai |",
+                      "|---" * (len(who) + 4) + "|"]
+            for label, row in table.items():
+                f = row.get("fastsw")
+                lines.append(f"| {label} | " + " | ".join(f"{row[w]:.1f}" if w in row else "-" for w in who)
+                             + f" | {ratio(f, row.get('tiktoken'))} | {ratio(f, row.get('rs-bpe'))} | "
+                             f"{ratio(f, row.get('bpe-openai'))} |")
+            lines.append("")
+        single = res["single"]
+        lines += ["### worst cases, MB/s relative to the same encoder on " + english, "",
+                  "| input | " + " | ".join(ENCODERS) + " |", "|---" * (len(ENCODERS) + 1) + "|"]
+        for label in res["worst_labels"]:
+            row = single.get(label, {})
+            lines.append(f"| {label} | " + " | ".join(
+                f"{row[w] / single[english][w]:.2f}" if w in row and w in single[english] else "-"
+                for w in ENCODERS) + " |")
+        lines.append("")
+        if res["differs"]:
+            lines += ["Ids differ from tiktoken's or the input was refused (not timed): " +
+                      "; ".join(f"{w}: {', '.join(v)}" for w, v in res["differs"].items()), ""]
+        prof = res["profile"]
+        total = prof["total encode_ordinary"]
+        lines += [f"fastsw single thread on {english}, where time goes: " +
+                  ", ".join(f"{k} {v:.2f} s ({100 * v / total:.0f} %)" for k, v in prof.items()), ""]
+    (out / "tiktoken.md").write_text("\n".join(lines))
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, axes = plt.subplots(2, 1, figsize=(12, 8))
+        for ax, (name, res) in zip(axes, results["vocabs"].items()):
+            labels = [k for k in res["single"] if k not in res["worst_labels"]]
+            width = 0.8 / len(ENCODERS)
+            for k, who in enumerate(ENCODERS):
+                ax.bar([i + k * width for i in range(len(labels))],
+                       [res["single"][lab].get(who, 0) for lab in labels], width, label=who)
+            ax.set_xticks([i + 0.4 - width / 2 for i in range(len(labels))], labels, rotation=30)
+            ax.set_ylabel("MB/s, one thread")
+            ax.set_title(f"{name} (ids identical to tiktoken's; shared 2-core machine)")
+            ax.legend(ncol=5, fontsize=8)
+        fig.tight_layout()
+        fig.savefig(out / "tiktoken.png", dpi=90)
+    except ImportError:
+        print("matplotlib missing: no plot", file=sys.stderr)
+    print((out / "tiktoken.md").read_text())
+
+
+def verify_corpus():
+    """Every document of the shared corpus, both vocabularies: fastsw's ids == tiktoken's."""
+    import tiktoken
+    for name, pat in VOCABS.items():
+        tok = fastsw.Tokenizer.load_tiktoken(tv.bpe_openai_rank_file(name), pattern=pat)
+        enc = tiktoken.Encoding(name, pat_str=tv.PATTERNS[pat],
+                                mergeable_ranks={t: r for r, t in enumerate(tok.vocab)}, special_tokens={})
+        for lang in LANGS:
+            n_docs = n_bytes = 0
+            for path in (SHARED / f"corpus/{lang}/heldout.jsonl", SHARED / f"corpus/{lang}/train.jsonl.gz"):
+                opener = gzip.open if path.suffix == ".gz" else open
+                with opener(path, "rt", encoding="utf-8") as f:
+                    batch = []
+                    for line in f:
+                        batch.append(json.loads(line)["text"])
+                        if len(batch) == 2000:
+                            n_docs, n_bytes = _check(tok, enc, batch, name, lang, n_docs, n_bytes)
+                            batch = []
+                    n_docs, n_bytes = _check(tok, enc, batch, name, lang, n_docs, n_bytes)
+            print(f"{name} {lang}: {n_docs} documents, {n_bytes / 1e6:.1f} MB: ids identical", flush=True)
+
+
+def _check(tok, enc, batch, name, lang, n_docs, n_bytes):
+    if batch:
+        got = tok.encode_ordinary_batch(batch, num_threads=THREADS)
+        want = enc.encode_ordinary_batch(batch, num_threads=THREADS)
+        if got != want:
+            k = next(i for i, (a, b) in enumerate(zip(got, want)) if a != b)
+            raise SystemExit(f"{name} {lang}: document {n_docs + k} differs: {batch[k][:200]!r}")
+    return n_docs + len(batch), n_bytes + nbytes(batch)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="2 MB of English, repeat 2")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--english-mb", type=float, default=10.0)
+    ap.add_argument("--out", type=Path, default=HERE / "results")
+    ap.add_argument("--verify-corpus", action="store_true", help="no timing: compare ids on the whole corpus")
+    ap.add_argument("--vocabs", nargs="+", default=list(VOCABS), choices=list(VOCABS),
+                    help="measure these (one lock each keeps a run under 10 minutes); the report merges all")
+    ap.add_argument("--report-only", action="store_true", help="rewrite the report from the saved JSON")
+    args = ap.parse_args()
+    if args.verify_corpus:
+        verify_corpus()
+        return
+    if args.quick:
+        args.english_mb, args.repeat = 2.0, 2
+    if not args.report_only:
+        run(args)
+    write_report(merged_results(args.out), args.out)
+
+
+if __name__ == "__main__":
+    main()
