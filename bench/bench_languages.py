@@ -152,8 +152,11 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--o200k", action="store_true", help="also tiktoken's o200k_base (needs bpe-openai)")
     ap.add_argument("--quick", action="store_true", help="en, zh, ja, th; worst cases at a tenth of the size")
+    ap.add_argument("--worst-only", action="store_true", help="only the worst cases")
     args = ap.parse_args()
     langs = "en,zh,ja,th".split(",") if args.quick else args.langs.split(",")
+    if args.worst_only:
+        langs = []
     t0 = time.perf_counter()
     fast_encode.warmup()
     warm = time.perf_counter() - t0
@@ -266,7 +269,8 @@ def main() -> None:
     lines += ["", "Target: no worst case above 3.", "",
               "## All figures", "", "| language | model | encoder | MB/s | ratios |", "|---|---|---|---|---|"]
     lines += rows
-    out = HERE / "results" / f"languages-{time.strftime('%Y%m%d-%H%M')}{'-quick' if args.quick else ''}.md"
+    tag = ("-quick" if args.quick else "") + ("-worst" if args.worst_only else "")
+    out = HERE / "results" / f"languages-{time.strftime('%Y%m%d-%H%M')}{tag}.md"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
