@@ -566,7 +566,6 @@ def ids_to_list(const int32_t[::1] ids, list objects):
     output as Python ints: one reference copy per token, no new ``int``; ``fastsw.fast_encode.FastEncoder.to_list``).
     Its reference is ``ids.tolist()``; an id outside ``objects`` raises IndexError."""
     cdef Py_ssize_t n = ids.shape[0], m = len(objects), k
-    cdef int32_t t
     cdef PyObject* p
     for k in range(n):
         if ids[k] < 0 or ids[k] >= m:
