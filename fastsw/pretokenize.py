@@ -29,7 +29,9 @@ the readable specification; :meth:`Pretokenizer.pretokenize` uses the compiled s
 ``fastsw._pretok`` (about an order of magnitude faster) when both patterns are the defaults, the
 extension is built and ``FASTSW_PUREPYTHON`` is not ``"1"`` (``HAVE_NATIVE_PRETOKENIZER``), and
 falls back to the reference otherwise, e.g. for custom patterns.  Both give identical pretokens
-(tests check this on the shared corpora and on adversarial Unicode).
+(tests check this on the shared corpora and on adversarial Unicode).  tiktoken's cl100k_base pattern
+(``CL100K_PATTERN``, ``simple`` mode) has a compiled scanner of its own (``fastsw/_cl100k.pxi``) for
+``pretokenize`` and ``pretoken_ends``; the compiled counter keeps to the default patterns.
 
 A pretokenizer is described by a plain dict (:meth:`Pretokenizer.to_config`) that
 is stored in model files, so a loaded model pre-tokenizes exactly as it was
