@@ -34,9 +34,9 @@ Design notes
 * Reference counts: Numba increfs and decrefs array arguments and arrays rebound
   inside a loop with atomic instructions; before the changes below they took
   ~28 % of the kernel's time on English text. So the hot loop calls the merge
-  loops directly (no dispatcher function with 9 array arguments), and the bucket
-  heads of the long loop come from the driver (one all -1 array per thread,
-  restored by the loop) instead of being allocated lazily inside the loop.
+  loops directly (no dispatcher function with 9 array arguments), and the long
+  loop's scratch is allocated once per call (sized by the longest pretoken or
+  run), not lazily inside the loop.
 * Supermerge runs: per regular id, ``flags`` bit 1 marks eligible tokens and
   bits 2 and 4 the left and right sides of some supermerge, and a 32 kB bit set
   (``s_bits``) holds a hash bit of every supermerge pair; a run with no adjacent
@@ -56,9 +56,22 @@ Design notes
   buffer. Short sequences (``n <= short_limit``) keep each adjacent pair's table
   value in a small array, merge the leftmost lowest-rank pair and re-look-up only
   its two neighbours (O(n) per merge, and n is small). Longer ones use a linked
-  list (``nxt``/``prv``), one bucket of candidate positions per rank and a
-  min-heap of the ranks present: O(n log n) overall, so ``"a" * 10**6`` or a
-  megabyte-long pretoken is never quadratic.
+  list (``nxt``/``prv``) and a tournament tree over the pairs (``_merge_tree``):
+  leaf i holds ``rank << 32 | i`` for the pair starting at node i, so the root is
+  the lowest rank and, among equal ranks, the leftmost position; a merge rewrites
+  three leaves (the merged pair's, its right neighbour's, gone, and its left
+  neighbour's), each an O(log n) walk up that stops where the minimum is
+  unchanged. O(n log n) overall, so ``"a" * 10**6`` or a megabyte-long pretoken is
+  never quadratic. It replaced per-rank buckets with a heap of ranks (the first
+  version), which cost ~200 ns per byte on the 25-180 byte pretokens of Japanese
+  and Thai text: measured per piece length on held-out text, own-language models,
+  MB/s of the merge loop alone (scan / buckets / tree): ja 25-48 bytes 12 / 8 / 20,
+  49-96 bytes 5 / 7 / 19; th 97-200 bytes 6 / 7 / 20; and for 2-8 byte pieces
+  37 / 8 / 25 and 9-16 bytes 24-30 / 8 / 23-27, but 17-24 bytes 16-25 / 8 / 23-30 (so the scan
+  loop keeps ``n <= 16``, ``fast_encode.SHORT_LIMIT``).
+  A flat array of the same keys with a vectorised minimum per merge (AVX-512)
+  was 15-25 % slower than the tree from 25 bytes up. The tree needs 2 P int64 of
+  scratch (P the power of two >= n), less than the buckets' 3 n int64 + 9 n int32.
 * Why both loops give the reference's answer (the reference applies the lowest
   rank present to all its non-overlapping occurrences left to right, then
   repeats). (1) Both take the lowest rank present and, within it, the leftmost
@@ -70,32 +83,26 @@ Design notes
   occurrences of rank r that exist when r becomes the minimum are applied before
   any other rank, exactly as the reference applies r to the whole sequence, and
   no occurrence of r appears while r is being applied. (3) Taking equal-rank
-  positions left to right and skipping one whose pair is no longer ``x y`` is the
-  reference's left-to-right non-overlapping scan: in ``a a a`` merging positions
-  (0, 1) destroys the pair at (1, 2), which is then skipped. (4) A skipped
-  (stale) candidate never becomes valid again: a position's pair only ever
-  changes to larger ids (merged tokens have larger ids than their parts), so it
-  never returns to ``x y``. (5) A sequence ``x x ... x`` of n equal ids has one
+  positions left to right, re-reading each position's pair after every merge, is
+  the reference's left-to-right non-overlapping scan: in ``a a a`` merging
+  positions (0, 1) replaces the pair at (1, 2) by ``z a``, so it is not merged
+  as ``a a``. (5) A sequence ``x x ... x`` of n equal ids has one
   pair, ``x x``; the reference replaces its non-overlapping occurrences left to
   right, giving ``z`` n // 2 times and, when n is odd, a final ``x``. The long
-  loop does this step in one pass (and again while the result is one run), then
-  continues from the result as from any other sequence. (Measured: ``"a" * 10**6``
-  took 66 ms in the bucket loop, about 2 ms this way.)
+  loop does this step in one pass (``_halve_runs``, again while the result is one
+  run), then continues from the result as from any other sequence. (Measured:
+  ``"a" * 10**6`` took 66 ms in the bucket loop, about 2 ms this way.)
 * (6) Rank mode (tiktoken's vocabularies, :mod:`fastsw.tiktoken_vocab`): the table
   holds every two-way split ``(x, y)`` of every token ``t`` as ``(x, y) -> (rank t, t)``,
   so several pairs share one rank (o200k_base: 446,189 splits of 143,514 tokens) and
-  the value of a pair is still its concatenation's rank and id. The scan loop is
-  tiktoken's own algorithm (leftmost lowest rank, neighbours re-looked-up). Note (2)
-  does not hold: a part may rank after the token it forms (71,370 of o200k's splits),
-  so a merge can create a pair of a *lower* rank than the one being applied, which
-  tiktoken merges next. The bucket loop then stops applying the current rank, puts
-  its remaining positions back into that bucket (rewriting the bucket's own pool
-  slots, so scratch stays at 3n) and lets the heap pick the lower rank; equal ranks
-  cannot be created (a new pair spans more bytes than the token just made, so it is
-  another token). Note (5)'s arithmetic step is taken only when neither ``new x`` nor
-  ``new new`` outranks ``x x``. Merge-rule models never take either branch. Notes
-  (3) and (4) hold as they are: a position's pair spans ever more bytes, so a rank
-  seen at a position once never comes back to it.
+  the value of a pair is still its concatenation's rank and id. Both loops are
+  tiktoken's own algorithm (the leftmost lowest rank, neighbours re-looked-up),
+  the tree with O(log n) instead of O(n) per merge: note (2) does not hold (a part
+  may rank after the token it forms, 71,370 of o200k's splits, so a merge can
+  create a pair of a *lower* rank, which tiktoken merges next), and neither loop
+  relies on it; pairs of one rank that are different pairs make the same token,
+  so equal keys name equal merges. Note (5)'s arithmetic step is taken only when
+  neither ``new x`` nor ``new new`` outranks ``x x``; merge-rule models always take it.
 """
 from __future__ import annotations
 
@@ -349,170 +356,82 @@ def _merge_scan(buf, a, n, table, ranks, bits, use_bits):
 
 
 @njit(cache=True, nogil=True)
-def _heap_push(heap, size, key):
-    i = size
-    heap[i] = key
-    while i > 0:
-        p = (i - 1) >> 1
-        if heap[p] <= key:
+def _tree_set(tree, leaf, key):
+    """Set leaf ``leaf`` of the tournament tree ``tree`` (int64, leaves from
+    ``tree.shape[0] // 2``) to ``key`` and restore the minima above it, stopping
+    where an ancestor already holds the new minimum."""
+    k = (tree.shape[0] >> 1) + leaf
+    tree[k] = key
+    while k > 1:
+        sib = tree[k ^ 1]
+        k >>= 1
+        m = key if key < sib else sib
+        if tree[k] == m:
             break
-        heap[i] = heap[p]
-        i = p
-    heap[i] = key
-    return size + 1
+        tree[k] = m
+        key = m
 
 
 @njit(cache=True, nogil=True)
-def _heap_pop(heap, size):
-    """Remove the minimum (the caller read ``heap[0]``); returns the new size."""
-    size -= 1
-    last = heap[size]
-    i = 0
-    while True:
-        c = 2 * i + 1
-        if c >= size:
-            break
-        if c + 1 < size and heap[c + 1] < heap[c]:
-            c += 1
-        if heap[c] >= last:
-            break
-        heap[i] = heap[c]
-        i = c
-    if size > 0:
-        heap[i] = last
-    return size
+def _merge_tree(buf, a, n, table, nxt, prv, tree, nid):
+    """Merges on int32 ``buf[a:a+n]`` in place (the order of ``_merge_scan``: the
+    lowest rank, leftmost first), with the pairs' keys in a tournament tree: a
+    merge costs three O(log n) leaf updates instead of an O(n) scan and shift.
 
-
-@njit(cache=True, nogil=True)
-def _bucket_add(head, pool_pos, pool_next, n_pool, heap, size, rank, pos):
-    """Add position ``pos`` to rank ``rank``'s bucket (a linked list in the pool),
-    pushing the rank on the heap when its bucket was empty. Returns (n_pool, size)."""
-    if head[rank] == -1:
-        size = _heap_push(heap, size, rank)
-    pool_pos[n_pool] = pos
-    pool_next[n_pool] = head[rank]
-    head[rank] = n_pool
-    return n_pool + 1, size
-
-
-@njit(cache=True, nogil=True)
-def _merge_long(buf, a, n, table, nxt, prv, heap, head, pool_pos, pool_next, order):
-    """Rank buckets on int32 ``buf[a:a+n]`` in place; returns the new length.
-
-    Scratch: int32 ``nxt``/``prv`` (>= n, the linked list), int64 ``heap`` (>= 3n,
-    a min-heap of the distinct ranks present), int32 ``head`` (one bucket head per
-    rank, all -1 on entry and again on return), int32 ``pool_pos``/``pool_next``/
-    ``order`` (>= 3n: every candidate (rank, position) ever created; at most n - 1
-    initial ones and two per merge). When a rank becomes the minimum, its bucket's
-    positions are put in ascending order and applied left to right, skipping those
-    whose pair changed (module notes (1)-(4)); a sequence of one repeated id first
-    takes the arithmetic step of note (5). Cost: O(n log n) in all, and O(n) per
-    distinct rank when buckets arrive in order.
+    Scratch: int32 ``nxt``/``prv``/``nid`` (>= n: the linked list of nodes, the new
+    id of each node's pair) and int64 ``tree`` (2 P entries, P a power of two >= n;
+    only the first 2 P' are used, P' the power of two >= n). Leaf i holds the pair
+    starting at node i as ``rank << 32 | i`` (so equal ranks compare leftmost
+    first), or INT64_MAX when there is no merge or node i is gone. Returns the
+    new length.
     """
-    # a sequence of one repeated id x (e.g. "a" * 10**6) has the single pair x x:
-    # its first merge step is arithmetic (module note (5)); repeat while it stays one run
-    while n >= 2:
-        x = buf[a]
-        same = True
-        for i in range(1, n):
-            if buf[a + i] != x:
-                same = False
-                break
-        if not same:
-            break
-        v = _pair_lookup(table, x, x)
-        if v < 0:
-            return n
-        new = np.int32(v & _LOW32)
-        # rank mode (module note (6)): the step is the reference's only if neither pair it makes
-        # (new x, new new) has a lower rank than x x; otherwise the general loop below decides
-        v2 = _pair_lookup(table, new, x)
-        v3 = _pair_lookup(table, new, new)
-        if (v2 >= 0 and v2 < v) or (v3 >= 0 and v3 < v):
-            break
-        half = n >> 1
-        for i in range(half):
-            buf[a + i] = new
-        if n & 1:
-            buf[a + half] = x
-        n = half + (n & 1)
     if n < 2:
         return n
-    size = 0
-    n_pool = 0
-    for i in range(n):
-        nxt[i] = i + 1
-        prv[i] = i - 1
+    none = np.int64(0x7FFFFFFFFFFFFFFF)
+    size = 1
+    while size < n:
+        size <<= 1
+    t = tree[:2 * size]
     for i in range(n - 1):
         v = _pair_lookup(table, buf[a + i], buf[a + i + 1])
         if v >= 0:
-            n_pool, size = _bucket_add(head, pool_pos, pool_next, n_pool, heap, size, v >> 32, i)
-    while size > 0:
-        rank = heap[0]
-        size = _heap_pop(heap, size)
-        # the bucket lists positions newest first; restore ascending order
-        k = 0
-        e = head[rank]
-        first = e
-        head[rank] = -1
-        while e != -1:
-            order[k] = pool_pos[e]
-            k += 1
-            e = pool_next[e]
-        descending = True
-        for q in range(1, k):
-            if order[q] > order[q - 1]:
-                descending = False
-                break
-        if descending:
-            for q in range(k // 2):
-                t = order[q]
-                order[q] = order[k - 1 - q]
-                order[k - 1 - q] = t
+            t[size + i] = ((v >> 32) << 32) | i
+            nid[i] = np.int32(v & _LOW32)
         else:
-            order[:k].sort()
-        for q in range(k):
-            i = order[q]
-            j = nxt[i]
-            if j < 0 or j >= n:
-                continue  # i was merged away, or is the last node now
-            v = _pair_lookup(table, buf[a + i], buf[a + j])
-            if v < 0 or (v >> 32) != rank:
-                continue  # stale: the pair at i changed
-            new = np.int32(v & _LOW32)
-            buf[a + i] = new
-            m = nxt[j]
-            nxt[i] = m
-            nxt[j] = -1
-            # new pairs have higher ranks than ``rank`` with merge rules (module note (2)): they go
-            # to later buckets, never to the one being applied; in rank mode one may be lower (6)
-            lower = False
-            if m < n:
-                prv[m] = i
-                v = _pair_lookup(table, new, buf[a + m])
-                if v >= 0:
-                    lower |= (v >> 32) < rank
-                    n_pool, size = _bucket_add(head, pool_pos, pool_next, n_pool, heap, size, v >> 32, i)
-            p = prv[i]
-            if p >= 0:
-                v = _pair_lookup(table, buf[a + p], new)
-                if v >= 0:
-                    lower |= (v >> 32) < rank
-                    n_pool, size = _bucket_add(head, pool_pos, pool_next, n_pool, heap, size, v >> 32, p)
-            if lower and q + 1 < k:
-                # module note (6): the lower rank goes first; the rest of this bucket (ascending) goes
-                # back into the bucket's own pool slots (k of them, so the pool never grows)
-                e = first
-                last = first
-                for t in range(q + 1, k):
-                    pool_pos[e] = order[t]
-                    last = e
-                    e = pool_next[e]
-                if head[rank] == -1:
-                    size = _heap_push(heap, size, rank)
-                pool_next[last] = head[rank]
-                head[rank] = first
-                break
+            t[size + i] = none
+    for i in range(n - 1, size):
+        t[size + i] = none
+    for k in range(size - 1, 0, -1):
+        x = t[2 * k]
+        y = t[2 * k + 1]
+        t[k] = x if x < y else y
+    for i in range(n):
+        nxt[i] = i + 1
+        prv[i] = i - 1
+    while t[1] != none:
+        i = np.int64(t[1] & _LOW32)
+        j = nxt[i]
+        new = nid[i]
+        buf[a + i] = new
+        m = nxt[j]
+        nxt[i] = m
+        _tree_set(t, j, none)
+        key = none
+        if m < n:
+            prv[m] = i
+            v = _pair_lookup(table, new, buf[a + m])
+            if v >= 0:
+                key = ((v >> 32) << 32) | i
+                nid[i] = np.int32(v & _LOW32)
+        _tree_set(t, i, key)
+        p = prv[i]
+        if p >= 0:
+            key = none
+            v = _pair_lookup(table, buf[a + p], new)
+            if v >= 0:
+                key = ((v >> 32) << 32) | p
+                nid[p] = np.int32(v & _LOW32)
+            _tree_set(t, p, key)
     w = a
     i = 0
     while i < n:
@@ -523,28 +442,62 @@ def _merge_long(buf, a, n, table, nxt, prv, heap, head, pool_pos, pool_next, ord
 
 
 @njit(cache=True, nogil=True)
-def _merge(buf, a, n, table, short_limit, nxt, prv, heap, head, pool_pos, pool_next, order):
-    """Merges on int32 ``buf[a:a+n]`` in place: the scan loop up to ``short_limit``
-    (``heap`` as its scratch), rank buckets above (scratch as in ``_merge_long``).
-    Returns the new length."""
-    if n < 2:
-        return n
-    if n <= short_limit:
-        return _merge_scan(buf, a, n, table, heap, heap, 0)
-    return _merge_long(buf, a, n, table, nxt, prv, heap, head, pool_pos, pool_next, order)
+def _halve_runs(buf, a, n, table):
+    """Module note (5): while int32 ``buf[a:a+n]`` is one id ``x`` repeated, apply the
+    merge of ``x x`` arithmetically (``n // 2`` new ids, then ``x`` when n is odd).
+    Returns the new length (unchanged when the sequence is not one repeated id)."""
+    while n >= 2:
+        x = buf[a]
+        for i in range(1, n):
+            if buf[a + i] != x:
+                return n
+        v = _pair_lookup(table, x, x)
+        if v < 0:
+            return n
+        new = np.int32(v & _LOW32)
+        # rank mode (module note (6)): the step is the reference's only if neither pair it makes
+        # (new x, new new) has a lower rank than x x; otherwise the general loop decides
+        v2 = _pair_lookup(table, new, x)
+        v3 = _pair_lookup(table, new, new)
+        if (v2 >= 0 and v2 < v) or (v3 >= 0 and v3 < v):
+            return n
+        half = n >> 1
+        for i in range(half):
+            buf[a + i] = new
+        if n & 1:
+            buf[a + half] = x
+        n = half + (n & 1)
+    return n
 
 
 @njit(cache=True, nogil=True)
-def _n_ranks(table):
-    """One more than the largest rank in a rank table (0 when empty)."""
-    r = np.int64(0)
-    for d in range(_DIRECT):
-        if table[d] != -1:
-            r = max(r, (table[d] >> 32) + 1)
-    for s in range((table.shape[0] - _DIRECT) >> 1):
-        if table[_DIRECT + 2 * s] != -1:
-            r = max(r, (table[_DIRECT + 2 * s + 1] >> 32) + 1)
-    return r
+def _merge_long(buf, a, n, table, nxt, prv, tree, nid):
+    """Merges on a long int32 ``buf[a:a+n]`` in place: the arithmetic step of a
+    sequence of one repeated id (:func:`_halve_runs`), then the tournament tree
+    (:func:`_merge_tree`, same scratch). Returns the new length."""
+    n = _halve_runs(buf, a, n, table)
+    return _merge_tree(buf, a, n, table, nxt, prv, tree, nid)
+
+
+@njit(cache=True, nogil=True)
+def _tree_size(n):
+    """Entries of the ``tree`` scratch of :func:`_merge_tree` for sequences of up to ``n`` ids."""
+    size = 1
+    while size < n:
+        size <<= 1
+    return 2 * size
+
+
+@njit(cache=True, nogil=True)
+def _merge(buf, a, n, table, short_limit, ranks, nxt, prv, tree, nid):
+    """Merges on int32 ``buf[a:a+n]`` in place: the scan loop up to ``short_limit``
+    (int64 scratch ``ranks`` >= n), the long loop above (scratch as in
+    ``_merge_tree``). Returns the new length."""
+    if n < 2:
+        return n
+    if n <= short_limit:
+        return _merge_scan(buf, a, n, table, ranks, ranks, 0)
+    return _merge_long(buf, a, n, table, nxt, prv, tree, nid)
 
 
 @njit(cache=True, nogil=True)
@@ -553,15 +506,14 @@ def _merge_one(ids, table, short_limit):
     n = ids.shape[0]
     buf = ids.copy()
     cap = max(n, 1)
-    m = _merge(buf, 0, n, table, short_limit, np.empty(cap, np.int32), np.empty(cap, np.int32),
-               np.empty(3 * cap, np.int64), np.full(max(_n_ranks(table), 1), -1, np.int32),
-               np.empty(3 * cap, np.int32), np.empty(3 * cap, np.int32), np.empty(3 * cap, np.int32))
+    m = _merge(buf, 0, n, table, short_limit, np.empty(cap, np.int64), np.empty(cap, np.int32),
+               np.empty(cap, np.int32), np.empty(_tree_size(cap), np.int64), np.empty(cap, np.int32))
     return buf[:m].copy()
 
 
 @njit(cache=True, nogil=True)
 def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc_short, sc_long, tb,
-                 r_table, s_table, s_bits, head, flags, use_shortcut, use_super, short_limit):
+                 r_table, s_table, s_bits, flags, use_shortcut, use_super, short_limit):
     """Encode a batch of documents.
 
     Reads: uint8 ``text`` (the documents' UTF-8 bytes, concatenated), int64
@@ -570,9 +522,7 @@ def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc_short, sc_long, tb,
     document's last end is its length), int64 ``doc_pieces`` (n_docs + 1 offsets
     into ``piece_ends``), int32
     ``byte_ids`` (256: atomic id of each byte), the two shortcut tables and the
-    flat vocabulary ``tb``, the rank tables, int32 ``head`` (scratch of the long
-    merge loop: one entry per rank of either table, all -1 on entry and again on
-    return; the driver keeps one per thread), uint8 ``flags`` per regular id (1:
+    flat vocabulary ``tb``, the rank tables, uint8 ``flags`` per regular id (1:
     eligible, 2: the left side of some supermerge, 4: the right side of one) and
     int64 switches. ``s_bits`` is the supermerges' pair filter
     (:func:`_build_pair_bits`). A run with no adjacent pair that has flags 2 and 4
@@ -624,12 +574,17 @@ def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc_short, sc_long, tb,
                 bounds[k + 1] = pos
                 if pos - start > longest:
                     longest = pos - start
-    nxt = np.empty(longest, np.int32)
-    prv = np.empty(longest, np.int32)
-    heap = np.empty(3 * longest, np.int64)
-    pool_pos = np.empty(3 * longest, np.int32)
-    pool_next = np.empty(3 * longest, np.int32)
-    order = np.empty(3 * longest, np.int32)
+    heap = np.empty(min(longest, max(short_limit, 1)), np.int64)  # the scan loop's pair values
+    if longest > short_limit:
+        nxt = np.empty(longest, np.int32)
+        prv = np.empty(longest, np.int32)
+        nid = np.empty(longest, np.int32)
+        tree = np.empty(_tree_size(longest), np.int64)
+    else:
+        nxt = np.empty(1, np.int32)
+        prv = np.empty(1, np.int32)
+        nid = np.empty(1, np.int32)
+        tree = np.empty(2, np.int64)
     out = np.empty(max(pos, 1), np.int32)
     out_off = np.zeros(n_docs + 1, np.int64)
     # miss cache (see the module notes): direct-mapped by hash; per slot the
@@ -682,7 +637,7 @@ def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc_short, sc_long, tb,
                 if e - s <= short_limit:
                     n = _merge_scan(out, w, e - s, r_table, heap, s_bits, 0)
                 else:
-                    n = _merge_long(out, w, e - s, r_table, nxt, prv, heap, head, pool_pos, pool_next, order)
+                    n = _merge_long(out, w, e - s, r_table, nxt, prv, tree, nid)
             if n == 1 and (flags[out[w]] & 1) != 0:
                 if run_len == 0:
                     run_start = w
@@ -704,8 +659,7 @@ def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc_short, sc_long, tb,
                 elif run_len <= short_limit:
                     m = _merge_scan(out, run_start, run_len, s_table, heap, s_bits, 1)
                 else:
-                    m = _merge_long(out, run_start, run_len, s_table, nxt, prv, heap, head,
-                                    pool_pos, pool_next, order)
+                    m = _merge_long(out, run_start, run_len, s_table, nxt, prv, tree, nid)
                 if m < run_len:
                     dst = run_start + m
                     for i in range(n):
@@ -733,8 +687,7 @@ def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc_short, sc_long, tb,
             elif run_len <= short_limit:
                 m = _merge_scan(out, run_start, run_len, s_table, heap, s_bits, 1)
             else:
-                m = _merge_long(out, run_start, run_len, s_table, nxt, prv, heap, head,
-                                pool_pos, pool_next, order)
+                m = _merge_long(out, run_start, run_len, s_table, nxt, prv, tree, nid)
             w = run_start + m
         out_off[d + 1] = w
     return out[:w], out_off

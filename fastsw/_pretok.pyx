@@ -42,7 +42,7 @@ Design notes: the kernels are fused over the three ``str`` storage kinds (``Py_U
 pretoken strings (``PyUnicode_Substring``) or one ``int64`` end offset per pretoken.
 """
 
-from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.list cimport PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
@@ -50,7 +50,7 @@ from cpython.unicode cimport (PyUnicode_1BYTE_KIND, PyUnicode_2BYTE_KIND, PyUnic
                               PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_READ)
 from libc.stdlib cimport free, realloc
 from libc.string cimport memset
-from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t
 
 import numpy as np
 
@@ -561,3 +561,20 @@ cdef class Scanner:
 include "_counter.pxi"
 include "_cl100k.pxi"
 include "_boundary.pxi"
+
+
+def ids_to_list(const int32_t[::1] ids, list objects):
+    """The token ids ``ids`` (int32) as a list of the shared ``int`` objects ``objects[id]`` (the fast encoder's
+    output as Python ints: one reference copy per token, no new ``int``; ``fastsw.fast_encode.FastEncoder.to_list``).
+    Its reference is ``ids.tolist()``; an id outside ``objects`` raises IndexError."""
+    cdef Py_ssize_t n = ids.shape[0], m = len(objects), k
+    cdef PyObject* p
+    for k in range(n):
+        if ids[k] < 0 or ids[k] >= m:
+            raise IndexError(f"token id {ids[k]} is outside the vocabulary (0..{m - 1})")
+    cdef list out = PyList_New(n)
+    for k in range(n):
+        p = PyList_GET_ITEM(objects, ids[k])
+        Py_INCREF(<object>p)
+        PyList_SET_ITEM(out, k, <object>p)
+    return out

@@ -34,12 +34,57 @@ Design notes
   thread (``encode_ordinary`` per document), 85 MB/s for the batch, so threads are
   enough and no process pool is used.
 * Output: :meth:`FastEncoder.to_list` turns the kernel's int32 ids into a list
-  of Python ints by taking them from an object array of the vocabulary's ints
-  (built once): reference copies instead of one new ``int`` per token, about half
-  the time of ``ndarray.tolist`` (which was a quarter of a single-thread encode).
-* Scratch: the long merge loop's bucket heads (one int32 per rank) are kept per
-  thread (``threading.local``) and restored to -1 by the kernel, so no call
-  allocates or clears them.
+  of Python ints by copying references from a list of the vocabulary's ints
+  (built once) in a compiled loop (``fastsw._pretok.ids_to_list``; its reference
+  is ``ndarray.tolist``): no new ``int`` per token. Measured on 119,376 ids (Thai
+  held-out, English model): 0.50 ms, against 1.33 ms for the former object-array
+  ``take(ids).tolist()`` and 0.71 ms for ``ids.tolist()``; where tokens are nearly
+  bytes the list was a quarter of a one-thread encode. Without the extension the
+  object-array path is used.
+* Scratch: the kernel allocates its merge scratch per call, sized by the call's
+  longest pretoken (the tournament tree: 2 P int64, P the power of two above it);
+  nothing is kept between calls.
+* Where the time goes, per language (issue #14; ``bench/bench_languages.py`` and the
+  ablation below). Held-out text, own-language plain BPE 32768 (``simple``), one
+  thread, CPU time of the thread in ms, best of 9 interleaved rounds; "merge" is the
+  merge loops alone over the pretokens that miss the whole-pretoken shortcut (same
+  kernel code, no shortcut or cache), "kernel" the whole kernel call per document:
+
+  ====== ====== ======== ====== ======= ====== ======= ========= ===============
+  text   KB     tiktoken fastsw pretok  kernel merge   to_list   bytes missing
+  ====== ====== ======== ====== ======= ====== ======= ========= ===============
+  en     201    12.47    8.12   0.87    5.01   1.54    1.13      18 %
+  zh     71     7.94     7.36   0.21    5.16   3.82    0.65      86 %
+  ja     108    10.96    8.59   0.26    6.39   4.72    0.57      74 %
+  th     126    13.56    10.91  0.53    9.49   5.66    1.08      78 %
+  ko     52     3.33     3.79   0.15    2.21   1.26    0.42      52 %
+  th/en  126    5.95     7.26   0.54    4.41   1.62    1.90      96 %
+  ====== ====== ======== ====== ======= ====== ======= ========= ===============
+
+  (th/en: Thai text, English model, 0.94 tokens per byte.) Where pretokens are
+  long and miss the vocabulary (zh, ja, th), merging is half the time or more: a
+  3-byte character costs two merges before any merge across characters, about 0.8
+  merges per byte, each two rank-table probes and three tournament-tree leaf
+  updates (~50-60 ns per byte on the shared core). The shortcut lookups, the miss
+  cache and the per-call set-up are most of the rest of the kernel (~20 %); the
+  pre-tokenizer is 2-10 %; the list of Python ints 8-26 % (26 % where tokens are
+  nearly bytes). The long-piece loop was the largest cost before the tournament
+  tree replaced the rank buckets (ja: 14.7 of 16.1 ms of kernel time were the
+  pieces over 24 bytes, ~200 ns per byte; now 2-4 x less, see
+  :mod:`fastsw._encode_kernels`).
+* Tried and dropped (measured, same harness): a flat array of pair keys with a
+  vectorised minimum per merge (AVX-512; 15-25 % slower than the tree from 25
+  bytes up); a 4096-entry direct-mapped pair cache in front of the rank table
+  (2 x slower: the table's probes are not the bottleneck, instructions are);
+  composing each character into its own token before merging (exact only for
+  characters no token crosses partially, and byte-level BPE learns such tokens
+  early: Russian ``" \xd0"`` is merge 0, Japanese ``"の" + b"\xe5"`` merge 44, Thai
+  has 805, so only 47 % of Chinese and ~0 % of Japanese and Thai characters qualified).
+  What would close the rest of the gap to 1.5 x tiktoken on zh/ja/th: a per-token
+  rather than per-merge encoder (the linear backtracking encoder of GitHub's
+  ``bpe`` crate: one longest-match step and a pair-compatibility check per token,
+  ~3.5 x fewer steps than merges on Chinese, over the reachable tokens only), and,
+  for callers that can take arrays, ``encode_to_numpy`` (no list of ints).
 * Byte alphabets (``bytes243``, ``bytes256``) and byte alphabets plus one-byte atoms (the boundary
   markers and caps codes, :class:`fastsw.alphabet.AtomAlphabet` with ``short_only``) have a fast path;
   other alphabets encode with the reference path (``backend="auto"``) or raise (``backend="numba"``).
@@ -63,7 +108,12 @@ from ._interrupt import call_kernel
 from .alphabet import ATOM_ERRORS, Alphabet, AtomAlphabet, ByteAlphabet, check_utf8
 from .pretokenize import Pretokenizer
 
-SHORT_LIMIT = 24          # sequences up to this length use the scan loop, longer ones rank buckets
+try:  # the compiled id -> int list loop (FastEncoder.to_list); absent in a pure-Python install
+    from ._pretok import ids_to_list as _ids_to_list
+except ImportError:
+    _ids_to_list = None
+
+SHORT_LIMIT = 16          # sequences up to this length use the scan loop, longer ones the tournament tree
 #: Kernel calls on at least this many UTF-8 bytes from the main thread run in a worker thread (Ctrl-C).
 _WORKER_BYTES = 1 << 20
 _SLICE_BYTES = 1 << 18    # documents per thread-pool task: about this many characters
@@ -149,7 +199,7 @@ class FastEncoder:
         self.sc_long = K._build_long_table(self.tb, self.tb_off, shortcut_ids[~short],
                                            _table_size(int((~short).sum())))
         self._id_objects = None
-        self._scratch = threading.local()
+        self._id_list = None
         supers = tables.super_ranks
         self.r_table = pair_table(tables.regular_ranks)
         self.s_table = pair_table(supers)
@@ -158,20 +208,11 @@ class FastEncoder:
         rights = np.fromiter((p[1] for p in supers), np.int64, n_super)
         self.s_bits = K._build_pair_bits(lefts, rights)
         self.use_super = int(bool(supers))
-        self.n_heads = int(max(K._n_ranks(self.r_table), K._n_ranks(self.s_table), 1))
         # per id: 1 eligible, 2 left side of a supermerge, 4 right side of one
         self.flags = np.zeros(max(len(token_bytes), 1), np.uint8)
         self.flags[np.fromiter(tables.eligible, np.int64, len(tables.eligible))] |= 1
         self.flags[lefts] |= 2
         self.flags[rights] |= 4
-
-    def _head(self) -> np.ndarray:
-        """This thread's bucket heads for the kernel's long merge loop (all -1 between
-        calls; the kernel restores them), so no call allocates or clears them."""
-        head = getattr(self._scratch, "head", None)
-        if head is None:
-            head = self._scratch.head = np.full(self.n_heads, -1, np.int32)
-        return head
 
     # -- one kernel call ---------------------------------------------------------
     def encode_docs(self, texts: Sequence[str], shortcut: bool = True,
@@ -220,7 +261,7 @@ class FastEncoder:
         the calling thread: a thread start (~50 us) would be most of their time."""
         # read-only view of the bytes (no copy); never empty, so one signature
         args = (np.frombuffer(data or b"\0", np.uint8), piece_ends, doc_pieces, self.byte_ids, self.sc_short,
-                self.sc_long, self.tb, self.r_table, self.s_table, self.s_bits, self._head(), self.flags,
+                self.sc_long, self.tb, self.r_table, self.s_table, self.s_bits, self.flags,
                 int(bool(shortcut)), self.use_super, int(short_limit))
         if interruptible or (len(data) >= _WORKER_BYTES and threading.current_thread() is threading.main_thread()):
             return call_kernel(K._encode_docs, *args, stop=False)
@@ -278,6 +319,12 @@ class FastEncoder:
         """``ids.tolist()`` for token ids of this model (special tokens included), faster: the Python ``int``
         of every id is made once (an object array) and shared, so a call copies
         references instead of allocating (and later freeing) one ``int`` per token."""
+        if _ids_to_list is not None:
+            objects = self._id_list
+            if objects is None:
+                objects = self._id_list = list(range(max(self.n_vocab, 1)))
+            # the compiled loop: one reference copy per token (its reference is ids.tolist())
+            return _ids_to_list(np.ascontiguousarray(ids, dtype=np.int32), objects)
         objects = self._id_objects
         if objects is None:
             objects = self._id_objects = np.array(range(max(self.n_vocab, 1)), dtype=object)
@@ -336,7 +383,7 @@ def encoder_for(tok) -> FastEncoder:
 
 
 KERNELS = (K._encode_docs, K._merge_one, K._build_pair_table, K._build_short_table,
-           K._build_long_table, K._build_pair_bits, K._n_ranks)
+           K._build_long_table, K._build_pair_bits)
 
 
 def warmup() -> None:

@@ -19,8 +19,8 @@ Encoding with and without the shortcut gives the same ids (tests assert it).
 Two backends compute the same ids. ``"python"`` is the code in this module, the
 readable specification (:func:`fastsw.bpe.apply_merges` per pretoken and per run,
 with a per-pretoken cache). ``"numba"`` is :mod:`fastsw.fast_encode`: one kernel
-call per batch of documents (shortcut lookup, regular merges with a heap that is
-never quadratic, supermerge runs); a text of at most ``SMALL_TEXT`` characters
+call per batch of documents (shortcut lookup, regular merges with a tournament tree
+that is never quadratic, supermerge runs); a text of at most ``SMALL_TEXT`` characters
 (shortcut on) takes the small-input path instead: the python backend's
 per-pretoken cache, the pretokens it misses encoded by one kernel call (a kernel
 call's set-up costs more than encoding a short sentence from the cache). The

@@ -69,7 +69,7 @@ def merge_fast(ids, ranks, short_limit):
     return K._merge_one(np.array(ids, dtype=np.int32), table, short_limit).tolist()
 
 
-@pytest.mark.parametrize("short_limit", [0, 1000], ids=["buckets", "scan"])
+@pytest.mark.parametrize("short_limit", [0, 1000], ids=["tree", "scan"])
 def test_overlapping_equal_pairs_worked_by_hand(short_limit):
     # alphabet a=0, b=1; merges: a+a -> 2 (rank 0), 2+a -> 3 (rank 1), 2+2 -> 4 (rank 2)
     ranks = ranks_of([(0, 0), (2, 0), (2, 2)], 2)
@@ -83,7 +83,7 @@ def test_overlapping_equal_pairs_worked_by_hand(short_limit):
     assert merge_fast([1, 0, 0, 0, 1], ranks, short_limit) == [1, 3, 1]
 
 
-@pytest.mark.parametrize("short_limit", [0, 3, 1000], ids=["buckets", "mixed", "scan"])
+@pytest.mark.parametrize("short_limit", [0, 3, 1000], ids=["tree", "mixed", "scan"])
 @settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None)
 @given(data=st.data())
 def test_merge_loops_equal_apply_merges_on_random_tables(short_limit, data):
@@ -100,7 +100,7 @@ def test_merge_loops_equal_apply_merges_on_random_tables(short_limit, data):
 
 
 @pytest.mark.parametrize("offset", [250, 1000], ids=["straddles-256", "hashed"])
-@pytest.mark.parametrize("short_limit", [0, 1000], ids=["buckets", "scan"])
+@pytest.mark.parametrize("short_limit", [0, 1000], ids=["tree", "scan"])
 @settings(max_examples=HYPOTHESIS_EXAMPLES // 2, deadline=None)
 @given(data=st.data())
 def test_merge_loops_on_large_ids(offset, short_limit, data):
@@ -117,6 +117,29 @@ def test_merge_loops_on_large_ids(offset, short_limit, data):
     assert merge_fast(ids, ranks, short_limit) == apply_merges(ids, ranks)
 
 
+@pytest.mark.parametrize("short_limit", [0, 1000], ids=["tree", "scan"])
+@settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None)
+@given(data=st.data())
+def test_merge_loops_equal_tiktoken_on_random_rank_tables(short_limit, data):
+    # Rank mode (tiktoken's vocabularies): every two-way split of a token is a pair with that token's
+    # rank, several pairs share a rank, and a part may rank after the token it forms, so a merge can
+    # create a pair of a lower rank than the one just applied. Both loops must still be tiktoken's
+    # algorithm (interop.rank_table_encode, the plain-Python twin), on pieces long enough for the tree.
+    from fastsw.interop import rank_table_encode
+    from fastsw.tiktoken_vocab import two_way_splits
+    alphabet = [b"a", b"b", b"c"]
+    extra = data.draw(st.lists(st.text("abc", min_size=2, max_size=5), max_size=25, unique=True))
+    tokens = alphabet + [t.encode() for t in extra]
+    order = data.draw(st.permutations(range(len(tokens))))
+    rank_of = {t: r for t, r in zip(tokens, order)}
+    by_rank = sorted(rank_of, key=rank_of.get)
+    splits = two_way_splits(by_rank, rank_of).astype(np.int64)
+    table = fast_encode.pair_table(fast_encode.PairArrays(splits[:, 0], splits[:, 1], splits[:, 2], splits[:, 2]))
+    piece = data.draw(st.text("abc", max_size=80)).encode()
+    ids = np.array([rank_of[piece[i:i + 1]] for i in range(len(piece))], np.int32)
+    assert K._merge_one(ids, table, short_limit).tolist() == rank_table_encode(piece, rank_of)
+
+
 def test_pair_table_lookups_on_both_regions():
     ranks = {(0, 0): (0, 300), (255, 255): (1, 301), (255, 256): (2, 302), (300, 3): (3, 303),
              (2 ** 20, 7): (4, 304)}
@@ -125,7 +148,6 @@ def test_pair_table_lookups_on_both_regions():
         assert K._pair_lookup(table, left, right) == (rank << 32 | new)
     for left, right in [(0, 1), (1, 0), (256, 255), (3, 300), (7, 2 ** 20), (255, 0)]:
         assert K._pair_lookup(table, left, right) == -1
-    assert K._n_ranks(table) == 5
 
 
 def test_heap_loop_on_a_long_sequence():
@@ -297,16 +319,20 @@ def test_to_list_gives_plain_ints(golden_models):
     out = enc.to_list(ids)
     assert out == ids.tolist() and all(type(i) is int for i in out)
     assert enc.to_list(np.zeros(0, np.int32)) == []
+    # the compiled loop (fastsw._pretok.ids_to_list) against its reference, ndarray.tolist, on real ids
+    many = enc.encode_docs([" ".join(read_jsonl_texts(shared_path("corpus/en/heldout.jsonl"), 3))])[0]
+    assert enc.to_list(many) == many.tolist() and len(many) > 1000
+    with pytest.raises(IndexError, match="outside the vocabulary"):
+        enc.to_list(np.array([5, tok.n_vocab], np.int32))
 
 
-def test_long_loop_scratch_is_restored(golden_models):
-    # the bucket heads are kept per thread between kernel calls: all -1 again after
-    # long pretokens and long supermerge runs
+def test_long_pretokens_and_long_runs_take_the_tree(golden_models):
+    # long pretokens (> SHORT_LIMIT bytes) and long supermerge runs go through the
+    # tournament tree, several in one kernel call (its scratch is reused)
     tok = golden_models["superbpe_1500_plus500"]
-    enc = fast_encode.encoder_for(tok)
-    for text in ("ab" * 5000, "the cat sat on the mat " * 200, "x" * 99 + " " + "yz" * 40):
+    for text in ("ab" * 5000, "the cat sat on the mat " * 200, "x" * 99 + " " + "yz" * 40,
+                 "thecatsatonthemat" * 7 + " " + "x" * 30 + " andthen" * 9):
         both(tok, text)
-        assert (enc._head() == -1).all()
 
 
 def test_supermerge_runs_without_candidate_pairs(golden_models):
