@@ -849,6 +849,7 @@ def _encoder_class():
                 self.n_vocab = tok.n_vocab
                 self.byte_ids = np.array([tok.alphabet.id_of_byte(b) for b in range(256)], dtype=np.int32)
                 self._id_objects = None
+                self._id_list = None  # FastEncoder.to_list's compiled-loop list, built on first use
                 self._scratch = threading.local()
                 lat = _FastLattice(np.zeros(0, np.int32), np.zeros(1, np.int64), [], tok.tokens, len(tok.alphabet))
                 every = np.arange(len(tok.tokens), dtype=np.int64)
