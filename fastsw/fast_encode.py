@@ -183,23 +183,7 @@ class FastEncoder:
         if not supported(alphabet):
             raise ValueError(f"the fast encoder supports byte alphabets only, not {alphabet.kind!r}; "
                              "use backend='python'")
-        self.pretokenizer = tables.pretokenizer
-        self.atoms = isinstance(alphabet, AtomAlphabet)  # pieces as token bytes, ends in bytes
-        self.n_vocab = tables.n_vocab
-        self.byte_ids = np.array([alphabet.id_of_byte(b) for b in range(256)], dtype=np.int32)
-        token_bytes = tables.token_bytes
-        lens = np.fromiter(map(len, token_bytes), np.int64, len(token_bytes))
-        self.tb_off = np.zeros(len(token_bytes) + 1, np.int64)
-        np.cumsum(lens, out=self.tb_off[1:])
-        self.tb = np.frombuffer(b"".join(token_bytes) or b"\0", np.uint8).copy()
-        shortcut_ids = np.fromiter(tables.shortcut.values(), np.int32, len(tables.shortcut))
-        short = lens[shortcut_ids] <= 8
-        self.sc_short = K._build_short_table(self.tb, self.tb_off, shortcut_ids[short],
-                                             _table_size(int(short.sum())))
-        self.sc_long = K._build_long_table(self.tb, self.tb_off, shortcut_ids[~short],
-                                           _table_size(int((~short).sum())))
-        self._id_objects = None
-        self._id_list = None
+        self._init_shared(alphabet, tables.pretokenizer, tables.n_vocab, tables.token_bytes, tables.shortcut)
         supers = tables.super_ranks
         self.r_table = pair_table(tables.regular_ranks)
         self.s_table = pair_table(supers)
@@ -209,12 +193,34 @@ class FastEncoder:
         self.s_bits = K._build_pair_bits(lefts, rights)
         self.use_super = int(bool(supers))
         # per id: 1 eligible, 2 left side of a supermerge, 4 right side of one
-        self.flags = np.zeros(max(len(token_bytes), 1), np.uint8)
+        self.flags = np.zeros(max(len(tables.token_bytes), 1), np.uint8)
         self.flags[np.fromiter(tables.eligible, np.int64, len(tables.eligible))] |= 1
         self.flags[lefts] |= 2
         self.flags[rights] |= 4
 
     # -- one kernel call ---------------------------------------------------------
+    def _init_shared(self, alphabet: Alphabet, pretokenizer, n_vocab: int, token_bytes: Sequence[bytes],
+                     shortcut: Mapping[bytes, int]) -> None:
+        """What every encoder over these kernels' byte tables holds (this class and MinGram's subclass, which has
+        its own merge tables): the pre-tokenizer, the byte -> atomic id table, the token bytes (``tb``,
+        ``tb_off``), the whole-pretoken shortcut tables and the id-to-``int`` caches of :meth:`to_list`."""
+        self.pretokenizer = pretokenizer
+        self.atoms = isinstance(alphabet, AtomAlphabet)  # pieces as token bytes, ends in bytes
+        self.n_vocab = n_vocab
+        self.byte_ids = np.array([alphabet.id_of_byte(b) for b in range(256)], dtype=np.int32)
+        lens = np.fromiter(map(len, token_bytes), np.int64, len(token_bytes))
+        self.tb_off = np.zeros(len(token_bytes) + 1, np.int64)
+        np.cumsum(lens, out=self.tb_off[1:])
+        self.tb = np.frombuffer(b"".join(token_bytes) or b"\0", np.uint8).copy()
+        shortcut_ids = np.fromiter(shortcut.values(), np.int32, len(shortcut))
+        short = lens[shortcut_ids] <= 8
+        self.sc_short = K._build_short_table(self.tb, self.tb_off, shortcut_ids[short],
+                                             _table_size(int(short.sum())))
+        self.sc_long = K._build_long_table(self.tb, self.tb_off, shortcut_ids[~short],
+                                           _table_size(int((~short).sum())))
+        self._id_objects = None
+        self._id_list = None
+
     def encode_docs(self, texts: Sequence[str], shortcut: bool = True,
                     short_limit: int = SHORT_LIMIT) -> Tuple[np.ndarray, np.ndarray]:
         """Encode ``texts`` (already checked to be ``str``) in one kernel call;

@@ -840,16 +840,8 @@ def _encoder_class():
                 if not supported(tok.alphabet):
                     raise ValueError(f"the fast encoder supports byte alphabets only, not {tok.alphabet.kind!r}; "
                                      "use backend='python'")
-                from . import _encode_kernels as EK
                 from ._mingram_kernels import _DENSE_ENTRIES, _build_trie, _dense_rows
-                from .fast_encode import _table_size
-                from .alphabet import AtomAlphabet
-                self.pretokenizer = tok.pretokenizer
-                self.atoms = isinstance(tok.alphabet, AtomAlphabet)  # pieces as token bytes, ends in bytes
-                self.n_vocab = tok.n_vocab
-                self.byte_ids = np.array([tok.alphabet.id_of_byte(b) for b in range(256)], dtype=np.int32)
-                self._id_objects = None
-                self._id_list = None  # FastEncoder.to_list's compiled-loop list, built on first use
+                self._init_shared(tok.alphabet, tok.pretokenizer, tok.n_vocab, tok.vocab, tok._shortcut)
                 self._scratch = threading.local()
                 lat = _FastLattice(np.zeros(0, np.int32), np.zeros(1, np.int64), [], tok.tokens, len(tok.alphabet))
                 every = np.arange(len(tok.tokens), dtype=np.int64)
@@ -858,18 +850,6 @@ def _encoder_class():
                                                    _DENSE_ENTRIES)
                 self.tok_len = lat.tok_len
                 self.n_sym = lat.n_sym
-                # the whole-pretoken shortcut: the BPE encoder's tables over the token bytes (one probe per pretoken)
-                token_bytes = tok.vocab
-                lens = np.fromiter(map(len, token_bytes), np.int64, len(token_bytes))
-                self.tb_off = np.zeros(len(token_bytes) + 1, np.int64)
-                np.cumsum(lens, out=self.tb_off[1:])
-                self.tb = np.frombuffer(b"".join(token_bytes) or b"\0", np.uint8).copy()
-                ids = np.fromiter(tok._shortcut.values(), np.int32, len(tok._shortcut))
-                short = lens[ids] <= 8
-                self.sc_short = EK._build_short_table(self.tb, self.tb_off, ids[short],
-                                                      _table_size(int(short.sum())))
-                self.sc_long = EK._build_long_table(self.tb, self.tb_off, ids[~short],
-                                                    _table_size(int((~short).sum())))
                 self.cost = np.ascontiguousarray(tok._cost, dtype=np.float64)
                 self.shortcut_ok = tok._shortcut_ok
 
