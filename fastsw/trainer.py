@@ -520,6 +520,8 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
                                              prune_criterion, refill)
     if algo == "parity-bpe":
         algo = "bpe"  # from here on: a BPE model whose phase 1 is parity-aware
+    # only supermerges need the letter runs (phase 2's candidates); BPE and MinGram work on pretokens alone
+    needs_runs = algo not in ("bpe", "mingram")
     form = check_normalize(normalize)
     special_tokens = list(special_tokens)
     if len(set(special_tokens)) != len(special_tokens) or any(not isinstance(s, str) or not s
@@ -550,7 +552,7 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
             raise ValueError("give either inputs (text) or from_counts (count tables), not both")
         counts = load_counts(from_counts)
         pretok = _pretokenizer_for_counts(counts, pretokenizer)
-        if algo not in ("bpe", "mingram") and not counts.has_runs and _count_candidates is None:
+        if needs_runs and not counts.has_runs and _count_candidates is None:
             raise ValueError(f"algo={algo!r} needs letter runs, but the count table was made without them "
                              "(collect_runs=False / 'fastsw count --no-runs'); count again with runs, or use "
                              "algo='bpe'")
@@ -570,12 +572,12 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
             raise ValueError("train() needs inputs (a path, a list of paths or an iterable of str documents) "
                              "or from_counts=")
         pretok = make_pretokenizer("script" if pretokenizer is None else pretokenizer)
-        n_workers = None if tagged else _counting_workers(inputs, workers, collect_runs=algo not in ("bpe", "mingram"))
+        n_workers = None if tagged else _counting_workers(inputs, workers, collect_runs=needs_runs)
     if parity is not None and pretok.mode == "script-v3":  # its learner has no merge rule (fastsw.script_v3)
         raise ValueError(f"parity-aware BPE cannot train with pretokenizer {pretok.to_config()['scheme']!r}: its "
                          "merges would not respect SCRIPT's rule that a token is whole characters; use algo='bpe', "
                          "'boundless' or 'superbpe' (phase1='bpe') with SCRIPT, or another pre-tokenizer")
-    if pretok.mode == "none" and algo not in ("bpe", "mingram"):
+    if pretok.mode == "none" and needs_runs:
         raise ValueError(f"algo={algo!r} needs a pre-tokenizer that splits documents into words: supermerges "
                          "join runs of >= 2 pretokens, and pretokenizer='none' makes one pretoken per document; "
                          "use algo='bpe' with pretokenizer='none', or pretokenizer='script'")
@@ -598,13 +600,13 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
             threads = default_workers()
             bar = Progress("pre-tokenizing" + language + (f" ({threads} threads)" if threads > 1 else ""),
                            enabled=progress)
-            counts = count_corpus(documents, pretok, collect_runs=algo not in ("bpe", "mingram"), progress=bar, threads=threads,
+            counts = count_corpus(documents, pretok, collect_runs=needs_runs, progress=bar, threads=threads,
                                   normalize=form)
             info["counting_threads"] = threads
         else:
             label = "pre-tokenizing" + language + (f" ({n_workers} workers)" if n_workers > 1 else "")
             bar = Progress(label, enabled=progress)
-            counts = count_corpus_parallel(documents, pretok, collect_runs=algo not in ("bpe", "mingram"), workers=n_workers,
+            counts = count_corpus_parallel(documents, pretok, collect_runs=needs_runs, workers=n_workers,
                                            progress=bar, normalize=form)
             info["counting_workers"] = n_workers
         info["seconds"]["pretokenize_and_count"] = info["seconds"].get("pretokenize_and_count", 0.0) + bar.close()
@@ -627,12 +629,12 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
     if parity is not None and parity["dev"] is not None and isinstance(inputs, dict):
         dev_counts = count_dev(list(inputs))  # before the (larger) training text: a bad dev text fails fast
     if from_counts is None and isinstance(inputs, dict):  # one count column per language
-        counts = Counts.from_languages({name: count(inp, _counting_workers(inp, workers, algo not in ("bpe", "mingram")), f" {name}")
+        counts = Counts.from_languages({name: count(inp, _counting_workers(inp, workers, needs_runs), f" {name}")
                                         for name, inp in inputs.items()})
     elif from_counts is None and lang_field is not None:
         bar = Progress("pre-tokenizing", enabled=progress)
         counts = count_languages(iter_language_documents(inputs, lang_field=lang_field, text_field=text_field),
-                                 pretok, collect_runs=algo not in ("bpe", "mingram"), progress=bar, normalize=form)
+                                 pretok, collect_runs=needs_runs, progress=bar, normalize=form)
         info["seconds"]["pretokenize_and_count"] = bar.close()
     elif from_counts is None:
         counts = count(inputs, n_workers)
