@@ -128,6 +128,8 @@ def _rewrite_entries(tokens, offsets, lengths, word_counts, word_lang, word_lw, 
         w = occ[seg + t]
         o = offsets[w]
         L = lengths[w]
+        # the replacement windows: the same loop as _train_kernels._rewrite_words (kept inline there and here:
+        # a shared @njit helper, called or inline="always", cost 17 % of BPE's phase 1 on 50 MB, 0.79 -> 0.92 s)
         n_win = 0
         cur_n = 0
         cur_lo = 0
