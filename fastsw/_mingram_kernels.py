@@ -143,6 +143,24 @@ def _viterbi(sym, start, end, keys, vals, dense, row, n_sym, node_tok, cost, bes
 
 
 @njit(cache=True, nogil=True)
+def _emit_path(back, tok_len, n, out, n_out):
+    """Write the path that :func:`_viterbi` left in ``back`` for a pretoken of ``n`` symbols to
+    ``out[n_out:]`` in text order (the back-pointers run from the end); returns the new ``n_out``."""
+    m = 0
+    e = n
+    while e > 0:
+        m += 1
+        e -= tok_len[back[e]]
+    e = n
+    j = n_out + m
+    while e > 0:
+        j -= 1
+        out[j] = back[e]
+        e -= tok_len[back[e]]
+    return n_out + m
+
+
+@njit(cache=True, nogil=True)
 def _e_step(sym, offsets, counts, keys, vals, dense, row, n_sym, node_tok, tok_len, cost, n_tokens, w0, w1,
             shortcut, stop):
     """Hard E-step over the packed pretokens ``w0..w1-1`` (atoms ``sym`` int32, ``offsets`` int64, ``counts``
@@ -201,18 +219,7 @@ def _segment_all(sym, offsets, keys, vals, n_sym, node_tok, tok_len, cost):
         start = offsets[w]
         end = offsets[w + 1]
         _viterbi(sym, start, end, keys, vals, dense, row, n_sym, node_tok, cost, best, back)
-        k = 0
-        e = end - start
-        while e > 0:
-            k += 1
-            e -= tok_len[back[e]]
-        e = end - start
-        j = n_out + k
-        while e > 0:
-            j -= 1
-            out[j] = back[e]
-            e -= tok_len[back[e]]
-        n_out += k
+        n_out = _emit_path(back, tok_len, end - start, out, n_out)
         out_off[w + 1] = n_out
     return out[:n_out].copy(), out_off
 
@@ -272,18 +279,7 @@ def _encode_docs(data, piece_ends, doc_pieces, byte_ids, keys, vals, dense, row,
                 best = np.empty(cap + 1, np.float64)
                 back = np.empty(cap + 1, np.int32)
             _viterbi(sym, start, end, keys, vals, dense, row, n_sym, node_tok, cost, best, back)
-            m = 0
-            e = n
-            while e > 0:
-                m += 1
-                e -= tok_len[back[e]]
-            e = n
-            j = n_out + m
-            while e > 0:
-                j -= 1
-                out[j] = back[e]
-                e -= tok_len[back[e]]
-            n_out += m
+            n_out = _emit_path(back, tok_len, n, out, n_out)
         offsets[d + 1] = n_out
     return out[:n_out].copy(), offsets
 
