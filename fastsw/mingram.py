@@ -68,9 +68,9 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .alphabet import Alphabet, ByteAlphabet, alphabet_from_config, get_profile
+from .alphabet import Alphabet, ByteAlphabet, alphabet_from_config
 from .files import atomic_write_text
-from .pretokenize import Pretokenizer, check_normalize
+from .pretokenize import Pretokenizer
 from .model_io import MODEL_READERS
 from .tokenizer import MODEL_CLASSES, Tokenizer, _FAST_LOCK
 
@@ -629,15 +629,7 @@ class MinGramTokenizer(Tokenizer):
                  seed_ids: Optional[Sequence[int]] = None, special_tokens: Optional[Dict[str, int]] = None,
                  training_info: Optional[dict] = None, backend: str = "auto", normalize: Optional[str] = None,
                  _token_bytes=None):
-        from ._config import resolve_backend
-        get_profile(profile)
-        resolve_backend(backend)
-        self.backend = backend
-        self.alphabet = alphabet
-        self.pretokenizer = pretokenizer
-        self.profile = profile
-        self.normalize = check_normalize(normalize)
-        self.training_info = dict(training_info or {})
+        self._init_settings(alphabet, pretokenizer, profile, backend, normalize, training_info)
         self.score_delta = float(score_delta)
         n_alpha = len(alphabet)
         tokens = [t if type(t) is tuple else tuple(map(int, t)) for t in tokens]

@@ -97,17 +97,22 @@ class Tokenizer:
                  _reachability=None):
         if algo not in ALGOS:
             raise ValueError(f"algo {algo!r} is not one of {', '.join(ALGOS)}")
+        self._init_settings(alphabet, pretokenizer, profile, backend, normalize, training_info)
+        self.algo = algo
+        with gc_paused():
+            self._build(merges, special_tokens, _reachability)
+
+    def _init_settings(self, alphabet: Alphabet, pretokenizer: Pretokenizer, profile: str, backend: str,
+                       normalize: Optional[str], training_info: Optional[dict]) -> None:
+        """The settings every model class shares (checked here once; subclasses call it too)."""
         get_profile(profile)
         resolve_backend(backend)
         self.backend = backend
         self.alphabet = alphabet
         self.pretokenizer = pretokenizer
         self.profile = profile
-        self.algo = algo
         self.normalize = check_normalize(normalize)
         self.training_info = dict(training_info or {})
-        with gc_paused():
-            self._build(merges, special_tokens, _reachability)
 
     def _build(self, merges, special_tokens, reachability=None) -> None:
         """The token table, rank tables, special tokens and the shortcut table."""
