@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -428,9 +429,53 @@ def show(piece: str) -> str:
 # ---- the pre-tokenizer object -------------------------------------------------------------------------------------
 
 try:
-    from ._pretok import boundary_pretokenize as _native_pretokenize, marked_counter as _native_counter
+    from ._pretok import MarkScheme as _MarkScheme, mark_counter as _mark_counter
 except ImportError:  # the extension is not built (or is older than this module)
-    _native_pretokenize = _native_counter = None
+    _MarkScheme = _mark_counter = None
+
+#: bits of :func:`case_table`'s entries (the Cython twin reads the same numbers)
+LOW_CP, LOW_ROUND, LOW_COMPLEX = 0x1FFFFF, 0x40000000, 0x80000000
+
+
+@functools.lru_cache(maxsize=1)
+def case_table() -> np.ndarray:
+    """``str.lower`` per code point, for the compiled caps-code decision (``uint32``, 0x110000 entries; only the
+    code points a word span can hold -- word and Inherited classes -- are filled): the full lowercase mapping when
+    it is one code point (``LOW_CP`` bits), with ``LOW_ROUND`` when its ``str.upper()`` is the code point itself,
+    or ``LOW_COMPLEX`` when the lowercase is not one code point (``caps_code`` then gives no code). Built by
+    Python's own ``str`` methods (17,653 code points, about 20 ms), so it agrees with :func:`caps_code` by
+    construction; the context-dependent final sigma of U+03A3 is left to ``caps_code`` itself."""
+    t = class_table()
+    low = np.zeros(0x110000, dtype=np.uint32)
+    for cp in np.flatnonzero((t.cp_kind == K_WORD) | (t.cp_kind == K_INHERITED)).tolist():
+        ch = chr(cp)
+        lo = ch.lower()
+        low[cp] = LOW_COMPLEX if len(lo) != 1 else ord(lo) | (LOW_ROUND if lo.upper() == ch else 0)
+    return low
+
+
+@functools.lru_cache(maxsize=1)
+def _letter_scanner():
+    """A compiled scanner, for its ``\\p{L}`` table (the letter flags of :class:`fastsw._pretok.MarkCounter`)."""
+    from .pretokenize import Pretokenizer
+    return Pretokenizer(mode="simple")._get_scanner()
+
+
+_local = threading.local()  # per thread: the compiled schemes (their scratch is not shared between threads)
+
+
+def _compiled_scheme(key: tuple):
+    """The compiled twin's :class:`fastsw._pretok.MarkScheme` for ``key`` (the scheme's switches), one per thread."""
+    cache = getattr(_local, "schemes", None)
+    if cache is None:
+        cache = _local.schemes = {}
+    ms = cache.get(key)
+    if ms is None:
+        t = class_table()
+        punct, digit, shift, caps, single, min_caps, drop = key
+        ms = cache[key] = _MarkScheme(t.cls, t.kind, case_table(), punct, digit, shift, caps, single, min_caps, drop,
+                                      M, S, C, caps_code)
+    return ms
 
 _LETTER = regex.compile(r"\p{L}")
 
@@ -513,7 +558,7 @@ class BoundaryPretokenizer:
     @property
     def compiled(self) -> bool:
         """Whether :meth:`pretokenize` runs the Cython twin."""
-        return _native_pretokenize is not None and not pure_python()
+        return _MarkScheme is not None and not pure_python()
 
     def _get_scanner(self):
         return None  # the default patterns' compiled counter does not apply
@@ -525,25 +570,31 @@ class BoundaryPretokenizer:
 
     def pretokenize(self, text: str) -> List[str]:
         """The pretokens of ``text`` (atoms as lone surrogates); identical to :meth:`pretokenize_reference`."""
-        if _native_pretokenize is None or pure_python():
+        if _MarkScheme is None or pure_python():
             return self.pretokenize_reference(text)
-        t = class_table()
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, not {type(text).__name__}")
+        return _compiled_scheme(self._key).pretokenize(text)
+
+    @property
+    def _key(self) -> tuple:
         s = self.scheme
-        return _native_pretokenize(text, t.cls, t.kind, s.punct, s.digit, s.shift, s.caps, self.single_char_shift,
-                                   self.min_caps_length, self.drop_unlisted, M, S, C, caps_code)
+        return (s.punct, s.digit, s.shift, s.caps, self.single_char_shift, self.min_caps_length, self.drop_unlisted)
 
     def has_letter(self, piece: str) -> bool:
         return _LETTER.search(piece) is not None
 
-    def compiled_counter(self, collect_runs: bool):
-        """The compiled twin of :class:`fastsw.counting.CountTable` for this scheme (``fastsw._pretok``'s
-        ``MarkedCounter``: counts the pieces without making a str per piece), or None without the extension."""
-        if _native_counter is None or pure_python():
+    def native_counter(self, collect_runs: bool):
+        """The compiled twin of :class:`fastsw.counting.CountTable` for this scheme: a ``fastsw._pretok.MarkCounter``
+        (the default patterns' ``Counter`` -- its table, letter runs and merge -- fed by the compiled segmentation,
+        without the GIL, so :func:`fastsw.counting.count_corpus` runs one per thread), or None without the
+        extension or with ``FASTSW_PUREPYTHON``."""
+        if _mark_counter is None or pure_python():
             return None
-        t, s = class_table(), self.scheme
-        return _native_counter(t.cls, t.kind, s.punct, s.digit, s.shift, s.caps, self.single_char_shift,
-                               self.min_caps_length, self.drop_unlisted, M, S, C, caps_code, self.has_letter,
-                               collect_runs)
+        scanner = _letter_scanner()
+        if scanner is None:
+            return None
+        return _mark_counter(scanner, _compiled_scheme(self._key), collect_runs)
 
     # -- the inverse ---------------------------------------------------------------------------------------------
     decode_text = staticmethod(decode_marked)

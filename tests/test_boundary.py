@@ -288,28 +288,50 @@ def test_counts_round_trip_and_training_from_counts(sample_docs, tmp_path):
     assert a.merges == b.merges and b.pretokenizer == a.pretokenizer
 
 
-@pytest.mark.parametrize("scheme", ["boundary[w]", "boundary[w,p,d]+caps"])
+@pytest.mark.parametrize("scheme", ["boundary[w]", "boundary[w,p,d]+caps", "boundary[w,p]+shift"])
 def test_compiled_counting_equals_the_reference_loop(language_samples, scheme):
-    from fastsw.counting import CountTable
+    """MarkCounter (the compiled segmentation feeding the default counter's table, one per thread, merged) against
+    CountTable's plain loop over the Python reference pre-tokenizer: the same table, order included."""
+    from fastsw.counting import CountTable, NativeCountTable, count_corpus, native_counting
     docs = [t for texts in language_samples.values() for t in texts]
     pretok = make_pretokenizer(scheme)
-    tables = []
-    for compiled in (True, False):
-        table = CountTable(pretok, collect_runs=True)
-        assert table._compiled is not None, "the extension is not built"
-        if not compiled:
-            table._compiled = None  # the plain loop
-        table.add_batch(docs[:7])
-        for doc in docs[7:]:
-            table.add(doc)
-        tables.append(table.finish())
-    a, b = tables
-    assert (a.pretokens, a.counts, a.has_letter, a.letter_runs, a.n_bytes, a.n_documents) == \
-        (b.pretokens, b.counts, b.has_letter, b.letter_runs, b.n_bytes, b.n_documents)
+    assert native_counting(pretok), "the extension is not built"
+    ref_pretok = make_pretokenizer(scheme)
+    ref_pretok.pretokenize = ref_pretok.pretokenize_reference  # the plain-Python rule, not the Cython twin
+    ref = CountTable(ref_pretok, collect_runs=True)
+    for doc in docs:
+        ref.add(doc)
+    b = ref.finish()
+    one = NativeCountTable(pretok, collect_runs=True)
+    one.add_batch(docs[:7])
+    for doc in docs[7:]:
+        one.add(doc)
+    a = one.finish()
+    assert (a.pretokens, a.counts, a.has_letter, a.run_multiset(), a.n_bytes, a.n_documents) == \
+        (b.pretokens, b.counts, b.has_letter, b.run_multiset(), b.n_bytes, b.n_documents)
+    threaded = count_corpus(docs, pretok, collect_runs=True, threads=2)
+    assert threaded.pretoken_multiset() == b.pretoken_multiset() and threaded.run_multiset() == b.run_multiset()
     # no letter run joins two pieces whose junction would hold two touching markers
-    for run in a.letter_runs:
+    for run in b.run_multiset():
         for i, j in zip(run, run[1:]):
-            assert not pretok.run_break(a.pretokens[i], a.pretokens[j])
+            assert not pretok.run_break(i, j)
+
+
+def test_compiled_counting_of_drop_unlisted_and_final_sigma():
+    """The compiled counter's rarer branches: unlisted code points dropped (the descriptors then refer to a
+    filtered copy) and a capital sigma, whose final form only the reference's caps_code decides."""
+    from fastsw.counting import count_corpus, count_corpus_reference
+    docs = ["ΟΔΟΣ Σήμερα ΣΗΜΕΡΑ σΣ", "a\ue000b \u0378 The Cat", "\U000e0002", "ΟΔΟΣ Σ Ab"]  # U+E000, U+0378,
+    # U+E0002: not in the Scripts file
+    for kw in ({}, {"drop_unlisted": True}):
+        pretok = BoundaryPretokenizer("boundary[w,p,d]+caps", **kw)
+        ref_pretok = BoundaryPretokenizer("boundary[w,p,d]+caps", **kw)
+        ref_pretok.pretokenize = ref_pretok.pretokenize_reference
+        a = count_corpus(docs, pretok, collect_runs=True, threads=2)
+        b = count_corpus_reference(docs, ref_pretok, collect_runs=True)
+        assert a.pretoken_multiset() == b.pretoken_multiset() and a.run_multiset() == b.run_multiset()
+        assert a.n_bytes == b.n_bytes
+    assert {show(p) for p in a.pretokens} >= {"⇑¦οδος¦", "↑¦σήμερα¦", "¦ab¦"}
 
 
 def test_exports_refuse_plainly(marker_models):
