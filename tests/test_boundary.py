@@ -317,6 +317,39 @@ def test_compiled_counting_equals_the_reference_loop(language_samples, scheme):
             assert not pretok.run_break(i, j)
 
 
+@settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts=st.lists(_ADVERSARIAL, max_size=4), scheme=st.sampled_from(SCHEMES), drop=st.booleans())
+def test_hypothesis_compiled_counting_equals_reference(texts, scheme, drop):
+    from fastsw.counting import CountTable, NativeCountTable
+    pretok = BoundaryPretokenizer(scheme, drop_unlisted=drop)
+    ref_pretok = BoundaryPretokenizer(scheme, drop_unlisted=drop)
+    ref_pretok.pretokenize = ref_pretok.pretokenize_reference
+    fast, ref = NativeCountTable(pretok, collect_runs=True), CountTable(ref_pretok, collect_runs=True)
+    fast.add_batch(texts)
+    for t in texts:
+        ref.add(t)
+    a, b = fast.finish(), ref.finish()
+    assert (a.pretokens, a.counts, a.has_letter, a.run_multiset(), a.n_bytes) == \
+        (b.pretokens, b.counts, b.has_letter, b.run_multiset(), b.n_bytes)
+
+
+def test_packing_one_byte_atoms_equals_the_codec():
+    """pack_pretokens' vectorized spelling of one-byte atoms against the codec error handler (the reference
+    spelling), next to characters whose UTF-8 also starts with 0xED (U+D000..U+D7FF)."""
+    import numpy as np
+    import fastsw.fast_train as ft
+    from fastsw.alphabet import atom_bytes
+    pretok = make_pretokenizer("boundary[w,p,d]+caps")
+    pieces = sorted({x for t in ("The CAT, 3 dogs 퀀\ud7ff x íñ", "ΟΔΟΣ 日本 a") for x in pretok.pretokenize(t)})
+    pieces += ["\ud000", M + "\ud7a3" + M]
+    alphabet = pretok.make_alphabet("paper")
+    tokens, offsets, counts = ft.pack_pretokens(pieces, list(range(len(pieces))), alphabet)
+    for k, piece in enumerate(pieces):
+        assert tokens[offsets[k]:offsets[k + 1]].tolist() == [alphabet.id_of_byte(b) for b in atom_bytes(piece)]
+    assert counts.tolist() == list(range(len(pieces)))
+    assert ft._pack_short_atoms([chr(0xD800 + 9)]) is None  # a three-byte atom: the codec spells it
+
+
 def test_compiled_counting_of_drop_unlisted_and_final_sigma():
     """The compiled counter's rarer branches: unlisted code points dropped (the descriptors then refer to a
     filtered copy) and a capital sigma, whose final form only the reference's caps_code decides."""
