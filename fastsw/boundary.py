@@ -600,6 +600,44 @@ class BoundaryPretokenizer:
     decode_text = staticmethod(decode_marked)
     show = staticmethod(show)
 
+    def token_offsets(self, ids: Sequence[int], token_bytes: Sequence[bytes], special_by_id) -> List[int]:
+        """Where each token of ``ids`` starts in the text it encodes (``Tokenizer.encode_with_offsets``): the
+        length of what the tokens before it decode to, so ``text[:offsets[k]] == decode(ids[:k])`` whenever token
+        ``k`` does not start inside a character (then it gets that character's offset, as for every model).
+
+        Atoms have zero width, except the second marker of a pair (caps codes between them ignored), which stands
+        for the elided space: ``the¦`` + ``¦cat¦`` puts ``¦cat¦`` at the space, as `` cat`` would start there
+        without markers; a closing marker, a caps code and a lone opening marker take no character. Characters of a
+        span a caps code lowercased keep their offsets (a code is given only when ``lower()`` keeps the length).
+        The offsets refer to the text after ``normalize`` and ``drop_unlisted``.
+
+            >>> tb = [b"x"] * 248 + [MARKER.code, SHIFT.code]
+            >>> tb += [SHIFT.code + MARKER.code + b"the", MARKER.code, MARKER.code + b"cat" + MARKER.code]
+            >>> BoundaryPretokenizer("boundary[w]+caps").token_offsets([250, 251, 252], tb, {})  # The cat
+            [0, 3, 3]
+        """
+        mark, shift, caps = MARKER.code[0], SHIFT.code[0], CAPS.code[0]
+        n = len(token_bytes)
+        memo: Dict[Tuple[int, bool], Tuple[int, bool]] = {}
+        out: List[int] = []
+        chars, pending = 0, False  # pending: the last non-code unit was a marker that may open a pair
+        for t in ids:
+            tb = token_bytes[t] if 0 <= t < n else special_by_id[t]
+            out.append(chars - 1 if 0x80 <= tb[0] < 0xC0 else chars)
+            step = memo.get((t, pending))
+            if step is None:
+                added, p = 0, pending
+                for b in tb:
+                    if b == mark:
+                        added, p = (added + 1, False) if p else (added, True)
+                    elif b != shift and b != caps:
+                        p = False
+                        added += not 0x80 <= b < 0xC0
+                step = memo[t, pending] = (added, p)
+            chars += step[0]
+            pending = step[1]
+        return out
+
     @staticmethod
     def run_break(prev: str, piece: str) -> bool:
         """Whether a supermerge may not join pieces ``prev`` and ``piece`` (atoms as lone surrogates): it would put

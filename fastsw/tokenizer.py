@@ -794,6 +794,10 @@ class Tokenizer:
         >>> tok.encode_with_offsets("héllo wörld")[1][:1]
         [0]
         """
+        rule = getattr(self.pretokenizer, "token_offsets", None)
+        if rule is not None:  # markers (fastsw.boundary): a marker pair stands for a space, other atoms for nothing
+            ids = self.encode(text, **kwargs)
+            return ids, rule(ids, self._token_bytes, self._special_by_id)
         if hasattr(self.alphabet, "atoms") and self._token_widths() is None:  # (SCRIPT alone has offsets: widths)
             raise ValueError("encode_with_offsets needs tokens that are pieces of the text; this model's pre-tokenizer "
                              f"{self.pretokenizer!r} rewrites it (markers for spaces, caps codes), so a token has no "

@@ -247,9 +247,60 @@ def test_hypothesis_round_trip_every_scheme(scheme_models, text, scheme):
     assert tok.decode(ids) == text
 
 
-def test_offsets_are_refused(marker_models):
-    with pytest.raises(ValueError, match="rewrites it"):
-        marker_models["bpe", "numba"].encode_with_offsets("The cat")
+# ---- offsets ------------------------------------------------------------------------------------------------------
+
+def _hand_offsets(scheme, tokens):
+    """``token_offsets`` of tokens given as texts (atoms as lone surrogates) or bytes, on a vocabulary of just
+    them."""
+    from fastsw.alphabet import atom_bytes
+    tb = [t if isinstance(t, bytes) else atom_bytes(t) for t in tokens]
+    return BoundaryPretokenizer(scheme).token_offsets(list(range(len(tb))), tb, {})
+
+
+@pytest.mark.parametrize("scheme, tokens, expected", [
+    # "The cat": the code and the closing marker take no character, the pair's second marker is the space
+    ("boundary[w]+caps", [S + M + "the", M, M + "cat" + M], [0, 3, 3]),
+    # "THE CAT," (lowercased spans keep their offsets): T=0, the space=3, the comma=7
+    ("boundary[w,p]+caps", [C + M + "th", "e" + M, C + M + "cat" + M, ","], [0, 2, 3, 7]),
+    # "a, b" under [w]: the comma and the space are literal, so "¦b" opens no pair
+    ("boundary[w]", [M + "a" + M, ",", " ", M + "b" + M], [0, 1, 2, 3]),
+    # "x = 1" under [w,p,d]: two pairs, "¦=¦" at the first space, "¦1" at the second
+    ("boundary[w,p,d]", [M + "x" + M, M + "=" + M, M + "1"], [0, 1, 3]),
+    # "Ab é": é's two UTF-8 bytes in two tokens; the second starts inside é and gets é's offset
+    ("boundary[w]+caps", [S + M + "ab" + M, MARKER.code + b"\xc3", b"\xa9" + MARKER.code], [0, 2, 3]),
+    # "The" split after the code: the code token and the rest both start at T
+    ("boundary[w]+caps", [S, M + "the" + M], [0, 0]),
+])
+def test_offsets_hand_worked(scheme, tokens, expected):
+    assert _hand_offsets(scheme, tokens) == expected
+
+
+def _check_offsets(tok, text):
+    """encode_with_offsets against its definition: every token that does not start inside a character starts at
+    len(decode(ids before it)), and the text up to there is what those ids decode to."""
+    ids, offsets = tok.encode_with_offsets(text)
+    assert ids == tok.encode(text) and len(offsets) == len(ids)
+    assert offsets == sorted(offsets) and all(0 <= o <= len(text) for o in offsets)
+    for k, t in enumerate(ids):
+        if not 0x80 <= tok.vocab[t][0] < 0xC0:
+            assert tok.decode(ids[:k]) == text[:offsets[k]], (text, k)
+
+
+def test_offsets_on_corpus_text(marker_models, language_samples):
+    for algo in ("bpe", "superbpe"):
+        tok = marker_models[algo, "numba"]
+        for lang, texts in language_samples.items():
+            _check_offsets(tok, texts[0][:400])
+    tok = marker_models["bpe", "numba"]
+    ids, offsets = tok.encode_with_offsets("The CAT sat.")
+    assert [("The CAT sat."[o]) for o in offsets][:1] == ["T"] and "The CAT sat."[offsets[-1]] == "."
+
+
+@settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                                   HealthCheck.function_scoped_fixture])
+@given(text=_ADVERSARIAL, scheme=st.sampled_from(SCHEMES))
+def test_hypothesis_offsets(scheme_models, text, scheme):
+    _check_offsets(scheme_models[scheme], text)
 
 
 def test_text_with_marker_characters(marker_models):
