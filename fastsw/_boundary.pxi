@@ -30,6 +30,9 @@ cdef enum:
 # code point's uppercase is the code point itself, LOW_COMPLEX when the lowercase is not one code point
 cdef enum:
     LOW_CP = 0x1FFFFF
+    LOW_UPPER = 0x200000     # Py_UNICODE_ISUPPER (added by add_case_flags)
+    LOW_LOWER = 0x400000     # Py_UNICODE_ISLOWER
+    LOW_TITLE = 0x800000     # Py_UNICODE_ISTITLE
     LOW_ROUND = 0x40000000
     LOW_COMPLEX = 0x80000000
     CAPITAL_SIGMA = 0x3A3
@@ -160,13 +163,14 @@ cdef int64_t _caps(const MarkRules* r, MarkScratch* m, const char_t* s, int64_t 
     cdef bint upper_cased = False, complex_low = False, sigma = False, ok
     cdef uint32_t code = 0
     # a span whose first character is lowercase is neither title nor upper case
-    if 0x61 <= ch <= 0x7A or (ch >= 128 and _uc_islower(ch)):
+    if r.low[ch] & LOW_LOWER:
         return 0
     for i in range(a, b):
         ch = s[i]
-        up = _uc_isupper(ch)
-        lo = _uc_islower(ch)
-        ti = _uc_istitle(ch)
+        v = r.low[ch]
+        up = (v & LOW_UPPER) != 0
+        lo = (v & LOW_LOWER) != 0
+        ti = (v & LOW_TITLE) != 0
         # str.istitle: upper/title case only after an uncased character, lowercase only after a cased one
         if up or ti:
             if prev_cased:
@@ -183,7 +187,6 @@ cdef int64_t _caps(const MarkRules* r, MarkScratch* m, const char_t* s, int64_t 
             upper_ok = False
         elif up:
             upper_cased = True
-        v = r.low[ch]
         if v & LOW_COMPLEX:
             complex_low = True
         if ch == CAPITAL_SIGMA:
@@ -349,6 +352,19 @@ cdef int64_t _piece_codes(const MarkRules* r, MarkScratch* m, const MarkPiece* p
         m.buf[k] = r.mark
         k += 1
     return k
+
+
+def add_case_flags(uint32_t[::1] low):
+    """Add Python's own case predicates (``LOW_UPPER``, ``LOW_LOWER``, ``LOW_TITLE``: ``Py_UNICODE_ISUPPER``,
+    ``ISLOWER``, ``ISTITLE``, what ``str.isupper``/``istitle`` read per character) to every filled entry of
+    :func:`fastsw.boundary.case_table`, so the caps decision reads one table entry per character."""
+    cdef Py_ssize_t cp
+    if low.shape[0] < N_CODE_POINTS:
+        raise ValueError("low must have 0x110000 entries")
+    for cp in range(N_CODE_POINTS):
+        if low[cp]:
+            low[cp] |= ((LOW_UPPER if _uc_isupper(cp) else 0) | (LOW_LOWER if _uc_islower(cp) else 0)
+                        | (LOW_TITLE if _uc_istitle(cp) else 0))
 
 
 cdef class MarkScheme:

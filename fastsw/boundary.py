@@ -442,15 +442,19 @@ def case_table() -> np.ndarray:
     """``str.lower`` per code point, for the compiled caps-code decision (``uint32``, 0x110000 entries; only the
     code points a word span can hold -- word and Inherited classes -- are filled): the full lowercase mapping when
     it is one code point (``LOW_CP`` bits), with ``LOW_ROUND`` when its ``str.upper()`` is the code point itself,
-    or ``LOW_COMPLEX`` when the lowercase is not one code point (``caps_code`` then gives no code). Built by
-    Python's own ``str`` methods (17,653 code points, about 20 ms), so it agrees with :func:`caps_code` by
-    construction; the context-dependent final sigma of U+03A3 is left to ``caps_code`` itself."""
+    or ``LOW_COMPLEX`` when the lowercase is not one code point (``caps_code`` then gives no code), and in bits
+    21-23 the per-character predicates ``str.isupper``/``islower``/``istitle`` read (``Py_UNICODE_ISUPPER``,
+    ``ISLOWER``, ``ISTITLE``, added by the extension: only the compiled twin reads this table). Built by Python's
+    own ``str`` methods (17,653 code points, about 20 ms), so it agrees with :func:`caps_code` by construction;
+    the context-dependent final sigma of U+03A3 is left to ``caps_code`` itself."""
     t = class_table()
     low = np.zeros(0x110000, dtype=np.uint32)
     for cp in np.flatnonzero((t.cp_kind == K_WORD) | (t.cp_kind == K_INHERITED)).tolist():
         ch = chr(cp)
         lo = ch.lower()
         low[cp] = LOW_COMPLEX if len(lo) != 1 else ord(lo) | (LOW_ROUND if lo.upper() == ch else 0)
+    from ._pretok import add_case_flags
+    add_case_flags(low)  # str.isupper/islower/istitle's per-character predicates, bits 21-23
     return low
 
 
