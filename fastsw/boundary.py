@@ -29,10 +29,18 @@ drops every other marker and re-cases the span after a code. So ``decode_text(jo
 ``str`` ``t`` that has UTF-8 (without ``drop_unlisted``); text that already contains the characters ``¦``, ``↑`` or
 ``⇑`` keeps them as ordinary characters, since the atoms are lone surrogates, not those characters.
 
-Two paths, one answer: :meth:`BoundaryPretokenizer.pretokenize_reference` is the plain-Python rule;
-:meth:`BoundaryPretokenizer.pretokenize` runs the Cython twin ``fastsw._pretok.boundary_pretokenize``
-(``fastsw/_boundary.pxi``) over the same class table. Tests compare them on every corpus language and on Hypothesis
-text; ``bench/bench_boundary.py --check`` compares them on all of ``../shared/corpus``.
+Two paths, one answer: :meth:`BoundaryPretokenizer.pretokenize_reference` is the plain-Python rule (and
+:class:`fastsw.counting.CountTable` over it the counting rule); the Cython twin (``fastsw/_boundary.pxi``) segments
+without the GIL into piece descriptors, which ``MarkScheme.pretokenize`` turns into strs
+(:meth:`BoundaryPretokenizer.pretokenize`) and ``MarkCounter`` -- the default patterns' compiled ``Counter`` with
+this segmentation in front -- counts (:meth:`BoundaryPretokenizer.native_counter`, one per thread). Tests compare
+them on every corpus language and on Hypothesis text; ``bench/bench_boundary.py --check`` compares the pretokens on
+all of ``../shared/corpus``.
+
+Offsets (:meth:`BoundaryPretokenizer.token_offsets`, ``Tokenizer.encode_with_offsets``): a token starts at the length
+of what the tokens before it decode to. The second marker of a pair stands for the elided space, every other atom
+has zero width, and a span lowercased behind a caps code keeps its offsets (a code is only given when ``lower()``
+keeps the length); so ``¦cat¦`` starts at the space before ``cat``, as `` cat`` does without markers.
 
 Supermerges. Two touching markers never end up inside one token: every touching pair comes from an elided space, so
 the trainer cuts supermerge candidates between a phase-1 token that ends with ``¦`` and one that starts with
@@ -44,15 +52,34 @@ Design notes
 * Atoms are lone surrogates inside pretoken strs (no text holds one) and one byte 0xF8-0xFA inside token bytes
   (bytes UTF-8 never uses): pretokens stay ``str`` for the counters and count files, and token bytes stay bytes for
   the byte-wise tie-break, the shortcut table and the unchanged Numba encoder (:mod:`fastsw.alphabet`).
-* The Cython twin segments once into piece *descriptors* (start, end, code, markers, lowercase); strs are made from
-  them for ``pretokenize``, and ``MarkedCounter`` counts straight from them (a str only for a new piece). One thread,
-  measured in one run on the loaded 2-core machine: 5.5 MB/s on English (the default scanner 10.9), 12.2 on
-  Russian (28.4), 9.9 on German (13.6); 13-30x the Python reference. A span whose first letter is lowercase takes
-  no caps code, so ``caps_code`` (Python) is called only for the other spans: Russian went from 5.3 to 12.2 MB/s.
-* Training 50 MB of English to 32768 tokens (bench/bench_boundary.py, under the bench lock, before MarkedCounter):
-  23.4 s against 11.5 s for the default; counting 14.1 s against 3.4 s (the default counts on a thread per core),
-  phase 1 4.9 s against 3.9 s. Space duplicates 0.0 % (default 17.7 %), case duplicates 24.8 % (26.6 %),
-  4.280 bytes per token on the held-out text (4.277).
+* The Cython twin segments once into piece *descriptors* (start, end, code, markers, lowercase) without the GIL
+  and without a str; ``MarkCounter`` subclasses the default patterns' ``Counter`` (``_counter.pxi``) and feeds it
+  those pieces, so the marker schemes reuse its hash table, its cache of frequent pretokens, its letter flags and
+  runs, its merge and its export, and count on a thread per core like the default. A piece of at most 7 code
+  points below 256 gets an exact 64-bit key (its code points packed, its markers and caps code in bits 59-62, which
+  a plain short key never uses), found in the counter's cache with one comparison, so ``¦the¦`` costs what
+  `` the`` costs the default counter.
+* The caps decision is ``str.istitle``/``isupper``/``lower``'s, read from one :func:`case_table` entry per character
+  (the full lowercase mapping when it is one code point, whether it upper-cases back, and Python's own
+  ``Py_UNICODE_ISUPPER``/``ISLOWER``/``ISTITLE``); only a span holding U+03A3 (final sigma is context-dependent in
+  ``str.lower``) asks :func:`caps_code` under the GIL. Reading three predicates per character instead of the table
+  made Hindi count at 0.36x the default scanner's speed and Arabic at 0.51x (uncased scripts: every word is
+  examined); with the table 1.0x and 0.8x.
+* One-thread counting speed against the default ``script`` pre-tokenizer (``bench/bench_boundary.py --speed --mb 3``,
+  one run on the loaded 2-core machine): English 0.89, Russian 1.01, Arabic 0.84, Hindi 1.20 (German 0.87, Korean
+  1.01, Japanese 0.86, Chinese 0.94 in the run before the case table). The previous compiled counter (one thread,
+  holding the GIL) counted English at 0.5x.
+* Training 50 MB of English to 32768 tokens (``flock /tmp/fastsw-bench.lock python bench/bench_boundary.py``; ratios
+  within one run on the shared 2-core machine). Before (the GIL-holding ``MarkedCounter``, atoms packed through the
+  codec error handler): 4.14 s against 2.19 s for the default (1.89x); counting 1.77 s against 0.47 s, phase 1
+  1.32 s against 0.81 s. After, under a load average of 6.6: 6.05 s against 5.86 s (1.03x); counting 2.08 against
+  2.02 s, phase 1 2.10 against 1.86 s. Phase 1's extra cost was mostly packing the pretokens into initial ids:
+  ``p.encode("utf-8", ATOM_ERRORS)`` calls the Python error handler once per atom (0.64 s of 1.2 s on 20 MB;
+  ``fast_train._pack_short_atoms`` now spells them with ``surrogatepass`` and one vectorized rewrite, 0.16 s, the
+  default 0.06 s). What remains is inherent: a word carries two markers where the default carries one space, so
+  phase 1 sees 6.09 symbols per pretoken occurrence instead of 5.02 (20.5 M pair occurrences against 16.0 M on
+  20 MB) and its merge loop takes about 1.1x the default's. Space duplicates 0.0 % (default 17.7 %), case
+  duplicates 24.8 % (26.6 %), 4.280 bytes per token on the held-out text (4.277).
 * Letter runs are cut at touching markers while counting: without the cut, a run spans a whole sentence under
   ``[w,p,d]`` (212,007 distinct runs on 10 MB of English), all of them cut again by the trainer; with it, 3,475 on
   the same English plus 0.6 MB of Japanese and Russian.
