@@ -608,3 +608,91 @@ def mark_counter(Scanner scanner not None, MarkScheme scheme not None, bint coll
     c = MarkCounter(scanner, collect_runs)
     c.set_scheme(scheme.copy())
     return c
+
+
+# ---- counting pieces given by their ends (SCRIPT's plain grouping) -------------------------------------------------
+
+cdef int _count_ends(CountState* st, const Tables* tb, const char_t* s, const int64_t* ends,
+                     int64_t n_ends) noexcept nogil:
+    """Count the pieces ``s[ends[k - 1]:ends[k]]`` of one text (and their letter runs) through the default counter's
+    window (``_count_window``); -1 when out of memory."""
+    cdef int64_t j = 0, k, q, start = 0
+    st.run_len = 0
+    while j < n_ends:
+        k = min(<int64_t> WINDOW, n_ends - j)
+        for q in range(k):
+            st.ends[q] = ends[j + q]
+        if _count_window(st, tb, s, start, k) < 0:
+            return -1
+        start = ends[j + k - 1]
+        j += k
+    if st.collect_runs and _end_run(st) < 0:
+        return -1
+    return 0
+
+
+cdef class EndsCounter(Counter):
+    """The :class:`Counter` (same table, letter flags and runs, merge, export) for pieces a pre-tokenizer gives as
+    end offsets: :meth:`add_ends` counts, without the GIL, the pieces ``text[ends[k - 1]:ends[k]]``. SCRIPT's
+    plain grouping (``fastsw.script_v3``: a Numba kernel makes the ends) counts its characters this way and spells
+    the distinct pieces once at the end."""
+
+    def add_ends(self, list texts, list ends, list originals):
+        """Count the pieces of every ``texts[i]`` cut at ``ends[i]`` (``int64`` arrays, the last equal to the
+        text's length); ``originals[i]`` is the document ``texts[i]`` came from (its UTF-8 bytes are counted)."""
+        cdef Py_ssize_t n = len(texts), i
+        cdef int rc = 0
+        cdef const int64_t[::1] e
+        if len(ends) != n or len(originals) != n:
+            raise ValueError("texts, ends and originals must have the same length")
+        if not self.ok:
+            raise RuntimeError("this Counter ran out of memory earlier; its counts are incomplete")
+        for i in range(n):
+            if type(texts[i]) is not str or type(originals[i]) is not str:
+                raise TypeError("texts and originals must be str")
+        cdef int* kinds = <int*> PyMem_Malloc(max(n, 1) * sizeof(int) * 2)
+        cdef void** datas = <void**> PyMem_Malloc(max(n, 1) * sizeof(void*) * 2)
+        cdef int64_t* lengths = <int64_t*> PyMem_Malloc(max(n, 1) * sizeof(int64_t) * 3)
+        cdef const int64_t** eps = <const int64_t**> PyMem_Malloc(max(n, 1) * sizeof(int64_t*))
+        if kinds == NULL or datas == NULL or lengths == NULL or eps == NULL:
+            PyMem_Free(kinds); PyMem_Free(datas); PyMem_Free(lengths); PyMem_Free(eps)
+            raise MemoryError()
+        try:
+            for i in range(n):
+                e = ends[i]
+                t = texts[i]
+                o = originals[i]
+                kinds[i], datas[i], lengths[i] = PyUnicode_KIND(t), PyUnicode_DATA(t), PyUnicode_GET_LENGTH(t)
+                kinds[n + i], datas[n + i], lengths[n + i] = PyUnicode_KIND(o), PyUnicode_DATA(o), \
+                    PyUnicode_GET_LENGTH(o)
+                lengths[2 * n + i] = e.shape[0]
+                if (e[e.shape[0] - 1] if e.shape[0] else 0) != lengths[i]:
+                    raise ValueError(f"the ends of text {i} do not end at its length")
+                eps[i] = &e[0] if e.shape[0] else NULL
+            with nogil:  # ``texts``, ``originals`` and ``ends`` keep every buffer alive
+                for i in range(n):
+                    self.st.n_documents += 1
+                    if kinds[n + i] == PyUnicode_1BYTE_KIND:
+                        self.st.n_bytes += _utf8_length(<const uint8_t*> datas[n + i], lengths[n + i])
+                    elif kinds[n + i] == PyUnicode_2BYTE_KIND:
+                        self.st.n_bytes += _utf8_length(<const uint16_t*> datas[n + i], lengths[n + i])
+                    else:
+                        self.st.n_bytes += _utf8_length(<const uint32_t*> datas[n + i], lengths[n + i])
+                    if lengths[2 * n + i] == 0:
+                        continue
+                    if kinds[i] == PyUnicode_1BYTE_KIND:
+                        rc = _count_ends(&self.st, &self.scanner.tb, <const uint8_t*> datas[i], eps[i],
+                                         lengths[2 * n + i])
+                    elif kinds[i] == PyUnicode_2BYTE_KIND:
+                        rc = _count_ends(&self.st, &self.scanner.tb, <const uint16_t*> datas[i], eps[i],
+                                         lengths[2 * n + i])
+                    else:
+                        rc = _count_ends(&self.st, &self.scanner.tb, <const uint32_t*> datas[i], eps[i],
+                                         lengths[2 * n + i])
+                    if rc < 0:
+                        break
+        finally:
+            PyMem_Free(kinds); PyMem_Free(datas); PyMem_Free(lengths); PyMem_Free(eps)
+        if rc < 0:
+            self.ok = False
+            raise MemoryError("out of memory while counting")

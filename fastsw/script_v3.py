@@ -485,15 +485,20 @@ _WORKER_CHARS = 1 << 20
 _NO_STOP = np.zeros(1, dtype=np.int64)
 
 
-def _plain_end_offsets(text: str) -> List[int]:
+def _plain_end_array(text: str) -> np.ndarray:
+    """The end offsets of ``text``'s plain SCRIPT pretokens (``int64``), from the kernel."""
     from .boundary import class_table
     t = class_table()
     if not text:
-        return []
+        return np.zeros(0, dtype=np.int64)
     if len(text) >= _WORKER_CHARS:
         from ._interrupt import call_kernel
-        return call_kernel(_plain_ends, _codes(text), t.cls, t.kind).tolist()
-    return _plain_ends(_codes(text), t.cls, t.kind, _NO_STOP).tolist()
+        return call_kernel(_plain_ends, _codes(text), t.cls, t.kind)
+    return _plain_ends(_codes(text), t.cls, t.kind, _NO_STOP)
+
+
+def _plain_end_offsets(text: str) -> List[int]:
+    return _plain_end_array(text).tolist()
 
 
 def plain_pretokens(text: str) -> List[str]:
@@ -709,6 +714,24 @@ class ScriptPretokenizer:
     def _get_scanner(self):
         return None  # the default patterns' compiled counter does not apply
 
+    def native_counter(self, collect_runs: bool):
+        """The compiled twin of :class:`fastsw.counting.CountTable` for this pre-tokenizer (a
+        :class:`SpelledCounter`), or None without the extension or with ``FASTSW_PUREPYTHON``."""
+        from ._config import pure_python
+        from .boundary import _letter_scanner
+        if pure_python():
+            return None
+        try:
+            from ._pretok import EndsCounter
+        except ImportError:
+            return None
+        if self.inner is not None:
+            counter = self.inner.native_counter(collect_runs)
+        else:
+            scanner = _letter_scanner()
+            counter = None if scanner is None else EndsCounter(scanner, collect_runs)
+        return None if counter is None else SpelledCounter(self, counter)
+
     def _text(self, text: str) -> str:
         from .alphabet import check_utf8
         if not isinstance(text, str):
@@ -830,6 +853,52 @@ class ScriptPretokenizer:
         """The inner marker scheme's supermerge rule (SCRIPT needs none: supermerge candidates are pretokens that
         are one phase-1 token, always whole characters)."""
         return None if self.inner is None else self.inner.supermerge_forbidden
+
+
+class SpelledCounter:
+    """Counting for :class:`ScriptPretokenizer` without spelling every occurrence: the compiled counter counts the
+    pieces *before* spelling (a marker scheme's ``MarkCounter``, or an ``EndsCounter`` over the plain grouping's
+    ends), and :meth:`pretokens` spells each distinct piece once. Spelling is one-to-one (:func:`unspell` undoes
+    it), a piece's letters are its characters' (``has_letter`` reads the characters the atoms spell) and the
+    inner scheme cuts letter runs where the spelled pieces would be cut, so the table -- order, counts, letter
+    flags, runs -- is the reference's (``CountTable`` over :meth:`ScriptPretokenizer.pretokenize_reference`).
+    The interface of ``fastsw._pretok.Counter`` that :class:`fastsw.counting.NativeCountTable` uses; a table
+    merged in (``merge_table``, from a worker process) comes spelled and is unspelled first."""
+
+    def __init__(self, pretokenizer: "ScriptPretokenizer", counter):
+        self.pretokenizer = pretokenizer
+        self.counter = counter
+        self.plain = pretokenizer.inner is None
+
+    @property
+    def n_documents(self):
+        return self.counter.n_documents
+
+    @property
+    def n_bytes(self):
+        return self.counter.n_bytes
+
+    def add_batch(self, docs: List[str]) -> None:
+        if not self.plain:
+            self.counter.add_batch(docs)
+            return
+        texts = [self.pretokenizer._text(d) for d in docs]  # TypeError, lone surrogates, drop_unlisted
+        self.counter.add_ends(texts, [_plain_end_array(t) for t in texts], docs)
+
+    def merge(self, other: "SpelledCounter") -> None:
+        self.counter.merge(other.counter)
+
+    def merge_table(self, pretokens, counts, has_letter, runs, n_documents, n_bytes) -> None:
+        self.counter.merge_table([unspell(p, broken=None) for p in pretokens], counts, has_letter, runs,
+                                 n_documents, n_bytes)
+
+    def pretokens(self):
+        pieces, counts, letter = self.counter.pretokens()
+        spelling = _spelling()
+        return [p.translate(spelling) for p in pieces], counts, letter
+
+    def runs(self):
+        return self.counter.runs()
 
 
 def _has_surrogate(text: str) -> bool:
