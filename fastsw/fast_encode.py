@@ -105,7 +105,7 @@ import numpy as np
 
 from . import _encode_kernels as K
 from ._interrupt import call_kernel
-from .alphabet import ATOM_ERRORS, Alphabet, AtomAlphabet, ByteAlphabet, check_utf8
+from .alphabet import Alphabet, AtomAlphabet, ByteAlphabet, atom_bytes_packed, check_utf8
 from .pretokenize import Pretokenizer
 
 try:  # the compiled id -> int list loop (FastEncoder.to_list); absent in a pure-Python install
@@ -293,13 +293,13 @@ class FastEncoder:
         """One kernel call over documents given as their pieces (atoms as lone surrogates): the data is the
         pieces' token bytes and each piece's end is given in bytes from its document's start."""
         n_pieces = np.fromiter(map(len, docs), np.int64, len(docs))
-        encoded = [p.encode("utf-8", ATOM_ERRORS) for p in chain.from_iterable(docs)]
-        cum = np.cumsum(np.fromiter(map(len, encoded), np.int64, len(encoded)))
+        data, lengths = atom_bytes_packed(list(chain.from_iterable(docs)))  # no codec error handler per atom
+        cum = np.cumsum(lengths)
         before = np.concatenate((np.zeros(1, np.int64), cum))[np.cumsum(n_pieces) - n_pieces]
         piece_ends = np.ascontiguousarray(cum - np.repeat(before, n_pieces), dtype=np.int64)
         doc_pieces = np.zeros(len(docs) + 1, np.int64)
         np.cumsum(n_pieces, out=doc_pieces[1:])
-        return self._kernel(b"".join(encoded), piece_ends, doc_pieces, shortcut, short_limit,
+        return self._kernel(data.tobytes(), piece_ends, doc_pieces, shortcut, short_limit,
                             interruptible=interruptible)
 
     def encode(self, text: str, shortcut: bool = True) -> List[int]:

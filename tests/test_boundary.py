@@ -401,6 +401,22 @@ def test_packing_one_byte_atoms_equals_the_codec():
     assert ft._pack_short_atoms([chr(0xD800 + 9)]) is None  # a three-byte atom: the codec spells it
 
 
+_ATOM_PIECE = st.lists(st.sampled_from([chr(0xD800 + k) for k in (0, 1, 2, 7, 8, 9, 0x47F, 0x500, 0x7FF)])
+                       | st.characters(blacklist_categories=("Cs",)), max_size=8).map("".join)
+
+
+@settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None)
+@given(pieces=st.lists(_ATOM_PIECE, max_size=6))
+def test_hypothesis_packed_atom_bytes_equal_the_codec(pieces):
+    """alphabet.atom_bytes_packed (the encoders' and phase 1's spelling of pieces) against atom_bytes (the
+    codec), one- and three-byte atoms next to characters whose UTF-8 starts with 0xED."""
+    import numpy as np
+    from fastsw.alphabet import atom_bytes_packed
+    data, lengths = atom_bytes_packed(pieces)
+    assert bytes(data) == b"".join(atom_bytes(p) for p in pieces)
+    assert lengths.tolist() == [len(atom_bytes(p)) for p in pieces] and lengths.dtype == np.int64
+
+
 def test_compiled_counting_of_drop_unlisted_and_final_sigma():
     """The compiled counter's rarer branches: unlisted code points dropped (the descriptors then refer to a
     filtered copy) and a capital sigma, whose final form only the reference's caps_code decides."""
