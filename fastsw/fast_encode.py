@@ -176,11 +176,21 @@ class EncoderTables(NamedTuple):
 
 
 class FastEncoder:
-    """The numpy tables of one model (an :class:`EncoderTables`) and the batch encoder."""
+    """The numpy tables of one model (an :class:`EncoderTables`) and the batch encoder. For an alphabet with
+    three-byte atoms (SCRIPT v3) ``FastEncoder(tables)`` is a :class:`fastsw.wide_encode.WideFastEncoder`."""
+
+    _wide = False  # True for WideFastEncoder
+
+    def __new__(cls, tables=None, *args, **kwargs):
+        if cls is FastEncoder and isinstance(getattr(tables, "alphabet", None), AtomAlphabet) \
+                and not tables.alphabet.short_only:
+            from .wide_encode import WideFastEncoder  # per-call one-byte codes around the same kernel
+            cls = WideFastEncoder
+        return super().__new__(cls)
 
     def __init__(self, tables: EncoderTables):
         alphabet = tables.alphabet
-        if not supported(alphabet):
+        if not (supported(alphabet) or self._wide):
             raise ValueError(f"the fast encoder supports byte alphabets only, not {alphabet.kind!r}; "
                              "use backend='python'")
         self._init_shared(alphabet, tables.pretokenizer, tables.n_vocab, tables.token_bytes, tables.shortcut)

@@ -732,6 +732,46 @@ class ScriptPretokenizer:
             counter = None if scanner is None else EndsCounter(scanner, collect_runs)
         return None if counter is None else SpelledCounter(self, counter)
 
+    def initial_symbols(self, texts: Sequence[str], slot_ids: np.ndarray):
+        """The fast encoder's input without spelling (:class:`fastsw.wide_encode.WideFastEncoder`): ``(ids int32,
+        offsets int64 per piece, pieces per text)``, each piece's initial ids as ``alphabet.initial_ids`` of its
+        spelled form gives them -- a listed character's block and index atoms, a marker's atom -- read from the
+        table per code point (``slot_ids``: atom slot -> model id). None when a text keeps an unlisted character
+        (byte fallback), or an atom is not in the model: then the encoder spells the pieces."""
+        t = table()
+        raws, ends = [], []
+        for text in texts:
+            s = self._text(text)
+            if self.inner is None:
+                e = _plain_end_array(s)
+            else:
+                pieces = self.inner.pretokenize(s)
+                s = "".join(pieces)
+                e = np.cumsum(np.fromiter(map(len, pieces), np.int64, len(pieces)))
+            raws.append(s)
+            ends.append(e)
+        cps = _codes("".join(raws)).astype(np.int64)
+        block = t.block_of[cps]
+        listed = block >= 0
+        atom = (cps >= 0xD800) & (cps <= 0xDFFF)  # a marker scheme's atoms
+        if not (listed | atom).all():
+            return None
+        local_ids = slot_ids[np.asarray(SLOTS[:t.n_atoms])]
+        n_sym = np.where(listed, 2, 1)
+        csum = np.zeros(cps.shape[0] + 1, np.int64)
+        np.cumsum(n_sym, out=csum[1:])
+        ids = np.empty(int(csum[-1]), np.int32)
+        pos = csum[:-1]
+        ids[pos[listed]] = local_ids[block[listed]]
+        ids[pos[listed] + 1] = local_ids[t.n_blocks + t.index_of[cps[listed]]]
+        ids[pos[atom]] = slot_ids[cps[atom] - 0xD800]
+        if ids.size and ids.min() < 0:
+            return None
+        starts = np.cumsum([0] + [len(r) for r in raws[:-1]]) if raws else []
+        piece_ends = np.concatenate([e + int(a) for e, a in zip(ends, starts)]) if ends else np.zeros(0, np.int64)
+        offsets = np.concatenate((np.zeros(1, np.int64), csum[piece_ends.astype(np.int64)]))
+        return ids, offsets, [len(e) for e in ends]
+
     def _text(self, text: str) -> str:
         from .alphabet import check_utf8
         if not isinstance(text, str):

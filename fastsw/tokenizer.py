@@ -286,7 +286,11 @@ class Tokenizer:
         supported = self.__dict__.get("_fast_ok")
         if supported is None:
             from .fast_encode import supported as check
-            supported = self._fast_ok = check(self.alphabet)
+            supported = check(self.alphabet)
+            if not supported and type(self)._fast is Tokenizer._fast:  # FastEncoder's models: three-byte atoms too
+                from .wide_encode import wide_alphabet  # (SCRIPT v3, fastsw.wide_encode)
+                supported = wide_alphabet(self.alphabet)
+            self._fast_ok = supported
         return supported
 
     def _encoder_tables(self, shortcut=None, eligible=None):

@@ -532,6 +532,40 @@ def test_encode_decode_exact_hypothesis(trained, text):
         assert ids == tok.encode(text, backend="python")
 
 
+def _encode_texts():
+    """Held-out text of several languages, one long mixed document (more than 256 distinct initial ids and
+    tokens: the chunked paths), unlisted characters (byte fallback) and empty text."""
+    texts = []
+    for lang in ("en", "zh", "ja", "ru", "ko", "ar"):
+        texts += read_jsonl_texts(shared_path(f"corpus/{lang}/heldout.jsonl"))[:2]
+    return [t[:3000] for t in texts] + ["".join(t[:400] for t in texts), "x\ue000y \U000f0000 日本", "", " "]
+
+
+@pytest.mark.parametrize("codes", [256, 7, 2])
+def test_fast_encoder_equals_reference(trained, codes, monkeypatch):
+    """WideFastEncoder (per-call one-byte codes around the unchanged kernel) against the reference path, for every
+    trained SCRIPT model; ``codes`` below 256 shrinks a call's codes so that every chunking and fallback path runs
+    (pieces and runs with more distinct ids than one call holds go through bpe.apply_merges; the text made of the
+    model's eligible `` word`` tokens is one long supermerge run)."""
+    from fastsw import wide_encode
+    monkeypatch.setattr(wide_encode, "_CODES", codes)
+    for key, tok in trained.items():
+        words = [tok.decode([t]) for t in sorted(tok._eligible)]
+        texts = _encode_texts() + ["".join(w for w in words if w[:1] == " " and w[1:].isalpha()) * 2]
+        tok._cache.clear()
+        enc = tok._fast()
+        assert isinstance(enc, wide_encode.WideFastEncoder), key
+        ref = [tok.encode(t, backend="python") for t in texts]
+        assert [tok.encode(t, backend="numba") for t in texts] == ref, key
+        assert tok.encode_batch(texts, backend="numba") == ref, key
+        ids, offsets = enc.encode_docs(texts)  # one call over all texts (the batch path)
+        assert [ids[offsets[k]:offsets[k + 1]].tolist() for k in range(len(texts))] == ref, key
+        pieces = tok.pretokenizer.pretokenize(texts[0])  # spelled pieces (the reachability path)
+        ids, offsets = enc.encode_pieces(pieces)
+        assert [ids[offsets[k]:offsets[k + 1]].tolist() for k in range(len(pieces))] == \
+            [tok.encode_pretoken(p, shortcut=False) for p in pieces], key
+
+
 def test_exports_are_refused_plainly(trained, tmp_path):
     tok = trained["bpe", "script-v3"]
     for call in (lambda: tok.to_tiktoken(), lambda: tok.save_hf(tmp_path / "t.json"),
