@@ -5,8 +5,9 @@ through a 256-entry table (``byte_ids``) to the symbol's id. A SCRIPT model has 
 rarely sees more than 256 of them: so this driver gives each call its own one-byte codes. The pieces are spelled
 once (:func:`fastsw.alphabet.atom_bytes_packed`) and read as initial ids (a three-byte atom code ``F5 ..`` is one
 id); each call's distinct ids get the bytes ``0..k-1`` and the call's ``byte_ids`` maps them back. What depends on
-the bytes being the model's own is switched off: the whole-pretoken shortcut (and the miss cache behind it), which
-only ever skips merges that would give the same ids.
+the bytes being the model's own is switched off: the whole-pretoken shortcut gets empty tables (it only ever skips
+merges that would give the same ids), so every lookup misses into the kernel's miss cache, which compares the
+call's own bytes (a repeated piece copies the ids of its first occurrence).
 
 Two passes, both the kernel:
 
@@ -42,7 +43,7 @@ from . import _encode_kernels as K
 from ._interrupt import call_kernel
 from .alphabet import AtomAlphabet, atom_bytes_packed
 from .bpe import apply_merges
-from .fast_encode import SHORT_LIMIT, FastEncoder, _WORKER_BYTES
+from .fast_encode import SHORT_LIMIT, FastEncoder, _WORKER_BYTES, _table_size
 
 __all__ = ["wide_alphabet", "WideFastEncoder"]
 
@@ -71,6 +72,11 @@ class WideFastEncoder(FastEncoder):
         self.regular_ranks = tables.regular_ranks
         self.super_ranks = tables.super_ranks
         self.alphabet = alphabet
+        # empty shortcut tables: every lookup misses, so the kernel's miss cache (keyed by the call's own bytes:
+        # a repeated piece copies its ids) runs, while the model's shortcut, keyed by its real bytes, cannot match
+        empty = np.zeros(0, np.int32)
+        self.no_short = K._build_short_table(self.tb, self.tb_off, empty, _table_size(0))
+        self.no_long = K._build_long_table(self.tb, self.tb_off, empty, _table_size(0))
         self.slot_ids = np.full(0x800, -1, np.int32)  # atom slot -> id
         for i, a in enumerate(alphabet.atoms):
             self.slot_ids[a.slot] = alphabet.n_base + i
@@ -125,8 +131,8 @@ class WideFastEncoder(FastEncoder):
         text = code_of[symbols] if symbols.size else np.zeros(1, np.uint8)
         text.flags.writeable = False  # the type the driver's read-only view of UTF-8 has: one kernel signature
         args = (text, np.ascontiguousarray(unit_ends, np.int64), np.ascontiguousarray(doc_units, np.int64),
-                byte_ids, self.sc_short, self.sc_long, self.tb, self.r_table, self.s_table, self.s_bits, self.flags,
-                0, int(use_super), int(short_limit))
+                byte_ids, self.no_short, self.no_long, self.tb, self.r_table, self.s_table, self.s_bits, self.flags,
+                1, int(use_super), int(short_limit))
         if interruptible or (symbols.shape[0] >= _WORKER_BYTES
                              and threading.current_thread() is threading.main_thread()):
             ids, offsets = call_kernel(K._encode_docs, *args, stop=False)
