@@ -53,8 +53,15 @@ def measure(model_path: str, heldout) -> dict:
     m = text_metrics(tok, heldout)
     for doc in heldout[:200]:
         assert tok.decode(tok.encode(doc)) == doc
+    best = float("inf")  # one-thread encoding speed, document by document, after the warm-up above
+    for _ in range(3):
+        t0 = time.perf_counter()
+        for doc in heldout:
+            tok.encode(doc)
+        best = min(best, time.perf_counter() - t0)
+    n_bytes = sum(len(doc.encode("utf-8")) for doc in heldout)
     return {"bytes_per_token": m["bytes_per_token"], "duplication": model_duplication(tok),
-            "vocab_size": tok.vocab_size}
+            "vocab_size": tok.vocab_size, "encode_mb_s": n_bytes / 1e6 / best}
 
 
 def run_benchmark(args) -> None:
@@ -82,13 +89,13 @@ def run_benchmark(args) -> None:
              "Measured on a shared 2-core machine (`python bench/bench_boundary.py` with these options); times are "
              f"ratios against `{base['scheme']}` in the same run.", "",
              "| pre-tokenizer | wall s | × default | count s | phase 1 s | peak RSS MB | space dup. | case dup. | "
-             "bytes/token (held-out) |", "|---|---|---|---|---|---|---|---|---|"]
+             "bytes/token (held-out) | encode MB/s (held-out, one thread) |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         st = r["stages"]
         lines.append(f"| `{r['scheme']}` | {r['wall']:.1f} | {r['wall'] / base['wall']:.2f} | "
                      f"{st.get('pretokenize_and_count', 0):.1f} | {st.get('phase1', 0):.1f} | {r['peak_rss_mb']:.0f} | "
                      f"{100 * r['duplication']['space']:.1f} % | {100 * r['duplication']['case']:.1f} % | "
-                     f"{r['bytes_per_token']:.3f} |")
+                     f"{r['bytes_per_token']:.3f} | {r['encode_mb_s']:.1f} |")
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_write:

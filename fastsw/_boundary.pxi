@@ -14,6 +14,7 @@
 # built by str.lower (case_table). The one context-dependent lowercase mapping of str.lower, the final sigma of
 # U+03A3, is left to the reference's caps_code under the GIL (a span holding a capital sigma that may take a code).
 
+from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.unicode cimport PyUnicode_4BYTE_KIND
 from libc.stdint cimport uint64_t
 
@@ -439,6 +440,128 @@ cdef class MarkScheme:
             Py_INCREF(piece)
             PyList_SET_ITEM(out, k, piece)
         return out
+
+
+cdef struct ByteOut:  # token bytes of pieces (the fast encoder's input), and each piece's end in bytes
+    uint8_t* data
+    int64_t n, cap
+    int64_t* ends
+    int64_t n_ends, ends_cap
+
+
+cdef inline int _out_reserve(ByteOut* o, int64_t more_bytes) noexcept nogil:
+    cdef int64_t cap
+    cdef void* q
+    if o.n + more_bytes > o.cap:
+        cap = max(2 * o.cap, o.n + more_bytes, 4096)
+        q = realloc(o.data, cap)
+        if q == NULL:
+            return -1
+        o.data, o.cap = <uint8_t*> q, cap
+    if o.n_ends + 1 > o.ends_cap:
+        cap = max(2 * o.ends_cap, 1024)
+        q = realloc(o.ends, cap * sizeof(int64_t))
+        if q == NULL:
+            return -1
+        o.ends, o.ends_cap = <int64_t*> q, cap
+    return 0
+
+
+cdef inline int64_t _put_utf8(uint8_t* o, uint32_t c) noexcept nogil:
+    if c < 0x80:
+        o[0] = c
+        return 1
+    if c < 0x800:
+        o[0] = 0xC0 | (c >> 6)
+        o[1] = 0x80 | (c & 0x3F)
+        return 2
+    if c < 0x10000:
+        o[0] = 0xE0 | (c >> 12)
+        o[1] = 0x80 | ((c >> 6) & 0x3F)
+        o[2] = 0x80 | (c & 0x3F)
+        return 3
+    o[0] = 0xF0 | (c >> 18)
+    o[1] = 0x80 | ((c >> 12) & 0x3F)
+    o[2] = 0x80 | ((c >> 6) & 0x3F)
+    o[3] = 0x80 | (c & 0x3F)
+    return 4
+
+
+cdef int _pieces_bytes(const MarkRules* r, MarkScratch* m, const piece_t* s, ByteOut* o) noexcept nogil:
+    """Append the token bytes of the last segmentation's pieces (``fastsw.alphabet.atom_bytes``: UTF-8, an atom as
+    its one-byte code ``0xF8 + slot``) to ``o``, with each piece's end in bytes from the document's start."""
+    cdef int64_t k, i, start = o.n
+    cdef MarkPiece* p
+    for k in range(m.n_pieces):
+        p = &m.pieces[k]
+        if _out_reserve(o, 4 * (p.end - p.start) + 3) < 0:
+            return -1
+        if p.code:
+            o.data[o.n] = 0xF8 + (p.code - 0xD800)
+            o.n += 1
+        if p.left:
+            o.data[o.n] = 0xF8 + (r.mark - 0xD800)
+            o.n += 1
+        if p.lower:
+            for i in range(p.start, p.end):
+                o.n += _put_utf8(o.data + o.n, m.low[i])
+        else:
+            for i in range(p.start, p.end):
+                o.n += _put_utf8(o.data + o.n, s[i])
+        if p.right:
+            o.data[o.n] = 0xF8 + (r.mark - 0xD800)
+            o.n += 1
+        o.ends[o.n_ends] = o.n - start
+        o.n_ends += 1
+    return 0
+
+
+def mark_token_bytes(MarkScheme scheme not None, list texts):
+    """``(data, piece_ends, doc_pieces)`` for the fast encoder's kernel: the token bytes of every pretoken of
+    ``texts`` under ``scheme`` (``atom_bytes`` of :meth:`MarkScheme.pretokenize`'s pieces, concatenated), each
+    pretoken's end in bytes from its document's start (``int64``), and the documents' first pretokens (``int64``,
+    one more than documents). No str is made per pretoken."""
+    cdef Py_ssize_t n = len(texts), i
+    cdef int64_t rc = 0
+    cdef int kind
+    cdef void* data
+    cdef ByteOut o
+    memset(&o, 0, sizeof(ByteOut))
+    doc_pieces = np.zeros(n + 1, dtype=np.int64)
+    cdef int64_t[::1] dp = doc_pieces
+    try:
+        for i in range(n):
+            text = texts[i]
+            if type(text) is not str:
+                raise TypeError(f"texts must be str, not {type(text).__name__}")
+            kind = PyUnicode_KIND(text)
+            data = PyUnicode_DATA(text)
+            if kind == PyUnicode_1BYTE_KIND:
+                rc = _mark_document(&scheme.r, &scheme.m, <const uint8_t*> data, PyUnicode_GET_LENGTH(text))
+            elif kind == PyUnicode_2BYTE_KIND:
+                rc = _mark_document(&scheme.r, &scheme.m, <const uint16_t*> data, PyUnicode_GET_LENGTH(text))
+            else:
+                rc = _mark_document(&scheme.r, &scheme.m, <const uint32_t*> data, PyUnicode_GET_LENGTH(text))
+            _check_rc(rc, text)
+            if scheme.m.filtered:
+                rc = _pieces_bytes(&scheme.r, &scheme.m, <const uint32_t*> scheme.m.filt, &o)
+            elif kind == PyUnicode_1BYTE_KIND:
+                rc = _pieces_bytes(&scheme.r, &scheme.m, <const uint8_t*> data, &o)
+            elif kind == PyUnicode_2BYTE_KIND:
+                rc = _pieces_bytes(&scheme.r, &scheme.m, <const uint16_t*> data, &o)
+            else:
+                rc = _pieces_bytes(&scheme.r, &scheme.m, <const uint32_t*> data, &o)
+            if rc < 0:
+                raise MemoryError()
+            dp[i + 1] = o.n_ends
+        out = PyBytes_FromStringAndSize(<char*> o.data, o.n) if o.n else b""
+        ends = np.empty(o.n_ends, dtype=np.int64)
+        if o.n_ends:
+            memcpy(_addr_i64(ends), o.ends, o.n_ends * sizeof(int64_t))
+        return out, ends, doc_pieces
+    finally:
+        free(o.data)
+        free(o.ends)
 
 
 cdef _check_rc(int64_t rc, str text):

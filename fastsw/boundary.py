@@ -456,9 +456,9 @@ def show(piece: str) -> str:
 # ---- the pre-tokenizer object -------------------------------------------------------------------------------------
 
 try:
-    from ._pretok import MarkScheme as _MarkScheme, mark_counter as _mark_counter
+    from ._pretok import MarkScheme as _MarkScheme, mark_counter as _mark_counter, mark_token_bytes as _mark_bytes
 except ImportError:  # the extension is not built (or is older than this module)
-    _MarkScheme = _mark_counter = None
+    _MarkScheme = _mark_counter = _mark_bytes = None
 
 #: bits of :func:`case_table`'s entries (the Cython twin reads the same numbers)
 LOW_CP, LOW_ROUND, LOW_COMPLEX = 0x1FFFFF, 0x40000000, 0x80000000
@@ -614,6 +614,15 @@ class BoundaryPretokenizer:
 
     def has_letter(self, piece: str) -> bool:
         return _LETTER.search(piece) is not None
+
+    def token_bytes_batch(self, texts: Sequence[str]):
+        """The fast encoder's input for ``texts`` without a str per pretoken: ``(data, piece_ends, doc_pieces)``,
+        the token bytes of every pretoken (:func:`fastsw.alphabet.atom_bytes` of :meth:`pretokenize`'s pieces,
+        concatenated), each pretoken's end in bytes from its text's start and the texts' first pretokens; None
+        without the extension. Tests compare it with the pieces' ``atom_bytes``."""
+        if _mark_bytes is None or pure_python():
+            return None
+        return _mark_bytes(_compiled_scheme(self._key), texts if type(texts) is list else list(texts))
 
     def native_counter(self, collect_runs: bool):
         """The compiled twin of :class:`fastsw.counting.CountTable` for this scheme: a ``fastsw._pretok.MarkCounter``

@@ -237,6 +237,10 @@ class FastEncoder:
         returns ``(ids int32, offsets int64)``."""
         pretok = self.pretokenizer
         if self.atoms:
+            direct = getattr(pretok, "token_bytes_batch", None)  # markers: the pieces' bytes without their strs
+            got = direct(texts) if direct is not None else None
+            if got is not None:
+                return self._kernel(got[0], got[1], got[2], shortcut, short_limit)
             return self._encode_pieces_of([pretok.pretokenize(t) for t in texts], shortcut, short_limit)
         if USE_PRETOKEN_ENDS and getattr(pretok, "uses_native", False):
             # the compiled scanner's end offsets: no str object per pretoken
