@@ -487,9 +487,16 @@ def case_table() -> np.ndarray:
 
 @functools.lru_cache(maxsize=1)
 def _letter_scanner():
-    """A compiled scanner, for its ``\\p{L}`` table (the letter flags of :class:`fastsw._pretok.MarkCounter`)."""
-    from .pretokenize import Pretokenizer
-    return Pretokenizer(mode="simple")._get_scanner()
+    """A compiled scanner, for its ``\\p{L}`` table (the letter flags of :class:`fastsw._pretok.MarkCounter`), or
+    None when the extension is not built or regex's Unicode breaks the scanner's tables (see
+    ``fastsw._unicode.pretoken_table``)."""
+    from ._unicode import contraction_folds, pretoken_table, script_table
+    try:
+        from ._pretok import Scanner
+        table, folds = pretoken_table(), contraction_folds()
+    except (ImportError, RuntimeError):
+        return None
+    return Scanner(table, *folds, script_table(), np.zeros(256, dtype=np.uint8), False)
 
 
 _local = threading.local()  # per thread: the compiled schemes (their scratch is not shared between threads)

@@ -176,17 +176,10 @@ class EncoderTables(NamedTuple):
 
 
 class FastEncoder:
-    """The numpy tables of one model (an :class:`EncoderTables`) and the batch encoder. For an alphabet with
-    three-byte atoms (SCRIPT v3) ``FastEncoder(tables)`` is a :class:`fastsw.wide_encode.WideFastEncoder`."""
+    """The numpy tables of one model (an :class:`EncoderTables`) and the batch encoder. An alphabet with
+    three-byte atoms (SCRIPT v3) takes the subclass :class:`fastsw.wide_encode.WideFastEncoder`."""
 
     _wide = False  # True for WideFastEncoder
-
-    def __new__(cls, tables=None, *args, **kwargs):
-        if cls is FastEncoder and isinstance(getattr(tables, "alphabet", None), AtomAlphabet) \
-                and not tables.alphabet.short_only:
-            from .wide_encode import WideFastEncoder  # per-call one-byte codes around the same kernel
-            cls = WideFastEncoder
-        return super().__new__(cls)
 
     def __init__(self, tables: EncoderTables):
         alphabet = tables.alphabet

@@ -232,9 +232,8 @@ class Tokenizer:
             if _is_one_pretoken(pretok, text):
                 candidates.append((tid, tb, text))
         if self._resolve_backend(None) == "numba" and candidates:
-            from .fast_encode import FastEncoder
             # no shortcut yet (it is what this computes); each candidate is one pretoken already
-            ids, offsets = FastEncoder(self._encoder_tables({}, frozenset())).encode_pieces(
+            ids, offsets = self._encoder_class()(self._encoder_tables({}, frozenset())).encode_pieces(
                 [text for _, _, text in candidates], interruptible=True)
             single = (offsets[1:] - offsets[:-1]) == 1
             reachable = [c for c, one, first in zip(candidates, single.tolist(), ids[offsets[:-1]].tolist())
@@ -309,9 +308,17 @@ class Tokenizer:
             with _FAST_LOCK:
                 enc = self.__dict__.get("_fast_encoder")
                 if enc is None:
-                    from .fast_encode import FastEncoder
-                    enc = self._fast_encoder = FastEncoder(self._encoder_tables())
+                    enc = self._fast_encoder = self._encoder_class()(self._encoder_tables())
         return enc
+
+    def _encoder_class(self):
+        """:class:`fastsw.fast_encode.FastEncoder`, or for three-byte atoms (SCRIPT v3) its subclass
+        :class:`fastsw.wide_encode.WideFastEncoder` (per-call one-byte codes around the same kernel)."""
+        from .wide_encode import WideFastEncoder, wide_alphabet
+        if wide_alphabet(self.alphabet):
+            return WideFastEncoder
+        from .fast_encode import FastEncoder
+        return FastEncoder
 
     @staticmethod
     def _check_type(text) -> None:
