@@ -72,8 +72,12 @@ Design notes
 * Training 50 MB of English to 32768 tokens (``flock /tmp/fastsw-bench.lock python bench/bench_boundary.py``; ratios
   within one run on the shared 2-core machine). Before (the GIL-holding ``MarkedCounter``, atoms packed through the
   codec error handler): 4.14 s against 2.19 s for the default (1.89x); counting 1.77 s against 0.47 s, phase 1
-  1.32 s against 0.81 s. After: 5.11 s against 4.52 s (1.13x; load average 2.4-3.9), counting 2.28 against 1.49 s,
-  phase 1 1.24 against 1.24 s; an earlier run under a load average of 6.6: 6.05 s against 5.86 s (1.03x). Phase 1's extra cost was mostly packing the pretokens into initial ids:
+  1.32 s against 0.81 s. After (final code, load average 6.4-7.0): 3.1 s against 2.8 s (1.08x), counting 1.2
+  against 1.0 s, phase 1 0.9 against 0.9 s; other runs of the session 1.03x-1.66x (the machine's noise).
+* Encoding a marker model: the fast encoder takes the kernel's input straight from the segmentation
+  (``mark_token_bytes``: UTF-8 and one-byte atom codes per piece, byte ends; :meth:`token_bytes_batch`), no str
+  per pretoken; before, every piece went through ``str.encode`` with the codec's Python error handler per atom
+  (0.42 of 0.44 s). English held-out, one thread: 0.90x a default model's speed in the run above (0.11x before). Phase 1's extra cost was mostly packing the pretokens into initial ids:
   ``p.encode("utf-8", ATOM_ERRORS)`` calls the Python error handler once per atom (0.64 s of 1.2 s on 20 MB;
   ``fast_train._pack_short_atoms`` now spells them with ``surrogatepass`` and one vectorized rewrite, 0.16 s, the
   default 0.06 s). What remains is inherent: a word carries two markers where the default carries one space, so
