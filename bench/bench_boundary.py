@@ -4,6 +4,7 @@ compression, and the full-corpus check of the compiled segmentation against its 
     python bench/bench_boundary.py                   # 50 MB English, vocab 32768, BPE: default vs boundary[w,p,d]+caps
     python bench/bench_boundary.py --mb 10 --vocab 8192 --schemes "script;boundary[w];boundary[w,p,d]+caps"
     python bench/bench_boundary.py --check           # compiled == reference (and exact inverse) on all of ../shared/corpus
+    python bench/bench_boundary.py --speed --mb 5    # counting MB/s on one thread, default vs schemes, per language
 
 Each training runs in its own subprocess on the same documents (read into memory before the clock starts), so wall
 time and peak RSS belong to training alone (counting + phase 1). The trained models are then compared on the English
@@ -52,8 +53,15 @@ def measure(model_path: str, heldout) -> dict:
     m = text_metrics(tok, heldout)
     for doc in heldout[:200]:
         assert tok.decode(tok.encode(doc)) == doc
+    best = float("inf")  # one-thread encoding speed, document by document, after the warm-up above
+    for _ in range(3):
+        t0 = time.perf_counter()
+        for doc in heldout:
+            tok.encode(doc)
+        best = min(best, time.perf_counter() - t0)
+    n_bytes = sum(len(doc.encode("utf-8")) for doc in heldout)
     return {"bytes_per_token": m["bytes_per_token"], "duplication": model_duplication(tok),
-            "vocab_size": tok.vocab_size}
+            "vocab_size": tok.vocab_size, "encode_mb_s": n_bytes / 1e6 / best}
 
 
 def run_benchmark(args) -> None:
@@ -81,13 +89,13 @@ def run_benchmark(args) -> None:
              "Measured on a shared 2-core machine (`python bench/bench_boundary.py` with these options); times are "
              f"ratios against `{base['scheme']}` in the same run.", "",
              "| pre-tokenizer | wall s | × default | count s | phase 1 s | peak RSS MB | space dup. | case dup. | "
-             "bytes/token (held-out) |", "|---|---|---|---|---|---|---|---|---|"]
+             "bytes/token (held-out) | encode MB/s (held-out, one thread) |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         st = r["stages"]
         lines.append(f"| `{r['scheme']}` | {r['wall']:.1f} | {r['wall'] / base['wall']:.2f} | "
                      f"{st.get('pretokenize_and_count', 0):.1f} | {st.get('phase1', 0):.1f} | {r['peak_rss_mb']:.0f} | "
                      f"{100 * r['duplication']['space']:.1f} % | {100 * r['duplication']['case']:.1f} % | "
-                     f"{r['bytes_per_token']:.3f} |")
+                     f"{r['bytes_per_token']:.3f} | {r['encode_mb_s']:.1f} |")
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_write:
@@ -143,6 +151,31 @@ def run_check(args) -> None:
 DEFAULT_SCHEMES = "script;boundary[w,p,d]+caps"
 
 
+def run_speed(args) -> None:
+    """Counting speed on one thread (``count_corpus(threads=1)``, letter runs on, as training counts), each
+    language's first ``--mb`` MB, every pre-tokenizer of ``--schemes`` round-robin, best of 3; ratios against the
+    first."""
+    from fastsw.counting import count_corpus
+    from fastsw.pretokenize import make_pretokenizer
+    schemes = [s.strip() for s in args.schemes.split(";")]
+    pretoks = [make_pretokenizer(s) for s in schemes]
+    langs = [x.strip() for x in args.langs.split(",")]
+    print(f"| language | MB | " + " | ".join(f"`{s}` MB/s" for s in schemes) + " | " +
+          " | ".join(f"`{s}` / `{schemes[0]}`" for s in schemes[1:]) + " |")
+    print("|---" * (2 + 2 * len(schemes) - 1) + "|")
+    for lang in langs:
+        docs, size = read_docs(SHARED / "corpus" / lang / "train.jsonl.gz", int(args.mb * 1e6))
+        best = [float("inf")] * len(pretoks)
+        for _ in range(3):
+            for k, p in enumerate(pretoks):
+                t0 = time.perf_counter()
+                count_corpus(docs, p, collect_runs=True, threads=1)
+                best[k] = min(best[k], time.perf_counter() - t0)
+        speeds = [size / 1e6 / b for b in best]
+        print(f"| {lang} | {size / 1e6:.1f} | " + " | ".join(f"{v:.1f}" for v in speeds) + " | " +
+              " | ".join(f"{v / speeds[0]:.2f}" for v in speeds[1:]) + " |", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mb", type=float, default=50.0)
@@ -151,6 +184,8 @@ def main() -> None:
     ap.add_argument("--schemes", default=DEFAULT_SCHEMES, help="pre-tokenizers separated by ';', the first is the base")
     ap.add_argument("--check", action="store_true", help="compiled == reference on all of ../shared/corpus")
     ap.add_argument("--no-write", action="store_true", help="do not write bench/results/")
+    ap.add_argument("--speed", action="store_true", help="one-thread counting MB/s per language")
+    ap.add_argument("--langs", default="en,de,ru,ar,hi,ko,ja,zh", help="languages of --speed")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -158,6 +193,8 @@ def main() -> None:
         print(json.dumps(train_one(args.one, args.mb, args.vocab, args.algo, args.out)))
     elif args.check:
         run_check(args)
+    elif args.speed:
+        run_speed(args)
     else:
         run_benchmark(args)
 

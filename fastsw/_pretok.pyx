@@ -5,7 +5,8 @@ The module also holds the compiled counter (``Counter``, included from ``_counte
 and count pretokens and letter runs without a ``str`` per pretoken; its reference is
 ``fastsw.counting.CountTable``) and ``aggregate_runs`` (supermerge candidates from packed letter runs;
 its reference is ``fastsw.superword.aggregate_candidates``): they share the matchers and the tables. ``_boundary.pxi`` adds
-``boundary_pretokenize``, the marker schemes' pre-tokenizer (reference: ``fastsw.boundary.marked_pretokens``).
+``MarkScheme`` and ``MarkCounter``, the marker schemes' pre-tokenizer and counter (reference:
+``fastsw.boundary.marked_pretokens``).
 
 ``fastsw.pretokenize.Pretokenizer.pretokenize_reference`` (the ``regex`` path) is the readable
 specification: for ``GPT4O_PATTERN`` and ``SCRIPT_SPECIFIC_PATTERN`` this module must return

@@ -312,6 +312,52 @@ codecs.register_error(ATOM_ERRORS, lambda exc: (_atom_encode_errors(exc) if isin
                                                 else _atom_decode_errors(exc)))
 
 
+def atom_bytes_packed(pieces: Sequence[str]):
+    """``(data, lengths)``: the concatenated :func:`atom_bytes` of ``pieces`` as a ``uint8`` array and each piece's
+    length in bytes (``int64``) -- the same bytes, without the codec's Python error handler, which runs once per
+    atom (0.42 of 0.44 s encoding 0.6 MB of English with a marker model; 0.64 s of phase 1's 1.2 s on 20 MB).
+
+    The pieces are encoded with ``surrogatepass`` (the C encoder spells a lone surrogate ``ED A0-BF 80-BF``, which
+    valid UTF-8 never holds: ``ED`` starts U+D000-U+DFFF and the characters use only ``ED 80-9F``); each atom's
+    three bytes then become its code, all pieces at once: a one-byte code shortens the piece by two, a three-byte
+    code (``F5 ..``) takes the same place. A reserved slot raises the codec's error.
+
+        >>> data, lengths = atom_bytes_packed([atom_char(0) + "the" + atom_char(0), "퀀", atom_char(9)])
+        >>> bytes(data) == atom_bytes(atom_char(0) + "the" + atom_char(0)) + "퀀".encode() + atom_code(9)
+        True
+        >>> lengths.tolist()
+        [5, 3, 3]
+    """
+    import numpy as np
+    from ._config import gc_paused
+    with gc_paused():
+        encoded = [p.encode("utf-8", "surrogatepass") for p in pieces]
+        lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+        data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    lead = np.flatnonzero(data == 0xED)  # ED starts a 3-byte sequence: lead + 2 is inside the data
+    sur = lead[data[lead + 1] >= 0xA0]
+    if sur.size == 0:
+        return data, lengths
+    slot = ((data[sur + 1].astype(np.int64) & 0x1F) << 6) | (data[sur + 2] & 0x3F)
+    if ((slot >= RESERVED_SLOTS.start) & (slot < RESERVED_SLOTS.stop)).any():
+        for p in pieces:
+            atom_bytes(p)  # raises the codec's error for the reserved slot
+    data = data.copy()
+    short = slot < N_SHORT_ATOMS
+    at, long_at = sur[short], sur[~short]
+    data[at] = 0xF8 + slot[short]
+    data[long_at] = _LONG_LEAD
+    data[long_at + 1] = 0x80 | (slot[~short] >> 6)
+    data[long_at + 2] = 0x80 | (slot[~short] & 0x3F)
+    if at.size == 0:
+        return data, lengths
+    keep = np.ones(data.shape[0], dtype=bool)
+    keep[at + 1] = False
+    keep[at + 2] = False
+    owner = np.searchsorted(np.cumsum(lengths), at, side="right")  # the piece each one-byte atom is in
+    return data[keep], lengths - 2 * np.bincount(owner, minlength=lengths.shape[0])
+
+
 def atom_bytes(piece: str) -> bytes:
     """A pretoken's token bytes: its UTF-8 with every atom spelled as its code.
 

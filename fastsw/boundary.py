@@ -29,10 +29,18 @@ drops every other marker and re-cases the span after a code. So ``decode_text(jo
 ``str`` ``t`` that has UTF-8 (without ``drop_unlisted``); text that already contains the characters ``¦``, ``↑`` or
 ``⇑`` keeps them as ordinary characters, since the atoms are lone surrogates, not those characters.
 
-Two paths, one answer: :meth:`BoundaryPretokenizer.pretokenize_reference` is the plain-Python rule;
-:meth:`BoundaryPretokenizer.pretokenize` runs the Cython twin ``fastsw._pretok.boundary_pretokenize``
-(``fastsw/_boundary.pxi``) over the same class table. Tests compare them on every corpus language and on Hypothesis
-text; ``bench/bench_boundary.py --check`` compares them on all of ``../shared/corpus``.
+Two paths, one answer: :meth:`BoundaryPretokenizer.pretokenize_reference` is the plain-Python rule (and
+:class:`fastsw.counting.CountTable` over it the counting rule); the Cython twin (``fastsw/_boundary.pxi``) segments
+without the GIL into piece descriptors, which ``MarkScheme.pretokenize`` turns into strs
+(:meth:`BoundaryPretokenizer.pretokenize`) and ``MarkCounter`` -- the default patterns' compiled ``Counter`` with
+this segmentation in front -- counts (:meth:`BoundaryPretokenizer.native_counter`, one per thread). Tests compare
+them on every corpus language and on Hypothesis text; ``bench/bench_boundary.py --check`` compares the pretokens on
+all of ``../shared/corpus`` (39,067 documents, 142 MB, four schemes: identical and invertible).
+
+Offsets (:meth:`BoundaryPretokenizer.token_offsets`, ``Tokenizer.encode_with_offsets``): a token starts at the length
+of what the tokens before it decode to. The second marker of a pair stands for the elided space, every other atom
+has zero width, and a span lowercased behind a caps code keeps its offsets (a code is only given when ``lower()``
+keeps the length); so ``¦cat¦`` starts at the space before ``cat``, as `` cat`` does without markers.
 
 Supermerges. Two touching markers never end up inside one token: every touching pair comes from an elided space, so
 the trainer cuts supermerge candidates between a phase-1 token that ends with ``¦`` and one that starts with
@@ -44,15 +52,38 @@ Design notes
 * Atoms are lone surrogates inside pretoken strs (no text holds one) and one byte 0xF8-0xFA inside token bytes
   (bytes UTF-8 never uses): pretokens stay ``str`` for the counters and count files, and token bytes stay bytes for
   the byte-wise tie-break, the shortcut table and the unchanged Numba encoder (:mod:`fastsw.alphabet`).
-* The Cython twin segments once into piece *descriptors* (start, end, code, markers, lowercase); strs are made from
-  them for ``pretokenize``, and ``MarkedCounter`` counts straight from them (a str only for a new piece). One thread,
-  measured in one run on the loaded 2-core machine: 5.5 MB/s on English (the default scanner 10.9), 12.2 on
-  Russian (28.4), 9.9 on German (13.6); 13-30x the Python reference. A span whose first letter is lowercase takes
-  no caps code, so ``caps_code`` (Python) is called only for the other spans: Russian went from 5.3 to 12.2 MB/s.
-* Training 50 MB of English to 32768 tokens (bench/bench_boundary.py, under the bench lock, before MarkedCounter):
-  23.4 s against 11.5 s for the default; counting 14.1 s against 3.4 s (the default counts on a thread per core),
-  phase 1 4.9 s against 3.9 s. Space duplicates 0.0 % (default 17.7 %), case duplicates 24.8 % (26.6 %),
-  4.280 bytes per token on the held-out text (4.277).
+* The Cython twin segments once into piece *descriptors* (start, end, code, markers, lowercase) without the GIL
+  and without a str; ``MarkCounter`` subclasses the default patterns' ``Counter`` (``_counter.pxi``) and feeds it
+  those pieces, so the marker schemes reuse its hash table, its cache of frequent pretokens, its letter flags and
+  runs, its merge and its export, and count on a thread per core like the default. A piece of at most 7 code
+  points below 256 gets an exact 64-bit key (its code points packed, its markers and caps code in bits 59-62, which
+  a plain short key never uses), found in the counter's cache with one comparison, so ``¦the¦`` costs what
+  `` the`` costs the default counter.
+* The caps decision is ``str.istitle``/``isupper``/``lower``'s, read from one :func:`case_table` entry per character
+  (the full lowercase mapping when it is one code point, whether it upper-cases back, and Python's own
+  ``Py_UNICODE_ISUPPER``/``ISLOWER``/``ISTITLE``); only a span holding U+03A3 (final sigma is context-dependent in
+  ``str.lower``) asks :func:`caps_code` under the GIL. Reading three predicates per character instead of the table
+  made Hindi count at 0.36x the default scanner's speed and Arabic at 0.51x (uncased scripts: every word is
+  examined); with the table 1.0x and 0.8x.
+* One-thread counting speed against the default ``script`` pre-tokenizer (``bench/bench_boundary.py --speed --mb 3``,
+  one run on the loaded 2-core machine): English 0.89, Russian 1.01, Arabic 0.84, Hindi 1.20 (German 0.87, Korean
+  1.01, Japanese 0.86, Chinese 0.94 in the run before the case table). The previous compiled counter (one thread,
+  holding the GIL) counted English at 0.5x.
+* Training 50 MB of English to 32768 tokens (``flock /tmp/fastsw-bench.lock python bench/bench_boundary.py``; ratios
+  within one run on the shared 2-core machine). Before (the GIL-holding ``MarkedCounter``, atoms packed through the
+  codec error handler): 4.14 s against 2.19 s for the default (1.89x); counting 1.77 s against 0.47 s, phase 1
+  1.32 s against 0.81 s. After (final code, load average 6.4-7.0): 3.1 s against 2.8 s (1.08x), counting 1.2
+  against 1.0 s, phase 1 0.9 against 0.9 s; other runs of the session 1.03x-1.66x (the machine's noise).
+* Encoding a marker model: the fast encoder takes the kernel's input straight from the segmentation
+  (``mark_token_bytes``: UTF-8 and one-byte atom codes per piece, byte ends; :meth:`token_bytes_batch`), no str
+  per pretoken; before, every piece went through ``str.encode`` with the codec's Python error handler per atom
+  (0.42 of 0.44 s). English held-out, one thread: 0.90x a default model's speed in the run above (0.11x before). Phase 1's extra cost was mostly packing the pretokens into initial ids:
+  ``p.encode("utf-8", ATOM_ERRORS)`` calls the Python error handler once per atom (0.64 s of 1.2 s on 20 MB;
+  ``fast_train._pack_short_atoms`` now spells them with ``surrogatepass`` and one vectorized rewrite, 0.16 s, the
+  default 0.06 s). What remains is inherent: a word carries two markers where the default carries one space, so
+  phase 1 sees 6.09 symbols per pretoken occurrence instead of 5.02 (20.5 M pair occurrences against 16.0 M on
+  20 MB) and its merge loop takes about 1.1x the default's. Space duplicates 0.0 % (default 17.7 %), case
+  duplicates 24.8 % (26.6 %), 4.280 bytes per token on the held-out text (4.277).
 * Letter runs are cut at touching markers while counting: without the cut, a run spans a whole sentence under
   ``[w,p,d]`` (212,007 distinct runs on 10 MB of English), all of them cut again by the trainer; with it, 3,475 on
   the same English plus 0.6 MB of Japanese and Russian.
@@ -61,6 +92,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -428,9 +460,64 @@ def show(piece: str) -> str:
 # ---- the pre-tokenizer object -------------------------------------------------------------------------------------
 
 try:
-    from ._pretok import boundary_pretokenize as _native_pretokenize, marked_counter as _native_counter
+    from ._pretok import MarkScheme as _MarkScheme, mark_counter as _mark_counter, mark_token_bytes as _mark_bytes
 except ImportError:  # the extension is not built (or is older than this module)
-    _native_pretokenize = _native_counter = None
+    _MarkScheme = _mark_counter = _mark_bytes = None
+
+#: bits of :func:`case_table`'s entries (the Cython twin reads the same numbers)
+LOW_CP, LOW_ROUND, LOW_COMPLEX = 0x1FFFFF, 0x40000000, 0x80000000
+
+
+@functools.lru_cache(maxsize=1)
+def case_table() -> np.ndarray:
+    """``str.lower`` per code point, for the compiled caps-code decision (``uint32``, 0x110000 entries; only the
+    code points a word span can hold -- word and Inherited classes -- are filled): the full lowercase mapping when
+    it is one code point (``LOW_CP`` bits), with ``LOW_ROUND`` when its ``str.upper()`` is the code point itself,
+    or ``LOW_COMPLEX`` when the lowercase is not one code point (``caps_code`` then gives no code), and in bits
+    21-23 the per-character predicates ``str.isupper``/``islower``/``istitle`` read (``Py_UNICODE_ISUPPER``,
+    ``ISLOWER``, ``ISTITLE``, added by the extension: only the compiled twin reads this table). Built by Python's
+    own ``str`` methods (17,653 code points, about 20 ms), so it agrees with :func:`caps_code` by construction;
+    the context-dependent final sigma of U+03A3 is left to ``caps_code`` itself."""
+    t = class_table()
+    low = np.zeros(0x110000, dtype=np.uint32)
+    for cp in np.flatnonzero((t.cp_kind == K_WORD) | (t.cp_kind == K_INHERITED)).tolist():
+        ch = chr(cp)
+        lo = ch.lower()
+        low[cp] = LOW_COMPLEX if len(lo) != 1 else ord(lo) | (LOW_ROUND if lo.upper() == ch else 0)
+    from ._pretok import add_case_flags
+    add_case_flags(low)  # str.isupper/islower/istitle's per-character predicates, bits 21-23
+    return low
+
+
+@functools.lru_cache(maxsize=1)
+def _letter_scanner():
+    """A compiled scanner, for its ``\\p{L}`` table (the letter flags of :class:`fastsw._pretok.MarkCounter`), or
+    None when the extension is not built or regex's Unicode breaks the scanner's tables (see
+    ``fastsw._unicode.pretoken_table``)."""
+    from ._unicode import contraction_folds, pretoken_table, script_table
+    try:
+        from ._pretok import Scanner
+        table, folds = pretoken_table(), contraction_folds()
+    except (ImportError, RuntimeError):
+        return None
+    return Scanner(table, *folds, script_table(), np.zeros(256, dtype=np.uint8), False)
+
+
+_local = threading.local()  # per thread: the compiled schemes (their scratch is not shared between threads)
+
+
+def _compiled_scheme(key: tuple):
+    """The compiled twin's :class:`fastsw._pretok.MarkScheme` for ``key`` (the scheme's switches), one per thread."""
+    cache = getattr(_local, "schemes", None)
+    if cache is None:
+        cache = _local.schemes = {}
+    ms = cache.get(key)
+    if ms is None:
+        t = class_table()
+        punct, digit, shift, caps, single, min_caps, drop = key
+        ms = cache[key] = _MarkScheme(t.cls, t.kind, case_table(), punct, digit, shift, caps, single, min_caps, drop,
+                                      M, S, C, caps_code)
+    return ms
 
 _LETTER = regex.compile(r"\p{L}")
 
@@ -513,7 +600,7 @@ class BoundaryPretokenizer:
     @property
     def compiled(self) -> bool:
         """Whether :meth:`pretokenize` runs the Cython twin."""
-        return _native_pretokenize is not None and not pure_python()
+        return _MarkScheme is not None and not pure_python()
 
     def _get_scanner(self):
         return None  # the default patterns' compiled counter does not apply
@@ -525,29 +612,82 @@ class BoundaryPretokenizer:
 
     def pretokenize(self, text: str) -> List[str]:
         """The pretokens of ``text`` (atoms as lone surrogates); identical to :meth:`pretokenize_reference`."""
-        if _native_pretokenize is None or pure_python():
+        if _MarkScheme is None or pure_python():
             return self.pretokenize_reference(text)
-        t = class_table()
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, not {type(text).__name__}")
+        return _compiled_scheme(self._key).pretokenize(text)
+
+    @property
+    def _key(self) -> tuple:
         s = self.scheme
-        return _native_pretokenize(text, t.cls, t.kind, s.punct, s.digit, s.shift, s.caps, self.single_char_shift,
-                                   self.min_caps_length, self.drop_unlisted, M, S, C, caps_code)
+        return (s.punct, s.digit, s.shift, s.caps, self.single_char_shift, self.min_caps_length, self.drop_unlisted)
 
     def has_letter(self, piece: str) -> bool:
         return _LETTER.search(piece) is not None
 
-    def compiled_counter(self, collect_runs: bool):
-        """The compiled twin of :class:`fastsw.counting.CountTable` for this scheme (``fastsw._pretok``'s
-        ``MarkedCounter``: counts the pieces without making a str per piece), or None without the extension."""
-        if _native_counter is None or pure_python():
+    def token_bytes_batch(self, texts: Sequence[str]):
+        """The fast encoder's input for ``texts`` without a str per pretoken: ``(data, piece_ends, doc_pieces)``,
+        the token bytes of every pretoken (:func:`fastsw.alphabet.atom_bytes` of :meth:`pretokenize`'s pieces,
+        concatenated), each pretoken's end in bytes from its text's start and the texts' first pretokens; None
+        without the extension. Tests compare it with the pieces' ``atom_bytes``."""
+        if _mark_bytes is None or pure_python():
             return None
-        t, s = class_table(), self.scheme
-        return _native_counter(t.cls, t.kind, s.punct, s.digit, s.shift, s.caps, self.single_char_shift,
-                               self.min_caps_length, self.drop_unlisted, M, S, C, caps_code, self.has_letter,
-                               collect_runs)
+        return _mark_bytes(_compiled_scheme(self._key), texts if type(texts) is list else list(texts))
+
+    def native_counter(self, collect_runs: bool):
+        """The compiled twin of :class:`fastsw.counting.CountTable` for this scheme: a ``fastsw._pretok.MarkCounter``
+        (the default patterns' ``Counter`` -- its table, letter runs and merge -- fed by the compiled segmentation,
+        without the GIL, so :func:`fastsw.counting.count_corpus` runs one per thread), or None without the
+        extension or with ``FASTSW_PUREPYTHON``."""
+        if _mark_counter is None or pure_python():
+            return None
+        scanner = _letter_scanner()
+        if scanner is None:
+            return None
+        return _mark_counter(scanner, _compiled_scheme(self._key), collect_runs)
 
     # -- the inverse ---------------------------------------------------------------------------------------------
     decode_text = staticmethod(decode_marked)
     show = staticmethod(show)
+
+    def token_offsets(self, ids: Sequence[int], token_bytes: Sequence[bytes], special_by_id) -> List[int]:
+        """Where each token of ``ids`` starts in the text it encodes (``Tokenizer.encode_with_offsets``): the
+        length of what the tokens before it decode to, so ``text[:offsets[k]] == decode(ids[:k])`` whenever token
+        ``k`` does not start inside a character (then it gets that character's offset, as for every model).
+
+        Atoms have zero width, except the second marker of a pair (caps codes between them ignored), which stands
+        for the elided space: ``the¦`` + ``¦cat¦`` puts ``¦cat¦`` at the space, as `` cat`` would start there
+        without markers; a closing marker, a caps code and a lone opening marker take no character. Characters of a
+        span a caps code lowercased keep their offsets (a code is given only when ``lower()`` keeps the length).
+        The offsets refer to the text after ``normalize`` and ``drop_unlisted``.
+
+            >>> tb = [b"x"] * 248 + [MARKER.code, SHIFT.code]
+            >>> tb += [SHIFT.code + MARKER.code + b"the", MARKER.code, MARKER.code + b"cat" + MARKER.code]
+            >>> BoundaryPretokenizer("boundary[w]+caps").token_offsets([250, 251, 252], tb, {})  # The cat
+            [0, 3, 3]
+        """
+        mark, shift, caps = MARKER.code[0], SHIFT.code[0], CAPS.code[0]
+        n = len(token_bytes)
+        memo: Dict[Tuple[int, bool], Tuple[int, bool]] = {}
+        out: List[int] = []
+        chars, pending = 0, False  # pending: the last non-code unit was a marker that may open a pair
+        for t in ids:
+            tb = token_bytes[t] if 0 <= t < n else special_by_id[t]
+            out.append(chars - 1 if 0x80 <= tb[0] < 0xC0 else chars)
+            step = memo.get((t, pending))
+            if step is None:
+                added, p = 0, pending
+                for b in tb:
+                    if b == mark:
+                        added, p = (added + 1, False) if p else (added, True)
+                    elif b != shift and b != caps:
+                        p = False
+                        added += not 0x80 <= b < 0xC0
+                step = memo[t, pending] = (added, p)
+            chars += step[0]
+            pending = step[1]
+        return out
 
     @staticmethod
     def run_break(prev: str, piece: str) -> bool:

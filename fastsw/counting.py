@@ -973,9 +973,6 @@ class CountTable:
         self.pretokenizer = pretokenizer
         self.collect_runs = bool(collect_runs)
         self.table = Counts(pretokenizer_config=pretokenizer.to_config(), has_runs=self.collect_runs)
-        # a scheme pre-tokenizer's compiled twin of this table (fastsw._pretok.MarkedCounter), used until the
-        # table is read or merged into (then its contents move here and the plain loop takes over)
-        self._compiled = _compiled_counter(pretokenizer, self.collect_runs)
 
     def __getattr__(self, name):
         """The attributes of the table as they were named before (``pretokens``, ``runs``, ...) read :attr:`table`."""
@@ -986,9 +983,6 @@ class CountTable:
     def add(self, doc: str) -> None:
         c, pretokenizer, collect_runs = self.table, self.pretokenizer, self.collect_runs
         index, pretokens, counts, letter, runs = c.index, c.pretokens, c.counts, c.has_letter, c.letter_runs
-        if self._compiled is not None:
-            self.add_batch([doc])
-            return
         # a scheme may forbid a supermerge between two pieces (boundary markers: never two touching markers in
         # one token); a letter run is cut there, as the trainer cuts the candidates (fastsw.boundary)
         run_break = getattr(pretokenizer, "run_break", None) if collect_runs else None
@@ -1017,61 +1011,35 @@ class CountTable:
         c.n_bytes += _doc_bytes(doc)
 
     def add_batch(self, docs: List[str]) -> None:
-        if self._compiled is not None:
-            self._compiled.add_batch(docs if type(docs) is list else list(docs))
-            self.table.n_documents, self.table.n_bytes = self._compiled.n_documents, self._compiled.n_bytes
-            return
         for doc in docs:
             self.add(doc)
-
-    def _take_compiled(self) -> None:
-        """Move the compiled counter's contents into :attr:`table` (which it replaces) and count on in Python."""
-        if self._compiled is None:
-            return
-        c, m = self.table, self._compiled
-        self._compiled = None
-        c.pretokens, c.counts, c.has_letter = m.pretokens()
-        c.index = None  # built on first use
-        c.letter_runs = m.runs
-        c.n_documents, c.n_bytes = m.n_documents, m.n_bytes
 
     def payload(self):
         """The table's parts as a worker process sends them (runs packed: arrays pickle as plain bytes, a dict
         of tuples element by element); :meth:`merge_payload` adds them to a table."""
-        self._take_compiled()
         c = self.table
         return c.pretokens, c.counts, c.has_letter, c.packed_runs() if c.has_runs else None, c.n_documents, c.n_bytes
 
     def merge_payload(self, payload) -> None:
-        self._take_compiled()
         self.table._merge_parts(*payload)
 
     def finish(self) -> Counts:
-        self._take_compiled()
         return self.table
-
-
-def _compiled_counter(pretokenizer, collect_runs: bool):
-    """The compiled twin of a :class:`CountTable` (``fastsw._pretok.MarkedCounter``) for a pre-tokenizer whose
-    pieces are not substrings of the text (the marker schemes of :mod:`fastsw.boundary`), which the default
-    patterns' counter cannot count: from ``pretokenizer.compiled_counter(collect_runs)``. None for every other
-    pre-tokenizer, with ``FASTSW_PUREPYTHON`` or without the extension (then the plain loop runs)."""
-    make = getattr(pretokenizer, "compiled_counter", None)
-    if make is None or pure_python():
-        return None
-    return make(collect_runs)
 
 
 class NativeCountTable:
     """:class:`CountTable`'s compiled twin: ``fastsw._pretok.Counter`` scans and counts without making a
     ``str`` per pretoken, and without the GIL. Only for the compiled scanner's patterns and the default letter
-    test (:func:`native_counting`)."""
+    test (:func:`native_counting`), or a pre-tokenizer that makes its own compiled counter (``native_counter``:
+    the marker schemes' ``fastsw._pretok.MarkCounter``, a ``Counter`` fed by their compiled segmentation)."""
 
     def __init__(self, pretokenizer: Pretokenizer, collect_runs: bool):
         from ._pretok import Counter
         self.pretokenizer = pretokenizer
         self.collect_runs = bool(collect_runs)
-        self.counter = Counter(pretokenizer._get_scanner(), self.collect_runs)
+        make = getattr(pretokenizer, "native_counter", None)
+        self.counter = make(self.collect_runs) if make is not None else \
+            Counter(pretokenizer._get_scanner(), self.collect_runs)
 
     def add(self, doc: str) -> None:
         self.counter.add_batch([doc])
@@ -1104,6 +1072,9 @@ def native_counting(pretokenizer: Pretokenizer) -> bool:
     patterns, the default letter test, the extension built and ``FASTSW_PUREPYTHON`` unset."""
     if pure_python() or pretokenizer.letter_pattern != LETTER_PATTERN:
         return False
+    make = getattr(pretokenizer, "native_counter", None)
+    if make is not None:
+        return make(False) is not None
     if pretokenizer._get_scanner() is None:
         return False
     try:

@@ -105,7 +105,7 @@ import numpy as np
 
 from . import _encode_kernels as K
 from ._interrupt import call_kernel
-from .alphabet import ATOM_ERRORS, Alphabet, AtomAlphabet, ByteAlphabet, check_utf8
+from .alphabet import Alphabet, AtomAlphabet, ByteAlphabet, atom_bytes_packed, check_utf8
 from .pretokenize import Pretokenizer
 
 try:  # the compiled id -> int list loop (FastEncoder.to_list); absent in a pure-Python install
@@ -176,11 +176,14 @@ class EncoderTables(NamedTuple):
 
 
 class FastEncoder:
-    """The numpy tables of one model (an :class:`EncoderTables`) and the batch encoder."""
+    """The numpy tables of one model (an :class:`EncoderTables`) and the batch encoder. An alphabet with
+    three-byte atoms (SCRIPT v3) takes the subclass :class:`fastsw.wide_encode.WideFastEncoder`."""
+
+    _wide = False  # True for WideFastEncoder
 
     def __init__(self, tables: EncoderTables):
         alphabet = tables.alphabet
-        if not supported(alphabet):
+        if not (supported(alphabet) or self._wide):
             raise ValueError(f"the fast encoder supports byte alphabets only, not {alphabet.kind!r}; "
                              "use backend='python'")
         self._init_shared(alphabet, tables.pretokenizer, tables.n_vocab, tables.token_bytes, tables.shortcut)
@@ -227,6 +230,10 @@ class FastEncoder:
         returns ``(ids int32, offsets int64)``."""
         pretok = self.pretokenizer
         if self.atoms:
+            direct = getattr(pretok, "token_bytes_batch", None)  # markers: the pieces' bytes without their strs
+            got = direct(texts) if direct is not None else None
+            if got is not None:
+                return self._kernel(got[0], got[1], got[2], shortcut, short_limit)
             return self._encode_pieces_of([pretok.pretokenize(t) for t in texts], shortcut, short_limit)
         if USE_PRETOKEN_ENDS and getattr(pretok, "uses_native", False):
             # the compiled scanner's end offsets: no str object per pretoken
@@ -293,13 +300,13 @@ class FastEncoder:
         """One kernel call over documents given as their pieces (atoms as lone surrogates): the data is the
         pieces' token bytes and each piece's end is given in bytes from its document's start."""
         n_pieces = np.fromiter(map(len, docs), np.int64, len(docs))
-        encoded = [p.encode("utf-8", ATOM_ERRORS) for p in chain.from_iterable(docs)]
-        cum = np.cumsum(np.fromiter(map(len, encoded), np.int64, len(encoded)))
+        data, lengths = atom_bytes_packed(list(chain.from_iterable(docs)))  # no codec error handler per atom
+        cum = np.cumsum(lengths)
         before = np.concatenate((np.zeros(1, np.int64), cum))[np.cumsum(n_pieces) - n_pieces]
         piece_ends = np.ascontiguousarray(cum - np.repeat(before, n_pieces), dtype=np.int64)
         doc_pieces = np.zeros(len(docs) + 1, np.int64)
         np.cumsum(n_pieces, out=doc_pieces[1:])
-        return self._kernel(b"".join(encoded), piece_ends, doc_pieces, shortcut, short_limit,
+        return self._kernel(data.tobytes(), piece_ends, doc_pieces, shortcut, short_limit,
                             interruptible=interruptible)
 
     def encode(self, text: str, shortcut: bool = True) -> List[int]:

@@ -62,12 +62,20 @@ time and compression, are in the README section "SCRIPT encoding", from ``bench/
   of English: 0.23 s this way against 0.45 s with a translate per piece and 6 s on the plain-Python path.
 * The grouping kernel runs in the calling thread below 1 M code points: through ``call_kernel`` each document paid
   a thread start, most of the counting time of 2 MB of English (0.64 of 1.3 s profiled).
-* Counting asks ``has_letter`` once per pretoken occurrence; it is memoized (pretokens repeat), since answering it
-  means spelling the atoms back (0.83 of 2.9 s of counting before).
+* The reference counting loop asks ``has_letter`` once per pretoken occurrence; it is memoized (pretokens repeat),
+  since answering it means spelling the atoms back (0.83 of 2.9 s of counting before).
 * Decoding reads each token's characters from a per-model table (``decoding_bytes``) instead of spelling every atom
   back per call: about 10 × faster on English held-out text (informal run), the rest being the shared atom decoder.
-* Encoding runs on the reference path (informally ~15 × slower than a default model's fast path on English): the
-  fast encoder's kernel maps one byte to one atom, and SCRIPT atoms are 3-byte codes.
+* Encoding runs on the fast path through :mod:`fastsw.wide_encode` (per-call one-byte codes for the kernel);
+  :meth:`ScriptPretokenizer.initial_symbols` gives it each piece's initial ids straight from the per-code-point
+  block/index arrays, never making the spelled str (spelling, then ``atom_bytes_packed``, took 0.13 of 0.30 s of
+  encoding English held-out text; the initial ids now 0.015 s). One thread, English held-out, in one benchmark run
+  (``bench/bench_script.py``): 5.9 MB/s against 0.86 on the reference path (default model: 29.7).
+* Counting (:class:`SpelledCounter`) counts the pieces before spelling -- the marker scheme's ``MarkCounter``, or
+  the default counter's table over the plain grouping's ends (``EndsCounter``) -- and spells each distinct piece
+  once: one-thread counting on English went from 0.08 × to 0.57 × the default scanner's speed, on Chinese from
+  0.09 × to 0.27 × (``bench/bench_boundary.py --speed --mb 2``, one run); training English 10 MB from 4.8 × to
+  1.6 × the default's time.
 * Per-code-point arrays (``int16``/``uint16``, 2.2 MB each) make the kernel one lookup per character; it takes the
   code points as ``uint32`` (``str.encode("utf-32-le", "surrogatepass")``).
 """
@@ -485,15 +493,20 @@ _WORKER_CHARS = 1 << 20
 _NO_STOP = np.zeros(1, dtype=np.int64)
 
 
-def _plain_end_offsets(text: str) -> List[int]:
+def _plain_end_array(text: str) -> np.ndarray:
+    """The end offsets of ``text``'s plain SCRIPT pretokens (``int64``), from the kernel."""
     from .boundary import class_table
     t = class_table()
     if not text:
-        return []
+        return np.zeros(0, dtype=np.int64)
     if len(text) >= _WORKER_CHARS:
         from ._interrupt import call_kernel
-        return call_kernel(_plain_ends, _codes(text), t.cls, t.kind).tolist()
-    return _plain_ends(_codes(text), t.cls, t.kind, _NO_STOP).tolist()
+        return call_kernel(_plain_ends, _codes(text), t.cls, t.kind)
+    return _plain_ends(_codes(text), t.cls, t.kind, _NO_STOP)
+
+
+def _plain_end_offsets(text: str) -> List[int]:
+    return _plain_end_array(text).tolist()
 
 
 def plain_pretokens(text: str) -> List[str]:
@@ -709,6 +722,64 @@ class ScriptPretokenizer:
     def _get_scanner(self):
         return None  # the default patterns' compiled counter does not apply
 
+    def native_counter(self, collect_runs: bool):
+        """The compiled twin of :class:`fastsw.counting.CountTable` for this pre-tokenizer (a
+        :class:`SpelledCounter`), or None without the extension or with ``FASTSW_PUREPYTHON``."""
+        from ._config import pure_python
+        from .boundary import _letter_scanner
+        if pure_python():
+            return None
+        try:
+            from ._pretok import EndsCounter
+        except ImportError:
+            return None
+        if self.inner is not None:
+            counter = self.inner.native_counter(collect_runs)
+        else:
+            scanner = _letter_scanner()
+            counter = None if scanner is None else EndsCounter(scanner, collect_runs)
+        return None if counter is None else SpelledCounter(self, counter)
+
+    def initial_symbols(self, texts: Sequence[str], slot_ids: np.ndarray):
+        """The fast encoder's input without spelling (:class:`fastsw.wide_encode.WideFastEncoder`): ``(ids int32,
+        offsets int64 per piece, pieces per text)``, each piece's initial ids as ``alphabet.initial_ids`` of its
+        spelled form gives them -- a listed character's block and index atoms, a marker's atom -- read from the
+        table per code point (``slot_ids``: atom slot -> model id). None when a text keeps an unlisted character
+        (byte fallback), or an atom is not in the model: then the encoder spells the pieces."""
+        t = table()
+        raws, ends = [], []
+        for text in texts:
+            s = self._text(text)
+            if self.inner is None:
+                e = _plain_end_array(s)
+            else:
+                pieces = self.inner.pretokenize(s)
+                s = "".join(pieces)
+                e = np.cumsum(np.fromiter(map(len, pieces), np.int64, len(pieces)))
+            raws.append(s)
+            ends.append(e)
+        cps = _codes("".join(raws)).astype(np.int64)
+        block = t.block_of[cps]
+        listed = block >= 0
+        atom = (cps >= 0xD800) & (cps <= 0xDFFF)  # a marker scheme's atoms
+        if not (listed | atom).all():
+            return None
+        local_ids = slot_ids[np.asarray(SLOTS[:t.n_atoms])]
+        n_sym = np.where(listed, 2, 1)
+        csum = np.zeros(cps.shape[0] + 1, np.int64)
+        np.cumsum(n_sym, out=csum[1:])
+        ids = np.empty(int(csum[-1]), np.int32)
+        pos = csum[:-1]
+        ids[pos[listed]] = local_ids[block[listed]]
+        ids[pos[listed] + 1] = local_ids[t.n_blocks + t.index_of[cps[listed]]]
+        ids[pos[atom]] = slot_ids[cps[atom] - 0xD800]
+        if ids.size and ids.min() < 0:
+            return None
+        starts = np.cumsum([0] + [len(r) for r in raws[:-1]]) if raws else []
+        piece_ends = np.concatenate([e + int(a) for e, a in zip(ends, starts)]) if ends else np.zeros(0, np.int64)
+        offsets = np.concatenate((np.zeros(1, np.int64), csum[piece_ends.astype(np.int64)]))
+        return ids, offsets, [len(e) for e in ends]
+
     def _text(self, text: str) -> str:
         from .alphabet import check_utf8
         if not isinstance(text, str):
@@ -830,6 +901,52 @@ class ScriptPretokenizer:
         """The inner marker scheme's supermerge rule (SCRIPT needs none: supermerge candidates are pretokens that
         are one phase-1 token, always whole characters)."""
         return None if self.inner is None else self.inner.supermerge_forbidden
+
+
+class SpelledCounter:
+    """Counting for :class:`ScriptPretokenizer` without spelling every occurrence: the compiled counter counts the
+    pieces *before* spelling (a marker scheme's ``MarkCounter``, or an ``EndsCounter`` over the plain grouping's
+    ends), and :meth:`pretokens` spells each distinct piece once. Spelling is one-to-one (:func:`unspell` undoes
+    it), a piece's letters are its characters' (``has_letter`` reads the characters the atoms spell) and the
+    inner scheme cuts letter runs where the spelled pieces would be cut, so the table -- order, counts, letter
+    flags, runs -- is the reference's (``CountTable`` over :meth:`ScriptPretokenizer.pretokenize_reference`).
+    The interface of ``fastsw._pretok.Counter`` that :class:`fastsw.counting.NativeCountTable` uses; a table
+    merged in (``merge_table``, from a worker process) comes spelled and is unspelled first."""
+
+    def __init__(self, pretokenizer: "ScriptPretokenizer", counter):
+        self.pretokenizer = pretokenizer
+        self.counter = counter
+        self.plain = pretokenizer.inner is None
+
+    @property
+    def n_documents(self):
+        return self.counter.n_documents
+
+    @property
+    def n_bytes(self):
+        return self.counter.n_bytes
+
+    def add_batch(self, docs: List[str]) -> None:
+        if not self.plain:
+            self.counter.add_batch(docs)
+            return
+        texts = [self.pretokenizer._text(d) for d in docs]  # TypeError, lone surrogates, drop_unlisted
+        self.counter.add_ends(texts, [_plain_end_array(t) for t in texts], docs)
+
+    def merge(self, other: "SpelledCounter") -> None:
+        self.counter.merge(other.counter)
+
+    def merge_table(self, pretokens, counts, has_letter, runs, n_documents, n_bytes) -> None:
+        self.counter.merge_table([unspell(p, broken=None) for p in pretokens], counts, has_letter, runs,
+                                 n_documents, n_bytes)
+
+    def pretokens(self):
+        pieces, counts, letter = self.counter.pretokens()
+        spelling = _spelling()
+        return [p.translate(spelling) for p in pieces], counts, letter
+
+    def runs(self):
+        return self.counter.runs()
 
 
 def _has_surrogate(text: str) -> bool:

@@ -237,9 +237,8 @@ class Tokenizer:
             if _is_one_pretoken(pretok, text):
                 candidates.append((tid, tb, text))
         if self._resolve_backend(None) == "numba" and candidates:
-            from .fast_encode import FastEncoder
             # no shortcut yet (it is what this computes); each candidate is one pretoken already
-            ids, offsets = FastEncoder(self._encoder_tables({}, frozenset())).encode_pieces(
+            ids, offsets = self._encoder_class()(self._encoder_tables({}, frozenset())).encode_pieces(
                 [text for _, _, text in candidates], interruptible=True)
             single = (offsets[1:] - offsets[:-1]) == 1
             reachable = [c for c, one, first in zip(candidates, single.tolist(), ids[offsets[:-1]].tolist())
@@ -291,7 +290,11 @@ class Tokenizer:
         supported = self.__dict__.get("_fast_ok")
         if supported is None:
             from .fast_encode import supported as check
-            supported = self._fast_ok = check(self.alphabet)
+            supported = check(self.alphabet)
+            if not supported and type(self)._fast is Tokenizer._fast:  # FastEncoder's models: three-byte atoms too
+                from .wide_encode import wide_alphabet  # (SCRIPT v3, fastsw.wide_encode)
+                supported = wide_alphabet(self.alphabet)
+            self._fast_ok = supported
         return supported
 
     def _encoder_tables(self, shortcut=None, eligible=None):
@@ -310,9 +313,17 @@ class Tokenizer:
             with _FAST_LOCK:
                 enc = self.__dict__.get("_fast_encoder")
                 if enc is None:
-                    from .fast_encode import FastEncoder
-                    enc = self._fast_encoder = FastEncoder(self._encoder_tables())
+                    enc = self._fast_encoder = self._encoder_class()(self._encoder_tables())
         return enc
+
+    def _encoder_class(self):
+        """:class:`fastsw.fast_encode.FastEncoder`, or for three-byte atoms (SCRIPT v3) its subclass
+        :class:`fastsw.wide_encode.WideFastEncoder` (per-call one-byte codes around the same kernel)."""
+        from .wide_encode import WideFastEncoder, wide_alphabet
+        if wide_alphabet(self.alphabet):
+            return WideFastEncoder
+        from .fast_encode import FastEncoder
+        return FastEncoder
 
     @staticmethod
     def _check_type(text) -> None:
@@ -799,6 +810,10 @@ class Tokenizer:
         >>> tok.encode_with_offsets("héllo wörld")[1][:1]
         [0]
         """
+        rule = getattr(self.pretokenizer, "token_offsets", None)
+        if rule is not None:  # markers (fastsw.boundary): a marker pair stands for a space, other atoms for nothing
+            ids = self.encode(text, **kwargs)
+            return ids, rule(ids, self._token_bytes, self._special_by_id)
         if hasattr(self.alphabet, "atoms") and self._token_widths() is None:  # (SCRIPT alone has offsets: widths)
             raise ValueError("encode_with_offsets needs tokens that are pieces of the text; this model's pre-tokenizer "
                              f"{self.pretokenizer!r} rewrites it (markers for spaces, caps codes), so a token has no "

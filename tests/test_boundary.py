@@ -247,9 +247,60 @@ def test_hypothesis_round_trip_every_scheme(scheme_models, text, scheme):
     assert tok.decode(ids) == text
 
 
-def test_offsets_are_refused(marker_models):
-    with pytest.raises(ValueError, match="rewrites it"):
-        marker_models["bpe", "numba"].encode_with_offsets("The cat")
+# ---- offsets ------------------------------------------------------------------------------------------------------
+
+def _hand_offsets(scheme, tokens):
+    """``token_offsets`` of tokens given as texts (atoms as lone surrogates) or bytes, on a vocabulary of just
+    them."""
+    from fastsw.alphabet import atom_bytes
+    tb = [t if isinstance(t, bytes) else atom_bytes(t) for t in tokens]
+    return BoundaryPretokenizer(scheme).token_offsets(list(range(len(tb))), tb, {})
+
+
+@pytest.mark.parametrize("scheme, tokens, expected", [
+    # "The cat": the code and the closing marker take no character, the pair's second marker is the space
+    ("boundary[w]+caps", [S + M + "the", M, M + "cat" + M], [0, 3, 3]),
+    # "THE CAT," (lowercased spans keep their offsets): T=0, the space=3, the comma=7
+    ("boundary[w,p]+caps", [C + M + "th", "e" + M, C + M + "cat" + M, ","], [0, 2, 3, 7]),
+    # "a, b" under [w]: the comma and the space are literal, so "¦b" opens no pair
+    ("boundary[w]", [M + "a" + M, ",", " ", M + "b" + M], [0, 1, 2, 3]),
+    # "x = 1" under [w,p,d]: two pairs, "¦=¦" at the first space, "¦1" at the second
+    ("boundary[w,p,d]", [M + "x" + M, M + "=" + M, M + "1"], [0, 1, 3]),
+    # "Ab é": é's two UTF-8 bytes in two tokens; the second starts inside é and gets é's offset
+    ("boundary[w]+caps", [S + M + "ab" + M, MARKER.code + b"\xc3", b"\xa9" + MARKER.code], [0, 2, 3]),
+    # "The" split after the code: the code token and the rest both start at T
+    ("boundary[w]+caps", [S, M + "the" + M], [0, 0]),
+])
+def test_offsets_hand_worked(scheme, tokens, expected):
+    assert _hand_offsets(scheme, tokens) == expected
+
+
+def _check_offsets(tok, text):
+    """encode_with_offsets against its definition: every token that does not start inside a character starts at
+    len(decode(ids before it)), and the text up to there is what those ids decode to."""
+    ids, offsets = tok.encode_with_offsets(text)
+    assert ids == tok.encode(text) and len(offsets) == len(ids)
+    assert offsets == sorted(offsets) and all(0 <= o <= len(text) for o in offsets)
+    for k, t in enumerate(ids):
+        if not 0x80 <= tok.vocab[t][0] < 0xC0:
+            assert tok.decode(ids[:k]) == text[:offsets[k]], (text, k)
+
+
+def test_offsets_on_corpus_text(marker_models, language_samples):
+    for algo in ("bpe", "superbpe"):
+        tok = marker_models[algo, "numba"]
+        for lang, texts in language_samples.items():
+            _check_offsets(tok, texts[0][:400])
+    tok = marker_models["bpe", "numba"]
+    ids, offsets = tok.encode_with_offsets("The CAT sat.")
+    assert [("The CAT sat."[o]) for o in offsets][:1] == ["T"] and "The CAT sat."[offsets[-1]] == "."
+
+
+@settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                                   HealthCheck.function_scoped_fixture])
+@given(text=_ADVERSARIAL, scheme=st.sampled_from(SCHEMES))
+def test_hypothesis_offsets(scheme_models, text, scheme):
+    _check_offsets(scheme_models[scheme], text)
 
 
 def test_text_with_marker_characters(marker_models):
@@ -288,28 +339,131 @@ def test_counts_round_trip_and_training_from_counts(sample_docs, tmp_path):
     assert a.merges == b.merges and b.pretokenizer == a.pretokenizer
 
 
-@pytest.mark.parametrize("scheme", ["boundary[w]", "boundary[w,p,d]+caps"])
+@pytest.mark.parametrize("scheme", ["boundary[w]", "boundary[w,p,d]+caps", "boundary[w,p]+shift"])
 def test_compiled_counting_equals_the_reference_loop(language_samples, scheme):
-    from fastsw.counting import CountTable
+    """MarkCounter (the compiled segmentation feeding the default counter's table, one per thread, merged) against
+    CountTable's plain loop over the Python reference pre-tokenizer: the same table, order included."""
+    from fastsw.counting import CountTable, NativeCountTable, count_corpus, native_counting
     docs = [t for texts in language_samples.values() for t in texts]
     pretok = make_pretokenizer(scheme)
-    tables = []
-    for compiled in (True, False):
-        table = CountTable(pretok, collect_runs=True)
-        assert table._compiled is not None, "the extension is not built"
-        if not compiled:
-            table._compiled = None  # the plain loop
-        table.add_batch(docs[:7])
-        for doc in docs[7:]:
-            table.add(doc)
-        tables.append(table.finish())
-    a, b = tables
-    assert (a.pretokens, a.counts, a.has_letter, a.letter_runs, a.n_bytes, a.n_documents) == \
-        (b.pretokens, b.counts, b.has_letter, b.letter_runs, b.n_bytes, b.n_documents)
+    assert native_counting(pretok), "the extension is not built"
+    ref_pretok = make_pretokenizer(scheme)
+    ref_pretok.pretokenize = ref_pretok.pretokenize_reference  # the plain-Python rule, not the Cython twin
+    ref = CountTable(ref_pretok, collect_runs=True)
+    for doc in docs:
+        ref.add(doc)
+    b = ref.finish()
+    one = NativeCountTable(pretok, collect_runs=True)
+    one.add_batch(docs[:7])
+    for doc in docs[7:]:
+        one.add(doc)
+    a = one.finish()
+    assert (a.pretokens, a.counts, a.has_letter, a.run_multiset(), a.n_bytes, a.n_documents) == \
+        (b.pretokens, b.counts, b.has_letter, b.run_multiset(), b.n_bytes, b.n_documents)
+    threaded = count_corpus(docs, pretok, collect_runs=True, threads=2)
+    assert threaded.pretoken_multiset() == b.pretoken_multiset() and threaded.run_multiset() == b.run_multiset()
     # no letter run joins two pieces whose junction would hold two touching markers
-    for run in a.letter_runs:
+    for run in b.run_multiset():
         for i, j in zip(run, run[1:]):
-            assert not pretok.run_break(a.pretokens[i], a.pretokens[j])
+            assert not pretok.run_break(i, j)
+
+
+@settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts=st.lists(_ADVERSARIAL, max_size=4), scheme=st.sampled_from(SCHEMES), drop=st.booleans())
+def test_hypothesis_compiled_counting_equals_reference(texts, scheme, drop):
+    from fastsw.counting import CountTable, NativeCountTable
+    pretok = BoundaryPretokenizer(scheme, drop_unlisted=drop)
+    ref_pretok = BoundaryPretokenizer(scheme, drop_unlisted=drop)
+    ref_pretok.pretokenize = ref_pretok.pretokenize_reference
+    fast, ref = NativeCountTable(pretok, collect_runs=True), CountTable(ref_pretok, collect_runs=True)
+    fast.add_batch(texts)
+    for t in texts:
+        ref.add(t)
+    a, b = fast.finish(), ref.finish()
+    assert (a.pretokens, a.counts, a.has_letter, a.run_multiset(), a.n_bytes) == \
+        (b.pretokens, b.counts, b.has_letter, b.run_multiset(), b.n_bytes)
+
+
+def test_packing_one_byte_atoms_equals_the_codec():
+    """pack_pretokens' vectorized spelling of one-byte atoms against the codec error handler (the reference
+    spelling), next to characters whose UTF-8 also starts with 0xED (U+D000..U+D7FF)."""
+    import numpy as np
+    import fastsw.fast_train as ft
+    from fastsw.alphabet import atom_bytes
+    pretok = make_pretokenizer("boundary[w,p,d]+caps")
+    pieces = sorted({x for t in ("The CAT, 3 dogs 퀀\ud7ff x íñ", "ΟΔΟΣ 日本 a") for x in pretok.pretokenize(t)})
+    pieces += ["\ud000", M + "\ud7a3" + M]
+    alphabet = pretok.make_alphabet("paper")
+    tokens, offsets, counts = ft.pack_pretokens(pieces, list(range(len(pieces))), alphabet)
+    for k, piece in enumerate(pieces):
+        assert tokens[offsets[k]:offsets[k + 1]].tolist() == [alphabet.id_of_byte(b) for b in atom_bytes(piece)]
+    assert counts.tolist() == list(range(len(pieces)))
+    assert ft._pack_short_atoms([chr(0xD800 + 9)]) is None  # a three-byte atom: the codec spells it
+
+
+_ATOM_PIECE = st.lists(st.sampled_from([chr(0xD800 + k) for k in (0, 1, 2, 7, 8, 9, 0x47F, 0x500, 0x7FF)])
+                       | st.characters(blacklist_categories=("Cs",)), max_size=8).map("".join)
+
+
+@settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None)
+@given(pieces=st.lists(_ATOM_PIECE, max_size=6))
+def test_hypothesis_packed_atom_bytes_equal_the_codec(pieces):
+    """alphabet.atom_bytes_packed (the encoders' and phase 1's spelling of pieces) against atom_bytes (the
+    codec), one- and three-byte atoms next to characters whose UTF-8 starts with 0xED."""
+    import numpy as np
+    from fastsw.alphabet import atom_bytes_packed
+    data, lengths = atom_bytes_packed(pieces)
+    assert bytes(data) == b"".join(atom_bytes(p) for p in pieces)
+    assert lengths.tolist() == [len(atom_bytes(p)) for p in pieces] and lengths.dtype == np.int64
+
+
+def _bytes_of_pieces(p, texts):
+    """The reference for token_bytes_batch: atom_bytes of every piece of the Python rule, byte ends per text."""
+    data, ends, doc_pieces = [], [], [0]
+    for t in texts:
+        pos = 0
+        for piece in p.pretokenize_reference(t):
+            data.append(atom_bytes(piece))
+            pos += len(data[-1])
+            ends.append(pos)
+        doc_pieces.append(len(ends))
+    return b"".join(data), ends, doc_pieces
+
+
+def _check_token_bytes(p, texts):
+    data, ends, doc_pieces = p.token_bytes_batch(texts)
+    assert (data, ends.tolist(), doc_pieces.tolist()) == _bytes_of_pieces(p, texts)
+
+
+def test_token_bytes_batch_on_every_language(language_samples):
+    """The fast encoder's input for marker models, written by the compiled segmentation without a str per piece,
+    against the reference pieces' atom_bytes."""
+    texts = [t for ts in language_samples.values() for t in ts] + ["", "ΟΔΟΣ The CAT a\ue000b"]
+    for scheme, drop in (("boundary[w]", True), ("boundary[w,p,d]+caps", False)):
+        _check_token_bytes(BoundaryPretokenizer(scheme, drop_unlisted=drop), texts)
+
+
+@settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None)
+@given(texts=st.lists(_ADVERSARIAL, max_size=4), scheme=st.sampled_from(SCHEMES), drop=st.booleans())
+def test_hypothesis_token_bytes_batch(texts, scheme, drop):
+    _check_token_bytes(BoundaryPretokenizer(scheme, drop_unlisted=drop), texts)
+
+
+def test_compiled_counting_of_drop_unlisted_and_final_sigma():
+    """The compiled counter's rarer branches: unlisted code points dropped (the descriptors then refer to a
+    filtered copy) and a capital sigma, whose final form only the reference's caps_code decides."""
+    from fastsw.counting import count_corpus, count_corpus_reference
+    docs = ["ΟΔΟΣ Σήμερα ΣΗΜΕΡΑ σΣ", "a\ue000b \u0378 The Cat", "\U000e0002", "ΟΔΟΣ Σ Ab"]  # U+E000, U+0378,
+    # U+E0002: not in the Scripts file
+    for kw in ({}, {"drop_unlisted": True}):
+        pretok = BoundaryPretokenizer("boundary[w,p,d]+caps", **kw)
+        ref_pretok = BoundaryPretokenizer("boundary[w,p,d]+caps", **kw)
+        ref_pretok.pretokenize = ref_pretok.pretokenize_reference
+        a = count_corpus(docs, pretok, collect_runs=True, threads=2)
+        b = count_corpus_reference(docs, ref_pretok, collect_runs=True)
+        assert a.pretoken_multiset() == b.pretoken_multiset() and a.run_multiset() == b.run_multiset()
+        assert a.n_bytes == b.n_bytes
+    assert {show(p) for p in a.pretokens} >= {"⇑¦οδος¦", "↑¦σήμερα¦", "¦ab¦"}
 
 
 def test_exports_refuse_plainly(marker_models):

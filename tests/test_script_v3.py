@@ -408,6 +408,55 @@ def test_pretokenizer_round_trip_hypothesis(text, name, drop):
     both_paths(sv.ScriptPretokenizer(name, drop_unlisted=drop), text)
 
 
+def _count_both(p, texts):
+    """The compiled counter (a SpelledCounter: pieces counted before spelling) and CountTable's loop over the
+    plain-Python pre-tokenizer, as Counts."""
+    from fastsw.counting import CountTable, NativeCountTable
+    ref_p = sv.ScriptPretokenizer(p.name, drop_unlisted=p.drop_unlisted)
+    ref_p.pretokenize = ref_p.pretokenize_reference
+    fast, ref = NativeCountTable(p, collect_runs=True), CountTable(ref_p, collect_runs=True)
+    assert isinstance(fast.counter, sv.SpelledCounter)
+    fast.add_batch(list(texts))
+    for t in texts:
+        ref.add(t)
+    return fast.finish(), ref.finish()
+
+
+def _same_table(a, b):
+    assert (a.pretokens, a.counts, a.has_letter, a.run_multiset(), a.n_bytes, a.n_documents) == \
+        (b.pretokens, b.counts, b.has_letter, b.run_multiset(), b.n_bytes, b.n_documents)
+
+
+def test_compiled_counting_equals_reference_on_shared_corpus():
+    from fastsw.counting import count_corpus, native_counting
+    texts = _corpus_texts()
+    for name, sample in (("script-v3", texts[::10]), ("script-v3+boundary[w,p,d]+caps", texts[1::20])):
+        p = make_pretokenizer(name)
+        assert native_counting(p), "the extension is not built"
+        a, b = _count_both(p, sample)
+        _same_table(a, b)
+        threaded = count_corpus(sample, p, collect_runs=True, threads=2)  # per-thread tables, merged
+        assert threaded.pretoken_multiset() == b.pretoken_multiset() and threaded.run_multiset() == b.run_multiset()
+
+
+@settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(text_no_surrogates, max_size=4), st.sampled_from(SCHEMES), st.booleans())
+def test_compiled_counting_hypothesis(texts, name, drop):
+    _same_table(*_count_both(sv.ScriptPretokenizer(name, drop_unlisted=drop), texts))
+
+
+def test_compiled_counting_merges_a_spelled_payload():
+    # a worker process sends its table spelled (NativeCountTable.payload); merging unspells it first
+    from fastsw.counting import NativeCountTable
+    p = make_pretokenizer("script-v3")
+    one, two = NativeCountTable(p, True), NativeCountTable(p, True)
+    one.add_batch(["the cat 日本", "x\ue000y"])
+    two.add_batch(["the dog 日本"])
+    one.merge_payload(two.payload())
+    a, b = one.finish(), _count_both(p, ["the cat 日本", "x\ue000y", "the dog 日本"])[1]
+    assert a.pretoken_multiset() == b.pretoken_multiset() and a.run_multiset() == b.run_multiset()
+
+
 # -- training, models, encode / decode ---------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -481,6 +530,40 @@ def test_encode_decode_exact_hypothesis(trained, text):
         ids = tok.encode(text)
         assert tok.decode(ids) == text
         assert ids == tok.encode(text, backend="python")
+
+
+def _encode_texts():
+    """Held-out text of several languages, one long mixed document (more than 256 distinct initial ids and
+    tokens: the chunked paths), unlisted characters (byte fallback) and empty text."""
+    texts = []
+    for lang in ("en", "zh", "ja", "ru", "ko", "ar"):
+        texts += read_jsonl_texts(shared_path(f"corpus/{lang}/heldout.jsonl"))[:2]
+    return [t[:3000] for t in texts] + ["".join(t[:400] for t in texts), "x\ue000y \U000f0000 日本", "", " "]
+
+
+@pytest.mark.parametrize("codes", [256, 7, 2])
+def test_fast_encoder_equals_reference(trained, codes, monkeypatch):
+    """WideFastEncoder (per-call one-byte codes around the unchanged kernel) against the reference path, for every
+    trained SCRIPT model; ``codes`` below 256 shrinks a call's codes so that every chunking and fallback path runs
+    (pieces and runs with more distinct ids than one call holds go through bpe.apply_merges; the text made of the
+    model's eligible `` word`` tokens is one long supermerge run)."""
+    from fastsw import wide_encode
+    monkeypatch.setattr(wide_encode, "_CODES", codes)
+    for key, tok in trained.items():
+        words = [tok.decode([t]) for t in sorted(tok._eligible)]
+        texts = _encode_texts() + ["".join(w for w in words if w[:1] == " " and w[1:].isalpha()) * 2]
+        tok._cache.clear()
+        enc = tok._fast()
+        assert isinstance(enc, wide_encode.WideFastEncoder), key
+        ref = [tok.encode(t, backend="python") for t in texts]
+        assert [tok.encode(t, backend="numba") for t in texts] == ref, key
+        assert tok.encode_batch(texts, backend="numba") == ref, key
+        ids, offsets = enc.encode_docs(texts)  # one call over all texts (the batch path)
+        assert [ids[offsets[k]:offsets[k + 1]].tolist() for k in range(len(texts))] == ref, key
+        pieces = tok.pretokenizer.pretokenize(texts[0])  # spelled pieces (the reachability path)
+        ids, offsets = enc.encode_pieces(pieces)
+        assert [ids[offsets[k]:offsets[k + 1]].tolist() for k in range(len(pieces))] == \
+            [tok.encode_pretoken(p, shortcut=False) for p in pieces], key
 
 
 def test_exports_are_refused_plainly(trained, tmp_path):
