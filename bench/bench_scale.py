@@ -88,26 +88,44 @@ def worker(name: str, path: str) -> None:
     print(json.dumps(result))
 
 
-def run_one(name: str, path: Path, cap_gb: float, timeout: float) -> dict:
+def run_one(name: str, path: Path, cap_gb: float, timeout: float, lock_path: str | None = LOCK) -> dict:
     def limit():
         cap = int(cap_gb * (1 << 30))
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
     cmd = [sys.executable, __file__, "--worker", name, "--path", str(path)]
-    with open(LOCK, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with open(lock_path or os.devnull, "a") as lock:
+        if lock_path:
+            fcntl.flock(lock, fcntl.LOCK_EX)
         t0 = time.perf_counter()
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, preexec_fn=limit, timeout=timeout)
         except subprocess.TimeoutExpired:
             return {"name": name, "failed": f"timed out after {timeout:.0f} s"}
         finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+            if lock_path:
+                fcntl.flock(lock, fcntl.LOCK_UN)
     if proc.returncode != 0:
         tail = proc.stderr.strip().splitlines()[-1:] or [f"exit status {proc.returncode}"]
         return {"name": name, "failed": f"did not fit under {cap_gb:g} GB or failed: {tail[0][:200]}",
                 "wall": time.perf_counter() - t0}
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _save(store: Path, size: int, kind: str, name: str, result: dict) -> list:
+    """Add one result to scale.json as it is on disk now (two grids, e.g. a long unlocked 5 GB run beside the
+    locked small sizes, can run at once without losing each other's rows)."""
+    from fastsw.files import atomic_open
+    rows = json.loads(store.read_text()) if store.exists() else []
+    results = next((r for s, _, r in rows if s == size), None)
+    if results is None:
+        results = {}
+        rows.append([size, kind, results])
+    results[name] = result
+    rows.sort(key=lambda row: row[0])
+    with atomic_open(store, "w") as f:
+        f.write(json.dumps(rows, indent=1))
+    return rows
 
 
 def table(rows) -> str:
@@ -161,6 +179,8 @@ def main() -> None:
     p.add_argument("--at-5gb", default="fastsw-boundless", help="trainers run at sizes above 1 GB")
     p.add_argument("--cap-gb", type=float, default=14)
     p.add_argument("--timeout", type=float, default=3600)
+    p.add_argument("--no-lock", action="store_true",
+                   help="do not take the shared benchmark lock (long runs: say the machine's load with the figures)")
     p.add_argument("--again", action="store_true", help="measure again what scale.json already holds")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--path", help=argparse.SUPPRESS)
@@ -187,12 +207,15 @@ def main() -> None:
                 continue
             if name in results and "failed" not in results[name] and not args.again:
                 continue  # measured in an earlier run of this command (bench/results/scale.json)
-            r = run_one(name, path, args.cap_gb, args.timeout)
+            load0 = os.getloadavg()[0]
+            r = run_one(name, path, args.cap_gb, args.timeout, None if args.no_lock else LOCK)
+            r["load"] = [load0, os.getloadavg()[0]]  # 1-minute load average before and after the run
+            r["locked"] = not args.no_lock
             results[name] = r
             shown = r.get("failed") or f"wall {r['wall']:.1f} s, rss {r['rss_mb']:.0f} MB"
             print(f"{label} ({kind}) {name}: {shown}", file=sys.stderr)
-            rows.sort(key=lambda row: row[0])
-            store.write_text(json.dumps(rows, indent=1))
+            rows = _save(store, size, kind, name, r)
+    rows = json.loads(store.read_text()) if store.exists() else rows
     text = ("# Scale benchmark (real English up to 100 MB, SYNTHETIC above; shared 2-core machine)\n\n" + table(rows))
     (outdir / "scale.md").write_text(text)
     plots(rows, outdir)
