@@ -237,9 +237,12 @@ def _merge_candidates(job: dict, *tables):
     return _backend_class(job["backend"]).merge_candidates(tables)
 
 
-def _run(client, paths: List[str], job: dict, shard_task, merge_task, what: str, progress: bool):
-    """Submit one task per shard and a binary tree of merge tasks over their results; return the root's result.
-    Progress counts finished shards; the first failed shard cancels the job and is raised."""
+def _run(client, paths: List[str], job: dict, shard_task, merge_task, what: str, progress: bool, absorb) -> None:
+    """Submit one task per shard and a binary tree of merge tasks over their results, up to the level of at most
+    ``2 * workers`` tables (:func:`_top_size`); hand those tables to ``absorb`` here, in shard order, each as soon as
+    it and the ones before it are done (the caller merges them while the workers finish the rest). Merge tasks go
+    before shard tasks (Dask priority: deeper first), so that tables are added up as soon as both exist. Progress
+    counts finished shards; the first failed shard cancels the job and is raised."""
     d = _dask()
     tag = f"fastsw-{what}-{uuid.uuid4().hex[:10]}"
     shard_futures = [client.submit(shard_task, path, job, key=f"{tag}-shard-{k}", retries=0)
@@ -247,9 +250,10 @@ def _run(client, paths: List[str], job: dict, shard_task, merge_task, what: str,
     path_of = {f.key: path for f, path in zip(shard_futures, paths)}
     every = list(shard_futures)
     level, depth = shard_futures, 0
-    while len(level) > 1:
+    top = _top_size(client)
+    while len(level) > top:
         nxt = [client.submit(merge_task, job, level[k], level[k + 1], key=f"{tag}-merge-{depth}-{k // 2}",
-                             retries=0) for k in range(0, len(level) - 1, 2)]
+                             retries=0, priority=depth + 1) for k in range(0, len(level) - 1, 2)]
         if len(level) % 2:
             nxt.append(level[-1])
         every.extend(nxt)
@@ -258,21 +262,43 @@ def _run(client, paths: List[str], job: dict, shard_task, merge_task, what: str,
     bar = Progress(f"{what} on Dask ({n} shard{'s' if n != 1 else ''})", total=n, enabled=progress)
     ok = False
     try:
+        waiting = list(level)
         for future in d.as_completed(shard_futures, loop=client.loop):
             if future.status == "error":
                 _raise_failed(future, path_of, d)
             bar.update(1)
-        try:
-            result = level[0].result()
-        except d.KilledWorker as e:
-            raise ShardError(f"a Dask worker died {_allowed_failures()} times while merging the {what} tables "
-                             f"({e}); give the workers more memory, or use more, smaller shards") from None
+            while waiting and waiting[0].done():  # merge here what is ready, in order, while the rest counts
+                _absorb(waiting.pop(0), absorb, what, path_of, d)
+        for future in waiting:
+            _absorb(future, absorb, what, path_of, d)
         ok = True
-        return result
     finally:
         if not ok:
             client.cancel(every, force=True)
         bar.close()
+
+
+def _top_size(client) -> int:
+    """How many tables the caller merges itself: twice the workers (at least 2). Fewer levels of merge tasks on
+    the workers means less work in all (every level inserts all its tables' entries again) and no root task to
+    wait for at the end; measured in this module's design notes."""
+    try:
+        workers = len(client.scheduler_info()["workers"])
+    except Exception:  # noqa: BLE001 -- a scheduler that does not say: the binary tree's last level
+        workers = 1
+    return max(2, 2 * workers)
+
+
+def _absorb(future, absorb, what: str, path_of: dict, d) -> None:
+    """``absorb`` the result of a top-level future (a merge task's, or a shard's when there are few shards)."""
+    if future.key in path_of and future.status == "error":
+        _raise_failed(future, path_of, d)
+    try:
+        result = future.result()
+    except d.KilledWorker as e:
+        raise ShardError(f"a Dask worker died {_allowed_failures()} times while merging the {what} tables "
+                         f"({e}); give the workers more memory, or use more, smaller shards") from None
+    absorb(result)
 
 
 def _allowed_failures() -> int:
@@ -317,9 +343,8 @@ def count(client, shards: Sequence, *, pretokenizer=None, collect_runs: bool = T
     form = check_normalize(normalize)
     iter_documents([], text_field=text_field, doc_mode=doc_mode, separator=separator)  # checks the options
     job = _job(pretok, form, collect_runs, text_field, doc_mode, separator)
-    payload = _run(client, paths, job, _count_shard, _merge_tables, "counting", progress)
     table = _make_table(pretok, collect_runs)
-    table.merge_payload(payload)
+    _run(client, paths, job, _count_shard, _merge_tables, "counting", progress, table.merge_payload)
     counts = table.finish()
     counts.normalize = form
     return counts
@@ -367,7 +392,9 @@ def count_candidates(client, shards: Sequence, phase1, *, counts: Optional[Count
     shortcut, eligible = phase1.reachability()  # rank ids are token ids in a model without supermerges
     job["eligible"] = {b: r for b, r in shortcut.items() if r in eligible}
     job["backend"] = resolve_backend(backend)
-    return _run(client, paths, job, _candidates_shard, _merge_candidates, "candidates", progress)
+    tables: list = []
+    _run(client, paths, job, _candidates_shard, _merge_candidates, "candidates", progress, tables.append)
+    return _backend_class(job["backend"]).merge_candidates(tables)
 
 
 def train(client, shards: Sequence, *, algo: str = "boundless", vocab_size: int, pretokenizer=None,
