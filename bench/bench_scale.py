@@ -2,13 +2,15 @@
 
     python bench/bench_scale.py                       # the whole grid (hours on a loaded machine), with plots
     python bench/bench_scale.py --sizes 10MB,100MB --trainers fastsw-bpe,fastsw-boundless
+    nice -n 5 python bench/bench_scale.py --sizes 5GB --no-lock --cap-gb 20   # the long run beside the others
 
 Sizes up to 100 MB are prefixes of the real English corpus (``$FASTSW_SHARED/corpus/en/train.jsonl.gz``); above,
 **synthetic** text from ``bench/synth_corpus.py`` (seed 0; its distinct pretokens and candidates follow the Heaps'
 law fitted on the real text). The inputs are JSONL files under ``/work/data`` (``$FASTSW_DATA``), made on first use.
 Every trainer runs in its own process and streams the file (fastsw reads the path; HF's and rustbpe's
 ``train_from_iterator`` get a generator over it), so no trainer holds the text and peak RSS is the trainer's own.
-Each run takes ``/tmp/fastsw-bench.lock`` (the shared machine's benchmark lock) and runs under an address-space limit
+Each run takes ``/tmp/fastsw-bench.lock`` (the shared machine's benchmark lock; ``--no-lock`` for a run too long to
+hold it, whose load average before and after is recorded with it) and runs under an address-space limit
 (``--cap-gb``, default 14): a trainer that does not fit fails instead of swapping and is reported as "did not fit".
 Peers run up to ``--peer-max`` (default 1 GB), fastsw's superword algorithms up to ``--fastsw-max`` (5 GB: only
 BoundlessBPE by default at 5 GB, ``--at-5gb``).
