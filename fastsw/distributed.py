@@ -11,7 +11,8 @@ Two passes over the shards, as SPEC section 5 splits the work:
 1. :func:`count`: each task streams one shard and returns its table as compact parts (the counter's
    ``payload()``: a list of distinct pretokens, int64 counts and uint8 letter flags as numpy arrays, packed
    letter runs if asked for), never documents. The tables are added up in a binary tree of merge tasks on the
-   workers (``log2(shards)`` levels), and only the root travels to the caller.
+   workers, which have priority over shard tasks (a merge runs as soon as its two tables exist), down to at most
+   ``2 * workers`` tables; the caller merges those itself, in shard order, each as soon as it is done.
 2. :func:`count_candidates`: after phase 1, the caller ships the phase-1 model's eligible vocabulary -- the bytes
    of every token that is reachable and contains a letter, with its id, which is how the encoder itself decides
    that a pretoken is one eligible token -- and each task reads its shard again, counts it with letter runs, and
@@ -43,6 +44,17 @@ sessions; 1 GB of synthetic English in 16 JSONL shards of 62 MB, pretokens only,
 * peak RSS: caller 566 MB (single-process counter 500 MB); workers 0.9-1.0 GB each with 2 workers, 1.6 GB with one
   -- a worker holds finished shard tables until their merge task runs. Fewer, larger merges (a wider tree) would
   hold fewer tables at once; the tree's shape does not change the result.
+
+Design note: the tree's top levels were the overhead. Each level inserts every entry of its tables again, and the
+last levels are a serial tail after the last shard: with the merge tasks submitted after all shard tasks, Dask also
+ran every shard before any merge. Measured on the 1 GB bench's 16 shard tables in one process (CPU seconds, pickling
+included; ``/tmp`` script of helper ``scale``): the whole binary tree 7.43 s of merge tasks (17.6 M entries
+inserted, the slowest merge per level 0.41 / 0.60 / 0.77 / 1.18 s) + 0.60 s in the caller; the tree down to 4 tables
+4.53 s (0.37 / 0.55 s per level) + 0.93 s in the caller (13.8 M entries): a third less merge work, and the serial
+tail after the last shard from ~3.6 s to ~1.3 s, against 23.5 s of shard tasks. Peak RSS (same locked session,
+``bench/bench_dask.py``): workers 0.60-0.65 + 0.77-0.80 GB instead of 0.84 + 1.08 GB, caller 443 MB instead of
+562 MB. Wall times on this shared machine were too noisy to show the change (2 workers: 45.0 / 53.2 s after,
+17.9 / 42.0 s before, in rounds minutes apart; the single-process counter 23.9-41.3 s).
 """
 from __future__ import annotations
 
