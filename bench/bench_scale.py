@@ -131,45 +131,54 @@ def _save(store: Path, size: int, kind: str, name: str, result: dict) -> list:
 
 
 def table(rows) -> str:
-    lines = ["| size | text | trainer | wall s | cpu s | peak RSS MB | wall / fastsw BPE | RSS / fastsw BPE | stages |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| size | text | trainer | wall s | cpu s | peak RSS MB | wall / fastsw BPE | cpu / fastsw BPE | "
+             "RSS / fastsw BPE | load before, after | stages (wall s) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for size, kind, results in rows:
         bpe = results.get("fastsw-bpe", {})
         for name, r in results.items():
             if "failed" in r:
-                lines.append(f"| {synth_corpus._label(size)} | {kind} | {name} | – | – | – | – | – | {r['failed']} |")
+                lines.append(f"| {synth_corpus._label(size)} | {kind} | {name} | – | – | – | – | – | – | – | "
+                             f"{r['failed']} |")
                 continue
-            ratio = f"{r['wall'] / bpe['wall']:.2f}" if "wall" in bpe and "failed" not in bpe else "–"
-            rss = f"{r['rss_mb'] / bpe['rss_mb']:.2f}" if "rss_mb" in bpe else "–"
+            ok = "wall" in bpe and "failed" not in bpe
+            ratio = f"{r['wall'] / bpe['wall']:.2f}" if ok else "–"
+            cpu = f"{r['cpu'] / bpe['cpu']:.2f}" if ok else "–"
+            rss = f"{r['rss_mb'] / bpe['rss_mb']:.2f}" if ok else "–"
+            load = ", ".join(f"{x:.1f}" for x in r.get("load", [])) + ("" if r.get("locked", True) else " (no lock)")
             stages = ", ".join(f"{k} {v:.1f}" for k, v in r.get("stages", {}).items())
             lines.append(f"| {synth_corpus._label(size)} | {kind} | {name} | {r['wall']:.1f} | {r['cpu']:.1f} | "
-                         f"{r['rss_mb']:.0f} | {ratio} | {rss} | {stages} |")
+                         f"{r['rss_mb']:.0f} | {ratio} | {cpu} | {rss} | {load} | {stages} |")
     return "\n".join(lines) + "\n"
 
 
 def plots(rows, outdir: Path) -> None:
+    """``scale_time.png`` (wall seconds and process CPU seconds side by side: on a shared machine the CPU time is
+    the steadier measure) and ``scale_rss.png`` (peak RSS), log-log, the synthetic range shaded."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     names = sorted({n for _, _, res in rows for n in res})
-    for key, fname, ylabel in [("wall", "scale_time.png", "wall seconds"),
-                               ("rss_mb", "scale_rss.png", "peak RSS (MB)")]:
-        fig, ax = plt.subplots(figsize=(7, 4.5))
-        for n in names:
-            pts = [(size / 1e6, res[n][key]) for size, _, res in rows if n in res and key in res[n]]
-            if pts:
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=n)
-        ax.axvspan(REAL_MAX / 1e6, max(size for size, _, _ in rows) / 1e6 * 1.2, color="0.9", zorder=0)
-        ax.text(REAL_MAX / 1e6 * 1.1, ax.get_ylim()[1] * 0.5, "SYNTHETIC text", fontsize=8, color="0.4")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("corpus MB (real English up to 100 MB, synthetic above)")
-        ax.set_ylabel(ylabel)
-        ax.set_title(f"training vocab {VOCAB}, shared 2-core machine")
-        ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=7)
+    top = max(size for size, _, _ in rows) / 1e6 * 1.2
+    for keys, fname in [((("wall", "wall seconds"), ("cpu", "process CPU seconds")), "scale_time.png"),
+                        ((("rss_mb", "peak RSS (MB)"),), "scale_rss.png")]:
+        fig, axes = plt.subplots(1, len(keys), figsize=(6.5 * len(keys), 4.5), squeeze=False)
+        for ax, (key, ylabel) in zip(axes[0], keys):
+            for n in names:
+                pts = [(size / 1e6, res[n][key]) for size, _, res in rows if n in res and key in res[n]]
+                if pts:
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=n)
+            ax.axvspan(REAL_MAX / 1e6, top, color="0.9", zorder=0)
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.text(REAL_MAX / 1e6 * 1.1, ax.get_ylim()[0] * 1.5, "SYNTHETIC text", fontsize=8, color="0.4")
+            ax.set_xlabel("corpus MB (real English up to 100 MB, synthetic above)")
+            ax.set_ylabel(ylabel)
+            ax.set_title(f"training, vocab {VOCAB}, shared 2-core machine", fontsize=9)
+            ax.grid(alpha=0.3, which="both")
+            ax.legend(fontsize=7)
         fig.tight_layout()
-        fig.savefig(outdir / fname, dpi=120)
+        fig.savefig(outdir / fname, dpi=110)
         plt.close(fig)
 
 
@@ -184,6 +193,7 @@ def main() -> None:
     p.add_argument("--no-lock", action="store_true",
                    help="do not take the shared benchmark lock (long runs: say the machine's load with the figures)")
     p.add_argument("--again", action="store_true", help="measure again what scale.json already holds")
+    p.add_argument("--report", action="store_true", help="no runs: the table and plots from scale.json")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--path", help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -194,7 +204,7 @@ def main() -> None:
     store = outdir / "scale.json"
     rows = json.loads(store.read_text()) if store.exists() else []  # resumed: a long grid can be stopped
     peer_max = synth_corpus._parse_size(args.peer_max)
-    for label in args.sizes.split(","):
+    for label in ([] if args.report else args.sizes.split(",")):
         size = synth_corpus._parse_size(label)
         path = input_file(size)
         kind = "real" if size <= REAL_MAX else "SYNTHETIC"
