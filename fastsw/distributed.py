@@ -53,8 +53,9 @@ inserted, the slowest merge per level 0.41 / 0.60 / 0.77 / 1.18 s) + 0.60 s in t
 4.53 s (0.37 / 0.55 s per level) + 0.93 s in the caller (13.8 M entries): a third less merge work, and the serial
 tail after the last shard from ~3.6 s to ~1.3 s, against 23.5 s of shard tasks. Peak RSS (same locked session,
 ``bench/bench_dask.py``): workers 0.60-0.65 + 0.77-0.80 GB instead of 0.84 + 1.08 GB, caller 443 MB instead of
-562 MB. Wall times on this shared machine were too noisy to show the change (2 workers: 45.0 / 53.2 s after,
-17.9 / 42.0 s before, in rounds minutes apart; the single-process counter 23.9-41.3 s).
+562 MB. Wall times on this shared machine were too noisy to show the change (2 workers: 45.0 / 53.2 / 44.2 /
+46.0 s after, 17.9 / 42.0 s before, in rounds minutes apart; the single-process counter 23.9-41.3 s; on one warm
+cluster, the whole tree and this one alternating: 24.7 / 35.0 s and 27.1 / 18.9 s).
 """
 from __future__ import annotations
 
