@@ -2,13 +2,15 @@
 
     python bench/bench_scale.py                       # the whole grid (hours on a loaded machine), with plots
     python bench/bench_scale.py --sizes 10MB,100MB --trainers fastsw-bpe,fastsw-boundless
+    nice -n 5 python bench/bench_scale.py --sizes 5GB --no-lock --cap-gb 20   # the long run beside the others
 
 Sizes up to 100 MB are prefixes of the real English corpus (``$FASTSW_SHARED/corpus/en/train.jsonl.gz``); above,
 **synthetic** text from ``bench/synth_corpus.py`` (seed 0; its distinct pretokens and candidates follow the Heaps'
 law fitted on the real text). The inputs are JSONL files under ``/work/data`` (``$FASTSW_DATA``), made on first use.
 Every trainer runs in its own process and streams the file (fastsw reads the path; HF's and rustbpe's
 ``train_from_iterator`` get a generator over it), so no trainer holds the text and peak RSS is the trainer's own.
-Each run takes ``/tmp/fastsw-bench.lock`` (the shared machine's benchmark lock) and runs under an address-space limit
+Each run takes ``/tmp/fastsw-bench.lock`` (the shared machine's benchmark lock; ``--no-lock`` for a run too long to
+hold it, whose load average before and after is recorded with it) and runs under an address-space limit
 (``--cap-gb``, default 14): a trainer that does not fit fails instead of swapping and is reported as "did not fit".
 Peers run up to ``--peer-max`` (default 1 GB), fastsw's superword algorithms up to ``--fastsw-max`` (5 GB: only
 BoundlessBPE by default at 5 GB, ``--at-5gb``).
@@ -88,21 +90,23 @@ def worker(name: str, path: str) -> None:
     print(json.dumps(result))
 
 
-def run_one(name: str, path: Path, cap_gb: float, timeout: float) -> dict:
+def run_one(name: str, path: Path, cap_gb: float, timeout: float, lock_path: str | None = LOCK) -> dict:
     def limit():
         cap = int(cap_gb * (1 << 30))
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
     cmd = [sys.executable, __file__, "--worker", name, "--path", str(path)]
-    with open(LOCK, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with open(lock_path or os.devnull, "a") as lock:
+        if lock_path:
+            fcntl.flock(lock, fcntl.LOCK_EX)
         t0 = time.perf_counter()
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, preexec_fn=limit, timeout=timeout)
         except subprocess.TimeoutExpired:
             return {"name": name, "failed": f"timed out after {timeout:.0f} s"}
         finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+            if lock_path:
+                fcntl.flock(lock, fcntl.LOCK_UN)
     if proc.returncode != 0:
         tail = proc.stderr.strip().splitlines()[-1:] or [f"exit status {proc.returncode}"]
         return {"name": name, "failed": f"did not fit under {cap_gb:g} GB or failed: {tail[0][:200]}",
@@ -110,46 +114,71 @@ def run_one(name: str, path: Path, cap_gb: float, timeout: float) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def _save(store: Path, size: int, kind: str, name: str, result: dict) -> list:
+    """Add one result to scale.json as it is on disk now (two grids, e.g. a long unlocked 5 GB run beside the
+    locked small sizes, can run at once without losing each other's rows)."""
+    from fastsw.files import atomic_open
+    rows = json.loads(store.read_text()) if store.exists() else []
+    results = next((r for s, _, r in rows if s == size), None)
+    if results is None:
+        results = {}
+        rows.append([size, kind, results])
+    results[name] = result
+    rows.sort(key=lambda row: row[0])
+    with atomic_open(store, "w") as f:
+        f.write(json.dumps(rows, indent=1))
+    return rows
+
+
 def table(rows) -> str:
-    lines = ["| size | text | trainer | wall s | cpu s | peak RSS MB | wall / fastsw BPE | RSS / fastsw BPE | stages |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| size | text | trainer | wall s | cpu s | peak RSS MB | wall / fastsw BPE | cpu / fastsw BPE | "
+             "RSS / fastsw BPE | load before, after | stages (wall s) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for size, kind, results in rows:
         bpe = results.get("fastsw-bpe", {})
         for name, r in results.items():
             if "failed" in r:
-                lines.append(f"| {synth_corpus._label(size)} | {kind} | {name} | – | – | – | – | – | {r['failed']} |")
+                lines.append(f"| {synth_corpus._label(size)} | {kind} | {name} | – | – | – | – | – | – | – | "
+                             f"{r['failed']} |")
                 continue
-            ratio = f"{r['wall'] / bpe['wall']:.2f}" if "wall" in bpe and "failed" not in bpe else "–"
-            rss = f"{r['rss_mb'] / bpe['rss_mb']:.2f}" if "rss_mb" in bpe else "–"
+            ok = "wall" in bpe and "failed" not in bpe
+            ratio = f"{r['wall'] / bpe['wall']:.2f}" if ok else "–"
+            cpu = f"{r['cpu'] / bpe['cpu']:.2f}" if ok else "–"
+            rss = f"{r['rss_mb'] / bpe['rss_mb']:.2f}" if ok else "–"
+            load = ", ".join(f"{x:.1f}" for x in r.get("load", [])) + ("" if r.get("locked", True) else " (no lock)")
             stages = ", ".join(f"{k} {v:.1f}" for k, v in r.get("stages", {}).items())
             lines.append(f"| {synth_corpus._label(size)} | {kind} | {name} | {r['wall']:.1f} | {r['cpu']:.1f} | "
-                         f"{r['rss_mb']:.0f} | {ratio} | {rss} | {stages} |")
+                         f"{r['rss_mb']:.0f} | {ratio} | {cpu} | {rss} | {load} | {stages} |")
     return "\n".join(lines) + "\n"
 
 
 def plots(rows, outdir: Path) -> None:
+    """``scale_time.png`` (wall seconds and process CPU seconds side by side: on a shared machine the CPU time is
+    the steadier measure) and ``scale_rss.png`` (peak RSS), log-log, the synthetic range shaded."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     names = sorted({n for _, _, res in rows for n in res})
-    for key, fname, ylabel in [("wall", "scale_time.png", "wall seconds"),
-                               ("rss_mb", "scale_rss.png", "peak RSS (MB)")]:
-        fig, ax = plt.subplots(figsize=(7, 4.5))
-        for n in names:
-            pts = [(size / 1e6, res[n][key]) for size, _, res in rows if n in res and key in res[n]]
-            if pts:
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=n)
-        ax.axvspan(REAL_MAX / 1e6, max(size for size, _, _ in rows) / 1e6 * 1.2, color="0.9", zorder=0)
-        ax.text(REAL_MAX / 1e6 * 1.1, ax.get_ylim()[1] * 0.5, "SYNTHETIC text", fontsize=8, color="0.4")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("corpus MB (real English up to 100 MB, synthetic above)")
-        ax.set_ylabel(ylabel)
-        ax.set_title(f"training vocab {VOCAB}, shared 2-core machine")
-        ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=7)
+    top = max(size for size, _, _ in rows) / 1e6 * 1.2
+    for keys, fname in [((("wall", "wall seconds"), ("cpu", "process CPU seconds")), "scale_time.png"),
+                        ((("rss_mb", "peak RSS (MB)"),), "scale_rss.png")]:
+        fig, axes = plt.subplots(1, len(keys), figsize=(6.5 * len(keys), 4.5), squeeze=False)
+        for ax, (key, ylabel) in zip(axes[0], keys):
+            for n in names:
+                pts = [(size / 1e6, res[n][key]) for size, _, res in rows if n in res and key in res[n]]
+                if pts:
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=n)
+            ax.axvspan(REAL_MAX / 1e6, top, color="0.9", zorder=0)
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.text(REAL_MAX / 1e6 * 1.1, ax.get_ylim()[0] * 1.5, "SYNTHETIC text", fontsize=8, color="0.4")
+            ax.set_xlabel("corpus MB (real English up to 100 MB, synthetic above)")
+            ax.set_ylabel(ylabel)
+            ax.set_title(f"training, vocab {VOCAB}, shared 2-core machine", fontsize=9)
+            ax.grid(alpha=0.3, which="both")
+            ax.legend(fontsize=7)
         fig.tight_layout()
-        fig.savefig(outdir / fname, dpi=120)
+        fig.savefig(outdir / fname, dpi=110)
         plt.close(fig)
 
 
@@ -161,7 +190,10 @@ def main() -> None:
     p.add_argument("--at-5gb", default="fastsw-boundless", help="trainers run at sizes above 1 GB")
     p.add_argument("--cap-gb", type=float, default=14)
     p.add_argument("--timeout", type=float, default=3600)
+    p.add_argument("--no-lock", action="store_true",
+                   help="do not take the shared benchmark lock (long runs: say the machine's load with the figures)")
     p.add_argument("--again", action="store_true", help="measure again what scale.json already holds")
+    p.add_argument("--report", action="store_true", help="no runs: the table and plots from scale.json")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--path", help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -172,7 +204,7 @@ def main() -> None:
     store = outdir / "scale.json"
     rows = json.loads(store.read_text()) if store.exists() else []  # resumed: a long grid can be stopped
     peer_max = synth_corpus._parse_size(args.peer_max)
-    for label in args.sizes.split(","):
+    for label in ([] if args.report else args.sizes.split(",")):
         size = synth_corpus._parse_size(label)
         path = input_file(size)
         kind = "real" if size <= REAL_MAX else "SYNTHETIC"
@@ -187,12 +219,15 @@ def main() -> None:
                 continue
             if name in results and "failed" not in results[name] and not args.again:
                 continue  # measured in an earlier run of this command (bench/results/scale.json)
-            r = run_one(name, path, args.cap_gb, args.timeout)
+            load0 = os.getloadavg()[0]
+            r = run_one(name, path, args.cap_gb, args.timeout, None if args.no_lock else LOCK)
+            r["load"] = [load0, os.getloadavg()[0]]  # 1-minute load average before and after the run
+            r["locked"] = not args.no_lock
             results[name] = r
             shown = r.get("failed") or f"wall {r['wall']:.1f} s, rss {r['rss_mb']:.0f} MB"
             print(f"{label} ({kind}) {name}: {shown}", file=sys.stderr)
-            rows.sort(key=lambda row: row[0])
-            store.write_text(json.dumps(rows, indent=1))
+            rows = _save(store, size, kind, name, r)
+    rows = json.loads(store.read_text()) if store.exists() else rows
     text = ("# Scale benchmark (real English up to 100 MB, SYNTHETIC above; shared 2-core machine)\n\n" + table(rows))
     (outdir / "scale.md").write_text(text)
     plots(rows, outdir)

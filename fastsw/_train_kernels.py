@@ -856,6 +856,31 @@ def _pair_slot(table, key):
 
 
 @njit(cache=True)
+def _cut_weights(tokens, offsets, counts, table, pid):
+    """The first pass of :func:`_cut_candidates`: the pair weights summed in ``table`` (empty: all keys -1), each
+    position's slot noted in ``pid``. Returns the number of distinct pairs, or -1 as soon as one more would make
+    the table more than half full (the caller starts again with a table twice as large). Keeping the growth out of
+    this loop made the pass 35-40 % faster (0.60 -> 0.37 s CPU on 100 MB of English's 10.5 M positions): re-pointing
+    the slots noted so far inside the loop kept the compiler from tightening it."""
+    limit = table.shape[0] >> 2
+    n_pairs = 0
+    for w in range(offsets.shape[0] - 1):
+        c = counts[w]
+        for i in range(offsets[w], offsets[w + 1] - 1):
+            key = (np.int64(tokens[i]) << 32) | np.int64(tokens[i + 1])
+            s = _pair_slot(table, key)
+            if table[2 * s] == -1:
+                if n_pairs == limit:
+                    return -1
+                table[2 * s] = key
+                table[2 * s + 1] = 0
+                n_pairs += 1
+            pid[i] = s
+            table[2 * s + 1] += c
+    return n_pairs
+
+
+@njit(cache=True)
 def _cut_candidates(tokens, offsets, counts, floor, top, marker):
     """Cut packed candidates at the boundaries no merge can ever cross (BoundlessBPE's phase 2).
 
@@ -867,11 +892,12 @@ def _cut_candidates(tokens, offsets, counts, floor, top, marker):
     weighs at most ``floor`` can therefore never be merged across, and every pair there stays at or below
     ``floor``: the words split there without changing any pair above ``floor``.
 
-    One hashing pass sums the weights in ``table`` (int64 key/weight slots, linear probing, at most half
-    full, so a lookup is one cache miss) and notes each position's slot in ``pid`` (int32 over the tokens;
-    re-pointed when the table grows); a second pass turns ``pid`` into cut flags (-1) and counts them, a
-    third writes the output reading ``pid`` sequentially. The scratch memory is 4 bytes per token plus 32
-    bytes per distinct pair at most.
+    One hashing pass (:func:`_cut_weights`) sums the weights in ``table`` (int64 key/weight slots, linear
+    probing, at most half full, so a lookup is one cache miss; sized for ~0.4 distinct pairs per token, started
+    again twice as large when that is too small) and notes each position's slot in ``pid`` (int32 over the
+    tokens); the table then becomes one cut flag per slot (a bool array 1/16 of its size, which stays in cache)
+    and is freed; a second pass counts the cut positions through the flags and a third writes the output, both
+    reading ``pid`` sequentially. The scratch memory is 4 bytes per token plus 32 bytes per distinct pair at most.
 
     ``top`` > 0 (SuperBPE, whose floor is not known in advance): ``floor`` is replaced by the ``top + 1``-th
     largest pair weight (0 when there are not more pairs), a guess the caller verifies: the cut is exact for
@@ -888,54 +914,37 @@ def _cut_candidates(tokens, offsets, counts, floor, top, marker):
     bits = 16
     while (1 << bits) < n_tok // 4:  # ~ distinct pairs / 0.4 on English candidates
         bits += 1
-    table = np.full(2 << bits, -1, np.int64)
-    n_pairs = 0
     pid = np.zeros(n_tok, np.int32)
-    for w in range(n_words):
-        c = counts[w]
-        for i in range(offsets[w], offsets[w + 1] - 1):
-            key = (np.int64(tokens[i]) << 32) | np.int64(tokens[i + 1])
-            s = _pair_slot(table, key)
-            if table[2 * s] == -1:
-                if 2 * (n_pairs + 1) > (1 << bits):  # at most half full: grow, re-point the slots noted so far
-                    if bits >= 31:
-                        raise ValueError("too many distinct pairs for the candidate cut (slots are 32-bit)")
-                    old = table
-                    bits += 1
-                    table = np.full(2 << bits, -1, np.int64)
-                    moved = np.zeros(old.shape[0] >> 1, np.int32)
-                    for t in range(old.shape[0] >> 1):
-                        if old[2 * t] != -1:
-                            u = _pair_slot(table, old[2 * t])
-                            table[2 * u] = old[2 * t]
-                            table[2 * u + 1] = old[2 * t + 1]
-                            moved[t] = u
-                    old = np.empty(0, np.int64)
-                    for j in range(offsets[0], i):
-                        pid[j] = moved[pid[j]]  # a word's last position holds 0: harmless
-                    s = _pair_slot(table, key)
-                table[2 * s] = key
-                table[2 * s + 1] = 0
-                n_pairs += 1
-            pid[i] = s
-            table[2 * s + 1] += c
+    while True:
+        table = np.full(2 << bits, -1, np.int64)
+        n_pairs = _cut_weights(tokens, offsets, counts, table, pid)
+        if n_pairs >= 0:
+            break
+        if bits >= 31:
+            raise ValueError("too many distinct pairs for the candidate cut (slots are 32-bit)")
+        table = np.empty(0, np.int64)  # free it before the larger one
+        bits += 1
+    n_slots = table.shape[0] >> 1
     if top > 0:
         floor = np.int64(0)
         if n_pairs > top:
             weights = np.empty(n_pairs, np.int64)
             k = 0
-            for t in range(table.shape[0] >> 1):
+            for t in range(n_slots):
                 if table[2 * t] != -1:
                     weights[k] = table[2 * t + 1]
                     k += 1
             floor = np.partition(weights, n_pairs - top - 1)[n_pairs - top - 1]
+    cut = np.zeros(n_slots, np.bool_)
+    for t in range(n_slots):
+        if table[2 * t] != -1 and table[2 * t + 1] <= floor:
+            cut[t] = True
+    table = np.empty(0, np.int64)  # free it
     n_cut = 0
     for w in range(n_words):
         for i in range(offsets[w], offsets[w + 1] - 1):
-            if table[2 * pid[i] + 1] <= floor:
-                pid[i] = -1
+            if cut[pid[i]]:
                 n_cut += 1
-    table = np.empty(0, np.int64)  # free it
     ids = np.empty(n_tok + n_cut, np.int32)
     new_offsets = np.empty(n_words + 1, np.int64)
     sentinel = np.full(3, -1, np.int64)
@@ -943,20 +952,23 @@ def _cut_candidates(tokens, offsets, counts, floor, top, marker):
     new_offsets[0] = 0
     for w in range(n_words):
         end = offsets[w + 1]
-        for i in range(offsets[w], end):
+        for i in range(offsets[w], end - 1):
             ids[o] = tokens[i]
             o += 1
-            if i + 1 < end and pid[i] == -1:
+            if cut[pid[i]]:
                 ids[o] = marker
                 o += 1
                 if sentinel[2] < 0 and counts[w] > 0:
                     sentinel[0] = tokens[i]
                     sentinel[1] = tokens[i + 1]
                     sentinel[2] = counts[w]
+        if end > offsets[w]:
+            ids[o] = tokens[end - 1]
+            o += 1
         new_offsets[w + 1] = o
     return ids, new_offsets, sentinel, floor
 
 KERNELS = (_grow_i32, _grow_i64, _grow_u8, _hash, _find, _rehash, _pair_id, _room_for_pairs, _compact, _cmp_bytes,
            _pair_counts, _prefix_key, _cmp_token, _better,
            _sift_down, _push, _top, _allowed, _push_created, _count_words, _rewrite_words, _merge_loop, _pair_slot,
-           _cut_candidates)
+           _cut_weights, _cut_candidates)

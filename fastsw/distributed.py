@@ -11,7 +11,8 @@ Two passes over the shards, as SPEC section 5 splits the work:
 1. :func:`count`: each task streams one shard and returns its table as compact parts (the counter's
    ``payload()``: a list of distinct pretokens, int64 counts and uint8 letter flags as numpy arrays, packed
    letter runs if asked for), never documents. The tables are added up in a binary tree of merge tasks on the
-   workers (``log2(shards)`` levels), and only the root travels to the caller.
+   workers, which have priority over shard tasks (a merge runs as soon as its two tables exist), down to at most
+   ``2 * workers`` tables; the caller merges those itself, in shard order, each as soon as it is done.
 2. :func:`count_candidates`: after phase 1, the caller ships the phase-1 model's eligible vocabulary -- the bytes
    of every token that is reachable and contains a letter, with its id, which is how the encoder itself decides
    that a pretoken is one eligible token -- and each task reads its shard again, counts it with letter runs, and
@@ -43,6 +44,18 @@ sessions; 1 GB of synthetic English in 16 JSONL shards of 62 MB, pretokens only,
 * peak RSS: caller 566 MB (single-process counter 500 MB); workers 0.9-1.0 GB each with 2 workers, 1.6 GB with one
   -- a worker holds finished shard tables until their merge task runs. Fewer, larger merges (a wider tree) would
   hold fewer tables at once; the tree's shape does not change the result.
+
+Design note: the tree's top levels were the overhead. Each level inserts every entry of its tables again, and the
+last levels are a serial tail after the last shard: with the merge tasks submitted after all shard tasks, Dask also
+ran every shard before any merge. Measured on the 1 GB bench's 16 shard tables in one process (CPU seconds, pickling
+included; ``/tmp`` script of helper ``scale``): the whole binary tree 7.43 s of merge tasks (17.6 M entries
+inserted, the slowest merge per level 0.41 / 0.60 / 0.77 / 1.18 s) + 0.60 s in the caller; the tree down to 4 tables
+4.53 s (0.37 / 0.55 s per level) + 0.93 s in the caller (13.8 M entries): a third less merge work, and the serial
+tail after the last shard from ~3.6 s to ~1.3 s, against 23.5 s of shard tasks. Peak RSS (same locked session,
+``bench/bench_dask.py``): workers 0.60-0.65 + 0.77-0.80 GB instead of 0.84 + 1.08 GB, caller 443 MB instead of
+562 MB. Wall times on this shared machine were too noisy to show the change (2 workers: 45.0 / 53.2 / 44.2 /
+46.0 s after, 17.9 / 42.0 s before, in rounds minutes apart; the single-process counter 23.9-41.3 s; on one warm
+cluster, the whole tree and this one alternating: 24.7 / 35.0 s and 27.1 / 18.9 s).
 """
 from __future__ import annotations
 
@@ -237,9 +250,12 @@ def _merge_candidates(job: dict, *tables):
     return _backend_class(job["backend"]).merge_candidates(tables)
 
 
-def _run(client, paths: List[str], job: dict, shard_task, merge_task, what: str, progress: bool):
-    """Submit one task per shard and a binary tree of merge tasks over their results; return the root's result.
-    Progress counts finished shards; the first failed shard cancels the job and is raised."""
+def _run(client, paths: List[str], job: dict, shard_task, merge_task, what: str, progress: bool, absorb) -> None:
+    """Submit one task per shard and a binary tree of merge tasks over their results, up to the level of at most
+    ``2 * workers`` tables (:func:`_top_size`); hand those tables to ``absorb`` here, in shard order, each as soon as
+    it and the ones before it are done (the caller merges them while the workers finish the rest). Merge tasks go
+    before shard tasks (Dask priority: deeper first), so that tables are added up as soon as both exist. Progress
+    counts finished shards; the first failed shard cancels the job and is raised."""
     d = _dask()
     tag = f"fastsw-{what}-{uuid.uuid4().hex[:10]}"
     shard_futures = [client.submit(shard_task, path, job, key=f"{tag}-shard-{k}", retries=0)
@@ -247,9 +263,10 @@ def _run(client, paths: List[str], job: dict, shard_task, merge_task, what: str,
     path_of = {f.key: path for f, path in zip(shard_futures, paths)}
     every = list(shard_futures)
     level, depth = shard_futures, 0
-    while len(level) > 1:
+    top = _top_size(client)
+    while len(level) > top:
         nxt = [client.submit(merge_task, job, level[k], level[k + 1], key=f"{tag}-merge-{depth}-{k // 2}",
-                             retries=0) for k in range(0, len(level) - 1, 2)]
+                             retries=0, priority=depth + 1) for k in range(0, len(level) - 1, 2)]
         if len(level) % 2:
             nxt.append(level[-1])
         every.extend(nxt)
@@ -258,21 +275,43 @@ def _run(client, paths: List[str], job: dict, shard_task, merge_task, what: str,
     bar = Progress(f"{what} on Dask ({n} shard{'s' if n != 1 else ''})", total=n, enabled=progress)
     ok = False
     try:
+        waiting = list(level)
         for future in d.as_completed(shard_futures, loop=client.loop):
             if future.status == "error":
                 _raise_failed(future, path_of, d)
             bar.update(1)
-        try:
-            result = level[0].result()
-        except d.KilledWorker as e:
-            raise ShardError(f"a Dask worker died {_allowed_failures()} times while merging the {what} tables "
-                             f"({e}); give the workers more memory, or use more, smaller shards") from None
+            while waiting and waiting[0].done():  # merge here what is ready, in order, while the rest counts
+                _absorb(waiting.pop(0), absorb, what, path_of, d)
+        for future in waiting:
+            _absorb(future, absorb, what, path_of, d)
         ok = True
-        return result
     finally:
         if not ok:
             client.cancel(every, force=True)
         bar.close()
+
+
+def _top_size(client) -> int:
+    """How many tables the caller merges itself: twice the workers (at least 2). Fewer levels of merge tasks on
+    the workers means less work in all (every level inserts all its tables' entries again) and no root task to
+    wait for at the end; measured in this module's design notes."""
+    try:
+        workers = len(client.scheduler_info()["workers"])
+    except Exception:  # noqa: BLE001 -- a scheduler that does not say: the binary tree's last level
+        workers = 1
+    return max(2, 2 * workers)
+
+
+def _absorb(future, absorb, what: str, path_of: dict, d) -> None:
+    """``absorb`` the result of a top-level future (a merge task's, or a shard's when there are few shards)."""
+    if future.key in path_of and future.status == "error":
+        _raise_failed(future, path_of, d)
+    try:
+        result = future.result()
+    except d.KilledWorker as e:
+        raise ShardError(f"a Dask worker died {_allowed_failures()} times while merging the {what} tables "
+                         f"({e}); give the workers more memory, or use more, smaller shards") from None
+    absorb(result)
 
 
 def _allowed_failures() -> int:
@@ -317,9 +356,8 @@ def count(client, shards: Sequence, *, pretokenizer=None, collect_runs: bool = T
     form = check_normalize(normalize)
     iter_documents([], text_field=text_field, doc_mode=doc_mode, separator=separator)  # checks the options
     job = _job(pretok, form, collect_runs, text_field, doc_mode, separator)
-    payload = _run(client, paths, job, _count_shard, _merge_tables, "counting", progress)
     table = _make_table(pretok, collect_runs)
-    table.merge_payload(payload)
+    _run(client, paths, job, _count_shard, _merge_tables, "counting", progress, table.merge_payload)
     counts = table.finish()
     counts.normalize = form
     return counts
@@ -367,7 +405,9 @@ def count_candidates(client, shards: Sequence, phase1, *, counts: Optional[Count
     shortcut, eligible = phase1.reachability()  # rank ids are token ids in a model without supermerges
     job["eligible"] = {b: r for b, r in shortcut.items() if r in eligible}
     job["backend"] = resolve_backend(backend)
-    return _run(client, paths, job, _candidates_shard, _merge_candidates, "candidates", progress)
+    tables: list = []
+    _run(client, paths, job, _candidates_shard, _merge_candidates, "candidates", progress, tables.append)
+    return _backend_class(job["backend"]).merge_candidates(tables)
 
 
 def train(client, shards: Sequence, *, algo: str = "boundless", vocab_size: int, pretokenizer=None,

@@ -64,7 +64,9 @@ def same_counts(a, b) -> None:
     assert (a.n_documents, a.n_bytes, a.normalize) == (b.n_documents, b.n_bytes, b.normalize)
 
 
-@pytest.mark.parametrize("n_shards", [1, 5])
+# 5 shards on 2 workers: one level of merge tasks, then the caller merges 3 tables; 11: two levels (11 -> 6 -> 3,
+# odd tables carried up), then the caller's 3
+@pytest.mark.parametrize("n_shards", [1, 5, 11])
 def test_count_equals_single_process_whatever_the_sharding(client, documents, tmp_path, n_shards):
     shards = shard(tmp_path, documents, n_shards)
     local = count_corpus(iter_documents(shards), Pretokenizer(), collect_runs=True)
