@@ -112,6 +112,10 @@ try:  # the compiled id -> int list loop (FastEncoder.to_list); absent in a pure
     from ._pretok import ids_to_list as _ids_to_list
 except ImportError:
     _ids_to_list = None
+try:  # a batch's lists in one pass, and the scanner's one-call input (pretoken byte ends + UTF-8) per slice
+    from ._pretok import ids_to_lists as _ids_to_lists, scan_utf8 as _scan_utf8
+except ImportError:
+    _ids_to_lists = _scan_utf8 = None
 
 SHORT_LIMIT = 16          # sequences up to this length use the scan loop, longer ones the tournament tree
 #: Kernel calls on at least this many UTF-8 bytes from the main thread run in a worker thread (Ctrl-C).
@@ -122,6 +126,9 @@ _ID_LIMIT = (1 << 31) - 1
 # Use Pretokenizer.pretoken_ends (the compiled scanner's offsets) when it is available;
 # otherwise (or when False) the lengths of Pretokenizer.pretokenize's strings.
 USE_PRETOKEN_ENDS = True
+# Use fastsw._pretok.scan_utf8 (pretoken byte ends and the UTF-8 of a slice in one GIL-free call) when it is
+# available; when False, the per-document path above (for measurements and its twin test).
+USE_SCAN_UTF8 = True
 
 
 def _table_size(n: int) -> int:
@@ -228,6 +235,9 @@ class FastEncoder:
         pretok = self.pretokenizer
         if self.atoms:
             return self._encode_pieces_of([pretok.pretokenize(t) for t in texts], shortcut, short_limit)
+        scanner = self._slice_scanner()
+        if scanner is not None:
+            return self._kernel(*self._scan(scanner, texts), shortcut, short_limit)
         if USE_PRETOKEN_ENDS and getattr(pretok, "uses_native", False):
             # the compiled scanner's end offsets: no str object per pretoken
             ends = [pretok.pretoken_ends(t) for t in texts]
@@ -257,7 +267,30 @@ class FastEncoder:
             raise
         return self._kernel(data, piece_ends, doc_pieces, shortcut, short_limit)
 
-    def _kernel(self, data: bytes, piece_ends, doc_pieces, shortcut, short_limit=SHORT_LIMIT,
+    def _slice_scanner(self):
+        """The compiled scanner whose :func:`fastsw._pretok.scan_utf8` gives the kernel's input in one call (the
+        default patterns with the extension built), or None (then the per-document path of :meth:`encode_docs`)."""
+        pretok = self.pretokenizer
+        if _scan_utf8 is None or not USE_SCAN_UTF8 or not USE_PRETOKEN_ENDS or self.atoms:
+            return None
+        if type(self)._kernel is not FastEncoder._kernel:  # a subclass's kernel (MinGram's) reads code-point ends
+            return None
+        if not (isinstance(pretok, Pretokenizer) and pretok.uses_native):
+            return None
+        return pretok._any_scanner()
+
+    @staticmethod
+    def _scan(scanner, texts):
+        """``(UTF-8 bytes, pretoken byte ends, doc_pieces)`` of ``texts`` (``scan_utf8``, GIL released); a lone
+        surrogate gets :func:`fastsw.alphabet.check_utf8`'s error."""
+        got = _scan_utf8(scanner, texts if isinstance(texts, list) else list(texts))
+        if got is None:
+            for t in texts:
+                check_utf8(t)
+            raise UnicodeEncodeError("utf-8", "", 0, 1, "a text is not encodable as UTF-8")
+        return got
+
+    def _kernel(self, data, piece_ends, doc_pieces, shortcut, short_limit=SHORT_LIMIT,
                 interruptible: bool = False):
         """One call of the kernel on UTF-8 ``data`` with this model's tables. ``interruptible`` calls, and
         every call on at least ``_WORKER_BYTES`` from the main thread, go through
@@ -265,8 +298,9 @@ class FastEncoder:
         the call returns (the call is bounded by its input: no stop flag to poll); a kernel run in the main
         thread could surface the signal inside a Numba callback as a chained SystemError. Small calls stay in
         the calling thread: a thread start (~50 us) would be most of their time."""
-        # read-only view of the bytes (no copy); never empty, so one signature
-        args = (np.frombuffer(data or b"\0", np.uint8), piece_ends, doc_pieces, self.byte_ids, self.sc_short,
+        # read-only view of the bytes (no copy); never empty, so one signature (scan_utf8's array: never empty)
+        text = data if isinstance(data, np.ndarray) else np.frombuffer(data or b"\0", np.uint8)
+        args = (text, piece_ends, doc_pieces, self.byte_ids, self.sc_short,
                 self.sc_long, self.tb, self.r_table, self.s_table, self.s_bits, self.flags,
                 int(bool(shortcut)), self.use_super, int(short_limit))
         if interruptible or (len(data) >= _WORKER_BYTES and threading.current_thread() is threading.main_thread()):
@@ -306,6 +340,9 @@ class FastEncoder:
         """One document (a checked ``str``) as a list of ids: :meth:`encode_docs`
         without its per-batch bookkeeping, which dominates on short texts."""
         pretok = self.pretokenizer
+        scanner = self._slice_scanner()
+        if scanner is not None:
+            return self.to_list(self._kernel(*self._scan(scanner, [text]), shortcut)[0])
         if not (USE_PRETOKEN_ENDS and getattr(pretok, "uses_native", False)):
             return self.to_list(self.encode_docs([text], shortcut)[0])
         ends = pretok.pretoken_ends(text)
@@ -336,25 +373,54 @@ class FastEncoder:
             objects = self._id_objects = np.array(range(max(self.n_vocab, 1)), dtype=object)
         return objects.take(ids).tolist()
 
+    def lists_of(self, ids: np.ndarray, offsets: np.ndarray) -> List[List[int]]:
+        """Document d's ids ``ids[offsets[d]:offsets[d + 1]]`` as a list of Python ints, for every document:
+        one compiled pass (``fastsw._pretok.ids_to_lists``) over the shared ints of :meth:`to_list`."""
+        if _ids_to_lists is not None:
+            if self._id_list is None:
+                self.to_list(ids[:0])
+            return _ids_to_lists(np.ascontiguousarray(ids, dtype=np.int32),
+                                 np.ascontiguousarray(offsets, dtype=np.int64), self._id_list)
+        flat = self.to_list(ids)
+        bounds = offsets.tolist()
+        return [flat[a:b] for a, b in zip(bounds, bounds[1:])]
+
     # -- batches -----------------------------------------------------------------
+    def _run_slices(self, texts: Sequence[str], num_threads, work) -> list:
+        """``work(a, b)`` on consecutive slices ``texts[a:b]`` of about ``_SLICE_BYTES`` characters (at least one
+        per thread when the batch is small) on ``num_threads`` threads (None: all cores; the caller has checked
+        it); the results in order."""
+        for t in texts:
+            if not isinstance(t, str):
+                raise TypeError(f"encode expects str, got {type(t).__name__}")
+        threads = num_threads or os.cpu_count() or 1
+        total = sum(map(len, texts))
+        slices = _slices(texts, max(min(_SLICE_BYTES, -(-total // threads)), _MIN_SLICE))
+        if threads == 1 or len(slices) <= 1:
+            return [work(a, b) for a, b in slices]
+        with ThreadPoolExecutor(max_workers=min(threads, len(slices))) as pool:
+            return list(pool.map(lambda ab: work(*ab), slices))
+
     def encode_to_numpy(self, texts: Sequence[str], num_threads=None,
                         shortcut: bool = True) -> Tuple[np.ndarray, np.ndarray]:
         """All ``texts`` as ``(ids int32, offsets int64)`` using ``num_threads``
         threads (None: all cores; the caller has checked it, see ``Tokenizer.encode_to_numpy``)."""
         texts = list(texts)
-        for t in texts:
-            if not isinstance(t, str):
-                raise TypeError(f"encode expects str, got {type(t).__name__}")
-        threads = num_threads or os.cpu_count() or 1
-        # slices of about _SLICE_BYTES, but at least one per thread when the batch is small
-        total = sum(map(len, texts))
-        slices = _slices(texts, max(min(_SLICE_BYTES, -(-total // threads)), _MIN_SLICE))
-        if threads == 1 or len(slices) <= 1:
-            parts = [self.encode_docs(texts[a:b], shortcut) for a, b in slices]
-        else:
-            with ThreadPoolExecutor(max_workers=threads) as pool:
-                parts = list(pool.map(lambda ab: self.encode_docs(texts[ab[0]:ab[1]], shortcut), slices))
+        parts = self._run_slices(texts, num_threads, lambda a, b: self.encode_docs(texts[a:b], shortcut))
         return _concat(parts, len(texts))
+
+    def encode_lists(self, texts: Sequence[str], num_threads=None, shortcut: bool = True) -> List[List[int]]:
+        """All ``texts`` as lists of ids (``encode_ordinary_batch``), threads as in :meth:`encode_to_numpy`. Each
+        slice's worker also builds its slice's lists (:meth:`lists_of`), so that work, which needs the GIL,
+        overlaps the other threads' scans and kernel calls, which release it."""
+        texts = list(texts)
+
+        def work(a, b):
+            ids, offsets = self.encode_docs(texts[a:b], shortcut)
+            return self.lists_of(ids, offsets)
+
+        parts = self._run_slices(texts, num_threads, work)
+        return parts[0] if len(parts) == 1 else list(chain.from_iterable(parts))
 
 
 def _slices(texts: Sequence[str], target: int):

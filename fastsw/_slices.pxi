@@ -1,0 +1,201 @@
+# Included by _pretok.pyx after the Scanner class: the fast encoder's input in one call per slice of documents.
+#
+# ``scan_utf8(scanner, texts)`` does, for a list of documents, what the encoder's driver did in Python per
+# document: the pretoken end offsets (``Scanner.pretoken_ends``), the documents' UTF-8 bytes
+# (``"".join(texts).encode("utf-8")``) and the code point -> byte conversion of the ends (which the kernel did by
+# walking UTF-8 lead bytes). One pass per document, all of it with the GIL released, so the threads of a batch
+# run it in parallel (the former per-document path held the GIL for a ``PyMem_Malloc``, a copy into a new numpy
+# array and the UTF-8 encode). Its reference is the former path: ``fastsw.fast_encode.pieces_reference``
+# (``Scanner.pretoken_ends`` per document, the ends turned into byte offsets by the lengths of the pretokens'
+# UTF-8); tests/test_encdrv.py asserts equal arrays on every corpus language and Hypothesis text.
+
+cdef extern from "Python.h":
+    bint PyUnicode_IS_ASCII(object text)
+
+
+cdef inline Py_ssize_t _utf8_size(const char_t* s, Py_ssize_t n) noexcept nogil:
+    """The UTF-8 length of ``s[0:n]`` (a lone surrogate counts 3 bytes; :func:`_utf8_ends` rejects it)."""
+    cdef Py_ssize_t i, total = n
+    cdef uint32_t c
+    for i in range(n):
+        c = s[i]
+        total += (c >= 0x80) + (c >= 0x800) + (c >= 0x10000)
+    return total
+
+
+cdef Py_ssize_t _utf8_ends(const char_t* s, int64_t* ends, Py_ssize_t count, uint8_t* out) noexcept nogil:
+    """Write the UTF-8 of the code points up to ``ends[count - 1]`` to ``out`` and turn each of ``ends[0:count]``
+    (code point offsets) into the byte offset it stands for. Returns the bytes written, or -1 at a lone
+    surrogate (not encodable; the driver then names it)."""
+    cdef Py_ssize_t i = 0, k, w = 0, e
+    cdef uint32_t c
+    for k in range(count):
+        e = ends[k]
+        while i < e:
+            c = s[i]
+            i += 1
+            if c < 0x80:
+                out[w] = <uint8_t> c
+                w += 1
+            elif c < 0x800:
+                out[w] = <uint8_t> (0xC0 | (c >> 6))
+                out[w + 1] = <uint8_t> (0x80 | (c & 0x3F))
+                w += 2
+            elif c < 0x10000:
+                if 0xD800 <= c < 0xE000:
+                    return -1
+                out[w] = <uint8_t> (0xE0 | (c >> 12))
+                out[w + 1] = <uint8_t> (0x80 | ((c >> 6) & 0x3F))
+                out[w + 2] = <uint8_t> (0x80 | (c & 0x3F))
+                w += 3
+            else:
+                out[w] = <uint8_t> (0xF0 | (c >> 18))
+                out[w + 1] = <uint8_t> (0x80 | ((c >> 12) & 0x3F))
+                out[w + 2] = <uint8_t> (0x80 | ((c >> 6) & 0x3F))
+                out[w + 3] = <uint8_t> (0x80 | (c & 0x3F))
+                w += 4
+        ends[k] = w
+    return w
+
+
+cdef Py_ssize_t _scan_any(Scanner sc, const char_t* s, Py_ssize_t n, int64_t* ends) noexcept nogil:
+    """``Scanner._ends`` on raw code units: the pretoken ends of ``s[0:n]`` written to ``ends`` (one slot per code
+    point), in the scanner's mode; returns how many, or -1 when out of memory (script chunks)."""
+    cdef int64_t whole[2]
+    cdef uint8_t main_only = 0
+    cdef Chunks chunks
+    cdef Py_ssize_t n_chunks, count = 0
+    if n == 0:
+        return 0
+    if sc.pattern == 1:
+        return _scan_cl100k(s, &sc.tb, n, ends)
+    if not sc.script_chunking:
+        whole[0] = 0
+        whole[1] = n
+        return _scan(s, &sc.tb, whole, &main_only, 1, ends)
+    chunks.bounds = NULL
+    chunks.specific = NULL
+    chunks.capacity = 0
+    n_chunks = _script_chunks(s, n, sc.scripts, sc.specific_by_script, &chunks)
+    if n_chunks >= 0:
+        count = _scan(s, &sc.tb, chunks.bounds, chunks.specific, n_chunks, ends)
+    free(chunks.bounds)
+    free(chunks.specific)
+    return count if n_chunks >= 0 else -1
+
+
+cdef Py_ssize_t _one_doc(Scanner sc, int kind, const void* data, Py_ssize_t n, bint ascii, int64_t* ends,
+                         uint8_t* out) noexcept nogil:
+    """Scan one document and write its UTF-8 to ``out``; its ends become byte offsets. Returns the number of
+    pretokens, -1 out of memory, -2 pretokens that do not end at the text's end, -3 a lone surrogate."""
+    cdef Py_ssize_t count, w
+    if kind == PyUnicode_1BYTE_KIND:
+        count = _scan_any(sc, <const uint8_t*> data, n, ends)
+    elif kind == PyUnicode_2BYTE_KIND:
+        count = _scan_any(sc, <const uint16_t*> data, n, ends)
+    else:
+        count = _scan_any(sc, <const uint32_t*> data, n, ends)
+    if count < 0:
+        return -1
+    if (ends[count - 1] if count else 0) != n:
+        return -2
+    if ascii:  # the code units are the UTF-8 bytes and the ends are byte offsets already
+        memcpy(out, data, n)
+        return count
+    if kind == PyUnicode_1BYTE_KIND:
+        w = _utf8_ends(<const uint8_t*> data, ends, count, out)
+    elif kind == PyUnicode_2BYTE_KIND:
+        w = _utf8_ends(<const uint16_t*> data, ends, count, out)
+    else:
+        w = _utf8_ends(<const uint32_t*> data, ends, count, out)
+    return -3 if w < 0 else count
+
+
+def scan_utf8(Scanner scanner, list texts):
+    """The fast encoder's input for ``texts`` (a list of ``str``): ``(data, ends, doc_pieces)`` with ``data`` the
+    documents' UTF-8 bytes concatenated (uint8, read-only, at least one byte), ``ends`` every pretoken's end as a *byte*
+    offset from the start of its document (int64, documents in order) and ``doc_pieces`` (int64, ``len(texts) + 1``)
+    the offsets of each document's pretokens in ``ends``. Returns None when a text holds a lone surrogate (not
+    encodable as UTF-8; the caller reports it). The GIL is released for the scans and the encoding.
+
+    >>> scan_utf8(Pretokenizer(mode="simple")._any_scanner(), ["Hi there", "é"])  # doctest: +SKIP
+    (array([72, 105, 32, 116, 104, 101, 114, 101, 195, 169], dtype=uint8), array([2, 8, 2]), array([0, 2, 3]))
+    """
+    cdef tuple docs = tuple(texts)  # our own references: the strings stay alive while the GIL is released
+    cdef Py_ssize_t n_docs = len(docs), d, n, total_cp = 0, total_bytes = 0
+    cdef str text
+    for d in range(n_docs):
+        if type(docs[d]) is not str:
+            raise TypeError(f"encode expects str, got {type(docs[d]).__name__}")
+    cdef int* kinds = <int*> PyMem_Malloc(max(n_docs, 1) * sizeof(int))
+    cdef const void** datas = <const void**> PyMem_Malloc(max(n_docs, 1) * sizeof(void*))
+    cdef Py_ssize_t* lengths = <Py_ssize_t*> PyMem_Malloc(max(n_docs, 1) * sizeof(Py_ssize_t))
+    cdef Py_ssize_t* sizes = <Py_ssize_t*> PyMem_Malloc(max(n_docs, 1) * sizeof(Py_ssize_t))
+    cdef uint8_t* asciis = <uint8_t*> PyMem_Malloc(max(n_docs, 1))
+    cdef int status = 0
+    try:
+        if kinds == NULL or datas == NULL or lengths == NULL or sizes == NULL or asciis == NULL:
+            raise MemoryError()
+        for d in range(n_docs):
+            text = docs[d]
+            kinds[d] = PyUnicode_KIND(text)
+            datas[d] = PyUnicode_DATA(text)
+            lengths[d] = PyUnicode_GET_LENGTH(text)
+            asciis[d] = PyUnicode_IS_ASCII(text)
+            total_cp += lengths[d]
+        with nogil:
+            for d in range(n_docs):
+                n = lengths[d]
+                if asciis[d]:
+                    sizes[d] = n
+                elif kinds[d] == PyUnicode_1BYTE_KIND:
+                    sizes[d] = _utf8_size(<const uint8_t*> datas[d], n)
+                elif kinds[d] == PyUnicode_2BYTE_KIND:
+                    sizes[d] = _utf8_size(<const uint16_t*> datas[d], n)
+                else:
+                    sizes[d] = _utf8_size(<const uint32_t*> datas[d], n)
+                total_bytes += sizes[d]
+        data = np.empty(max(total_bytes, 1), np.uint8)
+        ends_arr = np.empty(max(total_cp, 1), np.int64)
+        doc_pieces = np.empty(n_docs + 1, np.int64)
+        data[0] = 0
+        status = _fill_slice(scanner, n_docs, kinds, datas, lengths, asciis, data, ends_arr, doc_pieces)
+    finally:
+        PyMem_Free(kinds)
+        PyMem_Free(datas)
+        PyMem_Free(lengths)
+        PyMem_Free(sizes)
+        PyMem_Free(asciis)
+    if status == -1:
+        raise MemoryError()
+    if status == -2:
+        raise RuntimeError("the pre-tokenizer's pretokens do not concatenate back to the text; "
+                           "this is a bug in the pre-tokenizer (encode with backend='python')")
+    if status == -3:
+        return None
+    data.setflags(write=False)  # as np.frombuffer(bytes) is: the kernel keeps one signature
+    return data, ends_arr[:doc_pieces[n_docs]], doc_pieces
+
+
+cdef int _fill_slice(Scanner scanner, Py_ssize_t n_docs, const int* kinds, const void** datas,
+                     const Py_ssize_t* lengths, const uint8_t* asciis, uint8_t[::1] data, int64_t[::1] ends,
+                     int64_t[::1] doc_pieces) except? -9:
+    """The scans and encodings of :func:`scan_utf8` into its arrays, without the GIL; 0 or the first error of
+    :func:`_one_doc` (-1, -2, -3)."""
+    cdef Py_ssize_t d, count, filled = 0, w = 0
+    cdef int status = 0
+    cdef uint8_t* out = &data[0]
+    cdef int64_t* e = &ends[0]
+    doc_pieces[0] = 0
+    with nogil:
+        for d in range(n_docs):
+            # a document's pretokens go right after the previous document's: filled + lengths[d] <= total code points
+            count = _one_doc(scanner, kinds[d], datas[d], lengths[d], asciis[d], e + filled, out + w)
+            if count < 0:
+                status = <int> count
+                break
+            if count:
+                w += e[filled + count - 1]
+            filled += count
+            doc_pieces[d + 1] = filled
+    return status
