@@ -423,6 +423,22 @@ class FastEncoder:
         return parts[0] if len(parts) == 1 else list(chain.from_iterable(parts))
 
 
+def pieces_reference(pretokenizer: Pretokenizer, texts: Sequence[str]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The plain-Python twin of :func:`fastsw._pretok.scan_utf8` (the kernel's input for a slice of documents):
+    ``(UTF-8 bytes uint8, each pretoken's end in bytes from its document's start int64, doc_pieces int64)`` from
+    :meth:`Pretokenizer.pretokenize_reference` (``regex``) and ``str.encode``. Tests assert equal arrays."""
+    ends: List[int] = []
+    doc_pieces = [0]
+    for t in texts:
+        pos = 0
+        for piece in pretokenizer.pretokenize_reference(t):
+            pos += len(piece.encode("utf-8"))
+            ends.append(pos)
+        doc_pieces.append(len(ends))
+    data = "".join(texts).encode("utf-8")
+    return (np.frombuffer(data or b"\0", np.uint8), np.array(ends, np.int64), np.array(doc_pieces, np.int64))
+
+
 def _slices(texts: Sequence[str], target: int):
     """Consecutive ``(start, end)`` ranges of about ``target`` characters each."""
     out = []
