@@ -11,6 +11,10 @@
 
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object text)
+    object PyBytes_FromStringAndSize(const char* v, Py_ssize_t n)
+    char* PyBytes_AS_STRING(object o)
+    object PyByteArray_FromStringAndSize(const char* v, Py_ssize_t n)
+    char* PyByteArray_AS_STRING(object o)
 
 
 cdef inline Py_ssize_t _utf8_size(const char_t* s, Py_ssize_t n) noexcept nogil:
@@ -113,7 +117,7 @@ cdef Py_ssize_t _one_doc(Scanner sc, int kind, const void* data, Py_ssize_t n, b
 
 def scan_utf8(Scanner scanner, list texts):
     """The fast encoder's input for ``texts`` (a list of ``str``): ``(data, ends, doc_pieces)`` with ``data`` the
-    documents' UTF-8 bytes concatenated (uint8, read-only, at least one byte), ``ends`` every pretoken's end as a *byte*
+    documents' UTF-8 bytes concatenated (uint8, read-only: a view of a ``bytes``, at least one byte), ``ends`` every pretoken's end as a *byte*
     offset from the start of its document (int64, documents in order) and ``doc_pieces`` (int64, ``len(texts) + 1``)
     the offsets of each document's pretokens in ``ends``. Returns None when a text holds a lone surrogate (not
     encodable as UTF-8; the caller reports it). The GIL is released for the scans and the encoding.
@@ -133,6 +137,7 @@ def scan_utf8(Scanner scanner, list texts):
     cdef Py_ssize_t* sizes = <Py_ssize_t*> PyMem_Malloc(max(n_docs, 1) * sizeof(Py_ssize_t))
     cdef uint8_t* asciis = <uint8_t*> PyMem_Malloc(max(n_docs, 1))
     cdef int status = 0
+    cdef uint8_t* out
     try:
         if kinds == NULL or datas == NULL or lengths == NULL or sizes == NULL or asciis == NULL:
             raise MemoryError()
@@ -155,11 +160,16 @@ def scan_utf8(Scanner scanner, list texts):
                 else:
                     sizes[d] = _utf8_size(<const uint32_t*> datas[d], n)
                 total_bytes += sizes[d]
-        data = np.empty(max(total_bytes, 1), np.uint8)
-        ends_arr = np.empty(max(total_cp, 1), np.int64)
-        doc_pieces = np.empty(n_docs + 1, np.int64)
-        data[0] = 0
-        status = _fill_slice(scanner, n_docs, kinds, datas, lengths, asciis, data, ends_arr, doc_pieces)
+        # a fresh bytes object is writable until published (np.frombuffer of it is read-only, as the kernel's
+        # one signature wants); doc_pieces and the ends share one bytearray. No typed memoryviews: acquiring
+        # them cost more than a short document's scan.
+        data = PyBytes_FromStringAndSize(NULL, max(total_bytes, 1))
+        out = <uint8_t*> PyBytes_AS_STRING(data)
+        out[0] = 0
+        offsets = PyByteArray_FromStringAndSize(NULL, (n_docs + 1 + max(total_cp, 1)) * sizeof(int64_t))
+        status = _fill_slice(scanner, n_docs, kinds, datas, lengths, asciis, out,
+                             (<int64_t*> PyByteArray_AS_STRING(offsets)) + n_docs + 1,
+                             <int64_t*> PyByteArray_AS_STRING(offsets))
     finally:
         PyMem_Free(kinds)
         PyMem_Free(datas)
@@ -173,19 +183,17 @@ def scan_utf8(Scanner scanner, list texts):
                            "this is a bug in the pre-tokenizer (encode with backend='python')")
     if status == -3:
         return None
-    data.setflags(write=False)  # as np.frombuffer(bytes) is: the kernel keeps one signature
-    return data, ends_arr[:doc_pieces[n_docs]], doc_pieces
+    both = np.frombuffer(offsets, np.int64)
+    return np.frombuffer(data, np.uint8), both[n_docs + 1:n_docs + 1 + both[n_docs]], both[:n_docs + 1]
 
 
 cdef int _fill_slice(Scanner scanner, Py_ssize_t n_docs, const int* kinds, const void** datas,
-                     const Py_ssize_t* lengths, const uint8_t* asciis, uint8_t[::1] data, int64_t[::1] ends,
-                     int64_t[::1] doc_pieces) except? -9:
-    """The scans and encodings of :func:`scan_utf8` into its arrays, without the GIL; 0 or the first error of
+                     const Py_ssize_t* lengths, const uint8_t* asciis, uint8_t* out, int64_t* e,
+                     int64_t* doc_pieces) noexcept:
+    """The scans and encodings of :func:`scan_utf8` into its buffers, without the GIL; 0 or the first error of
     :func:`_one_doc` (-1, -2, -3)."""
     cdef Py_ssize_t d, count, filled = 0, w = 0
     cdef int status = 0
-    cdef uint8_t* out = &data[0]
-    cdef int64_t* e = &ends[0]
     doc_pieces[0] = 0
     with nogil:
         for d in range(n_docs):

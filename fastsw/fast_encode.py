@@ -227,6 +227,7 @@ class FastEncoder:
                                            _table_size(int((~short).sum())))
         self._id_objects = None
         self._id_list = None
+        self._kernel_tables = None
 
     def encode_docs(self, texts: Sequence[str], shortcut: bool = True,
                     short_limit: int = SHORT_LIMIT) -> Tuple[np.ndarray, np.ndarray]:
@@ -300,9 +301,11 @@ class FastEncoder:
         the calling thread: a thread start (~50 us) would be most of their time."""
         # read-only view of the bytes (no copy); never empty, so one signature (scan_utf8's array: never empty)
         text = data if isinstance(data, np.ndarray) else np.frombuffer(data or b"\0", np.uint8)
-        args = (text, piece_ends, doc_pieces, self.byte_ids, self.sc_short,
-                self.sc_long, self.tb, self.r_table, self.s_table, self.s_bits, self.flags,
-                int(bool(shortcut)), self.use_super, int(short_limit))
+        tables = self._kernel_tables
+        if tables is None:  # the model's arrays, gathered once (a short text's call is a few microseconds)
+            tables = self._kernel_tables = (self.byte_ids, self.sc_short, self.sc_long, self.tb, self.r_table,
+                                            self.s_table, self.s_bits, self.flags)
+        args = (text, piece_ends, doc_pieces, *tables, int(bool(shortcut)), self.use_super, int(short_limit))
         if interruptible or (len(data) >= _WORKER_BYTES and threading.current_thread() is threading.main_thread()):
             return call_kernel(K._encode_docs, *args, stop=False)
         return K._encode_docs(*args)
