@@ -62,6 +62,72 @@ cdef Py_ssize_t _utf8_ends(const char_t* s, int64_t* ends, Py_ssize_t count, uin
     return w
 
 
+cdef Py_ssize_t _utf8_ends_sparse(const char_t* s, Py_ssize_t n, int64_t* ends, Py_ssize_t count, uint8_t* out,
+                                  int64_t* wide) noexcept nogil:
+    """:func:`_utf8_ends` for a text whose code points are mostly ASCII (``wide`` has room for one slot per
+    non-ASCII code point): the text is encoded as a whole, ASCII eight bytes (1-byte kind) or four code points
+    (2-byte kind) at a time, recording where the non-ASCII code points are; then each end moves by the extra
+    bytes of the non-ASCII code points before it. No per-code-point or per-pretoken loop with an unpredictable
+    trip count where the text is ASCII (measured on English with a few curly quotes: 2.9 -> 0.9 ns per code
+    point for the conversion, against 4.3 ns for the scan)."""
+    cdef Py_ssize_t i = 0, w = 0, k, e, nw = 0, q = 0
+    cdef int64_t extra = 0
+    cdef unsigned long long x
+    cdef uint32_t c, packed
+    while i < n:
+        if char_t is uint8_t:
+            if i + 8 <= n:
+                memcpy(&x, s + i, 8)
+                if (x & 0x8080808080808080ULL) == 0:
+                    memcpy(out + w, &x, 8)
+                    i += 8
+                    w += 8
+                    continue
+        elif char_t is uint16_t:
+            if i + 4 <= n:
+                memcpy(&x, s + i, 8)
+                if (x & 0xFF80FF80FF80FF80ULL) == 0:
+                    packed = <uint32_t> ((x & 0xFFULL) | ((x >> 8) & 0xFF00ULL) | ((x >> 16) & 0xFF0000ULL)
+                                         | ((x >> 24) & 0xFF000000ULL))
+                    memcpy(out + w, &packed, 4)
+                    i += 4
+                    w += 4
+                    continue
+        c = s[i]
+        if c < 0x80:
+            out[w] = <uint8_t> c
+            w += 1
+        else:
+            wide[nw] = i
+            nw += 1
+            if c < 0x800:
+                out[w] = <uint8_t> (0xC0 | (c >> 6))
+                out[w + 1] = <uint8_t> (0x80 | (c & 0x3F))
+                w += 2
+            elif c < 0x10000:
+                if 0xD800 <= c < 0xE000:
+                    return -1
+                out[w] = <uint8_t> (0xE0 | (c >> 12))
+                out[w + 1] = <uint8_t> (0x80 | ((c >> 6) & 0x3F))
+                out[w + 2] = <uint8_t> (0x80 | (c & 0x3F))
+                w += 3
+            else:
+                out[w] = <uint8_t> (0xF0 | (c >> 18))
+                out[w + 1] = <uint8_t> (0x80 | ((c >> 12) & 0x3F))
+                out[w + 2] = <uint8_t> (0x80 | ((c >> 6) & 0x3F))
+                out[w + 3] = <uint8_t> (0x80 | (c & 0x3F))
+                w += 4
+        i += 1
+    for k in range(count):
+        e = ends[k]
+        while q < nw and wide[q] < e:
+            c = s[wide[q]]
+            extra += (c >= 0x80) + (c >= 0x800) + (c >= 0x10000)
+            q += 1
+        ends[k] = e + extra
+    return w
+
+
 cdef Py_ssize_t _scan_any(Scanner sc, const char_t* s, Py_ssize_t n, int64_t* ends) noexcept nogil:
     """``Scanner._ends`` on raw code units: the pretoken ends of ``s[0:n]`` written to ``ends`` (one slot per code
     point), in the scanner's mode; returns how many, or -1 when out of memory (script chunks)."""
@@ -88,8 +154,8 @@ cdef Py_ssize_t _scan_any(Scanner sc, const char_t* s, Py_ssize_t n, int64_t* en
     return count if n_chunks >= 0 else -1
 
 
-cdef Py_ssize_t _one_doc(Scanner sc, int kind, const void* data, Py_ssize_t n, bint ascii, int64_t* ends,
-                         uint8_t* out) noexcept nogil:
+cdef Py_ssize_t _one_doc(Scanner sc, int kind, const void* data, Py_ssize_t n, Py_ssize_t size, bint ascii,
+                         int64_t* ends, uint8_t* out) noexcept nogil:
     """Scan one document and write its UTF-8 to ``out``; its ends become byte offsets. Returns the number of
     pretokens, -1 out of memory, -2 pretokens that do not end at the text's end, -3 a lone surrogate."""
     cdef Py_ssize_t count, w
@@ -106,7 +172,19 @@ cdef Py_ssize_t _one_doc(Scanner sc, int kind, const void* data, Py_ssize_t n, b
     if ascii:  # the code units are the UTF-8 bytes and the ends are byte offsets already
         memcpy(out, data, n)
         return count
-    if kind == PyUnicode_1BYTE_KIND:
+    cdef int64_t* wide
+    if 8 * (size - n) <= n:  # at most one code point in eight is not ASCII (size - n bounds their number)
+        wide = <int64_t*> malloc(max(size - n, 1) * sizeof(int64_t))
+        if wide == NULL:
+            return -1
+        if kind == PyUnicode_1BYTE_KIND:
+            w = _utf8_ends_sparse(<const uint8_t*> data, n, ends, count, out, wide)
+        elif kind == PyUnicode_2BYTE_KIND:
+            w = _utf8_ends_sparse(<const uint16_t*> data, n, ends, count, out, wide)
+        else:
+            w = _utf8_ends_sparse(<const uint32_t*> data, n, ends, count, out, wide)
+        free(wide)
+    elif kind == PyUnicode_1BYTE_KIND:
         w = _utf8_ends(<const uint8_t*> data, ends, count, out)
     elif kind == PyUnicode_2BYTE_KIND:
         w = _utf8_ends(<const uint16_t*> data, ends, count, out)
@@ -167,7 +245,7 @@ def scan_utf8(Scanner scanner, list texts):
         out = <uint8_t*> PyBytes_AS_STRING(data)
         out[0] = 0
         offsets = PyByteArray_FromStringAndSize(NULL, (n_docs + 1 + max(total_cp, 1)) * sizeof(int64_t))
-        status = _fill_slice(scanner, n_docs, kinds, datas, lengths, asciis, out,
+        status = _fill_slice(scanner, n_docs, kinds, datas, lengths, sizes, asciis, out,
                              (<int64_t*> PyByteArray_AS_STRING(offsets)) + n_docs + 1,
                              <int64_t*> PyByteArray_AS_STRING(offsets))
     finally:
@@ -188,7 +266,7 @@ def scan_utf8(Scanner scanner, list texts):
 
 
 cdef int _fill_slice(Scanner scanner, Py_ssize_t n_docs, const int* kinds, const void** datas,
-                     const Py_ssize_t* lengths, const uint8_t* asciis, uint8_t* out, int64_t* e,
+                     const Py_ssize_t* lengths, const Py_ssize_t* sizes, const uint8_t* asciis, uint8_t* out, int64_t* e,
                      int64_t* doc_pieces) noexcept:
     """The scans and encodings of :func:`scan_utf8` into its buffers, without the GIL; 0 or the first error of
     :func:`_one_doc` (-1, -2, -3)."""
@@ -198,7 +276,7 @@ cdef int _fill_slice(Scanner scanner, Py_ssize_t n_docs, const int* kinds, const
     with nogil:
         for d in range(n_docs):
             # a document's pretokens go right after the previous document's: filled + lengths[d] <= total code points
-            count = _one_doc(scanner, kinds[d], datas[d], lengths[d], asciis[d], e + filled, out + w)
+            count = _one_doc(scanner, kinds[d], datas[d], lengths[d], sizes[d], asciis[d], e + filled, out + w)
             if count < 0:
                 status = <int> count
                 break

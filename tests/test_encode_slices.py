@@ -80,6 +80,22 @@ def test_scan_utf8_equals_its_twin_on_arbitrary_unicode(mode, texts):
     assert_twins(PRETOKENIZERS[mode](), texts)
 
 
+@SETTINGS
+@given(base=st.text(alphabet="ab cd,\n'1", min_size=8, max_size=300),
+       wide=st.lists(st.tuples(st.integers(0, 300), st.sampled_from("éÿ’—Ωж中😀")), max_size=30))
+def test_scan_utf8_on_mostly_ascii_text(base, wide):
+    """Few non-ASCII code points (the sparse conversion: ASCII eight bytes or four code points at a time) in all
+    three str kinds, at every offset from a chunk boundary; and a lone surrogate there."""
+    text = list(base)
+    for at, c in wide:
+        text.insert(min(at, len(text)), c)
+    text = "".join(text)
+    pretok = Pretokenizer(mode="simple")
+    assert_twins(pretok, [text, base, text[1:], text[3:]])
+    bad = text[:len(text) // 2] + "\udc80" + text[len(text) // 2:]
+    assert _pretok.scan_utf8(pretok._any_scanner(), [base, bad]) is None
+
+
 def test_scan_utf8_edge_cases():
     pretok = Pretokenizer(mode="simple")
     data, ends, doc_pieces = scanned(pretok, [])
