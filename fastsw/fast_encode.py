@@ -148,9 +148,9 @@ try:  # the compiled id -> int list loop (FastEncoder.to_list); absent in a pure
 except ImportError:
     _ids_to_list = None
 try:  # a batch's lists in one pass, and the scanner's one-call input (pretoken byte ends + UTF-8) per slice
-    from ._pretok import ids_to_lists as _ids_to_lists, scan_utf8 as _scan_utf8
+    from ._pretok import cached_ids as _cached_ids, ids_to_lists as _ids_to_lists, scan_utf8 as _scan_utf8
 except ImportError:
-    _ids_to_lists = _scan_utf8 = None
+    _cached_ids = _ids_to_lists = _scan_utf8 = None
 
 SHORT_LIMIT = 16          # sequences up to this length use the scan loop, longer ones the tournament tree
 #: Kernel calls on at least this many UTF-8 bytes from the main thread run in a worker thread (Ctrl-C).
@@ -306,14 +306,18 @@ class FastEncoder:
     def _slice_scanner(self):
         """The compiled scanner whose :func:`fastsw._pretok.scan_utf8` gives the kernel's input in one call (the
         default patterns with the extension built), or None (then the per-document path of :meth:`encode_docs`)."""
-        pretok = self.pretokenizer
-        if _scan_utf8 is None or not USE_SCAN_UTF8 or not USE_PRETOKEN_ENDS or self.atoms:
+        if _scan_utf8 is None or not USE_SCAN_UTF8 or not USE_PRETOKEN_ENDS:
             return None
-        if type(self)._kernel is not FastEncoder._kernel:  # a subclass's kernel (MinGram's) reads code-point ends
-            return None
-        if not (isinstance(pretok, Pretokenizer) and pretok.uses_native):
-            return None
-        return pretok._any_scanner()
+        scanner = self.__dict__.get("_scanner")
+        if scanner is None:  # found once per encoder (False: none); the switches above are read per call
+            pretok = self.pretokenizer
+            scanner = False
+            # a subclass's kernel (MinGram's) reads code-point ends; atoms are not substrings of the text
+            if (not self.atoms and type(self)._kernel is FastEncoder._kernel and isinstance(pretok, Pretokenizer)
+                    and pretok.uses_native):
+                scanner = pretok._any_scanner()
+            self._scanner = scanner
+        return scanner or None
 
     @staticmethod
     def _scan(scanner, texts):
@@ -395,6 +399,15 @@ class FastEncoder:
             raise
         ids, _ = self._kernel(data, np.ascontiguousarray(ends, dtype=np.int64), np.array((0, n), np.int64), shortcut)
         return self.to_list(ids)
+
+    def cached_ids(self, text: str, cache: dict):
+        """The ids of a short ``text`` (a checked ``str``) from the tokenizer's per-pretoken cache, or None when a
+        pretoken is not cached or there is no compiled scanner (``fastsw._pretok.cached_ids``; the caller's Python
+        loop is its reference). For models without supermerges."""
+        scanner = self._slice_scanner()
+        if scanner is None or _cached_ids is None:
+            return None
+        return _cached_ids(scanner, text, cache)
 
     def to_list(self, ids: np.ndarray) -> List[int]:
         """``ids.tolist()`` for token ids of this model (special tokens included), faster: the Python ``int``

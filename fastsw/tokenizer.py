@@ -390,8 +390,13 @@ class Tokenizer:
         if self._resolve_backend(backend) == "numba":
             if shortcut and isinstance(text, str) and len(text) <= SMALL_TEXT:
                 self._check_text(text)
+                fast = self._fast()
+                if not self._super_ranks:  # every pretoken in the cache: one compiled pass (fast_encode)
+                    ids = fast.cached_ids(text, self._cache)
+                    if ids is not None:
+                        return ids
                 out: List[int] = []
-                self._encode_chunk(text, True, out, self._fast())
+                self._encode_chunk(text, True, out, fast)
                 return out
             # the fast driver encodes to UTF-8 once and reports a lone surrogate via _check_text
             self._check_type(text)

@@ -211,3 +211,32 @@ def test_two_threads_on_one_tokenizer(o200k):
     assert not errors
     for k in range(2):
         assert got[k][0] == want[k::2] and got[k][1] == want[k::2]
+
+
+# ---------------------------------------------------------------- short texts from the per-pretoken cache
+
+@pytest.fixture(scope="module")
+def plain_bpe(sample_docs):
+    return fastsw.train(sample_docs, algo="bpe", vocab_size=1000)
+
+
+@pytest.mark.parametrize("model", ["o200k", "plain_bpe"])
+def test_cached_ids_equal_the_python_loop(request, model):
+    """``fastsw._pretok.cached_ids`` (the small-text path's compiled pass over the per-pretoken cache) against its
+    reference, the tokenizer's Python loop over the same cache, on short slices of every corpus language."""
+    tok = request.getfixturevalue(model)
+    fast = tok._fast()
+    texts = []
+    for lang in LANGS:
+        for doc in corpus_docs(lang, per_file=2, max_chars=2000):
+            texts += [doc[i:i + 120] for i in range(0, len(doc), 120)]
+    for text in texts:
+        want = tok.encode_ordinary(text, backend="python")
+        got = fast.cached_ids(text, tok._cache)
+        assert got is None or got == want
+        loop: list = []
+        tok._encode_chunk(text, True, loop, fast)  # fills the cache
+        assert loop == want
+        assert fast.cached_ids(text, tok._cache) == want  # every pretoken cached now
+        assert tok.encode_ordinary(text) == want
+    assert fast.cached_ids("an uncached pretoken: zqxjkvw", {}) is None
