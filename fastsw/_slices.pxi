@@ -288,7 +288,7 @@ cdef int _fill_slice(Scanner scanner, Py_ssize_t n_docs, const int* kinds, const
 
 
 from cpython.dict cimport PyDict_GetItem
-from cpython.list cimport PyList_Append
+from cpython.list cimport PyList_Append, PyList_CheckExact
 
 
 def cached_ids(Scanner scanner, str text, dict cache):
@@ -303,7 +303,7 @@ def cached_ids(Scanner scanner, str text, dict cache):
     cdef Py_ssize_t k, n
     for piece in pieces:
         ids = PyDict_GetItem(cache, piece)
-        if ids == NULL:
+        if ids == NULL or not PyList_CheckExact(<object> ids):
             return None
         n = len(<list> ids)
         for k in range(n):
