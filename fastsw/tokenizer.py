@@ -545,7 +545,7 @@ class Tokenizer:
             texts = [normalize_text(t, self.normalize) for t in texts]
         if self._resolve_backend(backend) == "numba":
             check, split = self._special_plan(allowed_special, disallowed_special)
-            if split is None:  # no special token to cut at: each thread also builds its slice's lists
+            if split is None:  # no special token to cut at: lists built slice by slice as the threads finish
                 _check_num_threads(num_threads)
                 if check is not None:
                     for i, t in enumerate(texts):
