@@ -44,9 +44,10 @@ Design notes
   English with o200k_base, quiet machine, 2 threads: 48 MB/s for
   ``encode_ordinary_batch`` against 61 MB/s for ``encode_to_numpy`` and 30 MB/s on one
   thread; the kernel alone, two threads on halves of the documents, scaled 1.51 x
-  (hashing, as a control, 1.97 x). After (``bench/bench_encode_batch.py``, 4 MB, load ~2.7):
-  ``encode_ordinary_batch`` 2.73 x tiktoken's batch encoder (the former path 2.40 x,
-  ``encode_to_numpy`` 3.22 x); under load 6.7, with no idle core, 2.42 x against 2.46 x.
+  (hashing, as a control, 1.97 x). After (``bench/bench_encode_batch.py``, 4 MB, load ~2.5):
+  ``encode_ordinary_batch`` 2.86 x tiktoken's batch encoder (the former path 2.36 x,
+  ``encode_to_numpy`` 3.30 x), 1.97 x fastsw's own one-thread speed; Thai held-out 2.55 x
+  (former 2.07 x); under load 6.7, with no idle core, 2.42 x against 2.46 x.
   Threads are enough and no process pool is used.
 * Input per slice (``fastsw._pretok.scan_utf8``, its plain twin :func:`pieces_reference`):
   the kernel takes pretoken ends in bytes when they add up to the data's length, so the
