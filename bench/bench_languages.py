@@ -18,7 +18,8 @@ For each of the 12 languages of ``../shared/corpus`` its held-out text is encode
 
 Before anything is timed, every encoder's ids are compared with fastsw's (and fastsw's with its
 reference path on the first documents); a disagreement stops the run. Timing: the encoders of one
-input take turns (round-robin) for ``--rounds`` rounds, each encoder's best round counts; MB/s are
+input take turns (round-robin) for ``--rounds`` rounds, each encoder's best round counts (a round repeats a
+small set until it lasts ~``MIN_ROUND`` s, at most 50 passes, and counts the time per pass); MB/s are
 UTF-8 bytes per second. One-thread figures are CPU time (``time.process_time``: one thread works at a
 time; fastsw runs a call on >= 1 MiB in a worker thread, so the calling thread's CPU time would miss it,
 as a run at 15:00 did for the full-size worst cases): on the shared
@@ -47,6 +48,7 @@ from fastsw import fast_encode  # noqa: E402
 
 LANGS = ["en", "de", "fr", "ru", "fi", "ar", "ko", "zh", "ja", "th", "hi", "my"]
 VOCAB = 32768
+MIN_ROUND = 0.05  # seconds: a round repeats a small set up to this long (at most 50 passes)
 MODELS = HERE / "results" / "models"
 
 
@@ -112,14 +114,22 @@ def timed(fns, docs, rounds: int, check_reference=None):
         if as_lists(fn(docs)) != expected:
             sys.exit(f"{name} disagrees with fastsw; no timings reported")
     best = {name: float("inf") for name in fns}
+    # small sets (ar, hi, my: 2-9 documents) repeat inside a round until it lasts about MIN_ROUND seconds, so a
+    # round is not a few clock ticks of a busy machine (more work per timing, never less)
+    inner = {}
+    for name, fn in fns.items():
+        t0 = time.perf_counter()
+        fn(docs)
+        inner[name] = max(1, min(50, int(MIN_ROUND / max(time.perf_counter() - t0, 1e-6))))
     for _ in range(rounds):
         for name, fn in fns.items():
             # one-thread encoders: CPU time of the process (see the module notes; not of the calling thread:
             # a call on >= 1 MiB runs its kernel in a worker thread, fast_encode._WORKER_BYTES); batches: wall time
             clock = time.perf_counter if "batch" in name else time.process_time
             t0 = clock()
-            fn(docs)
-            best[name] = min(best[name], clock() - t0)
+            for _ in range(inner[name]):
+                fn(docs)
+            best[name] = min(best[name], (clock() - t0) / inner[name])
     return best
 
 

@@ -562,6 +562,7 @@ cdef class Scanner:
 include "_counter.pxi"
 include "_cl100k.pxi"
 include "_boundary.pxi"
+include "_slices.pxi"
 
 
 def ids_to_list(const int32_t[::1] ids, list objects):
@@ -578,4 +579,33 @@ def ids_to_list(const int32_t[::1] ids, list objects):
         p = PyList_GET_ITEM(objects, ids[k])
         Py_INCREF(<object>p)
         PyList_SET_ITEM(out, k, <object>p)
+    return out
+
+
+def ids_to_lists(const int32_t[::1] ids, const int64_t[::1] offsets, list objects):
+    """``[ids[offsets[d]:offsets[d + 1]].tolist() for d ...]`` from the shared ``int`` objects ``objects[id]``, in one
+    pass (a batch's lists, ``fastsw.fast_encode.FastEncoder.encode_lists``); reference as in :func:`ids_to_list`.
+    Offsets must be non-decreasing within ``0 .. len(ids)``."""
+    cdef Py_ssize_t n = ids.shape[0], m = len(objects), n_docs = offsets.shape[0] - 1, k, d, a, b
+    cdef PyObject* p
+    cdef list inner
+    for k in range(n):
+        if ids[k] < 0 or ids[k] >= m:
+            raise IndexError(f"token id {ids[k]} is outside the vocabulary (0..{m - 1})")
+    if n_docs < 0:
+        raise ValueError("offsets must have at least one entry")
+    for d in range(n_docs):
+        if offsets[d] < 0 or offsets[d] > offsets[d + 1] or offsets[d + 1] > n:
+            raise ValueError(f"offsets must be non-decreasing within 0..{n}")
+    cdef list out = PyList_New(n_docs)
+    for d in range(n_docs):
+        a = offsets[d]
+        b = offsets[d + 1]
+        inner = PyList_New(b - a)
+        for k in range(a, b):
+            p = PyList_GET_ITEM(objects, ids[k])
+            Py_INCREF(<object>p)
+            PyList_SET_ITEM(inner, k - a, <object>p)
+        Py_INCREF(inner)
+        PyList_SET_ITEM(out, d, inner)
     return out

@@ -6,10 +6,11 @@ its first fast encode and keeps the encoder; this module never imports the token
 holds them as numpy arrays: the rank tables of the regular merges and of the supermerges,
 the whole-pretoken shortcut table of the reachable tokens, the atomic id of every
 byte and the eligibility flags. Encoding a batch of documents costs, in Python,
-one pre-tokenizer call per document (``Pretokenizer.pretoken_ends`` when the
-compiled scanner is in use, else ``pretokenize`` and the pretokens' lengths via
-``map(len, ...)``; no per-pretoken Python code either way) and one kernel call;
-the kernel does the shortcut lookups, the regular merges and the supermerge runs.
+one call of the compiled scanner's ``scan_utf8`` for the whole batch (pretoken ends
+in bytes and the UTF-8, GIL released; without the extension or with a custom pattern,
+one ``pretokenize`` call per document and the pretokens' lengths via ``map(len, ...)``;
+no per-pretoken Python code either way) and one kernel call; the kernel does the
+shortcut lookups, the regular merges and the supermerge runs.
 
 The result is identical to the reference (:meth:`fastsw.Tokenizer.encode_ordinary`
 with ``backend="python"``); tests assert it on the goldens, real text in every
@@ -27,12 +28,40 @@ Design notes
   pre-tokenizer's offsets array) costs more than a 30-character sentence encoded
   from the tokenizer's per-pretoken cache (~2 us), so ``Tokenizer.encode*`` use
   that cache and call :meth:`FastEncoder.encode_pieces` once for its misses.
-* Batches: :meth:`FastEncoder.encode_to_numpy` cuts the documents into slices of
-  about ``_SLICE_BYTES`` characters (at least one per thread) and encodes each
-  slice (pre-tokenization + one kernel call) in a thread pool. The kernel releases
-  the GIL (``nogil=True``). Measured on 2 cores, 10 MB of English: 31 MB/s on one
-  thread (``encode_ordinary`` per document), 85 MB/s for the batch, so threads are
-  enough and no process pool is used.
+* Batches: :meth:`FastEncoder.encode_to_numpy` and :meth:`FastEncoder.encode_lists`
+  (``encode_ordinary_batch``, ``encode_batch``) cut the documents into slices of
+  about ``_SLICE_BYTES`` characters (at least one per thread) and encode each
+  slice in a thread pool: ``scan_utf8`` (pre-tokenization, UTF-8 and the pretokens'
+  byte ends in one Cython call that releases the GIL), one kernel call (``nogil=True``)
+  and, for lists, the slice's lists of ints (:meth:`lists_of`, one compiled pass; it
+  needs the GIL, so the calling thread builds them, slice by slice as each is ready,
+  while the workers go on without the GIL; built inside the workers, they measured
+  10-20 % slower on small sets under load: more GIL hand-offs). Before
+  (issue #15), each slice held the GIL for a ``pretoken_ends`` call per document (a
+  malloc and a copy into a new numpy array), the slice's ``"".join(...).encode()``
+  and numpy bookkeeping, and the lists were built after all threads had finished
+  (one flat list, then one slice per document, in the calling thread): 2 MB of
+  English with o200k_base, quiet machine, 2 threads: 48 MB/s for
+  ``encode_ordinary_batch`` against 61 MB/s for ``encode_to_numpy`` and 30 MB/s on one
+  thread; the kernel alone, two threads on halves of the documents, scaled 1.51 x
+  (hashing, as a control, 1.97 x). After (``bench/bench_encode_batch.py``, 4 MB, load ~2.5):
+  ``encode_ordinary_batch`` 2.86 x tiktoken's batch encoder (the former path 2.36 x,
+  ``encode_to_numpy`` 3.30 x), 1.97 x fastsw's own one-thread speed; Thai held-out 2.55 x
+  (former 2.07 x); under load 6.7, with no idle core, 2.42 x against 2.46 x.
+  Threads are enough and no process pool is used.
+* Input per slice (``fastsw._pretok.scan_utf8``, its plain twin :func:`pieces_reference`):
+  the kernel takes pretoken ends in bytes when they add up to the data's length, so the
+  scanner writes byte ends directly and the kernel's code point -> byte walk over the UTF-8
+  lead bytes is not needed. The conversion is fused with the UTF-8 encoding: a document with
+  at most one non-ASCII code point in eight is copied eight bytes (1-byte ``str`` kind) or
+  four code points (2-byte kind) at a time and its ends are moved by the extra bytes of the
+  few non-ASCII code points before them; other documents are converted code point by
+  code point. Measured (CPU time, busy machine): 0.97 M code points of English with curly
+  quotes, scan alone 4.2 ms, scan + conversion 7.0 ms code point by code point, 5.3 ms
+  sparse; the former path was ``pretoken_ends`` 4.2 ms + ``str.encode`` 0.7 ms + the
+  kernel's walk. A call's fixed cost is 2.6 us (``pretoken_ends``: 0.9 us, but the driver then
+  built two more arrays and encoded the text): a fresh ``bytes`` and one ``bytearray``
+  as buffers, no typed memoryviews (3.6 us with them).
 * Output: :meth:`FastEncoder.to_list` turns the kernel's int32 ids into a list
   of Python ints by copying references from a list of the vocabulary's ints
   (built once) in a compiled loop (``fastsw._pretok.ids_to_list``; its reference
@@ -41,6 +70,18 @@ Design notes
   ``take(ids).tolist()`` and 0.71 ms for ``ids.tolist()``; where tokens are nearly
   bytes the list was a quarter of a one-thread encode. Without the extension the
   object-array path is used.
+* Where the time goes now, o200k_base, 2 MB of English (254 documents), one thread, CPU
+  time on the busy shared machine (ms): ``scan_utf8`` 9, kernel 36 (the whole-pretoken hits,
+  92.6 % of the 401,022 pretokens, 12; the 7.4 % that miss, 12.7 % of the bytes, 22: the
+  merge loops, :mod:`fastsw._encode_kernels`), ``to_list`` 2, per-call Python ~3; tiktoken
+  ~120. Held-out text per language (ms, total / scan / kernel / of which misses-only):
+  en 5.6 / 1.3 / 2.7 / 1.5, th 10.2 / 0.8 / 10.3 / 10.2, zh 7.1 / 0.3 / 6.2 / 5.2,
+  ko 3.2 / 0.2 / 2.6 / 2.4: outside English the pretokens that miss the shortcut (82-91 %
+  of the bytes of th, zh, ko) are nearly all the time.
+* Per call (``encode_ordinary`` on a 240-character English sentence, o200k_base): ~10 us, of
+  which ``scan_utf8`` 2.4, the kernel call 4.7 (Numba's dispatch of 14 array arguments is
+  about half), ``to_list`` 0.6, backend resolution 1.2 (it reads ``FASTSW_PUREPYTHON`` each
+  call); the kernel's model arrays are gathered into one tuple once per encoder.
 * Scratch: the kernel allocates its merge scratch per call, sized by the call's
   longest pretoken (the tournament tree: 2 P int64, P the power of two above it);
   nothing is kept between calls.
@@ -112,6 +153,10 @@ try:  # the compiled id -> int list loop (FastEncoder.to_list); absent in a pure
     from ._pretok import ids_to_list as _ids_to_list
 except ImportError:
     _ids_to_list = None
+try:  # a batch's lists in one pass, and the scanner's one-call input (pretoken byte ends + UTF-8) per slice
+    from ._pretok import cached_ids as _cached_ids, ids_to_lists as _ids_to_lists, scan_utf8 as _scan_utf8
+except ImportError:
+    _cached_ids = _ids_to_lists = _scan_utf8 = None
 
 SHORT_LIMIT = 16          # sequences up to this length use the scan loop, longer ones the tournament tree
 #: Kernel calls on at least this many UTF-8 bytes from the main thread run in a worker thread (Ctrl-C).
@@ -122,6 +167,9 @@ _ID_LIMIT = (1 << 31) - 1
 # Use Pretokenizer.pretoken_ends (the compiled scanner's offsets) when it is available;
 # otherwise (or when False) the lengths of Pretokenizer.pretokenize's strings.
 USE_PRETOKEN_ENDS = True
+# Use fastsw._pretok.scan_utf8 (pretoken byte ends and the UTF-8 of a slice in one GIL-free call) when it is
+# available; when False, the per-document path above (for measurements and its twin test).
+USE_SCAN_UTF8 = True
 
 
 def _table_size(n: int) -> int:
@@ -223,6 +271,7 @@ class FastEncoder:
                                            _table_size(int((~short).sum())))
         self._id_objects = None
         self._id_list = None
+        self._kernel_tables = None
 
     def encode_docs(self, texts: Sequence[str], shortcut: bool = True,
                     short_limit: int = SHORT_LIMIT) -> Tuple[np.ndarray, np.ndarray]:
@@ -235,6 +284,9 @@ class FastEncoder:
             if got is not None:
                 return self._kernel(got[0], got[1], got[2], shortcut, short_limit)
             return self._encode_pieces_of([pretok.pretokenize(t) for t in texts], shortcut, short_limit)
+        scanner = self._slice_scanner()
+        if scanner is not None:
+            return self._kernel(*self._scan(scanner, texts), shortcut, short_limit)
         if USE_PRETOKEN_ENDS and getattr(pretok, "uses_native", False):
             # the compiled scanner's end offsets: no str object per pretoken
             ends = [pretok.pretoken_ends(t) for t in texts]
@@ -264,7 +316,34 @@ class FastEncoder:
             raise
         return self._kernel(data, piece_ends, doc_pieces, shortcut, short_limit)
 
-    def _kernel(self, data: bytes, piece_ends, doc_pieces, shortcut, short_limit=SHORT_LIMIT,
+    def _slice_scanner(self):
+        """The compiled scanner whose :func:`fastsw._pretok.scan_utf8` gives the kernel's input in one call (the
+        default patterns with the extension built), or None (then the per-document path of :meth:`encode_docs`)."""
+        if _scan_utf8 is None or not USE_SCAN_UTF8 or not USE_PRETOKEN_ENDS:
+            return None
+        scanner = self.__dict__.get("_scanner")
+        if scanner is None:  # found once per encoder (False: none); the switches above are read per call
+            pretok = self.pretokenizer
+            scanner = False
+            # a subclass's kernel (MinGram's) reads code-point ends; atoms are not substrings of the text
+            if (not self.atoms and type(self)._kernel is FastEncoder._kernel and isinstance(pretok, Pretokenizer)
+                    and pretok.uses_native):
+                scanner = pretok._any_scanner()
+            self._scanner = scanner
+        return scanner or None
+
+    @staticmethod
+    def _scan(scanner, texts):
+        """``(UTF-8 bytes, pretoken byte ends, doc_pieces)`` of ``texts`` (``scan_utf8``, GIL released); a lone
+        surrogate gets :func:`fastsw.alphabet.check_utf8`'s error."""
+        got = _scan_utf8(scanner, texts if isinstance(texts, list) else list(texts))
+        if got is None:
+            for t in texts:
+                check_utf8(t)
+            raise UnicodeEncodeError("utf-8", "", 0, 1, "a text is not encodable as UTF-8")
+        return got
+
+    def _kernel(self, data, piece_ends, doc_pieces, shortcut, short_limit=SHORT_LIMIT,
                 interruptible: bool = False):
         """One call of the kernel on UTF-8 ``data`` with this model's tables. ``interruptible`` calls, and
         every call on at least ``_WORKER_BYTES`` from the main thread, go through
@@ -272,10 +351,13 @@ class FastEncoder:
         the call returns (the call is bounded by its input: no stop flag to poll); a kernel run in the main
         thread could surface the signal inside a Numba callback as a chained SystemError. Small calls stay in
         the calling thread: a thread start (~50 us) would be most of their time."""
-        # read-only view of the bytes (no copy); never empty, so one signature
-        args = (np.frombuffer(data or b"\0", np.uint8), piece_ends, doc_pieces, self.byte_ids, self.sc_short,
-                self.sc_long, self.tb, self.r_table, self.s_table, self.s_bits, self.flags,
-                int(bool(shortcut)), self.use_super, int(short_limit))
+        # read-only view of the bytes (no copy); never empty, so one signature (scan_utf8's array: never empty)
+        text = data if isinstance(data, np.ndarray) else np.frombuffer(data or b"\0", np.uint8)
+        tables = self._kernel_tables
+        if tables is None:  # the model's arrays, gathered once (a short text's call is a few microseconds)
+            tables = self._kernel_tables = (self.byte_ids, self.sc_short, self.sc_long, self.tb, self.r_table,
+                                            self.s_table, self.s_bits, self.flags)
+        args = (text, piece_ends, doc_pieces, *tables, int(bool(shortcut)), self.use_super, int(short_limit))
         if interruptible or (len(data) >= _WORKER_BYTES and threading.current_thread() is threading.main_thread()):
             return call_kernel(K._encode_docs, *args, stop=False)
         return K._encode_docs(*args)
@@ -313,6 +395,9 @@ class FastEncoder:
         """One document (a checked ``str``) as a list of ids: :meth:`encode_docs`
         without its per-batch bookkeeping, which dominates on short texts."""
         pretok = self.pretokenizer
+        scanner = self._slice_scanner()
+        if scanner is not None:
+            return self.to_list(self._kernel(*self._scan(scanner, [text]), shortcut)[0])
         if not (USE_PRETOKEN_ENDS and getattr(pretok, "uses_native", False)):
             return self.to_list(self.encode_docs([text], shortcut)[0])
         ends = pretok.pretoken_ends(text)
@@ -327,6 +412,15 @@ class FastEncoder:
             raise
         ids, _ = self._kernel(data, np.ascontiguousarray(ends, dtype=np.int64), np.array((0, n), np.int64), shortcut)
         return self.to_list(ids)
+
+    def cached_ids(self, text: str, cache: dict):
+        """The ids of a short ``text`` (a checked ``str``) from the tokenizer's per-pretoken cache, or None when a
+        pretoken is not cached or there is no compiled scanner (``fastsw._pretok.cached_ids``; the caller's Python
+        loop is its reference). For models without supermerges."""
+        scanner = self._slice_scanner()
+        if scanner is None or _cached_ids is None:
+            return None
+        return _cached_ids(scanner, text, cache)
 
     def to_list(self, ids: np.ndarray) -> List[int]:
         """``ids.tolist()`` for token ids of this model (special tokens included), faster: the Python ``int``
@@ -343,25 +437,68 @@ class FastEncoder:
             objects = self._id_objects = np.array(range(max(self.n_vocab, 1)), dtype=object)
         return objects.take(ids).tolist()
 
+    def lists_of(self, ids: np.ndarray, offsets: np.ndarray) -> List[List[int]]:
+        """Document d's ids ``ids[offsets[d]:offsets[d + 1]]`` as a list of Python ints, for every document:
+        one compiled pass (``fastsw._pretok.ids_to_lists``) over the shared ints of :meth:`to_list`."""
+        if _ids_to_lists is not None:
+            if self._id_list is None:
+                self.to_list(ids[:0])
+            return _ids_to_lists(np.ascontiguousarray(ids, dtype=np.int32),
+                                 np.ascontiguousarray(offsets, dtype=np.int64), self._id_list)
+        flat = self.to_list(ids)
+        bounds = offsets.tolist()
+        return [flat[a:b] for a, b in zip(bounds, bounds[1:])]
+
     # -- batches -----------------------------------------------------------------
+    def _run_slices(self, texts: Sequence[str], num_threads, work, finish=None) -> list:
+        """``work(a, b)`` on consecutive slices ``texts[a:b]`` of about ``_SLICE_BYTES`` characters (at least one
+        per thread when the batch is small) on ``num_threads`` threads (None: all cores; the caller has checked
+        it); the results in order, each passed through ``finish`` (if given) in the calling thread as soon as it
+        is ready, while the workers go on with the next slices."""
+        for t in texts:
+            if not isinstance(t, str):
+                raise TypeError(f"encode expects str, got {type(t).__name__}")
+        threads = num_threads or os.cpu_count() or 1
+        total = sum(map(len, texts))
+        slices = _slices(texts, max(min(_SLICE_BYTES, -(-total // threads)), _MIN_SLICE))
+        finish = finish or (lambda part: part)
+        if threads == 1 or len(slices) <= 1:
+            return [finish(work(a, b)) for a, b in slices]
+        with ThreadPoolExecutor(max_workers=min(threads, len(slices))) as pool:
+            return [finish(part) for part in pool.map(lambda ab: work(*ab), slices)]
+
     def encode_to_numpy(self, texts: Sequence[str], num_threads=None,
                         shortcut: bool = True) -> Tuple[np.ndarray, np.ndarray]:
         """All ``texts`` as ``(ids int32, offsets int64)`` using ``num_threads``
         threads (None: all cores; the caller has checked it, see ``Tokenizer.encode_to_numpy``)."""
         texts = list(texts)
-        for t in texts:
-            if not isinstance(t, str):
-                raise TypeError(f"encode expects str, got {type(t).__name__}")
-        threads = num_threads or os.cpu_count() or 1
-        # slices of about _SLICE_BYTES, but at least one per thread when the batch is small
-        total = sum(map(len, texts))
-        slices = _slices(texts, max(min(_SLICE_BYTES, -(-total // threads)), _MIN_SLICE))
-        if threads == 1 or len(slices) <= 1:
-            parts = [self.encode_docs(texts[a:b], shortcut) for a, b in slices]
-        else:
-            with ThreadPoolExecutor(max_workers=threads) as pool:
-                parts = list(pool.map(lambda ab: self.encode_docs(texts[ab[0]:ab[1]], shortcut), slices))
+        parts = self._run_slices(texts, num_threads, lambda a, b: self.encode_docs(texts[a:b], shortcut))
         return _concat(parts, len(texts))
+
+    def encode_lists(self, texts: Sequence[str], num_threads=None, shortcut: bool = True) -> List[List[int]]:
+        """All ``texts`` as lists of ids (``encode_ordinary_batch``), threads as in :meth:`encode_to_numpy`. The
+        calling thread builds each slice's lists (:meth:`lists_of`; that needs the GIL) as soon as the slice is
+        encoded, while the workers scan and merge the next slices without the GIL."""
+        texts = list(texts)
+        parts = self._run_slices(texts, num_threads, lambda a, b: self.encode_docs(texts[a:b], shortcut),
+                                 lambda part: self.lists_of(*part))
+        return parts[0] if len(parts) == 1 else list(chain.from_iterable(parts))
+
+
+def pieces_reference(pretokenizer: Pretokenizer, texts: Sequence[str]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The plain-Python twin of :func:`fastsw._pretok.scan_utf8` (the kernel's input for a slice of documents):
+    ``(UTF-8 bytes uint8, each pretoken's end in bytes from its document's start int64, doc_pieces int64)`` from
+    :meth:`Pretokenizer.pretokenize_reference` (``regex``) and ``str.encode``. Tests assert equal arrays."""
+    ends: List[int] = []
+    doc_pieces = [0]
+    for t in texts:
+        pos = 0
+        for piece in pretokenizer.pretokenize_reference(t):
+            pos += len(piece.encode("utf-8"))
+            ends.append(pos)
+        doc_pieces.append(len(ends))
+    data = "".join(texts).encode("utf-8")
+    return (np.frombuffer(data or b"\0", np.uint8), np.array(ends, np.int64), np.array(doc_pieces, np.int64))
 
 
 def _slices(texts: Sequence[str], target: int):

@@ -406,8 +406,13 @@ class Tokenizer:
         if self._resolve_backend(backend) == "numba":
             if shortcut and isinstance(text, str) and len(text) <= SMALL_TEXT:
                 self._check_text(text)
+                fast = self._fast()
+                if not self._super_ranks:  # every pretoken in the cache: one compiled pass (fast_encode)
+                    ids = fast.cached_ids(text, self._cache)
+                    if ids is not None:
+                        return ids
                 out: List[int] = []
-                self._encode_chunk(text, True, out, self._fast())
+                self._encode_chunk(text, True, out, fast)
                 return out
             # the fast driver encodes to UTF-8 once and reports a lone surrogate via _check_text
             self._check_type(text)
@@ -555,6 +560,13 @@ class Tokenizer:
         if self.normalize is not None:
             texts = [normalize_text(t, self.normalize) for t in texts]
         if self._resolve_backend(backend) == "numba":
+            check, split = self._special_plan(allowed_special, disallowed_special)
+            if split is None:  # no special token to cut at: lists built slice by slice as the threads finish
+                _check_num_threads(num_threads)
+                if check is not None:
+                    for i, t in enumerate(texts):
+                        self._check_disallowed(check, t, f"texts[{i}]")
+                return self._fast().encode_lists(texts, num_threads, shortcut)
             return self._split(*self.encode_to_numpy(
                 texts, allowed_special=allowed_special, disallowed_special=disallowed_special,
                 num_threads=num_threads, shortcut=shortcut, backend="numba"))
@@ -571,14 +583,13 @@ class Tokenizer:
         texts = self._batch_texts(texts, "encode_ordinary_batch")
         _check_num_threads(num_threads)
         if self._resolve_backend(backend) == "numba":
-            return self._split(*self.encode_to_numpy(texts, disallowed_special=(), num_threads=num_threads,
-                                                     shortcut=shortcut, backend="numba"))
+            if self.normalize is not None:
+                texts = [normalize_text(t, self.normalize) for t in texts]
+            return self._fast().encode_lists(texts, num_threads, shortcut)
         return [self.encode_ordinary(t, shortcut=shortcut, backend=backend) for t in texts]
 
     def _split(self, ids, offsets) -> List[List[int]]:
-        flat = self._fast().to_list(ids)
-        bounds = offsets.tolist()
-        return [flat[a:b] for a, b in zip(bounds, bounds[1:])]
+        return self._fast().lists_of(ids, offsets)
 
     def encode_to_numpy(self, texts: Iterable[str], *,
                         allowed_special: Union[Literal["all"], AbstractSet[str]] = frozenset(),
