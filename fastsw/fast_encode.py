@@ -121,11 +121,23 @@ Design notes
   characters no token crosses partially, and byte-level BPE learns such tokens
   early: Russian ``" \xd0"`` is merge 0, Japanese ``"の" + b"\xe5"`` merge 44, Thai
   has 805, so only 47 % of Chinese and ~0 % of Japanese and Thai characters qualified).
-  What would close the rest of the gap to 1.5 x tiktoken on zh/ja/th: a per-token
-  rather than per-merge encoder (the linear backtracking encoder of GitHub's
-  ``bpe`` crate: one longest-match step and a pair-compatibility check per token,
-  ~3.5 x fewer steps than merges on Chinese, over the reachable tokens only), and,
-  for callers that can take arrays, ``encode_to_numpy`` (no list of ints).
+  For callers that can take arrays, ``encode_to_numpy`` skips the list of ints.
+* Tried and dropped, the per-token (backtracking) encoder of GitHub's ``bpe`` crate, written in Numba
+  over these tables (branch ``backtrack``, commit 271d646; issue #14's suggested anchor): exact (ids
+  equal to the merge loops on all 12 languages, own/English/o200k/cl100k models, superword, conflict
+  and marker models, Hypothesis and worst cases; models whose tokens are not formed after their
+  parts are detected and keep the merge loops), but slower. Speed with the walk for misses over 16
+  bytes / speed with the merge loops, whole held-out documents, one thread: own models 0.79-1.08,
+  English model 0.46-1.02 (0.46-0.64 on zh/ja/th/my, where pieces become near-byte tokens), o200k_base
+  0.70-0.93; per piece length from 5 bytes up and on every worst case but ``"ab" * 500000`` with
+  o200k_base. It does fewer steps (per output token 1.1-1.9 longest-match candidates, 0.04-0.31
+  pops, 3-5 pair probes, against 3-8 merges), but each step is a chain of dependent L2/L3 accesses
+  (prefix hash, token row, spine, pair probe; ns per byte of misses: walk 22-27, pair checks 12-23,
+  whole 54-68, merge loops 50-65), while a piece's merge-loop probes are independent and overlap
+  and start in the 512 kB direct region. A pair table of canonical splits only (8.9 MB instead of
+  17.3 MB for o200k) gained 5-7 %. rs-bpe and bpe-openai run the same method at ~20 MB/s on o200k
+  zh/ja/th (fastsw's merge loops 12-15 MB/s), so the method can win with a more compact automaton
+  (a double array) and fewer dependent loads; that is what is left to try.
 * Byte alphabets (``bytes243``, ``bytes256``) and byte alphabets plus one-byte atoms (the boundary
   markers and caps codes, :class:`fastsw.alphabet.AtomAlphabet` with ``short_only``) have a fast path;
   other alphabets encode with the reference path (``backend="auto"``) or raise (``backend="numba"``).
