@@ -80,7 +80,6 @@ COUNTS_FORMAT_VERSION = 1
 BATCH_BYTES = 1 << 18
 #: ... and of at most this many documents.
 BATCH_DOCS = 4096
-_POLL = 0.0002  # seconds a counting thread or the reader sleeps while it waits for the other
 #: ``train(workers=None)`` counts on all cores only when its input files hold at least this many bytes on disk.
 PARALLEL_MIN_BYTES = 16 << 20
 #: The largest count fastsw trains on: counts, and the pair counts summed from them, are 64-bit in the kernels.
@@ -1150,34 +1149,19 @@ def _count_native(documents, pretokenizer: Pretokenizer, collect_runs: bool, pro
         return tables[0].finish()
 
     import threading
-    import time
-    from collections import deque
-
-    # Ctrl-C raises KeyboardInterrupt in this (the calling) thread between any two bytecodes, also
-    # inside queue.Queue's put() between storing a batch and waking the worker, or while it takes
-    # the queue's lock: the workers could then wait forever for a batch that is there while this
-    # thread waits for room in a full queue (a real, timing-dependent hang of
-    # tests/test_interrupt.py). So nothing here waits on a lock: each worker's inbox is a deque
-    # (append and popleft are single atomic calls), both sides poll with short sleeps (a batch
-    # takes milliseconds to count), and leaving early sets ``flags["stop"]`` instead of queueing
-    # an end marker.
-    inboxes = [deque() for _ in range(threads)]
+    inboxes = [queue.Queue(maxsize=2) for _ in range(threads)]
     errors: List[BaseException] = []
-    flags = {"end": False, "stop": False}
 
     def work(table, inbox):
-        while not flags["stop"]:
-            if inbox:
-                batch = inbox.popleft()
-                if not errors:  # after an error, drain without counting so that the reader never blocks
-                    try:
-                        table.add_batch(batch)
-                    except BaseException as e:  # noqa: B902 -- re-raised in the calling thread
-                        errors.append(e)
-            elif flags["end"]:
+        while True:
+            batch = inbox.get()
+            if batch is None:
                 return
-            else:
-                time.sleep(_POLL)
+            if not errors:  # after an error, drain without counting so that the reader never blocks
+                try:
+                    table.add_batch(batch)
+                except BaseException as e:  # noqa: B902 -- re-raised in the calling thread
+                    errors.append(e)
 
     workers = [threading.Thread(target=work, args=(tables[k], inboxes[k]), name=f"fastsw-count-{k}", daemon=True)
                for k in range(threads)]
@@ -1187,15 +1171,11 @@ def _count_native(documents, pretokenizer: Pretokenizer, collect_runs: bool, pro
         for k, batch in enumerate(batches):
             if errors:
                 break
-            inbox = inboxes[k % threads]
-            while len(inbox) >= 2 and not errors:  # at most two batches waiting per worker
-                time.sleep(_POLL)
-            inbox.append(batch)
+            inboxes[k % threads].put(batch)
             report(batch)
-        flags["end"] = True
     finally:
-        if not flags["end"]:  # an exception (Ctrl-C, a reading error) is on its way out
-            flags["stop"] = True
+        for inbox in inboxes:
+            inbox.put(None)
         for w in workers:
             w.join()
     if errors:
