@@ -6,6 +6,7 @@ is missing: they are never skipped silently.
 """
 import json
 import os
+import signal
 import tempfile
 from pathlib import Path
 
@@ -27,6 +28,16 @@ def shared_path(relative: str) -> Path:
         pytest.fail(f"shared test data {path} is missing; set FASTSW_SHARED to the shared directory",
                     pytrace=False)
     return path
+
+
+def sigint_default() -> None:
+    """``preexec_fn`` for a child that a test interrupts with SIGINT: SIGINT back to its default action.
+
+    A test run started as a background job of a non-interactive shell (``nohup pytest ... &``, some CI
+    runners) ignores SIGINT, children inherit an ignored signal, and Python then installs no
+    KeyboardInterrupt handler: the child would never see the test's Ctrl-C (the interrupt tests hung
+    until their timeouts whenever the suite was started that way)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def read_jsonl_texts(path: Path, limit=None):

@@ -23,7 +23,7 @@ import pytest
 
 import fastsw
 from fastsw import _interrupt
-from conftest import shared_path
+from conftest import shared_path, sigint_default
 
 REPO_ROOT = Path(fastsw.__file__).resolve().parents[1]
 
@@ -144,7 +144,7 @@ def _check_report(stage: str, err: str) -> None:
 def test_api_ctrl_c_raises_keyboard_interrupt(tmp_path, corpus, stage):
     code = _child(stage, "api", corpus=str(corpus), backend="numba")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(), cwd=tmp_path,
-                       timeout=120)
+                       timeout=120, preexec_fn=sigint_default)
     assert r.returncode == 0 and r.stdout.strip() == "caught", r.stderr
     _check_report(stage, r.stderr)
 
@@ -153,7 +153,7 @@ def test_api_ctrl_c_python_backend(tmp_path, corpus):
     """The reference path is plain Python: the interrupt is a KeyboardInterrupt already."""
     code = _child("phase1", "api", corpus=str(corpus), backend="python")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(), cwd=tmp_path,
-                       timeout=120)
+                       timeout=120, preexec_fn=sigint_default)
     assert r.returncode == 0 and r.stdout.strip() == "caught", r.stderr
     assert "SystemError" not in r.stderr and "fastsw threads left: []" in r.stderr, r.stderr
 
@@ -164,7 +164,7 @@ def test_cli_ctrl_c_exits_130_without_output(tmp_path, corpus, stage):
     out_dir.mkdir()
     code = _child(stage, "cli", corpus=str(corpus), output=str(out_dir / "model.json"))
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(), cwd=tmp_path,
-                       timeout=120)
+                       timeout=120, preexec_fn=sigint_default)
     assert r.returncode == 130, r.stderr
     lines = [line for line in r.stderr.splitlines() if not line.startswith(("kernel calls:", "fastsw threads"))]
     assert lines and lines[-1] == "fastsw: interrupted", r.stderr
@@ -182,7 +182,7 @@ def test_cli_ctrl_c_while_reading_a_pipe(tmp_path, corpus):
     out_dir.mkdir()
     proc = subprocess.Popen([sys.executable, "-m", "fastsw", "train", str(fifo), "-o", str(out_dir / "m.json"),
                              "--algo", "bpe", "--vocab-size", "1000", "--no-progress"],
-                            stderr=subprocess.PIPE, text=True, env=_env(), cwd=tmp_path)
+                            stderr=subprocess.PIPE, text=True, env=_env(), cwd=tmp_path, preexec_fn=sigint_default)
     try:
         with open(fifo, "w", encoding="utf-8") as pipe:  # returns once the child has opened the FIFO
             texts = [json.loads(line)["text"] for line in corpus.read_text(encoding="utf-8").splitlines()[:200]]
@@ -228,8 +228,13 @@ def test_call_kernel_sets_stop_and_waits_on_keyboard_interrupt():
         seen.append(int(stop[0]))
         return "stopped"
 
-    with pytest.raises(KeyboardInterrupt):
-        _interrupt.call_kernel(kernel)
+    # interrupt_main does nothing while SIGINT is ignored (a run started as a background job)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            _interrupt.call_kernel(kernel)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert started.is_set() and seen == [1]
     assert not [t for t in threading.enumerate() if t.name.startswith("fastsw")]
 
@@ -285,6 +290,6 @@ def test_api_ctrl_c_while_encoding_raises_keyboard_interrupt(tmp_path, delay):
     # a big encoder call from the main thread used to surface the signal inside a Numba callback
     # as "SystemError: CPUDispatcher(<function _encode_docs>) returned a result with an exception set"
     r = subprocess.run([sys.executable, "-c", ENCODE_CHILD, str(delay)], capture_output=True, text=True,
-                       env=_env(), cwd=tmp_path, timeout=120)
+                       env=_env(), cwd=tmp_path, timeout=120, preexec_fn=sigint_default)
     assert r.stdout.strip() == "caught", r.stdout + r.stderr
     assert "SystemError" not in r.stderr and "Traceback" not in r.stderr, r.stderr

@@ -17,7 +17,7 @@ from fastsw.fast_parity import learn_parity_merges_fast
 from fastsw.parity import learn_parity_merges
 from fastsw.pretokenize import Pretokenizer
 
-from conftest import HYPOTHESIS_EXAMPLES, shared_path
+from conftest import HYPOTHESIS_EXAMPLES, shared_path, sigint_default
 
 LANGS = ["ar", "de", "en", "ru", "zh"]  # five scripts; all five have XQuAD dev texts
 
@@ -279,7 +279,7 @@ def test_ctrl_c_stops_the_parity_kernel():
     repo = Path(fastsw.__file__).resolve().parents[1]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(repo), os.environ.get("PYTHONPATH")])))
     r = subprocess.run([sys.executable, "-c", _SIGINT_CHILD, str(shared)], capture_output=True, text=True, env=env,
-                       timeout=300)
+                       timeout=300, preexec_fn=sigint_default)
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("{"), (r.stdout, r.stderr)  # KeyboardInterrupt, not "finished"
     out = json.loads(r.stdout)
