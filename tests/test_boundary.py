@@ -186,6 +186,24 @@ def test_backends_train_identical_models(marker_models):
     assert marker_models["superbpe", "numba"].n_super > 0
 
 
+def test_parity_aware_bpe_and_mingram_train_with_markers(language_samples):
+    """The other two trainers take a marker scheme too: parity-aware BPE (both backends, the same merges and
+    language choices) and MinGram; markers stay atomic and text round-trips."""
+    docs = {lang: language_samples[lang][:20] for lang in ("en", "de")}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fastsw.VocabularyNotReachedWarning)
+        pa = [fastsw.train(docs, algo="parity-bpe", ratios={"en": 1, "de": 1}, vocab_size=400,
+                           pretokenizer="boundary[w,p,d]+caps", backend=backend) for backend in ("python", "numba")]
+        mg = fastsw.train(docs["en"] + docs["de"], algo="mingram", vocab_size=400, pretokenizer="boundary[w,p,d]+caps")
+    assert pa[0].merges == pa[1].merges and len(pa[0].merges) > 100
+    assert pa[0].training_info["parity"]["chosen"] == pa[1].training_info["parity"]["chosen"]
+    text = "The CAT sat on the Matte. ΟΔΟΣ, ¦ and ↑ stay text."
+    for tok in (pa[1], mg):
+        assert tok.alphabet.to_config()["kind"] == "atoms"
+        ids = tok.encode(text)
+        assert tok.vocab.index(MARKER.code) in ids and tok.decode(ids) == text
+
+
 def test_no_token_has_touching_markers(marker_models):
     for (algo, _), tok in marker_models.items():
         for tb in tok.vocab:
