@@ -281,9 +281,9 @@ def _run(client, paths: List[str], job: dict, shard_task, merge_task, what: str,
                 _raise_failed(future, path_of, d)
             bar.update(1)
             while waiting and waiting[0].done():  # merge here what is ready, in order, while the rest counts
-                _absorb(waiting.pop(0), absorb, what, path_of, d)
+                _absorb(waiting.pop(0), absorb, what, path_of, d, shard_futures)
         for future in waiting:
-            _absorb(future, absorb, what, path_of, d)
+            _absorb(future, absorb, what, path_of, d, shard_futures)
         ok = True
     finally:
         if not ok:
@@ -302,10 +302,16 @@ def _top_size(client) -> int:
     return max(2, 2 * workers)
 
 
-def _absorb(future, absorb, what: str, path_of: dict, d) -> None:
-    """``absorb`` the result of a top-level future (a merge task's, or a shard's when there are few shards)."""
-    if future.key in path_of and future.status == "error":
-        _raise_failed(future, path_of, d)
+def _absorb(future, absorb, what: str, path_of: dict, d, shards) -> None:
+    """``absorb`` the result of a top-level future (a merge task's, or a shard's when there are few shards).
+    A merge task fails when a shard below it failed, possibly before ``as_completed`` has handed that shard to
+    the caller: then the first failed shard (in shard order) is what is raised, with its file name."""
+    if future.status == "error":
+        failed = [f for f in shards if f.status == "error"]
+        if future.key in path_of:
+            failed = [future]
+        if failed:
+            _raise_failed(failed[0], path_of, d)
     try:
         result = future.result()
     except d.KilledWorker as e:
