@@ -5,9 +5,10 @@
 # (``"".join(texts).encode("utf-8")``) and the code point -> byte conversion of the ends (which the kernel did by
 # walking UTF-8 lead bytes). One pass per document, all of it with the GIL released, so the threads of a batch
 # run it in parallel (the former per-document path held the GIL for a ``PyMem_Malloc``, a copy into a new numpy
-# array and the UTF-8 encode). Its reference is the former path: ``fastsw.fast_encode.pieces_reference``
-# (``Scanner.pretoken_ends`` per document, the ends turned into byte offsets by the lengths of the pretokens'
-# UTF-8); tests/test_encdrv.py asserts equal arrays on every corpus language and Hypothesis text.
+# array and the UTF-8 encode). Its plain-Python twin is ``fastsw.fast_encode.pieces_reference`` (the pretokens
+# of ``Pretokenizer.pretokenize_reference``, the ``regex`` path, their ends as byte offsets from the lengths of
+# their UTF-8, and ``str.encode``); tests/test_encode_slices.py asserts equal arrays on every corpus language and
+# Hypothesis text.
 
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object text)
