@@ -94,13 +94,13 @@ import functools
 import re
 import threading
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 import regex
 
 from ._config import pure_python
-from .alphabet import Atom, AtomAlphabet, PROFILE_ALPHABETS, atom_char, atom_text, check_utf8
+from .alphabet import Atom, AtomAlphabet, PROFILE_ALPHABETS, atom_text, check_utf8
 
 __all__ = ["SPACE_USING_SCRIPTS", "HIGH_RESOURCE_SCRIPTS", "MARKER", "SHIFT", "CAPS", "ATOMS", "Scheme",
            "parse_scheme", "is_scheme_name", "scheme_names", "BoundaryPretokenizer", "class_table", "groups",
@@ -522,7 +522,34 @@ def _compiled_scheme(key: tuple):
 _LETTER = regex.compile(r"\p{L}")
 
 
-class BoundaryPretokenizer:
+class SchemeSettings:
+    """The settings (model file ``pretokenizer`` entry) and equality shared by the scheme pre-tokenizers
+    (:class:`BoundaryPretokenizer`, :class:`fastsw.script_v3.ScriptPretokenizer`): ``mode``, the scheme's name
+    and the three options. A subclass sets ``_MODE``, ``_DEFAULT_SCHEME`` and ``_LABEL`` (for the error)."""
+
+    _MODE = _DEFAULT_SCHEME = _LABEL = ""
+    _KEYS = frozenset({"mode", "scheme", "drop_unlisted", "single_char_shift", "min_caps_length"})
+
+    def to_config(self) -> dict:
+        return {"mode": self._MODE, "scheme": self.name, "drop_unlisted": self.drop_unlisted,
+                "single_char_shift": self.single_char_shift, "min_caps_length": self.min_caps_length}
+
+    @classmethod
+    def from_config(cls, config: dict):
+        unknown = set(config) - cls._KEYS
+        if unknown:
+            raise ValueError(f"unknown {cls._LABEL} pre-tokenizer settings: {', '.join(sorted(unknown))}")
+        return cls(config.get("scheme", cls._DEFAULT_SCHEME), drop_unlisted=config.get("drop_unlisted", False),
+                   single_char_shift=config.get("single_char_shift", True),
+                   min_caps_length=config.get("min_caps_length", 2))
+
+    def __eq__(self, other) -> bool:
+        return type(other) is type(self) and self.to_config() == other.to_config()
+
+    __hash__ = None  # equal by settings, mutable caches inside: not hashable (as before)
+
+
+class BoundaryPretokenizer(SchemeSettings):
     """A marker scheme as a pre-tokenizer (``fastsw.train(..., pretokenizer="boundary[w,p,d]+caps")`` makes one).
 
     Args:
@@ -556,26 +583,11 @@ class BoundaryPretokenizer:
         self.min_caps_length = min_caps_length
 
     # -- configuration ------------------------------------------------------------------------------------------
+    _MODE, _DEFAULT_SCHEME, _LABEL = "boundary", "", "boundary"
+
     @property
     def name(self) -> str:
         return self.scheme.name
-
-    def to_config(self) -> dict:
-        return {"mode": "boundary", "scheme": self.scheme.name, "drop_unlisted": self.drop_unlisted,
-                "single_char_shift": self.single_char_shift, "min_caps_length": self.min_caps_length}
-
-    @classmethod
-    def from_config(cls, config: dict) -> "BoundaryPretokenizer":
-        known = {"mode", "scheme", "drop_unlisted", "single_char_shift", "min_caps_length"}
-        unknown = set(config) - known
-        if unknown:
-            raise ValueError(f"unknown boundary pre-tokenizer settings: {', '.join(sorted(unknown))}")
-        return cls(config.get("scheme", ""), drop_unlisted=config.get("drop_unlisted", False),
-                   single_char_shift=config.get("single_char_shift", True),
-                   min_caps_length=config.get("min_caps_length", 2))
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, BoundaryPretokenizer) and self.to_config() == other.to_config()
 
     def __repr__(self) -> str:
         return f"BoundaryPretokenizer({self.scheme.name!r})"

@@ -90,7 +90,7 @@ import regex
 from numba import njit
 
 # the 20 space-using and the 28 high-resource scripts (seed 002 B.1 footnote), as the class rule's owner lists them
-from .boundary import HIGH_RESOURCE_SCRIPTS, SPACE_USING_SCRIPTS
+from .boundary import HIGH_RESOURCE_SCRIPTS, SPACE_USING_SCRIPTS, SchemeSettings
 
 __all__ = [
     "SCRIPTS_FILE", "SPACE_USING_SCRIPTS", "HIGH_RESOURCE_SCRIPTS", "DROPPED", "BLOCK_SIZE", "SLOTS",
@@ -635,7 +635,7 @@ class ScriptAlphabet(_alphabet_base()):
         return rule
 
 
-class ScriptPretokenizer:
+class ScriptPretokenizer(SchemeSettings):
     """SCRIPT v3 as a pre-tokenizer: ``"script-v3"`` (plain SCRIPT pretokens, B.2) or ``"script-v3+boundary[...]"``
     (a marker scheme's pretokens, :class:`fastsw.boundary.BoundaryPretokenizer`), every listed character then
     spelled as its (block, index) atoms. ``fastsw.train(..., pretokenizer="script-v3")`` makes one.
@@ -681,26 +681,11 @@ class ScriptPretokenizer:
         self.min_caps_length = min_caps_length
 
     # -- configuration ------------------------------------------------------------------------------------------
+    _MODE, _DEFAULT_SCHEME, _LABEL = "script-v3", "script-v3", "SCRIPT"
+
     @property
     def name(self) -> str:
         return "script-v3" + ("" if self.inner is None else "+" + self.inner.name)
-
-    def to_config(self) -> dict:
-        return {"mode": "script-v3", "scheme": self.name, "drop_unlisted": self.drop_unlisted,
-                "single_char_shift": self.single_char_shift, "min_caps_length": self.min_caps_length}
-
-    @classmethod
-    def from_config(cls, config: dict) -> "ScriptPretokenizer":
-        known = {"mode", "scheme", "drop_unlisted", "single_char_shift", "min_caps_length"}
-        unknown = set(config) - known
-        if unknown:
-            raise ValueError(f"unknown SCRIPT pre-tokenizer settings: {', '.join(sorted(unknown))}")
-        return cls(config.get("scheme", "script-v3"), drop_unlisted=config.get("drop_unlisted", False),
-                   single_char_shift=config.get("single_char_shift", True),
-                   min_caps_length=config.get("min_caps_length", 2))
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, ScriptPretokenizer) and self.to_config() == other.to_config()
 
     def __repr__(self) -> str:
         return f"ScriptPretokenizer({self.name!r})"
