@@ -662,14 +662,7 @@ class MinGramTokenizer(Tokenizer):
         self._merges = ()
         self._regular_ranks = {}
         self._super_ranks = {}
-        specials = dict(special_tokens or {})
-        for i, (s, tid) in enumerate(sorted(specials.items(), key=lambda kv: kv[1])):
-            if tid != len(tokens) + i:
-                raise ValueError("special token ids must follow the vocabulary without gaps")
-            if not s:
-                raise ValueError("a special token cannot be the empty string")
-        self._special_tokens = specials
-        self._special_by_id = {tid: s.encode("utf-8") for s, tid in specials.items()}
+        self._set_special_tokens(special_tokens, len(tokens))
         self._plans = {}
         self._cache = {}
         self._shortcut = {}

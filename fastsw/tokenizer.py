@@ -114,6 +114,17 @@ class Tokenizer:
         self.normalize = check_normalize(normalize)
         self.training_info = dict(training_info or {})
 
+    def _set_special_tokens(self, special_tokens: Optional[Dict[str, int]], n_tokens: int) -> None:
+        """Check and keep the special tokens (ids right after the ``n_tokens`` tokens, no gaps, none empty)."""
+        specials = dict(special_tokens or {})
+        for i, (s, tid) in enumerate(sorted(specials.items(), key=lambda kv: kv[1])):
+            if tid != n_tokens + i:
+                raise ValueError("special token ids must follow the vocabulary without gaps")
+            if not s:
+                raise ValueError("a special token cannot be the empty string")
+        self._special_tokens = specials
+        self._special_by_id = {tid: s.encode("utf-8") for s, tid in specials.items()}
+
     def _build(self, merges, special_tokens, reachability=None) -> None:
         """The token table, rank tables, special tokens and the shortcut table."""
         n_alpha = len(self.alphabet)
@@ -132,14 +143,7 @@ class Tokenizer:
             ranks.setdefault((left, right), (len(ranks), new_id))
         self._merges = tuple(merge_list)
         self._token_bytes = tuple(token_bytes)
-        specials = dict(special_tokens or {})
-        for i, (s, tid) in enumerate(sorted(specials.items(), key=lambda kv: kv[1])):
-            if tid != len(token_bytes) + i:
-                raise ValueError("special token ids must follow the vocabulary without gaps")
-            if not s:
-                raise ValueError("a special token cannot be the empty string")
-        self._special_tokens = specials
-        self._special_by_id = {tid: s.encode("utf-8") for s, tid in specials.items()}
+        self._set_special_tokens(special_tokens, len(token_bytes))
         self._plans = {}  # (allowed_special, disallowed_special) -> _special_plan
         self._cache: Dict[str, List[int]] = {}
         if reachability is not None:
