@@ -72,7 +72,7 @@ from .alphabet import Alphabet, ByteAlphabet, alphabet_from_config
 from .files import atomic_write_text
 from .pretokenize import Pretokenizer
 from .model_io import MODEL_READERS
-from .tokenizer import MODEL_CLASSES, Tokenizer, _FAST_LOCK
+from .tokenizer import MODEL_CLASSES, Tokenizer
 
 #: The score an atomic token with lp = -inf gets in a :class:`MinGramTokenizer` (MINGRAM.md 2.3, M:112-114).
 LOG_PROB_FLOOR = -100.0
@@ -701,14 +701,8 @@ class MinGramTokenizer(Tokenizer):
             cl = self._cl = self._cost.tolist()
         return cl
 
-    def _fast(self):
-        enc = self.__dict__.get("_fast_encoder")
-        if enc is None:
-            with _FAST_LOCK:
-                enc = self.__dict__.get("_fast_encoder")
-                if enc is None:
-                    enc = self._fast_encoder = _encoder_class()(self)
-        return enc
+    def _new_fast_encoder(self):
+        return _encoder_class()(self)
 
     # -- files ----------------------------------------------------------------------
     def to_dict(self) -> dict:

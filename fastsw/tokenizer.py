@@ -295,8 +295,8 @@ class Tokenizer:
         if supported is None:
             from .fast_encode import supported as check
             supported = check(self.alphabet)
-            if not supported and type(self)._fast is Tokenizer._fast:  # FastEncoder's models: three-byte atoms too
-                from .wide_encode import wide_alphabet  # (SCRIPT v3, fastsw.wide_encode)
+            if not supported and type(self)._new_fast_encoder is Tokenizer._new_fast_encoder:
+                from .wide_encode import wide_alphabet  # FastEncoder's models: three-byte atoms (SCRIPT v3) too
                 supported = wide_alphabet(self.alphabet)
             self._fast_ok = supported
         return supported
@@ -317,8 +317,12 @@ class Tokenizer:
             with _FAST_LOCK:
                 enc = self.__dict__.get("_fast_encoder")
                 if enc is None:
-                    enc = self._fast_encoder = self._encoder_class()(self._encoder_tables())
+                    enc = self._fast_encoder = self._new_fast_encoder()
         return enc
+
+    def _new_fast_encoder(self):
+        """A new fast encoder of this model (:meth:`_fast` builds it once; model classes override this)."""
+        return self._encoder_class()(self._encoder_tables())
 
     def _encoder_class(self):
         """:class:`fastsw.fast_encode.FastEncoder`, or for three-byte atoms (SCRIPT v3) its subclass
