@@ -110,6 +110,41 @@ Design notes
   relies on it; pairs of one rank that are different pairs make the same token,
   so equal keys name equal merges. Note (5)'s arithmetic step is taken only when
   neither ``new x`` nor ``new new`` outranks ``x x``; merge-rule models always take it.
+* (7) Whole characters first. A pretoken that misses the shortcut starts from its bytes,
+  and a character of 3 bytes costs two merges before any merge across characters (in
+  Chinese ~80 % of all merges). So ``_initial_ids`` writes some *units* -- a character of
+  2-4 bytes, or a space and one -- as their token at once, when the table built by
+  ``_build_char_table`` says this cannot change the ids; both loops then merge the shorter
+  sequence. Why it cannot, for a unit ``c`` whose bytes the loops build into one token
+  ``T`` alone with steps of ranks ``q1, q2, ...`` (both loops take the lowest rank present,
+  leftmost first; that holds in rank mode too): (a) while ``c`` is unfinished, the pair of
+  its next step is present, so nothing of a rank above that step's is merged anywhere;
+  (b) a merge ``(y, p)`` onto the partial token ``p`` at ``c``'s left end is harmless if
+  its rank exceeds every ``q`` up to the step that consumes ``p`` (``p`` is gone before
+  that pair can be the lowest), likewise ``(p, y)`` at the right end; (c) every merge with
+  ``T`` itself ranks above the last ``q`` (merge-rule models: a merge uses only earlier
+  tokens; rank mode: checked, e.g. ``é + y`` may rank before ``é``). With (b) and (c),
+  the run from ``T`` makes the same choices as the run from the bytes, minus ``c``'s own
+  steps: a pair with ``T`` never undercuts a choice made while ``c`` was unfinished (those
+  rank at most the pending ``q``, by (a)), and no pair of a partial is ever chosen. The
+  table keeps (b) and (c) per side and per kind of neighbouring byte (ASCII or not: a
+  token ``y`` next to ``c`` ends, or starts, with that byte), as flag bits checked
+  against the text's bytes; a pretoken's ends have no neighbour. Units whose bytes do not
+  end as one token (rare characters) stay bytes. Byte-level BPE learns merges across
+  characters early (Russian ``" \xd0"`` is merge 0; Thai ``char + "\xe0\xb8"``), which
+  is why the rule is per side and neighbour kind and why a space and a character are a
+  unit of their own (a word's first letter after its space). Tests: hand-worked tables
+  for each condition (dropping any one of them fails a test), random merge and rank
+  tables over 1-4 byte characters against ``apply_merges`` and tiktoken's algorithm, and
+  the same ids with and without the table on real text. What it covers and gains
+  (held-out text, one thread, CPU time, same process, load ~3.5; share of the characters
+  of missed pretokens taken whole, then encode time without / with the table):
+  zh own model 81 %, 1.46 x faster; ko 41 % (+ word-initial units), 1.23 x; ja 60 %,
+  1.11 x; ar 1.15 x; fi 1.12 x; hi 1.11 x; ru 1.03 x; o200k_base zh 54 %, 1.19 x, ko
+  1.25 x, ja 1.14 x, ru 1.17 x; Thai (27 %: its characters share the prefix
+  ``\xe0\xb8`` that BPE joins to the character before) 0.96 x, the cost of looking up
+  what it cannot take. Building the table is one pass over the pairs and the tokens
+  (o200k_base: 7,195 units).
 """
 from __future__ import annotations
 
@@ -201,6 +236,197 @@ def _build_pair_bits(lefts, rights):
         b = _pair_bit(lefts[i], rights[i])
         bits[b >> 6] |= np.uint64(1) << np.uint64(b & 63)
     return bits
+
+
+_CHAR_KEYS = 0x110000  # the character table's keys: a code point, or 0x110000 + a code point for " " + that character
+_CHAR_BLOCKS = (2 * _CHAR_KEYS) >> 8  # its block map: one entry per 256 keys
+
+
+@njit(cache=True, nogil=True)
+def _utf8_char(data, start, end):
+    """``(code point, length)`` of the UTF-8 character of 2-4 bytes at uint8 ``data[start:end]`` that ends at or
+    before ``end``, or ``(-1, 1)``: ASCII, a byte that cannot start one, too few bytes, a byte that is not a
+    continuation, an overlong form, a surrogate or a value above U+10FFFF (every character has one entry)."""
+    b = np.int64(data[start])
+    if b < 0xC2 or b > 0xF4:
+        return np.int64(-1), np.int64(1)
+    if b < 0xE0:
+        n = 2
+        cp = b & 0x1F
+    elif b < 0xF0:
+        n = 3
+        cp = b & 0x0F
+    else:
+        n = 4
+        cp = b & 0x07
+    if start + n > end:
+        return np.int64(-1), np.int64(1)
+    for j in range(1, n):
+        c = np.int64(data[start + j])
+        if c < 0x80 or c > 0xBF:
+            return np.int64(-1), np.int64(1)
+        cp = (cp << 6) | (c & 0x3F)
+    if (n == 3 and (cp < 0x800 or 0xD800 <= cp <= 0xDFFF)) or (n == 4 and not 0x10000 <= cp <= 0x10FFFF):
+        return np.int64(-1), np.int64(1)
+    return cp, np.int64(n)
+
+
+@njit(cache=True, nogil=True)
+def _build_char_table(tb, tb_off, byte_ids, table, lefts, rights, ranks):
+    """The table of the units a missed pretoken may start from as their token (module note (7)): one character of
+    2-4 bytes, or a space and such a character.
+
+    Reads the flat vocabulary ``tb``/``tb_off`` (int64 offsets, regular ids), int32 ``byte_ids`` (the atomic id of
+    every byte), the rank ``table`` and its pairs as int64 ``lefts``, ``rights``, ``ranks``. Returns an int32 array:
+    ``_CHAR_BLOCKS`` block entries (the offset in this array of the 256 entries of a block of keys, or -1), then
+    the blocks. A unit's key is its character's code point, plus ``_CHAR_KEYS`` after a space; its entry is
+    ``id << 4 | flags`` or -1. Flag bit ``c`` (0: the byte before the unit is ASCII, 1: it is not) says the unit
+    may be taken as its token after such a byte, bit ``2 + c`` the same for the byte after it. A token is entered
+    when its bytes are a unit that the merge loops build into that token alone, with note (7)'s flags.
+    """
+    n_tok = tb_off.shape[0] - 1
+    never = np.int64(1) << 62
+    # lowest rank of a merge (a, y) whose y starts with an ASCII (row 0) / other (row 1) byte; of (y, b) likewise
+    # by y's last byte
+    min_as_left = np.full(2 * n_tok, never, np.int64)
+    min_as_right = np.full(2 * n_tok, never, np.int64)
+    for i in range(lefts.shape[0]):
+        a = lefts[i]
+        b = rights[i]
+        if a < 0 or b < 0 or a >= n_tok or b >= n_tok:
+            continue
+        cb = np.int64(1) if tb[tb_off[b]] >= 0x80 else np.int64(0)
+        ca = np.int64(1) if tb[tb_off[a + 1] - 1] >= 0x80 else np.int64(0)
+        if ranks[i] < min_as_left[cb * n_tok + a]:
+            min_as_left[cb * n_tok + a] = ranks[i]
+        if ranks[i] < min_as_right[ca * n_tok + b]:
+            min_as_right[ca * n_tok + b] = ranks[i]
+    keys = np.empty(n_tok, np.int64)
+    vals = np.empty(n_tok, np.int32)
+    n_units = 0
+    seq = np.empty(5, np.int64)
+    ok = np.empty(4, np.bool_)  # left after ASCII / other, right before ASCII / other
+    for t in range(min(n_tok, 1 << 27)):
+        o = tb_off[t]
+        n = tb_off[t + 1] - o
+        if n < 2 or n > 5:
+            continue
+        spaced = np.int64(1) if tb[o] == 0x20 else np.int64(0)
+        cp, size = _utf8_char(tb, o + spaced, o + n)
+        if cp < 0 or spaced + size != n:
+            continue
+        for j in range(n):
+            seq[j] = byte_ids[tb[o + j]]
+        # the merge loops' order on the unit alone (the lowest value, leftmost first), tracing when each end's
+        # partial token is consumed and the highest rank used up to then
+        m = n
+        top = np.int64(-1)
+        ok[:] = True
+        while m >= 2:
+            best = np.int64(0x7FFFFFFFFFFFFFFF)
+            at = -1
+            for j in range(m - 1):
+                v = _pair_lookup(table, seq[j], seq[j + 1])
+                if v >= 0 and v < best:
+                    best = v
+                    at = j
+            if at < 0:
+                break
+            top = max(top, best >> 32)
+            if at == 0:  # the left end's partial is consumed: no merge onto it may come first
+                for c in range(2):
+                    if min_as_right[c * n_tok + seq[0]] <= top:
+                        ok[c] = False
+            if at == m - 2:  # the right end's partial is consumed
+                for c in range(2):
+                    if min_as_left[c * n_tok + seq[m - 1]] <= top:
+                        ok[2 + c] = False
+            seq[at] = best & _LOW32
+            for j in range(at + 1, m - 1):
+                seq[j] = seq[j + 1]
+            m -= 1
+        if m != 1 or seq[0] != t:
+            continue
+        for c in range(2):  # no merge with the finished token may come before its last part is made
+            if min_as_right[c * n_tok + t] <= top:
+                ok[c] = False
+            if min_as_left[c * n_tok + t] <= top:
+                ok[2 + c] = False
+        flags = 0
+        for j in range(4):
+            if ok[j]:
+                flags |= 1 << j
+        if flags == 0:
+            continue
+        keys[n_units] = cp + spaced * _CHAR_KEYS
+        vals[n_units] = np.int32((t << 4) | flags)
+        n_units += 1
+    blocks = np.full(_CHAR_BLOCKS, -1, np.int64)
+    n_blocks = 0
+    for k in range(n_units):
+        if blocks[keys[k] >> 8] < 0:
+            blocks[keys[k] >> 8] = _CHAR_BLOCKS + 256 * n_blocks
+            n_blocks += 1
+    out = np.full(_CHAR_BLOCKS + 256 * n_blocks, -1, np.int32)
+    for k in range(_CHAR_BLOCKS):
+        out[k] = np.int32(blocks[k])
+    for k in range(n_units):
+        out[blocks[keys[k] >> 8] + (keys[k] & 255)] = vals[k]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _unit_id(chars, key, text, s, e, start, end):
+    """The token of the unit ``text[start:end]`` (key ``key``) of the pretoken ``text[s:e]`` if the table
+    ``chars`` has it and its flags allow the bytes around it, else -1."""
+    blk = chars[key >> 8]
+    if blk < 0:
+        return -1
+    v = chars[blk + (key & 255)]
+    if v < 0:
+        return -1
+    if start > s and (v >> (1 if text[start - 1] >= 0x80 else 0)) & 1 == 0:
+        return -1
+    if end < e and (v >> (3 if text[end] >= 0x80 else 2)) & 1 == 0:
+        return -1
+    return v >> 4
+
+
+@njit(cache=True, nogil=True)
+def _initial_ids(text, s, e, byte_ids, chars, out, w):
+    """Write the atomic ids of the pretoken ``text[s:e]`` at ``out[w:]``: each byte's id, except that a unit (a
+    character of 2-4 bytes, or a space and one) found in the table ``chars`` (:func:`_build_char_table`) whose
+    flags allow its neighbours is written as its token (module note (7)). Returns the number of ids written."""
+    if chars.shape[0] <= _CHAR_BLOCKS:  # no character table (atoms, wide alphabets): the bytes
+        for i in range(s, e):
+            out[w + i - s] = byte_ids[text[i]]
+        return e - s
+    m = 0
+    i = s
+    while i < e:
+        b = text[i]
+        if b == 0x20 and i + 2 < e and text[i + 1] >= 0xC2:
+            cp, n = _utf8_char(text, i + 1, e)
+            if cp >= 0:
+                t = _unit_id(chars, cp + _CHAR_KEYS, text, s, e, i, i + 1 + n)
+                if t >= 0:
+                    out[w + m] = t
+                    m += 1
+                    i += 1 + n
+                    continue
+        elif b >= 0xC2:
+            cp, n = _utf8_char(text, i, e)
+            if cp >= 0:
+                t = _unit_id(chars, cp, text, s, e, i, i + n)
+                if t >= 0:
+                    out[w + m] = t
+                    m += 1
+                    i += n
+                    continue
+        out[w + m] = byte_ids[b]
+        m += 1
+        i += 1
+    return m
 
 
 @njit(cache=True, nogil=True)
@@ -551,7 +777,7 @@ def _merge_one(ids, table, short_limit):
 
 @njit(cache=True, nogil=True)
 def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc_short, sc_long, tb,
-                 r_table, s_table, s_bits, flags, use_shortcut, use_super, short_limit):
+                 r_table, s_table, s_bits, flags, chars, use_shortcut, use_super, short_limit):
     """Encode a batch of documents.
 
     Reads: uint8 ``text`` (the documents' UTF-8 bytes, concatenated), int64
@@ -561,8 +787,9 @@ def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc_short, sc_long, tb,
     into ``piece_ends``), int32
     ``byte_ids`` (256: atomic id of each byte), the two shortcut tables and the
     flat vocabulary ``tb``, the rank tables, uint8 ``flags`` per regular id (1:
-    eligible, 2: the left side of some supermerge, 4: the right side of one) and
-    int64 switches. ``s_bits`` is the supermerges' pair filter
+    eligible, 2: the left side of some supermerge, 4: the right side of one), the
+    character table ``chars`` (:func:`_build_char_table`; ``_CHAR_BLOCKS`` entries of
+    -1: none) and int64 switches. ``s_bits`` is the supermerges' pair filter
     (:func:`_build_pair_bits`). A run with no adjacent pair that has flags 2 and 4
     and its filter bit set has no supermerge to apply and is left as it is. Returns
     ``(ids int32, offsets int64 of n_docs + 1)``; document d's ids are
@@ -674,12 +901,11 @@ def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc_short, sc_long, tb,
                             for i in range(n):
                                 out[w + i] = out[src + i]
             if n == 0:
-                for i in range(e - s):
-                    out[w + i] = byte_ids[text[s + i]]
-                if e - s <= short_limit:
-                    n = _merge_scan(out, w, e - s, r_table, heap, s_bits, 0)
+                n = _initial_ids(text, s, e, byte_ids, chars, out, w)
+                if n <= short_limit:
+                    n = _merge_scan(out, w, n, r_table, heap, s_bits, 0)
                 else:
-                    n = _merge_long(out, w, e - s, r_table, nxt, prv, tree, nid)
+                    n = _merge_long(out, w, n, r_table, nxt, prv, tree, nid)
             if n == 1 and (flags[out[w]] & 1) != 0:
                 if run_len == 0:
                     run_start = w

@@ -117,10 +117,13 @@ Design notes
   vectorised minimum per merge (AVX-512; 15-25 % slower than the tree from 25
   bytes up); a 4096-entry direct-mapped pair cache in front of the rank table
   (2 x slower: the table's probes are not the bottleneck, instructions are);
-  composing each character into its own token before merging (exact only for
-  characters no token crosses partially, and byte-level BPE learns such tokens
-  early: Russian ``" \xd0"`` is merge 0, Japanese ``"の" + b"\xe5"`` merge 44, Thai
-  has 805, so only 47 % of Chinese and ~0 % of Japanese and Thai characters qualified).
+  composing each character into its own token before merging *only for characters no
+  token crosses partially* (byte-level BPE learns such tokens early: Russian ``" \xd0"``
+  is merge 0, Japanese ``"の" + b"\xe5"`` merge 44, Thai has 805, so only 47 % of Chinese
+  and ~0 % of Japanese and Thai characters qualified). What replaced it (issue #14, this
+  stop): a crossing token matters only if it ranks before the character is finished, per
+  side and kind of neighbouring byte, and a space plus a character is a unit of its own --
+  the kernels' module note (7), with its proof, coverage and gains (Chinese 1.46 x).
   For callers that can take arrays, ``encode_to_numpy`` skips the list of ints.
 * Tried and dropped, the per-token (backtracking) encoder of GitHub's ``bpe`` crate, written in Numba
   over these tables (branch ``backtrack``, commit 271d646; issue #14's suggested anchor): exact (ids
@@ -182,6 +185,9 @@ USE_PRETOKEN_ENDS = True
 # Use fastsw._pretok.scan_utf8 (pretoken byte ends and the UTF-8 of a slice in one GIL-free call) when it is
 # available; when False, the per-document path above (for measurements and its twin test).
 USE_SCAN_UTF8 = True
+# Start missed pretokens from the character table's units (kernel module note (7)); False: from bytes only (for
+# measurements and the tests that compare both).
+USE_CHAR_TABLE = True
 
 
 def _table_size(n: int) -> int:
@@ -201,21 +207,31 @@ class PairArrays(NamedTuple):
     news: np.ndarray
 
 
-def pair_table(ranks) -> np.ndarray:
-    """The int64 rank table (see :mod:`fastsw._encode_kernels`) of a
-    ``(left, right) -> (rank, new id)`` dict (or a :class:`PairArrays`)."""
+def pair_arrays(ranks) -> PairArrays:
+    """A ``(left, right) -> (rank, new id)`` dict (or a :class:`PairArrays`) as a :class:`PairArrays` of
+    contiguous int64 arrays, checked to fit the kernels' 32-bit fields."""
     if isinstance(ranks, PairArrays):
         lefts, rights, rk, news = (np.ascontiguousarray(a, dtype=np.int64) for a in ranks)
-        n = lefts.shape[0]
     else:
         n = len(ranks)
         lefts = np.fromiter((p[0] for p in ranks), np.int64, n)
         rights = np.fromiter((p[1] for p in ranks), np.int64, n)
         rk = np.fromiter((v[0] for v in ranks.values()), np.int64, n)
         news = np.fromiter((v[1] for v in ranks.values()), np.int64, n)
-    if n and (max(lefts.max(), rights.max(), news.max()) > _ID_LIMIT or rk.max() > _ID_LIMIT):
+    if lefts.shape[0] and (max(lefts.max(), rights.max(), news.max()) > _ID_LIMIT or rk.max() > _ID_LIMIT):
         raise ValueError("token ids and ranks must be below 2**31 for the fast path; use backend='python'")
-    return K._build_pair_table(lefts, rights, rk, news, _table_size(n))
+    return PairArrays(lefts, rights, rk, news)
+
+
+def pair_table(ranks) -> np.ndarray:
+    """The int64 rank table (see :mod:`fastsw._encode_kernels`) of a
+    ``(left, right) -> (rank, new id)`` dict (or a :class:`PairArrays`)."""
+    pairs = pair_arrays(ranks)
+    return K._build_pair_table(*pairs, _table_size(pairs.lefts.shape[0]))
+
+
+#: The kernel's character table when no character may be composed (atoms, wide alphabets).
+NO_CHARS = np.full(K._CHAR_BLOCKS, -1, np.int32)
 
 
 def supported(alphabet: Alphabet) -> bool:
@@ -248,7 +264,13 @@ class FastEncoder:
                              "use backend='python'")
         self._init_shared(alphabet, tables.pretokenizer, tables.n_vocab, tables.token_bytes, tables.shortcut)
         supers = tables.super_ranks
-        self.r_table = pair_table(tables.regular_ranks)
+        regular = pair_arrays(tables.regular_ranks)
+        self.r_table = K._build_pair_table(*regular, _table_size(regular.lefts.shape[0]))
+        # characters a missed pretoken starts from as their token (module note (7) of the kernels); not with
+        # atoms, whose one-byte codes are not UTF-8, nor wide alphabets' per-call codes
+        self.chars = NO_CHARS if self.atoms or self._wide or not USE_CHAR_TABLE else K._build_char_table(self.tb, self.tb_off, self.byte_ids,
+                                                                     self.r_table, regular.lefts, regular.rights,
+                                                                     regular.ranks)
         self.s_table = pair_table(supers)
         n_super = len(supers)
         lefts = np.fromiter((p[0] for p in supers), np.int64, n_super)
@@ -368,7 +390,7 @@ class FastEncoder:
         tables = self._kernel_tables
         if tables is None:  # the model's arrays, gathered once (a short text's call is a few microseconds)
             tables = self._kernel_tables = (self.byte_ids, self.sc_short, self.sc_long, self.tb, self.r_table,
-                                            self.s_table, self.s_bits, self.flags)
+                                            self.s_table, self.s_bits, self.flags, self.chars)
         args = (text, piece_ends, doc_pieces, *tables, int(bool(shortcut)), self.use_super, int(short_limit))
         if interruptible or (len(data) >= _WORKER_BYTES and threading.current_thread() is threading.main_thread()):
             return call_kernel(K._encode_docs, *args, stop=False)
@@ -545,7 +567,7 @@ def encoder_for(tok) -> FastEncoder:
 
 
 KERNELS = (K._encode_docs, K._merge_one, K._build_pair_table, K._build_short_table,
-           K._build_long_table, K._build_pair_bits)
+           K._build_long_table, K._build_pair_bits, K._build_char_table)
 
 
 def warmup() -> None:

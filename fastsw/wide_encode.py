@@ -43,7 +43,7 @@ from . import _encode_kernels as K
 from ._interrupt import call_kernel
 from .alphabet import AtomAlphabet, atom_bytes_packed
 from .bpe import apply_merges
-from .fast_encode import SHORT_LIMIT, FastEncoder, _WORKER_BYTES, _table_size
+from .fast_encode import NO_CHARS, SHORT_LIMIT, FastEncoder, _WORKER_BYTES, _table_size
 
 __all__ = ["wide_alphabet", "WideFastEncoder"]
 
@@ -132,7 +132,7 @@ class WideFastEncoder(FastEncoder):
         text.flags.writeable = False  # the type the driver's read-only view of UTF-8 has: one kernel signature
         args = (text, np.ascontiguousarray(unit_ends, np.int64), np.ascontiguousarray(doc_units, np.int64),
                 byte_ids, self.no_short, self.no_long, self.tb, self.r_table, self.s_table, self.s_bits, self.flags,
-                1, int(use_super), int(short_limit))
+                NO_CHARS, 1, int(use_super), int(short_limit))
         if interruptible or (symbols.shape[0] >= _WORKER_BYTES
                              and threading.current_thread() is threading.main_thread()):
             ids, offsets = call_kernel(K._encode_docs, *args, stop=False)
