@@ -271,41 +271,54 @@ def _utf8_char(data, start, end):
     return cp, np.int64(n)
 
 
+def _byte_classes():
+    """The classes of the bytes next to a unit, as two uint8 tables by byte value. Before a unit (the last byte of
+    the token on its left): 0 for ASCII, 1 + k for the continuation byte 0x80 + k, and 65 for a byte that cannot
+    end a character. After a unit (the first byte of the token on its right): 0 for ASCII, 1 + k for the lead
+    byte 0xC2 + k, and 52 for a byte that cannot start a character. The last class of each is never allowed."""
+    left = np.full(256, 65, np.uint8)
+    left[:0x80] = 0
+    left[0x80:0xC0] = np.arange(1, 65)
+    right = np.full(256, 52, np.uint8)
+    right[:0x80] = 0
+    right[0xC2:0xF5] = np.arange(1, 52)
+    return left, right
+
+
+_LEFT_CLASS, _RIGHT_CLASS = _byte_classes()
+_LEFT_CLASSES = 65  # ASCII and the 64 continuation bytes (class 65: never)
+_RIGHT_CLASSES = 52  # ASCII and the 51 lead bytes 0xC2-0xF4 (class 52: never)
+# int64 per key in the character table: the unit's id, then the allowed classes before it (3 words of 32 bits)
+# and after it (2 words): class c is bit c & 31 of word c >> 5
+_RECORD = 6
+
+
 @njit(cache=True, nogil=True)
 def _build_char_table(tb, tb_off, byte_ids, table, lefts, rights, ranks):
     """The table of the units a missed pretoken may start from as their token (module note (7)): one character of
     2-4 bytes, or a space and such a character.
 
     Reads the flat vocabulary ``tb``/``tb_off`` (int64 offsets, regular ids), int32 ``byte_ids`` (the atomic id of
-    every byte), the rank ``table`` and its pairs as int64 ``lefts``, ``rights``, ``ranks``. Returns an int32 array:
-    ``_CHAR_BLOCKS`` block entries (the offset in this array of the 256 entries of a block of keys, or -1), then
-    the blocks. A unit's key is its character's code point, plus ``_CHAR_KEYS`` after a space; its entry is
-    ``id << 4 | flags`` or -1. Flag bit ``c`` (0: the byte before the unit is ASCII, 1: it is not) says the unit
-    may be taken as its token after such a byte, bit ``2 + c`` the same for the byte after it. A token is entered
-    when its bytes are a unit that the merge loops build into that token alone, with note (7)'s flags.
+    every byte), the rank ``table`` and its pairs as int64 ``lefts``, ``rights``, ``ranks``. Returns an int64 array:
+    ``_CHAR_BLOCKS`` block entries (the offset in this array of a block of 256 keys, or -1), then the blocks: a
+    record of ``_RECORD`` int64 per key: its unit's token id (-1: none), then the classes of byte
+    (``_byte_classes``) allowed just before it and just after it, as bits (see ``_RECORD``). A
+    unit's key is its character's code point, plus ``_CHAR_KEYS`` after a space. A token is entered when its
+    bytes are a unit that the merge loops build into that token alone and some neighbour is allowed; a class is
+    allowed when note (7)'s conditions hold for every token on the other side whose edge byte is of that class.
     """
     n_tok = tb_off.shape[0] - 1
     never = np.int64(1) << 62
-    # lowest rank of a merge (a, y) whose y starts with an ASCII (row 0) / other (row 1) byte; of (y, b) likewise
-    # by y's last byte
-    min_as_left = np.full(2 * n_tok, never, np.int64)
-    min_as_right = np.full(2 * n_tok, never, np.int64)
-    for i in range(lefts.shape[0]):
-        a = lefts[i]
-        b = rights[i]
-        if a < 0 or b < 0 or a >= n_tok or b >= n_tok:
-            continue
-        cb = np.int64(1) if tb[tb_off[b]] >= 0x80 else np.int64(0)
-        ca = np.int64(1) if tb[tb_off[a + 1] - 1] >= 0x80 else np.int64(0)
-        if ranks[i] < min_as_left[cb * n_tok + a]:
-            min_as_left[cb * n_tok + a] = ranks[i]
-        if ranks[i] < min_as_right[ca * n_tok + b]:
-            min_as_right[ca * n_tok + b] = ranks[i]
-    keys = np.empty(n_tok, np.int64)
-    vals = np.empty(n_tok, np.int32)
+    # 1. each unit alone, in the merge loops' order (the lowest value, leftmost first), tracing the partial
+    #    tokens at its ends with the highest rank used up to the step that consumes each
+    unit_tok = np.empty(n_tok, np.int64)
+    unit_key = np.empty(n_tok, np.int64)
+    unit_top = np.empty(n_tok, np.int64)
+    ends = np.empty((n_tok, 5, 2, 2), np.int64)  # per unit, up to 5 (token, bound) on its left / right end
+    n_ends = np.zeros((n_tok, 2), np.int64)
+    need = np.zeros((n_tok, 2), np.bool_)  # tokens whose merges on their left (0) / right (1) side are needed
     n_units = 0
     seq = np.empty(5, np.int64)
-    ok = np.empty(4, np.bool_)  # left after ASCII / other, right before ASCII / other
     for t in range(min(n_tok, 1 << 27)):
         o = tb_off[t]
         n = tb_off[t + 1] - o
@@ -317,11 +330,11 @@ def _build_char_table(tb, tb_off, byte_ids, table, lefts, rights, ranks):
             continue
         for j in range(n):
             seq[j] = byte_ids[tb[o + j]]
-        # the merge loops' order on the unit alone (the lowest value, leftmost first), tracing when each end's
-        # partial token is consumed and the highest rank used up to then
+        u = n_units
+        n_ends[u, 0] = 0
+        n_ends[u, 1] = 0
         m = n
         top = np.int64(-1)
-        ok[:] = True
         while m >= 2:
             best = np.int64(0x7FFFFFFFFFFFFFFF)
             at = -1
@@ -333,70 +346,103 @@ def _build_char_table(tb, tb_off, byte_ids, table, lefts, rights, ranks):
             if at < 0:
                 break
             top = max(top, best >> 32)
-            if at == 0:  # the left end's partial is consumed: no merge onto it may come first
-                for c in range(2):
-                    if min_as_right[c * n_tok + seq[0]] <= top:
-                        ok[c] = False
+            if at == 0:  # the left end's partial is consumed: no merge onto it may rank up to here
+                ends[u, n_ends[u, 0], 0, 0] = seq[0]
+                ends[u, n_ends[u, 0], 0, 1] = top
+                n_ends[u, 0] += 1
             if at == m - 2:  # the right end's partial is consumed
-                for c in range(2):
-                    if min_as_left[c * n_tok + seq[m - 1]] <= top:
-                        ok[2 + c] = False
+                ends[u, n_ends[u, 1], 1, 0] = seq[m - 1]
+                ends[u, n_ends[u, 1], 1, 1] = top
+                n_ends[u, 1] += 1
             seq[at] = best & _LOW32
             for j in range(at + 1, m - 1):
                 seq[j] = seq[j + 1]
             m -= 1
         if m != 1 or seq[0] != t:
             continue
-        for c in range(2):  # no merge with the finished token may come before its last part is made
-            if min_as_right[c * n_tok + t] <= top:
-                ok[c] = False
-            if min_as_left[c * n_tok + t] <= top:
-                ok[2 + c] = False
-        flags = 0
-        for j in range(4):
-            if ok[j]:
-                flags |= 1 << j
-        if flags == 0:
-            continue
-        keys[n_units] = cp + spaced * _CHAR_KEYS
-        vals[n_units] = np.int32((t << 4) | flags)
+        for side in range(2):  # no merge with the finished token may rank before its last part is made
+            ends[u, n_ends[u, side], side, 0] = t
+            ends[u, n_ends[u, side], side, 1] = top
+            n_ends[u, side] += 1
+            for k in range(n_ends[u, side]):
+                need[ends[u, k, side, 0], side] = True
+        unit_tok[u] = t
+        unit_key[u] = cp + spaced * _CHAR_KEYS
+        unit_top[u] = top
         n_units += 1
+    # 2. the lowest rank of the merges onto each needed token, per class of the token on the other side
+    slot = np.full((n_tok, 2), -1, np.int64)
+    n_slots = np.zeros(2, np.int64)
+    for t in range(n_tok):
+        for side in range(2):
+            if need[t, side]:
+                slot[t, side] = n_slots[side]
+                n_slots[side] += 1
+    lowest_left = np.full((max(n_slots[0], 1), _LEFT_CLASSES), never, np.int64)  # (y, token) by y's last byte
+    lowest_right = np.full((max(n_slots[1], 1), _RIGHT_CLASSES), never, np.int64)  # (token, y) by y's first byte
+    for i in range(lefts.shape[0]):
+        a = lefts[i]
+        b = rights[i]
+        if a < 0 or b < 0 or a >= n_tok or b >= n_tok:
+            continue
+        k = slot[a, 1]  # a unit's right end (a) and what starts on its right (b)
+        if k >= 0:
+            c = _RIGHT_CLASS[tb[tb_off[b]]]
+            if c < _RIGHT_CLASSES and ranks[i] < lowest_right[k, c]:
+                lowest_right[k, c] = ranks[i]
+        k = slot[b, 0]  # a unit's left end (b) and what ends on its left (a)
+        if k >= 0:
+            c = _LEFT_CLASS[tb[tb_off[a + 1] - 1]]
+            if c < _LEFT_CLASSES and ranks[i] < lowest_left[k, c]:
+                lowest_left[k, c] = ranks[i]
+    # 3. the units' records: a class of neighbour is allowed if no merge with it ranks up to the end's bound
+    records = np.empty(_RECORD * n_units, np.int64)
+    keys = np.empty(n_units, np.int64)
+    n_kept = 0
+    for u in range(n_units):
+        r = _RECORD * n_kept
+        records[r] = unit_tok[u]
+        records[r + 1:r + _RECORD] = 0
+        for c in range(_LEFT_CLASSES):
+            allowed = True
+            for k in range(n_ends[u, 0]):
+                if lowest_left[slot[ends[u, k, 0, 0], 0], c] <= ends[u, k, 0, 1]:
+                    allowed = False
+            if allowed:
+                records[r + 1 + (c >> 5)] |= np.int64(1) << (c & 31)
+        for c in range(_RIGHT_CLASSES):
+            allowed = True
+            for k in range(n_ends[u, 1]):
+                if lowest_right[slot[ends[u, k, 1, 0], 1], c] <= ends[u, k, 1, 1]:
+                    allowed = False
+            if allowed:
+                records[r + 4 + (c >> 5)] |= np.int64(1) << (c & 31)
+        if records[r + 1:r + _RECORD].max() == 0:
+            continue  # allowed only alone: a whole pretoken, which the shortcut has
+        keys[n_kept] = unit_key[u]
+        n_kept += 1
+    # 4. the lookup: the block map, then blocks of 256 records (one per key; a record's id is -1 for no unit)
     blocks = np.full(_CHAR_BLOCKS, -1, np.int64)
     n_blocks = 0
-    for k in range(n_units):
+    for k in range(n_kept):
         if blocks[keys[k] >> 8] < 0:
-            blocks[keys[k] >> 8] = _CHAR_BLOCKS + 256 * n_blocks
+            blocks[keys[k] >> 8] = _CHAR_BLOCKS + 256 * _RECORD * n_blocks
             n_blocks += 1
-    out = np.full(_CHAR_BLOCKS + 256 * n_blocks, -1, np.int32)
-    for k in range(_CHAR_BLOCKS):
-        out[k] = np.int32(blocks[k])
-    for k in range(n_units):
-        out[blocks[keys[k] >> 8] + (keys[k] & 255)] = vals[k]
+    out = np.full(_CHAR_BLOCKS + 256 * _RECORD * n_blocks, -1, np.int64)
+    out[:_CHAR_BLOCKS] = blocks
+    for k in range(n_kept):
+        r = blocks[keys[k] >> 8] + _RECORD * (keys[k] & 255)
+        for j in range(_RECORD):
+            out[r + j] = records[_RECORD * k + j]
     return out
-
-
-@njit(cache=True, nogil=True)
-def _unit_id(chars, key, text, s, e, start, end):
-    """The token of the unit ``text[start:end]`` (key ``key``) of the pretoken ``text[s:e]`` if the table
-    ``chars`` has it and its flags allow the bytes around it, else -1."""
-    blk = chars[key >> 8]
-    if blk < 0:
-        return -1
-    v = chars[blk + (key & 255)]
-    if v < 0:
-        return -1
-    if start > s and (v >> (1 if text[start - 1] >= 0x80 else 0)) & 1 == 0:
-        return -1
-    if end < e and (v >> (3 if text[end] >= 0x80 else 2)) & 1 == 0:
-        return -1
-    return v >> 4
 
 
 @njit(cache=True, nogil=True)
 def _initial_ids(text, s, e, byte_ids, chars, out, w):
     """Write the atomic ids of the pretoken ``text[s:e]`` at ``out[w:]``: each byte's id, except that a unit (a
-    character of 2-4 bytes, or a space and one) found in the table ``chars`` (:func:`_build_char_table`) whose
-    flags allow its neighbours is written as its token (module note (7)). Returns the number of ids written."""
+    character of 2-4 bytes, or a space and one) found in the table ``chars`` (:func:`_build_char_table`) that
+    allows the bytes around it is written as its token (module note (7)). Returns the number of ids written.
+    (The table look-up is written out here: as a helper function it cost three times as much.)"""
     if chars.shape[0] <= _CHAR_BLOCKS:  # no character table (atoms, wide alphabets): the bytes
         for i in range(s, e):
             out[w + i - s] = byte_ids[text[i]]
@@ -405,23 +451,29 @@ def _initial_ids(text, s, e, byte_ids, chars, out, w):
     i = s
     while i < e:
         b = text[i]
-        if b == 0x20 and i + 2 < e and text[i + 1] >= 0xC2:
-            cp, n = _utf8_char(text, i + 1, e)
+        if b >= 0xC2 or (b == 0x20 and i + 2 < e and text[i + 1] >= 0xC2):
+            spaced = 1 if b == 0x20 else 0
+            cp, n = _utf8_char(text, i + spaced, e)
             if cp >= 0:
-                t = _unit_id(chars, cp + _CHAR_KEYS, text, s, e, i, i + 1 + n)
+                key = cp + spaced * _CHAR_KEYS
+                end = i + spaced + n
+                blk = chars[key >> 8]
+                t = np.int64(-1)
+                if blk >= 0:
+                    r = blk + _RECORD * (key & 255)
+                    t = chars[r]
+                    if t >= 0 and i > s:
+                        c = np.int64(_LEFT_CLASS[text[i - 1]])
+                        if (chars[r + 1 + (c >> 5)] >> (c & 31)) & 1 == 0:
+                            t = -1
+                    if t >= 0 and end < e:
+                        c = np.int64(_RIGHT_CLASS[text[end]])
+                        if (chars[r + 4 + (c >> 5)] >> (c & 31)) & 1 == 0:
+                            t = -1
                 if t >= 0:
                     out[w + m] = t
                     m += 1
-                    i += 1 + n
-                    continue
-        elif b >= 0xC2:
-            cp, n = _utf8_char(text, i, e)
-            if cp >= 0:
-                t = _unit_id(chars, cp, text, s, e, i, i + n)
-                if t >= 0:
-                    out[w + m] = t
-                    m += 1
-                    i += n
+                    i = end
                     continue
         out[w + m] = byte_ids[b]
         m += 1

@@ -231,7 +231,7 @@ def pair_table(ranks) -> np.ndarray:
 
 
 #: The kernel's character table when no character may be composed (atoms, wide alphabets).
-NO_CHARS = np.full(K._CHAR_BLOCKS, -1, np.int32)
+NO_CHARS = np.full(K._CHAR_BLOCKS, -1, np.int64)
 
 
 def supported(alphabet: Alphabet) -> bool:

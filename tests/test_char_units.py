@@ -51,11 +51,25 @@ def ids_of(enc, pieces):
     return [ids[a:b].tolist() for a, b in zip(offsets, offsets[1:])]
 
 
-def entry(enc, key):
-    """``(token, flags)`` of a key of the encoder's character table, or None."""
+def unit(enc, key):
+    """The token of a key of the encoder's character table and ``allows(before, after)``: whether the table
+    lets it be taken between those neighbouring bytes (None: the pretoken's end), as the kernel decides."""
     block = enc.chars[key >> 8]
-    value = enc.chars[block + (key & 255)] if block >= 0 else -1
-    return None if value < 0 else (value >> 4, value & 15)
+    record = block + K._RECORD * (key & 255) if block >= 0 else -1
+    if record < 0 or enc.chars[record] < 0:
+        return None, None
+
+    unit_bytes = b" " + chr(key - K._CHAR_KEYS).encode() if key >= K._CHAR_KEYS else chr(key).encode()
+
+    def allows(before, after):  # the unit in a pretoken of itself and these bytes around it
+        data = bytes([before] if before is not None else []) + unit_bytes + bytes([after] if after is not None else [])
+        text = np.frombuffer(data, np.uint8)
+        out = np.zeros(16, np.int32)
+        n = K._initial_ids(text, 0, len(text), enc.byte_ids, enc.chars, out, 0)
+        start = 1 if before is not None else 0
+        return n == len(text) - len(unit_bytes) + 1 and out[start] == enc.chars[record]
+
+    return int(enc.chars[record]), allows
 
 
 E_ACUTE = "é".encode()  # C3 A9
@@ -66,7 +80,10 @@ def test_a_merge_onto_the_lead_byte_keeps_the_bytes_after_ascii():
     vocab, ranks = model([(b"x", b"\xc3"), (b"\xc3", b"\xa9"), (b"x\xc3", b"\xa9")])
     enc = encoder(vocab, ranks)
     e, xe = 257, 258
-    assert entry(enc, ord("é")) == (e, 0b1110)  # not after ASCII; after other bytes; before anything
+    token, allows = unit(enc, ord("é"))
+    assert token == e
+    assert not allows(ord("x"), None) and not allows(ord(" "), None)  # not after ASCII: x + C3 comes first
+    assert allows(0xA9, None) and allows(None, ord("x")) and allows(None, 0xC3) and allows(0xA9, 0xE4)
     assert ids_of(enc, ["xé", "aé", "éé", "é"]) == [[xe], [ID[b"a"], e], [e, e], [e]]
     assert ids_of(enc, ["xé"]) == [apply_merges([ID[b"x"], ID[b"\xc3"], ID[b"\xa9"]], ranks)]
 
@@ -76,15 +93,31 @@ def test_a_merge_onto_the_last_byte_keeps_the_bytes_before_ascii():
     vocab, ranks = model([(b"\xa9", b"y"), (b"\xc3", b"\xa9")])
     enc = encoder(vocab, ranks)
     ay, e = 256, 257
-    assert entry(enc, ord("é")) == (e, 0b1011)  # not before ASCII
+    token, allows = unit(enc, ord("é"))
+    assert token == e
+    assert not allows(None, ord("y")) and not allows(None, ord("a"))  # not before ASCII: A9 + y comes first
+    assert allows(None, 0xC3) and allows(ord("y"), None) and allows(0xA9, 0xE4)
     assert ids_of(enc, ["éy", "éé", "yé"]) == [[ID[b"\xc3"], ay], [e, e], [ID[b"y"], e]]
+
+
+def test_the_neighbouring_byte_decides_not_only_its_kind():
+    # A9 + C3 (rank 0) joins é's last byte to the next character's lead byte: é is not taken after é (whose last
+    # byte is A9), but after ü (BC) it is
+    vocab, ranks = model([(b"\xa9", b"\xc3"), (b"\xc3", b"\xa9"), (b"\xc3", b"\xbc")])
+    enc = encoder(vocab, ranks)
+    a9c3, e, u = 256, 257, 258
+    token, allows = unit(enc, ord("é"))
+    assert token == e and not allows(0xA9, None) and allows(0xBC, None) and not allows(None, 0xC3)
+    assert ids_of(enc, ["éé", "üé", "éü"]) == [[ID[b"\xc3"], a9c3, ID[b"\xa9"]], [u, e], [ID[b"\xc3"], a9c3, ID[b"\xbc"]]]
 
 
 def test_a_merge_after_the_character_is_made_does_not_stop_it():
     # é + y comes after é is made (merge order): é is taken whole before y as anywhere
     vocab, ranks = model([(b"\xc3", b"\xa9"), (E_ACUTE, b"y")])
     enc = encoder(vocab, ranks)
-    assert entry(enc, ord("é")) == (256, 0b1111)
+    token, allows = unit(enc, ord("é"))
+    assert token == 256
+    assert all(allows(b, a) for b in (None, ord("y"), 0xA9) for a in (None, ord("y"), 0xC3))
     assert ids_of(enc, ["éy", "yéy"]) == [[257], [ID[b"y"], 257]]
 
 
@@ -93,8 +126,10 @@ def test_a_space_and_a_character_are_one_unit():
     vocab, ranks = model([(b" ", b"\xc3"), (b" \xc3", b"\xa9"), (b"\xc3", b"\xa9")])
     enc = encoder(vocab, ranks)
     space_e, e = 257, 258
-    assert entry(enc, K._CHAR_KEYS + ord("é")) == (space_e, 0b1111)
-    assert entry(enc, ord("é")) == (e, 0b1110)
+    token, allows = unit(enc, K._CHAR_KEYS + ord("é"))
+    assert token == space_e and allows(None, None) and allows(ord("a"), 0xC3)
+    token, allows = unit(enc, ord("é"))
+    assert token == e and not allows(ord(" "), None) and allows(0xA9, None)
     assert ids_of(enc, [" éé", "a é", " é"]) == [[space_e, e], [ID[b"a"], space_e], [space_e]]
     text = np.frombuffer(" éé".encode(), np.uint8)
     out = np.zeros(8, np.int32)
@@ -109,7 +144,8 @@ def test_rank_mode_a_pair_with_the_character_ranked_before_it():
     rank_of = {t: r for r, t in enumerate(by_rank)}
     s = two_way_splits(by_rank, rank_of).astype(np.int64)
     enc = encoder(by_rank, fast_encode.PairArrays(s[:, 0], s[:, 1], s[:, 2], s[:, 2]))
-    assert entry(enc, ord("é")) == (258, 0b1011)  # not before ASCII: é + y ranks before é is made
+    token, allows = unit(enc, ord("é"))
+    assert token == 258 and not allows(None, ord("y")) and allows(None, 0xC3)  # é + y ranks before é is made
     assert ids_of(enc, ["éyz", "ééé"]) == [[258, 257], [258, 258, 258]]
     assert rank_table_encode("éyz".encode(), rank_of) == [258, 257]
 
