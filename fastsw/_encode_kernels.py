@@ -127,24 +127,28 @@ Design notes
   the run from ``T`` makes the same choices as the run from the bytes, minus ``c``'s own
   steps: a pair with ``T`` never undercuts a choice made while ``c`` was unfinished (those
   rank at most the pending ``q``, by (a)), and no pair of a partial is ever chosen. The
-  table keeps (b) and (c) per side and per kind of neighbouring byte (ASCII or not: a
-  token ``y`` next to ``c`` ends, or starts, with that byte), as flag bits checked
-  against the text's bytes; a pretoken's ends have no neighbour. Units whose bytes do not
-  end as one token (rare characters) stay bytes. Byte-level BPE learns merges across
-  characters early (Russian ``" \xd0"`` is merge 0; Thai ``char + "\xe0\xb8"``), which
-  is why the rule is per side and neighbour kind and why a space and a character are a
-  unit of their own (a word's first letter after its space). Tests: hand-worked tables
-  for each condition (dropping any one of them fails a test), random merge and rank
-  tables over 1-4 byte characters against ``apply_merges`` and tiktoken's algorithm, and
-  the same ids with and without the table on real text. What it covers and gains
-  (held-out text, one thread, CPU time, same process, load ~3.5; share of the characters
-  of missed pretokens taken whole, then encode time without / with the table):
-  zh own model 81 %, 1.46 x faster; ko 41 % (+ word-initial units), 1.23 x; ja 60 %,
-  1.11 x; ar 1.15 x; fi 1.12 x; hi 1.11 x; ru 1.03 x; o200k_base zh 54 %, 1.19 x, ko
-  1.25 x, ja 1.14 x, ru 1.17 x; Thai (27 %: its characters share the prefix
-  ``\xe0\xb8`` that BPE joins to the character before) 0.96 x, the cost of looking up
-  what it cannot take. Building the table is one pass over the pairs and the tokens
-  (o200k_base: 7,195 units).
+  tokens ``y`` that can stand next to ``c`` end (on its left) with the byte before it or
+  start (on its right) with the byte after it, so the table keeps (b) and (c) per side and
+  per value of that byte (65 classes before a unit: ASCII and the continuation bytes; 52
+  after: ASCII and the lead bytes), as bit sets checked against the text's bytes; a
+  pretoken's ends have no neighbour. Units whose bytes do not end as one token (rare
+  characters) stay bytes. Byte-level BPE learns merges across characters early (Russian
+  ``" \xd0"`` is merge 0; Thai ``char + "\xe0\xb8"``), hence the per-byte rule and the
+  space-and-character units (a word's first letter after its space). A first version
+  with only "ASCII or not" per side took 27 % of Thai and 54 % of Chinese characters
+  (o200k_base) whole; per byte value 69 % and 83 %. Tests: hand-worked tables for each
+  condition (dropping any one of them from the builder fails a test), random merge and
+  rank tables over 1-4 byte characters against ``apply_merges`` and tiktoken's algorithm,
+  and the same ids with and without the table on real text. Measured on held-out text
+  (merges per byte of missed pretokens, bytes -> units; then the one-thread encode,
+  same process, CPU time, load ~3.5, speed with / without the table): own models zh
+  0.80 -> 0.17, 1.63 x; ja 0.89 -> 0.29, 1.42 x; ko 0.79 -> 0.16, 1.52 x; th 0.91 -> 0.39,
+  1.16 x; hi 1.21 x; ar 1.25 x; ru 1.10 x; fi 1.11 x; o200k_base zh 0.73 -> 0.12, 1.75 x; ja
+  1.66 x; ko 0.74 -> 0.08, 1.70 x; th 0.84 -> 0.29, 1.28 x; ru 1.30 x; ar 1.49 x. The look-up
+  is written out in ``_initial_ids``: as a helper function it cost 10 ns per byte of
+  Chinese, three times as much (measured; unlike ``_tree_set``, whose written-out form
+  gained nothing). Building the table is one pass over the pairs and one over the units
+  (o200k_base: 446,189 pairs).
 """
 from __future__ import annotations
 
@@ -311,11 +315,19 @@ def _build_char_table(tb, tb_off, byte_ids, table, lefts, rights, ranks):
     never = np.int64(1) << 62
     # 1. each unit alone, in the merge loops' order (the lowest value, leftmost first), tracing the partial
     #    tokens at its ends with the highest rank used up to the step that consumes each
-    unit_tok = np.empty(n_tok, np.int64)
-    unit_key = np.empty(n_tok, np.int64)
-    unit_top = np.empty(n_tok, np.int64)
-    ends = np.empty((n_tok, 5, 2, 2), np.int64)  # per unit, up to 5 (token, bound) on its left / right end
-    n_ends = np.zeros((n_tok, 2), np.int64)
+    n_cand = 0  # tokens whose bytes are a unit (the trace's arrays are sized by them, not by the vocabulary)
+    for t in range(min(n_tok, 1 << 27)):
+        o = tb_off[t]
+        n = tb_off[t + 1] - o
+        if 2 <= n <= 5:
+            spaced = np.int64(1) if tb[o] == 0x20 else np.int64(0)
+            cp, size = _utf8_char(tb, o + spaced, o + n)
+            if cp >= 0 and spaced + size == n:
+                n_cand += 1
+    unit_tok = np.empty(n_cand, np.int64)
+    unit_key = np.empty(n_cand, np.int64)
+    ends = np.empty((n_cand, 5, 2, 2), np.int64)  # per unit, up to 5 (token, bound) on its left / right end
+    n_ends = np.zeros((n_cand, 2), np.int64)
     need = np.zeros((n_tok, 2), np.bool_)  # tokens whose merges on their left (0) / right (1) side are needed
     n_units = 0
     seq = np.empty(5, np.int64)
@@ -368,7 +380,6 @@ def _build_char_table(tb, tb_off, byte_ids, table, lefts, rights, ranks):
                 need[ends[u, k, side, 0], side] = True
         unit_tok[u] = t
         unit_key[u] = cp + spaced * _CHAR_KEYS
-        unit_top[u] = top
         n_units += 1
     # 2. the lowest rank of the merges onto each needed token, per class of the token on the other side
     slot = np.full((n_tok, 2), -1, np.int64)

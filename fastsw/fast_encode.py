@@ -123,7 +123,7 @@ Design notes
   and ~0 % of Japanese and Thai characters qualified). What replaced it (issue #14, this
   stop): a crossing token matters only if it ranks before the character is finished, per
   side and kind of neighbouring byte, and a space plus a character is a unit of its own --
-  the kernels' module note (7), with its proof, coverage and gains (Chinese 1.46 x).
+  the kernels' module note (7), with its proof, coverage and gains (Chinese 1.63 x).
   For callers that can take arrays, ``encode_to_numpy`` skips the list of ints.
 * Tried and dropped, the per-token (backtracking) encoder of GitHub's ``bpe`` crate, written in Numba
   over these tables (branch ``backtrack``, commit 271d646; issue #14's suggested anchor): exact (ids
