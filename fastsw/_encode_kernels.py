@@ -316,7 +316,7 @@ def _build_char_table(tb, tb_off, byte_ids, table, lefts, rights, ranks):
     # 1. each unit alone, in the merge loops' order (the lowest value, leftmost first), tracing the partial
     #    tokens at its ends with the highest rank used up to the step that consumes each
     n_cand = 0  # tokens whose bytes are a unit (the trace's arrays are sized by them, not by the vocabulary)
-    for t in range(min(n_tok, 1 << 27)):
+    for t in range(n_tok):
         o = tb_off[t]
         n = tb_off[t + 1] - o
         if 2 <= n <= 5:
@@ -331,7 +331,7 @@ def _build_char_table(tb, tb_off, byte_ids, table, lefts, rights, ranks):
     need = np.zeros((n_tok, 2), np.bool_)  # tokens whose merges on their left (0) / right (1) side are needed
     n_units = 0
     seq = np.empty(5, np.int64)
-    for t in range(min(n_tok, 1 << 27)):
+    for t in range(n_tok):
         o = tb_off[t]
         n = tb_off[t + 1] - o
         if n < 2 or n > 5:
