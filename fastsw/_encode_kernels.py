@@ -132,6 +132,7 @@ _LOW32 = np.int64(0xFFFFFFFF)
 _MISS_CACHE_BITS = 14  # at most 16384 miss-cache slots per kernel call
 _DIRECT = 1 << 16  # direct rank-table entries: every pair of ids below 256
 _PAIR_BITS = 18  # the supermerge pair filter: a bit set of 2 ** 18 bits (32 kB)
+_CROSS_WORDS = 1 << (_PAIR_BITS - 6)  # the cross filter's bits follow the pair filter's in ``s_bits``
 
 
 @njit(cache=True, nogil=True)
@@ -394,6 +395,27 @@ def _merge_scan(buf, a, n, table, ranks, bits, use_bits):
 
 
 @njit(cache=True, nogil=True)
+def _merge_three(buf, a, table, bits):
+    """The merges of int32 ``buf[a:a+3]`` in place (the order of :func:`_merge_scan`, lookups through the pair
+    filter ``bits``), without its scratch and loops: the lower of the two pairs (the left one on a tie), then the
+    one pair left. For the supermerge segments of three tokens. Returns the new length."""
+    v1 = _filtered_lookup(table, bits, 1, buf[a], buf[a + 1])
+    v2 = _filtered_lookup(table, bits, 1, buf[a + 1], buf[a + 2])
+    if v1 < 0 and v2 < 0:
+        return 3
+    if v2 < 0 or (v1 >= 0 and v1 <= v2):
+        buf[a] = np.int32(v1 & _LOW32)
+        buf[a + 1] = buf[a + 2]
+    else:
+        buf[a + 1] = np.int32(v2 & _LOW32)
+    v = _filtered_lookup(table, bits, 1, buf[a], buf[a + 1])
+    if v < 0:
+        return 2
+    buf[a] = np.int32(v & _LOW32)
+    return 1
+
+
+@njit(cache=True, nogil=True)
 def _tree_set(tree, leaf, key):
     """Set leaf ``leaf`` of the tournament tree ``tree`` (int64, leaves from
     ``tree.shape[0] // 2``) to ``key`` and restore the minima above it, stopping
@@ -637,7 +659,7 @@ def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc_short, sc_long, tb,
     for d in range(n_docs):
         run_start = w
         run_len = 0
-        run_can = False  # some adjacent pair of the run may have a supermerge
+        run_can = 0  # 1: some adjacent pair of the run may have a supermerge
         for k in range(doc_pieces[d], doc_pieces[d + 1]):
             s = bounds[k]
             e = bounds[k + 1]
@@ -680,24 +702,25 @@ def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc_short, sc_long, tb,
                     n = _merge_scan(out, w, e - s, r_table, heap, s_bits, 0)
                 else:
                     n = _merge_long(out, w, e - s, r_table, nxt, prv, tree, nid)
-            if n == 1 and (flags[out[w]] & 1) != 0:
-                if run_len == 0:
-                    run_start = w
-                    run_can = False
-                elif not run_can and (flags[out[w - 1]] & 2) != 0 and (flags[out[w]] & 4) != 0:
-                    b = _pair_bit(out[w - 1], out[w])
-                    if (s_bits[b >> 6] >> np.uint64(b & 63)) & np.uint64(1) != 0:
-                        run_can = True
-                run_len += 1
-                w += 1
-                continue
-            if run_can and use_super:
+            one = n == 1 and (flags[out[w]] & 1) != 0
+            soft = 0
+            pair = 0
+            if one and use_super:
+                # a segment of the run goes on unless no supermerge can ever join its two sides (module notes);
+                # no branch on the filter bits (they are hard to predict): the state is updated arithmetically
+                b = _pair_bit(out[max(w - 1, 0)], out[w])
+                sh = np.uint64(b & 63)
+                soft = np.int64((s_bits[_CROSS_WORDS + (b >> 6)] >> sh) & np.uint64(1)) & np.int64(run_len > 0)
+                pair = np.int64((s_bits[b >> 6] >> sh) & np.uint64(1))
+            if run_can > soft:  # the segment before ends here and may have a supermerge
                 if run_len == 2:  # most often: one lookup, no call
                     v = _pair_lookup(s_table, out[run_start], out[run_start + 1])
                     m = 2
                     if v >= 0:
                         out[run_start] = np.int32(v & _LOW32)
                         m = 1
+                elif run_len == 3:
+                    m = _merge_three(out, run_start, s_table, s_bits)
                 elif run_len <= short_limit:
                     m = _merge_scan(out, run_start, run_len, s_table, heap, s_bits, 1)
                 else:
@@ -707,8 +730,14 @@ def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc_short, sc_long, tb,
                     for i in range(n):
                         out[dst + i] = out[w + i]
                     w = dst
+            if one:
+                run_can = soft & (run_can | pair)
+                run_start = run_start if soft else w
+                run_len = run_len * soft + 1
+                w += 1
+                continue
             run_len = 0
-            run_can = False
+            run_can = 0
             if use_shortcut and n >= 2 and not cached and w <= _LOW32:
                 # ids at out[w:w+n] stay put from here on (later runs start after them)
                 mc[slot] = h
@@ -716,16 +745,18 @@ def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc_short, sc_long, tb,
                 mc[slot + 2] = e - s
                 mc[slot + 3] = (np.int64(n) << 32) | w
             w += n
-        if run_can and use_super:
-            # the run at the document's end: the same dispatch as in the loop, written
-            # out again on purpose (moving both into one helper call measured ~9 % slower
-            # on superword models, 35.2 -> 38.4 ms per 2 MB)
+        if run_can:
+            # the segment at the document's end: the same dispatch as in the loop, written out again on purpose
+            # (moving both into one helper call measured ~9 % slower on superword models, 35.2 -> 38.4 ms per
+            # 2 MB; a call passes each array as seven words)
             if run_len == 2:
                 v = _pair_lookup(s_table, out[run_start], out[run_start + 1])
                 m = 2
                 if v >= 0:
                     out[run_start] = np.int32(v & _LOW32)
                     m = 1
+            elif run_len == 3:
+                m = _merge_three(out, run_start, s_table, s_bits)
             elif run_len <= short_limit:
                 m = _merge_scan(out, run_start, run_len, s_table, heap, s_bits, 1)
             else:
