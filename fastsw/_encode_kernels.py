@@ -45,11 +45,45 @@ Design notes
   loop's scratch is allocated once per call (sized by the longest pretoken or
   run), not lazily inside the loop.
 * Supermerge runs: per regular id, ``flags`` bit 1 marks eligible tokens and
-  bits 2 and 4 the left and right sides of some supermerge, and a 32 kB bit set
-  (``s_bits``) holds a hash bit of every supermerge pair; a run with no adjacent
-  pair that passes both cannot change and skips the merge loop (about a third of
-  the runs of English text). Inside a run's merge loop the filter also spares the
-  hash probe of most pairs, and a run of two is one lookup without a call.
+  bits 2 and 4 the left and right sides of some supermerge. ``s_bits`` holds two
+  32 kB bit sets indexed by one hash of a pair (``_pair_bit``): the pair filter (a
+  bit of every supermerge pair; inside a merge loop it spares the hash probe of most
+  pairs) and, from ``_CROSS_WORDS`` on, the cross filter: a bit of every pair
+  ``(a, b)`` that some supermerge may ever join across
+  (:func:`fastsw.fast_encode.cross_pairs`: ``a`` can end its left side, ``b`` begin
+  its right side). Where two adjacent tokens of a run are not such a pair, no merge
+  ever joins the tokens left of that boundary to those right of it (every merge
+  joins two adjacent tokens, and the tokens on both sides keep ending and beginning
+  at the boundary), so the two sides merge independently, in the same order, and the
+  kernel cuts the run there. A segment is merged when it ends, only if one of its
+  pairs passes the pair filter: two tokens one lookup, three ``_merge_three``, more
+  the scan loop (``use_bits``) or the long loop. The run's state is updated without
+  a branch on the filter bits (they are hard to predict); models without
+  supermerges track no runs (a plain BPE model marks most ids eligible; tracking
+  them was 7-12 % of its kernel time, fr/en/de/ru held-out, 32768).
+  Measured (French held-out, 208 kB, own models of 32768, one thread, CPU ms on the
+  busy shared machine): ``encode_ordinary`` per document took 3.58 (plain BPE) against
+  4.91-5.03 (BoundlessBPE, 0.70-0.73 x); scan 1.19 / 1.16, kernel 1.80 / 3.01, ``to_list``
+  0.15 / 0.13 (fewer tokens). Of the BoundlessBPE kernel, the merges of the runs were
+  ~1.0 ms, tracking the runs ~0.3 and the pretokens that miss the shortcut ~0.2 more
+  than plain BPE's (its 21,996 regular merges against 32,525: 3,873 multi-token
+  pretokens against 3,113, 16.3 % of the bytes against 13.1 %). French runs are long
+  and merge a lot: of 42,258 pretokens 31,095 are one eligible token, in 5,629 runs
+  of >= 2 (5.3 tokens on average; 5,006 distinct, so no run cache), whose 23,994
+  adjacent pairs hold 10,124 supermerge pairs (42 %; the pair filter passed 10,306);
+  12,885 cross pairs for 10,529 supermerges cut the runs into segments of 1 (10,719),
+  2 (4,569), 3 (1,924) and 4-19 tokens (859). Kernel, interleaved A/B, warm, best of 12-25 (ms, before -> after):
+  fr BoundlessBPE 3.28-3.34 -> 2.93, en 3.41 -> 3.03; plain BPE fr 1.85 -> 1.64, en
+  2.36 -> 2.08, de 3.00 -> 2.81. In the kernel, French segments of >= 3 tokens still
+  cost ~0.45 ms and those of 2 ~0.29, ~60 ns for a segment of two against ~10 ns per
+  lookup with the runs alone (probably the probes of the 512 kB hash region competing
+  with the regular tables for the caches; this machine has no counters). Tried and
+  dropped: taking each pair's value as the run is collected and merging from the known
+  values (slower, 3.10 against 2.93: a branch on the filter bit at every token); one
+  helper for the three dispatches (3.75: a call passes each array argument as seven
+  words); ``inline="always"`` for ``_merge_three`` (no change). In isolation (the
+  runs alone, no regular tables in the caches) merging whole runs took 0.78 ms,
+  segment by segment 0.63.
 * Miss cache: a pretoken that misses the shortcut is merged once per kernel call
   and later occurrences in the same call copy its ids. The cache is allocated
   per call (direct-mapped, one slot per four pretokens, since only a few per cent
@@ -585,8 +619,9 @@ def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc_short, sc_long, tb,
     flat vocabulary ``tb``, the rank tables, uint8 ``flags`` per regular id (1:
     eligible, 2: the left side of some supermerge, 4: the right side of one) and
     int64 switches. ``s_bits`` is the supermerges' pair filter
-    (:func:`_build_pair_bits`). A run with no adjacent pair that has flags 2 and 4
-    and its filter bit set has no supermerge to apply and is left as it is. Returns
+    (:func:`_build_pair_bits`) followed by the cross filter (the module notes): runs
+    are cut where the cross filter says no supermerge can join the two sides, and a
+    segment none of whose pairs passes the pair filter is left as it is. Returns
     ``(ids int32, offsets int64 of n_docs + 1)``; document d's ids are
     ``ids[offsets[d]:offsets[d + 1]]`` (``ids`` is a view of the output buffer).
     Supermerge runs never cross documents.
