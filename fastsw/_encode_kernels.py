@@ -75,9 +75,9 @@ Design notes
   2 (4,569), 3 (1,924) and 4-19 tokens (859). Kernel, interleaved A/B, warm, best of 12-25 (ms, before -> after):
   fr BoundlessBPE 3.28-3.34 -> 2.93, en 3.41 -> 3.03; plain BPE fr 1.85 -> 1.64, en
   2.36 -> 2.08, de 3.00 -> 2.81. In the kernel, French segments of >= 3 tokens still
-  cost ~0.45 ms and those of 2 ~0.29, ~60 ns for a segment of two against ~10 ns per
-  lookup with the runs alone (probably the probes of the 512 kB hash region competing
-  with the regular tables for the caches; this machine has no counters). Tried and
+  cost ~0.45 ms and those of 2 ~0.29 (~60 ns each), but not in the table probe: one
+  read of a fixed slot in its place saved ~0.05 ms, so it is the control flow of
+  ending a segment (this machine has no performance counters). Tried and
   dropped: taking each pair's value as the run is collected and merging from the known
   values (slower, 3.10 against 2.93: a branch on the filter bit at every token); one
   helper for the three dispatches (3.75: a call passes each array argument as seven
