@@ -72,9 +72,13 @@ Design notes
   of >= 2 (5.3 tokens on average; 5,006 distinct, so no run cache), whose 23,994
   adjacent pairs hold 10,124 supermerge pairs (42 %; the pair filter passed 10,306);
   12,885 cross pairs for 10,529 supermerges cut the runs into segments of 1 (10,719),
-  2 (4,569), 3 (1,924) and 4-19 tokens (859). Kernel, interleaved A/B, warm, best of 12-25 (ms, before -> after):
-  fr BoundlessBPE 3.28-3.34 -> 2.93, en 3.41 -> 3.03; plain BPE fr 1.85 -> 1.64, en
-  2.36 -> 2.08, de 3.00 -> 2.81. In the kernel, French segments of >= 3 tokens still
+  2 (4,569), 3 (1,924) and 4-19 tokens (859). Kernel, interleaved A/B, warm, best of
+  12-25 (ms, before -> after): fr BoundlessBPE 3.28-3.34 -> 2.93, en 3.41 -> 3.03;
+  plain BPE fr 1.85 -> 1.64, en 2.36 -> 2.08, de 3.00 -> 2.81. Whole ``encode_ordinary``
+  (alternating processes, best): fr plain BPE 3.87 -> 3.58, BoundlessBPE 5.12 -> 4.81,
+  so the ratio stays ~0.75 (both got faster). ``bench/bench_superword_runs.py`` splits
+  the kernel: fr plain BPE 1.67 ms; BoundlessBPE's regular part 1.81, with its runs
+  tracked and cut 2.16, merged 2.82. In the kernel, French segments of >= 3 tokens still
   cost ~0.45 ms and those of 2 ~0.29 (~60 ns each), but not in the table probe: one
   read of a fixed slot in its place saved ~0.05 ms, so it is the control flow of
   ending a segment (this machine has no performance counters). Tried and
@@ -742,7 +746,7 @@ def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc_short, sc_long, tb,
             one = use_super != 0 and n == 1 and (flags[out[w]] & 1) != 0
             soft = 0
             pair = 0
-            if one and use_super:
+            if one:
                 # a segment of the run goes on unless no supermerge can ever join its two sides (module notes);
                 # no branch on the filter bits (they are hard to predict): the state is updated arithmetically
                 b = _pair_bit(out[max(w - 1, 0)], out[w])
