@@ -45,11 +45,49 @@ Design notes
   loop's scratch is allocated once per call (sized by the longest pretoken or
   run), not lazily inside the loop.
 * Supermerge runs: per regular id, ``flags`` bit 1 marks eligible tokens and
-  bits 2 and 4 the left and right sides of some supermerge, and a 32 kB bit set
-  (``s_bits``) holds a hash bit of every supermerge pair; a run with no adjacent
-  pair that passes both cannot change and skips the merge loop (about a third of
-  the runs of English text). Inside a run's merge loop the filter also spares the
-  hash probe of most pairs, and a run of two is one lookup without a call.
+  bits 2 and 4 the left and right sides of some supermerge. ``s_bits`` holds two
+  32 kB bit sets indexed by one hash of a pair (``_pair_bit``): the pair filter (a
+  bit of every supermerge pair; inside a merge loop it spares the hash probe of most
+  pairs) and, from ``_CROSS_WORDS`` on, the cross filter: a bit of every pair
+  ``(a, b)`` that some supermerge may ever join across
+  (:func:`fastsw.fast_encode.cross_pairs`: ``a`` can end its left side, ``b`` begin
+  its right side). Where two adjacent tokens of a run are not such a pair, no merge
+  ever joins the tokens left of that boundary to those right of it (every merge
+  joins two adjacent tokens, and the tokens on both sides keep ending and beginning
+  at the boundary), so the two sides merge independently, in the same order, and the
+  kernel cuts the run there. A segment is merged when it ends, only if one of its
+  pairs passes the pair filter: two tokens one lookup, three ``_merge_three``, more
+  the scan loop (``use_bits``) or the long loop. The run's state is updated without
+  a branch on the filter bits (they are hard to predict); models without
+  supermerges track no runs (a plain BPE model marks most ids eligible; tracking
+  them was 7-12 % of its kernel time, fr/en/de/ru held-out, 32768).
+  Measured (French held-out, 208 kB, own models of 32768, one thread, CPU ms on the
+  busy shared machine): ``encode_ordinary`` per document took 3.58 (plain BPE) against
+  4.91-5.03 (BoundlessBPE, 0.70-0.73 x); scan 1.19 / 1.16, kernel 1.80 / 3.01, ``to_list``
+  0.15 / 0.13 (fewer tokens). Of the BoundlessBPE kernel, the merges of the runs were
+  ~1.0 ms, tracking the runs ~0.3 and the pretokens that miss the shortcut ~0.2 more
+  than plain BPE's (its 21,996 regular merges against 32,525: 3,873 multi-token
+  pretokens against 3,113, 16.3 % of the bytes against 13.1 %). French runs are long
+  and merge a lot: of 42,258 pretokens 31,095 are one eligible token, in 5,629 runs
+  of >= 2 (5.3 tokens on average; 5,006 distinct, so no run cache), whose 23,994
+  adjacent pairs hold 10,124 supermerge pairs (42 %; the pair filter passed 10,306);
+  12,885 cross pairs for 10,529 supermerges cut the runs into segments of 1 (10,719),
+  2 (4,569), 3 (1,924) and 4-19 tokens (859). Kernel, interleaved A/B, warm, best of
+  12-25 (ms, before -> after): fr BoundlessBPE 3.28-3.34 -> 2.93, en 3.41 -> 3.03;
+  plain BPE fr 1.85 -> 1.64, en 2.36 -> 2.08, de 3.00 -> 2.81. Whole ``encode_ordinary``
+  (alternating processes, best): fr plain BPE 3.87 -> 3.58, BoundlessBPE 5.12 -> 4.81,
+  so the ratio stays ~0.75 (both got faster). ``bench/bench_superword_runs.py`` splits
+  the kernel: fr plain BPE 1.67 ms; BoundlessBPE's regular part 1.81, with its runs
+  tracked and cut 2.16, merged 2.82. In the kernel, French segments of >= 3 tokens still
+  cost ~0.45 ms and those of 2 ~0.29 (~60 ns each), but not in the table probe: one
+  read of a fixed slot in its place saved ~0.05 ms, so it is the control flow of
+  ending a segment (this machine has no performance counters). Tried and
+  dropped: taking each pair's value as the run is collected and merging from the known
+  values (slower, 3.10 against 2.93: a branch on the filter bit at every token); one
+  helper for the three dispatches (3.75: a call passes each array argument as seven
+  words); ``inline="always"`` for ``_merge_three`` (no change). In isolation (the
+  runs alone, no regular tables in the caches) merging whole runs took 0.78 ms,
+  segment by segment 0.63.
 * Miss cache: a pretoken that misses the shortcut is merged once per kernel call
   and later occurrences in the same call copy its ids. The cache is allocated
   per call (direct-mapped, one slot per four pretokens, since only a few per cent
@@ -171,6 +209,7 @@ _LOW32 = np.int64(0xFFFFFFFF)
 _MISS_CACHE_BITS = 14  # at most 16384 miss-cache slots per kernel call
 _DIRECT = 1 << 16  # direct rank-table entries: every pair of ids below 256
 _PAIR_BITS = 18  # the supermerge pair filter: a bit set of 2 ** 18 bits (32 kB)
+_CROSS_WORDS = 1 << (_PAIR_BITS - 6)  # the cross filter's bits follow the pair filter's in ``s_bits``
 
 
 @njit(cache=True, nogil=True)
@@ -683,6 +722,27 @@ def _merge_scan(buf, a, n, table, ranks, bits, use_bits):
 
 
 @njit(cache=True, nogil=True)
+def _merge_three(buf, a, table, bits):
+    """The merges of int32 ``buf[a:a+3]`` in place (the order of :func:`_merge_scan`, lookups through the pair
+    filter ``bits``), without its scratch and loops: the lower of the two pairs (the left one on a tie), then the
+    one pair left. For the supermerge segments of three tokens. Returns the new length."""
+    v1 = _filtered_lookup(table, bits, 1, buf[a], buf[a + 1])
+    v2 = _filtered_lookup(table, bits, 1, buf[a + 1], buf[a + 2])
+    if v1 < 0 and v2 < 0:
+        return 3
+    if v2 < 0 or (v1 >= 0 and v1 <= v2):
+        buf[a] = np.int32(v1 & _LOW32)
+        buf[a + 1] = buf[a + 2]
+    else:
+        buf[a + 1] = np.int32(v2 & _LOW32)
+    v = _filtered_lookup(table, bits, 1, buf[a], buf[a + 1])
+    if v < 0:
+        return 2
+    buf[a] = np.int32(v & _LOW32)
+    return 1
+
+
+@njit(cache=True, nogil=True)
 def _tree_set(tree, leaf, key):
     """Set leaf ``leaf`` of the tournament tree ``tree`` (int64, leaves from
     ``tree.shape[0] // 2``) to ``key`` and restore the minima above it, stopping
@@ -853,8 +913,9 @@ def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc_short, sc_long, tb,
     eligible, 2: the left side of some supermerge, 4: the right side of one), the
     character table ``chars`` (:func:`_build_char_table`; ``_CHAR_BLOCKS`` entries of
     -1: none) and int64 switches. ``s_bits`` is the supermerges' pair filter
-    (:func:`_build_pair_bits`). A run with no adjacent pair that has flags 2 and 4
-    and its filter bit set has no supermerge to apply and is left as it is. Returns
+    (:func:`_build_pair_bits`) followed by the cross filter (the module notes): runs
+    are cut where the cross filter says no supermerge can join the two sides, and a
+    segment none of whose pairs passes the pair filter is left as it is. Returns
     ``(ids int32, offsets int64 of n_docs + 1)``; document d's ids are
     ``ids[offsets[d]:offsets[d + 1]]`` (``ids`` is a view of the output buffer).
     Supermerge runs never cross documents.
@@ -927,7 +988,7 @@ def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc_short, sc_long, tb,
     for d in range(n_docs):
         run_start = w
         run_len = 0
-        run_can = False  # some adjacent pair of the run may have a supermerge
+        run_can = 0  # 1: some adjacent pair of the run may have a supermerge
         for k in range(doc_pieces[d], doc_pieces[d + 1]):
             s = bounds[k]
             e = bounds[k + 1]
@@ -969,24 +1030,27 @@ def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc_short, sc_long, tb,
                     n = _merge_scan(out, w, n, r_table, heap, s_bits, 0)
                 else:
                     n = _merge_long(out, w, n, r_table, nxt, prv, tree, nid)
-            if n == 1 and (flags[out[w]] & 1) != 0:
-                if run_len == 0:
-                    run_start = w
-                    run_can = False
-                elif not run_can and (flags[out[w - 1]] & 2) != 0 and (flags[out[w]] & 4) != 0:
-                    b = _pair_bit(out[w - 1], out[w])
-                    if (s_bits[b >> 6] >> np.uint64(b & 63)) & np.uint64(1) != 0:
-                        run_can = True
-                run_len += 1
-                w += 1
-                continue
-            if run_can and use_super:
+            # one eligible token: it joins the run (models without supermerges have no runs: a plain BPE model
+            # marks most ids eligible, and tracking their runs cost it 7-12 % of the kernel's time)
+            one = use_super != 0 and n == 1 and (flags[out[w]] & 1) != 0
+            soft = 0
+            pair = 0
+            if one:
+                # a segment of the run goes on unless no supermerge can ever join its two sides (module notes);
+                # no branch on the filter bits (they are hard to predict): the state is updated arithmetically
+                b = _pair_bit(out[max(w - 1, 0)], out[w])
+                sh = np.uint64(b & 63)
+                soft = np.int64((s_bits[_CROSS_WORDS + (b >> 6)] >> sh) & np.uint64(1)) & np.int64(run_len > 0)
+                pair = np.int64((s_bits[b >> 6] >> sh) & np.uint64(1))
+            if run_can > soft:  # the segment before ends here and may have a supermerge
                 if run_len == 2:  # most often: one lookup, no call
                     v = _pair_lookup(s_table, out[run_start], out[run_start + 1])
                     m = 2
                     if v >= 0:
                         out[run_start] = np.int32(v & _LOW32)
                         m = 1
+                elif run_len == 3:
+                    m = _merge_three(out, run_start, s_table, s_bits)
                 elif run_len <= short_limit:
                     m = _merge_scan(out, run_start, run_len, s_table, heap, s_bits, 1)
                 else:
@@ -996,8 +1060,14 @@ def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc_short, sc_long, tb,
                     for i in range(n):
                         out[dst + i] = out[w + i]
                     w = dst
+            if one:
+                run_can = soft & (run_can | pair)
+                run_start = run_start if soft else w
+                run_len = run_len * soft + 1
+                w += 1
+                continue
             run_len = 0
-            run_can = False
+            run_can = 0
             if use_shortcut and n >= 2 and not cached and w <= _LOW32:
                 # ids at out[w:w+n] stay put from here on (later runs start after them)
                 mc[slot] = h
@@ -1005,16 +1075,18 @@ def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc_short, sc_long, tb,
                 mc[slot + 2] = e - s
                 mc[slot + 3] = (np.int64(n) << 32) | w
             w += n
-        if run_can and use_super:
-            # the run at the document's end: the same dispatch as in the loop, written
-            # out again on purpose (moving both into one helper call measured ~9 % slower
-            # on superword models, 35.2 -> 38.4 ms per 2 MB)
+        if run_can:
+            # the segment at the document's end: the same dispatch as in the loop, written out again on purpose
+            # (moving both into one helper call measured ~9 % slower on superword models, 35.2 -> 38.4 ms per
+            # 2 MB; a call passes each array as seven words)
             if run_len == 2:
                 v = _pair_lookup(s_table, out[run_start], out[run_start + 1])
                 m = 2
                 if v >= 0:
                     out[run_start] = np.int32(v & _LOW32)
                     m = 1
+            elif run_len == 3:
+                m = _merge_three(out, run_start, s_table, s_bits)
             elif run_len <= short_limit:
                 m = _merge_scan(out, run_start, run_len, s_table, heap, s_bits, 1)
             else:

@@ -275,7 +275,9 @@ class FastEncoder:
         n_super = len(supers)
         lefts = np.fromiter((p[0] for p in supers), np.int64, n_super)
         rights = np.fromiter((p[1] for p in supers), np.int64, n_super)
-        self.s_bits = K._build_pair_bits(lefts, rights)
+        x_lefts, x_rights = cross_pairs(supers)
+        # the pair filter, then the cross filter (K._CROSS_WORDS on): one array, one kernel argument
+        self.s_bits = np.concatenate((K._build_pair_bits(lefts, rights), K._build_pair_bits(x_lefts, x_rights)))
         self.use_super = int(bool(supers))
         # per id: 1 eligible, 2 left side of a supermerge, 4 right side of one
         self.flags = np.zeros(max(len(tables.token_bytes), 1), np.uint8)
@@ -517,6 +519,40 @@ class FastEncoder:
         parts = self._run_slices(texts, num_threads, lambda a, b: self.encode_docs(texts[a:b], shortcut),
                                  lambda part: self.lists_of(*part))
         return parts[0] if len(parts) == 1 else list(chain.from_iterable(parts))
+
+
+def cross_pairs(supers: Mapping[Tuple[int, int], Tuple[int, int]]) -> Tuple[np.ndarray, np.ndarray]:
+    """The pairs ``(a, b)`` of ids that a supermerge may ever join across, as int64 ``(lefts, rights)``: for
+    every supermerge ``(l, r)``, each id ``a`` that can end ``l`` and each ``b`` that can begin ``r``. A token
+    ends with itself and, when a supermerge ``(x, y)`` makes it, with whatever can end ``y`` (begins: ``x``).
+    So when two adjacent tokens of a run are not such a pair, no merge of the run ever joins the tokens left of
+    that boundary to those right of it (every merge joins two adjacent tokens, and the tokens' ends stay at the
+    boundary), and the two sides merge independently: the kernel cuts its supermerge runs there (see
+    :mod:`fastsw._encode_kernels`). Computed to a fixpoint, so the order of the merges does not matter.
+
+    >>> [a.tolist() for a in cross_pairs({(5, 6): (0, 9), (9, 7): (1, 10)})]
+    [[5, 6, 9], [6, 7, 7]]
+    """
+    ends = {}    # id -> the ids that can end it (itself left out)
+    begins = {}  # id -> the ids that can begin it
+    changed = True
+    while changed:
+        changed = False
+        for (left, right), (_, new) in supers.items():
+            for table, part in ((ends, right), (begins, left)):
+                got = table.setdefault(new, set())
+                more = {part} | table.get(part, set())
+                if not more <= got:
+                    got |= more
+                    changed = True
+    pairs = set()
+    for left, right in supers:
+        for a in ends.get(left, set()) | {left}:
+            for b in begins.get(right, set()) | {right}:
+                pairs.add((a, b))
+    pairs = sorted(pairs)
+    return (np.fromiter((p[0] for p in pairs), np.int64, len(pairs)),
+            np.fromiter((p[1] for p in pairs), np.int64, len(pairs)))
 
 
 def pieces_reference(pretokenizer: Pretokenizer, texts: Sequence[str]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
