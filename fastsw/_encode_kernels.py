@@ -680,7 +680,8 @@ def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc_short, sc_long, tb,
                     n = _merge_scan(out, w, e - s, r_table, heap, s_bits, 0)
                 else:
                     n = _merge_long(out, w, e - s, r_table, nxt, prv, tree, nid)
-            if n == 1 and (flags[out[w]] & 1) != 0:
+            # without supermerges (use_super 0: tiktoken's vocabularies, plain BPE) runs do nothing: no flags load
+            if n == 1 and use_super and (flags[out[w]] & 1) != 0:
                 if run_len == 0:
                     run_start = w
                     run_can = False

@@ -409,7 +409,11 @@ class FastEncoder:
         pretok = self.pretokenizer
         scanner = self._slice_scanner()
         if scanner is not None:
-            return self.to_list(self._kernel(*self._scan(scanner, [text]), shortcut)[0])
+            ids = self._kernel(*self._scan(scanner, [text]), shortcut)[0]
+            objects = self._id_list
+            if objects is not None:  # the kernel's ids are contiguous int32: to_list's conversion is not needed
+                return _ids_to_list(ids, objects)
+            return self.to_list(ids)
         if not (USE_PRETOKEN_ENDS and getattr(pretok, "uses_native", False)):
             return self.to_list(self.encode_docs([text], shortcut)[0])
         ends = pretok.pretoken_ends(text)
