@@ -89,10 +89,13 @@ Design notes
   dispatch per call (measured on a 14- against a 5-argument function), 0.2 % of 10 MB of
   English document by document: not done (every kernel edit would conflict with it).
 * Issue #15, second pass: o200k_base one thread on English, document by document (the
-  benchmark's ``encode_ordinary`` loop). Thread CPU time, best of 3, interleaved with
-  tiktoken in the same process, 10 MB (1,304 documents), shared machine under load 3-4
-  (``/tmp``-style A/B of the tree before and after, two rounds each): fastsw 34.1 / 34.9 ->
-  41.0 / 40.5 MB/s, fastsw / tiktoken 1.90 / 1.95 -> 2.22 / 2.15; cl100k_base 2.70 -> 3.14.
+  benchmark's ``encode_ordinary`` loop). A/B of the code before and after, each in its own
+  process, thread CPU time, best of 3 passes alternating with tiktoken's in the same process,
+  10 MB (1,304 documents), shared machine under load 1.5-4, three rounds: fastsw 33.3-34.9 ->
+  35.7-41.0 MB/s, fastsw / tiktoken 1.88-1.97 -> 2.07-2.22; cl100k_base 2.70 / 2.82 ->
+  3.14 / 2.97; batch (2 threads, wall time) 2.70 -> 2.98 x tiktoken's batch encoder.
+  ``bench_tiktoken.py`` (load 2.5-3.7): o200k_base 2.25 x single (44.1 against 19.6 MB/s),
+  3.33 x batch; cl100k_base 3.14 x and 5.12 x.
   Where the time went (2 MB, 254 documents, CPU ms): kernel 38.8 = the pretokens that hit the
   shortcut 12.1 (330,269 of <= 8 bytes at ~24 ns, 41,043 longer at ~100 ns) + the 7.4 % that
   miss 22.4 (merge loops, of which 19,814 merged and 9,897 copied from the miss cache: it
