@@ -81,7 +81,43 @@ Design notes
 * Per call (``encode_ordinary`` on a 240-character English sentence, o200k_base): ~10 us, of
   which ``scan_utf8`` 2.4, the kernel call 4.7 (Numba's dispatch of 14 array arguments is
   about half), ``to_list`` 0.6, backend resolution 1.2 (it reads ``FASTSW_PUREPYTHON`` each
-  call); the kernel's model arrays are gathered into one tuple once per encoder.
+  call); the kernel's model arrays are gathered into one tuple once per encoder. Backend
+  resolution is now ~0.1 us (:func:`fastsw._config.pure_python` answers "not set" from
+  ``os.environ``'s dict: ``os.environ.get`` of an unset name raised and caught a ``KeyError``),
+  and :meth:`encode` hands the kernel's ids to ``ids_to_list`` without ``to_list``'s
+  conversion (0.3 us). Packing the 8 model arrays into one argument would save ~0.5 us of
+  dispatch per call (measured on a 14- against a 5-argument function), 0.2 % of 10 MB of
+  English document by document: not done (every kernel edit would conflict with it).
+* Issue #15, second pass: o200k_base one thread on English, document by document (the
+  benchmark's ``encode_ordinary`` loop). A/B of the code before and after, each in its own
+  process, thread CPU time, best of 3 passes alternating with tiktoken's in the same process,
+  10 MB (1,304 documents), shared machine under load 1.5-4, three rounds: fastsw 33.3-34.9 ->
+  35.7-41.0 MB/s, fastsw / tiktoken 1.88-1.97 -> 2.07-2.22; cl100k_base 2.70 / 2.82 ->
+  3.14 / 2.97; batch (2 threads, wall time) 2.70 -> 2.98 x tiktoken's batch encoder.
+  ``bench_tiktoken.py`` (load 2.5-3.7): o200k_base 2.25 x single (44.1 against 19.6 MB/s),
+  3.33 x batch; cl100k_base 3.14 x and 5.12 x.
+  Where the time went (2 MB, 254 documents, CPU ms): kernel 38.8 = the pretokens that hit the
+  shortcut 12.1 (330,269 of <= 8 bytes at ~24 ns, 41,043 longer at ~100 ns) + the 7.4 % that
+  miss 22.4 (merge loops, of which 19,814 merged and 9,897 copied from the miss cache: it
+  catches all but ~1 % of the repeats within a document) + set-up ~3 us per call; ``scan_utf8``
+  10.8 (the o200k matcher ~70 %, the UTF-8 size pass and the ends' conversion the rest);
+  ``to_list`` ~3; Python per call ~7 us per document. The "~1 ms not accounted for" on the
+  24 held-out documents (4.53 ms against scan 0.99 + kernel 2.38 + to_list 0.17) is the
+  measurement: each part timed alone over all documents keeps its own tables in cache;
+  interleaved per document, as ``encode_ordinary`` runs them, scan 1.04 + kernel 2.65 +
+  to_list 0.37 = 4.06 ms against 4.07 ms for the three calls inline and 4.24 ms for
+  ``encode_ordinary`` (the rest, ~7 us per call, is the Python above). Changes: (1) the hit
+  path of a model without supermerges no longer loads each single-id pretoken's eligibility
+  flags (runs do nothing there): the hits 12.1 -> 10.5 ms, the kernel 38.8 -> 35.2 ms;
+  (2) the scanner takes runs of ``a``-``z`` eight code units per step
+  (``fastsw._pretok._lower_run``): ``scan_utf8`` 10.8 -> 9.7 ms; (3) the per-call Python
+  above. Tried and dropped (same harness): all shortcut lookups of a call in a first pass,
+  so their loads overlap (no gain: 10.2 against 9.2 ms on the hits); the token bytes of
+  9-16 byte tokens inside the long table's slot instead of a compare against ``tb``
+  (slower, 108 against 90 ns: the slot's own cache miss is the cost); in ``_lower_run``,
+  ending the run at an ASCII stop from the word itself instead of the class table (no gain).
+  A pretoken cache kept across calls would remove most of the 22 ms of misses (most missed
+  words repeat across documents) but is ruled out above (no mutable state across calls).
 * Scratch: the kernel allocates its merge scratch per call, sized by the call's
   longest pretoken (the tournament tree: 2 P int64, P the power of two above it);
   nothing is kept between calls.
@@ -433,7 +469,11 @@ class FastEncoder:
         pretok = self.pretokenizer
         scanner = self._slice_scanner()
         if scanner is not None:
-            return self.to_list(self._kernel(*self._scan(scanner, [text]), shortcut)[0])
+            ids = self._kernel(*self._scan(scanner, [text]), shortcut)[0]
+            objects = self._id_list
+            if objects is not None:  # the kernel's ids are contiguous int32: to_list's conversion is not needed
+                return _ids_to_list(ids, objects)
+            return self.to_list(ids)
         if not (USE_PRETOKEN_ENDS and getattr(pretok, "uses_native", False)):
             return self.to_list(self.encode_docs([text], shortcut)[0])
         ends = pretok.pretoken_ends(text)
