@@ -21,6 +21,19 @@ Design notes
   (-1 = empty slot), value ``rank << 32 | new id`` (-1 = no merge), so comparing
   two values compares ranks first. Ranks are unique per pair (the tokenizer keeps
   the first merge of a duplicated pair), so the smallest value names one pair.
+* Pair filter (issue #14): between the direct entries and the hash region, ``_FILTER``
+  = 4096 words (2 ** 18 bits, 32 kB) with one bit per hashed pair (the top bits of the
+  key times ``_MIX``). A lookup of a pair whose bit is clear answers -1 from that one
+  load, near L1, without probing the hash region (1 MB for a 32768 model, 7 MB for
+  o200k_base: L2 or L3). About half the lookups of the merge loops are for pairs with
+  no merge (the two new neighbours of each merged token, the last ones always fail);
+  the filter has ~12 % of its bits set for 30,000 pairs. A set bit only leads to the
+  usual probe, so the answer is the same. Measured, whole kernel, one call per held-out
+  document, English model, CPU time, interleaved rounds (without / with the filter):
+  fi 0.75 / 0.64 ms, hi 0.43 / 0.34, zh 1.71 / 1.50, en 2.43 / 2.24, th 2.19 / 2.00,
+  1 MB of English letters without spaces 58.6 / 49.1. (A 4096-entry direct-mapped
+  cache of pairs in front of the table was 2 x slower, below: it was consulted for
+  every lookup and kept values; the filter answers only "no" and is one bit test.)
 * Hashes multiply in ``uint64``: Numba gives signed int64 arithmetic LLVM's
   ``nsw`` flag, which makes a wrapping int64 multiply undefined behaviour (LLVM
   folded the hash of a ``(x, x)`` lookup to a constant, a wrong answer).
@@ -154,6 +167,9 @@ _MIX = np.uint64(0x9E3779B97F4A7C15)
 _LOW32 = np.int64(0xFFFFFFFF)
 _MISS_CACHE_BITS = 14  # at most 16384 miss-cache slots per kernel call
 _DIRECT = 1 << 16  # direct rank-table entries: every pair of ids below 256
+_FILTER_BITS = 18  # then a filter of the hashed pairs: 2 ** 18 bits (32 kB) ...
+_FILTER = 1 << (_FILTER_BITS - 6)  # ... in this many int64 words
+_HASHED = _DIRECT + _FILTER  # then the hash region
 _PAIR_BITS = 18  # the supermerge pair filter: a bit set of 2 ** 18 bits (32 kB)
 _FEW_PAIRS = 16  # a long sequence with at most this many pairs that merge skips the tournament tree
 _FEW_MERGES = 32  # ... for at most this many merges (module note (7))
@@ -162,38 +178,51 @@ _FEW_MERGES = 32  # ... for at most this many merges (module note (7))
 @njit(cache=True, nogil=True)
 def _pair_slot(table, key):
     """Linear probing over the hash region of the int64 rank ``table`` (after the
-    ``_DIRECT`` direct entries: a power of two of ``(key, value)`` slots, key -1 =
-    empty): the slot holding ``key`` or the empty slot where it belongs."""
-    mask = ((table.shape[0] - _DIRECT) >> 1) - 1
+    ``_DIRECT`` direct entries and the ``_FILTER`` filter words: a power of two of
+    ``(key, value)`` slots, key -1 = empty): the slot holding ``key`` or the empty
+    slot where it belongs."""
+    mask = ((table.shape[0] - _HASHED) >> 1) - 1
     h = np.uint64(key) * _MIX
     h ^= h >> np.uint64(29)
     s = np.int64(h & np.uint64(mask))
     while True:
-        k = table[_DIRECT + 2 * s]
+        k = table[_HASHED + 2 * s]
         if k == key or k == -1:
             return s
         s = (s + 1) & mask
 
 
 @njit(cache=True, nogil=True)
+def _filter_bit(key):
+    """The bit (0 .. 64 * _FILTER - 1) of the pair ``key`` in a rank table's filter."""
+    return np.int64((np.uint64(key) * _MIX) >> np.uint64(64 - _FILTER_BITS))
+
+
+@njit(cache=True, nogil=True)
 def _pair_lookup(table, left, right):
     """``rank << 32 | new id`` of the merge ``(left, right)``, or -1. Pairs of two
-    ids below 256 (every pair of atoms) are one direct load."""
+    ids below 256 (every pair of atoms) are one direct load; other pairs whose
+    filter bit is clear (most pairs without a merge) one load in the 32 kB filter."""
     if (left | right) < 256:
         return table[(np.int64(left) << 8) | np.int64(right)]
     key = (np.int64(left) << 32) | np.int64(right)
+    b = _filter_bit(key)
+    if (table[_DIRECT + (b >> 6)] >> (b & 63)) & 1 == 0:
+        return np.int64(-1)
     s = _pair_slot(table, key)
-    if table[_DIRECT + 2 * s] == key:
-        return table[_DIRECT + 2 * s + 1]
+    if table[_HASHED + 2 * s] == key:
+        return table[_HASHED + 2 * s + 1]
     return np.int64(-1)
 
 
 @njit(cache=True, nogil=True)
 def _build_pair_table(lefts, rights, ranks, news, size):
     """A rank table from int64 ``lefts``, ``rights``, ``ranks``, ``news``: int64
-    array of ``_DIRECT`` direct entries (pairs of ids < 256) then ``size`` hash
-    slots (power of two, > 2 x entries) of two int64."""
-    table = np.full(_DIRECT + 2 * size, -1, np.int64)
+    array of ``_DIRECT`` direct entries (pairs of ids < 256), ``_FILTER`` words of the
+    hashed pairs' filter bits, then ``size`` hash slots (power of two, > 2 x entries)
+    of two int64."""
+    table = np.full(_HASHED + 2 * size, -1, np.int64)
+    table[_DIRECT:_HASHED] = 0
     for i in range(lefts.shape[0]):
         if (lefts[i] | rights[i]) < 256:
             d = (lefts[i] << 8) | rights[i]
@@ -202,9 +231,11 @@ def _build_pair_table(lefts, rights, ranks, news, size):
             continue
         key = (lefts[i] << 32) | rights[i]
         s = _pair_slot(table, key)
-        if table[_DIRECT + 2 * s] == -1:
-            table[_DIRECT + 2 * s] = key
-            table[_DIRECT + 2 * s + 1] = (ranks[i] << 32) | news[i]
+        if table[_HASHED + 2 * s] == -1:
+            table[_HASHED + 2 * s] = key
+            table[_HASHED + 2 * s + 1] = (ranks[i] << 32) | news[i]
+            b = _filter_bit(key)
+            table[_DIRECT + (b >> 6)] |= np.int64(1) << (b & 63)
     return table
 
 
