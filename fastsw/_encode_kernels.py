@@ -32,7 +32,7 @@ Design notes
   document, English model, CPU time, interleaved rounds (without / with the filter):
   fi 0.75 / 0.64 ms, hi 0.43 / 0.34, zh 1.71 / 1.50, en 2.43 / 2.24, th 2.19 / 2.00,
   1 MB of English letters without spaces 58.6 / 49.1. (A 4096-entry direct-mapped
-  cache of pairs in front of the table was 2 x slower, below: it was consulted for
+  cache of pairs in front of the table was 2 x slower (:mod:`fastsw.fast_encode`): it was consulted for
   every lookup and kept values; the filter answers only "no" and is one bit test.)
 * Hashes multiply in ``uint64``: Numba gives signed int64 arithmetic LLVM's
   ``nsw`` flag, which makes a wrapping int64 multiply undefined behaviour (LLVM
