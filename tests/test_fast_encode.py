@@ -204,25 +204,32 @@ def test_runs_of_one_id_take_the_arithmetic_step(merges):
 
 @pytest.mark.parametrize("shape", ["pairs", "chain", "growing", "stale"])
 def test_long_loop_with_few_merges_and_its_hand_over_to_the_tree(shape):
-    # Module note (7) of _encode_kernels: a long sequence with at most K._FEW_PAIRS pairs that merge
-    # skips the tournament tree (_merge_few); after K._FEW_MERGES merges, or when its list outgrows
-    # K._FEW_PAIRS, it hands the rest to the tree. Sizes on both sides of each limit, against the reference.
+    # Module note (7) of _encode_kernels: a long sequence whose pairs that merge are at most K._FEW_PAIRS and at most
+    # a quarter of its length skips the tournament tree (_merge_few); after K._FEW_MERGES merges, or when its list
+    # outgrows K._FEW_PAIRS, it hands the rest to the tree. Sizes on both sides of each limit, against the
+    # reference; d (which merges with nothing) pads the units so that the list is taken where intended.
     few, most = K._FEW_PAIRS, K._FEW_MERGES
-    a, b, c = 0, 1, 2
+    a, b, c, d = 0, 1, 2, 3
+    pad = [d] * 9
     if shape == "pairs":      # k separate "ab" pairs: the list alone (k <= few) or the tree (k > few)
-        ranks = ranks_of([(a, b)], 3)
-        cases = [[a, b, c] * k for k in (1, few - 1, few, few + 1, 3 * few)]
+        ranks = ranks_of([(a, b)], 4)
+        cases = [([a, b] + pad) * k for k in (1, few - 1, few, few + 1, 3 * few)]
     elif shape == "chain":    # "a" + "b" * m: one pair at a time, m merges in a row (a+b, ab+b, abb+b, ...)
-        ranks = ranks_of([(a, b)] + [(3 + k, b) for k in range(most + 8)], 3)
-        cases = [[a] + [b] * m + [c] for m in (1, most - 1, most, most + 1, most + 8)]
-    elif shape == "growing":  # "cab" * k + "c": each a+b merge makes two new pairs (c+ab, ab+c)
-        ranks = ranks_of([(a, b), (c, 3), (3, c)], 3)
-        cases = [[c, a, b] * k + [c] for k in (1, few - 1, few, few + 1)]
-    else:                     # "cab" * k: c+a is listed but must be dropped (not merged) once a+b has merged
-        ranks = ranks_of([(a, b), (c, a)], 3)
-        cases = [[c, a, b] * k for k in (1, few // 2 - 1, few // 2, few // 2 + 1)]
+        ranks = ranks_of([(a, b)] + [(4 + k, b) for k in range(most + 8)], 4)
+        cases = [[a] + [b] * m + [c] for m in (3, most - 1, most, most + 1, most + 8)]
+    elif shape == "growing":  # each a+b merge makes two new pairs (c+ab, ab+c): the list outgrows its limit
+        ranks = ranks_of([(a, b), (c, 4), (4, c)], 4)
+        cases = [(pad + [c, a, b, c]) * k for k in (1, few - 1, few, few + 1)]
+    else:                     # c+a is listed but must be dropped (not merged) once a+b has merged
+        ranks = ranks_of([(a, b), (c, a)], 4)
+        cases = [([c, a, b] + pad) * k for k in (1, few // 2 - 1, few // 2, few // 2 + 1)]
+    table = fast_encode.pair_table(ranks)
+    listed = 0
     for ids in cases:
         assert merge_fast(ids, ranks, 0) == apply_merges(ids, ranks) == merge_fast(ids, ranks, 1000), ids
+        pairs = sum(K._pair_lookup(table, x, y) >= 0 for x, y in zip(ids, ids[1:]))
+        listed += 0 < pairs <= few and 4 * pairs <= len(ids)
+    assert listed >= 3  # most cases start on the list (the rest on the tree)
 
 
 # ---------------------------------------------------------------- goldens
