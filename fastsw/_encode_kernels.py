@@ -22,18 +22,22 @@ Design notes
   two values compares ranks first. Ranks are unique per pair (the tokenizer keeps
   the first merge of a duplicated pair), so the smallest value names one pair.
 * Pair filter (issue #14): between the direct entries and the hash region, ``_FILTER``
-  = 4096 words (2 ** 18 bits, 32 kB) with one bit per hashed pair (the top bits of the
+  = 65536 words (2 ** 22 bits, 512 kB) with one bit per hashed pair (the top bits of the
   key times ``_MIX``). A lookup of a pair whose bit is clear answers -1 from that one
-  load, near L1, without probing the hash region (1 MB for a 32768 model, 7 MB for
-  o200k_base: L2 or L3). About half the lookups of the merge loops are for pairs with
-  no merge (the two new neighbours of each merged token, the last ones always fail);
-  the filter has ~12 % of its bits set for 30,000 pairs. A set bit only leads to the
-  usual probe, so the answer is the same. Measured, whole kernel, one call per held-out
-  document, English model, CPU time, interleaved rounds (without / with the filter):
-  fi 0.75 / 0.64 ms, hi 0.43 / 0.34, zh 1.71 / 1.50, en 2.43 / 2.24, th 2.19 / 2.00,
-  1 MB of English letters without spaces 58.6 / 49.1. (A 4096-entry direct-mapped
-  cache of pairs in front of the table was 2 x slower (:mod:`fastsw.fast_encode`): it was consulted for
-  every lookup and kept values; the filter answers only "no" and is one bit test.)
+  load (L1 or L2) without probing the hash region (1 MB for a 32768 model, 17 MB for
+  o200k_base's 446,189 splits: L2 or L3). About half the lookups of the merge loops are
+  for pairs with no merge (the two new neighbours of each merged token; the last ones
+  always fail); 0.7 % of the bits are set for 30,000 pairs, 10 % for o200k_base. A set
+  bit only leads to the usual probe, so the answer is the same. Measured, whole kernel,
+  one call per held-out document, CPU time, interleaved rounds (without / with a 2 ** 18-bit
+  filter, English model): fi 0.75 / 0.64 ms, hi 0.43 / 0.34, zh 1.71 / 1.50, en 2.43 / 2.24,
+  th 2.19 / 2.00, 1 MB of English letters without spaces 58.6 / 49.1. That filter had 82 % of
+  its bits set for o200k_base and did nothing there (0.97-1.02); 2 ** 22 bits, against
+  2 ** 18: o200k_base zh 0.67, th 0.77, fi 0.85, en 0.91 x the time; English model fi 0.92,
+  zh 0.97, letters 0.95; 2 ** 21 was 4-7 % slower than 2 ** 22 and 2 ** 23 no better on
+  the English model. (A 4096-entry direct-mapped cache of pairs in front of the table was
+  2 x slower (:mod:`fastsw.fast_encode`): it was consulted for every lookup and kept
+  values; the filter answers only "no" and is one bit test.)
 * Hashes multiply in ``uint64``: Numba gives signed int64 arithmetic LLVM's
   ``nsw`` flag, which makes a wrapping int64 multiply undefined behaviour (LLVM
   folded the hash of a ``(x, x)`` lookup to a constant, a wrong answer).
@@ -169,7 +173,7 @@ _MIX = np.uint64(0x9E3779B97F4A7C15)
 _LOW32 = np.int64(0xFFFFFFFF)
 _MISS_CACHE_BITS = 14  # at most 16384 miss-cache slots per kernel call
 _DIRECT = 1 << 16  # direct rank-table entries: every pair of ids below 256
-_FILTER_BITS = 18  # then a filter of the hashed pairs: 2 ** 18 bits (32 kB) ...
+_FILTER_BITS = 22  # then a filter of the hashed pairs: 2 ** 22 bits (512 kB) ...
 _FILTER = 1 << (_FILTER_BITS - 6)  # ... in this many int64 words
 _HASHED = _DIRECT + _FILTER  # then the hash region
 _PAIR_BITS = 18  # the supermerge pair filter: a bit set of 2 ** 18 bits (32 kB)
@@ -204,7 +208,7 @@ def _filter_bit(key):
 def _pair_lookup(table, left, right):
     """``rank << 32 | new id`` of the merge ``(left, right)``, or -1. Pairs of two
     ids below 256 (every pair of atoms) are one direct load; other pairs whose
-    filter bit is clear (most pairs without a merge) one load in the 32 kB filter."""
+    filter bit is clear (most pairs without a merge) one load in the 512 kB filter."""
     if (left | right) < 256:
         return table[(np.int64(left) << 8) | np.int64(right)]
     key = (np.int64(left) << 32) | np.int64(right)

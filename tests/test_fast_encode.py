@@ -151,9 +151,9 @@ def test_pair_table_lookups_on_both_regions():
 
 
 def test_pair_table_filter_never_hides_a_pair():
-    # Hashed pairs pass a 2 ** 18-bit filter before the probe (module notes of _encode_kernels): a clear bit
+    # Hashed pairs pass a 2 ** 22-bit filter before the probe (module notes of _encode_kernels): a clear bit
     # answers -1 at once, a set bit (a stored pair or a collision) probes. Every stored pair must be found and
-    # every other pair answer -1, among them many whose bit another pair set (~12 % of the bits are set here).
+    # every other pair answer -1, among them some whose bit another pair set (~0.7 % of the bits are set here).
     rng = random.Random(3)
     ranks = {}
     while len(ranks) < 30000:
@@ -162,7 +162,7 @@ def test_pair_table_filter_never_hides_a_pair():
     for (left, right), (rank, new) in ranks.items():
         assert K._pair_lookup(table, left, right) == (rank << 32 | new)
     passed = 0
-    for _ in range(20000):
+    for _ in range(60000):
         left, right = rng.randrange(5000), rng.randrange(5000)
         if (left, right) not in ranks:
             assert K._pair_lookup(table, left, right) == -1
