@@ -15,8 +15,8 @@ Design notes
 * Rank tables: one int64 array. First ``_DIRECT`` = 65536 direct entries, the
   value of pair ``(left, right)`` at ``left << 8 | right`` when both ids are
   below 256 (every pair of atoms: all the initial lookups of a pretoken, one load
-  in a 512 kB region instead of a probe of a table of up to 4 MB). Then open
-  addressing with linear probing over interleaved ``(key, value)`` slots for the
+  in a 512 kB region instead of a probe of a table of up to 17 MB). Then the pair
+  filter (next note), then open addressing with linear probing over interleaved ``(key, value)`` slots for the
   other pairs, so that a probe touches one cache line. Key ``left << 32 | right``
   (-1 = empty slot), value ``rank << 32 | new id`` (-1 = no merge), so comparing
   two values compares ranks first. Ranks are unique per pair (the tokenizer keeps
