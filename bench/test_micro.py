@@ -117,6 +117,23 @@ def test_encode_batch(benchmark, encoders, tok, heldout, name):
     benchmark.pedantic(batch, args=(heldout,), rounds=5, warmup_rounds=1)
 
 
+FEW_MERGES_TEXTS = {  # issue #14: text where the merge loops do most of the work (fastsw._encode_kernels notes (7))
+    "th held-out": lambda heldout: read_docs(SHARED / "corpus" / "th" / "heldout.jsonl")[0],   # almost no merge
+    "my held-out": lambda heldout: read_docs(SHARED / "corpus" / "my" / "heldout.jsonl")[0],   # no merge at all
+    "en held-out, letters only": lambda heldout: ["".join(c for c in " ".join(heldout) if c.isalpha())],
+}
+
+
+@pytest.mark.benchmark(group="encode: text the English model barely knows, one document at a time")
+@pytest.mark.parametrize("text", list(FEW_MERGES_TEXTS))
+@pytest.mark.parametrize("name", ["fastsw", "tiktoken"])
+def test_encode_few_merges(benchmark, encoders, tok, heldout, text, name):
+    one, _ = encoders[name]
+    docs = FEW_MERGES_TEXTS[text](heldout)
+    assert [one(d) for d in docs] == [tok.encode_ordinary(d, backend="python") for d in docs]
+    benchmark.pedantic(lambda: [one(d) for d in docs], rounds=5, warmup_rounds=1)
+
+
 @pytest.mark.benchmark(group="pre-tokenize 1 MB")
 @pytest.mark.parametrize("name", ["fastsw native", "fastsw reference (regex)", "hf Split"])
 def test_pretokenize_1mb(benchmark, one_mb, name):

@@ -15,12 +15,29 @@ Design notes
 * Rank tables: one int64 array. First ``_DIRECT`` = 65536 direct entries, the
   value of pair ``(left, right)`` at ``left << 8 | right`` when both ids are
   below 256 (every pair of atoms: all the initial lookups of a pretoken, one load
-  in a 512 kB region instead of a probe of a table of up to 4 MB). Then open
-  addressing with linear probing over interleaved ``(key, value)`` slots for the
+  in a 512 kB region instead of a probe of a table of up to 17 MB). Then the pair
+  filter (next note), then open addressing with linear probing over interleaved ``(key, value)`` slots for the
   other pairs, so that a probe touches one cache line. Key ``left << 32 | right``
   (-1 = empty slot), value ``rank << 32 | new id`` (-1 = no merge), so comparing
   two values compares ranks first. Ranks are unique per pair (the tokenizer keeps
   the first merge of a duplicated pair), so the smallest value names one pair.
+* Pair filter (issue #14): between the direct entries and the hash region, ``_FILTER``
+  = 65536 words (2 ** 22 bits, 512 kB) with one bit per hashed pair (the top bits of the
+  key times ``_MIX``). A lookup of a pair whose bit is clear answers -1 from that one
+  load (L1 or L2) without probing the hash region (1 MB for a 32768 model, 17 MB for
+  o200k_base's 446,189 splits: L2 or L3). About half the lookups of the merge loops are
+  for pairs with no merge (the two new neighbours of each merged token; the last ones
+  always fail); 0.7 % of the bits are set for 30,000 pairs, 10 % for o200k_base. A set
+  bit only leads to the usual probe, so the answer is the same. Measured, whole kernel,
+  one call per held-out document, CPU time, interleaved rounds (without / with a 2 ** 18-bit
+  filter, English model): fi 0.75 / 0.64 ms, hi 0.43 / 0.34, zh 1.71 / 1.50, en 2.43 / 2.24,
+  th 2.19 / 2.00, 1 MB of English letters without spaces 58.6 / 49.1. That filter had 82 % of
+  its bits set for o200k_base and did nothing there (0.97-1.02); 2 ** 22 bits, against
+  2 ** 18: o200k_base zh 0.67, th 0.77, fi 0.85, en 0.91 x the time; English model fi 0.92,
+  zh 0.97, letters 0.95; 2 ** 21 was 4-7 % slower than 2 ** 22 and 2 ** 23 no better on
+  the English model. (A 4096-entry direct-mapped cache of pairs in front of the table was
+  2 x slower (:mod:`fastsw.fast_encode`): it was consulted for every lookup and kept
+  values; the filter answers only "no" and is one bit test.)
 * Hashes multiply in ``uint64``: Numba gives signed int64 arithmetic LLVM's
   ``nsw`` flag, which makes a wrapping int64 multiply undefined behaviour (LLVM
   folded the hash of a ``(x, x)`` lookup to a constant, a wrong answer).
@@ -187,6 +204,31 @@ Design notes
   Chinese, three times as much (measured; unlike ``_tree_set``, whose written-out form
   gained nothing). Building the table is one pass over the pairs and one over the units
   (o200k_base: 446,189 pairs).
+* (8) Few merges (issue #14: a model on text of a script it barely knows, e.g. the English
+  model on Thai, where 96 % of the bytes miss the shortcut and a 100-byte piece has zero to
+  a few pairs that merge). The tree's set-up (2 P leaves and minima, the linked list, the
+  final compaction) was most of the cost. The long loop's first pass (``_tree_leaves``)
+  writes the leaves and also counts the pairs that merge, listing their keys; with none it
+  returns at once, with at most ``_FEW_PAIRS`` = 16 (and at most a quarter of its length:
+  17-24-byte pieces of English letters start with 12-16 and keep making new ones, and the
+  hand-over below cost them 20 %) :func:`_merge_few` works on that list
+  (the smallest key, a scan of <= 16; merged-away nodes marked -1 in place, so positions
+  keep their order and the keys stay valid; one compaction at the end). It is the same
+  order as the tree (the smallest ``rank << 32 | position``, the two changed pairs
+  re-looked-up), so notes (1)-(6) carry over. After ``_FEW_MERGES`` = 32 merges, or when
+  the list outgrows 16, it compacts and hands the rest to the tree, so the cost stays
+  O(n log n) (the walks over marked nodes are at most 32 long). Merge loops alone on the
+  pieces over 16 bytes, English model, ns per byte (tree / with this path): Thai 25-48
+  bytes 12.5 / 8.5, 49-96 9.7 / 5.5, 97+ 8.2 / 3.5.
+* Calls between kernels: the helpers of the long loop (``_halve_runs``, ``_merge_tree``,
+  ``_tree_leaves``) and the scan loop are compiled ``inline="always"``, and the tree is
+  indexed in place (``_tree_set`` takes its size) instead of through a slice. A call
+  that passes arrays (and a slice) cost ~50-130 ns each in reference counting, as
+  much as the lookups of a 30-byte piece with no merge (English model on Myanmar: the
+  long loop per piece 11.7 -> 7.8 ns per byte). The whole kernel, one call per held-out
+  document, English model (``_encode_docs`` alone, CPU time, interleaved rounds): th 0.73 x
+  the time before note (8), my 0.54 x, zh 0.97 x, hi 0.96 x, fi 1.01 x, ja 0.99 x,
+  en 1.00 x. Compiling the kernels takes ~20 s instead of ~15 s (once: ``cache=True``).
 """
 from __future__ import annotations
 
@@ -208,45 +250,63 @@ _MIX = np.uint64(0x9E3779B97F4A7C15)
 _LOW32 = np.int64(0xFFFFFFFF)
 _MISS_CACHE_BITS = 14  # at most 16384 miss-cache slots per kernel call
 _DIRECT = 1 << 16  # direct rank-table entries: every pair of ids below 256
+_FILTER_BITS = 22  # then a filter of the hashed pairs: 2 ** 22 bits (512 kB) ...
+_FILTER = 1 << (_FILTER_BITS - 6)  # ... in this many int64 words
+_HASHED = _DIRECT + _FILTER  # then the hash region
 _PAIR_BITS = 18  # the supermerge pair filter: a bit set of 2 ** 18 bits (32 kB)
 _CROSS_WORDS = 1 << (_PAIR_BITS - 6)  # the cross filter's bits follow the pair filter's in ``s_bits``
+_FEW_PAIRS = 16  # a long sequence with at most this many pairs that merge skips the tournament tree
+_FEW_MERGES = 32  # ... for at most this many merges (module note (8))
 
 
 @njit(cache=True, nogil=True)
 def _pair_slot(table, key):
     """Linear probing over the hash region of the int64 rank ``table`` (after the
-    ``_DIRECT`` direct entries: a power of two of ``(key, value)`` slots, key -1 =
-    empty): the slot holding ``key`` or the empty slot where it belongs."""
-    mask = ((table.shape[0] - _DIRECT) >> 1) - 1
+    ``_DIRECT`` direct entries and the ``_FILTER`` filter words: a power of two of
+    ``(key, value)`` slots, key -1 = empty): the slot holding ``key`` or the empty
+    slot where it belongs."""
+    mask = ((table.shape[0] - _HASHED) >> 1) - 1
     h = np.uint64(key) * _MIX
     h ^= h >> np.uint64(29)
     s = np.int64(h & np.uint64(mask))
     while True:
-        k = table[_DIRECT + 2 * s]
+        k = table[_HASHED + 2 * s]
         if k == key or k == -1:
             return s
         s = (s + 1) & mask
 
 
 @njit(cache=True, nogil=True)
+def _filter_bit(key):
+    """The bit (0 .. 64 * _FILTER - 1) of the pair ``key`` in a rank table's filter."""
+    return np.int64((np.uint64(key) * _MIX) >> np.uint64(64 - _FILTER_BITS))
+
+
+@njit(cache=True, nogil=True)
 def _pair_lookup(table, left, right):
     """``rank << 32 | new id`` of the merge ``(left, right)``, or -1. Pairs of two
-    ids below 256 (every pair of atoms) are one direct load."""
+    ids below 256 (every pair of atoms) are one direct load; other pairs whose
+    filter bit is clear (most pairs without a merge) one load in the 512 kB filter."""
     if (left | right) < 256:
         return table[(np.int64(left) << 8) | np.int64(right)]
     key = (np.int64(left) << 32) | np.int64(right)
+    b = _filter_bit(key)
+    if (table[_DIRECT + (b >> 6)] >> (b & 63)) & 1 == 0:
+        return np.int64(-1)
     s = _pair_slot(table, key)
-    if table[_DIRECT + 2 * s] == key:
-        return table[_DIRECT + 2 * s + 1]
+    if table[_HASHED + 2 * s] == key:
+        return table[_HASHED + 2 * s + 1]
     return np.int64(-1)
 
 
 @njit(cache=True, nogil=True)
 def _build_pair_table(lefts, rights, ranks, news, size):
     """A rank table from int64 ``lefts``, ``rights``, ``ranks``, ``news``: int64
-    array of ``_DIRECT`` direct entries (pairs of ids < 256) then ``size`` hash
-    slots (power of two, > 2 x entries) of two int64."""
-    table = np.full(_DIRECT + 2 * size, -1, np.int64)
+    array of ``_DIRECT`` direct entries (pairs of ids < 256), ``_FILTER`` words of the
+    hashed pairs' filter bits, then ``size`` hash slots (power of two, > 2 x entries)
+    of two int64."""
+    table = np.full(_HASHED + 2 * size, -1, np.int64)
+    table[_DIRECT:_HASHED] = 0
     for i in range(lefts.shape[0]):
         if (lefts[i] | rights[i]) < 256:
             d = (lefts[i] << 8) | rights[i]
@@ -255,9 +315,11 @@ def _build_pair_table(lefts, rights, ranks, news, size):
             continue
         key = (lefts[i] << 32) | rights[i]
         s = _pair_slot(table, key)
-        if table[_DIRECT + 2 * s] == -1:
-            table[_DIRECT + 2 * s] = key
-            table[_DIRECT + 2 * s + 1] = (ranks[i] << 32) | news[i]
+        if table[_HASHED + 2 * s] == -1:
+            table[_HASHED + 2 * s] = key
+            table[_HASHED + 2 * s + 1] = (ranks[i] << 32) | news[i]
+            b = _filter_bit(key)
+            table[_DIRECT + (b >> 6)] |= np.int64(1) << (b & 63)
     return table
 
 
@@ -684,7 +746,7 @@ def _filtered_lookup(table, bits, use_bits, left, right):
     return _pair_lookup(table, left, right)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _merge_scan(buf, a, n, table, ranks, bits, use_bits):
     """Merges on int32 ``buf[a:a+n]`` in place for short sequences; int64 ``ranks``
     (>= n) is scratch holding the table value of each adjacent pair. Each step
@@ -743,11 +805,11 @@ def _merge_three(buf, a, table, bits):
 
 
 @njit(cache=True, nogil=True)
-def _tree_set(tree, leaf, key):
+def _tree_set(tree, size, leaf, key):
     """Set leaf ``leaf`` of the tournament tree ``tree`` (int64, leaves from
-    ``tree.shape[0] // 2``) to ``key`` and restore the minima above it, stopping
+    ``size``) to ``key`` and restore the minima above it, stopping
     where an ancestor already holds the new minimum."""
-    k = (tree.shape[0] >> 1) + leaf
+    k = size + leaf
     tree[k] = key
     while k > 1:
         sib = tree[k ^ 1]
@@ -759,11 +821,97 @@ def _tree_set(tree, leaf, key):
         key = m
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _tree_leaves(buf, a, n, table, t, size, nid):
+    """The leaves of the tournament tree ``t`` (``t[size + i]``, ``rank << 32 | i`` or
+    INT64_MAX) and ``nid`` from one lookup per pair of int32 ``buf[a:a+n]``; the key of
+    each pair that merges is also written to ``t[0], t[1], ...`` in order (the few-pairs
+    list of :func:`_merge_few`; ``n <= size``, so it never reaches the leaves). Returns
+    how many pairs merge."""
+    none = np.int64(0x7FFFFFFFFFFFFFFF)
+    c = 0
+    for i in range(n - 1):
+        v = _pair_lookup(table, buf[a + i], buf[a + i + 1])
+        if v >= 0:
+            key = ((v >> 32) << 32) | i
+            t[size + i] = key
+            t[c] = key
+            c += 1
+            nid[i] = np.int32(v & _LOW32)
+        else:
+            t[size + i] = none
+    return c
+
+
 @njit(cache=True, nogil=True)
+def _merge_few(buf, a, n, table, cand, c, nid):
+    """Merges on int32 ``buf[a:a+n]`` while few pairs merge (module note (8)): ``cand[:c]``
+    (int64) lists the keys ``rank << 32 | i`` of the pairs that merge, ``nid[i]`` their new
+    ids. Each step takes the smallest key (the lowest rank, leftmost), marks the right node
+    gone (-1 in ``buf``, positions never move) and looks up the merged node's two new
+    pairs; at the end the nodes left are compacted. Stops early, compacted, when the list
+    would outgrow ``_FEW_PAIRS`` or after ``_FEW_MERGES`` merges (each walk over gone
+    nodes stays short). Returns ``n' << 1 | done``: the new length and 1 when no pair is
+    left, 0 when the caller must go on with the tree."""
+    done = 1
+    gone = 0
+    while c > 0:
+        q = 0
+        for r in range(1, c):
+            if cand[r] < cand[q]:
+                q = r
+        i = np.int64(cand[q] & _LOW32)
+        new = nid[i]
+        j = i + 1
+        while buf[a + j] < 0:
+            j += 1
+        buf[a + i] = new
+        buf[a + j] = -1
+        gone += 1
+        m = j + 1
+        while m < n and buf[a + m] < 0:
+            m += 1
+        p = i - 1
+        while p >= 0 and buf[a + p] < 0:
+            p -= 1
+        # drop the merged pair, the one on its left (changed) and the one on its right (gone)
+        w = 0
+        for r in range(c):
+            pos = cand[r] & _LOW32
+            if pos != i and pos != p and pos != j:
+                cand[w] = cand[r]
+                w += 1
+        c = w
+        if m < n:
+            v = _pair_lookup(table, new, buf[a + m])
+            if v >= 0:
+                cand[c] = ((v >> 32) << 32) | i
+                nid[i] = np.int32(v & _LOW32)
+                c += 1
+        if p >= 0:
+            v = _pair_lookup(table, buf[a + p], new)
+            if v >= 0:
+                cand[c] = ((v >> 32) << 32) | p
+                nid[p] = np.int32(v & _LOW32)
+                c += 1
+        if c > _FEW_PAIRS or gone >= _FEW_MERGES:
+            done = 0 if c > 0 else 1
+            break
+    w = a
+    for k in range(a, a + n):
+        if buf[k] >= 0:
+            buf[w] = buf[k]
+            w += 1
+    return ((w - a) << 1) | done
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _merge_tree(buf, a, n, table, nxt, prv, tree, nid):
     """Merges on int32 ``buf[a:a+n]`` in place (the order of ``_merge_scan``: the
     lowest rank, leftmost first), with the pairs' keys in a tournament tree: a
     merge costs three O(log n) leaf updates instead of an O(n) scan and shift.
+    When at most ``_FEW_PAIRS`` pairs (and a quarter of them) merge at the start, :func:`_merge_few` works on
+    their list instead and builds no tree unless it stops early (module note (8)).
 
     Scratch: int32 ``nxt``/``prv``/``nid`` (>= n: the linked list of nodes, the new
     id of each node's pair) and int64 ``tree`` (2 P entries, P a power of two >= n;
@@ -778,14 +926,19 @@ def _merge_tree(buf, a, n, table, nxt, prv, tree, nid):
     size = 1
     while size < n:
         size <<= 1
-    t = tree[:2 * size]
-    for i in range(n - 1):
-        v = _pair_lookup(table, buf[a + i], buf[a + i + 1])
-        if v >= 0:
-            t[size + i] = ((v >> 32) << 32) | i
-            nid[i] = np.int32(v & _LOW32)
-        else:
-            t[size + i] = none
+    t = tree  # the first 2 * size entries (a slice would cost a reference count per call)
+    c = _tree_leaves(buf, a, n, table, t, size, nid)
+    if c <= _FEW_PAIRS and 4 * c <= n:
+        if c == 0:
+            return n
+        got = _merge_few(buf, a, n, table, t, c, nid)
+        n = got >> 1
+        if (got & 1) != 0 or n < 2:
+            return n
+        size = 1
+        while size < n:
+            size <<= 1
+        _tree_leaves(buf, a, n, table, t, size, nid)
     for i in range(n - 1, size):
         t[size + i] = none
     for k in range(size - 1, 0, -1):
@@ -802,7 +955,7 @@ def _merge_tree(buf, a, n, table, nxt, prv, tree, nid):
         buf[a + i] = new
         m = nxt[j]
         nxt[i] = m
-        _tree_set(t, j, none)
+        _tree_set(t, size, j, none)
         key = none
         if m < n:
             prv[m] = i
@@ -810,7 +963,7 @@ def _merge_tree(buf, a, n, table, nxt, prv, tree, nid):
             if v >= 0:
                 key = ((v >> 32) << 32) | i
                 nid[i] = np.int32(v & _LOW32)
-        _tree_set(t, i, key)
+        _tree_set(t, size, i, key)
         p = prv[i]
         if p >= 0:
             key = none
@@ -818,7 +971,7 @@ def _merge_tree(buf, a, n, table, nxt, prv, tree, nid):
             if v >= 0:
                 key = ((v >> 32) << 32) | p
                 nid[p] = np.int32(v & _LOW32)
-            _tree_set(t, p, key)
+            _tree_set(t, size, p, key)
     w = a
     i = 0
     while i < n:
@@ -828,7 +981,7 @@ def _merge_tree(buf, a, n, table, nxt, prv, tree, nid):
     return w - a
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _halve_runs(buf, a, n, table):
     """Module note (5): while int32 ``buf[a:a+n]`` is one id ``x`` repeated, apply the
     merge of ``x x`` arithmetically (``n // 2`` new ids, then ``x`` when n is odd).

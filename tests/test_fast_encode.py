@@ -150,6 +150,28 @@ def test_pair_table_lookups_on_both_regions():
         assert K._pair_lookup(table, left, right) == -1
 
 
+def test_pair_table_filter_never_hides_a_pair():
+    # Hashed pairs pass a 2 ** 22-bit filter before the probe (module notes of _encode_kernels): a clear bit
+    # answers -1 at once, a set bit (a stored pair or a collision) probes. Every stored pair must be found and
+    # every other pair answer -1, among them some whose bit another pair set (~0.7 % of the bits are set here).
+    rng = random.Random(3)
+    ranks = {}
+    while len(ranks) < 30000:
+        ranks.setdefault((rng.randrange(5000), rng.randrange(5000)), (len(ranks), 5000 + len(ranks)))
+    table = fast_encode.pair_table(ranks)
+    for (left, right), (rank, new) in ranks.items():
+        assert K._pair_lookup(table, left, right) == (rank << 32 | new)
+    passed = 0
+    for _ in range(60000):
+        left, right = rng.randrange(5000), rng.randrange(5000)
+        if (left, right) not in ranks:
+            assert K._pair_lookup(table, left, right) == -1
+            if (left | right) >= 256:
+                b = K._filter_bit(left << 32 | right)
+                passed += (int(table[K._DIRECT + (b >> 6)]) >> (b & 63)) & 1
+    assert passed > 100  # absent pairs that the filter let through to the probe
+
+
 def test_heap_loop_on_a_long_sequence():
     rng = random.Random(7)
     merges = []
@@ -178,6 +200,36 @@ def test_runs_of_one_id_take_the_arithmetic_step(merges):
         assert merge_fast(ids, ranks, 0) == apply_merges(ids, ranks), n
         assert merge_fast(ids + [1], ranks, 0) == apply_merges(ids + [1], ranks), n
         assert merge_fast([1] + ids, ranks, 0) == apply_merges([1] + ids, ranks), n
+
+
+@pytest.mark.parametrize("shape", ["pairs", "chain", "growing", "stale"])
+def test_long_loop_with_few_merges_and_its_hand_over_to_the_tree(shape):
+    # Module note (8) of _encode_kernels: a long sequence whose pairs that merge are at most K._FEW_PAIRS and at most
+    # a quarter of its length skips the tournament tree (_merge_few); after K._FEW_MERGES merges, or when its list
+    # outgrows K._FEW_PAIRS, it hands the rest to the tree. Sizes on both sides of each limit, against the
+    # reference; d (which merges with nothing) pads the units so that the list is taken where intended.
+    few, most = K._FEW_PAIRS, K._FEW_MERGES
+    a, b, c, d = 0, 1, 2, 3
+    pad = [d] * 9
+    if shape == "pairs":      # k separate "ab" pairs: the list alone (k <= few) or the tree (k > few)
+        ranks = ranks_of([(a, b)], 4)
+        cases = [([a, b] + pad) * k for k in (1, few - 1, few, few + 1, 3 * few)]
+    elif shape == "chain":    # "a" + "b" * m: one pair at a time, m merges in a row (a+b, ab+b, abb+b, ...)
+        ranks = ranks_of([(a, b)] + [(4 + k, b) for k in range(most + 8)], 4)
+        cases = [[a] + [b] * m + [c] for m in (3, most - 1, most, most + 1, most + 8)]
+    elif shape == "growing":  # each a+b merge makes two new pairs (c+ab, ab+c): the list outgrows its limit
+        ranks = ranks_of([(a, b), (c, 4), (4, c)], 4)
+        cases = [(pad + [c, a, b, c]) * k for k in (1, few - 1, few, few + 1)]
+    else:                     # c+a is listed but must be dropped (not merged) once a+b has merged
+        ranks = ranks_of([(a, b), (c, a)], 4)
+        cases = [([c, a, b] + pad) * k for k in (1, few // 2 - 1, few // 2, few // 2 + 1)]
+    table = fast_encode.pair_table(ranks)
+    listed = 0
+    for ids in cases:
+        assert merge_fast(ids, ranks, 0) == apply_merges(ids, ranks) == merge_fast(ids, ranks, 1000), ids
+        pairs = sum(K._pair_lookup(table, x, y) >= 0 for x, y in zip(ids, ids[1:]))
+        listed += 0 < pairs <= few and 4 * pairs <= len(ids)
+    assert listed >= 3  # most cases start on the list (the rest on the tree)
 
 
 # ---------------------------------------------------------------- goldens
