@@ -490,8 +490,8 @@ def _build_char_table(tb, tb_off, byte_ids, table, lefts, rights, ranks):
             if need[t, side]:
                 slot[t, side] = n_slots[side]
                 n_slots[side] += 1
-    lowest_left = np.full((max(n_slots[0], 1), _LEFT_CLASSES), never, np.int64)  # (y, token) by y's last byte
-    lowest_right = np.full((max(n_slots[1], 1), _RIGHT_CLASSES), never, np.int64)  # (token, y) by y's first byte
+    # side 0: merges (y, token) by the class of y's last byte; side 1: merges (token, y) by y's first byte
+    lowest = np.full((2, max(n_slots[0], n_slots[1], 1), _LEFT_CLASSES), never, np.int64)
     for i in range(lefts.shape[0]):
         a = lefts[i]
         b = rights[i]
@@ -500,13 +500,13 @@ def _build_char_table(tb, tb_off, byte_ids, table, lefts, rights, ranks):
         k = slot[a, 1]  # a unit's right end (a) and what starts on its right (b)
         if k >= 0:
             c = _RIGHT_CLASS[tb[tb_off[b]]]
-            if c < _RIGHT_CLASSES and ranks[i] < lowest_right[k, c]:
-                lowest_right[k, c] = ranks[i]
+            if c < _RIGHT_CLASSES and ranks[i] < lowest[1, k, c]:
+                lowest[1, k, c] = ranks[i]
         k = slot[b, 0]  # a unit's left end (b) and what ends on its left (a)
         if k >= 0:
             c = _LEFT_CLASS[tb[tb_off[a + 1] - 1]]
-            if c < _LEFT_CLASSES and ranks[i] < lowest_left[k, c]:
-                lowest_left[k, c] = ranks[i]
+            if c < _LEFT_CLASSES and ranks[i] < lowest[0, k, c]:
+                lowest[0, k, c] = ranks[i]
     # 3. the units' records: a class of neighbour is allowed if no merge with it ranks up to the end's bound
     records = np.empty(_RECORD * n_units, np.int64)
     keys = np.empty(n_units, np.int64)
@@ -515,20 +515,14 @@ def _build_char_table(tb, tb_off, byte_ids, table, lefts, rights, ranks):
         r = _RECORD * n_kept
         records[r] = unit_tok[u]
         records[r + 1:r + _RECORD] = 0
-        for c in range(_LEFT_CLASSES):
-            allowed = True
-            for k in range(n_ends[u, 0]):
-                if lowest_left[slot[ends[u, k, 0, 0], 0], c] <= ends[u, k, 0, 1]:
-                    allowed = False
-            if allowed:
-                records[r + 1 + (c >> 5)] |= np.int64(1) << (c & 31)
-        for c in range(_RIGHT_CLASSES):
-            allowed = True
-            for k in range(n_ends[u, 1]):
-                if lowest_right[slot[ends[u, k, 1, 0], 1], c] <= ends[u, k, 1, 1]:
-                    allowed = False
-            if allowed:
-                records[r + 4 + (c >> 5)] |= np.int64(1) << (c & 31)
+        for side in range(2):  # the classes before the unit in words r + 1 .. r + 3, after it in r + 4, r + 5
+            for c in range(_LEFT_CLASSES if side == 0 else _RIGHT_CLASSES):
+                allowed = True
+                for k in range(n_ends[u, side]):
+                    if lowest[side, slot[ends[u, k, side, 0], side], c] <= ends[u, k, side, 1]:
+                        allowed = False
+                if allowed:
+                    records[r + 1 + 3 * side + (c >> 5)] |= np.int64(1) << (c & 31)
         if records[r + 1:r + _RECORD].max() == 0:
             continue  # allowed only alone: a whole pretoken, which the shortcut has
         keys[n_kept] = unit_key[u]
