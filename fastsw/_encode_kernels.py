@@ -543,7 +543,7 @@ def _build_char_table(tb, tb_off, byte_ids, table, lefts, rights, ranks):
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _initial_ids(text, s, e, byte_ids, chars, out, w):
     """Write the atomic ids of the pretoken ``text[s:e]`` at ``out[w:]``: each byte's id, except that a unit (a
     character of 2-4 bytes, or a space and one) found in the table ``chars`` (:func:`_build_char_table`) that
