@@ -41,7 +41,7 @@ MODELS = HERE / "results" / "models"
 def kernel_args(enc, scanned, flags=None, use_super=None, s_bits=None):
     """The kernel's arguments for each scanned document, some of the model's tables replaced."""
     tables = (enc.byte_ids, enc.sc_short, enc.sc_long, enc.tb, enc.r_table, enc.s_table,
-              enc.s_bits if s_bits is None else s_bits, enc.flags if flags is None else flags)
+              enc.s_bits if s_bits is None else s_bits, enc.flags if flags is None else flags, enc.chars)
     return [(*s, *tables, 1, enc.use_super if use_super is None else use_super, fast_encode.SHORT_LIMIT)
             for s in scanned]
 

@@ -117,7 +117,7 @@ def test_encode_batch(benchmark, encoders, tok, heldout, name):
     benchmark.pedantic(batch, args=(heldout,), rounds=5, warmup_rounds=1)
 
 
-FEW_MERGES_TEXTS = {  # issue #14: text where the merge loops do most of the work (fastsw._encode_kernels notes (7))
+FEW_MERGES_TEXTS = {  # issue #14: text where the merge loops do most of the work (fastsw._encode_kernels notes (8))
     "th held-out": lambda heldout: read_docs(SHARED / "corpus" / "th" / "heldout.jsonl")[0],   # almost no merge
     "my held-out": lambda heldout: read_docs(SHARED / "corpus" / "my" / "heldout.jsonl")[0],   # no merge at all
     "en held-out, letters only": lambda heldout: ["".join(c for c in " ".join(heldout) if c.isalpha())],

@@ -61,8 +61,8 @@ Design notes
   loops directly (no dispatcher function with 9 array arguments), and the long
   loop's scratch is allocated once per call (sized by the longest pretoken or
   run), not lazily inside the loop.
-* Supermerge runs: per regular id, ``flags`` bit 1 marks eligible tokens and
-  bits 2 and 4 the left and right sides of some supermerge. ``s_bits`` holds two
+* Supermerge runs: per regular id, ``flags`` bit 1 marks eligible tokens (the bits 2 and 4 of
+  the sides of a supermerge went with the cross filter, which reads pairs). ``s_bits`` holds two
   32 kB bit sets indexed by one hash of a pair (``_pair_bit``): the pair filter (a
   bit of every supermerge pair; inside a merge loop it spares the hash probe of most
   pairs) and, from ``_CROSS_WORDS`` on, the cross filter: a bit of every pair
@@ -376,6 +376,20 @@ def _utf8_char(data, start, end):
     return cp, np.int64(n)
 
 
+@njit(cache=True, nogil=True)
+def _unit_key(data, start, end):
+    """The character table's key of the unit that is exactly uint8 ``data[start:end]`` (a character of 2-4 bytes:
+    its code point; a space and one: ``_CHAR_KEYS`` + its code point), or -1 when those bytes are not a unit."""
+    n = end - start
+    if n < 2 or n > 5:
+        return np.int64(-1)
+    spaced = np.int64(1) if data[start] == 0x20 else np.int64(0)
+    cp, size = _utf8_char(data, start + spaced, end)
+    if cp < 0 or spaced + size != n:
+        return np.int64(-1)
+    return cp + spaced * _CHAR_KEYS
+
+
 def _byte_classes():
     """The classes of the bytes next to a unit, as two uint8 tables by byte value. Before a unit (the last byte of
     the token on its left): 0 for ASCII, 1 + k for the continuation byte 0x80 + k, and 65 for a byte that cannot
@@ -418,13 +432,8 @@ def _build_char_table(tb, tb_off, byte_ids, table, lefts, rights, ranks):
     #    tokens at its ends with the highest rank used up to the step that consumes each
     n_cand = 0  # tokens whose bytes are a unit (the trace's arrays are sized by them, not by the vocabulary)
     for t in range(n_tok):
-        o = tb_off[t]
-        n = tb_off[t + 1] - o
-        if 2 <= n <= 5:
-            spaced = np.int64(1) if tb[o] == 0x20 else np.int64(0)
-            cp, size = _utf8_char(tb, o + spaced, o + n)
-            if cp >= 0 and spaced + size == n:
-                n_cand += 1
+        if _unit_key(tb, tb_off[t], tb_off[t + 1]) >= 0:
+            n_cand += 1
     unit_tok = np.empty(n_cand, np.int64)
     unit_key = np.empty(n_cand, np.int64)
     ends = np.empty((n_cand, 5, 2, 2), np.int64)  # per unit, up to 5 (token, bound) on its left / right end
@@ -435,11 +444,8 @@ def _build_char_table(tb, tb_off, byte_ids, table, lefts, rights, ranks):
     for t in range(n_tok):
         o = tb_off[t]
         n = tb_off[t + 1] - o
-        if n < 2 or n > 5:
-            continue
-        spaced = np.int64(1) if tb[o] == 0x20 else np.int64(0)
-        cp, size = _utf8_char(tb, o + spaced, o + n)
-        if cp < 0 or spaced + size != n:
+        key = _unit_key(tb, o, o + n)
+        if key < 0:
             continue
         for j in range(n):
             seq[j] = byte_ids[tb[o + j]]
@@ -480,7 +486,7 @@ def _build_char_table(tb, tb_off, byte_ids, table, lefts, rights, ranks):
             for k in range(n_ends[u, side]):
                 need[ends[u, k, side, 0], side] = True
         unit_tok[u] = t
-        unit_key[u] = cp + spaced * _CHAR_KEYS
+        unit_key[u] = key
         n_units += 1
     # 2. the lowest rank of the merges onto each needed token, per class of the token on the other side
     slot = np.full((n_tok, 2), -1, np.int64)
@@ -846,7 +852,8 @@ def _merge_few(buf, a, n, table, cand, c, nid):
     pairs; at the end the nodes left are compacted. Stops early, compacted, when the list
     would outgrow ``_FEW_PAIRS`` or after ``_FEW_MERGES`` merges (each walk over gone
     nodes stays short). Returns ``n' << 1 | done``: the new length and 1 when no pair is
-    left, 0 when the caller must go on with the tree."""
+    left, 0 when the caller must go on with the tree. Relies on every id in ``buf[a:a+n]`` being >= 0 (true: a
+    text's bytes and every merge map to ids), since -1 is the mark of a gone node."""
     done = 1
     gone = 0
     while c > 0:
@@ -1057,7 +1064,7 @@ def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc_short, sc_long, tb,
     into ``piece_ends``), int32
     ``byte_ids`` (256: atomic id of each byte), the two shortcut tables and the
     flat vocabulary ``tb``, the rank tables, uint8 ``flags`` per regular id (1:
-    eligible, 2: the left side of some supermerge, 4: the right side of one), the
+    eligible), the
     character table ``chars`` (:func:`_build_char_table`; ``_CHAR_BLOCKS`` entries of
     -1: none) and int64 switches. ``s_bits`` is the supermerges' pair filter
     (:func:`_build_pair_bits`) followed by the cross filter (the module notes): runs

@@ -80,12 +80,12 @@ Design notes
   of the bytes of th, zh, ko) are nearly all the time.
 * Per call (``encode_ordinary`` on a 240-character English sentence, o200k_base): ~10 us, of
   which ``scan_utf8`` 2.4, the kernel call 4.7 (Numba's dispatch of 14 array arguments is
-  about half), ``to_list`` 0.6, backend resolution 1.2 (it reads ``FASTSW_PUREPYTHON`` each
+  about half; 15 arguments, 12 of them arrays, since the character table), ``to_list`` 0.6, backend resolution 1.2 (it reads ``FASTSW_PUREPYTHON`` each
   call); the kernel's model arrays are gathered into one tuple once per encoder. Backend
   resolution is now ~0.1 us (:func:`fastsw._config.pure_python` answers "not set" from
   ``os.environ``'s dict: ``os.environ.get`` of an unset name raised and caught a ``KeyError``),
   and :meth:`encode` hands the kernel's ids to ``ids_to_list`` without ``to_list``'s
-  conversion (0.3 us). Packing the 8 model arrays into one argument would save ~0.5 us of
+  conversion (0.3 us). Packing the model arrays (8 then, 9 with the character table) into one argument would save ~0.5 us of
   dispatch per call (measured on a 14- against a 5-argument function), 0.2 % of 10 MB of
   English document by document: not done (every kernel edit would conflict with it).
 * Issue #15, second pass: o200k_base one thread on English, document by document (the
@@ -299,27 +299,24 @@ class FastEncoder:
             raise ValueError(f"the fast encoder supports byte alphabets only, not {alphabet.kind!r}; "
                              "use backend='python'")
         self._init_shared(alphabet, tables.pretokenizer, tables.n_vocab, tables.token_bytes, tables.shortcut)
-        supers = tables.super_ranks
         regular = pair_arrays(tables.regular_ranks)
-        self.r_table = K._build_pair_table(*regular, _table_size(regular.lefts.shape[0]))
+        self.r_table = pair_table(regular)
         # characters a missed pretoken starts from as their token (module note (7) of the kernels); not with
         # atoms, whose one-byte codes are not UTF-8, nor wide alphabets' per-call codes
-        self.chars = NO_CHARS if self.atoms or self._wide or not USE_CHAR_TABLE else K._build_char_table(self.tb, self.tb_off, self.byte_ids,
-                                                                     self.r_table, regular.lefts, regular.rights,
-                                                                     regular.ranks)
-        self.s_table = pair_table(supers)
-        n_super = len(supers)
-        lefts = np.fromiter((p[0] for p in supers), np.int64, n_super)
-        rights = np.fromiter((p[1] for p in supers), np.int64, n_super)
+        self.chars = (NO_CHARS if self.atoms or self._wide or not USE_CHAR_TABLE else
+                      K._build_char_table(self.tb, self.tb_off, self.byte_ids, self.r_table, regular.lefts,
+                                          regular.rights, regular.ranks))
+        supers = tables.super_ranks
+        sup = pair_arrays(supers)
+        self.s_table = pair_table(sup)
         x_lefts, x_rights = cross_pairs(supers)
         # the pair filter, then the cross filter (K._CROSS_WORDS on): one array, one kernel argument
-        self.s_bits = np.concatenate((K._build_pair_bits(lefts, rights), K._build_pair_bits(x_lefts, x_rights)))
+        self.s_bits = np.concatenate((K._build_pair_bits(sup.lefts, sup.rights),
+                                      K._build_pair_bits(x_lefts, x_rights)))
         self.use_super = int(bool(supers))
-        # per id: 1 eligible, 2 left side of a supermerge, 4 right side of one
+        # per id: 1 eligible (a run of eligible single-token pretokens may take supermerges)
         self.flags = np.zeros(max(len(tables.token_bytes), 1), np.uint8)
         self.flags[np.fromiter(tables.eligible, np.int64, len(tables.eligible))] |= 1
-        self.flags[lefts] |= 2
-        self.flags[rights] |= 4
 
     # -- one kernel call ---------------------------------------------------------
     def _init_shared(self, alphabet: Alphabet, pretokenizer, n_vocab: int, token_bytes: Sequence[bytes],

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-import fastsw
 from fastsw import _encode_kernels as K
 from fastsw import fast_encode
 from fastsw.alphabet import ByteAlphabet
@@ -150,7 +149,7 @@ def test_rank_mode_a_pair_with_the_character_ranked_before_it():
     assert rank_table_encode("éyz".encode(), rank_of) == [258, 257]
 
 
-def test_no_table_for_atoms_or_without_char_tokens():
+def test_no_table_without_char_tokens_or_when_switched_off():
     vocab, ranks = model([(b"a", b"b")])
     assert encoder(vocab, ranks).chars.shape[0] == K._CHAR_BLOCKS  # no character token: an empty table
     vocab, ranks = model([(b"\xc3", b"\xa9")])
