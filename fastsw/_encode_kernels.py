@@ -195,15 +195,17 @@ Design notes
   condition (dropping any one of them from the builder fails a test), random merge and
   rank tables over 1-4 byte characters against ``apply_merges`` and tiktoken's algorithm,
   and the same ids with and without the table on real text. Measured on held-out text
-  (merges per byte of missed pretokens, bytes -> units; then the one-thread encode,
-  same process, CPU time, load ~3.5, speed with / without the table): own models zh
-  0.80 -> 0.17, 1.63 x; ja 0.89 -> 0.29, 1.42 x; ko 0.79 -> 0.16, 1.52 x; th 0.91 -> 0.39,
-  1.16 x; hi 1.21 x; ar 1.25 x; ru 1.10 x; fi 1.11 x; o200k_base zh 0.73 -> 0.12, 1.75 x; ja
-  1.66 x; ko 0.74 -> 0.08, 1.70 x; th 0.84 -> 0.29, 1.28 x; ru 1.30 x; ar 1.49 x. The look-up
-  is written out in ``_initial_ids``: as a helper function it cost 10 ns per byte of
-  Chinese, three times as much (measured; unlike ``_tree_set``, whose written-out form
-  gained nothing). Building the table is one pass over the pairs and one over the units
-  (o200k_base: 446,189 pairs).
+  (``python bench/bench_char_units.py``, quiet machine, load 0.6; merges per byte of
+  missed pretokens, bytes -> units; then the one-thread encode per document, CPU time,
+  best of 11 interleaved rounds, the same model with / without the table: speed-up):
+  own models zh 0.80 -> 0.17, 1.52 x; ja 0.89 -> 0.29, 1.43 x; ko 0.79 -> 0.16, 1.54 x; th
+  0.91 -> 0.39, 1.20 x; hi 0.86 -> 0.32, 1.17 x; ru 0.82 -> 0.42, 1.07 x; o200k_base zh 0.73
+  -> 0.12, 1.52 x; ko 0.74 -> 0.08, 1.60 x; th 0.84 -> 0.29, 1.23 x. The look-up is
+  written out in ``_initial_ids`` (as a helper function it cost 10 ns per byte of Chinese,
+  three times as much; unlike ``_tree_set``, whose written-out form gained nothing), and
+  ``_initial_ids`` itself is inlined into the kernel (a call per missed pretoken cost
+  6.8 -> 1.0 ns per byte of Korean with the English model). Building the table is one
+  pass over the pairs and one over the units (o200k_base: 446,189 pairs, ~70 ms, 3.9 MB).
 * (8) Few merges (issue #14: a model on text of a script it barely knows, e.g. the English
   model on Thai, where 96 % of the bytes miss the shortcut and a 100-byte piece has zero to
   a few pairs that merge). The tree's set-up (2 P leaves and minima, the linked list, the
