@@ -46,9 +46,9 @@ def write_json(path, tables) -> None:
     os.replace(tmp, path)
 
 
-def add_arguments(parser) -> None:
+def add_arguments(parser, quick: str = "a small run that finishes in a few minutes") -> None:
     """``--quick`` and ``--json OUT``, the options every whole-run script takes."""
-    parser.add_argument("--quick", action="store_true", help="a small run that finishes in a few minutes")
+    parser.add_argument("--quick", action="store_true", help=quick)
     parser.add_argument("--json", metavar="OUT", help="also write the results as JSON (bench/perfpage.py reads it)")
 
 

@@ -192,7 +192,7 @@ def main() -> None:
     base = next((r for r in results if r["mode"] == "single"), results[0])
     lines = [f"# Counting {size / 1e6:.0f} MB on Dask ({label})", "",
              f"`python bench/bench_dask.py --mb {args.mb} --shards {args.shards}{' --runs' if args.runs else ''}`; "
-             f"{'pretokens and letter runs' if args.runs else 'pretokens only'}; shared 2-core machine, the fastest "
+             f"{'pretokens and letter runs' if args.runs else 'pretokens only'}; the fastest "
              f"of {len(rounds)} rounds per configuration (each round: "
              + "; ".join(f"{r['mode']} {r['seconds']:.1f} s" for r in every) + "). "
              f"Tables identical in every configuration: {'yes' if same else 'NO'} (digest {base['digest']}); "

@@ -37,7 +37,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import os
 import re
 import sys
 import time
