@@ -53,4 +53,7 @@ def add_arguments(parser, quick: str = "a small run that finishes in a few minut
 
 
 def rounded(x, digits: int = 2):
-    return None if x is None else round(float(x), digits)
+    """``x`` to ``digits`` decimals (an int for 0), None stays None."""
+    if x is None:
+        return None
+    return int(round(float(x))) if digits == 0 else round(float(x), digits)

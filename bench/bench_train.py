@@ -147,7 +147,8 @@ def json_tables(config: dict, missing) -> dict:
     notes = (f"{config['lang']} training text, {size / 1e6:.1f} MB held in memory, vocab {config['vocab']}; each "
              "trainer in its own process (wall and CPU seconds of training alone; peak RSS of the process, which "
              "holds the documents too). fastsw-bpe-hf-simple gave exactly HF's merge list before any time was "
-             "kept. fastsw's wall time includes loading its compiled kernels (jit_warmup).")
+             "kept. fastsw's wall time includes loading its compiled kernels (jit_warmup). 'wall / HF' below 1: faster "
+             "than HF.")
     if missing:
         notes += " Not run: " + "; ".join(missing) + "."
     return json_table(f"Training: fastsw against HF tokenizers and rustbpe ({config['lang']}, "

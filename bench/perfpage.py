@@ -41,7 +41,7 @@ SUITE = [
      "Encoding each language's held-out text with a BPE model trained by fastsw, the same model run by tiktoken "
      "(`to_tiktoken()`) and HF `tokenizers` (`save_hf`)."),
     ("tiktoken", "bench_tiktoken.py", [], ["--quick", "--vocabs", "o200k_base"], "tiktoken's own vocabularies",
-     "o200k_base and cl100k_base loaded by fastsw (`Tokenizer.load_tiktoken`) against tiktoken, rs-bpe, "
+     "o200k_base and cl100k_base (`--quick`: o200k_base only) loaded by fastsw (`Tokenizer.load_tiktoken`) against tiktoken, rs-bpe, "
      "bpe-openai and HF `tokenizers` with the same vocabulary, ids checked identical to tiktoken's."),
 ]
 
@@ -112,7 +112,7 @@ def cell(x) -> str:
         return "–"
     if isinstance(x, float):
         return f"{x:,.2f}" if abs(x) < 1000 else f"{x:,.0f}"
-    return str(x).replace("|", "\\|")
+    return str(x).replace("|", "\\|").replace("*", "\\*").replace("_", "\\_")
 
 
 def markdown_table(t: dict) -> list:
@@ -248,9 +248,8 @@ def render(names, quick: bool, results: Path, out: Path, images: Path, seconds: 
              "Ratios compare programs measured in the same run, on the same input, and move less from one run or "
              "computer to another than absolute speeds do.", ""]
     if quick:
-        lines += ["!!! note \"A `--quick` run\"",
-                  "    These figures come from `python bench/perfpage.py --quick`: small inputs (a few MB) that "
-                  "finish in a few minutes. At these sizes fixed costs (process start, loading compiled kernels) "
+        lines += ["> **A `--quick` run.** These figures come from `python bench/perfpage.py --quick`: small "
+                  "inputs (a few MB) that finish in a few minutes. At these sizes fixed costs (process start, loading compiled kernels) "
                   "weigh more than in real use; `python bench/perfpage.py` runs the full sizes.", ""]
     lines += ["## Machine and versions", "", "| | |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in machine().items()]
