@@ -96,7 +96,7 @@ def run_suite(names, quick: bool, results: Path) -> None:
             continue
         out = results / f"{name}.json"
         cmd = [sys.executable, f"bench/{script}", *(quick_args if quick else full),
-               "--json", out.relative_to(ROOT).as_posix()]
+               "--json", shown(out)]
         print(f"perfpage: {name}: {' '.join(cmd[1:])}", file=sys.stderr, flush=True)
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -105,6 +105,12 @@ def run_suite(names, quick: bool, results: Path) -> None:
             sys.exit(f"perfpage: error: bench/{script} failed (exit status {proc.returncode}); the page is not "
                      f"written:\n{tail}")
         print(f"perfpage: {name}: done in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+
+
+def shown(path: Path) -> str:
+    """``path`` relative to the repository when it is inside it."""
+    path = Path(path).resolve()
+    return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
 
 
 def cell(x) -> str:
@@ -261,7 +267,7 @@ def render(names, quick: bool, results: Path, out: Path, images: Path, seconds: 
             continue
         path = results / f"{name}.json"
         if not path.exists():
-            sys.exit(f"perfpage: error: {path.relative_to(ROOT)} is missing: run without --render-only first")
+            sys.exit(f"perfpage: error: {shown(path)} is missing: run without --render-only first")
         tables = tables_of(path)
         lines += [f"## {section}", "", about, ""]
         for t in tables:
@@ -277,7 +283,7 @@ def render(names, quick: bool, results: Path, out: Path, images: Path, seconds: 
     tmp = out.with_name(out.name + ".tmp")
     tmp.write_text("\n".join(lines), encoding="utf-8")
     os.replace(tmp, out)
-    print(f"perfpage: wrote {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}", file=sys.stderr)
+    print(f"perfpage: wrote {shown(out)}", file=sys.stderr)
 
 
 def main(argv=None) -> None:
