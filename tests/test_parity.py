@@ -1,5 +1,5 @@
 """Parity-aware BPE reference (fastsw.parity): hand-worked toys, the window and hybrid variants, the published
-script as a peer on real multilingual text, and bad input."""
+script's recorded runs on real multilingual text (tests/data/parity_script), and bad input."""
 import collections
 import doctest
 import gzip
