@@ -75,7 +75,9 @@ def versions() -> list:
             version = None
         if name == "fastsw":
             commit = git("rev-parse", "--short", "HEAD")
-            version = f"{version or '(this checkout)'}" + (f", commit {commit}" if commit else "")
+            dirty = git("status", "--porcelain", "--", "fastsw", "bench")
+            version = (f"{version or '(this checkout)'}" + (f", commit {commit}" if commit else "")
+                       + (" with uncommitted changes" if commit and dirty else ""))
         rows.append((name, version or "not installed: not measured"))
     return rows
 
@@ -174,6 +176,7 @@ def plot_train(tables, images: Path, tag: str) -> list:
 
 def plot_scale(tables, images: Path, tag: str) -> list:
     plt = _plt()
+    from matplotlib import ticker
     from synth_corpus import _parse_size
     t = tables[0]
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
@@ -186,6 +189,9 @@ def plot_scale(tables, images: Path, tag: str) -> list:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name)
         ax.set_xscale("log")
         ax.set_yscale("log")
+        for axis in (ax.xaxis, ax.yaxis):  # plain numbers on the log axes
+            axis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+            axis.set_minor_formatter(ticker.NullFormatter())
         ax.set_xlabel("corpus MB")
         ax.set_ylabel(label)
         ax.grid(alpha=0.3, which="both")
@@ -242,11 +248,18 @@ PLOTS = {"train": plot_train, "scale": plot_scale, "languages": plot_languages, 
 
 # ---- the page ---------------------------------------------------------------------------------------------------
 
-def render(names, quick: bool, results: Path, out: Path, images: Path, seconds: float | None) -> None:
+def describe_run() -> dict:
+    """The machine, the date and the versions, taken when the suite starts."""
+    return {"machine": machine(), "versions": versions(),
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")}
+
+
+def render(names, quick: bool, results: Path, out: Path, images: Path, run: dict) -> None:
+    """Write the page from the JSON in ``results``; ``run``: :func:`describe_run` plus the suite's ``seconds``."""
     images.mkdir(parents=True, exist_ok=True)
     tag = "-quick" if quick else ""
     command = "python bench/perfpage.py" + (" --quick" if quick else "")
-    today = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    today, seconds = run["date"], run.get("seconds")
     lines = ["# Performance", "",
              f"This page is generated: `{command}` ran the benchmark suite below and wrote it, with its plots, on "
              f"{today}" + (f" (the suite took {seconds / 60:.0f} minutes)." if seconds else ".")
@@ -258,9 +271,9 @@ def render(names, quick: bool, results: Path, out: Path, images: Path, seconds: 
                   "inputs (a few MB) that finish in a few minutes. At these sizes fixed costs (process start, loading compiled kernels) "
                   "weigh more than in real use; `python bench/perfpage.py` runs the full sizes.", ""]
     lines += ["## Machine and versions", "", "| | |", "|---|---|"]
-    lines += [f"| {k} | {v} |" for k, v in machine().items()]
+    lines += [f"| {k} | {v} |" for k, v in run["machine"].items()]
     lines += ["", "| package | version |", "|---|---|"]
-    lines += [f"| {k} | {v} |" for k, v in versions()]
+    lines += [f"| {k} | {v} |" for k, v in run["versions"]]
     lines.append("")
     for name, script, _, _, section, about in SUITE:
         if name not in names:
@@ -303,13 +316,19 @@ def main(argv=None) -> None:
                  + ", ".join(s[0] for s in SUITE))
     results = HERE / "results" / ("perf-quick" if args.quick else "perf")
     sys.path.insert(0, str(HERE))
-    seconds = None
-    if not args.render_only:
+    suite = results / "suite.json"
+    if args.render_only:
+        if not suite.exists():
+            sys.exit(f"perfpage: error: {shown(suite)} is missing: run without --render-only first")
+        run = json.loads(suite.read_text(encoding="utf-8"))
+    else:
+        run = describe_run()
         t0 = time.perf_counter()
         run_suite(names, args.quick, results)
-        seconds = time.perf_counter() - t0
+        run["seconds"] = time.perf_counter() - t0
+        suite.write_text(json.dumps(run, indent=1), encoding="utf-8")
     render(names, args.quick, results, args.out.resolve(), (args.images or args.out.parent / "images").resolve(),
-           seconds)
+           run)
 
 
 if __name__ == "__main__":

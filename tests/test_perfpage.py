@@ -44,8 +44,9 @@ def test_the_page_has_every_table_the_machine_the_versions_and_the_plots(perfpag
     write_results(tmp_path / "results", _report)
     monkeypatch.setattr(perfpage, "PACKAGES", ["numpy", "no-such-peer-installed"])
     out = tmp_path / "docs" / "performance.md"
+    run = dict(perfpage.describe_run(), seconds=125.0)
     perfpage.render([s[0] for s in perfpage.SUITE], True, tmp_path / "results", out, tmp_path / "docs" / "images",
-                    125.0)
+                    run)
     page = out.read_text(encoding="utf-8")
     assert "`python bench/perfpage.py --quick`" in page and "A `--quick` run" in page
     assert "the suite took 2 minutes" in page
@@ -69,7 +70,7 @@ def test_a_missing_result_is_one_clear_error_and_no_page(perfpage, tmp_path):
     (tmp_path / "results").mkdir()
     out = tmp_path / "performance.md"
     with pytest.raises(SystemExit, match="train.json is missing"):
-        perfpage.render(["train"], True, tmp_path / "results", out, tmp_path / "images", None)
+        perfpage.render(["train"], True, tmp_path / "results", out, tmp_path / "images", perfpage.describe_run())
     assert not out.exists()
 
 
