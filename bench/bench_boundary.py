@@ -11,7 +11,7 @@ time and peak RSS belong to training alone (counting + phase 1). The trained mod
 held-out text: bytes per token (:func:`fastsw.metrics.text_metrics`) and the share of vocabulary entries that
 duplicate another by a leading space or by case (seed 002 Table 5, :func:`fastsw.duplication.model_duplication`).
 Writes ``bench/results/boundary-en-<mb>MB-<vocab>.md``. Ratios are against the default pre-tokenizer measured in the
-same run (the machine is shared and noisy). ``--check`` asserts and prints counts; it times nothing.
+same run (they move less than absolute times from run to run). ``--check`` asserts and prints counts; it times nothing.
 """
 from __future__ import annotations
 
@@ -86,7 +86,7 @@ def run_benchmark(args) -> None:
     base = rows[0]
     lines = [f"# Boundary markers: training and duplication, {args.mb:g} MB English, vocab {args.vocab}, "
              f"algo {args.algo}", "",
-             "Measured on a shared 2-core machine (`python bench/bench_boundary.py` with these options); times are "
+             "Measured by `python bench/bench_boundary.py` with these options; times are "
              f"ratios against `{base['scheme']}` in the same run.", "",
              "| pre-tokenizer | wall s | × default | count s | phase 1 s | peak RSS MB | space dup. | case dup. | "
              "bytes/token (held-out) | encode MB/s (held-out, one thread) |", "|---|---|---|---|---|---|---|---|---|---|"]

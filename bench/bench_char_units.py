@@ -1,10 +1,9 @@
-"""Whole characters first (issue #14; ``fastsw._encode_kernels`` note (7)): what the character table takes and gains.
+"""Whole characters first (``fastsw._encode_kernels`` note (7)): what the character table takes and gains.
 
-One command (under the shared bench lock; uses the models ``bench/bench_languages.py`` caches, and ``bpe-openai``'s
-rank file for ``o200k``):
+One command (uses the models ``bench/bench_languages.py`` caches, training them when missing, and ``bpe-openai``'s rank file for ``o200k``):
 
-    flock /tmp/fastsw-bench.lock python bench/bench_char_units.py --specs zh:own,ko:own,th:own,zh:o200k
-    flock /tmp/fastsw-bench.lock python bench/bench_char_units.py --superword --langs fr,en,de,fi,hi
+    python bench/bench_char_units.py --specs zh:own,ko:own,th:own,zh:o200k
+    python bench/bench_char_units.py --superword --langs fr,en,de,fi,hi
 
 A spec is ``language:model``, the model ``own`` (that language's plain BPE 32768, ``simple``), ``en`` (the English
 one) or ``o200k`` (tiktoken's vocabulary). For each language's held-out text:
@@ -35,9 +34,8 @@ sys.path.insert(0, str(HERE))
 import fastsw  # noqa: E402
 from _corpus import SHARED, read_docs  # noqa: E402
 from fastsw import _encode_kernels as K  # noqa: E402
+from bench_languages import model as cached_model  # noqa: E402
 from fastsw import fast_encode  # noqa: E402
-
-MODELS = HERE / "results" / "models"
 
 
 def best(fns, rounds: int):
@@ -55,11 +53,8 @@ def model(spec_model: str, lang: str):
     if spec_model == "o200k":
         from fastsw import tiktoken_vocab as tv
         return fastsw.Tokenizer.load_tiktoken(tv.bpe_openai_rank_file("o200k_base"), pattern="o200k")
-    name = lang if spec_model == "own" else spec_model
-    path = MODELS / f"bpe-simple-32768-{name}.json"
-    if not path.exists():
-        sys.exit(f"{path} is missing: run bench/bench_languages.py first (it trains and caches the models)")
-    return fastsw.load(path)
+    # bench/bench_languages.py's models (20 MB of training text), trained and cached on first use
+    return cached_model(lang if spec_model == "own" else spec_model, "bpe", "simple", 20)
 
 
 def tiktoken_of(tok):
@@ -121,7 +116,7 @@ def superword(langs, rounds: int) -> None:
     print("|---|---|---|---|")
     for lang in langs:
         docs = read_docs(SHARED / "corpus" / lang / "heldout.jsonl")[0]
-        bpe, boundless = (fastsw.load(MODELS / f"{algo}-simple-32768-{lang}.json") for algo in ("bpe", "boundless"))
+        bpe, boundless = (cached_model(lang, algo, "simple", 20) for algo in ("bpe", "boundless"))
         for tok in (bpe, boundless):
             tok.encode_ordinary(docs[0])  # build the encoder before timing
         t_bpe, t_bl = best([lambda: [bpe.encode_ordinary(d) for d in docs],

@@ -1,14 +1,15 @@
 """Counting 1 GB on a local Dask cluster (1 and 2 worker processes) against the single-process counter.
 
     pip install -e ".[dask]"
-    flock /tmp/fastsw-bench.lock python bench/bench_dask.py                  # 1 GB, 16 shards, pretokens only
+    python bench/bench_dask.py                                               # 1 GB, 16 shards, pretokens only
     python bench/bench_dask.py --mb 100 --shards 8 --runs                    # smaller, with letter runs
 
-The corpus: helper ``scale``'s seeded SYNTHETIC English corpus (``/work/data/synth-en-1GB-s0.jsonl``: the real
-100 MB ``corpus/en/train.jsonl.gz`` and 9 more passes over it with coined words and swapped word sequences, see
-``bench/synth_corpus.py`` on branch ``scale``) when it exists; otherwise the real English corpus repeated until the
-size is reached (``--corpus`` picks a file). Either way it is cut into ``--shards`` consecutive JSONL shard files
-under ``/work/data`` (outside the repository), which every configuration reads:
+The corpus: the seeded SYNTHETIC English corpus of ``bench/synth_corpus.py`` (``$FASTSW_DATA/synth-en-1GB-s0.jsonl``:
+the real 100 MB ``corpus/en/train.jsonl.gz`` and 9 more passes over it with coined words and swapped word sequences;
+``python bench/synth_corpus.py generate --size 1GB`` makes it) when it exists; otherwise the real English corpus
+repeated until the size is reached (``--corpus`` picks a file). Either way it is cut into ``--shards`` consecutive
+JSONL shard files under ``$FASTSW_DATA`` (default ``~/.cache/fastsw/bench-data``, see ``bench/_corpus.py``), which
+every configuration reads:
 
 * ``single``: :func:`fastsw.counting.count_corpus` in one process over the shard files (the compiled counter, one
   reading thread and one counting thread per core: what ``fastsw count`` does);
@@ -34,9 +35,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("FASTSW_DATA", "/work/data"))
-SYNTH_1GB = DATA / "synth-en-1GB-s0.jsonl"
 sys.path.insert(0, str(ROOT))  # this checkout's fastsw (the workers inherit it through PYTHONPATH)
+sys.path.insert(0, str(ROOT / "bench"))
+from _corpus import DATA  # noqa: E402
+
+SYNTH_1GB = DATA / "synth-en-1GB-s0.jsonl"
 
 
 def shared() -> Path:
@@ -49,7 +52,7 @@ def corpus_source(mb: int, given: str | None):
     if given:
         return Path(given), f"{given}"
     if mb == 1000 and SYNTH_1GB.exists():
-        return SYNTH_1GB, "SYNTHETIC English (helper scale's seeded generator, seed 0)"
+        return SYNTH_1GB, "SYNTHETIC English (bench/synth_corpus.py, seed 0)"
     return None, "real English corpus (corpus/en/train.jsonl.gz) repeated"
 
 
@@ -189,7 +192,7 @@ def main() -> None:
     base = next((r for r in results if r["mode"] == "single"), results[0])
     lines = [f"# Counting {size / 1e6:.0f} MB on Dask ({label})", "",
              f"`python bench/bench_dask.py --mb {args.mb} --shards {args.shards}{' --runs' if args.runs else ''}`; "
-             f"{'pretokens and letter runs' if args.runs else 'pretokens only'}; shared 2-core machine, the fastest "
+             f"{'pretokens and letter runs' if args.runs else 'pretokens only'}; the fastest "
              f"of {len(rounds)} rounds per configuration (each round: "
              + "; ".join(f"{r['mode']} {r['seconds']:.1f} s" for r in every) + "). "
              f"Tables identical in every configuration: {'yes' if same else 'NO'} (digest {base['digest']}); "

@@ -1,7 +1,7 @@
-"""fastsw's batch encoders against tiktoken's, and against fastsw's former batch path (issues #14, #15).
+"""fastsw's batch encoders against tiktoken's, and against fastsw's former batch path.
 
-    flock /tmp/fastsw-bench.lock python bench/bench_encode_batch.py                    # o200k_base, 4 MB English
-    flock /tmp/fastsw-bench.lock python bench/bench_encode_batch.py --vocab cl100k_base --langs th zh
+    python bench/bench_encode_batch.py                    # o200k_base, 4 MB English
+    python bench/bench_encode_batch.py --vocab cl100k_base --langs th zh
 
 For one tiktoken vocabulary (the rank files of ``bpe-openai``), on the first ``--mb`` MB of English training text
 and the held-out text of ``--langs``: tiktoken ``encode_ordinary`` per document and ``encode_ordinary_batch``;

@@ -1,15 +1,16 @@
-"""Encoding speed in every language: fastsw against tiktoken and HF ``tokenizers`` (issue #14).
+"""Encoding speed in every language: fastsw against tiktoken and HF ``tokenizers``.
 
-One command (under the shared bench lock):
+One command:
 
-    flock /tmp/fastsw-bench.lock python bench/bench_languages.py            # everything
-    flock /tmp/fastsw-bench.lock python bench/bench_languages.py --quick    # 4 languages, smaller worst cases
+    python bench/bench_languages.py            # everything
+    python bench/bench_languages.py --quick    # 4 languages, models from 2 MB, smaller worst cases
+    python bench/bench_languages.py --quick --json languages.json   # also the tables for bench/perfpage.py
 
 For each of the 12 languages of ``../shared/corpus`` its held-out text is encoded by
 
 * its own-language model and the English model, plain BPE, ``simple`` pre-tokenizer (vocab 32768,
   trained here by fastsw on the first ``--train-mb`` MB of that language's ``train.jsonl.gz`` and
-  cached in ``bench/results/models/``): fastsw, tiktoken (``to_tiktoken()``) and HF ``tokenizers``
+  cached in ``bench/results/models/``; ``--quick``: 2 MB): fastsw, tiktoken (``to_tiktoken()``) and HF ``tokenizers``
   (``save_hf``), one thread (one document at a time) and the batch APIs (``--threads`` threads);
 * its own BoundlessBPE model and the English one (superword models: fastsw only; the ratio is to
   fastsw's plain BPE of the same language and pre-tokenizer);
@@ -21,10 +22,9 @@ reference path on the first documents); a disagreement stops the run. Timing: th
 input take turns (round-robin) for ``--rounds`` rounds, each encoder's best round counts (a round repeats a
 small set until it lasts ~``MIN_ROUND`` s, at most 50 passes, and counts the time per pass); MB/s are
 UTF-8 bytes per second. One-thread figures are CPU time (``time.process_time``: one thread works at a
-time; fastsw runs a call on >= 1 MiB in a worker thread, so the calling thread's CPU time would miss it,
-as a run at 15:00 did for the full-size worst cases): on the shared
-2-core machine (load 7-9 from other sessions) wall-clock minima were dominated by time slicing, e.g.
-the same encoder moved by 2-3 x between runs. Batch figures are wall time (their point is the threads). The worst cases (English models) are single documents timed
+time; fastsw runs a call on >= 1 MiB in a worker thread, so the calling thread's CPU time would miss it):
+CPU time moves less than wall time with whatever else the computer runs. Batch figures are wall time
+(their point is the threads). The worst cases (English models) are single documents timed
 the same way against ordinary English text of the same size class; the figure is the worst case's
 time per byte over ordinary text's (target <= 3). Writes ``bench/results/languages-<date>.md``.
 """
@@ -44,6 +44,7 @@ sys.path.insert(0, str(HERE))
 
 import fastsw  # noqa: E402
 from _corpus import SHARED, read_docs  # noqa: E402
+from _report import add_arguments, rounded, table as json_table, write_json  # noqa: E402
 from fastsw import fast_encode  # noqa: E402
 
 LANGS = ["en", "de", "fr", "ru", "fi", "ar", "ko", "zh", "ja", "th", "hi", "my"]
@@ -57,8 +58,8 @@ def nbytes(docs) -> int:
 
 
 def model(lang: str, algo: str, pretokenizer: str, train_mb: float):
-    """The cached model ``{algo}-{pretokenizer}-32768-{lang}``, trained when missing."""
-    path = MODELS / f"{algo}-{pretokenizer}-{VOCAB}-{lang}.json"
+    """The cached model ``{algo}-{pretokenizer}-32768-{lang}-{train_mb}MB``, trained when missing."""
+    path = MODELS / f"{algo}-{pretokenizer}-{VOCAB}-{lang}-{train_mb:g}MB.json"
     if path.exists():
         return fastsw.load(path)
     docs, _ = read_docs(SHARED / "corpus" / lang / "train.jsonl.gz", int(train_mb * 1e6))
@@ -115,7 +116,7 @@ def timed(fns, docs, rounds: int, check_reference=None):
             sys.exit(f"{name} disagrees with fastsw; no timings reported")
     best = {name: float("inf") for name in fns}
     # small sets (ar, hi, my: 2-9 documents) repeat inside a round until it lasts about MIN_ROUND seconds, so a
-    # round is not a few clock ticks of a busy machine (more work per timing, never less)
+    # round is more than a few clock ticks (more work per timing, never less)
     inner = {}
     for name, fn in fns.items():
         t0 = time.perf_counter()
@@ -146,24 +147,73 @@ def worst_inputs(scale: float):
         chars.append(chr(cp))
         size += len(chars[-1].encode("utf-8"))
     return {
-        '"a" * 10**7': "a" * mb(10 ** 7),
-        "10 MB random code points": "".join(chars),
-        "5 MB of letters, no spaces": letters,
-        "1 MB of spaces": " " * mb(10 ** 6),
-        '"ab" * 500000': "ab" * mb(500_000),
+        '"a" repeated': "a" * mb(10 ** 7),
+        "random code points": "".join(chars),
+        "letters, no spaces": letters,
+        "spaces": " " * mb(10 ** 6),
+        '"ab" repeated': "ab" * mb(500_000),
     }
+
+
+def json_tables(summary, worst_data, args, heldout):
+    """The tables ``bench/perfpage.py`` renders: per language (one thread, and batch), and the worst cases."""
+    def mbs(res, model, who):
+        return rounded(size / res[model][who]) if who in res.get(model, {}) else None
+
+    def over(res, model, who, peer, base_model=None):
+        a, b = res.get(base_model or model, {}), res.get(model, {})
+        if peer in a and who in b:
+            return rounded(a[peer] / b[who])
+        return None
+
+    rows, batch = [], []
+    for lang, res in summary.items():
+        size = nbytes(heldout[lang]) / 1e6
+        rows.append([lang, rounded(size, 3), mbs(res, "own BPE", "fastsw"),
+                     mbs(res, "own BPE", "tiktoken"), mbs(res, "own BPE", "HF"),
+                     over(res, "own BPE", "fastsw", "tiktoken"), over(res, "own BPE", "fastsw", "HF"),
+                     over(res, "en BPE", "fastsw", "tiktoken"),
+                     over(res, "own BoundlessBPE", "fastsw", "fastsw", "own BPE"),
+                     over(res, "en BoundlessBPE", "fastsw", "fastsw", "en BPE")])
+        batch.append([lang, mbs(res, "own BPE", "fastsw batch"), mbs(res, "own BPE", "tiktoken batch"),
+                      mbs(res, "own BPE", "HF batch"), over(res, "own BPE", "fastsw batch", "tiktoken batch"),
+                      over(res, "own BPE", "fastsw batch", "HF batch")])
+    models = (f"Models: plain BPE (`simple` pre-tokenizer) and BoundlessBPE, vocab {VOCAB}, trained by fastsw on up to "
+              f"{args.train_mb:g} MB of each language's training text (small corpora stop below {VOCAB}); "
+              "tiktoken and HF run the same model (`to_tiktoken()`, `save_hf`). Text: each language's held-out "
+              f"file. Every encoder's ids were checked equal to fastsw's before timing; best of {args.rounds} "
+              "round-robin rounds. A ratio above 1 means fastsw is faster.")
+    return [
+        json_table("Encoding, one thread: fastsw against tiktoken and HF, per language",
+                   ["language", "text MB", "fastsw MB/s", "tiktoken MB/s", "HF MB/s", "fastsw / tiktoken",
+                    "fastsw / HF", "en model: fastsw / tiktoken", "own Boundless / own BPE",
+                    "en Boundless / en BPE"], rows,
+                   models + " One document per call, CPU time. 'en model': the English model on this language's "
+                   "text; 'Boundless / BPE': the superword model's speed over plain BPE's, both fastsw."),
+        json_table(f"Encoding, batch ({args.threads} threads), own-language BPE model",
+                   ["language", "fastsw MB/s", "tiktoken MB/s", "HF MB/s", "fastsw / tiktoken", "fastsw / HF"],
+                   batch, models + " fastsw `encode_to_numpy(docs)`, tiktoken `encode_ordinary_batch`, HF "
+                   "`encode_batch`; wall time."),
+        json_table("Worst cases: one document, fastsw one thread, English models",
+                   ["model", "input", "MB", "MB/s", "time per byte / ordinary text"], worst_data,
+                   "Each input as one document, against ordinary English text of the same size class"
+                   + (" (--quick: a tenth of the full sizes)." if args.quick else ".")),
+    ]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--langs", default=",".join(LANGS))
-    ap.add_argument("--train-mb", type=float, default=20)
+    ap.add_argument("--train-mb", type=float, default=None, help="MB of training text per model (default 20; "
+                                                                  "--quick: 2)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--o200k", action="store_true", help="also tiktoken's o200k_base (needs bpe-openai)")
-    ap.add_argument("--quick", action="store_true", help="en, zh, ja, th; worst cases at a tenth of the size")
     ap.add_argument("--worst-only", action="store_true", help="only the worst cases")
+    add_arguments(ap, "en, zh, ja, th; models from 2 MB; worst cases at a tenth of the size")
     args = ap.parse_args()
+    if args.train_mb is None:
+        args.train_mb = 2 if args.quick else 20
     langs = "en,zh,ja,th".split(",") if args.quick else args.langs.split(",")
     if args.worst_only:
         langs = []
@@ -237,7 +287,7 @@ def main() -> None:
         ordinary = " ".join(read_docs(SHARED / "corpus" / "en" / "train.jsonl.gz", int(6e6 * scale))[0])
         ordinary = ordinary.encode("utf-8")[:int(5e6 * scale)].decode("utf-8", "ignore")
         worst = worst_inputs(scale)
-        worst_rows = []
+        worst_rows, worst_data = [], []
         for mname, tok in (("en BPE", en_bpe), ("en BoundlessBPE", en_bl)):
             # one document: "fastsw batch" (the ids every encoder is checked against) is the same call
             one = lambda docs, tok=tok: [tok.encode_ordinary(d) for d in docs]  # noqa: E731
@@ -246,17 +296,22 @@ def main() -> None:
             base_rate = len(ordinary.encode("utf-8")) / base
             worst_rows.append(f"| {mname} | ordinary English text, one document | "
                               f"{len(ordinary.encode('utf-8')) / 1e6:.1f} | {base_rate / 1e6:.1f} | 1.00 |")
+            worst_data.append([mname, "ordinary English text, one document",
+                               rounded(len(ordinary.encode("utf-8")) / 1e6), rounded(base_rate / 1e6), 1.0])
             for label, text in worst.items():
                 size = len(text.encode("utf-8"))
                 sec = timed(fns, [text], 3)["fastsw"]
                 rate = size / sec
                 worst_rows.append(f"| {mname} | {label} | {size / 1e6:.1f} | {rate / 1e6:.1f} | "
                                   f"{base_rate / rate:.2f} |")
+                worst_data.append([mname, label, rounded(size / 1e6), rounded(rate / 1e6), rounded(base_rate / rate)])
                 print(worst_rows[-1], file=sys.stderr)
 
-    lines = [f"# Encoding speed in every language ({time.strftime('%Y-%m-%d %H:%M')})", "",
-             f"Shared 2-core machine (other jobs running; figures are ratios within one run; one-thread "
-             f"figures are CPU time, batch figures wall time). "
+    if args.json:
+        write_json(args.json, json_tables(summary, worst_data, args, heldout))
+    lines = [f"# Encoding speed in every language ({time.strftime('%Y-%m-%d')})", "",
+             f"Figures are ratios within one run; one-thread "
+             f"figures are CPU time, batch figures wall time. "
              f"Batch encoders use {args.threads} threads. Held-out text of each language; models of vocab "
              f"{VOCAB} trained by fastsw on up to {args.train_mb:g} MB of each language's training text "
              f"(small corpora stop below 32768: hi 17250, my 7012; with `script` also ja and th). "
@@ -280,7 +335,7 @@ def main() -> None:
               "## All figures", "", "| language | model | encoder | MB/s | ratios |", "|---|---|---|---|---|"]
     lines += rows
     tag = ("-quick" if args.quick else "") + ("-worst" if args.worst_only else "")
-    out = HERE / "results" / f"languages-{time.strftime('%Y%m%d-%H%M')}{tag}.md"
+    out = HERE / "results" / f"languages-{time.strftime('%Y%m%d-%H%M%S')}{tag}.md"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))

@@ -9,8 +9,8 @@ one thread) and HF ``tokenizers`` running the MinGram model exported as a Unigra
 vocabulary and scores; ``encode_batch``, all cores). Before timing, MinGram's fast path must equal its
 reference on a sample and the HF export must give the same number of tokens (same objective).
 
-    flock /tmp/fastsw-bench.lock python bench/bench_mingram.py --mb 10 --vocab 32768
-    flock /tmp/fastsw-bench.lock python bench/bench_mingram.py --mb 50 --vocab 32768 \
+    python bench/bench_mingram.py --mb 10 --vocab 32768
+    python bench/bench_mingram.py --mb 50 --vocab 32768 \
         --trainers fastsw-bpe,fastsw-mingram,hf-unigram
 
 Writes ``bench/results/mingram-en-<mb>MB-<vocab>.md`` (and ``.json``).
@@ -169,7 +169,7 @@ def write_report(r: dict) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     (out.with_suffix(".json")).write_text(json.dumps(r, indent=1))
     t = r["train"]
-    lines = [f"# MinGram, English {r['mb']:g} MB, vocab {r['vocab']} (shared 2-core machine)", "",
+    lines = [f"# MinGram, English {r['mb']:g} MB, vocab {r['vocab']}", "",
              "| trainer | wall s | CPU s | peak RSS MB | MinGram / this |", "|---|---|---|---|---|"]
     mg = t.get("fastsw-mingram", {}).get("wall")
     for name, row in t.items():

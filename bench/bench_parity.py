@@ -1,5 +1,5 @@
-"""Parity-aware BPE training time against fastsw BPE on the same multilingual text (issue #10's target: PA-BPE
-<= 2x BPE at vocab 32768).
+"""Parity-aware BPE training time against fastsw BPE on the same multilingual text (the target: PA-BPE <= 2x BPE
+at vocab 32768).
 
 Reads the first ``--mb`` MB of each ``../shared/corpus/<lang>/train.jsonl.gz`` (12 languages; ar, fi, hi, ko and my
 have less) into memory and trains, in this process, on the numba backend (after a warm-up): ordinary ``bpe`` and
@@ -11,7 +11,7 @@ have less) into memory and trains, in this process, on the numba backend (after 
 
 Each training runs ``--repeat`` times; the table shows the fastest phase 1 (wall, ``training_info["seconds"]``, and
 process CPU time of the phase-1 stage), the fastest whole ``train()`` call (wall and process CPU time); the ratios
-are of CPU times, which move less than wall times on the shared machine.
+are of CPU times, which move less than wall times with whatever else the computer runs.
 PA-BPE stops early when the language it chooses has no pair left seen ``min_frequency`` (2) times (a small
 language such as my runs out), so each setup also trains BPE to the merge count plain PA-BPE reached ("BPE, same
 merges"): the ratio at equal work. The default pre-tokenizer here is ``simple`` (with ``script``, Thai, Chinese and
@@ -19,7 +19,7 @@ Burmese pretokens are single letters: their counts reach a floor and PA-BPE stop
 ``--reference`` adds the python reference of plain PA-BPE (slow: one run);
 ``--profile`` prints the top functions of one plain PA-BPE run (cProfile).
 
-    flock /tmp/fastsw-bench.lock python bench/bench_parity.py --mb 1 --vocab 32768
+    python bench/bench_parity.py --mb 1 --vocab 32768
 """
 from __future__ import annotations
 
@@ -135,7 +135,7 @@ def main() -> None:
             pstats.Stats(prof).sort_stats("tottime").print_stats(12)
 
     print(f"\nvocab {args.vocab}, first {args.mb:g} MB per language, pre-tokenizer {args.pretokenizer}; best of "
-          f"{args.repeat} (shared 2-core machine)\n")
+          f"{args.repeat}\n")
     print("| text | tokenizer | merges | phase 1 wall (s) | phase 1 CPU (s) | train() wall (s) | train() CPU (s) | "
           "phase 1 CPU / BPE's | train() CPU / BPE's |")
     print("|---|---|---|---|---|---|---|---|---|")

@@ -1,23 +1,26 @@
 """Scale benchmark: training time and peak RSS against corpus size, 10 MB to 5 GB, fastsw against HF and rustbpe.
 
-    python bench/bench_scale.py                       # the whole grid (hours on a loaded machine), with plots
+    python bench/bench_scale.py                       # the whole grid (hours), with plots
     python bench/bench_scale.py --sizes 10MB,100MB --trainers fastsw-bpe,fastsw-boundless
-    nice -n 5 python bench/bench_scale.py --sizes 5GB --no-lock --cap-gb 20   # the long run beside the others
+    python bench/bench_scale.py --sizes 5GB --cap-gb 20
+    python bench/bench_scale.py --quick --json scale.json   # 3 MB and 10 MB only, every trainer
 
 Sizes up to 100 MB are prefixes of the real English corpus (``$FASTSW_SHARED/corpus/en/train.jsonl.gz``); above,
 **synthetic** text from ``bench/synth_corpus.py`` (seed 0; its distinct pretokens and candidates follow the Heaps'
-law fitted on the real text). The inputs are JSONL files under ``/work/data`` (``$FASTSW_DATA``), made on first use.
+law fitted on the real text). The inputs are JSONL files under ``$FASTSW_DATA`` (default
+``~/.cache/fastsw/bench-data``), made on first use.
 Every trainer runs in its own process and streams the file (fastsw reads the path; HF's and rustbpe's
 ``train_from_iterator`` get a generator over it), so no trainer holds the text and peak RSS is the trainer's own.
-Each run takes ``/tmp/fastsw-bench.lock`` (the shared machine's benchmark lock; ``--no-lock`` for a run too long to
-hold it, whose load average before and after is recorded with it) and runs under an address-space limit
+With ``--lock FILE`` (or ``$FASTSW_BENCH_LOCK``) each run holds an exclusive ``flock`` on FILE, so that
+benchmarks started by several people on one computer take turns. Each run is under an address-space limit
 (``--cap-gb``, default 14): a trainer that does not fit fails instead of swapping and is reported as "did not fit".
 Peers run up to ``--peer-max`` (default 1 GB), fastsw's superword algorithms up to ``--fastsw-max`` (5 GB: only
 BoundlessBPE by default at 5 GB, ``--at-5gb``).
 
 Vocab 32768 (SuperBPE: 4096 of them supermerges); fastsw uses its paper profile and script pre-tokenizer, HF and
 rustbpe the GPT-4o pattern (as ``bench/bench_train.py``). Writes ``bench/results/scale.md``, ``scale.json``,
-``scale_time.png`` and ``scale_rss.png``.
+``scale_time.png`` and ``scale_rss.png`` (``--quick``: ``scale-quick.*``); ``--json OUT`` writes the table for
+``bench/perfpage.py``.
 """
 from __future__ import annotations
 
@@ -36,11 +39,12 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import synth_corpus  # noqa: E402
 from _corpus import SHARED, read_docs  # noqa: E402
+from _report import add_arguments, rounded, table as json_table, write_json  # noqa: E402
 
-LOCK = "/tmp/fastsw-bench.lock"
 REAL_MAX = 100 * 10 ** 6
 TRAINERS = ["fastsw-bpe", "fastsw-boundless", "fastsw-superbpe", "rustbpe", "hf"]
 SIZES = ["10MB", "30MB", "100MB", "300MB", "1GB", "5GB"]
+QUICK_SIZES = ["3MB", "10MB"]
 VOCAB = 32768
 
 
@@ -90,7 +94,7 @@ def worker(name: str, path: str) -> None:
     print(json.dumps(result))
 
 
-def run_one(name: str, path: Path, cap_gb: float, timeout: float, lock_path: str | None = LOCK) -> dict:
+def run_one(name: str, path: Path, cap_gb: float, timeout: float, lock_path: str | None = None) -> dict:
     def limit():
         cap = int(cap_gb * (1 << 30))
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
@@ -115,8 +119,8 @@ def run_one(name: str, path: Path, cap_gb: float, timeout: float, lock_path: str
 
 
 def _save(store: Path, size: int, kind: str, name: str, result: dict) -> list:
-    """Add one result to scale.json as it is on disk now (two grids, e.g. a long unlocked 5 GB run beside the
-    locked small sizes, can run at once without losing each other's rows)."""
+    """Add one result to scale.json as it is on disk now (two grids, e.g. a long 5 GB run beside the small
+    sizes, can run at once without losing each other's rows)."""
     from fastsw.files import atomic_open
     rows = json.loads(store.read_text()) if store.exists() else []
     results = next((r for s, _, r in rows if s == size), None)
@@ -132,36 +136,35 @@ def _save(store: Path, size: int, kind: str, name: str, result: dict) -> list:
 
 def table(rows) -> str:
     lines = ["| size | text | trainer | wall s | cpu s | peak RSS MB | wall / fastsw BPE | cpu / fastsw BPE | "
-             "RSS / fastsw BPE | load before, after | stages (wall s) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "RSS / fastsw BPE | stages (wall s) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for size, kind, results in rows:
         bpe = results.get("fastsw-bpe", {})
         for name, r in results.items():
             if "failed" in r:
-                lines.append(f"| {synth_corpus._label(size)} | {kind} | {name} | – | – | – | – | – | – | – | "
+                lines.append(f"| {synth_corpus._label(size)} | {kind} | {name} | – | – | – | – | – | – | "
                              f"{r['failed']} |")
                 continue
             ok = "wall" in bpe and "failed" not in bpe
             ratio = f"{r['wall'] / bpe['wall']:.2f}" if ok else "–"
             cpu = f"{r['cpu'] / bpe['cpu']:.2f}" if ok else "–"
             rss = f"{r['rss_mb'] / bpe['rss_mb']:.2f}" if ok else "–"
-            load = ", ".join(f"{x:.1f}" for x in r.get("load", [])) + ("" if r.get("locked", True) else " (no lock)")
             stages = ", ".join(f"{k} {v:.1f}" for k, v in r.get("stages", {}).items())
             lines.append(f"| {synth_corpus._label(size)} | {kind} | {name} | {r['wall']:.1f} | {r['cpu']:.1f} | "
-                         f"{r['rss_mb']:.0f} | {ratio} | {cpu} | {rss} | {load} | {stages} |")
+                         f"{r['rss_mb']:.0f} | {ratio} | {cpu} | {rss} | {stages} |")
     return "\n".join(lines) + "\n"
 
 
-def plots(rows, outdir: Path) -> None:
-    """``scale_time.png`` (wall seconds and process CPU seconds side by side: on a shared machine the CPU time is
-    the steadier measure) and ``scale_rss.png`` (peak RSS), log-log, the synthetic range shaded."""
+def plots(rows, outdir: Path, prefix: str = "scale") -> None:
+    """``scale_time.png`` (wall seconds and process CPU seconds side by side: CPU time moves less with whatever
+    else the computer runs) and ``scale_rss.png`` (peak RSS), log-log, the synthetic range shaded."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     names = sorted({n for _, _, res in rows for n in res})
     top = max(size for size, _, _ in rows) / 1e6 * 1.2
-    for keys, fname in [((("wall", "wall seconds"), ("cpu", "process CPU seconds")), "scale_time.png"),
-                        ((("rss_mb", "peak RSS (MB)"),), "scale_rss.png")]:
+    for keys, fname in [((("wall", "wall seconds"), ("cpu", "process CPU seconds")), f"{prefix}_time.png"),
+                        ((("rss_mb", "peak RSS (MB)"),), f"{prefix}_rss.png")]:
         fig, axes = plt.subplots(1, len(keys), figsize=(6.5 * len(keys), 4.5), squeeze=False)
         for ax, (key, ylabel) in zip(axes[0], keys):
             for n in names:
@@ -174,7 +177,7 @@ def plots(rows, outdir: Path) -> None:
             ax.text(REAL_MAX / 1e6 * 1.1, ax.get_ylim()[0] * 1.5, "SYNTHETIC text", fontsize=8, color="0.4")
             ax.set_xlabel("corpus MB (real English up to 100 MB, synthetic above)")
             ax.set_ylabel(ylabel)
-            ax.set_title(f"training, vocab {VOCAB}, shared 2-core machine", fontsize=9)
+            ax.set_title(f"training, vocab {VOCAB}", fontsize=9)
             ax.grid(alpha=0.3, which="both")
             ax.legend(fontsize=7)
         fig.tight_layout()
@@ -182,29 +185,55 @@ def plots(rows, outdir: Path) -> None:
         plt.close(fig)
 
 
+def json_tables(rows) -> dict:
+    """The table ``bench/perfpage.py`` renders: one row per size and trainer, ratios to fastsw BPE."""
+    out = []
+    for size, kind, results in rows:
+        bpe = results.get("fastsw-bpe", {})
+        ok = "wall" in bpe and "failed" not in bpe
+        for name, r in results.items():
+            if "failed" in r:
+                out.append([synth_corpus._label(size), kind, name, None, None, None, None, None, r["failed"]])
+                continue
+            out.append([synth_corpus._label(size), kind, name, rounded(r["wall"]), rounded(r["cpu"]),
+                        rounded(r["rss_mb"], 0), rounded(r["wall"] / bpe["wall"]) if ok else None,
+                        rounded(r["rss_mb"] / bpe["rss_mb"]) if ok else None, ""])
+    return json_table(
+        f"Training time and peak RSS against corpus size (vocab {VOCAB})",
+        ["size", "text", "trainer", "wall s", "cpu s", "peak RSS MB", "wall / fastsw BPE", "RSS / fastsw BPE",
+         "failed"], out,
+        "English; real text up to 100 MB, SYNTHETIC text (bench/synth_corpus.py) above. Each trainer in its own "
+        "process, streaming the file; peak RSS is the training process's. fastsw: paper profile, script "
+        "pre-tokenizer (SuperBPE: 4096 supermerges); HF and rustbpe: the GPT-4o pattern.")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--sizes", default=",".join(SIZES))
+    p.add_argument("--sizes", default=None, help=f"comma-separated (default {','.join(SIZES)}; "
+                                                 f"--quick: {','.join(QUICK_SIZES)})")
     p.add_argument("--trainers", default=",".join(TRAINERS))
     p.add_argument("--peer-max", default="1GB")
     p.add_argument("--at-5gb", default="fastsw-boundless", help="trainers run at sizes above 1 GB")
     p.add_argument("--cap-gb", type=float, default=14)
     p.add_argument("--timeout", type=float, default=3600)
-    p.add_argument("--no-lock", action="store_true",
-                   help="do not take the shared benchmark lock (long runs: say the machine's load with the figures)")
+    p.add_argument("--lock", default=os.environ.get("FASTSW_BENCH_LOCK") or None, metavar="FILE",
+                   help="hold an exclusive flock on FILE during each run (default: $FASTSW_BENCH_LOCK, else none)")
     p.add_argument("--again", action="store_true", help="measure again what scale.json already holds")
     p.add_argument("--report", action="store_true", help="no runs: the table and plots from scale.json")
+    add_arguments(p)
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--path", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.worker:
         return worker(args.worker, args.path)
+    sizes = args.sizes or ",".join(QUICK_SIZES if args.quick else SIZES)
+    prefix = "scale-quick" if args.quick else "scale"
     outdir = HERE / "results"
     outdir.mkdir(exist_ok=True)
-    store = outdir / "scale.json"
+    store = outdir / f"{prefix}.json"
     rows = json.loads(store.read_text()) if store.exists() else []  # resumed: a long grid can be stopped
     peer_max = synth_corpus._parse_size(args.peer_max)
-    for label in ([] if args.report else args.sizes.split(",")):
+    for label in ([] if args.report else sizes.split(",")):
         size = synth_corpus._parse_size(label)
         path = input_file(size)
         kind = "real" if size <= REAL_MAX else "SYNTHETIC"
@@ -219,18 +248,20 @@ def main() -> None:
                 continue
             if name in results and "failed" not in results[name] and not args.again:
                 continue  # measured in an earlier run of this command (bench/results/scale.json)
-            load0 = os.getloadavg()[0]
-            r = run_one(name, path, args.cap_gb, args.timeout, None if args.no_lock else LOCK)
-            r["load"] = [load0, os.getloadavg()[0]]  # 1-minute load average before and after the run
-            r["locked"] = not args.no_lock
+            r = run_one(name, path, args.cap_gb, args.timeout, args.lock)
             results[name] = r
             shown = r.get("failed") or f"wall {r['wall']:.1f} s, rss {r['rss_mb']:.0f} MB"
             print(f"{label} ({kind}) {name}: {shown}", file=sys.stderr)
             rows = _save(store, size, kind, name, r)
     rows = json.loads(store.read_text()) if store.exists() else rows
-    text = ("# Scale benchmark (real English up to 100 MB, SYNTHETIC above; shared 2-core machine)\n\n" + table(rows))
-    (outdir / "scale.md").write_text(text)
-    plots(rows, outdir)
+    if not args.report:  # the sizes of this command only
+        wanted = {synth_corpus._parse_size(label) for label in sizes.split(",")}
+        rows = [row for row in rows if row[0] in wanted]
+    text = ("# Scale benchmark (real English up to 100 MB, SYNTHETIC above)\n\n" + table(rows))
+    (outdir / f"{prefix}.md").write_text(text)
+    plots(rows, outdir, prefix)
+    if args.json:
+        write_json(args.json, json_tables(rows))
     print(text)
 
 

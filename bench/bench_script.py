@@ -13,7 +13,7 @@ the first documents of each language.
     python bench/bench_script.py --pretokenizers script,script-v3,script-v3+boundary[w,p,d]+caps
 
 Writes ``bench/results/script-<configs>-<vocab>.md``. Ratios are against the default pre-tokenizer (``script``)
-in the same run; the figures in the README were measured on a shared 2-core machine.
+in the same run.
 """
 from __future__ import annotations
 
@@ -95,7 +95,7 @@ def main() -> None:
     configs = [(c.split(":")[0], float(c.split(":")[1])) for c in args.configs.split(",")]
     pretoks = args.pretokenizers.split(",")
     lines = [f"# SCRIPT v3 against the default pre-tokenizer (vocab {args.vocab}, fast path)", "",
-             "Measured on a shared 2-core machine; ratios are against `script` (the default) in the same run.", "",
+             "Ratios are against `script` (the default) in the same run.", "",
              "| corpus | algo | pre-tokenizer | train s | cpu s | peak RSS MB | × default time | held-out bytes/token "
              "| × default | merges (chars) | supermerges | encode MB/s | reference encode MB/s | stages s |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]

@@ -1,8 +1,8 @@
-"""Where a superword model's extra encoding time goes (issue #14): its supermerge runs, against plain BPE.
+"""Where a superword model's extra encoding time goes: its supermerge runs, against plain BPE.
 
-One command (under the shared bench lock; uses the models ``bench/bench_languages.py`` caches):
+One command (uses the models ``bench/bench_languages.py`` caches, training them when missing):
 
-    flock /tmp/fastsw-bench.lock python bench/bench_superword_runs.py --langs fr,en,de,hi
+    python bench/bench_superword_runs.py --langs fr,en,de,hi
 
 For each language's held-out text, the own-language plain BPE and BoundlessBPE models (vocab 32768, ``simple``):
 
@@ -14,7 +14,7 @@ For each language's held-out text, the own-language plain BPE and BoundlessBPE m
   plain BPE as it runs and with no id eligible, BoundlessBPE with no id eligible (the regular part alone), with
   its runs tracked and cut but not merged (the pair filter cleared), and as it runs.
 
-Figures are ratios within one run on the shared 2-core machine (other jobs running).
+Compare the ratios within one run more than the absolute figures.
 """
 from __future__ import annotations
 
@@ -30,12 +30,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-import fastsw  # noqa: E402
 from _corpus import SHARED, read_docs  # noqa: E402
 from fastsw import _encode_kernels as K  # noqa: E402
+from bench_languages import model as cached_model  # noqa: E402
 from fastsw import fast_encode  # noqa: E402
-
-MODELS = HERE / "results" / "models"
 
 
 def kernel_args(enc, scanned, flags=None, use_super=None, s_bits=None):
@@ -92,8 +90,8 @@ def main() -> None:
     for lang in args.langs.split(","):
         docs = read_docs(SHARED / "corpus" / lang / "heldout.jsonl")[0]
         kb = sum(len(d.encode("utf-8")) for d in docs) / 1e3
-        bpe = fastsw.load(MODELS / f"bpe-simple-32768-{lang}.json")
-        bl = fastsw.load(MODELS / f"boundless-simple-32768-{lang}.json")
+        bpe = cached_model(lang, "bpe", "simple", 20)  # bench/bench_languages.py's models, trained when missing
+        bl = cached_model(lang, "boundless", "simple", 20)
         e_bpe, e_bl = bpe._fast(), bl._fast()
         s_bpe = [e_bpe._scan(e_bpe._slice_scanner(), [d]) for d in docs]
         s_bl = [e_bl._scan(e_bl._slice_scanner(), [d]) for d in docs]

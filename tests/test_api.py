@@ -1,4 +1,4 @@
-"""The public API's edges and the names users know from tiktoken and HF tokenizers (issue #8, items 5 and 10):
+"""The public API's edges and the names users know from tiktoken and HF tokenizers:
 special-token options exactly as tiktoken (checked against tiktoken itself), batch arguments, id types, the
 single-token methods, ``get_vocab`` against an HF export, and ``encode_with_offsets``."""
 import numpy as np

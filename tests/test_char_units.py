@@ -1,4 +1,4 @@
-"""Missed pretokens start from whole characters where that cannot change the ids (issue #14; the kernels'
+"""Missed pretokens start from whole characters where that cannot change the ids (the kernels'
 module note (7)): the character table's flags on hand-worked merge tables, the ids against the reference
 (``apply_merges``, tiktoken's algorithm) on random merge and rank tables over multi-byte characters, and the
 same ids with and without the table on real text of every script that has such characters."""

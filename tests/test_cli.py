@@ -379,7 +379,7 @@ def test_module_train(tmp_path):
 
 def test_encode_file_pipe_decode_gives_the_file_back(bpe_model, tmp_path):
     """`fastsw encode FILE | fastsw decode` through real pipes: a line's newline belongs to its ids and decode adds
-    nothing, so empty lines, CRLF and a last line without a newline all come back byte for byte (issue #8, 12)."""
+    nothing, so empty lines, CRLF and a last line without a newline all come back byte for byte."""
     text = "first line\n\n\nÜber 世界 — ok\r\n  indented\tline\n\nlast line without newline"
     src = tmp_path / "doc.txt"
     src.write_bytes(text.encode("utf-8"))

@@ -1,4 +1,4 @@
-"""The fast encoder's driver (issues #14 and #15): the scanner's one-call input per slice of documents
+"""The fast encoder's driver: the scanner's one-call input per slice of documents
 (``fastsw._pretok.scan_utf8``: pretoken byte ends and UTF-8, GIL released) against its plain-Python twin
 ``fast_encode.pieces_reference`` on every corpus language and Hypothesis text; the batch lists
 (``ids_to_lists``) against ``ndarray.tolist``; the 8-byte shortcut keys against the byte loop; batches equal to

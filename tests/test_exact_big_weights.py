@@ -1,4 +1,4 @@
-"""Exact language weights whose scaled integer counts pass 64 bits (issue #10, item 1 follow-up).
+"""Exact language weights whose scaled integer counts pass 64 bits.
 
 Shares give w = 100000 * p / B per language: the common denominator of the weights is about the product of the
 languages' byte counts, so five languages of XQuAD scale the counts by ~1e15 and their sum passes 2**63-1. The

@@ -38,7 +38,7 @@ def both(tok, text, **kw):
 
 
 def test_fast_encoder_is_built_from_plain_tables(golden_models):
-    """The encoder takes plain data (issue #9, item 3), here rebuilt from the public API only, and
+    """The encoder takes plain data, here rebuilt from the public API only, and
     gives the reference's ids without knowing the tokenizer; the tokenizer keeps its own encoder."""
     tok = golden_models["superbpe_1500_plus500"]
     ids = range(tok.vocab_size)
@@ -579,7 +579,7 @@ def test_reachable_tokens_same_on_both_backends(sample_docs, algo, extra, profil
     assert len(ref._shortcut) < trained.vocab_size
 
 
-# ---------------------------------------------------------------- per-call overhead (issue #8, item 5)
+# ---------------------------------------------------------------- per-call overhead
 
 SHORT = ["The cat sat on the mat today.", "", " ", "Über 世界 — ok", "aaaa aaaa the the", "e\u0301 👍🏽 1234"]
 

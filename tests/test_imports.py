@@ -1,4 +1,4 @@
-"""The import graph of fastsw's Python modules (issue #9, item 3): no circle, and dependencies that point one way,
+"""The import graph of fastsw's Python modules: no circle, and dependencies that point one way,
 files -> model_io -> tokenizer -> fast_encode, interop -> tokenizer. Imports inside functions count: a lazy import
 is still a circle (it only hides it until the call)."""
 from __future__ import annotations

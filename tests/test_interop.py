@@ -74,7 +74,7 @@ def test_golden_save_reproduces_file(golden_run, train_docs):
 
 def test_paper_counts_use_the_encoders_run_rule(train_docs, golden_dir, monkeypatch):
     """The COUNT/FLAG statistics take the runs of eligible pretokens from the encoder itself
-    (Tokenizer._flush_run), not from a second copy of the rule (issue #9, item 1)."""
+    (Tokenizer._flush_run), not from a second copy of the rule."""
     tok = interop.load_paper_model(golden_dir / "models/superbpe_1500_plus500_final.model")
     expected = interop.paper_model_text(tok, train_docs[:50])
     flushed = []

@@ -1,4 +1,4 @@
-"""Language-tagged training and language weights (issue #10, item 1; SPEC section 8).
+"""Language-tagged training and language weights (SPEC section 8).
 
 Count tables keep one count column per language; weights are exact Fractions, applied at training time as scaled
 integer counts (every weight times the least common multiple of their denominators), so the unchanged merge loops of

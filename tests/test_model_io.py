@@ -30,7 +30,7 @@ def test_save_load_round_trip(small_model, tmp_path, sample_docs):
 
 
 def test_model_io_reads_plain_data(small_model, tmp_path):
-    """model_io converts between files and plain data (issue #9, item 3): load_model_data gives the
+    """model_io converts between files and plain data: load_model_data gives the
     Tokenizer's keyword arguments."""
     from fastsw import model_io
     path = tmp_path / "m.json"

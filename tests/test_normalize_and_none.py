@@ -1,6 +1,6 @@
 """The ``none`` pre-tokenizer (one pretoken per document) and the ``normalize`` option (None / nfc / nfkc).
 
-Issue #10, items 2 and 4; SPEC section 8 and seed 001 ("merges cannot cross sentence boundaries but can cross
+SPEC section 8 and seed 001 ("merges cannot cross sentence boundaries but can cross
 spaces"; "no character normalization" by default, and no whitespace changes ever).
 """
 from __future__ import annotations

@@ -45,7 +45,7 @@ def write(request, tok, counts):
 
 
 def test_file_helpers_have_their_own_module():
-    """atomic_open and OutputError live in fastsw.files (issue #9, item 3), still importable from the old places."""
+    """atomic_open and OutputError live in fastsw.files, still importable from the old places."""
     from fastsw import files, model_io
     assert fastsw.OutputError is model_io.OutputError is files.OutputError is OutputError
     assert model_io.atomic_open is files.atomic_open and model_io.resolve_output_path is files.resolve_output_path

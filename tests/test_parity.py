@@ -1,20 +1,16 @@
 """Parity-aware BPE reference (fastsw.parity): hand-worked toys, the window and hybrid variants, the published
-script as a peer on real multilingual text, and bad input."""
+script's recorded runs on real multilingual text (tests/data/parity_script), and bad input."""
 import collections
 import doctest
 import gzip
-import importlib.util
-import io
+import hashlib
 import json
-import logging
-import os
-import re
-import subprocess
+from pathlib import Path
 
 import pytest
 
 import fastsw.parity
-from fastsw.alphabet import get_profile, render, unrender
+from fastsw.alphabet import get_profile
 from fastsw.bpe import apply_merges, learn_merges
 from fastsw.fast_parity import learn_parity_merges_fast
 from fastsw.parity import learn_parity_merges
@@ -194,90 +190,68 @@ def test_merges_reach_every_language_and_dev_lengths_are_exact(profile):
 
 # --- the published script as a peer ------------------------------------------------------------------------
 
-SCRIPT_REPO = os.environ.get("FASTSW_PARITY_SCRIPT_REPO", "/work/.mirror/cimeister+parity-aware-bpe/repo")
+# The published script (cimeister/parity-aware-bpe, parity_aware_bpe/parity_aware_learn_bpe.py, MIT) was run on
+# these inputs and configurations; its merges, language choices and lengths are recorded in
+# tests/data/parity_script/<name>.json by tests/data/parity_script/regenerate.py (run it again, with a clone of
+# the script, whenever the configurations or the inputs change).
+LANGS = ["en", "de", "ru"]
+PUBLISHED_RUNS = {
+    "base": (50, {}),
+    "global5": (50, {"global_merges": 5}),
+    "window10": (50, {"window": 10}),
+    "window10-global5": (50, {"window": 10, "global_merges": 5}),
+    "ratios": (40, {"ratios": {"en": 1.1, "de": 1.2, "ru": 1.0}}),
+}
+RECORDED = Path(__file__).resolve().parent / "data" / "parity_script"
+
+
+def published_inputs():
+    """Counts from 40 kB of training text and 30 dev documents per language: the inputs of every recorded run."""
+    return small_real_counts(LANGS, 40000, 30)
+
+
+def inputs_digest(train, dev):
+    """sha256 of the word counts, so that recorded runs are never compared on other inputs."""
+    h = hashlib.sha256()
+    for part in (train, dev):
+        for lang in LANGS:
+            for word, count in sorted(part[lang].items()):
+                h.update(b"%d %d " % (len(word), count) + word)
+            h.update(b"\n")
+    return h.hexdigest()
 
 
 @pytest.fixture(scope="module")
-def published_script(tmp_path_factory):
-    """cimeister/parity-aware-bpe's parity_aware_learn_bpe.py (MIT), taken from a git mirror with ``git show``
-    and imported from a temporary directory (it needs numpy and tokenizers)."""
-    try:
-        source = subprocess.run(["git", "-C", SCRIPT_REPO, "show", "HEAD:parity_aware_bpe/parity_aware_learn_bpe.py"],
-                                capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError) as e:
-        pytest.fail(f"the published parity-aware BPE script is not readable from {SCRIPT_REPO} ({e}); set "
-                    "FASTSW_PARITY_SCRIPT_REPO to a git clone of cimeister/parity-aware-bpe", pytrace=False)
-    path = tmp_path_factory.mktemp("peer") / "parity_aware_learn_bpe.py"
-    path.write_text(source, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location("parity_aware_learn_bpe_peer", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def inputs():
+    train, dev = published_inputs()
+    return train, dev, inputs_digest(train, dev)
 
 
-class _Records(logging.Handler):
-    def __init__(self):
-        super().__init__()
-        self.messages = []
-
-    def emit(self, record):
-        self.messages.append(record.getMessage())
-
-
-def run_published(script, langs, train, dev, n, *, ratios=None, global_merges=0, window=None, alpha=2):
-    """The script on dictionary input (one ``word count`` line per word, words in GPT-2's byte rendering, so
-    one character is one byte). Returns merges as byte pairs, the language per step (None: global) and, with
-    dev texts, the dev lengths it chose on -- read from its log."""
-    def dict_file(counter):
-        return io.StringIO("".join(f"{render(w)} {c}\n" for w, c in counter.items()))
-
-    records = _Records()
-    script.logger.addHandler(records)
-    script.logger.setLevel(logging.INFO)
-    try:
-        infiles = [dict_file(train[l]) for l in langs]
-        devfiles = None if ratios else [dict_file(dev[l]) for l in langs]
-        ratio = None if ratios is None else script.numpy.array([float(ratios[l]) for l in langs])
-        options = dict(min_frequency=2, is_dict=True, num_global=global_merges, ratio=ratio)
-        if window is None:
-            _, merges = script.learn_bpe(infiles, io.StringIO(), devfiles, n, **options)
-        else:
-            _, merges = script.learn_bpe_moving_window(infiles, io.StringIO(), devfiles, n, window, alpha, **options)
-    finally:
-        script.logger.removeHandler(records)
-    chosen, lengths = [], []
-    for message in records.messages:
-        m = re.match(r"lengths \[([\d\s]+)\]: picking best subword (?:in corpus (\d+)|based on concatenation)",
-                     message)
-        if m:
-            chosen.append(None if m.group(2) is None else langs[int(m.group(2))])
-            lengths.append(dict(zip(langs, map(int, m.group(1).split()))))
-        elif message.startswith("initial lengths"):  # ratio mode: its lengths are the training texts'
-            lengths.append(dict(zip(langs, map(int, re.search(r"\nlengths \[([\d\s]+)\]", message).group(1).split()))))
-        elif "picking best subword in corpus" in message:
-            chosen.append(langs[int(message.rsplit(" ", 1)[1])])
-    return [(unrender(a), unrender(b)) for a, b in merges], chosen, lengths
+def recorded_run(name):
+    with open(RECORDED / f"{name}.json", encoding="utf-8") as f:
+        record = json.load(f)
+    merges = [tuple(bytes.fromhex(h) for h in m.split()) for m in record["merges"]]
+    lengths = [dict(zip(record["langs"], step)) for step in record["lengths"]]
+    return record, merges, record["languages"], lengths
 
 
-@pytest.mark.parametrize("n, options", [
-    (50, dict()),
-    (50, dict(global_merges=5)),
-    (50, dict(window=10)),
-    (50, dict(window=10, global_merges=5)),
-    (40, dict(ratios={"en": 1.1, "de": 1.2, "ru": 1.0})),
-])
-def test_same_merges_and_choices_as_the_published_script(published_script, n, options):
+@pytest.mark.parametrize("name", list(PUBLISHED_RUNS))
+def test_same_merges_and_choices_as_the_published_script(inputs, name):
     # Real text, counts from 40 kB per language: the first n steps have no count tie at the top (the script
     # takes the largest string pair on a tie, fastsw's hf profile the smallest id pair, so any tie would show
     # as a different merge). The script counts overlapping pairs, as the hf profile does.
-    langs = ["en", "de", "ru"]
-    train, dev = small_real_counts(langs, 40000, 30)
-    theirs, their_choices, their_lengths = run_published(published_script, langs, train, dev, n, **options)
+    n, options = PUBLISHED_RUNS[name]
+    train, dev, digest = inputs
+    record, theirs, their_choices, their_lengths = recorded_run(name)
+    assert (record["n"], record["options"], record["langs"]) == (n, options, LANGS), \
+        f"{name}.json records another configuration: run tests/data/parity_script/regenerate.py"
+    assert record["inputs_sha256"] == digest, \
+        f"{name}.json was recorded on other inputs: run tests/data/parity_script/regenerate.py"
     tb = byte_table()
     ratios = options.get("ratios")
     window = options.get("window")
-    out = learn_parity_merges({l: words_of(train[l]) for l in langs}, tb, "hf", n,
-                              dev_words=None if ratios else {l: words_of(dev[l]) for l in langs}, ratios=ratios,
+    out = learn_parity_merges({l: words_of(train[l]) for l in LANGS}, tb, "hf", n,
+                              dev_words=None if ratios else {l: words_of(dev[l]) for l in LANGS}, ratios=ratios,
                               global_merges=options.get("global_merges", 0),
                               variant="base" if window is None else "window", window=window or 100)
     assert [(tb[l], tb[r]) for l, r, _ in out.merges] == theirs
@@ -286,11 +260,15 @@ def test_same_merges_and_choices_as_the_published_script(published_script, n, op
     assert out.lengths[:-1] == their_lengths  # dev lengths, or with ratios the training lengths
     assert len(set(their_choices) - {None}) > 1  # the toy exercises the choice, not one language
     tb_fast = byte_table()  # the fast twin gives the same run
-    fast = learn_parity_merges_fast({l: words_of(train[l]) for l in langs}, tb_fast, "hf", n,
-                                    dev_words=None if ratios else {l: words_of(dev[l]) for l in langs},
+    fast = learn_parity_merges_fast({l: words_of(train[l]) for l in LANGS}, tb_fast, "hf", n,
+                                    dev_words=None if ratios else {l: words_of(dev[l]) for l in LANGS},
                                     ratios=ratios, global_merges=options.get("global_merges", 0),
                                     variant="base" if window is None else "window", window=window or 100)
     assert (fast.merges, fast.languages, fast.lengths, tb_fast) == (out.merges, out.languages, out.lengths, tb)
+
+
+def test_recorded_runs_are_all_used():
+    assert sorted(p.stem for p in RECORDED.glob("*.json")) == sorted(PUBLISHED_RUNS)
 
 
 # --- bad input ---------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""tiktoken's own vocabularies (issue #15): o200k_base and cl100k_base loaded from the rank files that
+"""tiktoken's own vocabularies: o200k_base and cl100k_base loaded from the rank files that
 the bpe-openai package ships, encoded in rank mode by both paths (the reference, ``backend="python"``,
 and the Numba kernel), with tiktoken's ids on every corpus language (held-out and training text),
 Hypothesis text, special tokens, pathological inputs and random rank tables; the compiled scanners

@@ -1,0 +1,59 @@
+"""Shared by the whole-run benchmarks: the command that made a result, and the JSON that ``bench/perfpage.py`` reads.
+
+A whole-run script given ``--json OUT`` writes one table or a list of tables, each
+``{"title": str, "command": str, "columns": [str], "rows": [[...]], "notes": str}``; a row's cells are numbers or
+strings (``None`` for a figure that was not measured). A table may also carry ``"peak_rss_mb"`` when the script
+measures peak RSS per row, as one of its columns.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+from pathlib import Path
+
+
+def command() -> str:
+    """This run's command line as a user would type it from the repository root."""
+    script = Path(sys.argv[0]).resolve()
+    root = Path(__file__).resolve().parents[1]
+    try:
+        shown = script.relative_to(root).as_posix()
+    except ValueError:
+        shown = script.name
+    return shlex.join(["python", shown, *sys.argv[1:]])
+
+
+def table(title: str, columns, rows, notes: str = "") -> dict:
+    rows = [list(r) for r in rows]
+    for r in rows:
+        if len(r) != len(columns):
+            raise ValueError(f"{title}: a row has {len(r)} cells for {len(columns)} columns")
+    return {"title": title, "command": command(), "columns": list(columns), "rows": rows, "notes": notes}
+
+
+def write_json(path, tables) -> None:
+    """Write ``tables`` (one table or a list) to ``path`` atomically (``-`` is stdout)."""
+    text = json.dumps(tables, indent=1, ensure_ascii=False) + "\n"
+    if str(path) == "-":
+        sys.stdout.write(text)
+        return
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def add_arguments(parser, quick: str = "a small run that finishes in a few minutes") -> None:
+    """``--quick`` and ``--json OUT``, the options every whole-run script takes."""
+    parser.add_argument("--quick", action="store_true", help=quick)
+    parser.add_argument("--json", metavar="OUT", help="also write the results as JSON (bench/perfpage.py reads it)")
+
+
+def rounded(x, digits: int = 2):
+    """``x`` to ``digits`` decimals (an int for 0), None stays None."""
+    if x is None:
+        return None
+    return int(round(float(x))) if digits == 0 else round(float(x), digits)

@@ -1,0 +1,87 @@
+"""bench/perfpage.py renders the performance page from the whole-run scripts' JSON (nothing is measured here)."""
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+
+
+@pytest.fixture(scope="module")
+def perfpage():
+    sys.path.insert(0, str(BENCH))
+    try:
+        spec = importlib.util.spec_from_file_location("perfpage_under_test", BENCH / "perfpage.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        sys.path.remove(str(BENCH))
+
+
+def write_results(folder: Path, report):
+    """One JSON per part of the suite, as the scripts write them with --json."""
+    folder.mkdir()
+    train = report.table("Training: toy", ["trainer", "wall s", "peak RSS MB", "wall / HF"],
+                         [["fastsw-bpe-paper", 1.5, 210, 0.75], ["hf", 2.0, 95, 1.0]], "notes of the run")
+    scale = report.table("Scale: toy", ["size", "text", "trainer", "wall s", "cpu s", "peak RSS MB",
+                                        "wall / fastsw BPE", "RSS / fastsw BPE", "failed"],
+                         [["3MB", "real", "fastsw-bpe", 1.0, 1.0, 200, 1.0, 1.0, ""],
+                          ["10MB", "real", "fastsw-bpe", 2.0, 2.0, 300, 1.0, 1.0, ""],
+                          ["10MB", "real", "hf", None, None, None, None, None, "did not fit"]])
+    languages = [report.table("Encoding: toy", ["language", "fastsw MB/s", "tiktoken MB/s", "HF MB/s"],
+                              [["en", 40.0, 17.5, 2.0], ["zh", 20.0, 8.0, 3.0]])]
+    tiktoken = [report.table("tiktoken's o200k_base: one thread", ["input", "fastsw MB/s", "tiktoken MB/s"],
+                             [["a * 10**6", 7.3, 0.2]])]
+    for name, data in (("train", train), ("scale", scale), ("languages", languages), ("tiktoken", tiktoken)):
+        report.write_json(folder / f"{name}.json", data)
+
+
+def test_the_page_has_every_table_the_machine_the_versions_and_the_plots(perfpage, tmp_path, monkeypatch):
+    import _report
+    write_results(tmp_path / "results", _report)
+    monkeypatch.setattr(perfpage, "PACKAGES", ["numpy", "no-such-peer-installed"])
+    out = tmp_path / "docs" / "performance.md"
+    run = dict(perfpage.describe_run(), seconds=125.0)
+    perfpage.render([s[0] for s in perfpage.SUITE], True, tmp_path / "results", out, tmp_path / "docs" / "images",
+                    run)
+    page = out.read_text(encoding="utf-8")
+    assert "`python bench/perfpage.py --quick`" in page and "A `--quick` run" in page
+    assert "the suite took 2 minutes" in page
+    for key in ("CPU", "logical cores", "memory"):
+        assert f"| {key} |" in page
+    assert "| no-such-peer-installed | not installed: not measured |" in page
+    assert "| numpy | " in page
+    assert "| fastsw-bpe-paper | 1.50 | 210 | 0.75 |" in page
+    assert "| 10MB | real | hf | – | – | – | – | – | did not fit |" in page
+    assert "| a \\* 10\\*\\*6 | 7.30 | 0.20 |" in page  # markdown in a cell is escaped
+    assert "notes of the run" in page
+    assert page.count("```text\npython ") == 4  # each table's command, in a block the docs tests do not run
+    for name in ("train", "scale", "languages", "tiktoken"):
+        image = tmp_path / "docs" / "images" / f"perf-{name}-quick.png"
+        assert image.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert f"(images/perf-{name}-quick.png)" in page
+    assert "```bash" not in page and "```python" not in page
+
+
+def test_a_missing_result_is_one_clear_error_and_no_page(perfpage, tmp_path):
+    (tmp_path / "results").mkdir()
+    out = tmp_path / "performance.md"
+    with pytest.raises(SystemExit, match="train.json is missing"):
+        perfpage.render(["train"], True, tmp_path / "results", out, tmp_path / "images", perfpage.describe_run())
+    assert not out.exists()
+
+
+def test_a_table_row_must_match_its_columns():
+    sys.path.insert(0, str(BENCH))
+    try:
+        import _report
+    finally:
+        sys.path.remove(str(BENCH))
+    with pytest.raises(ValueError, match="a row has 1 cells for 2 columns"):
+        _report.table("t", ["a", "b"], [[1]])
+    t = _report.table("t", ["a", "b"], [[1, None]], "n")
+    assert set(t) == {"title", "command", "columns", "rows", "notes"}
+    assert json.loads(json.dumps(t)) == t
