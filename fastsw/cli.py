@@ -1,4 +1,4 @@
-"""The ``fastsw`` command line: train, count, encode, decode, pretokenize, inspect, eval.
+"""The ``fastsw`` command line: train, count, encode, decode, pretokenize, inspect, eval, show.
 
 Run ``fastsw --help`` or ``fastsw COMMAND --help``. Also available as ``python -m fastsw``.
 
@@ -508,6 +508,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true", help="do not draw a progress bar")
     _add_reading_options(p, stdin_note="They apply to every --text file.")
     p.set_defaults(func=cmd_eval)
+
+    from .show import add_parser as add_show_parser  # -- show (fastsw.show owns its options)
+    add_show_parser(sub)
     return parser
 
 
@@ -1269,7 +1272,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except SystemExit as e:  # --help, --version, or an argument error already reported
         return e.code if isinstance(e.code, int) else (0 if e.code is None else EXIT_ERROR)
     if args.command is None:
-        _print_error("missing COMMAND: one of train, count, encode, decode, pretokenize, inspect, eval "
+        _print_error("missing COMMAND: one of train, count, encode, decode, pretokenize, inspect, eval, show "
                      "(see 'fastsw --help')")
         return EXIT_ERROR
     try:
