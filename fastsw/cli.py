@@ -1237,10 +1237,14 @@ def cmd_eval(args) -> int:
     progress = not args.no_progress
     with _progress_stderr(progress):
         bar = Progress("evaluating", total=len(args.models) * len(texts), unit=" texts", enabled=progress)
-        result = evaluate(args.models, texts, alpha=args.alpha, reading=reading, progress=bar)
+        models = args.models  # loaded here for --report, whose tokens.html shows them (fastsw.show)
+        if args.report is not None and len(set(models)) == len(models):
+            models = {path: _load(path) for path in models}
+        result = evaluate(models, texts, alpha=args.alpha, reading=reading, progress=bar)
         bar.close()
     if args.report is not None:
-        write_report(result, args.report)
+        from .show import eval_page
+        write_report(result, args.report, pages=eval_page(models, texts, result, args, reading))
     out = _Output()
     out.write(to_json(result) + "\n" if args.json else markdown_table(result))
     out.flush()

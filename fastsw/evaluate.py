@@ -270,13 +270,16 @@ def _charts(result: dict) -> Dict[str, bytes]:
     return charts
 
 
-def write_report(result: dict, directory: Union[str, os.PathLike]) -> List[str]:
+def write_report(result: dict, directory: Union[str, os.PathLike],
+                 pages: Optional[Mapping[str, str]] = None) -> List[str]:
     """Write ``report.md`` (the :func:`markdown_table` and the charts), ``report.json`` (the result, as
     ``fastsw eval --json`` prints it) and the PNG charts ``compression.png`` (bytes per token per language per
     model), ``gini.png`` (Gini per model), ``token_ratio.png`` (against the reference language) and, when a model
     has supermerges, ``supermerges.png`` (their training counts in merge order) into ``directory`` (created if
-    missing). Every chart is drawn before the first file is written; each file is written atomically. Needs
-    matplotlib. Returns the paths written.
+    missing). ``pages`` (``{file name: HTML}``, e.g. ``fastsw eval``'s ``tokens.html`` from
+    :func:`fastsw.show.report_page`) are written with them and linked from ``report.md``. Every chart is drawn
+    before the first file is written; each file is written atomically. Needs matplotlib. Returns the paths
+    written.
 
         >>> import fastsw, tempfile
         >>> tok = fastsw.train(["ab ab"], vocab_size=244)
@@ -288,11 +291,13 @@ def write_report(result: dict, directory: Union[str, os.PathLike]) -> List[str]:
 
     charts = _charts(result)
     pictures = "\n".join(f"![{name[:-4]}]({name})" for name in charts)
-    markdown = f"# fastsw eval\n\n{markdown_table(result)}\n{pictures}\n"
+    links = "".join(f"[See the tokens]({name})\n\n" if name == "tokens.html" else f"[{name}]({name})\n\n"
+                    for name in (pages or {}))
+    markdown = f"# fastsw eval\n\n{links}{markdown_table(result)}\n{pictures}\n"
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     files = {"report.md": markdown.encode("utf-8"), "report.json": (to_json(result) + "\n").encode("utf-8"),
-             **charts}
+             **charts, **{name: text.encode("utf-8") for name, text in (pages or {}).items()}}
     written = []
     for name, data in files.items():
         path = directory / name

@@ -315,7 +315,7 @@ class TokenView:
 
     def to_html(self, *, titles: bool = True) -> str:
         """The view as an HTML fragment (inline CSS), each token a ``<span>`` with a hover title if ``titles``."""
-        body = "".join(_doc_html(spans, None, titles) for spans in self.spans)
+        body = _docs_html(self.spans, None, titles)
         return (f"<div class='fsw'>{_CSS_TAG}<div class='fsw-head'>{html.escape(self.label)}</div>{body}"
                 f"<div class='fsw-sum'>{html.escape(self.summary_line())}</div></div>")
 
@@ -508,8 +508,10 @@ def legend(color: bool) -> str:
 _CSS = """
 .fsw{font:14px/1.5 system-ui,sans-serif;color:#222}
 .fsw-head{font-weight:600;margin:4px 0}
+.fsw-docs{border:1px solid #ddd;border-radius:4px;margin:4px 0;background:#fff;padding:2px 8px}
 .fsw-doc{white-space:pre-wrap;word-break:break-word;font:15px/1.9 ui-monospace,'DejaVu Sans Mono',monospace;
- padding:6px 8px;border:1px solid #ddd;border-radius:4px;margin:4px 0;background:#fff}
+ padding:4px 0}
+.fsw-doc+.fsw-doc{border-top:1px dotted #ccc}
 .fsw-doc .t{unicode-bidi:isolate;border-radius:2px;padding:1px 0;cursor:default}
 .fsw-doc .c0{background:#cfe3ff}.fsw-doc .c1{background:#d6f5d6}.fsw-doc .c2{background:#f8d5e8}
 .fsw-doc .c3{background:#fff3c4}
@@ -573,6 +575,11 @@ def _doc_html(spans: Sequence[TokenSpan], model: Optional[int], titles: bool) ->
         parts.append(f"<span class='t {_token_class(span, k)}' data-t='{span.id}' data-k='{k}'{m}{title}>"
                      f"{_span_inner(span)}</span>")
     return f"<div class='fsw-doc' dir='auto' data-n='{len(spans)}'>{''.join(parts)}</div>"
+
+
+def _docs_html(views_spans: Sequence[Sequence[TokenSpan]], model: Optional[int], titles: bool) -> str:
+    """The documents of a text, one block each, in one frame (documents are encoded one by one)."""
+    return "<div class='fsw-docs'>" + "".join(_doc_html(spans, model, titles) for spans in views_spans) + "</div>"
 
 
 # ---- the comparison page ---------------------------------------------------------------------------------------------
@@ -685,11 +692,11 @@ _PAGE_JS = """
     cur = el; el.classList.add('on');
   }
   document.addEventListener('mouseover', function(e){
-    var el = e.target.closest ? e.target.closest('.fsw-doc .t') : null;
+    var el = e.target.closest ? e.target.closest('section .fsw-doc .t') : null;
     if (el) show(el);
   });
   document.addEventListener('mouseout', function(e){
-    var el = e.target.closest ? e.target.closest('.fsw-doc .t') : null;
+    var el = e.target.closest ? e.target.closest('section .fsw-doc .t') : null;
     if (el && !(e.relatedTarget && el.contains(e.relatedTarget))) {
       card.style.display = 'none'; el.classList.remove('on'); cur = null; }
   });
@@ -770,14 +777,14 @@ def page_html(models: Mapping[str, object], samples: Mapping[str, Sample], *, re
         source = f" ({html.escape(s.source)})" if s.source else ""
         colhtml = []
         for i, view in enumerate(views):
-            docs = "".join(_doc_html(spans, i, False) for spans in view.spans)
+            docs = _docs_html(view.spans, i, False)
             colhtml.append(f"<div class='col fsw' data-model='{i}'><div class='fsw-head'>{html.escape(view.label)}"
                            f" <span class='note'>{html.escape(_label(view.tok))}</span></div>"
                            f"<div class='fsw-sum'>{html.escape(view.summary_line())}</div>{docs}</div>")
         sections.append(f"<section data-lang='{html.escape(lang, quote=True)}'><h2>{html.escape(lang)}</h2>"
                         f"<div class='note'>{html.escape(s.note())}{source}</div>"
                         f"<div class='cols' style='{cols}'>{''.join(colhtml)}</div></section>")
-    key = ("<div class='fsw key note'><div class='fsw-doc' style='display:inline-block;white-space:normal'>"
+    key = ("<div class='fsw key note'><div class='fsw-doc' style='display:inline-block;white-space:normal;padding:4px 8px;background:#fff'>"
            "<span class='t c0'>token</span><span class='t c1'>token</span><span class='t s0'>supermerge</span>"
            "<span class='t sp'>special</span><span class='t c2'><span class='a'>¦ ↑ ⇑</span> markers, caps codes"
            "</span><span class='t c3'><span class='b'>E6 97</span> bytes of a split character</span></div> "
@@ -967,3 +974,15 @@ def report_page(models: Mapping[str, object], texts: Mapping[str, object], resul
         sample.source = os.fspath(source) if isinstance(source, (str, os.PathLike)) else ""
         samples[lang] = sample
     return page_html(models, samples, result=result, command=command, allowed_special=allowed_special)
+
+
+def eval_page(models, texts: Mapping[str, str], result: dict, args, reading: Optional[dict]) -> Dict[str, str]:
+    """``fastsw eval --report``'s extra pages: ``{"tokens.html": the comparison page}`` when ``models`` are loaded
+    (a mapping ``{path: Tokenizer}``), else none."""
+    import shlex
+    if not isinstance(models, Mapping):
+        return {}
+    words = ["fastsw", "eval"] + [w for m in models for w in ("-m", m)]
+    words += [f"--text={lang}={path}" for lang, path in texts.items()] + ["--report", args.report]
+    command = " ".join(shlex.quote(w) for w in words)
+    return {"tokens.html": report_page(models, texts, result, reading=reading, command=command)}
