@@ -36,7 +36,7 @@ each token is an isolated span (``unicode-bidi: isolate``) and the text block ta
 
 Character spans. Token ``k`` covers ``text[start:end]``, starts from ``Tokenizer.encode_with_offsets`` (or, for a
 pre-tokenizer that gives none, the length of what the tokens before it decode to); a character split over several
-tokens belongs to the last of them (the others have an empty span), a marker or caps code alone has an empty span,
+tokens is the span of one of them (the others have an empty span), a marker or caps code alone has an empty span,
 and the spans of a text join to the text exactly. A model with ``normalize`` set shows the normalized text.
 """
 from __future__ import annotations
