@@ -315,7 +315,7 @@ class TokenView:
 
     def to_html(self, *, titles: bool = True) -> str:
         """The view as an HTML fragment (inline CSS), each token a ``<span>`` with a hover title if ``titles``."""
-        body = _docs_html(self.spans, None, titles)
+        body = _docs_html(self.spans, titles)
         return (f"<div class='fsw'>{_CSS_TAG}<div class='fsw-head'>{html.escape(self.label)}</div>{body}"
                 f"<div class='fsw-sum'>{html.escape(self.summary_line())}</div></div>")
 
@@ -567,19 +567,17 @@ def _title(span: TokenSpan) -> str:
     return " · ".join(facts)
 
 
-def _doc_html(spans: Sequence[TokenSpan], model: Optional[int], titles: bool) -> str:
+def _doc_html(spans: Sequence[TokenSpan], titles: bool) -> str:
     parts = []
-    m = "" if model is None else f" data-m='{model}'"
     for k, span in enumerate(spans):
         title = f" title='{html.escape(_title(span), quote=True)}'" if titles else ""
-        parts.append(f"<span class='t {_token_class(span, k)}' data-t='{span.id}' data-k='{k}'{m}{title}>"
-                     f"{_span_inner(span)}</span>")
+        parts.append(f"<span class='t {_token_class(span, k)}' data-t='{span.id}'{title}>{_span_inner(span)}</span>")
     return f"<div class='fsw-doc' dir='auto' data-n='{len(spans)}'>{''.join(parts)}</div>"
 
 
-def _docs_html(views_spans: Sequence[Sequence[TokenSpan]], model: Optional[int], titles: bool) -> str:
+def _docs_html(views_spans: Sequence[Sequence[TokenSpan]], titles: bool) -> str:
     """The documents of a text, one block each, in one frame (documents are encoded one by one)."""
-    return "<div class='fsw-docs'>" + "".join(_doc_html(spans, model, titles) for spans in views_spans) + "</div>"
+    return "<div class='fsw-docs'>" + "".join(_doc_html(spans, titles) for spans in views_spans) + "</div>"
 
 
 # ---- the comparison page ---------------------------------------------------------------------------------------------
@@ -671,7 +669,8 @@ _PAGE_JS = """
   function esc(s){ return String(s).replace(/[&<>"']/g, function(c){
     return {'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;',"'":'&#39;'}[c]; }); }
   function show(el){
-    var m = models[+el.dataset.m], info = m.tokens[el.dataset.t];
+    var m = models[+el.closest('.col').dataset.model], info = m.tokens[el.dataset.t];
+    var k = Array.prototype.indexOf.call(el.parentNode.children, el);
     if (!info) return;
     var kind = info[4].length ? info[4].join(', ') : 'regular';
     var html = '<div><b>' + esc(m.label) + '</b></div><dl>' + row('id', '<span id="card-id">' + el.dataset.t +
@@ -679,7 +678,7 @@ _PAGE_JS = """
       row('merge rank', info[2] === null ? '— (alphabet or special)' : info[2]) +
       row('supermerge', info[4].indexOf('supermerge') >= 0 ? 'yes' : 'no') +
       row('training count', info[3] === null ? '—' : Number(info[3]).toLocaleString('en')) +
-      row('kind', esc(kind)) + row('token', '#' + (+el.dataset.k + 1)) + '</dl>';
+      row('kind', esc(kind)) + row('token', '#' + (k + 1) + ' of ' + el.parentNode.children.length) + '</dl>';
     card.innerHTML = html;
     var r = el.getBoundingClientRect();
     card.style.display = 'block';
@@ -777,7 +776,7 @@ def page_html(models: Mapping[str, object], samples: Mapping[str, Sample], *, re
         source = f" ({html.escape(s.source)})" if s.source else ""
         colhtml = []
         for i, view in enumerate(views):
-            docs = _docs_html(view.spans, i, False)
+            docs = _docs_html(view.spans, False)
             colhtml.append(f"<div class='col fsw' data-model='{i}'><div class='fsw-head'>{html.escape(view.label)}"
                            f" <span class='note'>{html.escape(_label(view.tok))}</span></div>"
                            f"<div class='fsw-sum'>{html.escape(view.summary_line())}</div>{docs}</div>")
@@ -900,7 +899,6 @@ def _documents_of(source):
 
 def cmd_show(args) -> int:
     import shlex
-    import sys
     from .cli import CliError, EXIT_OK, _Output, _info, _load, _progress_stderr
     if args.html is not None:
         from .files import resolve_output_path
@@ -945,7 +943,7 @@ def cmd_show(args) -> int:
     from .files import atomic_write_text
     max_chars = args.sample_chars if args.sample_chars is not None else DEFAULT_SAMPLE_CHARS
     words = ["fastsw", "show", "--html", args.html] + [w for m in args.models for w in ("-m", m)]
-    words += [f"--text={lang}={path}" for lang, path in args.texts]
+    words += [w for lang, path in args.texts for w in ("--text", f"{lang}={path}")]
     words += [] if args.sample_chars is None else ["--sample-chars", str(args.sample_chars)]
     words += ["--ordinary"] if args.ordinary else []
     words += [] if args.source is None else ["--", args.source]
@@ -983,6 +981,6 @@ def eval_page(models, texts: Mapping[str, str], result: dict, args, reading: Opt
     if not isinstance(models, Mapping):
         return {}
     words = ["fastsw", "eval"] + [w for m in models for w in ("-m", m)]
-    words += [f"--text={lang}={path}" for lang, path in texts.items()] + ["--report", args.report]
+    words += [w for lang, path in texts.items() for w in ("--text", f"{lang}={path}")] + ["--report", args.report]
     command = " ".join(shlex.quote(w) for w in words)
     return {"tokens.html": report_page(models, texts, result, reading=reading, command=command)}

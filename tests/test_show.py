@@ -1,6 +1,5 @@
 """Seeing the tokens (fastsw.show): the spans every view is made of, the terminal view (through a real
 pseudo-terminal), Tokenizer.show, the comparison page (opened in a real headless Chromium) and the CLI's errors."""
-import json
 import os
 import pty
 import re
