@@ -861,10 +861,8 @@ class Tokenizer:
         shown as special tokens (``allowed_special=set()`` encodes them as ordinary text); ``label`` names the
         model on the view.
 
-        >>> print(tok.show("hello world"))  # doctest: +SKIP
-        <model line>
-        hello│ world
-        2 tokens · 5.50 bytes/token · 5.50 chars/token
+        >>> "".join(span.text for span in tok.show("hello world").spans[0])
+        'hello world'
         """
         from .show import TokenView
         return TokenView(self, text, **kwargs)

@@ -423,3 +423,9 @@ def test_page_in_chromium(models, lang_docs, tmp_path):
             browser.close()
     assert errors == []
     assert requests == [path.as_uri()]  # nothing from the network, nothing else from disk
+
+
+def test_docstring_examples():
+    import doctest
+    import fastsw.show
+    assert doctest.testmod(fastsw.show, optionflags=doctest.ELLIPSIS).failed == 0

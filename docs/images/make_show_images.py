@@ -98,7 +98,7 @@ def main() -> None:
         if f.stem in ("en", "zh", "ar"):
             shutil.copy(f, work / f.name)
     run_fastsw("show", "--html", "page.html", "-m", "superbpe.json", "-m", "bpe.json", "-m", "boundary.json",
-           "--text", "en=en.txt", "--text", "zh=zh.txt", "--text", "ar=ar.txt", "--sample-chars", "700",
+           "--text", "en=en.txt", "--text", "zh=zh.txt", "--text", "ar=ar.txt", "--sample-chars", "320",
            "--no-progress", cwd=work)
     ansi = run_fastsw("show", "--color", "always", "-m", "superbpe.json", "-m", "boundary.json", TERMINAL_TEXT,
                   cwd=work)
@@ -111,7 +111,7 @@ def main() -> None:
     (work / "terminal.html").write_text(terminal, encoding="utf-8")
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
-        page = browser.new_page(viewport={"width": 1400, "height": 860})
+        page = browser.new_page(viewport={"width": 1400, "height": 1250})
         page.goto((work / "page.html").as_uri())
         page.locator("section[data-lang='en'] .col[data-model='0'] .t.s0, "
                      "section[data-lang='en'] .col[data-model='0'] .t.s1").nth(2).hover()
