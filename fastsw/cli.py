@@ -502,7 +502,8 @@ def build_parser() -> argparse.ArgumentParser:
                                              "de=test.de.jsonl (repeatable; each language once)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object instead of tables")
     p.add_argument("--report", metavar="DIR", default=None,
-                   help="also write report.md, report.json and PNG charts into DIR (needs matplotlib)")
+                   help="also write report.md, report.json, PNG charts and tokens.html (the texts' tokens, as "
+                        "'fastsw show --html' draws them) into DIR (needs matplotlib)")
     p.add_argument("--alpha", type=float, default=2.5, metavar="A",
                    help="order of the Rényi efficiency (default: 2.5)")
     p.add_argument("--no-progress", action="store_true", help="do not draw a progress bar")
