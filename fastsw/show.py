@@ -184,14 +184,32 @@ def _forms(tok) -> _Forms:
 
 
 def _starts(tok, text: str, ids: List[int]) -> List[int]:
-    """Where each token starts in ``text``: ``encode_with_offsets``'s offsets, or for a pre-tokenizer that has
-    none, the length of what the tokens before it decode to (a piece of a character decodes to nothing, so a
-    token that starts inside a character gets that character's offset, as ``encode_with_offsets`` gives it)."""
-    starts, prefix = [], []
+    """Where each token starts in ``text`` for a pre-tokenizer without offsets (SCRIPT with markers): the length
+    of what the tokens before it decode to (a piece of a character decodes to nothing, so a token that starts inside
+    a character gets that character's offset, as ``encode_with_offsets`` gives it).
+
+    Decoding every prefix would be quadratic, so the ids are cut where one token ends with text and the next starts
+    with text: no marker pair (two markers that decode to one space) and no character's atoms cross such a cut, and
+    caps codes keep lengths, so the lengths of the pieces add up; each piece's prefixes are decoded on their own.
+    If the pieces do not add up to the text, every prefix is decoded after all (:func:`_starts_exact`)."""
+    forms = _forms(tok)
+    starts: List[int] = []
+    base = 0
+    piece: List[int] = []
     for t in ids:
-        starts.append(len(tok.decode(prefix, errors="ignore")))
-        prefix.append(t)
+        if piece and forms(piece[-1])[1][-1:][0][0] == TEXT and forms(t)[1][:1][0][0] == TEXT:
+            base += len(tok.decode(piece, errors="ignore"))
+            piece = []
+        starts.append(base + (len(tok.decode(piece, errors="ignore")) if piece else 0))
+        piece.append(t)
+    if base + len(tok.decode(piece, errors="ignore")) != len(text):
+        return _starts_exact(tok, ids)
     return starts
+
+
+def _starts_exact(tok, ids: List[int]) -> List[int]:
+    """:func:`_starts` by decoding every prefix (quadratic; the rule itself)."""
+    return [len(tok.decode(ids[:k], errors="ignore")) for k in range(len(ids))]
 
 
 def token_spans(tok, text: str, *, allowed_special: Union[str, set] = "all") -> List[TokenSpan]:

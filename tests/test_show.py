@@ -85,6 +85,19 @@ def test_spans_cover_the_text_exactly(models, lang_docs):
                 assert s.shown
 
 
+def test_starts_without_offsets_follow_the_rule(models, lang_docs):
+    """SCRIPT with markers has no encode_with_offsets: the pieces' starts equal decoding every prefix, and for the
+    marker model they equal its encode_with_offsets."""
+    from fastsw.show import _starts, _starts_exact
+    for text in [t[:400] for t in _texts(lang_docs)]:
+        tok = models[0]["script"]
+        ids = tok.encode(text, allowed_special="all", disallowed_special=())
+        assert _starts(tok, text, ids) == _starts_exact(tok, ids), text
+        tok = models[0]["marker"]
+        ids, offsets = tok.encode_with_offsets(text, allowed_special="all", disallowed_special=())
+        assert _starts(tok, text, ids) == _starts_exact(tok, ids) == offsets, text
+
+
 def test_supermerges_flagged(models, lang_docs):
     tok = models[0]["super"]
     n_alpha = len(tok.alphabet)
