@@ -611,10 +611,14 @@ class Sample:
     total_chars: Optional[int] = None
     total_documents: Optional[int] = None
     source: str = ""
+    complete: bool = False  # every document was taken whole
 
     def note(self) -> str:
+        """What part of the text is shown, for the reader."""
         docs = len(self.documents)
         if self.total_chars is None:
+            if self.complete:
+                return f"showing all {self.shown_chars:,} characters ({_docs(docs)})"
             return f"showing the first {self.shown_chars:,} characters"
         if self.shown_chars >= self.total_chars:
             return f"showing all {self.total_chars:,} characters ({_docs(self.total_documents or docs)})"
@@ -640,7 +644,8 @@ def sample_documents(documents, max_chars: Optional[int]) -> Sample:
         raise ValueError(f"max_chars={max_chars} must be >= 1")
     docs: List[str] = []
     used = 0
-    for doc in documents:
+    it = iter(documents)
+    for doc in it:
         if max_chars is not None and used + len(doc) > max_chars:
             room = max_chars - used
             cut = doc[:room]
@@ -650,12 +655,12 @@ def sample_documents(documents, max_chars: Optional[int]) -> Sample:
             if cut:
                 docs.append(cut)
                 used += len(cut)
-            break
+            return Sample(docs, used)
         docs.append(doc)
         used += len(doc)
         if max_chars is not None and used >= max_chars:
-            break
-    return Sample(docs, used)
+            return Sample(docs, used, complete=next(it, None) is None)
+    return Sample(docs, used, complete=True)
 
 
 _PAGE_CSS = """

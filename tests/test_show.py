@@ -203,6 +203,9 @@ def test_sampling_cap(tmp_path, models, capsys):
     s = sample_documents(iter(["one two three", "four"]), 9)
     assert s.documents == ["one two "] and s.shown_chars == 8
     assert sample_documents(["ab", "cd"], None).documents == ["ab", "cd"]
+    assert sample_documents(["ab", "cd"], 4).complete and not sample_documents(["ab", "cd", "e"], 4).complete
+    assert sample_documents(["ab", "cd"], 4).note() == "showing all 4 characters (2 documents)"
+    assert sample_documents(["ab", "cd"], 3).note() == "showing the first 3 characters"
     with pytest.raises(ValueError):
         sample_documents(["x"], 0)
     # a large file: the page shows a few kB of it and says how much
