@@ -208,6 +208,11 @@ def test_sampling_cap(tmp_path, models, capsys):
     assert sample_documents(["ab", "cd"], 3).note() == "showing the first 3 characters"
     with pytest.raises(ValueError):
         sample_documents(["x"], 0)
+    # 10 MB of documents, read lazily: the page holds the sample only
+    ten_mb = ("the cat sat on the mat and looked at the dog. " * 100 for _ in range(2200))
+    sample = sample_documents(ten_mb, 3000)
+    assert sample.shown_chars <= 3000 and not sample.complete
+    assert len(page_html({"super": models[0]["super"]}, {"en": sample})) < 200_000
     # a large file: the page shows a few kB of it and says how much
     big = tmp_path / "big.txt"
     line = "the cat sat on the mat and looked at the dog. " * 20 + "\n"
