@@ -30,7 +30,8 @@ from typing import Dict, List, Mapping, Optional, Tuple, Union
 from . import metrics
 from .duplication import model_duplication
 
-__all__ = ["evaluate", "markdown_table", "write_report", "REPORT_FILES", "MATPLOTLIB_MISSING"]
+__all__ = ["evaluate", "markdown_table", "write_report", "metrics_html", "tokens_page", "REPORT_FILES",
+           "MATPLOTLIB_MISSING"]
 
 #: Files :func:`write_report` always writes (plus ``supermerges.png`` when a model has supermerges).
 REPORT_FILES = ("report.md", "report.json", "compression.png", "gini.png", "token_ratio.png")
@@ -305,3 +306,63 @@ def write_report(result: dict, directory: Union[str, os.PathLike],
             f.write(data)
         written.append(str(path))
     return written
+
+
+# ---- the tokens page (fastsw.show draws the tokens; the metrics are this module's) --------------------------------
+
+
+def metrics_html(result: dict) -> str:
+    """The result of :func:`evaluate` as an HTML fragment: per model a table of the :func:`markdown_table` columns,
+    its Gini coefficient, duplication and size, then the charts as inline PNG (without matplotlib a note says so)."""
+    import base64
+    import html
+
+    ref = result["reference_language"]
+    ratio = f"tokens vs {ref}" if result["parallel"] else f"tokens/byte vs {ref}"
+    head = "".join(f"<th>{html.escape(ratio if key == 'token_ratio' else h)}</th>" for key, h in _COLUMNS)
+    of = "token counts (parallel texts)" if result["parallel"] else "tokens per byte (texts not parallel)"
+    out = ["<section id='metrics'><h2>Metrics</h2><div class='note'>fastsw eval on the whole texts (not only the "
+           "samples above)</div>"]
+    for e in result["models"]:
+        rows = "".join(f"<tr><td>{html.escape(lang)}</td>" + "".join(f"<td>{_cell(m[key])}</td>" for key, _ in _COLUMNS)
+                       + "</tr>" for lang, m in e["languages"].items())
+        notes = [f"Gini of {of} across languages: <b>{e['gini']:.4f}</b>"]
+        if "duplication" in e:
+            d = e["duplication"]
+            notes.append(f"duplication: {100 * d['space']:.1f} % of entries differ from another only by a leading "
+                         f"space, {100 * d['case']:.1f} % only by case")
+        notes.append(f"{html.escape(e['algo'])}, vocab {e['vocab_size']:,}, {e['supermerges']:,} supermerges")
+        out.append(f"<h3>{html.escape(e['model'])}</h3><table><tr><th>language</th>{head}</tr>{rows}</table>"
+                   + "".join(f"<div class='note'>{x}</div>" for x in notes))
+    try:
+        charts = _charts(result)
+    except ImportError as e:
+        out.append(f"<p class='note'>No charts: {html.escape(str(e))}.</p>")
+    else:
+        out.append("<div class='charts'>" + "".join(
+            f"<img alt='{html.escape(name[:-4])}' src='data:image/png;base64,{base64.b64encode(data).decode()}'>"
+            for name, data in charts.items()) + "</div>")
+    return "".join(out) + "</section>"
+
+
+def tokens_page(models: Mapping[str, object], texts: Mapping[str, object], result: dict, *,
+                reading: Optional[dict] = None, sample_chars: Optional[int] = None, command: str = "",
+                allowed_special="all") -> str:
+    """The comparison page of an evaluation (:func:`fastsw.show.page_html`; ``fastsw eval --report DIR`` writes it
+    as ``tokens.html``, ``fastsw show --html`` as its page): ``models`` ``{label: Tokenizer}`` and ``texts``
+    ``{language: path or [documents]}`` as :func:`evaluate` took them, ``result`` its result. Each language shows
+    its first ``sample_chars`` characters (default :data:`fastsw.show.DEFAULT_SAMPLE_CHARS`), and the page says
+    how much of the text that is."""
+    from .readers import iter_documents
+    from .show import DEFAULT_SAMPLE_CHARS, page_html, sample_documents
+
+    samples = {}
+    for lang, source in texts.items():
+        path = isinstance(source, (str, os.PathLike))
+        docs = iter_documents(Path(source), **(reading or {})) if path else iter(source)
+        sample = sample_documents(docs, DEFAULT_SAMPLE_CHARS if sample_chars is None else sample_chars)
+        measured = result["models"][0]["languages"][lang]
+        sample.total_chars, sample.total_documents = measured["characters"], measured["documents"]
+        sample.source = os.fspath(source) if path else ""
+        samples[lang] = sample
+    return page_html(models, samples, metrics=metrics_html(result), command=command, allowed_special=allowed_special)

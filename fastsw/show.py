@@ -41,7 +41,6 @@ and the spans of a text join to the text exactly. A model with ``normalize`` set
 """
 from __future__ import annotations
 
-import base64
 import html
 import json
 import os
@@ -270,8 +269,7 @@ class TokenView:
 
     def __init__(self, tok, texts: Union[str, Sequence[str]], *, label: Optional[str] = None,
                  allowed_special: Union[str, set] = "all"):
-        from .tokenizer import Tokenizer
-        if not isinstance(tok, Tokenizer):
+        if not hasattr(tok, "encode_with_offsets"):  # (this module must not import the tokenizer, which imports it)
             raise TypeError(f"tok must be a fastsw.Tokenizer, got {type(tok).__name__}")
         if isinstance(texts, str):
             texts = [texts]
@@ -741,45 +739,14 @@ def _token_table(views: Sequence[TokenView]) -> dict:
     return table
 
 
-def _metrics_html(result: dict) -> str:
-    from .evaluate import _COLUMNS, _cell
-    ref = result["reference_language"]
-    ratio = f"tokens vs {ref}" if result["parallel"] else f"tokens/byte vs {ref}"
-    head = "".join(f"<th>{html.escape(ratio if key == 'token_ratio' else h)}</th>" for key, h in _COLUMNS)
-    of = "token counts (parallel texts)" if result["parallel"] else "tokens per byte (texts not parallel)"
-    out = []
-    for e in result["models"]:
-        rows = "".join(f"<tr><td>{html.escape(lang)}</td>" + "".join(f"<td>{_cell(m[key])}</td>" for key, _ in _COLUMNS)
-                       + "</tr>" for lang, m in e["languages"].items())
-        extra = [f"Gini of {of} across languages: <b>{e['gini']:.4f}</b>"]
-        if "duplication" in e:
-            d = e["duplication"]
-            extra.append(f"duplication: {100 * d['space']:.1f} % of entries differ from another only by a leading "
-                         f"space, {100 * d['case']:.1f} % only by case")
-        extra.append(f"{e['algo']}, vocab {e['vocab_size']:,}, {e['supermerges']:,} supermerges")
-        out.append(f"<h3>{html.escape(e['model'])}</h3><table><tr><th>language</th>{head}</tr>{rows}</table>"
-                   + "".join(f"<div class='note'>{x}</div>" for x in extra))
-    return "".join(out)
-
-
-def _charts_html(result: dict) -> str:
-    try:
-        from .evaluate import _charts
-        charts = _charts(result)
-    except ImportError as e:
-        return f"<p class='note'>No charts: {html.escape(str(e))}.</p>"
-    return "<div class='charts'>" + "".join(
-        f"<img alt='{html.escape(name[:-4])}' src='data:image/png;base64,{base64.b64encode(data).decode()}'>"
-        for name, data in charts.items()) + "</div>"
-
-
-def page_html(models: Mapping[str, object], samples: Mapping[str, Sample], *, result: Optional[dict] = None,
+def page_html(models: Mapping[str, object], samples: Mapping[str, Sample], *, metrics: str = "",
               command: str = "", title: str = "fastsw: tokens compared",
               allowed_special: Union[str, set] = "all") -> str:
     """One self-contained HTML page (inline CSS and JavaScript, no network): per language, the sample tokenized by
-    every model side by side, a hover card per token (id, bytes in hex and as text, merge rank, supermerge or
-    not, training count); then, with ``result`` (:func:`fastsw.evaluate.evaluate`'s), a table of metrics per
-    model and the charts. ``command`` is printed at the top (the command that made the page)."""
+    every model (``{label: Tokenizer}``) side by side, a hover card per token (id, bytes in hex and as text, merge
+    rank, supermerge or not, training count); then ``metrics``, an HTML fragment (``fastsw eval``'s tables and
+    charts, :func:`fastsw.evaluate.metrics_html`). ``command`` is printed at the top (the command that made the
+    page). :func:`fastsw.evaluate.tokens_page` makes the page of an evaluation."""
     labels = list(models)
     if not labels:
         raise ValueError("models is empty; give at least one model")
@@ -811,10 +778,6 @@ def page_html(models: Mapping[str, object], samples: Mapping[str, Sample], *, re
            "<span class='t sp'>special</span><span class='t c2'><span class='a'>¦ ↑ ⇑</span> markers, caps codes"
            "</span><span class='t c3'><span class='b'>E6 97</span> bytes of a split character</span></div> "
            "Hover a token for its id, bytes, merge rank and training count.</div>")
-    metrics = ""
-    if result is not None:
-        metrics = (f"<section id='metrics'><h2>Metrics</h2><div class='note'>fastsw eval on the whole texts "
-                   f"(not only the samples above)</div>{_metrics_html(result)}{_charts_html(result)}</section>")
     cmd = f"<div class='cmd'>{html.escape(command)}</div>" if command else ""
     payload = json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
     return ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
@@ -834,176 +797,27 @@ def write_page(path, models: Mapping[str, object], samples: Mapping[str, Sample]
     return os.fspath(path)
 
 
-# ---- the command line (``fastsw show``) --------------------------------------------------------------------------------
-
-
-def add_parser(sub) -> None:
-    """Add the ``show`` command to ``fastsw``'s subparsers (called by :func:`fastsw.cli.build_parser`)."""
-    from .cli import _int_arg, _lang_path_arg
-    p = sub.add_parser(
-        "show", help="see the tokens: the text coloured token by token, or a comparison page (--html)",
-        description="Print TEXT (or the text of FILE, or stdin for -) cut into the tokens of each MODEL, one model "
-                    "under the other: alternating background colours, supermerges underlined in a colour family "
-                    "of their own, special tokens inverted, markers and caps codes as ¦ ↑ ⇑, bytes of a split "
-                    "character in hex, newlines and tabs as ↵ →; then a summary line per model (tokens, "
-                    "bytes/token, chars/token). A TEXT that names an existing file is read as that file. With "
-                    "--html PAGE, write one self-contained HTML page instead: per language (--text LANG=FILE), "
-                    "a sample of the text tokenized by every model side by side, a hover card per token, and "
-                    "'fastsw eval' metrics and charts of the whole texts.",
-    )
-    p.add_argument("-m", "--model", action="append", required=True, metavar="MODEL", dest="models",
-                   help="model file written by 'fastsw train' (repeat -m to compare models)")
-    p.add_argument("source", nargs="?", default=None, metavar="TEXT|FILE|-",
-                   help="the text to show, a file to read, or - for stdin")
-    p.add_argument("--text", action="append", default=[], metavar="LANG=FILE", dest="texts", type=_lang_path_arg,
-                   help="a text file and its language, e.g. --text en=test.en.jsonl (repeatable)")
-    p.add_argument("--html", metavar="PAGE", default=None,
-                   help="write a self-contained comparison page to PAGE instead of printing")
-    p.add_argument("--sample-chars", type=_int_arg(1, ">= 1"), default=None, metavar="N",
-                   help=f"show at most N characters of each text (default: all in the terminal, "
-                        f"{DEFAULT_SAMPLE_CHARS} on a page)")
-    p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
-                   help="colours: auto (default) = only on a terminal and when NO_COLOR is not set")
-    p.add_argument("--ids", action="store_true", help="print each token's id under it")
-    p.add_argument("--ordinary", action="store_true",
-                   help="encode special-token strings as ordinary text (default: show them as special tokens)")
-    p.add_argument("--no-progress", action="store_true", help="do not draw a progress bar (--html)")
-    p.set_defaults(func=cmd_show)
-
-
-def _read_stdin() -> str:
-    import sys
-    from .cli import CliError, STDIN_NAME
-    data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
-    if isinstance(data, str):
-        return data
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise CliError(f"{STDIN_NAME}: invalid UTF-8 at byte {e.start} ({e.reason}); the input must be UTF-8 "
-                       "text") from None
-
-
-def _sources(args) -> Dict[str, object]:
-    """``{language: path or [documents]}`` of the command's texts; the positional one is language ``text``."""
-    from .cli import CliError
-    texts: Dict[str, object] = {}
-    for lang, path in args.texts:
-        if lang in texts:
-            raise CliError(f"--text {lang}= is given twice ({texts[lang]} and {path}); give each language once")
-        if not os.path.isfile(path):
-            what = "is a directory" if os.path.isdir(path) else "does not exist"
-            raise CliError(f"--text {lang}={path}: the file {what}; give an existing text file")
-        texts[lang] = path
-    src = args.source
-    if src is None and not texts:
-        import sys
-        if args.html is not None or sys.stdin is None or sys.stdin.isatty():
-            raise CliError("nothing to show: give a TEXT, a FILE, - for stdin" +
-                           (" or --text LANG=FILE" if args.html is not None else ""))
-        src = "-"
-    if src is not None:
-        if "text" in texts:
-            raise CliError("--text text= and a TEXT argument both name the language 'text'; give one of them")
-        if src == "-":
-            texts["text"] = [_read_stdin()]
-        elif os.path.isfile(src):
-            texts["text"] = src
-        else:
-            texts["text"] = [src]
-    return texts
-
-
-def _documents_of(source):
-    from pathlib import Path
-    from .readers import iter_documents
-    return iter_documents(Path(source)) if isinstance(source, str) else iter(source)
-
-
-def cmd_show(args) -> int:
-    import shlex
-    from .cli import CliError, EXIT_OK, _Output, _info, _load, _progress_stderr
-    if args.html is not None:
-        from .files import resolve_output_path
-        resolve_output_path(args.html)  # a bad output path fails before any work
-    texts = _sources(args)
-    labels: Dict[str, object] = {}
-    for path in args.models:
-        if path in labels:
-            raise CliError(f"-m {path} is given twice; give each model once")
-        labels[path] = None
-    models = {path: _load(path) for path in labels}
-    allowed = set() if args.ordinary else "all"
-    if args.html is None:
-        color = use_color(args.color)
-        out = _Output()
-        named = bool(args.texts)
-        for lang, source in texts.items():
-            sample = sample_documents(_documents_of(source), args.sample_chars)
-            if named or args.sample_chars is not None:
-                head = f"── {lang} ({sample.note()})" if named else f"── {sample.note()}"
-                out.line(head)
-            for i, (label, tok) in enumerate(models.items()):
-                view = TokenView(tok, sample.documents, label=f"{label} · {_label(tok)}", allowed_special=allowed)
-                out.line(view.label)
-                for spans in view.spans:
-                    body = render_terminal(spans, color=color, ids=args.ids)
-                    out.write(body + ("" if body.endswith("\n") or not body else "\n"))
-                out.line(view.summary_line())
-                if i + 1 < len(models):
-                    out.line("")
-        if color:
-            out.line(legend(True))
-        out.flush()
-        return EXIT_OK
-    from .evaluate import evaluate
-    from .progress import Progress
-    progress = not args.no_progress
-    with _progress_stderr(progress):
-        bar = Progress("evaluating", total=len(models) * len(texts), unit=" texts", enabled=progress)
-        result = evaluate(models, texts, progress=bar)
-        bar.close()
-    from .files import atomic_write_text
-    max_chars = args.sample_chars if args.sample_chars is not None else DEFAULT_SAMPLE_CHARS
-    words = ["fastsw", "show", "--html", args.html] + [w for m in args.models for w in ("-m", m)]
-    words += [w for lang, path in args.texts for w in ("--text", f"{lang}={path}")]
-    words += [] if args.sample_chars is None else ["--sample-chars", str(args.sample_chars)]
-    words += ["--ordinary"] if args.ordinary else []
-    words += [] if args.source is None else ["--", args.source]
-    command = " ".join(shlex.quote(w) for w in words)
-    atomic_write_text(args.html, report_page(models, texts, result, sample_chars=max_chars, command=command,
-                                               allowed_special=allowed))
-    _info(f"page written to {args.html}")
-    return EXIT_OK
-
-
-def report_page(models: Mapping[str, object], texts: Mapping[str, object], result: dict, *,
-                reading: Optional[dict] = None, sample_chars: int = DEFAULT_SAMPLE_CHARS, command: str = "",
-                allowed_special: Union[str, set] = "all") -> str:
-    """The comparison page of an evaluation (``fastsw eval --report DIR`` writes it as ``tokens.html``): ``models``
-    ``{label: Tokenizer}`` and ``texts`` ``{language: path or [documents]}`` as :func:`fastsw.evaluate.evaluate`
-    took them, ``result`` its result."""
-    from pathlib import Path
-    from .readers import iter_documents
-    samples = {}
-    for lang, source in texts.items():
-        docs = iter_documents(Path(source), **(reading or {})) if isinstance(source, (str, os.PathLike)) \
-            else iter(source)
-        sample = sample_documents(docs, sample_chars)
-        measured = result["models"][0]["languages"][lang]
-        sample.total_chars, sample.total_documents = measured["characters"], measured["documents"]
-        sample.source = os.fspath(source) if isinstance(source, (str, os.PathLike)) else ""
-        samples[lang] = sample
-    return page_html(models, samples, result=result, command=command, allowed_special=allowed_special)
-
-
-def eval_page(models, texts: Mapping[str, str], result: dict, args, reading: Optional[dict]) -> Dict[str, str]:
-    """``fastsw eval --report``'s extra pages: ``{"tokens.html": the comparison page}`` when ``models`` are loaded
-    (a mapping ``{path: Tokenizer}``), else none."""
-    import shlex
-    if not isinstance(models, Mapping):
-        return {}
-    words = ["fastsw", "eval"] + [w for m in models for w in ("-m", m)]
-    words += [w for lang, path in texts.items() for w in ("--text", f"{lang}={path}")] + ["--report", args.report]
-    command = " ".join(shlex.quote(w) for w in words)
-    return {"tokens.html": report_page(models, texts, result, reading=reading, command=command)}
+def render_models(models: Mapping[str, object], texts: Mapping[str, object], *, sample_chars: Optional[int] = None,
+                  color: bool = False, ids: bool = False, allowed_special: Union[str, set] = "all",
+                  headers: bool = False) -> str:
+    """``fastsw show``'s terminal output: for each text (``{language: iterable of documents}``, sampled to
+    ``sample_chars``; with ``headers`` a line naming the language and how much is shown), every model
+    (``{label: Tokenizer}``) one under the other -- a header line, the tokens, a summary line -- then a key to the
+    colours when ``color``."""
+    out: List[str] = []
+    for lang, documents in texts.items():
+        sample = sample_documents(documents, sample_chars)
+        if headers or sample_chars is not None:
+            out.append((f"── {lang} ({sample.note()})" if headers else f"── {sample.note()}") + "\n")
+        for i, (label, tok) in enumerate(models.items()):
+            view = TokenView(tok, sample.documents, label=f"{label} · {_label(tok)}", allowed_special=allowed_special)
+            out.append(view.label + "\n")
+            for spans in view.spans:
+                body = render_terminal(spans, color=color, ids=ids)
+                out.append(body + ("" if body.endswith("\n") or not body else "\n"))
+            out.append(view.summary_line() + "\n")
+            if i + 1 < len(models):
+                out.append("\n")
+    if color:
+        out.append(legend(True) + "\n")
+    return "".join(out)

@@ -358,11 +358,11 @@ def test_cli_errors(models, tmp_path, capsys):
 def test_page_is_written_atomically(models, tmp_path, capsys, monkeypatch):
     page = tmp_path / "page.html"
     page.write_text("old", encoding="utf-8")
-    import fastsw.show as show_module
+    import fastsw.evaluate
 
     def broken(*a, **k):
         raise KeyboardInterrupt
-    monkeypatch.setattr(show_module, "report_page", broken)
+    monkeypatch.setattr(fastsw.evaluate, "tokens_page", broken)
     code, _, _ = run(capsys, "show", "--html", page, "-m", models[1] / "super.json", "x", "--no-progress")
     assert code == 130 and page.read_text(encoding="utf-8") == "old"
     assert os.listdir(tmp_path) == ["page.html"]
@@ -395,10 +395,10 @@ def test_page_in_chromium(models, lang_docs, tmp_path):
     toks = {"super": models[0]["super"], "marker": models[0]["marker"]}
     samples = {lang: sample_documents(docs, 700) for lang, docs in lang_docs.items()}
     samples["edge"] = Sample(["x😀<|endoftext|>y\tz\n"], 18)
-    from fastsw.evaluate import evaluate
+    from fastsw.evaluate import evaluate, metrics_html
     result = evaluate(toks, {lang: docs[:4] for lang, docs in lang_docs.items()})
     path = tmp_path / "page.html"
-    path.write_text(page_html(toks, samples, result=result, command="fastsw show --html page.html"),
+    path.write_text(page_html(toks, samples, metrics=metrics_html(result), command="fastsw show --html page.html"),
                     encoding="utf-8")
     expected = {(lang, i): [len(token_spans(toks[label], d)) for d in s.documents]
                 for lang, s in samples.items() for i, label in enumerate(toks)}
