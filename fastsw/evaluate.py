@@ -1,8 +1,9 @@
 """Evaluate tokenizers per language (``fastsw eval``): every model on every text, as one JSON-ready result.
 
-This module owns the evaluation loop and its outputs (the markdown table, ``report.md``, ``report.json`` and the
-PNG charts); the numbers themselves come from :mod:`fastsw.metrics` (``text_metrics``, ``gini``), never from a
-formula written here. matplotlib is imported only by :func:`write_report`.
+This module owns the evaluation loop and its outputs (the markdown table, ``report.md``, ``report.json``, the
+PNG charts, and the metrics of the tokens page, whose tokens :mod:`fastsw.show` draws); the numbers themselves come
+from :mod:`fastsw.metrics` (``text_metrics``, ``gini``), never from a formula written here. matplotlib is imported
+only to draw the charts (:func:`write_report`, :func:`metrics_html`).
 
     >>> import fastsw
     >>> from fastsw.evaluate import evaluate
@@ -278,7 +279,7 @@ def write_report(result: dict, directory: Union[str, os.PathLike],
     model), ``gini.png`` (Gini per model), ``token_ratio.png`` (against the reference language) and, when a model
     has supermerges, ``supermerges.png`` (their training counts in merge order) into ``directory`` (created if
     missing). ``pages`` (``{file name: HTML}``, e.g. ``fastsw eval``'s ``tokens.html`` from
-    :func:`fastsw.show.report_page`) are written with them and linked from ``report.md``. Every chart is drawn
+    :func:`tokens_page`) are written with them and linked from ``report.md``. Every chart is drawn
     before the first file is written; each file is written atomically. Needs matplotlib. Returns the paths
     written.
 
