@@ -571,7 +571,8 @@ def _span_inner(span: TokenSpan) -> str:
 
 
 def _title(span: TokenSpan) -> str:
-    facts = [f"id {span.id}", "bytes " + (span.bytes.hex(" ").upper() or "(none)")]
+    facts = [f"id {span.id}", "bytes " + (span.bytes.hex(" ").upper() or "(none)"),
+             "in the text " + json.dumps(span.text, ensure_ascii=False)]
     if span.rank is not None:
         facts.append(f"merge rank {span.rank}")
     if span.supermerge:
@@ -587,7 +588,10 @@ def _doc_html(spans: Sequence[TokenSpan], titles: bool) -> str:
     parts = []
     for k, span in enumerate(spans):
         title = f" title='{html.escape(_title(span), quote=True)}'" if titles else ""
-        parts.append(f"<span class='t {_token_class(span, k)}' data-t='{span.id}'{title}>{_span_inner(span)}</span>")
+        # the characters it stands for, where they differ from what it shows (markers, pieces of a character)
+        covers = f" data-x='{html.escape(span.text, quote=True)}'" if span.text != span.shown else ""
+        parts.append(f"<span class='t {_token_class(span, k)}' data-t='{span.id}'{covers}{title}>"
+                     f"{_span_inner(span)}</span>")
     return f"<div class='fsw-doc' dir='auto' data-n='{len(spans)}'>{''.join(parts)}</div>"
 
 
@@ -699,6 +703,7 @@ _PAGE_JS = """
       row('merge rank', info[2] === null ? '— (alphabet or special)' : info[2]) +
       row('supermerge', info[4].indexOf('supermerge') >= 0 ? 'yes' : 'no') +
       row('training count', info[3] === null ? '—' : Number(info[3]).toLocaleString('en')) +
+      row('in the text', esc(JSON.stringify(el.dataset.x !== undefined ? el.dataset.x : info[1]))) +
       row('kind', esc(kind)) + row('token', '#' + (k + 1) + ' of ' + el.parentNode.children.length) + '</dl>';
     card.innerHTML = html;
     var r = el.getBoundingClientRect();

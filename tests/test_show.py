@@ -430,6 +430,11 @@ def test_page_in_chromium(models, lang_docs, tmp_path):
             assert page.inner_text("#card-id") == str(toks["super"].eot_token)
             card = page.inner_text("#card")
             assert "special token" in card and "super" in card
+            # a piece of the emoji: its bytes in hex, and the character it completes (or none)
+            pieces = page.locator("section[data-lang='edge'] .col[data-model='0'] .t:has(.b)")
+            assert pieces.count() >= 2
+            pieces.last.hover()
+            assert '"😀"' in page.inner_text("#card")
             word = page.locator("section[data-lang='en'] .col[data-model='0'] .t").nth(3)
             word.hover()
             tid = int(word.get_attribute("data-t"))
