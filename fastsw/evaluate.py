@@ -1,8 +1,9 @@
 """Evaluate tokenizers per language (``fastsw eval``): every model on every text, as one JSON-ready result.
 
-This module owns the evaluation loop and its outputs (the markdown table, ``report.md``, ``report.json`` and the
-PNG charts); the numbers themselves come from :mod:`fastsw.metrics` (``text_metrics``, ``gini``), never from a
-formula written here. matplotlib is imported only by :func:`write_report`.
+This module owns the evaluation loop and its outputs (the markdown table, ``report.md``, ``report.json``, the
+PNG charts, and the metrics of the tokens page, whose tokens :mod:`fastsw.show` draws); the numbers themselves come
+from :mod:`fastsw.metrics` (``text_metrics``, ``gini``), never from a formula written here. matplotlib is imported
+only to draw the charts (:func:`write_report`, :func:`metrics_html`).
 
     >>> import fastsw
     >>> from fastsw.evaluate import evaluate
@@ -30,7 +31,8 @@ from typing import Dict, List, Mapping, Optional, Tuple, Union
 from . import metrics
 from .duplication import model_duplication
 
-__all__ = ["evaluate", "markdown_table", "write_report", "REPORT_FILES", "MATPLOTLIB_MISSING"]
+__all__ = ["evaluate", "markdown_table", "write_report", "metrics_html", "tokens_page", "REPORT_FILES",
+           "MATPLOTLIB_MISSING"]
 
 #: Files :func:`write_report` always writes (plus ``supermerges.png`` when a model has supermerges).
 REPORT_FILES = ("report.md", "report.json", "compression.png", "gini.png", "token_ratio.png")
@@ -270,13 +272,16 @@ def _charts(result: dict) -> Dict[str, bytes]:
     return charts
 
 
-def write_report(result: dict, directory: Union[str, os.PathLike]) -> List[str]:
+def write_report(result: dict, directory: Union[str, os.PathLike],
+                 pages: Optional[Mapping[str, str]] = None) -> List[str]:
     """Write ``report.md`` (the :func:`markdown_table` and the charts), ``report.json`` (the result, as
     ``fastsw eval --json`` prints it) and the PNG charts ``compression.png`` (bytes per token per language per
     model), ``gini.png`` (Gini per model), ``token_ratio.png`` (against the reference language) and, when a model
     has supermerges, ``supermerges.png`` (their training counts in merge order) into ``directory`` (created if
-    missing). Every chart is drawn before the first file is written; each file is written atomically. Needs
-    matplotlib. Returns the paths written.
+    missing). ``pages`` (``{file name: HTML}``, e.g. ``fastsw eval``'s ``tokens.html`` from
+    :func:`tokens_page`) are written with them and linked from ``report.md``. Every chart is drawn
+    before the first file is written; each file is written atomically. Needs matplotlib. Returns the paths
+    written.
 
         >>> import fastsw, tempfile
         >>> tok = fastsw.train(["ab ab"], vocab_size=244)
@@ -288,11 +293,13 @@ def write_report(result: dict, directory: Union[str, os.PathLike]) -> List[str]:
 
     charts = _charts(result)
     pictures = "\n".join(f"![{name[:-4]}]({name})" for name in charts)
-    markdown = f"# fastsw eval\n\n{markdown_table(result)}\n{pictures}\n"
+    links = "".join(f"[See the tokens]({name})\n\n" if name == "tokens.html" else f"[{name}]({name})\n\n"
+                    for name in (pages or {}))
+    markdown = f"# fastsw eval\n\n{links}{markdown_table(result)}\n{pictures}\n"
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     files = {"report.md": markdown.encode("utf-8"), "report.json": (to_json(result) + "\n").encode("utf-8"),
-             **charts}
+             **charts, **{name: text.encode("utf-8") for name, text in (pages or {}).items()}}
     written = []
     for name, data in files.items():
         path = directory / name
@@ -300,3 +307,63 @@ def write_report(result: dict, directory: Union[str, os.PathLike]) -> List[str]:
             f.write(data)
         written.append(str(path))
     return written
+
+
+# ---- the tokens page (fastsw.show draws the tokens; the metrics are this module's) --------------------------------
+
+
+def metrics_html(result: dict) -> str:
+    """The result of :func:`evaluate` as an HTML fragment: per model a table of the :func:`markdown_table` columns,
+    its Gini coefficient, duplication and size, then the charts as inline PNG (without matplotlib a note says so)."""
+    import base64
+    import html
+
+    ref = result["reference_language"]
+    ratio = f"tokens vs {ref}" if result["parallel"] else f"tokens/byte vs {ref}"
+    head = "".join(f"<th>{html.escape(ratio if key == 'token_ratio' else h)}</th>" for key, h in _COLUMNS)
+    of = "token counts (parallel texts)" if result["parallel"] else "tokens per byte (texts not parallel)"
+    out = ["<section id='metrics'><h2>Metrics</h2><div class='note'>fastsw eval on the whole texts (not only the "
+           "samples above)</div>"]
+    for e in result["models"]:
+        rows = "".join(f"<tr><td>{html.escape(lang)}</td>" + "".join(f"<td>{_cell(m[key])}</td>" for key, _ in _COLUMNS)
+                       + "</tr>" for lang, m in e["languages"].items())
+        notes = [f"Gini of {of} across languages: <b>{e['gini']:.4f}</b>"]
+        if "duplication" in e:
+            d = e["duplication"]
+            notes.append(f"duplication: {100 * d['space']:.1f} % of entries differ from another only by a leading "
+                         f"space, {100 * d['case']:.1f} % only by case")
+        notes.append(f"{html.escape(e['algo'])}, vocab {e['vocab_size']:,}, {e['supermerges']:,} supermerges")
+        out.append(f"<h3>{html.escape(e['model'])}</h3><table><tr><th>language</th>{head}</tr>{rows}</table>"
+                   + "".join(f"<div class='note'>{x}</div>" for x in notes))
+    try:
+        charts = _charts(result)
+    except ImportError as e:
+        out.append(f"<p class='note'>No charts: {html.escape(str(e))}.</p>")
+    else:
+        out.append("<div class='charts'>" + "".join(
+            f"<img alt='{html.escape(name[:-4])}' src='data:image/png;base64,{base64.b64encode(data).decode()}'>"
+            for name, data in charts.items()) + "</div>")
+    return "".join(out) + "</section>"
+
+
+def tokens_page(models: Mapping[str, object], texts: Mapping[str, object], result: dict, *,
+                reading: Optional[dict] = None, sample_chars: Optional[int] = None, command: str = "",
+                allowed_special="all") -> str:
+    """The comparison page of an evaluation (:func:`fastsw.show.page_html`; ``fastsw eval --report DIR`` writes it
+    as ``tokens.html``, ``fastsw show --html`` as its page): ``models`` ``{label: Tokenizer}`` and ``texts``
+    ``{language: path or [documents]}`` as :func:`evaluate` took them, ``result`` its result. Each language shows
+    its first ``sample_chars`` characters (default :data:`fastsw.show.DEFAULT_SAMPLE_CHARS`), and the page says
+    how much of the text that is."""
+    from .readers import iter_documents
+    from .show import DEFAULT_SAMPLE_CHARS, page_html, sample_documents
+
+    samples = {}
+    for lang, source in texts.items():
+        path = isinstance(source, (str, os.PathLike))
+        docs = iter_documents(Path(source), **(reading or {})) if path else iter(source)
+        sample = sample_documents(docs, DEFAULT_SAMPLE_CHARS if sample_chars is None else sample_chars)
+        measured = result["models"][0]["languages"][lang]
+        sample.total_chars, sample.total_documents = measured["characters"], measured["documents"]
+        sample.source = os.fspath(source) if path else ""
+        samples[lang] = sample
+    return page_html(models, samples, metrics=metrics_html(result), command=command, allowed_special=allowed_special)

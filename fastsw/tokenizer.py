@@ -853,6 +853,20 @@ class Tokenizer:
             chars += width
         return ids, offsets
 
+    def show(self, text, **kwargs):
+        """See the tokens of ``text`` (a ``str`` or a list of them): a :class:`fastsw.show.TokenView`, drawn as
+        HTML in Jupyter (hover a token for its id, bytes, merge rank and training count), ``str()`` the
+        terminal view without colour (tokens separated by ``│``, supermerges in ``⟪ ⟫``), ``.to_terminal(color=True)``
+        with ANSI colours, ``.spans`` the :class:`fastsw.show.TokenSpan` of every token. Special-token strings are
+        shown as special tokens (``allowed_special=set()`` encodes them as ordinary text); ``label`` names the
+        model on the view.
+
+        >>> "".join(span.text for span in tok.show("hello world").spans[0])
+        'hello world'
+        """
+        from .show import TokenView
+        return TokenView(self, text, **kwargs)
+
     def _token_widths(self):
         """Per token ``(starts inside a character, characters it ends)`` from the pre-tokenizer's ``token_widths``
         (made once), or None: then :meth:`encode_with_offsets` reads the UTF-8 bytes."""

@@ -177,7 +177,7 @@ def test_report_files(toy, superword_model, tmp_path, capsys):
     code, out, err = run(capsys, *argv, "--report", report)
     assert code == 0, err
     assert sorted(p.name for p in report.iterdir()) == ["compression.png", "gini.png", "report.json", "report.md",
-                                                        "supermerges.png", "token_ratio.png"]
+                                                        "supermerges.png", "token_ratio.png", "tokens.html"]
     for png in report.glob("*.png"):
         assert png.read_bytes().startswith(PNG_SIGNATURE), png
     code, json_out, _ = run(capsys, *argv, "--json")
