@@ -1,8 +1,8 @@
 """Griffe extension for the API reference: docstrings written for ``help()`` read well as Markdown.
 
 * doctest examples (lines from ``>>>`` to the next blank line) become fenced ``pycon`` blocks, so their
-  prompts are not read as block quotes nor their ``[1][:1]`` as links (examples indented by four spaces or
-  more already are Markdown code blocks);
+  prompts are not read as block quotes nor their ``[1][:1]`` as links; outside a Google-style section
+  (``Args:``, ``Examples:``, ...) the block is moved to the left margin, where Markdown reads a fence;
 * Sphinx roles such as ``:class:`~fastsw.counting.Counts``` become code spans (``Counts``).
 """
 from __future__ import annotations
@@ -12,6 +12,8 @@ import re
 import griffe
 
 ROLE = re.compile(r":(?:class|meth|func|attr|mod|exc|data|obj):`(~?)([^`]+)`")
+SECTION = re.compile(r"^(Args|Arguments|Parameters|Params|Keyword Args|Other Parameters|Returns|Return|Yields|"
+                     r"Raises|Warns|Examples?|Notes?|Warnings?|Attributes|Methods|Functions|Classes|Modules):\s*$")
 
 
 def _role(m: re.Match) -> str:
@@ -21,22 +23,27 @@ def _role(m: re.Match) -> str:
 
 def markdown_docstring(text: str) -> str:
     out = []
-    fence_indent = None
-    in_fence = False
+    block = None          # (indent in the docstring, indent written) of the doctest being fenced
+    in_fence = in_section = False
     for line in text.splitlines():
         stripped = line.strip()
-        if stripped.startswith("```"):
-            in_fence = not in_fence
         indent = line[: len(line) - len(line.lstrip())]
-        if fence_indent is None and not in_fence and stripped.startswith(">>>") and len(indent) < 4:
-            fence_indent = indent
-            out.append(fence_indent + "```pycon")
-        elif fence_indent is not None and not stripped:
-            out.append(fence_indent + "```")
-            fence_indent = None
-        out.append(line if fence_indent is not None or in_fence else ROLE.sub(_role, line))
-    if fence_indent is not None:
-        out.append(fence_indent + "```")
+        if stripped and not indent and block is None and not in_fence:
+            in_section = SECTION.match(line) is not None
+        if stripped.startswith("```") and block is None:
+            in_fence = not in_fence
+        if block is None and not in_fence and stripped.startswith(">>>"):
+            block = (indent, indent if in_section else "")
+            out.append(block[1] + "```pycon")
+        elif block is not None and not stripped:
+            out.append(block[1] + "```")
+            block = None
+        if block is not None:
+            out.append(block[1] + line[len(block[0]):] if line.startswith(block[0]) else line)
+        else:
+            out.append(line if in_fence else ROLE.sub(_role, line))
+    if block is not None:
+        out.append(block[1] + "```")
     return "\n".join(out)
 
 
