@@ -275,6 +275,29 @@ def test_bash_blocks_run_this_checkout(page_dir):
     assert all(line and "\n" not in line for line in lines)
 
 
+def test_every_docs_page_is_in_the_site_navigation():
+    nav = re.findall(r"^\s*-\s*(?:[^:\n]+:\s*)?(\S+\.md)\s*$", (ROOT / "mkdocs.yml").read_text(encoding="utf-8"), re.M)
+    files = sorted(str(p.relative_to(ROOT / "docs")) for p in (ROOT / "docs").rglob("*.md"))
+    assert len(nav) == len(set(nav)), "a page is listed twice in mkdocs.yml"
+    assert sorted(nav) == files, "mkdocs.yml's nav and the pages in docs/ differ"
+
+
+def test_api_docstrings_become_markdown():
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        from griffe_docstrings import markdown_docstring
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    text = ("See :class:`~fastsw.counting.Counts` and :func:`fastsw.train`.\n\n"
+            "* an item\n\n    >>> tok.encode_with_offsets(text)[1][:1]\n    [0]\n\n"
+            "Args:\n    x: a value\n\n        >>> x\n\nAfter.\n```text\n>>> kept\n```\n")
+    assert markdown_docstring(text).splitlines() == [
+        "See `Counts` and `fastsw.train`.", "", "* an item", "",
+        "```pycon", ">>> tok.encode_with_offsets(text)[1][:1]", "[0]", "```", "",
+        "Args:", "    x: a value", "", "        ```pycon", "        >>> x", "        ```", "",
+        "After.", "```text", ">>> kept", "```"]
+
+
 # -- the CLI page shows the parser's current help ----------------------------------------------------------------
 
 HELP_BLOCK = re.compile(r"(<!-- help:(?: (?P<command>[a-z-]+))? -->\n```text\n)(?P<text>.*?)(```)", re.S)
