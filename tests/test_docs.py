@@ -246,6 +246,19 @@ def test_collector_reads_fences_markers_and_line_numbers(tmp_path, monkeypatch):
         parse_blocks(page)
 
 
+def test_long_blocks_run_only_with_the_docs_long_marker(tmp_path, monkeypatch):
+    module = sys.modules[__name__]
+    monkeypatch.setattr(module, "ROOT", tmp_path)
+    page = tmp_path / "page.md"
+    page.write_text("```python\nx = 1\n```\n<!-- docs: long -->\n```bash\nsleep 1\n```\n```python\ny = 2\n```\n"
+                    "<!-- docs: ci -->\n```bash\npip install fastsw\n```\n", encoding="utf-8")
+    monkeypatch.setattr(module, "pages", lambda: [page])
+    default, long = _cases()
+    assert [b.line for b in default.values[0]] == [1, 8] and not default.marks
+    assert [b.line for b in long.values[0]] == [1, 5, 8] and [m.name for m in long.marks] == ["docs_long"]
+    assert long.id == "page.md[long]"
+
+
 def test_a_failing_example_names_its_page_and_line(tmp_path, monkeypatch):
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     page = tmp_path / "page.md"
@@ -280,6 +293,14 @@ def test_every_docs_page_is_in_the_site_navigation():
     files = sorted(str(p.relative_to(ROOT / "docs")) for p in (ROOT / "docs").rglob("*.md"))
     assert len(nav) == len(set(nav)), "a page is listed twice in mkdocs.yml"
     assert sorted(nav) == files, "mkdocs.yml's nav and the pages in docs/ differ"
+
+
+def test_api_page_documents_everything_fastsw_exports():
+    import fastsw
+    page = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    documented = set(re.findall(r"^::: fastsw\.(\w+)\s*$", page, re.M))
+    missing = sorted(set(fastsw.__all__) - documented - {"__version__"})
+    assert not missing, f"docs/api.md has no '::: fastsw.NAME' entry for {missing}"
 
 
 def test_api_docstrings_become_markdown():
