@@ -6,7 +6,8 @@ The collector reads each page's fenced code blocks:
   where ``fastsw`` and ``python`` run this checkout's code with this test run's interpreter;
 * all blocks of a page run in one fresh temporary directory (the working directory) that starts with
   ``corpus.jsonl`` (the bundled sample corpus, fields ``text`` and ``lang``) and ``corpus.txt`` (the same
-  documents, one per line); anything else a block needs, an earlier block of the same page creates;
+  documents, one per line); anything else a block needs, an earlier block of the same page creates, and
+  ``$FASTSW_SHARED`` names the shared test data (the corpora in 12 languages);
 * a block preceded by the line ``<!-- docs: long -->`` runs only with ``-m docs_long`` (the default run leaves
   it out; ``.ci/run`` runs it), and then the page's other blocks run with it, in order;
 * a block preceded by ``<!-- docs: ci -->`` cannot run inside a test (it installs the package, or runs the whole
@@ -136,6 +137,8 @@ def page_dir(tmp_path, shims, monkeypatch, tmp_path_factory):
     _write_corpus(tmp_path)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("FASTSW_CACHE_DIR", str(cache))
+    # examples that need the shared corpora name them as "$FASTSW_SHARED/corpus/..." (os.environ in Python)
+    monkeypatch.setenv("FASTSW_SHARED", str(Path(os.environ.get("FASTSW_SHARED") or ROOT.parent / "shared").resolve()))
     monkeypatch.setenv("PATH", f"{shims}{os.pathsep}{os.environ.get('PATH', '')}")
     paths = [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(paths))
@@ -275,7 +278,8 @@ def test_a_failing_example_names_its_page_and_line(tmp_path, monkeypatch):
 
 
 def test_bash_blocks_run_this_checkout(page_dir):
-    result = subprocess.run(["bash", "-c", 'fastsw --version && python -c "import fastsw; print(fastsw.__file__)"'],
+    result = subprocess.run(["bash", "-c", 'test -d "$FASTSW_SHARED/corpus" && fastsw --version && '
+                                           'python -c "import fastsw; print(fastsw.__file__)"'],
                             cwd=page_dir, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     import fastsw
