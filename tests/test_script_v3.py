@@ -590,16 +590,6 @@ def test_cli_train_encode_decode_pretokenize_inspect(tmp_path, capsys):
     assert code == 2 and "1953" in err and "Traceback" not in err
 
 
-def test_readme_section_example_runs():
-    from pathlib import Path
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## SCRIPT encoding", 1)[1].split("\n## ", 1)[0]
-    code = section.split("```python\n", 1)[1].split("```", 1)[0]
-    exec(compile(code, "README.md (SCRIPT encoding)", "exec"), {})
-    assert "`the`, ` cat`, `,`, ` `, `日本`" in section
-    assert sv.plain_pretokens("the cat, 日本") == ["the", " cat", ",", " ", "日本"]
-
-
 def test_parity_aware_bpe_refuses_script_plainly():
     import fastsw
     train = {"en": ["the cat sat"], "de": ["die Katze"]}

@@ -333,12 +333,3 @@ def test_bad_arguments(tmp_path):
     assert fastsw.Tokenizer.load_tiktoken(path, pattern="cl100k_base").pretokenizer.main_pattern == CL100K_PATTERN
     # a named pattern on another vocabulary: its special ids are taken, so no special tokens by default
     assert fastsw.Tokenizer.load_tiktoken(path, pattern=r"\S+|\s+").special_tokens == {}
-
-
-def test_readme_example_runs(cache_dir):
-    """The README section's example, as written."""
-    from pathlib import Path
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## tiktoken's own vocabularies", 1)[1].split("\n## ", 1)[0]
-    code = section.split("```python\n", 1)[1].split("```", 1)[0]
-    exec(compile(code, "README.md", "exec"), {})
