@@ -513,7 +513,7 @@ def shard(inputs, model, out_dir, *, format: str = "bin", dtype: Optional[str] =
     nothing when it is complete).
 
         >>> import fastsw, tempfile, pathlib
-        >>> tok = fastsw.train(["hello world"] * 3, vocab_size=257, special_tokens=["<|endoftext|>"])
+        >>> tok = fastsw.train(["hello world"] * 3, vocab_size=252, special_tokens=["<|endoftext|>"])
         >>> d = pathlib.Path(tempfile.mkdtemp())
         >>> _ = (d / "a.txt").write_text("hello\\nworld\\n")
         >>> m = fastsw.shard(d / "a.txt", tok, d / "out", shard_tokens=4)
