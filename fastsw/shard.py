@@ -302,7 +302,19 @@ def _read_batches(files: List[str], start: Tuple[int, int], reading: dict, batch
     done = sum(os.path.getsize(f) for f in files[:start[0]])
     for fi in range(start[0], len(files)):
         skip = start[1] if fi == start[0] else 0
-        for di, doc in enumerate(iter_documents(files[fi], **reading)):
+        documents = iter_documents(files[fi], **reading)
+        di = -1
+        while True:
+            try:
+                doc = next(documents)
+            except StopIteration:
+                break
+            except InputError:  # the documents before the bad one still make their complete shards
+                if batch.texts:
+                    batch.done_bytes = done
+                    yield batch
+                raise
+            di += 1
             if di < skip:
                 continue
             batch.texts.append(doc)
@@ -399,17 +411,22 @@ class _Writer:
         name = self._name(self.index)
         digest = self.hash.hexdigest() if self.hash is not None else _sha256_file(self.dir / name)
         idx_name = name.rsplit(".", 1)[0] + ".idx.npy"
-        with atomic_open(self.dir / idx_name, "wb") as f:
-            np.save(f, starts)
-        self.manifest["shards"].append({
-            "path": name, "tokens": self.filled, "documents": len(starts), "sha256": digest,
-            "index": idx_name, "index_sha256": _sha256_file(self.dir / idx_name),
-            "start": self.start_pos, "end": end,
-        })
+        entry = {"path": name, "tokens": self.filled, "documents": len(starts), "sha256": digest,
+                 "index": idx_name, "index_sha256": None, "start": self.start_pos, "end": end}
+        self.manifest["shards"].append(entry)
+        try:
+            with atomic_open(self.dir / idx_name, "wb") as f:
+                np.save(f, starts)
+            entry["index_sha256"] = _sha256_file(self.dir / idx_name)
+            _write_manifest(self.dir, self.manifest)
+        except BaseException:  # the shard is not listed: remove it, so that only listed shards are in the folder
+            self.manifest["shards"].pop()
+            for unlisted in (name, idx_name):
+                (self.dir / unlisted).unlink(missing_ok=True)
+            raise
         self.tokens_total += self.filled
         self.docs_total += len(starts)
         self.index += 1
-        _write_manifest(self.dir, self.manifest)
 
     def finish(self, end: Optional[dict]) -> None:
         if self.f is not None and self.filled:
@@ -660,8 +677,8 @@ def _run(files, start, reading, tok, writer: _Writer, eot_id, bos_id, workers, b
         if threads[1].is_alive() and not stop.is_set():
             put(write_q, None)
         stop.set()
-        for t in threads:
-            t.join()
+        threads[1].join()  # the writer ends after its current write: only complete shards stay
+        threads[0].join(1.0)  # a reader blocked in a slow read is left behind (a daemon thread)
         if progress:
             bar.stream.write("\n")
         raise
