@@ -240,12 +240,17 @@ def _load_model(model):
 
 
 def model_hash(tok) -> str:
-    """sha256 of the model's canonical serialisation (its model file's JSON, keys sorted), so a model loaded from
-    a file and the same model in memory hash alike."""
+    """sha256 of the model's canonical serialisation: its model file's JSON (keys sorted) followed by every
+    token's bytes in id order, each after its length (a model built from a rank file has its vocabulary there,
+    not in merges). A model loaded from a file and the same model in memory hash alike."""
     from .model_io import model_to_dict
 
     text = json.dumps(model_to_dict(tok), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    h = hashlib.sha256(text.encode("utf-8"))
+    vocab = tok.vocab
+    h.update(np.array([len(b) for b in vocab], "<u4").tobytes())
+    h.update(b"".join(vocab))
+    return h.hexdigest()
 
 
 def _token_id(tok, token, what: str) -> int:
