@@ -478,6 +478,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="re-read the shards of DIR and check them against its manifest (encodes nothing)")
     p.add_argument("--no-progress", action="store_true", help="do not draw a progress bar")
     _add_reading_options(p, stdin_note="")
+    _add_dask_options(p)
     p.set_defaults(func=cmd_shard)
 
     # -- decode
@@ -1131,10 +1132,11 @@ def cmd_shard(args) -> int:
     if eot == "auto" and "<|endoftext|>" not in tok.special_tokens:
         _info(f"note: {args.model} has no <|endoftext|> special token, so no token separates the documents "
               "(the .idx.npy files mark where each starts); give --eot TOKEN to add one")
-    with _progress_stderr(not args.no_progress):
+    dask = args.scheduler is not None or args.dask_local is not None
+    with _progress_stderr(not args.no_progress), (_dask_client(args) if dask else contextlib.nullcontext()) as c:
         m = shard(args.inputs, tok, args.output, format=args.format, dtype=args.dtype, eot=eot, bos=args.bos,
-                     shard_tokens=args.shard_tokens, workers=args.workers, batch_chars=args.batch_mb << 20,
-                     progress=not args.no_progress, **reading)
+                  shard_tokens=args.shard_tokens, workers=args.workers, batch_chars=args.batch_mb << 20,
+                  progress=not args.no_progress, client=c, **reading)
     _info(f"{args.output}: {_plural(len(m['shards']), 'shard')}, {m['tokens']:,} tokens, "
           f"{m['documents']:,} documents ({args.format}, {m['options']['dtype']})")
     return EXIT_OK

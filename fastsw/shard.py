@@ -520,7 +520,7 @@ def shard(inputs, model, out_dir, *, format: str = "bin", dtype: Optional[str] =
           eot: Union[str, int, None] = "auto", bos: Union[str, int, None] = None,
           shard_tokens: int = DEFAULT_SHARD_TOKENS, workers: Optional[int] = None,
           text_field: Optional[str] = None, doc_mode: str = "auto", separator: Optional[str] = None,
-          batch_chars: int = DEFAULT_BATCH_CHARS, progress: bool = False) -> dict:
+          batch_chars: int = DEFAULT_BATCH_CHARS, progress: bool = False, client=None) -> dict:
     """Encode the documents of ``inputs`` with ``model`` into token shards in the folder ``out_dir``; returns the
     manifest (also written to ``out_dir/manifest.json``).
 
@@ -531,7 +531,9 @@ def shard(inputs, model, out_dir, *, format: str = "bin", dtype: Optional[str] =
     text or id; ``"auto"``, the default, is the model's ``<|endoftext|>`` when it has one; None for none); ``bos``:
     a token before each document. ``shard_tokens``: tokens per shard (the last one partial). ``workers``: encoder
     threads (None: all cores). ``batch_chars`` bounds memory: about three batches of that many characters are held
-    at once. Running it again on the same folder with the same arguments resumes an interrupted run (or does
+    at once. ``client``: a ``dask.distributed.Client``; then each input file is encoded by one task on the
+    cluster (the workers must be able to read the input paths) and the shards are written here, byte-identical
+    to a local run (see :func:`fastsw.distributed.connect`). Running it again on the same folder with the same arguments resumes an interrupted run (or does
     nothing when it is complete).
 
         >>> import fastsw, tempfile, pathlib
@@ -582,37 +584,118 @@ def shard(inputs, model, out_dir, *, format: str = "bin", dtype: Optional[str] =
     resume = manifest["shards"][-1]["end"] if manifest["shards"] else {"file": 0, "document": 0, "token": 0}
     writer = _Writer(out, manifest, format, dtype, int(shard_tokens), resume["token"])
     _run(files, (resume["file"], resume["document"]), reading, tok, writer, eot_id, bos_id, workers,
-         batch_chars, progress)
+         batch_chars, progress, client)
     return manifest
 
 
-def _run(files, start, reading, tok, writer: _Writer, eot_id, bos_id, workers, batch_chars, progress) -> None:
-    """Reader thread -> encoder (this thread, the kernels on ``workers`` threads) -> writer thread."""
-    from .progress import Progress
+class _Stop(Exception):
+    """The writer failed: the producer stops."""
 
-    stop = threading.Event()
+
+def _local_items(files, start, reading, tok, eot_id, bos_id, workers, batch_chars, stop: threading.Event):
+    """Framed batches, read by a reader thread (a bounded queue ahead) and encoded here on ``workers`` threads."""
     read_q: "queue.Queue" = queue.Queue(maxsize=2)
-    write_q: "queue.Queue" = queue.Queue(maxsize=2)
-    failure: List[BaseException] = []
-
-    def put(q, item) -> bool:
-        while not stop.is_set():
-            try:
-                q.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                pass
-        return False
+    halt = threading.Event()
 
     def reader():
         try:
-            for batch in _read_batches(files, start, reading, batch_chars, stop):
-                if not put(read_q, batch):
+            for batch in _read_batches(files, start, reading, batch_chars, halt):
+                if not _put(read_q, batch, halt):
                     return
-            put(read_q, _END)
-        except BaseException as e:  # noqa: B902 -- handed to the main thread
-            put(read_q, e)
+            _put(read_q, _END, halt)
+        except BaseException as e:  # noqa: B902 -- handed to the encoding thread
+            _put(read_q, e, halt)
 
+    thread = threading.Thread(target=reader, name="fastsw-shard-reader", daemon=True)
+    thread.start()
+    try:
+        while True:
+            try:
+                item = read_q.get(timeout=0.1)
+            except queue.Empty:
+                if stop.is_set():
+                    raise _Stop() from None
+                continue
+            if item is _END:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            ids, offsets = encode_arrays(tok, item.texts, workers)
+            stream, starts = frame(ids, offsets, eot_id, bos_id)
+            yield (stream, starts, np.array(item.files), np.array(item.docs),
+                   sum(len(t.encode("utf-8")) for t in item.texts), item.done_bytes)
+    finally:
+        halt.set()
+        thread.join(1.0)  # a reader blocked in a slow read is left behind (a daemon thread)
+
+
+def _encode_file(path: str, fi: int, first_doc: int, tok, reading: dict, eot_id, bos_id, batch_chars: int):
+    """One Dask task: the framed stream of file ``path`` from its document ``first_doc`` on."""
+    parts = []
+    for batch in _read_batches([path], (0, first_doc), reading, batch_chars, threading.Event()):
+        ids, offsets = encode_arrays(tok, batch.texts, 1)
+        parts.append((*frame(ids, offsets, eot_id, bos_id), np.array(batch.docs, np.int64),
+                      sum(len(t.encode("utf-8")) for t in batch.texts)))
+    if not parts:
+        return np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0, np.int64), 0
+    bases = np.cumsum([0] + [len(p[0]) for p in parts[:-1]])
+    return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] + b for p, b in zip(parts, bases)]),
+            np.concatenate([p[2] for p in parts]), sum(p[3] for p in parts))
+
+
+def _dask_items(client, files, start, reading, tok, eot_id, bos_id, batch_chars, stop: threading.Event):
+    """Framed files, one Dask task each, taken in file order (a window of tasks ahead). A task whose worker dies is
+    run again by Dask, and each file's result is taken once: no document is lost or repeated."""
+    remote = client.scatter(tok, broadcast=True)
+    run = os.urandom(6).hex()  # the task keys of this run
+    window = 2 * max(1, len(client.scheduler_info().get("workers", {})))
+    pending: list = []
+    order = iter(range(start[0], len(files)))
+    done_bytes = sum(os.path.getsize(f) for f in files[:start[0]])
+
+    def submit():
+        fi = next(order, None)
+        if fi is not None:
+            first = start[1] if fi == start[0] else 0
+            pending.append((fi, client.submit(_encode_file, files[fi], fi, first, remote, reading, eot_id, bos_id,
+                                              batch_chars, key=f"fastsw-shard-{run}-file{fi}",
+                                              retries=0)))
+
+    for _ in range(window):
+        submit()
+    try:
+        while pending:
+            fi, future = pending.pop(0)
+            submit()
+            stream, starts, docs, nbytes = future.result()
+            done_bytes += os.path.getsize(files[fi])
+            if len(starts):
+                yield stream, starts, np.full(len(starts), fi, np.int64), docs, nbytes, done_bytes
+            if stop.is_set():
+                raise _Stop()
+    finally:
+        for _, future in pending:
+            future.cancel()
+
+
+def _put(q, item, stop: threading.Event) -> bool:
+    while not stop.is_set():
+        try:
+            q.put(item, timeout=0.1)
+            return True
+        except queue.Full:
+            pass
+    return False
+
+
+def _run(files, start, reading, tok, writer: _Writer, eot_id, bos_id, workers, batch_chars, progress,
+         client=None) -> None:
+    """A producer of framed batches (local threads, or Dask tasks) -> the writer thread."""
+    from .progress import Progress
+
+    stop = threading.Event()
+    write_q: "queue.Queue" = queue.Queue(maxsize=2)
+    failure: List[BaseException] = []
     last_end: List[Optional[dict]] = [None]
 
     def write():
@@ -633,63 +716,47 @@ def _run(files, start, reading, tok, writer: _Writer, eot_id, bos_id, workers, b
             writer.abort()
             stop.set()
 
+    if client is None:
+        items = _local_items(files, start, reading, tok, eot_id, bos_id, workers, batch_chars, stop)
+    else:
+        items = _dask_items(client, files, start, reading, tok, eot_id, bos_id, batch_chars, stop)
     total_bytes = sum(os.path.getsize(f) for f in files)
     bar = Progress("shard", enabled=progress)
     t0 = time.perf_counter()
-    threads = [threading.Thread(target=reader, name="fastsw-shard-reader", daemon=True),
-               threading.Thread(target=write, name="fastsw-shard-writer", daemon=True)]
-    for t in threads:
-        t.start()
+    thread = threading.Thread(target=write, name="fastsw-shard-writer", daemon=True)
+    thread.start()
     text_bytes = tokens = 0
     try:
-        while True:
-            try:
-                item = read_q.get(timeout=0.1)
-            except queue.Empty:
-                if failure:
+        try:
+            for stream, starts, fi, di, nbytes, done in items:
+                if not _put(write_q, (stream, starts, fi, di), stop):
                     break
-                continue
-            if item is _END or isinstance(item, BaseException):
-                break
-            ids, offsets = encode_arrays(tok, item.texts, workers)
-            stream, starts = frame(ids, offsets, eot_id, bos_id)
-            if not put(write_q, (stream, starts, np.array(item.files), np.array(item.docs))):
-                break
-            tokens += len(stream)
-            text_bytes += sum(len(t.encode("utf-8")) for t in item.texts) if progress else 0
-            if progress:
-                secs = max(time.perf_counter() - t0, 1e-9)
-                done = max(item.done_bytes, 1)
-                eta = secs * (total_bytes - done) / done if item.done_bytes else None
-                bar.update(len(item.texts), extra=(
-                    f"docs, {text_bytes / secs / 1e6:.1f} MB/s, {tokens / secs / 1e6:.2f} M tokens/s, "
-                    f"{writer.index} shards" + (f", ETA {eta:.0f}s" if eta is not None else "")))
+                tokens += len(stream)
+                text_bytes += nbytes
+                if progress:
+                    secs = max(time.perf_counter() - t0, 1e-9)
+                    eta = secs * (total_bytes - done) / done if done else None
+                    bar.update(len(starts), extra=(
+                        f"documents, {text_bytes / secs / 1e6:.1f} MB/s, {tokens / secs / 1e6:.2f} M tokens/s, "
+                        f"{writer.index} shards" + (f", ETA {eta:.0f} s" if eta is not None else "")))
+        except _Stop:
+            pass
         if failure:
             raise failure[0]
-        if isinstance(item, BaseException):
-            put(write_q, None)
-            threads[1].join()
-            if failure:
-                raise failure[0]
-            raise item
-        if item is _END:
-            put(write_q, _END)
-            while threads[1].is_alive():
-                threads[1].join(0.1)
-            if failure:
-                raise failure[0]
+        _put(write_q, _END, stop)
+        while thread.is_alive():
+            thread.join(0.1)
+        if failure:
+            raise failure[0]
     except BaseException:
-        if threads[1].is_alive() and not stop.is_set():
-            put(write_q, None)
+        if thread.is_alive() and not stop.is_set():
+            _put(write_q, None, stop)
         stop.set()
-        threads[1].join()  # the writer ends after its current write: only complete shards stay
-        threads[0].join(1.0)  # a reader blocked in a slow read is left behind (a daemon thread)
-        if progress:
+        thread.join()  # the writer ends after its current write: only complete shards stay
+        items.close()
+        if progress and bar.tty:
             bar.stream.write("\n")
         raise
-    stop.set()
-    for t in threads:
-        t.join()
     if progress:
         bar.close()
 

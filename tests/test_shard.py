@@ -405,3 +405,90 @@ def test_manifest_records_model_inputs_and_positions(tok, model_file, mixed, tmp
         assert a["end"] == b["start"]
     last = m["shards"][-1]["end"]
     assert last["file"] == 2 and last["token"] == 0
+
+
+# ---- Dask ---------------------------------------------------------------------------------------------------------
+
+def shard_bytes(out):
+    """The shards and indexes of a folder (the manifest names the input paths, which differ between runs)."""
+    return {k: v for k, v in folder_bytes(out).items() if k != "manifest.json"}
+
+
+@pytest.fixture(scope="module")
+def client():
+    from fastsw import distributed
+    with distributed.connect(local_workers=2) as c:
+        yield c
+
+
+def many_files(folder, per_file=8):
+    folder.mkdir()
+    files = []
+    for k, lang in enumerate(LANGS):
+        files.append(write_jsonl(folder / f"{k:02d}-{lang}.jsonl", heldout(lang, per_file)))
+    return files
+
+
+def test_dask_shards_equal_the_local_run(tok, client, tmp_path):
+    files = many_files(tmp_path / "in")
+    local = fastsw.shard(files, tok, tmp_path / "local", shard_tokens=4000, format="llmc")
+    on_dask = fastsw.shard(files, tok, tmp_path / "dask", shard_tokens=4000, format="llmc", client=client)
+    assert shard_bytes(tmp_path / "local") == shard_bytes(tmp_path / "dask")
+    assert local["shards"] == on_dask["shards"]
+
+
+def test_dask_worker_killed_mid_file_loses_and_repeats_nothing(tok, client, tmp_path):
+    from test_distributed import _alive, _open_fifo_for_writing, _unread_bytes, _worker_processing
+    files = many_files(tmp_path / "in")
+    whole = files[5].read_bytes()
+    files[5].unlink()
+    os.mkfifo(files[5])  # a FIFO while the first worker reads it, then the whole file in its place
+    result = {}
+
+    def job():
+        try:
+            result["manifest"] = fastsw.shard(files, tok, tmp_path / "dask", shard_tokens=4000, client=client)
+        except BaseException as e:  # noqa: B902 -- reported by the test thread
+            result["error"] = e
+
+    import threading
+    thread = threading.Thread(target=job)
+    thread.start()
+    deadline = time.monotonic() + 120
+    fd = _open_fifo_for_writing(files[5], deadline)
+    first = whole[:whole.index(b"\n", len(whole) // 3) + 1]
+    assert os.write(fd, first) == len(first)
+    while _unread_bytes(fd):
+        assert time.monotonic() < deadline, "the worker does not read the file"
+        time.sleep(0.02)
+    address = _worker_processing(client, "file5", deadline)
+    pid = client.run(os.getpid, workers=[address])[address]
+    (tmp_path / "whole").write_bytes(whole)
+    os.replace(tmp_path / "whole", files[5])
+    os.kill(pid, signal.SIGKILL)
+    while _alive(pid):
+        assert time.monotonic() < deadline, "the killed worker did not die"
+        time.sleep(0.02)
+    os.close(fd)
+    thread.join(120)
+    assert not thread.is_alive()
+    assert "error" not in result, result.get("error")
+    fastsw.shard(files, tok, tmp_path / "local", shard_tokens=4000)
+    assert shard_bytes(tmp_path / "dask") == shard_bytes(tmp_path / "local")
+    client.wait_for_workers(2, timeout=60)
+
+
+def test_cli_dask_local(capsys, model_file, tmp_path):
+    files = many_files(tmp_path / "in", per_file=3)
+    code, _, err = run(capsys, "shard", tmp_path / "in", "-m", model_file, "-o", tmp_path / "dask",
+                       "--dask-local", "2", "--shard-tokens", "3000", "--no-progress")
+    assert code == 0, err
+    fastsw.shard(files, fastsw.Tokenizer.load(model_file), tmp_path / "local", shard_tokens=3000)
+    assert shard_bytes(tmp_path / "dask") == shard_bytes(tmp_path / "local")
+
+
+def test_a_tokenizer_that_has_encoded_pickles(tok):
+    import pickle
+    text = heldout("ru", 1)[0]
+    want = tok.encode_ordinary(text)  # builds the fast encoder, which does not pickle
+    assert pickle.loads(pickle.dumps(tok)).encode_ordinary(text) == want
