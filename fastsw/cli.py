@@ -456,7 +456,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "command again resumes an interrupted run; the shards are byte-identical whatever the number "
                     "of workers. See fastsw.shard.",
     )
-    p.add_argument("inputs", nargs="+", metavar="INPUT", help="files, globs or directories")
+    p.add_argument("inputs", nargs="*", metavar="INPUT", help="files, globs or directories")
     p.add_argument("-m", "--model", required=True, metavar="MODEL", help="model file written by 'fastsw train'")
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="output folder (created if missing)")
     p.add_argument("--format", choices=("bin", "llmc", "npy"), default="bin",
@@ -964,6 +964,8 @@ def cmd_count(args) -> int:
         raise CliError("give INPUT files to count, or --lang LANG=PATH (repeatable)")
     _cap_workers(args)
     on_dask = _dask_check(args)
+    if not args.inputs:
+        raise CliError("give the INPUT files, globs or directories to encode (or --verify to check DIR)")
     reading = _reading_kwargs(args, has_inputs=True, without_inputs="")
     if on_dask:
         documents = None  # the workers read the INPUT files
@@ -1126,6 +1128,8 @@ def cmd_shard(args) -> int:
               + ("" if m.get("complete") else " (the run is not complete: run the command without --verify "
                                                "to resume it)"))
         return EXIT_OK
+    if not args.inputs:
+        raise CliError("give the INPUT files, globs or directories to encode (or --verify to check DIR)")
     reading = _reading_kwargs(args, has_inputs=True, without_inputs="")
     eot = None if args.eot == "none" else args.eot
     tok = _load(args.model)
@@ -1286,6 +1290,8 @@ def cmd_eval(args) -> int:
         except ImportError:
             raise CliError(MATPLOTLIB_MISSING) from None
     args.inputs = list(texts.values())
+    if not args.inputs:
+        raise CliError("give the INPUT files, globs or directories to encode (or --verify to check DIR)")
     reading = _reading_kwargs(args, has_inputs=True, without_inputs="")
     for lang, path in texts.items():  # fail on a missing file before any model is loaded
         if not os.path.isfile(path):

@@ -385,13 +385,13 @@ def test_cli_shard_and_verify(capsys, model_file, mixed, tmp_path):
                        "--format", "npy", "--shard-tokens", "4000", "--no-progress")
     assert code == 0, err
     assert "tokens" in err and "npy, uint16" in err
-    code, _, err = run(capsys, "shard", "-m", model_file, "-o", tmp_path / "o", "--verify", src / "a.jsonl")
+    code, _, err = run(capsys, "shard", "-m", model_file, "-o", tmp_path / "o", "--verify")
     assert code == 0 and "match the manifest" in err
     first = tmp_path / "o" / "shard_000000.npy"
     data = bytearray(first.read_bytes())
     data[-1] ^= 1
     first.write_bytes(bytes(data))
-    code, _, err = run(capsys, "shard", "-m", model_file, "-o", tmp_path / "o", "--verify", src / "a.jsonl")
+    code, _, err = run(capsys, "shard", "-m", model_file, "-o", tmp_path / "o", "--verify")
     assert_error(code, err, "shard_000000.npy", "checksum")
 
 
@@ -492,3 +492,30 @@ def test_a_tokenizer_that_has_encoded_pickles(tok):
     text = heldout("ru", 1)[0]
     want = tok.encode_ordinary(text)  # builds the fast encoder, which does not pickle
     assert pickle.loads(pickle.dumps(tok)).encode_ordinary(text) == want
+
+
+def test_hf_datasets_map_recipe_with_num_proc(tok, tmp_path):
+    """The documented recipe: Dataset.map(batched=True, num_proc=2) with fastsw, then one flat uint16 file; the
+    same bytes as fastsw.shard's single shard."""
+    import datasets
+    docs = heldout("en", 20) + heldout("zh", 20)
+    tok.encode_ordinary("warm")  # a tokenizer that has encoded goes to the worker processes
+    ds = datasets.Dataset.from_dict({"text": docs})
+    eot = tok.eot_token
+
+    def tokenize(batch):
+        ids = tok.encode_ordinary_batch(batch["text"], num_threads=1)
+        return {"ids": [x + [eot] for x in ids], "len": [len(x) + 1 for x in ids]}
+
+    tokenized = ds.map(tokenize, batched=True, num_proc=2, remove_columns=["text"])
+    arr = np.memmap(tmp_path / "train.bin", dtype=np.uint16, mode="w+", shape=(sum(tokenized["len"]),))
+    at = 0
+    for row in tokenized.with_format("numpy").iter(batch_size=8):
+        flat = np.concatenate(row["ids"])
+        arr[at:at + len(flat)] = flat
+        at += len(flat)
+    arr.flush()
+    del arr
+    m = fastsw.shard(write_jsonl(tmp_path / "docs.jsonl", docs), tok, tmp_path / "shards")
+    assert len(m["shards"]) == 1
+    assert (tmp_path / "train.bin").read_bytes() == (tmp_path / "shards" / "shard_000000.bin").read_bytes()
