@@ -59,7 +59,8 @@ MANIFEST_VERSION = 1
 LLMC_HEADER_INTS = 256
 LLMC_HEADERS = {"uint16": (20240520, 1), "uint32": (20240801, 7)}  # llm.c: GPT-2 and Llama 3 shards
 NPY_HEADER_BYTES = 128
-_INPUT_SUFFIXES = (".txt", ".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz", ".txt.gz")
+_INPUT_SUFFIXES = tuple(base + comp for base in (".txt", ".jsonl", ".ndjson")
+                        for comp in ("", ".gz", ".zst", ".xz", ".bz2")) + (".parquet",)
 _EXT = {"bin": ".bin", "llmc": ".bin", "npy": ".npy"}
 
 
@@ -196,7 +197,7 @@ def load_index(shard_path) -> np.ndarray:
 def resolve_inputs(inputs) -> List[str]:
     """The files named by ``inputs`` (a path, a glob or a directory, or a list of them), in order: each glob and
     directory sorted by name, a directory searched recursively for corpus files (``.txt``, ``.jsonl``, ``.ndjson``,
-    optionally ``.gz``). A name that matches nothing is an :class:`~fastsw.InputError`."""
+    optionally compressed, and ``.parquet``). A name that matches nothing is an :class:`~fastsw.InputError`."""
     items = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
     if not items:
         raise InputError("no inputs given; pass files, globs or directories")

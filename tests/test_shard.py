@@ -519,3 +519,33 @@ def test_hf_datasets_map_recipe_with_num_proc(tok, tmp_path):
     m = fastsw.shard(write_jsonl(tmp_path / "docs.jsonl", docs), tok, tmp_path / "shards")
     assert len(m["shards"]) == 1
     assert (tmp_path / "train.bin").read_bytes() == (tmp_path / "shards" / "shard_000000.bin").read_bytes()
+
+
+# ---- parquet ------------------------------------------------------------------------------------------------------
+
+def write_parquet(path, docs, field="text", row_group_size=7):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    pq.write_table(pa.table({field: docs, "id": list(range(len(docs)))}), path, row_group_size=row_group_size)
+    return path
+
+
+def test_parquet_inputs_read_in_record_batches(tok, tmp_path):
+    docs = heldout("ko", 15) + heldout("hi", 15)
+    src = write_parquet(tmp_path / "a.parquet", docs, field="body")
+    assert list(fastsw.iter_documents(src, text_field="body")) == docs
+    m = fastsw.shard(src, tok, tmp_path / "o", text_field="body", shard_tokens=5000)
+    assert [d[:-1].tolist() for d in documents_of(tmp_path / "o", m)] == [tok.encode_ordinary(t) for t in docs]
+    assert resolve_inputs(tmp_path) == [str(src)]
+
+
+def test_parquet_errors_name_the_file(capsys, model_file, tmp_path):
+    src = write_parquet(tmp_path / "a.parquet", ["x", None, "y"])
+    with pytest.raises(fastsw.InputError, match=r"a\.parquet row 2: column \"text\" is null"):
+        list(fastsw.iter_documents(src))
+    code, _, err = run(capsys, "shard", src, "-m", model_file, "-o", tmp_path / "o", "--text-field", "body",
+                       "--no-progress")
+    assert_error(code, err, "a.parquet", 'no column "body"', "--text-field")
+    (tmp_path / "bad.parquet").write_bytes(b"not parquet at all")
+    with pytest.raises(fastsw.InputError, match=r"bad\.parquet: cannot read it as parquet"):
+        list(fastsw.iter_documents(tmp_path / "bad.parquet"))
