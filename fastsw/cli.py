@@ -444,6 +444,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-m", "--model", required=True, metavar="MODEL", help="model file written by 'fastsw train'")
     p.add_argument("inputs", nargs="*", metavar="INPUT", help="files to encode (default: stdin lines)")
     _add_reading_options(p, stdin_note="They apply to INPUT files only, not to stdin.")
+    g = p.add_argument_group("binary output", "--format bin or npy writes the ids of all documents as one array "
+                             "(little-endian; the end-of-text token after each document, as 'fastsw shard' writes "
+                             "them) to -o FILE or stdout")
+    g.add_argument("--format", choices=("ids", "bin", "npy"), default="ids",
+                   help="ids: one line of ids per document (default); bin: flat ids; npy: a .npy array")
+    g.add_argument("-o", "--output", metavar="FILE", default=None, help="write to FILE instead of stdout")
+    g.add_argument("--dtype", choices=("uint16", "uint32"), default=None,
+                   help="bin/npy id type (default: uint16 when every id of MODEL fits, else uint32)")
+    g.add_argument("--eot", metavar="TOKEN", default="auto",
+                   help="bin/npy: token after each document (default: MODEL's <|endoftext|> when it has one; "
+                        "'none' for no token)")
     p.set_defaults(func=cmd_encode)
 
     # -- shard
@@ -1084,6 +1095,8 @@ def cmd_encode(args) -> int:
     # text as it is and 'fastsw encode FILE | fastsw decode' gives FILE back
     documents, unit = _documents(args, without_inputs="stdin is read one document per line", keep_newline=True)
     tok = _load(args.model)
+    if args.format != "ids" or args.output is not None:
+        return _encode_binary(args, tok, documents)
     out = _Output()
 
     def fail(number: int, e: ValueError):
@@ -1143,6 +1156,35 @@ def cmd_shard(args) -> int:
                   progress=not args.no_progress, client=c, **reading)
     _info(f"{args.output}: {_plural(len(m['shards']), 'shard')}, {m['tokens']:,} tokens, "
           f"{m['documents']:,} documents ({args.format}, {m['options']['dtype']})")
+    return EXIT_OK
+
+
+def _encode_binary(args, tok, documents) -> int:
+    """encode --format bin|npy (or any format with -o): fastsw.shard's framing, to a file or stdout."""
+    from .files import atomic_open
+    from .shard import encode_stream
+
+    if args.format == "ids":
+        from .files import atomic_write_text
+
+        atomic_write_text(args.output, "".join(" ".join(map(str, ids)) + "\n" for ids in
+                                               tok.encode_ordinary_batch(list(documents))))
+        return EXIT_OK
+    eot = None if args.eot == "none" else args.eot
+    if eot == "auto" and "<|endoftext|>" not in tok.special_tokens:
+        _info(f"note: {args.model} has no <|endoftext|> special token, so no token separates the documents; "
+              "give --eot TOKEN to add one")
+        eot = None
+    options = {"format": args.format, "dtype": args.dtype, "eot": eot}
+    if args.output is None:
+        if sys.stdout.isatty():
+            raise CliError(f"--format {args.format} writes binary data; redirect stdout or give -o FILE")
+        encode_stream(documents, tok, sys.stdout.buffer, **options)
+        sys.stdout.flush()
+        return EXIT_OK
+    _check_output_path(args.output)
+    with atomic_open(args.output, "wb") as f:
+        encode_stream(documents, tok, f, **options)
     return EXIT_OK
 
 

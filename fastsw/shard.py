@@ -158,6 +158,51 @@ def write_ids(stream, ids: np.ndarray, fmt: str, dtype: str) -> None:
     stream.write(data.tobytes())
 
 
+def encode_stream(documents: Iterable[str], tok, stream, *, format: str = "bin", dtype: Optional[str] = None,
+                  eot: Union[str, int, None] = "auto", bos: Union[str, int, None] = None,
+                  workers: Optional[int] = None, batch_chars: int = DEFAULT_BATCH_CHARS) -> int:
+    """Encode ``documents`` and write their ids, framed as :func:`shard` frames them (``bos``/``eot``), to the
+    binary ``stream`` as one file of ``format`` ``"bin"`` (written batch by batch) or ``"npy"`` (held until the
+    end: its header states the length); returns the number of ids. ``fastsw encode --format bin|npy`` is this.
+
+        >>> import io, fastsw
+        >>> tok = fastsw.train(["hello world"] * 3, vocab_size=252, special_tokens=["<|endoftext|>"])
+        >>> out = io.BytesIO()
+        >>> encode_stream(["hello\\n", "world\\n"], tok, out, format="bin")
+        10
+        >>> np.frombuffer(out.getvalue(), "<u2")[:3].tolist()
+        [251, 10, 252]
+    """
+    if format not in ("bin", "npy"):
+        raise ValueError(f"format={format!r} is not one of 'bin', 'npy'")
+    dtype = dtype_for(tok.n_vocab, dtype)
+    eot_id = _resolve_eot(tok, eot)
+    bos_id = None if bos is None else _token_id(tok, bos, "bos")
+    held, total, batch, chars = [], 0, [], 0
+
+    def flush():
+        nonlocal total
+        ids, offsets = encode_arrays(tok, batch, workers)
+        framed = frame(ids, offsets, eot_id, bos_id)[0]
+        total += len(framed)
+        if format == "bin":
+            write_ids(stream, framed, "bin", dtype)
+        else:
+            held.append(framed)
+
+    for doc in documents:
+        batch.append(doc)
+        chars += len(doc)
+        if chars >= batch_chars:
+            flush()
+            batch, chars = [], 0
+    if batch or not total:
+        flush()
+    if format == "npy":
+        write_ids(stream, np.concatenate(held) if held else np.zeros(0, np.int32), "npy", dtype)
+    return total
+
+
 def load_shard(path, dtype: Optional[str] = None) -> np.ndarray:
     """The ids of one shard as a read-only memory map (format from the file: ``.npy``, llm.c header, or raw).
     A raw ``.bin`` needs ``dtype`` unless the folder's ``manifest.json`` names it.

@@ -549,3 +549,36 @@ def test_parquet_errors_name_the_file(capsys, model_file, tmp_path):
     (tmp_path / "bad.parquet").write_bytes(b"not parquet at all")
     with pytest.raises(fastsw.InputError, match=r"bad\.parquet: cannot read it as parquet"):
         list(fastsw.iter_documents(tmp_path / "bad.parquet"))
+
+
+# ---- fastsw encode --format ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fmt", ["bin", "npy"])
+def test_encode_stdin_to_stdout_binary(tok, model_file, tmp_path, fmt):
+    lines = [t.replace("\n", " ") + "\n" for t in heldout("th", 5) + heldout("en", 5)]
+    done = subprocess.run([sys.executable, "-m", "fastsw", "encode", "-m", str(model_file), "--format", fmt],
+                          input="".join(lines).encode(), capture_output=True, env=child_env())
+    assert done.returncode == 0, done.stderr
+    eot = tok.eot_token
+    want = [i for line in lines for i in tok.encode_ordinary(line) + [eot]]
+    if fmt == "bin":
+        got = np.frombuffer(done.stdout, "<u2")
+    else:
+        (tmp_path / "a.npy").write_bytes(done.stdout)
+        got = np.load(tmp_path / "a.npy")
+    assert got.tolist() == want
+
+
+def test_encode_files_to_a_file_equals_one_shard(capsys, tok, model_file, mixed, tmp_path):
+    src, _ = mixed
+    files = resolve_inputs(src)
+    code, _, err = run(capsys, "encode", "-m", model_file, *files, "--format", "bin", "-o", tmp_path / "all.bin")
+    assert code == 0, err
+    fastsw.shard(files, tok, tmp_path / "s", shard_tokens=10 ** 7)
+    assert (tmp_path / "all.bin").read_bytes() == (tmp_path / "s" / "shard_000000.bin").read_bytes()
+    code, _, err = run(capsys, "encode", "-m", model_file, files[0], "--format", "npy", "--dtype", "uint32",
+                       "--eot", "none", "-o", tmp_path / "a.npy")
+    assert code == 0, err
+    a = np.load(tmp_path / "a.npy")
+    assert a.dtype == np.uint32
+    assert a.tolist() == [i for d in fastsw.iter_documents(Path(files[0])) for i in tok.encode_ordinary(d)]
