@@ -582,3 +582,11 @@ def test_encode_files_to_a_file_equals_one_shard(capsys, tok, model_file, mixed,
     a = np.load(tmp_path / "a.npy")
     assert a.dtype == np.uint32
     assert a.tolist() == [i for d in fastsw.iter_documents(Path(files[0])) for i in tok.encode_ordinary(d)]
+
+
+def test_progress_reports_speed_and_shards(tok, mixed, tmp_path, capsys):
+    fastsw.shard(mixed[0], tok, tmp_path, shard_tokens=3000, progress=True, batch_chars=20_000)
+    err = capsys.readouterr().err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("shard: ") and "MB/s" in last and "M tokens/s" in last and "shards" in last
+    assert "ETA" in last  # the files read so far give the time left
