@@ -1136,7 +1136,7 @@ def cmd_shard(args) -> int:
     from .shard import shard, verify
 
     if args.verify:
-        m = verify(args.output)
+        m = verify(args.output, _load(args.model))
         _info(f"{args.output}: {_plural(len(m['shards']), 'shard')} match the manifest"
               + ("" if m.get("complete") else " (the run is not complete: run the command without --verify "
                                                "to resume it)"))

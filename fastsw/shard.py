@@ -433,7 +433,10 @@ class _Writer:
             data = chunk.tobytes()
             self.f.write(data)
             self.hash.update(data)
-            lo, hi = np.searchsorted(starts, [at, at + take])
+            lo = np.searchsorted(starts, at)
+            # an empty document (no BOS/EOT) at the end of the batch belongs here unless the shard is full
+            hi = np.searchsorted(starts, at + take, "right" if at + take == n and take < self.size - self.filled
+                                 else "left")
             self.starts.append((starts[lo:hi] - at + self.filled).astype(np.uint64))
             self.filled += take
             at += take
@@ -810,9 +813,10 @@ def _run(files, start, reading, tok, writer: _Writer, eot_id, bos_id, workers, b
 # ---- verifying ----------------------------------------------------------------------------------------------------
 
 
-def verify(out_dir) -> dict:
+def verify(out_dir, model=None) -> dict:
     """Re-read every shard and index listed in ``out_dir/manifest.json`` and check sizes, headers and sha256
-    checksums; returns the manifest, raises :class:`ShardError` naming the first shard that does not match."""
+    checksums (and, given ``model``, that the shards were made with it); returns the manifest, raises
+    :class:`ShardError` naming the first shard that does not match."""
     out = Path(out_dir)
     path = out / MANIFEST
     try:
@@ -821,6 +825,8 @@ def verify(out_dir) -> dict:
         raise ShardError(f"{path}: no manifest; is {out} a folder written by fastsw shard?") from None
     except ValueError as e:
         raise ShardError(f"{path}: not valid JSON ({e})") from None
+    if model is not None and model_hash(_load_model(model)) != manifest["model"]["sha256"]:
+        raise ShardError(f"{out}: its shards were made with another model (the manifest's model sha256 differs)")
     opts = manifest["options"]
     itemsize = np.dtype(opts["dtype"]).itemsize
     head = len(header_bytes(opts["format"], opts["dtype"], 0))

@@ -590,3 +590,21 @@ def test_progress_reports_speed_and_shards(tok, mixed, tmp_path, capsys):
     last = err.strip().splitlines()[-1]
     assert last.startswith("shard: ") and "MB/s" in last and "M tokens/s" in last and "shards" in last
     assert "ETA" in last  # the files read so far give the time left
+
+
+def test_empty_documents_without_separators_are_indexed(sample_docs, tmp_path):
+    plain = fastsw.train(sample_docs[:50], vocab_size=400)
+    docs = ["abc", "", "de", ""]
+    src = write_jsonl(tmp_path / "a.jsonl", docs)
+    m = fastsw.shard(src, plain, tmp_path / "o", eot=None, shard_tokens=10 ** 6)
+    assert m["documents"] == 4
+    got = [d.tolist() for d in documents_of(tmp_path / "o", m)]
+    assert got == [plain.encode_ordinary(t) for t in docs]
+
+
+def test_verify_names_another_model(capsys, tok, model_file, sample_docs, mixed, tmp_path):
+    fastsw.shard(mixed[0], tok, tmp_path / "o")
+    other = tmp_path / "other.json"
+    fastsw.train(sample_docs[:50], vocab_size=400, special_tokens=["<|endoftext|>"]).save(other)
+    code, _, err = run(capsys, "shard", "-m", other, "-o", tmp_path / "o", "--verify")
+    assert_error(code, err, "another model")
