@@ -25,6 +25,9 @@ Every write is atomic: a shard is written to a temporary file, synced and rename
 atomically) lists it. A run stopped at any point (Ctrl-C, a crash, a full disk, a bad input line) leaves complete
 shards and a manifest that lists exactly them; running the same command again resumes after the last listed shard
 and writes the same bytes an uninterrupted run writes.
+
+``fastsw.shard`` is the function :func:`shard`; import this module's other names with
+``from fastsw.shard import load_shard, verify, ...``.
 """
 from __future__ import annotations
 

@@ -608,3 +608,42 @@ def test_verify_names_another_model(capsys, tok, model_file, sample_docs, mixed,
     fastsw.train(sample_docs[:50], vocab_size=400, special_tokens=["<|endoftext|>"]).save(other)
     code, _, err = run(capsys, "shard", "-m", other, "-o", tmp_path / "o", "--verify")
     assert_error(code, err, "another model")
+
+
+def test_changed_input_is_not_resumed(tok, tmp_path):
+    src = write_jsonl(tmp_path / "a.jsonl", heldout("fi", 30))
+    m = fastsw.shard(src, tok, tmp_path / "o", shard_tokens=2000)
+    manifest = tmp_path / "o" / "manifest.json"
+    data = json.loads(manifest.read_text())
+    data["shards"], data["complete"] = data["shards"][:2], False  # as after an interruption
+    manifest.write_text(json.dumps(data))
+    write_jsonl(src, heldout("fi", 31))
+    with pytest.raises(ShardError, match=r"a\.jsonl: the file changed"):
+        fastsw.shard(src, tok, tmp_path / "o", shard_tokens=2000)
+    assert m["complete"]
+
+
+def test_cli_says_when_the_model_has_no_end_of_text(capsys, sample_docs, tmp_path):
+    plain = tmp_path / "plain.json"
+    fastsw.train(sample_docs[:50], vocab_size=400).save(plain)
+    src = write_jsonl(tmp_path / "a.jsonl", heldout("en", 2))
+    code, _, err = run(capsys, "shard", src, "-m", plain, "-o", tmp_path / "o", "--no-progress")
+    assert code == 0 and "has no <|endoftext|>" in err and "--eot TOKEN" in err
+    code, _, err = run(capsys, "shard", src, "-m", plain, "-o", tmp_path / "p", "--eot", "<|x|>", "--no-progress")
+    assert_error(code, err, "not one token")
+    code, _, err = run(capsys, "shard", src, "-m", plain, "-o", tmp_path / "q", "--dtype", "uint16",
+                       "--no-progress")
+    assert code == 0, err
+
+
+def test_o200k_ids_need_uint32(tmp_path):
+    from fastsw import tiktoken_vocab as tv
+    o200k = fastsw.Tokenizer.load_tiktoken(tv.bpe_openai_rank_file("o200k_base"), pattern="o200k")
+    src = write_jsonl(tmp_path / "a.jsonl", heldout("en", 2))
+    with pytest.raises(ValueError, match="dtype=uint16 cannot hold this model's ids"):
+        fastsw.shard(src, o200k, tmp_path / "o", dtype="uint16")
+    assert not (tmp_path / "o").exists()  # refused before anything is written
+    m = fastsw.shard(src, o200k, tmp_path / "o")
+    assert m["options"]["dtype"] == "uint32" and m["options"]["eot"] == 199999
+    assert [d[:-1].tolist() for d in documents_of(tmp_path / "o", m)] == \
+        [o200k.encode_ordinary(t) for t in heldout("en", 2)]
