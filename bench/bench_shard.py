@@ -29,7 +29,6 @@ bytes of UTF-8 document text; tokens include the end-of-text tokens.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import resource

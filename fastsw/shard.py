@@ -48,7 +48,7 @@ from .files import OutputError, atomic_open, atomic_write_text
 from .notes import OptionWarning
 from .readers import InputError, iter_documents
 
-__all__ = ["shard", "verify", "load_shard", "load_index", "resolve_inputs", "frame", "FORMATS",
+__all__ = ["shard", "verify", "load_shard", "load_index", "resolve_inputs", "frame", "encode_stream", "FORMATS",
            "DEFAULT_SHARD_TOKENS", "ShardError"]
 
 FORMATS = ("bin", "llmc", "npy")
