@@ -650,3 +650,12 @@ def test_o200k_ids_need_uint32(tmp_path):
     assert m["options"]["dtype"] == "uint32" and m["options"]["eot"] == 199999
     assert [d[:-1].tolist() for d in documents_of(tmp_path / "o", m)] == \
         [o200k.encode_ordinary(t) for t in heldout("en", 2)]
+
+
+def test_docstring_examples():
+    import doctest
+    import warnings
+    module = sys.modules["fastsw.shard"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the examples' models reach their vocabulary size
+        assert doctest.testmod(module, optionflags=doctest.ELLIPSIS).failed == 0
