@@ -17,6 +17,7 @@ from .tokenizer import Tokenizer, Merge
 from .trainer import train
 from .readers import iter_documents, InputError
 from .files import OutputError
+from .shard import shard  # noqa: E402 (fastsw.shard(...); the module's other names: from fastsw.shard import ...)
 from . import metrics  # noqa: E402,F401 (fastsw.metrics: evaluation formulas)
 from . import mingram  # noqa: E402,F401 (registers the "mingram" model kind with Tokenizer.load)
 from . import interop  # noqa: E402,F401 (attaches Tokenizer.save_hf, load_paper, ... : interop imports the tokenizer)
@@ -26,6 +27,6 @@ from .memory import MemoryLimitError
 
 load = Tokenizer.load
 
-__all__ = ["train", "load", "Tokenizer", "Merge", "Pretokenizer", "iter_documents", "InputError", "OutputError",
+__all__ = ["train", "load", "shard", "Tokenizer", "Merge", "Pretokenizer", "iter_documents", "InputError", "OutputError",
            "VocabularyNotReachedWarning", "OptionWarning", "MemoryLimitError", "metrics",
            "GPT4O_PATTERN", "SCRIPT_SPECIFIC_PATTERN", "DEFAULT_SCRIPT_SPECIFIC_SCRIPTS", "__version__"]

@@ -1,4 +1,4 @@
-"""The ``fastsw`` command line: train, count, encode, decode, pretokenize, inspect, eval, show.
+"""The ``fastsw`` command line: train, count, encode, decode, pretokenize, inspect, eval, show, shard.
 
 Run ``fastsw --help`` or ``fastsw COMMAND --help``. Also available as ``python -m fastsw``.
 
@@ -444,7 +444,53 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-m", "--model", required=True, metavar="MODEL", help="model file written by 'fastsw train'")
     p.add_argument("inputs", nargs="*", metavar="INPUT", help="files to encode (default: stdin lines)")
     _add_reading_options(p, stdin_note="They apply to INPUT files only, not to stdin.")
+    g = p.add_argument_group("binary output", "--format bin or npy writes the ids of all documents as one array "
+                             "(little-endian; the end-of-text token after each document, as 'fastsw shard' writes "
+                             "them) to -o FILE or stdout")
+    g.add_argument("--format", choices=("ids", "bin", "npy"), default="ids",
+                   help="ids: one line of ids per document (default); bin: flat ids; npy: a .npy array")
+    g.add_argument("-o", "--output", metavar="FILE", default=None, help="write to FILE instead of stdout")
+    g.add_argument("--dtype", choices=("uint16", "uint32"), default=None,
+                   help="bin/npy id type (default: uint16 when every id of MODEL fits, else uint32)")
+    g.add_argument("--eot", metavar="TOKEN", default="auto",
+                   help="bin/npy: token after each document (default: MODEL's <|endoftext|> when it has one; "
+                        "'none' for no token)")
     p.set_defaults(func=cmd_encode)
+
+    # -- shard
+    p = sub.add_parser(
+        "shard", help="encode a corpus into training-ready token shards",
+        description="Encode the documents of INPUT files, globs or directories with MODEL into shards of token "
+                    "ids in the folder DIR (flat little-endian ids, llm.c's headered shards or .npy, each with a "
+                    ".idx.npy of document start offsets) and a manifest.json (model hash, options, inputs, every "
+                    "shard's tokens, documents, sha256 and the input positions it covers). Running the same "
+                    "command again resumes an interrupted run; the shards are byte-identical whatever the number "
+                    "of workers. See fastsw.shard.",
+    )
+    p.add_argument("inputs", nargs="*", metavar="INPUT", help="files, globs or directories")
+    p.add_argument("-m", "--model", required=True, metavar="MODEL", help="model file written by 'fastsw train'")
+    p.add_argument("-o", "--output", required=True, metavar="DIR", help="output folder (created if missing)")
+    p.add_argument("--format", choices=("bin", "llmc", "npy"), default="bin",
+                   help="bin: flat ids (nanoGPT); llmc: llm.c's 256 x int32 header + ids; npy (default: bin)")
+    p.add_argument("--dtype", choices=("uint16", "uint32"), default=None,
+                   help="id type (default: uint16 when every id of MODEL fits, else uint32)")
+    p.add_argument("--eot", metavar="TOKEN", default="auto",
+                   help="token after each document (default: MODEL's <|endoftext|> when it has one); "
+                        "'none' for no token")
+    p.add_argument("--bos", metavar="TOKEN", default=None, help="token before each document (default: none)")
+    p.add_argument("--shard-tokens", type=_positive, default=10 ** 8, metavar="N",
+                   help="tokens per shard, the last shard partial (default: 100000000)")
+    p.add_argument("--workers", type=_positive, default=None, metavar="N",
+                   help="encoder threads (default: all cores)")
+    p.add_argument("--batch-mb", type=_positive, default=8, metavar="MB",
+                   help="megabytes (characters) of text per encoded batch; about three batches are in memory "
+                        "(default: 8)")
+    p.add_argument("--verify", action="store_true",
+                   help="re-read the shards of DIR and check them against its manifest (encodes nothing)")
+    p.add_argument("--no-progress", action="store_true", help="do not draw a progress bar")
+    _add_reading_options(p, stdin_note="")
+    _add_dask_options(p)
+    p.set_defaults(func=cmd_shard)
 
     # -- decode
     p = sub.add_parser(
@@ -962,6 +1008,8 @@ def cmd_count(args) -> int:
         raise CliError("give INPUT files to count, or --lang LANG=PATH (repeatable)")
     _cap_workers(args)
     on_dask = _dask_check(args)
+    if not args.inputs:
+        raise CliError("give the INPUT files, globs or directories to encode (or --verify to check DIR)")
     reading = _reading_kwargs(args, has_inputs=True, without_inputs="")
     if on_dask:
         documents = None  # the workers read the INPUT files
@@ -1080,6 +1128,8 @@ def cmd_encode(args) -> int:
     # text as it is and 'fastsw encode FILE | fastsw decode' gives FILE back
     documents, unit = _documents(args, without_inputs="stdin is read one document per line", keep_newline=True)
     tok = _load(args.model)
+    if args.format != "ids" or args.output is not None:
+        return _encode_binary(args, tok, documents)
     out = _Output()
 
     def fail(number: int, e: ValueError):
@@ -1112,6 +1162,62 @@ def cmd_encode(args) -> int:
         out.write("".join(" ".join(flat[a:b]) + "\n" for a, b in zip(bounds, bounds[1:])))
         first += len(batch)
     out.flush()
+    return EXIT_OK
+
+
+def cmd_shard(args) -> int:
+    from .shard import shard, verify
+
+    if args.verify:
+        m = verify(args.output, _load(args.model))
+        _info(f"{args.output}: {_plural(len(m['shards']), 'shard')} match the manifest"
+              + ("" if m.get("complete") else " (the run is not complete: run the command without --verify "
+                                               "to resume it)"))
+        return EXIT_OK
+    if not args.inputs:
+        raise CliError("give the INPUT files, globs or directories to encode (or --verify to check DIR)")
+    reading = _reading_kwargs(args, has_inputs=True, without_inputs="")
+    eot = None if args.eot == "none" else args.eot
+    tok = _load(args.model)
+    if eot == "auto" and "<|endoftext|>" not in tok.special_tokens:
+        _info(f"note: {args.model} has no <|endoftext|> special token, so no token separates the documents "
+              "(the .idx.npy files mark where each starts); give --eot TOKEN to add one")
+    dask = args.scheduler is not None or args.dask_local is not None
+    with _progress_stderr(not args.no_progress), (_dask_client(args) if dask else contextlib.nullcontext()) as c:
+        m = shard(args.inputs, tok, args.output, format=args.format, dtype=args.dtype, eot=eot, bos=args.bos,
+                  shard_tokens=args.shard_tokens, workers=args.workers, batch_chars=args.batch_mb << 20,
+                  progress=not args.no_progress, client=c, **reading)
+    _info(f"{args.output}: {_plural(len(m['shards']), 'shard')}, {m['tokens']:,} tokens, "
+          f"{m['documents']:,} documents ({args.format}, {m['options']['dtype']})")
+    return EXIT_OK
+
+
+def _encode_binary(args, tok, documents) -> int:
+    """encode --format bin|npy (or any format with -o): fastsw.shard's framing, to a file or stdout."""
+    from .files import atomic_open
+    from .shard import encode_stream
+
+    if args.format == "ids":
+        from .files import atomic_write_text
+
+        atomic_write_text(args.output, "".join(" ".join(map(str, ids)) + "\n" for ids in
+                                               tok.encode_ordinary_batch(list(documents))))
+        return EXIT_OK
+    eot = None if args.eot == "none" else args.eot
+    if eot == "auto" and "<|endoftext|>" not in tok.special_tokens:
+        _info(f"note: {args.model} has no <|endoftext|> special token, so no token separates the documents; "
+              "give --eot TOKEN to add one")
+        eot = None
+    options = {"format": args.format, "dtype": args.dtype, "eot": eot}
+    if args.output is None:
+        if sys.stdout.isatty():
+            raise CliError(f"--format {args.format} writes binary data; redirect stdout or give -o FILE")
+        encode_stream(documents, tok, sys.stdout.buffer, **options)
+        sys.stdout.flush()
+        return EXIT_OK
+    _check_output_path(args.output)
+    with atomic_open(args.output, "wb") as f:
+        encode_stream(documents, tok, f, **options)
     return EXIT_OK
 
 
@@ -1259,6 +1365,8 @@ def cmd_eval(args) -> int:
         except ImportError:
             raise CliError(MATPLOTLIB_MISSING) from None
     args.inputs = list(texts.values())
+    if not args.inputs:
+        raise CliError("give the INPUT files, globs or directories to encode (or --verify to check DIR)")
     reading = _reading_kwargs(args, has_inputs=True, without_inputs="")
     for lang, path in texts.items():  # fail on a missing file before any model is loaded
         if not os.path.isfile(path):
@@ -1383,7 +1491,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except SystemExit as e:  # --help, --version, or an argument error already reported
         return e.code if isinstance(e.code, int) else (0 if e.code is None else EXIT_ERROR)
     if args.command is None:
-        _print_error("missing COMMAND: one of train, count, encode, decode, pretokenize, inspect, eval, show "
+        _print_error("missing COMMAND: one of train, count, encode, decode, pretokenize, inspect, eval, show, shard "
                      "(see 'fastsw --help')")
         return EXIT_ERROR
     try:

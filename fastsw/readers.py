@@ -16,6 +16,8 @@ Formats, chosen by the file name (case-insensitive):
 - `*.jsonl`, `*.ndjson` (also with `.gz`): one JSON object per line. The document is the value of `text_field`
   (default "text"), exactly as stored (no stripping). Blank lines are skipped. A `text_field` given with a
   plain-text file, which has no fields, is ignored for it with an `OptionWarning`.
+- `*.parquet` (needs `pyarrow`, the `parquet` extra): the string column `text_field` (default "text"), one
+  document per row, read one record batch at a time.
 - `*.json` is rejected: a single JSON value is not a corpus.
 - anything else (also with `.gz`): UTF-8 text (strict), cut by `doc_mode`:
   - "line" ("auto" without a separator): each line is a document, including its trailing "\\n". Lines split only at
@@ -171,6 +173,8 @@ def _format(name: str) -> tuple[str, bool]:
             raise InputError(f"{name}: {ext} files are not supported; decompress it, or recompress it with gzip (.gz)")
     gz = lower.endswith(".gz")
     base = lower[:-3] if gz else lower
+    if lower.endswith(".parquet"):
+        return "parquet", False
     if base.endswith(_JSONL_SUFFIXES):
         return "jsonl", gz
     if base.endswith(".json"):
@@ -190,7 +194,7 @@ def text_field_note(path: str, shown: str) -> Optional[str]:
         >>> text_field_note("a.txt", "--text-field body")
         '--text-field body is ignored for a.txt: only .jsonl/.ndjson inputs are JSON objects with fields; a plain-text file is cut into documents by doc_mode'
     """
-    if _format(path)[0] == "jsonl":
+    if _format(path)[0] in ("jsonl", "parquet"):
         return None
     return (f"{shown} is ignored for {path}: only .jsonl/.ndjson inputs are JSON objects with fields; a "
             "plain-text file is cut into documents by doc_mode")
@@ -216,6 +220,9 @@ def _read_file(path: str, text_field: str | None, mode: str, separator: str | No
     fmt, gz = _format(path)
     if fmt == "jsonl":
         yield from _jsonl_documents(path, gz, text_field or "text")
+        return
+    if fmt == "parquet":
+        yield from _parquet_documents(path, text_field or "text")
         return
     if text_field is not None:
         warnings.warn(text_field_note(path, f"text_field={text_field!r}"), OptionWarning, stacklevel=2)
@@ -315,6 +322,33 @@ def _jsonl_documents(path: str, gz: bool, text_field: str, lang_field: str | Non
                     "(lang_field= in Python) every line must name its language as a non-empty string"
                 )
             yield lang, text
+
+
+def _parquet_documents(path: str, text_field: str) -> Iterator[str]:
+    """The string column ``text_field`` of a parquet file, read one record batch at a time (pyarrow)."""
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise InputError(f"{path}: reading parquet needs pyarrow; pip install 'fastsw[parquet]'") from None
+    try:
+        f = pq.ParquetFile(path)
+    except Exception as e:  # pyarrow raises ArrowInvalid (a ValueError) or OSError for a damaged file
+        raise InputError(f"{path}: cannot read it as parquet ({e})") from e
+    names = f.schema_arrow.names
+    if text_field not in names:
+        fields = ", ".join(json.dumps(k, ensure_ascii=False) for k in names[:20])
+        raise InputError(f"{path}: no column {json.dumps(text_field)} (columns: {fields or 'none'}); use "
+                         "--text-field (text_field= in Python) to name the column that holds the text")
+    row = 0
+    for batch in f.iter_batches(batch_size=1024, columns=[text_field]):
+        column = batch.column(0)
+        values = column.to_pylist()
+        for text in values:
+            row += 1
+            if not isinstance(text, str):
+                raise InputError(f"{path} row {row}: column {json.dumps(text_field)} is "
+                                 f"{_json_kind(text)}, not a string; every document must be a string")
+            yield text
 
 
 def _line_documents(path: str, gz: bool) -> Iterator[str]:

@@ -310,6 +310,13 @@ class Tokenizer:
                              self._eligible if eligible is None else eligible,
                              self.pretokenizer, self.alphabet, self.n_vocab)
 
+    def __getstate__(self):
+        """Pickled without its fast encoder (compiled tables, rebuilt on first use after unpickling), so a
+        tokenizer that has encoded pickles for worker processes (``Dataset.map(num_proc=N)``, Dask)."""
+        state = self.__dict__.copy()
+        state.pop("_fast_encoder", None)
+        return state
+
     def _fast(self):
         """This tokenizer's :class:`fastsw.fast_encode.FastEncoder`, built on first use (thread-safe)."""
         enc = self.__dict__.get("_fast_encoder")
