@@ -34,27 +34,7 @@ its task with the reader's message, which names the file; the caller cancels the
 nothing is saved (files are only written after the whole job, atomically). An unreachable scheduler is a
 ``ConnectionError`` saying what to start.
 
-Measured with ``python bench/bench_dask.py`` (2 cores; 1 GB of synthetic English in 16 JSONL shards of 62 MB,
-pretokens only, tables identical everywhere):
-
-* wall times: the single-process counter (2 threads), 1 and 2 local Dask workers: the table that command prints
-  (their ratio to the single-process counter is the overhead); LocalCluster start 1.5-4.1 s, stop < 1 s.
-* per shard: reading 0.47 s, reading + counting 2.4 s on one core, the table sent as 9 MB (420,000 pretokens);
-* peak RSS: caller 566 MB (single-process counter 500 MB); workers 0.9-1.0 GB each with 2 workers, 1.6 GB with one
-  -- a worker holds finished shard tables until their merge task runs. Fewer, larger merges (a wider tree) would
-  hold fewer tables at once; the tree's shape does not change the result.
-
-Design note: the tree's top levels were the overhead. Each level inserts every entry of its tables again, and the
-last levels are a serial tail after the last shard: with the merge tasks submitted after all shard tasks, Dask also
-ran every shard before any merge. Measured on the 1 GB bench's 16 shard tables in one process (CPU seconds, pickling
-included; ``/tmp`` script of helper ``scale``): the whole binary tree 7.43 s of merge tasks (17.6 M entries
-inserted, the slowest merge per level 0.41 / 0.60 / 0.77 / 1.18 s) + 0.60 s in the caller; the tree down to 4 tables
-4.53 s (0.37 / 0.55 s per level) + 0.93 s in the caller (13.8 M entries): a third less merge work, and the serial
-tail after the last shard from ~3.6 s to ~1.3 s, against 23.5 s of shard tasks. Peak RSS (same locked session,
-``bench/bench_dask.py``): workers 0.60-0.65 + 0.77-0.80 GB instead of 0.84 + 1.08 GB, caller 443 MB instead of
-562 MB. Wall times on this shared machine were too noisy to show the change (2 workers: 45.0 / 53.2 / 44.2 /
-46.0 s after, 17.9 / 42.0 s before, in rounds minutes apart; the single-process counter 23.9-41.3 s; on one warm
-cluster, the whole tree and this one alternating: 24.7 / 35.0 s and 27.1 / 18.9 s).
+Design notes: see docs/internals.md, section "Counting on a Dask cluster".
 """
 from __future__ import annotations
 
@@ -293,7 +273,7 @@ def _run(client, paths: List[str], job: dict, shard_task, merge_task, what: str,
 def _top_size(client) -> int:
     """How many tables the caller merges itself: twice the workers (at least 2). Fewer levels of merge tasks on
     the workers means less work in all (every level inserts all its tables' entries again) and no root task to
-    wait for at the end; measured in this module's design notes."""
+    wait for at the end; measured in docs/internals.md, section "Counting on a Dask cluster"."""
     try:
         workers = len(client.scheduler_info()["workers"])
     except Exception:  # noqa: BLE001 -- a scheduler that does not say: the binary tree's last level

@@ -12,12 +12,7 @@ only to draw the charts (:func:`write_report`, :func:`metrics_html`).
     >>> result["models"][0]["gini_of"], sorted(result["models"][0]["languages"])
     ('tokens', ['de', 'en'])
 
-Design notes: models are loaded, then texts read once; every model and text is checked before the first one is
-encoded, so a bad input fails fast and nothing is written. The Gini coefficient is of the per-language token counts
-when the texts are parallel (the same number of documents in every language), otherwise of tokens per byte
-(the per-language :func:`~fastsw.metrics.bytes_per_token` inverted, exactly); ``gini_of`` says which. The token
-ratio of each language is taken against ``en`` when an ``en`` text is given, else against the first language
-(``reference_language``), of the same quantity the Gini coefficient uses.
+Design notes: see docs/internals.md, section "Evaluation".
 """
 from __future__ import annotations
 

@@ -12,26 +12,7 @@ The memory that can still be got is the smallest of: ``MemAvailable`` (Linux ``/
 use, and ``FASTSW_MEMORY_LIMIT`` (bytes, suffixes K/M/G allowed) minus the resident set. Where none of these is
 known (not Linux), nothing is checked.
 
-Design notes: bytes per entry, measured as the peak RSS growth of each stage on 100 MB of real English (vocab
-32768, paper profile; 1.90 M letter runs of 14.9 M pretokens, 1.91 M candidates of 12.4 M tokens, cut to 0.76 M
-pieces of 3.24 M tokens), with ~25 % added because the hash tables double (their load varies with size):
-
-* candidates (``FastBackend.candidates``: ``fastsw._pretok.aggregate_runs``, a table like the compiled counter's,
-  then the packed arrays): 128 MB, so ``RUN_BYTES`` = 56 per run plus ``RUN_TOKEN_BYTES`` = 5 per run token;
-* the candidate cut before BoundlessBPE's phase 2 (``fastsw._train_kernels._cut_candidates`` and the pieces'
-  table): 159 MB, 4 bytes of pair slot and 4 of marked copy per token, a pair table of 16 bytes per slot (1.94 M
-  pairs in 4 M slots), then the pieces: ``CUT_TOKEN_BYTES`` = 12 per token plus ``CUT_BYTES`` = 12 per candidate;
-* phase 2's merge loop (``fastsw._train_kernels._merge_loop``): 372 MB over the whole 1.91 M candidates (SuperBPE,
-  4096 supermerges, pruned heap), 94 MB over the 0.76 M cut ones (BoundlessBPE): per token 4 bytes of ids, 4 of
-  initial pair index and the occurrence segments, per distinct pair 24 bytes of record, 4 of length and ~21 of
-  hash slot, per word 8 of length: ``PHASE2_TOKEN_BYTES`` = 28 per token plus ``PHASE2_BYTES`` = 48 per
-  candidate.
-
-**Phase-2 working set per distinct candidate** (English, 6.5 tokens per candidate): SuperBPE 82 bytes with its
-cut (157 MB / 1.91 M; 195 bytes, 372 MB, when the guessed floor fails and it reruns on the whole candidates, which
-is what :func:`check_phase2` assumes for it); BoundlessBPE 83 bytes while cutting (159 MB / 1.91 M, transient) and 49 bytes in the merge loop
-(94 MB / 1.91 M; 124 bytes per cut piece). The letter runs packed by the counter take 47 bytes per run (4 per
-pretoken index, 16 of offset and count); the trainer frees them once the candidates exist.
+Design notes: see docs/internals.md, section "Memory budget": how the bytes per entry below were measured.
 """
 from __future__ import annotations
 

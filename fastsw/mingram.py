@@ -26,36 +26,7 @@ Encoding (MINGRAM.md 2): each pretoken independently, path score ``sum(score_del
 update ``cand >= best[e] - 1e-12`` with candidates in increasing start (last write wins, so the earlier
 tokens of a path are the long ones: ``aaa`` -> ``[aa, a]``).
 
-Design notes
-------------
-* -inf scores. The seed authors' in-memory model keeps lp = -inf for atomic tokens unused in the last
-  M-step; the file writes them and loading floors them at -100 (MINGRAM.md 2.3), so the same model encodes
-  ``hhug`` as ``[h, h, u, g]`` before saving and ``[h, hug]`` after. fastsw's :class:`MinGramTokenizer`
-  always floors (at :data:`LOG_PROB_FLOOR` = -100), in memory and loaded alike, so a trained tokenizer and
-  its saved file give the same ids; the raw -inf values of training are kept in
-  ``training_info["mingram"]["neg_inf_tokens"]`` and :func:`viterbi` on the raw scores reproduces the
-  in-memory behaviour (tests do both). Training's E-steps use the raw -inf, as the reference does.
-* Ids. A MinGram model's ids are dense, 0..n-1 in **ascending seed id** (the seed authors' nanochat
-  adapter's scheme, not ``reindex=True``'s file order): the atomic tokens keep their alphabet ids, so
-  byte ``b`` is the same id as in a BPE model of the same profile. Each token's seed id is in the file.
-* Two paths. The reference (:func:`viterbi`, :func:`e_step_reference`, :func:`prune_usage_reference`,
-  :func:`mi_scores_reference`, :meth:`MinGramTokenizer.encode_pretoken`) is plain Python over lists and a
-  dict trie; the fast path (:mod:`fastsw._mingram_kernels`) runs the same program over packed pretokens and
-  a hash trie in flat arrays. The M-step and the lp arithmetic (``numpy.log`` of exact integer ratios) are
-  one function both paths call, so models are identical, not just close.
-* The whole-pretoken shortcut: a pretoken that is one token is that token whenever every
-  ``score_delta * lp`` lies in (-0.5, 0] (any longer path scores <= -2); a model outside that range (a large
-  ``score_delta``) encodes every pretoken through the program. The encoder finds such a pretoken with one probe
-  of the BPE encoder's whole-pretoken byte tables (:mod:`fastsw._encode_kernels`, reused); the E-step with a
-  trie walk (its costs may hold -inf; the shortcut is exact when every *finite* cost is in that range).
-* Measured (``bench/bench_mingram.py``, English, vocab 32768, shared 2-core machine, one run): training 10 MB
-  takes 1.29 s against 0.73 s for fastsw BPE (1.78x; the seed's 10 % more merges and five E-steps of ~0.2 s
-  over 105k unique pretokens), 15.2 s for HF's UnigramTrainer and 21.1 s for SentencePiece. Encoding runs at
-  0.99x fastsw BPE's batch throughput (21.8 against 21.9 MB/s) and 18.8x HF's Unigram on the exported model.
-* Tried and dropped: packing each trie edge as ``child << 32 | token + 1`` in one hash slot with breadth-first
-  node numbers (one cache line per walk step instead of key, child and token arrays) made the E-step kernel
-  ~1.5x *slower* here (0.33-0.40 s against 0.21-0.25 s on 10 MB, same load), so the kernels keep the separate
-  arrays with the first two trie levels dense.
+Design notes: see docs/internals.md, section "MinGram".
 """
 from __future__ import annotations
 
@@ -614,7 +585,7 @@ class MinGramTokenizer(Tokenizer):
     minimum-token-count program. The same encoding and decoding API as a BPE :class:`fastsw.Tokenizer`
     (``encode``, ``encode_ordinary``, ``encode_batch``, ``encode_to_numpy``, ``encode_with_offsets``,
     ``decode``, ``decode_bytes``, ``get_vocab``, ``save``, ...); ``merges`` is empty and ``log_probs`` holds
-    the scores by id (-inf floored at -100, see the module's design notes).
+    the scores by id (-inf floored at -100, see docs/internals.md, section "MinGram").
 
         >>> import fastsw
         >>> tok = fastsw.train(["hug pug pun bun hugs"] * 3, algo="mingram", vocab_size=260)

@@ -124,10 +124,7 @@ def isolated_spans(pattern: "regex.Pattern", text: str) -> Iterator[Tuple[int, i
 def split_isolated(pattern: "regex.Pattern", text: str) -> List[str]:
     """The pieces of :func:`isolated_spans` as strings.
 
-    Design note: when the matches tile ``text`` (always for the default patterns) the pieces are
-    just ``findall``'s matches, which is about 1.5x faster than building them from spans; the spans
-    are used only when some text is unmatched, a match is empty or the pattern has groups
-    (``findall`` would return the groups).
+    Design note: see docs/internals.md, section "Pre-tokenization".
 
     >>> import regex
     >>> split_isolated(regex.compile(r"[a-z]+"), "ab, cd!")

@@ -27,9 +27,7 @@ Formats, chosen by the file name (case-insensitive):
     document. This is `text.split(separator)`, except that a trailing empty piece is dropped, so an empty file gives
     no document and a file that ends with the separator has no empty last document.
 
-Design notes: files are read as bytes and cut before decoding. This is safe because neither the "\\n" byte nor the
-UTF-8 bytes of a separator can occur inside another character's UTF-8 sequence. On invalid UTF-8 the file is scanned
-again to report the exact byte offset and line. That extra pass happens only when there is an error.
+Design notes: see docs/internals.md, section "Reading input".
 """
 
 from __future__ import annotations

@@ -25,26 +25,7 @@ other regex runs on ``regex``; note that tiktoken drops text its pattern does no
 keeps it as a pretoken of its own (``fastsw.pretokenize.isolated_spans``), so for such patterns the
 ids differ exactly where tiktoken loses text.
 
-Design notes
-------------
-* Loading cost. Parsing o200k_base's file (3.6 MB of base64) takes ~0.2 s; finding the 446,189
-  splits in Python ~1.3 s. The splits and the token bytes are therefore cached in a user cache
-  directory (``$FASTSW_CACHE_DIR``, else ``$XDG_CACHE_HOME/fastsw``, else ``~/.cache/fastsw``) as
-  one ``.npz`` per vocabulary, keyed by the SHA-256 of the rank file's bytes (of the canonical
-  token list for an Encoding). The file is written atomically (``fastsw.files.atomic_open``) and
-  holds a SHA-256 of its own arrays and of its source: a cache that does not load, does not match
-  or fails its checksum is rebuilt and rewritten, never trusted. An unwritable cache directory only
-  costs the rebuild. Measured (``bench/bench_tiktoken.py``, o200k_base, shared 2-core machine): cold load
-  1.0 s, load from the cache 0.08 s; the first encode then builds the fast tables (0.16 s: pair table 17.3 MB,
-  shortcut tables 8.4 + 4.2 MB) and loads Numba's cached kernels (once per process, for any model).
-* Why a split table and not one merge rule per token: 71,370 of o200k_base's splits (43,674 of cl100k_base's) have
-  a part ranked *after* the token it forms, so a merge can create a pair of lower rank than the one just applied
-  and tiktoken joins that pair next; see note (6) of :mod:`fastsw._encode_kernels`.
-* The fast encoder's tables come from the cached arrays (:class:`fastsw.fast_encode.PairArrays`),
-  never from a 446k-entry Python dict; ``regular_ranks`` (the dict) is built only when asked for.
-* Ids: a token's id is its rank, so the ranks must be ``0 .. n-1`` without gaps or duplicates and
-  every single byte must be a token (else some text could not be encoded); special tokens keep
-  their ids (o200k_base: 199999 and 200018) and ``n_vocab`` is the largest id + 1, as in tiktoken.
+Design notes: see docs/internals.md, section "tiktoken vocabularies".
 """
 from __future__ import annotations
 
