@@ -674,13 +674,24 @@ def _load(path: str):
     return Tokenizer.load(path)
 
 
-def _check_output_path(path: str) -> None:
-    """Fail before any corpus is read on an -o that the writer would refuse (the rule is model_io's)."""
-    from .files import resolve_output_path
+def _input_paths(args) -> List[str]:
+    """Every file the command reads: INPUT, --lang, --from-counts and --dev paths."""
+    paths = list(args.inputs or ())
+    paths += getattr(args, "from_counts", None) or ()
+    paths += [path for _, path in (args.langs or ())]
+    paths += [path for _, path in (getattr(args, "devs", None) or ())]
+    return paths
+
+
+def _check_output_path(path: str, args) -> None:
+    """Fail before any corpus is read on an -o that the writer would refuse (the rule is model_io's), or that
+    is one of the files the command reads."""
+    from .files import check_not_an_input, resolve_output_path
 
     if not path:
         raise CliError("-o/--output must not be empty")
     resolve_output_path(path)
+    check_not_an_input(path, _input_paths(args))
 
 
 def _check_train_options(args) -> None:
@@ -747,7 +758,7 @@ def _check_train_options(args) -> None:
             raise CliError("give either INPUT files or --from-counts COUNTS, not both")
         if args.workers is not None:
             raise CliError("--workers applies to counting INPUT files; with --from-counts nothing is counted")
-    _check_output_path(args.output)
+    _check_output_path(args.output, args)
 
 
 def _language_args(args, *, weights: bool) -> dict:
@@ -923,7 +934,7 @@ def cmd_count(args) -> int:
     from .progress import Progress
     from .readers import iter_documents
 
-    _check_output_path(args.output)
+    _check_output_path(args.output, args)
     languages = _language_args(args, weights=False)
     if not args.inputs and not languages:
         raise CliError("give INPUT files to count, or --lang LANG=PATH (repeatable)")
