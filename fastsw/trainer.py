@@ -443,13 +443,17 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
             scaled counts do not fit 64 bits (shares over many languages), ``backend="auto"`` trains on the
             python backend (exact big integers) with an :class:`~fastsw.notes.OptionWarning`, and
             ``backend="numba"`` is an error.
-            ``training_info`` records languages, weights (``"p/q"``) and bytes per language.
+            ``training_info`` records languages, weights (``"p/q"``) and bytes per language;
+            its ``documents`` and ``bytes`` are the text read, ``weighted_documents`` and
+            ``weighted_bytes`` (``"p/q"``) the totals with every language's text times its weight.
 
                 >>> import fastsw
                 >>> tok = fastsw.train({"en": ["the cat"], "de": ["die Katze"]}, weights={"de": 2},
                 ...                    algo="bpe", vocab_size=250)
                 >>> tok.training_info["weights"]
                 {'en': '1/1', 'de': '2/1'}
+                >>> tok.training_info["documents"], tok.training_info["weighted_documents"]
+                (2, '3/1')
 
     Parity-aware BPE (``algo="parity-bpe"``, or ``phase1="parity-bpe"`` for BoundlessBPE/SuperBPE's phase 1;
     :func:`fastsw.parity.learn_parity_merges`) needs language-tagged input, and exactly one of
@@ -646,15 +650,22 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
             dev_counts = count_dev(counts.languages)
         info["languages"] = list(counts.languages)
         info["language_bytes"] = dict(zip(counts.languages, counts.language_bytes))
-    elif counts.languages is not None:  # weighted counts (scaled integers) drive the unchanged merge loops
+    real_documents, real_bytes = counts.n_documents, counts.n_bytes  # the text read, before any weight
+    if parity is None and counts.languages is not None:
+        # weighted counts (scaled integers) drive the unchanged merge loops; the model reports the text it read
+        # as documents/bytes, and the weighted totals (each language's text times its exact weight) apart
         counts, record = weighted_counts(counts, weights=weights, shares=shares)
         info.update(record)
+        scale = Fraction(record["weight_scale"])
+        for key, total in (("weighted_documents", counts.n_documents), ("weighted_bytes", counts.n_bytes)):
+            exact = Fraction(total) / scale
+            info[key] = f"{exact.numerator}/{exact.denominator}"
         stages, note = _backend_for_weighted(counts, backend, stages, record["weight_scale"])
         info["backend"] = stages.name
         if note:
             info["backend_note"] = note
-    info["documents"] = counts.n_documents
-    info["bytes"] = counts.n_bytes
+    info["documents"] = real_documents
+    info["bytes"] = real_bytes
     info["unique_pretokens"] = len(counts.pretokens)
 
     # 3. phase 1: the alphabet, the merges it leaves room for, the merges
