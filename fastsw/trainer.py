@@ -76,7 +76,12 @@ def _backend_for_weighted(counts: Counts, backend: str, stages, scale: str):
     reason = int64_overflow(counts)
     if reason is None:
         return stages, None
-    reason = (f"the weighted counts (scaled to exact integers, x{float(Fraction(scale)):.3g}) are too large for "
+    factor = Fraction(scale)
+    try:
+        shown = f"{float(factor):.3g}"
+    except OverflowError:  # a weight such as 1e-400: the scale has hundreds of digits
+        shown = f"1e{len(str(factor.numerator // factor.denominator)) - 1}"
+    reason = (f"the weighted counts (scaled to exact integers, x{shown}) are too large for "
               f"64-bit training: {reason}")
     if stages.name == "numba" and backend == "numba":
         raise ValueError(f"{reason}; backend='numba' counts in 64 bits: use backend='python' (exact, slower), or "
