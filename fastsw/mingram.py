@@ -76,6 +76,8 @@ from .tokenizer import MODEL_CLASSES, Tokenizer
 
 #: The score an atomic token with lp = -inf gets in a :class:`MinGramTokenizer` (MINGRAM.md 2.3, M:112-114).
 LOG_PROB_FLOOR = -100.0
+#: The largest BPE seed (merges) an overshoot may ask for: fastsw's largest vocabulary, 2**63-1.
+MAX_SEED_MERGES = (1 << 63) - 1
 #: MINGRAM.md 1.9 defaults. ``overshoot`` is the code default; the seed paper's grids used 1.15.
 DEFAULTS = {"overshoot": 1.1, "em_iterations": 2, "score_delta": 1e-5, "prune_criterion": "usage_count"}
 PAPER_OVERSHOOT = 1.15
@@ -99,6 +101,10 @@ def check_mingram_options(overshoot, em_iterations, score_delta, prune_criterion
             raise ValueError(f"overshoot={overshoot} is below 1: the BPE seed would be smaller than the target and "
                              "MinGram only removes tokens; use overshoot >= 1 (API default 1.1, the seed paper's "
                              "grids 1.15)")
+        if overshoot > MAX_SEED_MERGES:
+            raise ValueError(f"overshoot={overshoot!r} asks for a BPE seed beyond 2**63-1 merges, the largest fastsw "
+                             "trains; use a small factor such as 1.1 or 1.15 (a seed larger than the corpus can "
+                             "reach stops when pairs run out)")
         out["overshoot"] = float(overshoot)
     if em_iterations is not None:
         if isinstance(em_iterations, bool) or not isinstance(em_iterations, (int, np.integer)) or em_iterations < 1:

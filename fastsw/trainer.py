@@ -690,7 +690,11 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
     n_super = supermerges if algo == "superbpe" else 0
     n_phase1 = vocab_size - n_alpha - n_super
     if mingram_options is not None:  # the BPE seed overshoots the target (MINGRAM.md 1.1)
-        n_phase1 = int(n_phase1 * mingram_options["overshoot"])
+        factor = mingram_options["overshoot"]
+        if n_phase1 * factor > MAX_VOCAB_SIZE:
+            raise ValueError(f"overshoot={factor!r} asks for a BPE seed of {n_phase1} x {factor!r} merges, beyond "
+                             "2**63-1, the largest fastsw trains; use a small factor such as 1.1 or 1.15")
+        n_phase1 = int(n_phase1 * factor)
     if n_phase1 < 0:
         raise ValueError(f"vocab_size - supermerges = {vocab_size - n_super} is smaller than the "
                          f"{n_alpha}-token alphabet")
