@@ -334,6 +334,12 @@ class Tokenizer:
         return FastEncoder
 
     @staticmethod
+    def _plain(text):
+        """A ``str`` subclass (``numpy.str_``, which ``np.array(texts)`` holds, or any other) as the plain ``str``
+        it holds, so that both paths take it; anything else is returned unchanged (and refused by the checks)."""
+        return str.__str__(text) if isinstance(text, str) and type(text) is not str else text
+
+    @staticmethod
     def _check_type(text) -> None:
         if not isinstance(text, str):
             raise TypeError(f"encode expects str, got {type(text).__name__}")
@@ -409,6 +415,7 @@ class Tokenizer:
         ``backend``: ``"python"`` (the reference), ``"numba"`` or ``"auto"``; None
         uses the tokenizer's ``backend`` attribute. All give the same ids.
         """
+        text = self._plain(text)
         if self.normalize is not None and isinstance(text, str):
             text = normalize_text(text, self.normalize)
         if self._resolve_backend(backend) == "numba":
@@ -445,6 +452,7 @@ class Tokenizer:
         ``backend`` as in :meth:`encode_ordinary`. With ``normalize`` set, the text is
         normalized first and special tokens are found in the normalized text.
         """
+        text = self._plain(text)
         if self.normalize is not None and isinstance(text, str):
             text = normalize_text(text, self.normalize)
         check, split = self._special_plan(allowed_special, disallowed_special)
@@ -546,7 +554,7 @@ class Tokenizer:
         if isinstance(texts, (str, bytes, bytearray)):
             raise TypeError(f"{method} expects a list of str, got a single {type(texts).__name__}; "
                             "wrap one text as [text]")
-        texts = list(texts)
+        texts = [self._plain(t) for t in texts]
         for i, t in enumerate(texts):
             if not isinstance(t, str):
                 raise TypeError(f"{method} expects a list of str, but texts[{i}] is {type(t).__name__}")
