@@ -772,10 +772,16 @@ def mingram_from_data(path, data: dict) -> dict:
         pretokenizer = Pretokenizer.from_config(data["pretokenizer"])
     except (ValueError, TypeError, KeyError) as e:
         raise ValueError(f"{path}: invalid model file: {e}") from e
+    score_delta = data.get("score_delta", DEFAULTS["score_delta"])
+    try:
+        check_mingram_options(None, None, score_delta, None)
+    except ValueError as e:
+        raise bad("score_delta", str(e)) from None
     tokens_in = data["tokens"]
     if not isinstance(tokens_in, list):
         raise bad("tokens", "must be an array of {id, hex, log_prob}")
     tokens, lps, seeds = [], [], []
+    first_of: dict = {}  # a token's atoms -> its id: each token once
     for i, rec in enumerate(tokens_in):
         if not isinstance(rec, dict) or rec.get("id") != i:
             raise bad(f"tokens[{i}]", f"must be an object with id {i} (tokens are stored in id order)")
@@ -790,12 +796,19 @@ def mingram_from_data(path, data: dict) -> dict:
             atoms = [alphabet.id_of_byte(b) for b in tb]
         else:
             raise bad(f"tokens[{i}]", "needs atoms (the atomic ids) for a non-byte alphabet")
+        try:
+            first = first_of.setdefault(tuple(atoms), i)
+        except TypeError:
+            raise bad(f"tokens[{i}]", f"atoms must be an array of atomic ids, not {atoms!r:.60}") from None
+        if first != i:
+            raise bad(f"tokens[{i}]", f"has the same bytes as tokens[{first}] ({tb!r:.60}); a MinGram vocabulary "
+                                      "holds each token once, so the file was damaged or edited")
         tokens.append(atoms)
         lps.append(lp)
         seeds.append(rec.get("seed_id", i))
     kwargs = {"alphabet": alphabet, "tokens": tokens, "log_probs": lps, "seed_ids": seeds,
               "pretokenizer": pretokenizer, "profile": data["profile"],
-              "score_delta": data.get("score_delta", DEFAULTS["score_delta"]),
+              "score_delta": score_delta,
               "special_tokens": data.get("special_tokens", {}), "training_info": data.get("training", {})}
     if data.get("normalize") is not None:
         kwargs["normalize"] = data["normalize"]

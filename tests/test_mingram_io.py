@@ -207,3 +207,21 @@ def test_load_semingram_refuses(tmp_path):
     (tmp_path / "x.json").write_text("{}")
     with pytest.raises(ValueError, match="not 'semingram-v1'"):
         load_semingram(tmp_path / "x.json")
+
+
+@pytest.mark.parametrize("mutate, field, words", [
+    (lambda d: d.update(score_delta=-1), "score_delta", "finite number >= 0"),
+    (lambda d: d.update(score_delta="1e-5"), "score_delta", "finite number >= 0"),
+    (lambda d: d["tokens"][300].update(hex=d["tokens"][299]["hex"]), "tokens[300]", "same bytes as tokens[299]"),
+])
+def test_damaged_model_files_are_refused(model, tmp_path, mutate, field, words):
+    """What training refuses, the loader refuses: one ValueError naming the file and the field."""
+    path = tmp_path / "m.json"
+    model.save(path)
+    data = json.loads(path.read_text())
+    mutate(data)
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError) as info:
+        fastsw.load(path)
+    assert str(info.value).startswith(f"{path}: field {field}: "), str(info.value)
+    assert words in str(info.value)
