@@ -1099,7 +1099,6 @@ _ID_RE = re.compile(r"[0-9]+")
 def cmd_decode(args) -> int:
     lines = _text_lines(args.inputs)
     tok = _load(args.model)
-    n_vocab = tok.n_vocab
     out = _Output()
     flush_each = not args.inputs
     for line, source, number in lines:
@@ -1109,9 +1108,9 @@ def cmd_decode(args) -> int:
                 raise CliError(f"{source} line {number}: {field[:40]!r} is not a token id "
                                "(expected non-negative integers separated by spaces)")
             tid = int(field)
-            if tid >= n_vocab:
-                raise CliError(f"{source} line {number}: token id {tid} is not in this model "
-                               f"(valid ids: 0..{n_vocab - 1})")
+            problem = tok._id_problem(tid)
+            if problem is not None:
+                raise CliError(f"{source} line {number}: {problem}")
             ids.append(tid)
         text = tok.decode(ids)
         if args.jsonl:

@@ -683,7 +683,7 @@ class Tokenizer:
             elif t in self._special_by_id:
                 parts.append(self._special_by_id[t])
             else:
-                raise ValueError(f"token id {t} is not in this model (valid ids: 0..{self.n_vocab - 1})")
+                raise ValueError(self._id_problem(t))
         return b"".join(parts)
 
     def _decoding_bytes(self):
@@ -730,7 +730,20 @@ class Tokenizer:
             return self._token_bytes[t]
         if t in self._special_by_id:
             return self._special_by_id[t]
-        raise KeyError(f"token id {t} is not in this model (valid ids: 0..{self.n_vocab - 1})")
+        raise KeyError(self._id_problem(t))
+
+    def _id_problem(self, t: int) -> Optional[str]:
+        """Why ``t`` is not a token id of this model (None when it is one): beyond the ids, or in the gap
+        between the vocabulary and the special tokens (o200k_base: 199998, 200000..200017)."""
+        n = len(self._token_bytes)
+        if 0 <= t < n or t in self._special_by_id:
+            return None
+        if n <= t < self.n_vocab:
+            specials = sorted(self._special_by_id)
+            shown = ", ".join(map(str, specials[:6])) + (", ..." if len(specials) > 6 else "")
+            return (f"token id {t} is not assigned in this model: the vocabulary is 0..{n - 1} and the special "
+                    f"tokens are {shown}; the ids in between have no token")
+        return f"token id {t} is not in this model (valid ids: 0..{self.n_vocab - 1})"
 
     # -- single tokens (tiktoken and HF names) -----------------------------------
     def encode_single_token(self, text_or_bytes: Union[str, bytes]) -> int:

@@ -276,7 +276,8 @@ def test_each_file_has_its_own_cache_entry(tmp_path, cache_dir):
     before = len(list(cache_dir.iterdir()))
     assert fastsw.Tokenizer.load_tiktoken(path, pattern="o200k").encode("ab") == [256]
     path.write_text(path.read_text().replace(base64.b64encode(b"ab").decode(), base64.b64encode(b"ba").decode()))
-    assert fastsw.Tokenizer.load_tiktoken(path, pattern="o200k").encode("ba") == [256]  # same name, other bytes: other entry
+    # same name, other bytes: other entry
+    assert fastsw.Tokenizer.load_tiktoken(path, pattern="o200k").encode("ba") == [256]
     assert fastsw.Tokenizer.load_tiktoken(path, pattern="o200k").encode("ab") == [97, 98]
     assert len(list(cache_dir.iterdir())) == before + 2
 
@@ -373,3 +374,15 @@ def test_other_rank_files_need_the_pattern(tmp_path):
 def test_a_named_pattern_that_contradicts_a_known_file_is_refused():
     with pytest.raises(ValueError, match="cl100k_base.*pattern='o200k'"):
         fastsw.Tokenizer.load_tiktoken(tv.bpe_openai_rank_file("cl100k_base"), pattern="o200k")
+
+
+def test_decoding_an_unassigned_id_names_the_gap(vocabs):
+    tok = vocabs["o200k"][0]
+    for tid in (199998, 200000, 200017):
+        with pytest.raises(ValueError) as info:
+            tok.decode([tid])
+        message = str(info.value)
+        assert f"token id {tid} is not assigned" in message, message
+        assert "0..199997" in message and "199999" in message and "200018" in message, message
+    with pytest.raises(ValueError, match="token id 200019 is not in this model"):
+        tok.decode([200019])
