@@ -224,6 +224,9 @@ def test_lang_field_bad_lines(tmp_path):
     path.write_text('{"text": "a", "lang": "en"}\n{"text": "b"}\n', encoding="utf-8")
     with pytest.raises(InputError, match=r"x.jsonl line 2: field \"lang\" is missing"):
         fastsw.train(path, lang_field="lang", algo="bpe", vocab_size=300)
+    path.write_text('{"text": "a", "lang": "en"}\n{"text": "b", "lang": ""}\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"x.jsonl line 2: field \"lang\" is empty;"):
+        fastsw.train(path, lang_field="lang", algo="bpe", vocab_size=300)
     plain = tmp_path / "x.txt"
     plain.write_text("a\n", encoding="utf-8")
     with pytest.raises(InputError, match="needs JSON Lines"):
