@@ -532,6 +532,9 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
     # only supermerges need the letter runs (phase 2's candidates); BPE and MinGram work on pretokens alone
     needs_runs = algo not in ("bpe", "mingram")
     form = check_normalize(normalize)
+    if isinstance(special_tokens, (str, bytes)):
+        raise TypeError(f"special_tokens must be a list of strings, e.g. [{special_tokens!r}], not a single "
+                        f"{type(special_tokens).__name__} (its characters would each become a token)")
     special_tokens = list(special_tokens)
     if len(set(special_tokens)) != len(special_tokens) or any(not isinstance(s, str) or not s
                                                               for s in special_tokens):

@@ -271,3 +271,8 @@ def test_str_subclasses_are_text(bpe, sample_docs, kind, backend):
         assert [tok.encode_with_offsets(t, backend=backend, **kw)[0] for t in texts] == want
         assert tok.encode(texts[2], allowed_special="all", backend=backend) == \
             tok.encode(plain[2], allowed_special="all", backend="python")
+
+
+def test_special_tokens_as_one_string_says_to_pass_a_list(sample_docs):
+    with pytest.raises(TypeError, match=r"special_tokens must be a list of strings.*\['<\|endoftext\|>'\]"):
+        fastsw.train(sample_docs[:20], algo="bpe", vocab_size=300, special_tokens="<|endoftext|>")
