@@ -53,6 +53,7 @@ _ESCAPE_RE = re.compile(
     r"\\(?:(?P<simple>[\\nrt0fv])|x(?P<x>[0-9A-Fa-f]{2})|u(?P<u>[0-9A-Fa-f]{4})|U(?P<U>[0-9A-Fa-f]{8})|(?P<bad>.?))",
     re.DOTALL,
 )
+_HEX_ESCAPES = {"x": (2, "two", "\\x04"), "u": (4, "four", "\\u00e9"), "U": (8, "eight", "\\U0001F642")}
 _SIMPLE_ESCAPES = {"\\": "\\", "n": "\n", "r": "\r", "t": "\t", "0": "\0", "f": "\f", "v": "\v"}
 
 
@@ -75,6 +76,10 @@ def parse_escapes(text: str) -> str:
         bad = m.group(0)
         if bad == "\\":
             raise ValueError("a lone backslash at the end; write \\\\ for a backslash")
+        if bad[1:] in _HEX_ESCAPES:
+            n, word, example = _HEX_ESCAPES[bad[1:]]
+            raise ValueError(f"the \\{bad[1]} escape needs {word} hex digits (0-9, a-f), as in {example}; got "
+                             f"{text[m.start():m.start() + 2 + n]!r}")
         raise ValueError(
             f"unknown escape {bad!r}; supported: \\n \\r \\t \\0 \\f \\v \\\\ \\xHH \\uHHHH \\UHHHHHHHH"
         )
@@ -350,7 +355,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--profile", choices=("paper", "hf"), default="paper",
                    help="paper: the paper's reference rules, 243-byte alphabet (default); "
                         "hf: HF tokenizers' BpeTrainer rules, 256-byte alphabet")
-    _add_text_options(p, default=None, note=" (--algo bpe only). With --from-counts the counts' own are used")
+    _add_text_options(p, default=None, note=". none with --algo bpe, parity-bpe or mingram (it makes no words for "
+                                            "supermerges to join); script-v3 with every --algo but parity-bpe. With "
+                                            "--from-counts the counts' own are used")
     p.add_argument("--from-counts", nargs="+", metavar="COUNTS", default=None,
                    help="train from count files written by 'fastsw count' (several are merged) instead of "
                         "INPUT files; gives the same model as training on the counted text")
