@@ -165,9 +165,10 @@ def _check_scheduler(address: str, timeout: float) -> None:
     stage = ["connecting"]
 
     async def ask():
-        scheme, location = parse_address(address)
-        if scheme == "tcp":  # a plain connection first: refused (until the timeout, as Dask's client waits for a
-            host, port = get_address_host_port(address)  # scheduler that is starting) or unroutable: cannot reach
+        # a plain connection first: refused (until the timeout, as Dask's client waits for a scheduler that is
+        # starting) or unroutable is "cannot reach"
+        if parse_address(address)[0] == "tcp":
+            host, port = get_address_host_port(address)
             pause = 0.05
             while True:
                 try:

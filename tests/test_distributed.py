@@ -454,6 +454,13 @@ def test_address_of_a_service_that_is_not_dask_is_a_connection_error(not_dask, t
     assert sorted(os.listdir(tmp_path)) == ["a.jsonl"]
 
 
+def test_a_worker_address_is_not_a_scheduler(client):
+    worker = next(iter(client.scheduler_info()["workers"]))
+    with pytest.raises(ConnectionError, match=f"{worker} is a Dask Worker, not a scheduler"):
+        with distributed.connect(worker, timeout=5):
+            pass
+
+
 def test_ctrl_c_while_connecting_ends_the_process(not_dask, tmp_path):
     shard_file = write_jsonl(tmp_path / "a.jsonl", ["x y"])
     p = _cli("count", shard_file.name, "--scheduler", not_dask.address, "--no-progress", "-o", "c.gz", cwd=tmp_path,
