@@ -338,6 +338,11 @@ def _count_table(path: str, job: dict):
 
     from .notes import OptionWarning
 
+    if not os.path.exists(path):
+        raise ShardError(f"cannot count shard {path}: file not found{_on_worker()}; every worker must be able to "
+                         "read the shards at these paths (a shared file system, or the same files on every machine)")
+    if os.path.isdir(path):
+        raise ShardError(f"cannot count shard {path}: it is a directory{_on_worker()}; give the shard files")
     table = _make_table(Pretokenizer.from_config(job["pretokenizer"]), job["collect_runs"])
     try:
         with warnings.catch_warnings():  # a text_field with plain-text shards: checked by the caller

@@ -348,6 +348,7 @@ def test_shard_the_workers_cannot_see_names_it_and_the_worker(client, tmp_path):
         distributed.count(client, [missing])
     workers = list(client.scheduler_info()["workers"])
     assert str(missing) in str(info.value) and "not found" in str(info.value)
+    assert "every worker must be able to read the shards" in str(info.value)
     assert any(f"on the Dask worker {w}" in str(info.value) for w in workers), (str(info.value), workers)
 
 
