@@ -243,26 +243,29 @@ def is_scheme_name(name) -> bool:
 
 
 def parse_scheme(name: str) -> Scheme:
-    """Parse ``boundary[w]``, ``boundary[w,p]`` or ``boundary[w,p,d]`` with optional ``+caps`` / ``+shift`` /
-    ``+upper``. Anything else is one ``ValueError`` listing the valid names.
+    """Parse ``boundary[w]``, ``boundary[w,p]`` or ``boundary[w,p,d]`` with an optional ``+caps`` / ``+shift`` /
+    ``+upper`` (one of them: ``+caps`` is both codes). Anything else is one ``ValueError`` listing the valid
+    names.
 
         >>> parse_scheme("boundary[w,p,d]+caps").name
         'boundary[w,p,d]+caps'
-        >>> parse_scheme("boundary[w, p]+shift+upper").name
-        'boundary[w,p]+caps'
+        >>> parse_scheme("boundary[w, p]+shift").name
+        'boundary[w,p]+shift'
     """
     m = _BOUNDARY_RE.match(name.strip()) if isinstance(name, str) else None
     kinds = m and m.group(1).replace(" ", "")
     if not m or kinds not in _KINDS:
         raise ValueError(f"unknown pre-tokenizer {name!r}; {_valid_names_message()}")
     punct, digit = _KINDS[kinds]
-    shift = caps = False
-    for flag in filter(None, m.group(2).split("+")):
+    flags = m.group(2).split("+")[1:]
+    for flag in flags:
         if flag not in _CODES:
             raise ValueError(f"unknown flag +{flag} in pre-tokenizer {name!r}; the flags are +caps (both codes), "
                              f"+shift (↑ title case) and +upper (⇑ upper case); {_valid_names_message()}")
-        s, c = _CODES[flag]
-        shift, caps = shift or s, caps or c
+    if len(flags) > 1:
+        raise ValueError(f"pre-tokenizer {name!r} has {len(flags)} flags; a scheme takes one caps flag: +caps (both "
+                         "codes), +shift (↑ title case) or +upper (⇑ upper case)")
+    shift, caps = _CODES[flags[0]] if flags else (False, False)
     return Scheme(punct, digit, shift, caps)
 
 

@@ -53,6 +53,7 @@ _ESCAPE_RE = re.compile(
     r"\\(?:(?P<simple>[\\nrt0fv])|x(?P<x>[0-9A-Fa-f]{2})|u(?P<u>[0-9A-Fa-f]{4})|U(?P<U>[0-9A-Fa-f]{8})|(?P<bad>.?))",
     re.DOTALL,
 )
+_HEX_ESCAPES = {"x": (2, "two", "\\x04"), "u": (4, "four", "\\u00e9"), "U": (8, "eight", "\\U0001F642")}
 _SIMPLE_ESCAPES = {"\\": "\\", "n": "\n", "r": "\r", "t": "\t", "0": "\0", "f": "\f", "v": "\v"}
 
 
@@ -75,6 +76,10 @@ def parse_escapes(text: str) -> str:
         bad = m.group(0)
         if bad == "\\":
             raise ValueError("a lone backslash at the end; write \\\\ for a backslash")
+        if bad[1:] in _HEX_ESCAPES:
+            n, word, example = _HEX_ESCAPES[bad[1:]]
+            raise ValueError(f"the \\{bad[1]} escape needs {word} hex digits (0-9, a-f), as in {example}; got "
+                             f"{text[m.start():m.start() + 2 + n]!r}")
         raise ValueError(
             f"unknown escape {bad!r}; supported: \\n \\r \\t \\0 \\f \\v \\\\ \\xHH \\uHHHH \\UHHHHHHHH"
         )
@@ -350,7 +355,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--profile", choices=("paper", "hf"), default="paper",
                    help="paper: the paper's reference rules, 243-byte alphabet (default); "
                         "hf: HF tokenizers' BpeTrainer rules, 256-byte alphabet")
-    _add_text_options(p, default=None, note=" (--algo bpe only). With --from-counts the counts' own are used")
+    _add_text_options(p, default=None, note=". none with --algo bpe, parity-bpe or mingram (it makes no words for "
+                                            "supermerges to join); script-v3 with every --algo but parity-bpe. With "
+                                            "--from-counts the counts' own are used")
     p.add_argument("--from-counts", nargs="+", metavar="COUNTS", default=None,
                    help="train from count files written by 'fastsw count' (several are merged) instead of "
                         "INPUT files; gives the same model as training on the counted text")
@@ -753,13 +760,24 @@ def _load(path: str):
     return Tokenizer.load(path)
 
 
-def _check_output_path(path: str) -> None:
-    """Fail before any corpus is read on an -o that the writer would refuse (the rule is model_io's)."""
-    from .files import resolve_output_path
+def _input_paths(args) -> List[str]:
+    """Every file the command reads: INPUT, --lang, --from-counts and --dev paths."""
+    paths = list(args.inputs or ())
+    paths += getattr(args, "from_counts", None) or ()
+    paths += [path for _, path in (args.langs or ())]
+    paths += [path for _, path in (getattr(args, "devs", None) or ())]
+    return paths
+
+
+def _check_output_path(path: str, args) -> None:
+    """Fail before any corpus is read on an -o that the writer would refuse (the rule is model_io's), or that
+    is one of the files the command reads."""
+    from .files import check_not_an_input, resolve_output_path
 
     if not path:
         raise CliError("-o/--output must not be empty")
     resolve_output_path(path)
+    check_not_an_input(path, _input_paths(args))
 
 
 def _check_train_options(args) -> None:
@@ -826,7 +844,7 @@ def _check_train_options(args) -> None:
             raise CliError("give either INPUT files or --from-counts COUNTS, not both")
         if args.workers is not None:
             raise CliError("--workers applies to counting INPUT files; with --from-counts nothing is counted")
-    _check_output_path(args.output)
+    _check_output_path(args.output, args)
 
 
 def _language_args(args, *, weights: bool) -> dict:
@@ -1002,7 +1020,7 @@ def cmd_count(args) -> int:
     from .progress import Progress
     from .readers import iter_documents
 
-    _check_output_path(args.output)
+    _check_output_path(args.output, args)
     languages = _language_args(args, weights=False)
     if not args.inputs and not languages:
         raise CliError("give INPUT files to count, or --lang LANG=PATH (repeatable)")
@@ -1227,7 +1245,6 @@ _ID_RE = re.compile(r"[0-9]+")
 def cmd_decode(args) -> int:
     lines = _text_lines(args.inputs)
     tok = _load(args.model)
-    n_vocab = tok.n_vocab
     out = _Output()
     flush_each = not args.inputs
     for line, source, number in lines:
@@ -1237,9 +1254,9 @@ def cmd_decode(args) -> int:
                 raise CliError(f"{source} line {number}: {field[:40]!r} is not a token id "
                                "(expected non-negative integers separated by spaces)")
             tid = int(field)
-            if tid >= n_vocab:
-                raise CliError(f"{source} line {number}: token id {tid} is not in this model "
-                               f"(valid ids: 0..{n_vocab - 1})")
+            problem = tok._id_problem(tid)
+            if problem is not None:
+                raise CliError(f"{source} line {number}: {problem}")
             ids.append(tid)
         text = tok.decode(ids)
         if args.jsonl:

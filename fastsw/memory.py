@@ -9,7 +9,7 @@ to do -- instead of letting the machine swap or the kernel kill the process. Cou
 
 The memory that can still be got is the smallest of: ``MemAvailable`` (Linux ``/proc/meminfo``), the cgroup's
 ``memory.max`` minus its ``memory.current``, the address-space limit (``RLIMIT_AS``) minus the address space in
-use, and ``FASTSW_MEMORY_LIMIT`` (bytes, suffixes K/M/G allowed) minus the resident set. Where none of these is
+use, and ``FASTSW_MEMORY_LIMIT`` (bytes, suffixes K/M/G/T allowed) minus the resident set. Where none of these is
 known (not Linux), nothing is checked.
 
 Design notes: see docs/internals.md, section "Memory budget": how the bytes per entry below were measured.
@@ -38,11 +38,15 @@ class MemoryLimitError(MemoryError, ValueError):
     as one ``fastsw: error:`` line (exit status 2)."""
 
 
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}
+
+
 def _parse_bytes(text: str) -> Optional[int]:
-    m = re.fullmatch(r"\s*([0-9.]+)\s*([kKmMgG]?)[bB]?\s*", text)
+    """Bytes of a size such as ``500M``, ``8G``, ``1.5T`` (binary units; a trailing B optional)."""
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([kKmMgGtTpP]?)[bB]?\s*", text)
     if not m:
         return None
-    return int(float(m.group(1)) * {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[m.group(2).lower()])
+    return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
 
 
 def _status_kb(field: str) -> Optional[int]:
@@ -87,13 +91,21 @@ def available_memory() -> Optional[int]:
     if env:
         cap, rss = _parse_bytes(env), _status_kb("VmRSS")
         if cap is None:
-            raise ValueError(f"FASTSW_MEMORY_LIMIT={env!r} is not a size; give bytes, e.g. 8G or 500M")
+            raise ValueError(f"FASTSW_MEMORY_LIMIT={env!r} is not a size; give bytes, e.g. 8G, 500M or 1T")
         limits.append(cap - (rss or 0))
     return max(0, min(limits)) if limits else None
 
 
 def _gb(n: float) -> str:
-    return f"{n / 1e9:.2f} GB"
+    """A size in the unit that shows it best: ``0 bytes``, ``512 bytes``, ``2.00 kB``, ``126 MB``, ``3.20 GB``
+    (three significant digits; decimal units)."""
+    if n < 1000:
+        return f"{int(n)} bytes"
+    for unit in ("kB", "MB", "GB", "TB"):
+        n /= 1000
+        if n < 1000 or unit == "TB":
+            break
+    return f"{n:,.0f} {unit}" if n >= 100 else f"{n:.1f} {unit}" if n >= 10 else f"{n:.2f} {unit}"
 
 
 def check_memory(stage: str, need: int, what: str, advice: str) -> None:

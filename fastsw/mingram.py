@@ -47,6 +47,8 @@ from .tokenizer import MODEL_CLASSES, Tokenizer
 
 #: The score an atomic token with lp = -inf gets in a :class:`MinGramTokenizer` (MINGRAM.md 2.3, M:112-114).
 LOG_PROB_FLOOR = -100.0
+#: The largest BPE seed (merges) an overshoot may ask for: fastsw's largest vocabulary, 2**63-1.
+MAX_SEED_MERGES = (1 << 63) - 1
 #: MINGRAM.md 1.9 defaults. ``overshoot`` is the code default; the seed paper's grids used 1.15.
 DEFAULTS = {"overshoot": 1.1, "em_iterations": 2, "score_delta": 1e-5, "prune_criterion": "usage_count"}
 PAPER_OVERSHOOT = 1.15
@@ -70,6 +72,10 @@ def check_mingram_options(overshoot, em_iterations, score_delta, prune_criterion
             raise ValueError(f"overshoot={overshoot} is below 1: the BPE seed would be smaller than the target and "
                              "MinGram only removes tokens; use overshoot >= 1 (API default 1.1, the seed paper's "
                              "grids 1.15)")
+        if overshoot > MAX_SEED_MERGES:
+            raise ValueError(f"overshoot={overshoot!r} asks for a BPE seed beyond 2**63-1 merges, the largest fastsw "
+                             "trains; use a small factor such as 1.1 or 1.15 (a seed larger than the corpus can "
+                             "reach stops when pairs run out)")
         out["overshoot"] = float(overshoot)
     if em_iterations is not None:
         if isinstance(em_iterations, bool) or not isinstance(em_iterations, (int, np.integer)) or em_iterations < 1:
@@ -737,10 +743,16 @@ def mingram_from_data(path, data: dict) -> dict:
         pretokenizer = Pretokenizer.from_config(data["pretokenizer"])
     except (ValueError, TypeError, KeyError) as e:
         raise ValueError(f"{path}: invalid model file: {e}") from e
+    score_delta = data.get("score_delta", DEFAULTS["score_delta"])
+    try:
+        check_mingram_options(None, None, score_delta, None)
+    except ValueError as e:
+        raise bad("score_delta", str(e)) from None
     tokens_in = data["tokens"]
     if not isinstance(tokens_in, list):
         raise bad("tokens", "must be an array of {id, hex, log_prob}")
     tokens, lps, seeds = [], [], []
+    first_of: dict = {}  # a token's atoms -> its id: each token once
     for i, rec in enumerate(tokens_in):
         if not isinstance(rec, dict) or rec.get("id") != i:
             raise bad(f"tokens[{i}]", f"must be an object with id {i} (tokens are stored in id order)")
@@ -755,12 +767,19 @@ def mingram_from_data(path, data: dict) -> dict:
             atoms = [alphabet.id_of_byte(b) for b in tb]
         else:
             raise bad(f"tokens[{i}]", "needs atoms (the atomic ids) for a non-byte alphabet")
+        try:
+            first = first_of.setdefault(tuple(atoms), i)
+        except TypeError:
+            raise bad(f"tokens[{i}]", f"atoms must be an array of atomic ids, not {atoms!r:.60}") from None
+        if first != i:
+            raise bad(f"tokens[{i}]", f"has the same bytes as tokens[{first}] ({tb!r:.60}); a MinGram vocabulary "
+                                      "holds each token once, so the file was damaged or edited")
         tokens.append(atoms)
         lps.append(lp)
         seeds.append(rec.get("seed_id", i))
     kwargs = {"alphabet": alphabet, "tokens": tokens, "log_probs": lps, "seed_ids": seeds,
               "pretokenizer": pretokenizer, "profile": data["profile"],
-              "score_delta": data.get("score_delta", DEFAULTS["score_delta"]),
+              "score_delta": score_delta,
               "special_tokens": data.get("special_tokens", {}), "training_info": data.get("training", {})}
     if data.get("normalize") is not None:
         kwargs["normalize"] = data["normalize"]

@@ -316,7 +316,8 @@ def _jsonl_documents(path: str, gz: bool, text_field: str, lang_field: str | Non
             if not isinstance(lang, str) or not lang:
                 raise InputError(
                     f"{path} line {lineno}: field {json.dumps(lang_field)} "
-                    f"{'is missing' if lang is None else 'is ' + _json_kind(lang)}; with --lang-field "
+                    f"{'is missing' if lang is None else 'is empty' if lang == '' else 'is ' + _json_kind(lang)}; "
+                    "with --lang-field "
                     "(lang_field= in Python) every line must name its language as a non-empty string"
                 )
             yield lang, text

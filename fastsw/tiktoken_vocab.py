@@ -47,7 +47,7 @@ from .tokenizer import Tokenizer
 
 __all__ = ["TiktokenTokenizer", "load_tiktoken", "from_tiktoken", "read_rank_file", "check_ranks",
            "two_way_splits", "PATTERNS", "SPECIAL_TOKENS", "CL100K_PATTERN", "O200K_PATTERN",
-           "bpe_openai_rank_file", "cache_dir"]
+           "bpe_openai_rank_file", "cache_dir", "KNOWN_RANK_FILES"]
 
 #: tiktoken's o200k_base pattern: fastsw's GPT-4o pattern, the same string.
 O200K_PATTERN = GPT4O_PATTERN
@@ -58,6 +58,12 @@ SPECIAL_TOKENS = {
     "o200k": {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
     "cl100k": {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
                "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276},
+}
+#: OpenAI's rank files that fastsw knows, by the SHA-256 of their (uncompressed) content -- the hashes
+#: tiktoken_ext.openai_public checks -- with the name of their pattern and special tokens.
+KNOWN_RANK_FILES = {
+    "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d": "o200k",
+    "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7": "cl100k",
 }
 _CACHE_VERSION = 1
 
@@ -389,28 +395,54 @@ def _resolve_pattern(pattern: str) -> Tuple[str, Optional[str]]:
     return pattern, None
 
 
-def load_tiktoken(path, pattern: str = "o200k", special_tokens: Optional[Mapping[str, int]] = None, *,
+def _known_file(raw: bytes) -> Optional[str]:
+    """The pattern name of one of OpenAI's rank files (:data:`KNOWN_RANK_FILES`), else None."""
+    data = raw
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(raw)
+        except (OSError, EOFError):
+            return None  # _parse says what is wrong with it
+    return KNOWN_RANK_FILES.get(hashlib.sha256(data).hexdigest())
+
+
+def load_tiktoken(path, pattern: Optional[str] = None, special_tokens: Optional[Mapping[str, int]] = None, *,
                   backend: str = "auto", cache: bool = True) -> TiktokenTokenizer:
     """A tokenizer for a ``.tiktoken`` rank file (``base64(token) rank`` per line; gzip accepted),
     with tiktoken's ids.
 
-    ``pattern``: ``"o200k"`` (GPT-4o), ``"cl100k"`` (GPT-4) or a regular expression.
-    ``special_tokens``: ``{text: id}``; None gives the named pattern's own (o200k:
+    ``pattern``: ``"o200k"`` (GPT-4o), ``"cl100k"`` (GPT-4) or a regular expression. It may be left out
+    for OpenAI's own o200k_base and cl100k_base files, which are recognised by their content (SHA-256,
+    whatever the file is called); any other file needs it. A named pattern that is not the known file's
+    own is refused.
+    ``special_tokens``: ``{text: id}``; None gives the encoding's own (o200k_base:
     ``<|endoftext|>`` 199999 and ``<|endofprompt|>`` 200018), none for a custom regex; ``{}`` for none.
     ``cache``: keep the expensive tables in :func:`cache_dir` (keyed by the file's SHA-256).
 
     >>> import fastsw
     >>> from fastsw.tiktoken_vocab import bpe_openai_rank_file
-    >>> enc = fastsw.Tokenizer.load_tiktoken(bpe_openai_rank_file("o200k_base"), pattern="o200k")
-    >>> enc.decode(enc.encode("hello world"))
-    'hello world'
+    >>> enc = fastsw.Tokenizer.load_tiktoken(bpe_openai_rank_file("cl100k_base"))
+    >>> enc.encode("<|endoftext|>", allowed_special="all"), enc.n_vocab
+    ([100257], 100277)
     """
-    regex_, name = _resolve_pattern(pattern)
     path = Path(path)
     try:
         raw = path.read_bytes()
     except OSError as e:
         raise ValueError(f"cannot read the rank file {str(path)!r}: {e.strerror or e}") from None
+    known = _known_file(raw)
+    if pattern is None:
+        if known is None:
+            raise ValueError(f"{path}: pattern= is required for this rank file: it is not one of OpenAI's files "
+                             "that fastsw recognises by their content (o200k_base, cl100k_base); pass "
+                             "pattern='o200k', 'cl100k' or the regular expression the vocabulary was trained with")
+        pattern = known
+    regex_, name = _resolve_pattern(pattern)
+    if known is not None and name is not None and name != known:
+        raise ValueError(f"{path} is OpenAI's {known}_base, but pattern={pattern!r} is {name}_base's; leave "
+                         f"pattern out (or pass {known!r}) for {known}_base's ids")
+    if known is not None:
+        name = known
     source = hashlib.sha256(raw).hexdigest()
     tokens, splits = _cached_tables(source, lambda: _parse(raw, str(path)), cache)
     if special_tokens is None:

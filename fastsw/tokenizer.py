@@ -341,6 +341,12 @@ class Tokenizer:
         return FastEncoder
 
     @staticmethod
+    def _plain(text):
+        """A ``str`` subclass (``numpy.str_``, which ``np.array(texts)`` holds, or any other) as the plain ``str``
+        it holds, so that both paths take it; anything else is returned unchanged (and refused by the checks)."""
+        return str.__str__(text) if isinstance(text, str) and type(text) is not str else text
+
+    @staticmethod
     def _check_type(text) -> None:
         if not isinstance(text, str):
             raise TypeError(f"encode expects str, got {type(text).__name__}")
@@ -416,6 +422,7 @@ class Tokenizer:
         ``backend``: ``"python"`` (the reference), ``"numba"`` or ``"auto"``; None
         uses the tokenizer's ``backend`` attribute. All give the same ids.
         """
+        text = self._plain(text)
         if self.normalize is not None and isinstance(text, str):
             text = normalize_text(text, self.normalize)
         if self._resolve_backend(backend) == "numba":
@@ -452,6 +459,7 @@ class Tokenizer:
         ``backend`` as in :meth:`encode_ordinary`. With ``normalize`` set, the text is
         normalized first and special tokens are found in the normalized text.
         """
+        text = self._plain(text)
         if self.normalize is not None and isinstance(text, str):
             text = normalize_text(text, self.normalize)
         check, split = self._special_plan(allowed_special, disallowed_special)
@@ -553,7 +561,7 @@ class Tokenizer:
         if isinstance(texts, (str, bytes, bytearray)):
             raise TypeError(f"{method} expects a list of str, got a single {type(texts).__name__}; "
                             "wrap one text as [text]")
-        texts = list(texts)
+        texts = [self._plain(t) for t in texts]
         for i, t in enumerate(texts):
             if not isinstance(t, str):
                 raise TypeError(f"{method} expects a list of str, but texts[{i}] is {type(t).__name__}")
@@ -682,7 +690,7 @@ class Tokenizer:
             elif t in self._special_by_id:
                 parts.append(self._special_by_id[t])
             else:
-                raise ValueError(f"token id {t} is not in this model (valid ids: 0..{self.n_vocab - 1})")
+                raise ValueError(self._id_problem(t))
         return b"".join(parts)
 
     def _decoding_bytes(self):
@@ -729,7 +737,20 @@ class Tokenizer:
             return self._token_bytes[t]
         if t in self._special_by_id:
             return self._special_by_id[t]
-        raise KeyError(f"token id {t} is not in this model (valid ids: 0..{self.n_vocab - 1})")
+        raise KeyError(self._id_problem(t))
+
+    def _id_problem(self, t: int) -> Optional[str]:
+        """Why ``t`` is not a token id of this model (None when it is one): beyond the ids, or in the gap
+        between the vocabulary and the special tokens (o200k_base: 199998, 200000..200017)."""
+        n = len(self._token_bytes)
+        if 0 <= t < n or t in self._special_by_id:
+            return None
+        if n <= t < self.n_vocab:
+            specials = sorted(self._special_by_id)
+            shown = ", ".join(map(str, specials[:6])) + (", ..." if len(specials) > 6 else "")
+            return (f"token id {t} is not assigned in this model: the vocabulary is 0..{n - 1} and the special "
+                    f"tokens are {shown}; the ids in between have no token")
+        return f"token id {t} is not in this model (valid ids: 0..{self.n_vocab - 1})"
 
     # -- single tokens (tiktoken and HF names) -----------------------------------
     def encode_single_token(self, text_or_bytes: Union[str, bytes]) -> int:

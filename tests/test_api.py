@@ -238,3 +238,41 @@ def test_offsets_and_round_trip_properties(request, model, text):
     assert tok.decode_batch(tok.encode_batch([text, text[::-1]], disallowed_special=())) == [text, text[::-1]]
     if model == "bpe":
         assert offsets == request.getfixturevalue("tt").decode_with_offsets(ids)[1]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("kind", ["bpe", "boundless", "tiktoken"])
+def test_str_subclasses_are_text(bpe, sample_docs, kind, backend):
+    """numpy.str_ (what np.array(texts) holds) and other str subclasses encode as their plain str, on both paths,
+    through every encode entry point, small texts (the cached shortcut) and long ones."""
+    if kind == "bpe":
+        tok = bpe
+    elif kind == "boundless":
+        tok = fastsw.train(sample_docs[:200], algo="boundless", vocab_size=400)
+    else:
+        from fastsw.tiktoken_vocab import bpe_openai_rank_file
+        tok = fastsw.Tokenizer.load_tiktoken(bpe_openai_rank_file("o200k_base"))
+
+    class Text(str):
+        pass
+
+    plain = [sample_docs[0][:40], sample_docs[1], "a<s>b"]
+    for texts in (list(np.array(plain)), [Text(t) for t in plain]):
+        assert type(texts[0]) is not str
+        kw = {"disallowed_special": ()}
+        want = [tok.encode(t, backend="python", **kw) for t in plain]
+        assert [tok.encode(t, backend=backend, **kw) for t in texts] == want
+        assert [tok.encode_ordinary(t, backend=backend) for t in texts] == want
+        assert tok.encode_batch(texts, backend=backend, **kw) == want
+        assert tok.encode_batch(np.array(plain), backend=backend, **kw) == want
+        assert tok.encode_ordinary_batch(texts, backend=backend) == want
+        ids, offsets = tok.encode_to_numpy(texts, backend=backend, **kw)
+        assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == want
+        assert [tok.encode_with_offsets(t, backend=backend, **kw)[0] for t in texts] == want
+        assert tok.encode(texts[2], allowed_special="all", backend=backend) == \
+            tok.encode(plain[2], allowed_special="all", backend="python")
+
+
+def test_special_tokens_as_one_string_says_to_pass_a_list(sample_docs):
+    with pytest.raises(TypeError, match=r"special_tokens must be a list of strings.*\['<\|endoftext\|>'\]"):
+        fastsw.train(sample_docs[:20], algo="bpe", vocab_size=300, special_tokens="<|endoftext|>")

@@ -587,3 +587,13 @@ def test_eval_reports_duplication(marker_models):
 
 def test_atom_bytes_spelling():
     assert atom_bytes(S + M + "ab" + M) == b"\xf9\xf8ab\xf8"
+
+
+@pytest.mark.parametrize("name", ["boundary[w]+shift+upper", "boundary[w,p]+caps+caps", "boundary[w]+upper+shift",
+                                  "boundary[w,p,d]+caps+shift"])
+def test_a_scheme_takes_one_caps_flag(name):
+    """One rule: at most one of +caps (both codes), +shift, +upper; two flags were read as +caps silently."""
+    with pytest.raises(ValueError, match=r"one caps flag.*\+caps"):
+        fastsw.boundary.parse_scheme(name)
+    with pytest.raises(ValueError, match="one caps flag"):
+        fastsw.train(["Hello World"], algo="bpe", vocab_size=300, pretokenizer=name)

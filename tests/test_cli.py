@@ -163,6 +163,22 @@ def test_parse_escapes():
     for bad in (r"\q", "end\\", r"\x4", r"\U00110000"):
         with pytest.raises(ValueError):
             cli.parse_escapes(bad)
+    for bad, digits in ((r"\x4", "two"), (r"a\xg1", "two"), (r"\u12", "four"), (r"\U0001F6", "eight")):
+        with pytest.raises(ValueError, match=rf"needs {digits} hex digits"):
+            cli.parse_escapes(bad)
+
+
+def test_separator_with_a_short_hex_escape_is_one_clear_error(tmp_path, capsys):
+    code, _, err = run(capsys, "train", "x.txt", "--separator", r"\x4", "-o", tmp_path / "m.json")
+    assert_error(code, err, "--separator", "\\x escape needs two hex digits")
+
+
+def test_train_help_says_which_algos_each_pretokenizer_goes_with(capsys):
+    assert cli.main(["train", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "(--algo bpe only)" not in text
+    assert "script-v3 with every --algo but parity-bpe" in text, text
+    assert "none with --algo bpe, parity-bpe or mingram" in text, text
 
 
 # ---- inspect / pretokenize ---------------------------------------------------------------------------------------

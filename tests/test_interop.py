@@ -1,6 +1,7 @@
 """Interop: the authors' model format, tiktoken / HF exports, and the
 merge-rule vs rank-table conflict detector (SPEC sections 7 and 11)."""
 import json
+import warnings
 
 import pytest
 import tiktoken
@@ -374,3 +375,48 @@ def test_exports_carry_normalization_and_the_none_pretokenizer(tmp_path):
     nfc = fastsw.train(docs, algo="bpe", vocab_size=260, normalize="nfc", pretokenizer="simple")
     with pytest.raises(ValueError, match="normalizes text to NFC"):
         nfc.to_tiktoken()
+
+
+EXPORTS = ("save_paper", "save_hf", "save_tiktoken", "to_tiktoken", "merge_conflicts")
+
+
+def _run_export(tok, name, tmp_path):
+    method = getattr(tok, name)
+    return method() if name in ("to_tiktoken", "merge_conflicts") else method(tmp_path / f"out.{name}")
+
+
+@pytest.fixture(scope="module")
+def export_models():
+    from fastsw.tiktoken_vocab import bpe_openai_rank_file
+    docs = ["the cat sat on the mat", "the dog sat on the log", "a cat and a dog"] * 10
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return {
+            "bpe": fastsw.train(docs, algo="bpe", vocab_size=260, pretokenizer="simple"),
+            "boundless": fastsw.train(docs, algo="boundless", vocab_size=260),
+            "mingram": fastsw.train(docs, algo="mingram", vocab_size=260),
+            "chars": fastsw.train(docs, algo="bpe", vocab_size=30, profile="hf", alphabet="chars"),
+            "tiktoken": fastsw.Tokenizer.load_tiktoken(bpe_openai_rank_file("cl100k_base")),
+        }
+
+
+@pytest.mark.parametrize("kind, supported", [
+    ("bpe", EXPORTS),
+    ("boundless", ("save_paper", "save_hf", "merge_conflicts")),
+    ("mingram", ("save_hf",)),
+    ("chars", ("merge_conflicts",)),
+    ("tiktoken", ("save_tiktoken", "to_tiktoken")),
+])
+def test_each_export_works_or_says_which_exports_the_model_supports(export_models, kind, supported, tmp_path):
+    tok = export_models[kind]
+    assert interop.supported_exports(tok) == list(supported)
+    for name in EXPORTS:
+        if name in supported:
+            _run_export(tok, name, tmp_path)
+            continue
+        with pytest.raises(ValueError) as info:
+            _run_export(tok, name, tmp_path)
+        message = str(info.value)
+        listed = ", ".join(supported)
+        assert message.endswith(f"this model supports {listed}"), (kind, name, message)
+        assert not (tmp_path / f"out.{name}").exists()
