@@ -1022,7 +1022,7 @@ def _print_summary(tok, output: str, elapsed: float) -> None:
 
 
 # cmd_encode hands INPUT documents to the encoder in batches of at most this many documents or characters
-# (one encode_to_numpy call each instead of one encode per line: ~8 us of set-up per call).
+# (one encode_batch_to_numpy call each instead of one encode per line: ~8 us of set-up per call).
 ENCODE_BATCH_DOCS = 4096
 ENCODE_BATCH_CHARS = 1 << 20
 
@@ -1066,7 +1066,7 @@ def cmd_encode(args) -> int:
     first = 1
     for batch in _batches(documents):
         try:
-            ids, offsets = tok.encode_to_numpy(batch, disallowed_special=())
+            ids, offsets = tok.encode_batch_to_numpy(batch, disallowed_special=())
         except ValueError:
             for number, doc in enumerate(batch, first):  # name the document
                 try:

@@ -45,7 +45,7 @@ from .pretokenize import DEFAULT_SCRIPT_SPECIFIC_SCRIPTS, Pretokenizer
 from .tokenizer import Tokenizer, rendered_vocab
 
 __all__ = ["load_paper_model", "save_paper_model", "to_tiktoken", "write_tiktoken_ranks", "tiktoken_ranks",
-           "save_hf", "hf_tokenizer_json", "verify_export", "merge_conflicts", "rank_table_encode"]
+           "save_hf", "hf_tokenizer_json", "from_file", "verify_export", "merge_conflicts", "rank_table_encode"]
 
 _KINDS = {"word": "bpe", "boundless": "boundless", "superbpe": "superbpe"}
 _KIND_OF_ALGO = {v: k for k, v in _KINDS.items()}
@@ -428,15 +428,16 @@ def tiktoken_ranks(tok, *, drop_duplicates: bool = False) -> Dict[bytes, int]:
 
 
 def _check_simple(tok, allow_approximate: bool, target: str) -> None:
-    if tok.normalize is not None and not allow_approximate:
-        raise ValueError(f"this model normalizes text to {tok.normalize.upper()} before encoding; {target} has no "
-                         "normalizer. Normalize the text yourself, or pass allow_approximate=True to export anyway "
-                         "(then check with verify_export)")
-    if tok.pretokenizer.mode not in ("simple", "none") and not allow_approximate:
-        raise ValueError(
-            f"this model pre-tokenizes in {tok.pretokenizer.mode!r} mode (script chunking before the regex); "
-            f"{target} applies one regex to the whole text and cannot express script chunking. Pass "
-            "allow_approximate=True to export the main regex anyway (then check with verify_export)")
+    """Refuse an export to ``target`` (one regex over the whole text, no normalizer) that would not be exact."""
+    reasons = []
+    if tok.normalize is not None:
+        reasons.append(f"this model normalizes text to {tok.normalize.upper()} before encoding and {target} has "
+                       "no normalizer (normalize the text yourself)")
+    if tok.pretokenizer.mode not in ("simple", "none"):
+        reasons.append(f"this model pre-tokenizes in {tok.pretokenizer.mode!r} mode (script chunking before the "
+                       f"regex); {target} applies one regex to the whole text and cannot express script chunking")
+    if reasons and not allow_approximate:
+        raise approximate_error(f"a {target} encoding of this model", reasons)
 
 
 def _export_pattern(tok) -> str:
@@ -654,7 +655,29 @@ def hf_unigram_json(tok) -> dict:
     }
 
 
-def save_hf(tok, path, *, ignore_merges: Optional[bool] = None) -> dict:
+def hf_export_losses(tok) -> List[str]:
+    """What an HF ``tokenizer.json`` of ``tok`` cannot express (empty: the export is exact)."""
+    reasons = []
+    if tok.pretokenizer.mode not in ("simple", "none"):
+        reasons.append(f"pre-tokenizer mode {tok.pretokenizer.mode!r}: script chunking is not expressible (HF "
+                       "splits the whole text with the main regex)")
+    if tok.algo == "mingram":
+        reasons.extend(MINGRAM_HF_REASONS)
+    elif tok.algo != "bpe":
+        reasons.append(f"{tok.algo} model: its {tok.n_super} supermerges are not expressible (their tokens stay in "
+                       "the vocabulary but are never produced)")
+    if tok.algo != "mingram" and duplicate_tokens(tok):
+        reasons.append("some byte strings belong to several tokens; only the smallest id is kept")
+    return reasons
+
+
+def approximate_error(target: str, reasons: List[str]) -> ValueError:
+    """The error of an export or import that would not be exact: what would be lost, and how to ask anyway."""
+    return ValueError(f"{target} would not be exact: " + "; ".join(reasons) + ". Pass allow_approximate=True to "
+                      "get the closest approximation anyway (then measure it with verify_export)")
+
+
+def save_hf(tok, path, *, ignore_merges: Optional[bool] = None, allow_approximate: bool = False) -> dict:
     """Write an HF ``tokenizer.json`` (loadable by ``tokenizers.Tokenizer.from_file``).
 
     BPE model: vocab = GPT-2 rendered token -> fastsw id (plus the bytes missing
@@ -663,25 +686,63 @@ def save_hf(tok, path, *, ignore_merges: Optional[bool] = None) -> dict:
     ByteLevel(no prefix space, no regex); decoder ByteLevel; special tokens as
     added tokens with their ids. ``ignore_merges`` (whole-piece vocab lookup)
     defaults to True exactly when :func:`merge_conflicts` finds no unreachable or
-    duplicate token (then it is only faster).
+    duplicate token (then it is only faster). A MinGram model is written as an HF
+    ``Unigram`` model.
 
-    Exact for plain BPE in ``simple`` mode. Otherwise this is the best
-    approximation (no script chunking; supermerges dropped, their tokens kept in
-    the vocab so ids still decode); check it with :func:`verify_export`.
-    Returns a dict describing what is exact: ``{"exact": bool, "reasons": [...]}``.
+    Exact for plain BPE in ``simple`` (or ``none``) mode. Any other model is refused
+    with a ``ValueError`` saying what the file would lose (script chunking,
+    supermerges, MinGram's tie rule, duplicate tokens), unless ``allow_approximate=True``:
+    then the best approximation is written (no script chunking; supermerges dropped,
+    their tokens kept in the vocab so ids still decode); check it with :func:`verify_export`.
+    Returns ``{"exact": bool, "reasons": [what is not exact]}``.
     """
-    data = hf_tokenizer_json(tok, ignore_merges=ignore_merges)
+    data = hf_tokenizer_json(tok, ignore_merges=ignore_merges)  # refuses what HF cannot hold at all first
+    reasons = hf_export_losses(tok)
+    if reasons and not allow_approximate:
+        raise approximate_error("an HF tokenizer.json of this model", reasons)
     atomic_write_text(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
-    reasons = []
-    if tok.pretokenizer.mode not in ("simple", "none"):
-        reasons.append(f"pre-tokenizer mode {tok.pretokenizer.mode!r}: script chunking is not expressible")
-    if tok.algo == "mingram":
-        reasons.extend(MINGRAM_HF_REASONS)
-    elif tok.algo != "bpe":
-        reasons.append(f"{tok.algo} model: supermerges are not expressible")
-    if duplicate_tokens(tok):
-        reasons.append("some byte strings belong to several tokens; only the smallest id is kept")
     return {"exact": not reasons, "reasons": reasons}
+
+
+def from_file(path, *, pattern: str = "o200k", special_tokens=None):
+    """Load any model file fastsw reads, by its content (HF's name): a fastsw model
+    (:meth:`Tokenizer.save`), the authors' text format (``BoundlessBPE v2 ...``,
+    :func:`load_paper_model`) or a ``.tiktoken`` rank file, optionally gzip-compressed
+    (:meth:`Tokenizer.load_tiktoken` with ``pattern`` and ``special_tokens``).
+
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "model.json"
+    >>> tok.save(path)
+    >>> fastsw.Tokenizer.from_file(path).encode("hello world") == tok.encode("hello world")
+    True
+    """
+    import zlib
+
+    path = Path(path)
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except FileNotFoundError:
+        raise ValueError(f"{path}: model file not found") from None
+    except OSError as e:
+        raise ValueError(f"{path}: cannot read model file ({e.strerror or e})") from None
+    if head[:2] == b"\x1f\x8b":  # a gzip-compressed rank file
+        try:
+            head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, 4096)
+        except zlib.error:
+            head = b""
+    start = head.lstrip()
+    if start.startswith(b"{"):
+        return Tokenizer.load(path)
+    if start.startswith(b"BoundlessBPE"):
+        return load_paper_model(path)
+    first = start.split(b"\n", 1)[0].split()
+    if len(first) == 2 and first[1].isdigit():
+        from .tiktoken_vocab import load_tiktoken
+        return load_tiktoken(path, pattern=pattern, special_tokens=special_tokens)
+    raise ValueError(f"{path}: not a model file fastsw can load: expected a fastsw model (JSON), the authors' "
+                     "format (first line 'BoundlessBPE v2 KIND') or a .tiktoken rank file ('base64-token rank' "
+                     "lines)")
 
 
 # ---------------------------------------------------------------------------
@@ -765,4 +826,5 @@ for _name, _func in (("save_paper", save_paper_model), ("to_tiktoken", to_tiktok
                      ("save_tiktoken", write_tiktoken_ranks), ("verify_export", verify_export),
                      ("merge_conflicts", merge_conflicts)):
     setattr(Tokenizer, _name, _alias(_name, _func))
+Tokenizer.from_file = staticmethod(from_file)
 Tokenizer.load_paper = classmethod(_alias("load_paper", load_paper_model, lambda cls, path: load_paper_model(path)))

@@ -612,7 +612,7 @@ def train_from_seed(counts, alphabet: Alphabet, pretokenizer: Pretokenizer, prof
 class MinGramTokenizer(Tokenizer):
     """A MinGram model: tokens (atomic sequences) with log-probabilities, encoded per pretoken by the
     minimum-token-count program. The same encoding and decoding API as a BPE :class:`fastsw.Tokenizer`
-    (``encode``, ``encode_ordinary``, ``encode_batch``, ``encode_to_numpy``, ``encode_with_offsets``,
+    (``encode``, ``encode_ordinary``, ``encode_batch``, ``encode_to_numpy``, ``encode_batch_to_numpy``, ``encode_with_offsets``,
     ``decode``, ``decode_bytes``, ``get_vocab``, ``save``, ...); ``merges`` is empty and ``log_probs`` holds
     the scores by id (-inf floored at -100, see the module's design notes).
 

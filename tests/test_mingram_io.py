@@ -56,7 +56,9 @@ def test_model_file_must_cover_the_alphabet(model, tmp_path):
 
 
 def test_hf_export_is_approximate_and_verified(model, docs, tmp_path):
-    report = model.save_hf(tmp_path / "tokenizer.json")
+    with pytest.raises(ValueError, match="Unigram breaks exact score ties.*allow_approximate=True"):
+        model.save_hf(tmp_path / "tokenizer.json")
+    report = model.save_hf(tmp_path / "tokenizer.json", allow_approximate=True)
     assert not report["exact"] and all(r in report["reasons"] for r in MINGRAM_HF_REASONS)
     hf = json.loads((tmp_path / "tokenizer.json").read_text())
     assert hf["model"]["type"] == "Unigram"

@@ -87,7 +87,7 @@ def test_none_encode_decode_and_backends_agree(multilingual_docs):
     assert fast == tok.encode_batch(texts, backend="python")
     assert fast == [tok.encode(t, backend="numba") for t in texts] == [tok.encode(t, backend="python") for t in texts]
     assert [tok.decode(ids) for ids in fast] == texts
-    ids, offsets = tok.encode_to_numpy(texts, backend="numba")
+    ids, offsets = tok.encode_batch_to_numpy(texts, backend="numba")
     assert [ids[a:b].tolist() for a, b in zip(offsets, offsets[1:])] == fast
 
 
@@ -160,7 +160,7 @@ def test_nfc_model_encodes_decomposed_and_composed_text_identically(backend):
         assert tok.encode_ordinary(DECOMPOSED, backend=b) == expected
         assert tok.encode_batch([DECOMPOSED, COMPOSED], backend=b) == [expected, expected]
         assert tok.encode_ordinary_batch([DECOMPOSED], backend=b) == [expected]
-        ids, offsets = tok.encode_to_numpy([DECOMPOSED], backend=b)
+        ids, offsets = tok.encode_batch_to_numpy([DECOMPOSED], backend=b)
         assert ids.tolist() == expected and offsets.tolist() == [0, len(expected)]
     nfc = pretokenize.normalize_text(DECOMPOSED, "nfc")
     assert nfc == COMPOSED and tok.decode(tok.encode(DECOMPOSED)) == COMPOSED  # decode gives the normalized text
