@@ -39,6 +39,7 @@ import codecs
 import contextlib
 import gzip
 import io
+import itertools
 import json
 import lzma
 import os
@@ -51,7 +52,7 @@ from typing import BinaryIO, Optional, Union
 from .notes import OptionWarning
 
 __all__ = ["DOC_MODES", "READ_BLOCK_SIZE", "COMPRESSIONS", "STDIN_FORMATS", "InputError", "iter_documents",
-           "iter_language_documents", "iter_stdin_documents", "open_text"]
+           "iter_language_documents", "iter_stdin_documents", "iter_stdin_lines", "open_text"]
 
 PathArg = Union[str, "os.PathLike[str]"]
 
@@ -303,45 +304,121 @@ def _jsonl_documents(path: str, gz: str | None, text_field: str, lang_field: str
         for lineno, raw in enumerate(f, 1):
             if raw.isspace():
                 continue
-            line = _decode(raw, path, gz)
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise InputError(
-                    f"{path} line {lineno}: invalid JSON ({e.msg} at column {e.colno}); "
-                    "each line must be one JSON object"
-                ) from e
-            if not isinstance(obj, dict):
-                raise InputError(
-                    f"{path} line {lineno}: expected a JSON object with a {json.dumps(text_field)} field, "
-                    f"got {_json_kind(obj)}"
-                )
-            if text_field not in obj:
-                fields = ", ".join(json.dumps(k, ensure_ascii=False) for k in list(obj)[:20])
-                more = ", ..." if len(obj) > 20 else ""
-                raise InputError(
-                    f"{path} line {lineno}: no field {json.dumps(text_field)} (fields: {fields or 'none'}{more}); "
-                    "use --text-field (text_field= in Python) to name the field that holds the text"
-                )
-            text = obj[text_field]
-            if not isinstance(text, str):
-                raise InputError(
-                    f"{path} line {lineno}: field {json.dumps(text_field)} is {_json_kind(text)}, not a string; "
-                    "every document must be a JSON string"
-                )
-            if _SURROGATE_ESCAPE.search(line):
-                _check_surrogates(text, path, lineno, text_field)
-            if lang_field is None:
-                yield text
-                continue
-            lang = obj.get(lang_field)
-            if not isinstance(lang, str) or not lang:
-                raise InputError(
-                    f"{path} line {lineno}: field {json.dumps(lang_field)} "
-                    f"{'is missing' if lang is None else 'is ' + _json_kind(lang)}; with --lang-field "
-                    "(lang_field= in Python) every line must name its language as a non-empty string"
-                )
-            yield lang, text
+            yield _jsonl_line(_decode(raw, path, gz), path, lineno, text_field, lang_field)
+
+
+def _jsonl_line(line: str, path: str, lineno: int, text_field: str, lang_field: str | None = None, hint: str = ""):
+    """The document of one JSON Lines line (``(language, document)`` with `lang_field`); bad lines are an
+    `InputError` naming ``path`` and ``lineno`` (``hint`` is added to the message of a line that is no object)."""
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as e:
+        raise InputError(
+            f"{path} line {lineno}: invalid JSON ({e.msg} at column {e.colno}); each line must be one JSON object"
+            + hint
+        ) from e
+    if not isinstance(obj, dict):
+        raise InputError(
+            f"{path} line {lineno}: expected a JSON object with a {json.dumps(text_field)} field, "
+            f"got {_json_kind(obj)}" + hint
+        )
+    if text_field not in obj:
+        fields = ", ".join(json.dumps(k, ensure_ascii=False) for k in list(obj)[:20])
+        more = ", ..." if len(obj) > 20 else ""
+        raise InputError(
+            f"{path} line {lineno}: no field {json.dumps(text_field)} (fields: {fields or 'none'}{more}); "
+            "use --text-field (text_field= in Python) to name the field that holds the text"
+        )
+    text = obj[text_field]
+    if not isinstance(text, str):
+        raise InputError(
+            f"{path} line {lineno}: field {json.dumps(text_field)} is {_json_kind(text)}, not a string; "
+            "every document must be a JSON string"
+        )
+    if _SURROGATE_ESCAPE.search(line):
+        _check_surrogates(text, path, lineno, text_field)
+    if lang_field is None:
+        return text
+    lang = obj.get(lang_field)
+    if not isinstance(lang, str) or not lang:
+        raise InputError(
+            f"{path} line {lineno}: field {json.dumps(lang_field)} "
+            f"{'is missing' if lang is None else 'is ' + _json_kind(lang)}; with --lang-field "
+            "(lang_field= in Python) every line must name its language as a non-empty string"
+        )
+    return lang, text
+
+
+STDIN_NAME = "<stdin>"
+#: Values of ``iter_stdin_documents(fmt=...)`` (the CLI's ``--stdin-format``).
+STDIN_FORMATS = ("auto", "text", "jsonl")
+
+
+def iter_stdin_documents(stream: BinaryIO, *, fmt: str = "auto", text_field: str | None = None,
+                         keep_newline: bool = True) -> Iterator[str]:
+    """The documents of a stream of lines (the CLI's stdin), strict UTF-8, one line at a time (so a co-process
+    gets each answer before it writes the next line).
+
+    ``fmt``: ``"text"``: each line is a document, with its "\\n" if ``keep_newline``. ``"jsonl"``: every non-blank
+    line is a JSON object whose ``text_field`` (default "text") is the document; blank lines are skipped.
+    ``"auto"`` (default): JSON Lines when the first non-blank line is a JSON object (it starts with ``{`` and
+    parses as one), else text; a later line of a JSON Lines stream that is not a JSON object is then an error
+    that says to pass ``fmt="text"`` (``--stdin-format text``).
+
+        >>> import io
+        >>> list(iter_stdin_documents(io.BytesIO(b'{"text": "a b"}\\n\\n{"text": "c"}\\n')))
+        ['a b', 'c']
+        >>> list(iter_stdin_documents(io.BytesIO(b"a b\\nc\\n"), keep_newline=False))
+        ['a b', 'c']
+    """
+    if fmt not in STDIN_FORMATS:
+        raise ValueError(f"fmt={fmt!r} is not one of {', '.join(map(repr, STDIN_FORMATS))}")
+    if text_field is not None and (not isinstance(text_field, str) or not text_field):
+        raise ValueError(f"text_field={text_field!r} must be a non-empty str naming the JSON field that holds the text")
+    detected = fmt == "auto"
+    lines = iter_stdin_lines(stream)
+    held = []  # blank lines before the first non-blank one (documents if the stream is text)
+    for lineno, line in lines:
+        if line.strip():
+            if fmt == "auto":
+                fmt = "jsonl" if line.lstrip().startswith("{") and _is_json_object(line) else "text"
+            lines = itertools.chain([(lineno, line)], lines)
+            break
+        if fmt != "jsonl":
+            held.append((lineno, line))
+    if fmt == "jsonl":
+        hint = ("; stdin is read as JSON Lines because its first line is a JSON object: pass --stdin-format text "
+                "(fmt='text') to read it as text") if detected else ""
+        for lineno, line in lines:
+            if line.strip():
+                yield _jsonl_line(line, STDIN_NAME, lineno, text_field or "text", hint=hint)
+        return
+    for lineno, line in itertools.chain(held, lines):
+        yield line if keep_newline or not line.endswith("\n") else line[:-1]
+
+
+def _is_json_object(line: str) -> bool:
+    try:
+        return isinstance(json.loads(line), dict)
+    except json.JSONDecodeError:
+        return False
+
+
+def iter_stdin_lines(stream) -> Iterator[tuple[int, str]]:
+    """(1-based number, line with its "\\n") of a binary stream (or of a text stream's bytes), strict UTF-8; a text
+    stream without bytes is read as it is; None (no stdin) has no lines."""
+    if stream is None:
+        return
+    if isinstance(stream, io.TextIOBase) and getattr(stream, "buffer", None) is None:
+        yield from enumerate(stream, 1)  # a text stream without bytes (e.g. io.StringIO)
+        return
+    stream = getattr(stream, "buffer", stream)
+    for number, raw in enumerate(stream, 1):
+        try:
+            yield number, raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise InputError(f"{STDIN_NAME} line {number}: invalid UTF-8 at byte {e.start} of the line "
+                             f"({e.reason}); the input must be UTF-8 text") from None
 
 
 def _line_documents(path: str, gz: str | None) -> Iterator[str]:

@@ -151,7 +151,7 @@ def test_train_on_sample_corpus(tmp_path, capsys, monkeypatch):
     assert code == 0 and out == ""
     assert "sample corpus" in err and "model.json" in err
     tok = fastsw.load(tmp_path / "model.json")
-    assert tok.algo == "boundless" and tok.vocab_size == 400
+    assert tok.algo == "bpe" and tok.vocab_size == 400  # the default, as fastsw.train()
     assert tok.training_info["documents"] == sum(1 for _ in sample_documents())
     assert [p.name for p in tmp_path.iterdir()] == ["model.json"]  # no temporary file left behind
 
