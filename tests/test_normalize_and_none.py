@@ -108,8 +108,8 @@ def test_cli_none_pretokenizer(capsys, tmp_path):
     corpus = tmp_path / "t.jsonl"  # the hand-worked toy of test_none_learns_a_merge_across_a_space
     corpus.write_text("".join(json.dumps({"text": d}) + "\n" for d in ("a b", "a b", "a c")), encoding="utf-8")
     model = tmp_path / "m.json"
-    code, _, err = run(capsys, "train", corpus, "-o", model, "--pretokenizer", "none",
-                       "--no-progress")  # the CLI's default algo is boundless
+    code, _, err = run(capsys, "train", corpus, "-o", model, "--pretokenizer", "none", "--algo", "boundless",
+                       "--no-progress")
     assert_error(code, err, "--pretokenizer none", "--algo bpe")
     assert not model.exists()
     code, _, err = run(capsys, "train", corpus, "-o", model, "--pretokenizer", "none",
