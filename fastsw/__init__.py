@@ -25,6 +25,7 @@ from . import metrics  # noqa: E402,F401 (fastsw.metrics: evaluation formulas)
 from . import mingram  # noqa: E402,F401 (registers the "mingram" model kind with Tokenizer.load)
 from . import interop  # noqa: E402,F401 (attaches Tokenizer.save_hf, load_paper, ... : interop imports the tokenizer)
 from . import tiktoken_vocab  # noqa: E402,F401 (attaches Tokenizer.load_tiktoken and from_tiktoken)
+from . import formats  # noqa: E402,F401 (attaches Tokenizer.from_file: any model file, by its content)
 from .notes import VocabularyNotReachedWarning, OptionWarning, ExtensionMissingWarning
 from .memory import MemoryLimitError
 

@@ -45,7 +45,7 @@ from .pretokenize import DEFAULT_SCRIPT_SPECIFIC_SCRIPTS, Pretokenizer
 from .tokenizer import Tokenizer, rendered_vocab
 
 __all__ = ["load_paper_model", "save_paper_model", "to_tiktoken", "write_tiktoken_ranks", "tiktoken_ranks",
-           "save_hf", "hf_tokenizer_json", "from_file", "verify_export", "merge_conflicts", "rank_table_encode"]
+           "save_hf", "hf_tokenizer_json", "verify_export", "merge_conflicts", "rank_table_encode"]
 
 _KINDS = {"word": "bpe", "boundless": "boundless", "superbpe": "superbpe"}
 _KIND_OF_ALGO = {v: k for k, v in _KINDS.items()}
@@ -704,47 +704,6 @@ def save_hf(tok, path, *, ignore_merges: Optional[bool] = None, allow_approximat
     return {"exact": not reasons, "reasons": reasons}
 
 
-def from_file(path, *, pattern: str = "o200k", special_tokens=None):
-    """Load any model file fastsw reads, by its content (HF's name): a fastsw model
-    (:meth:`Tokenizer.save`), the authors' text format (``BoundlessBPE v2 ...``,
-    :func:`load_paper_model`) or a ``.tiktoken`` rank file, optionally gzip-compressed
-    (:meth:`Tokenizer.load_tiktoken` with ``pattern`` and ``special_tokens``).
-
-    >>> import pathlib, tempfile
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "model.json"
-    >>> tok.save(path)
-    >>> fastsw.Tokenizer.from_file(path).encode("hello world") == tok.encode("hello world")
-    True
-    """
-    import zlib
-
-    path = Path(path)
-    try:
-        with open(path, "rb") as f:
-            head = f.read(4096)
-    except FileNotFoundError:
-        raise ValueError(f"{path}: model file not found") from None
-    except OSError as e:
-        raise ValueError(f"{path}: cannot read model file ({e.strerror or e})") from None
-    if head[:2] == b"\x1f\x8b":  # a gzip-compressed rank file
-        try:
-            head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, 4096)
-        except zlib.error:
-            head = b""
-    start = head.lstrip()
-    if start.startswith(b"{"):
-        return Tokenizer.load(path)
-    if start.startswith(b"BoundlessBPE"):
-        return load_paper_model(path)
-    first = start.split(b"\n", 1)[0].split()
-    if len(first) == 2 and first[1].isdigit():
-        from .tiktoken_vocab import load_tiktoken
-        return load_tiktoken(path, pattern=pattern, special_tokens=special_tokens)
-    raise ValueError(f"{path}: not a model file fastsw can load: expected a fastsw model (JSON), the authors' "
-                     "format (first line 'BoundlessBPE v2 KIND') or a .tiktoken rank file ('base64-token rank' "
-                     "lines)")
-
-
 # ---------------------------------------------------------------------------
 # Verification
 # ---------------------------------------------------------------------------
@@ -826,5 +785,4 @@ for _name, _func in (("save_paper", save_paper_model), ("to_tiktoken", to_tiktok
                      ("save_tiktoken", write_tiktoken_ranks), ("verify_export", verify_export),
                      ("merge_conflicts", merge_conflicts)):
     setattr(Tokenizer, _name, _alias(_name, _func))
-Tokenizer.from_file = staticmethod(from_file)
 Tokenizer.load_paper = classmethod(_alias("load_paper", load_paper_model, lambda cls, path: load_paper_model(path)))

@@ -194,6 +194,8 @@ def test_load_semingram(tmp_path, gz):
     assert tok.log_probs[0] == -100.0  # -Infinity floored on load
     assert [tok.vocab[i] for i in tok.encode("hhug hugs")] == [b"h", b"hug", b" ", b"hug", b"s"]
     assert tok.decode(tok.encode("héllo wörld")) == "héllo wörld"
+    path = semingram_file(tmp_path, gz=gz)  # Tokenizer.from_file recognises the format by its content
+    assert fastsw.Tokenizer.from_file(path).encode("hhug hugs") == tok.encode("hhug hugs")
 
 
 def test_load_semingram_refuses(tmp_path):
