@@ -15,12 +15,13 @@ from .tokenizer import Tokenizer
 __all__ = ["from_file"]
 
 
-def from_file(path, *, pattern: str = "o200k", special_tokens=None):
+def from_file(path, *, pattern: str = "o200k", special_tokens=None, allow_approximate: bool = False):
     """Load any model file fastsw reads, by its content (HF's name): a fastsw model
     (:meth:`Tokenizer.save`), the authors' text format (``BoundlessBPE v2 ...``,
     :func:`load_paper_model`), a ``.tiktoken`` rank file, optionally gzip-compressed
     (:meth:`Tokenizer.load_tiktoken` with ``pattern`` and ``special_tokens``), or the MinGram
-    seed authors' ``semingram-v1`` JSON (:func:`fastsw.mingram.load_semingram`).
+    seed authors' ``semingram-v1`` JSON (:func:`fastsw.mingram.load_semingram`, which refuses a file it cannot
+    read exactly unless ``allow_approximate=True``).
 
     >>> import pathlib, tempfile
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "model.json"
@@ -45,16 +46,15 @@ def from_file(path, *, pattern: str = "o200k", special_tokens=None):
     start = head.lstrip()
     if start.startswith(b"{"):
         if gz:
-            return load_semingram(path)
+            return load_semingram(path, allow_approximate=allow_approximate)
         try:
             return Tokenizer.load(path)
         except ValueError as e:
             if "not a fastsw model file" not in str(e):
                 raise
-            try:
-                return load_semingram(path)
-            except ValueError:
-                raise e from None
+            if b"semingram-v1" not in path.read_bytes():
+                raise
+            return load_semingram(path, allow_approximate=allow_approximate)
     if start.startswith(b"BoundlessBPE"):
         return load_paper_model(path)
     first = start.split(b"\n", 1)[0].split()

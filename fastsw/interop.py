@@ -40,7 +40,7 @@ from typing import Dict, Iterable, List, Optional, Tuple
 from .alphabet import BYTE_TO_UNICODE, ByteAlphabet, render, unrender
 from .bpe import apply_merges
 from .files import atomic_write_text
-from .model_io import read_model_text
+from .model_io import approximate_error, read_model_text
 from .pretokenize import DEFAULT_SCRIPT_SPECIFIC_SCRIPTS, Pretokenizer
 from .tokenizer import Tokenizer, rendered_vocab
 
@@ -669,12 +669,6 @@ def hf_export_losses(tok) -> List[str]:
     if tok.algo != "mingram" and duplicate_tokens(tok):
         reasons.append("some byte strings belong to several tokens; only the smallest id is kept")
     return reasons
-
-
-def approximate_error(target: str, reasons: List[str]) -> ValueError:
-    """The error of an export or import that would not be exact: what would be lost, and how to ask anyway."""
-    return ValueError(f"{target} would not be exact: " + "; ".join(reasons) + ". Pass allow_approximate=True to "
-                      "get the closest approximation anyway (then measure it with verify_export)")
 
 
 def save_hf(tok, path, *, ignore_merges: Optional[bool] = None, allow_approximate: bool = False) -> dict:
