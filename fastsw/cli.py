@@ -2,6 +2,10 @@
 
 Run ``fastsw --help`` or ``fastsw COMMAND --help``. Also available as ``python -m fastsw``.
 
+Conventions shared by every command: INPUT ``-`` is stdin (lines of text, or JSON Lines when the first non-blank
+line is a JSON object; ``--stdin-format`` decides instead) and ``-o -`` is stdout; ``-m MODEL`` names the model
+wherever one is read (``-m -``: from stdin); INPUT files may be ``.gz``, ``.bz2``, ``.xz`` or ``.zst``.
+
 Exit codes: 0 success, 2 bad arguments or bad input (one ``fastsw: error: ...`` line on stderr, no traceback),
 130 interrupted (Ctrl-C), 141 output pipe closed early (e.g. ``| head``; nothing is printed).
 Unexpected exceptions (bugs) keep their traceback.
@@ -258,9 +262,10 @@ def _add_text_options(p: argparse.ArgumentParser, *, default, note: str) -> None
                         "nothing else is ever changed (no whitespace collapsing, no lowercasing)")
 
 
-_STDIN_HELP = ("INPUT '-' (or no INPUT) reads stdin, one document per line, or as JSON Lines when its first "
-               "non-blank line is a JSON object (then every non-blank line must be one, holding --text-field); "
-               "--stdin-format text or jsonl decides instead.")
+def _stdin_help(no_input_too: bool) -> str:
+    return ("INPUT '-'" + (" (or no INPUT)" if no_input_too else "") + " reads stdin, one document per line, or as "
+            "JSON Lines when its first non-blank line is a JSON object (then every non-blank line must be one, "
+            "holding --text-field); --stdin-format text or jsonl decides instead.")
 
 
 def _add_reading_options(p: argparse.ArgumentParser, *, stdin_note: str, stdin: bool = False) -> None:
@@ -424,7 +429,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "in this process with the compiled counter; otherwise all cores when the INPUT files "
                         "hold 16 MB or more, else 1); more than the cores are capped at them, with a note")
     _add_reading_options(p, stdin_note="With no INPUT the bundled sample corpus is used and these options "
-                                       "must not be given. " + _STDIN_HELP, stdin=True)
+                                       "must not be given. " + _stdin_help(False), stdin=True)
     _add_language_options(p, weights=True)
     _add_dask_options(p)
     g = p.add_argument_group("output and progress")
@@ -454,7 +459,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="do not collect letter runs (smaller file; enough for --algo bpe only)")
     _add_dask_options(p)
     p.add_argument("--no-progress", action="store_true", help="do not draw a progress bar")
-    _add_reading_options(p, stdin_note=_STDIN_HELP, stdin=True)
+    _add_reading_options(p, stdin_note=_stdin_help(False), stdin=True)
     _add_language_options(p, weights=False)
     p.set_defaults(func=cmd_count)
 
@@ -471,7 +476,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-m", "--model", required=True, metavar="MODEL",
                    help="model file written by 'fastsw train' ('-': read it from stdin, with INPUT files)")
     p.add_argument("inputs", nargs="*", metavar="INPUT", help="files to encode (default, or '-': stdin)")
-    _add_reading_options(p, stdin_note="--doc-mode and --separator apply to INPUT files only. " + _STDIN_HELP,
+    _add_reading_options(p, stdin_note="--doc-mode and --separator apply to INPUT files only. " + _stdin_help(True),
                          stdin=True)
     p.set_defaults(func=cmd_encode)
 
@@ -502,7 +507,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=_PRETOKENIZER_HELP + " (markers and caps codes are shown as ¦ ↑ ⇑)")
     g.add_argument("-m", "--model", metavar="MODEL", default=None,
                    help="use the pre-tokenizer stored in MODEL ('-': read it from stdin, with INPUT files)")
-    _add_reading_options(p, stdin_note="--doc-mode and --separator apply to INPUT files only. " + _STDIN_HELP,
+    _add_reading_options(p, stdin_note="--doc-mode and --separator apply to INPUT files only. " + _stdin_help(True),
                          stdin=True)
     p.set_defaults(func=cmd_pretokenize)
 

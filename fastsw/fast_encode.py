@@ -42,11 +42,11 @@ Design notes
   and numpy bookkeeping, and the lists were built after all threads had finished
   (one flat list, then one slice per document, in the calling thread): 2 MB of
   English with o200k_base, quiet machine, 2 threads: 48 MB/s for
-  ``encode_ordinary_batch`` against 61 MB/s for ``encode_to_numpy`` and 30 MB/s on one
+  ``encode_ordinary_batch`` against 61 MB/s for ``encode_batch_to_numpy`` and 30 MB/s on one
   thread; the kernel alone, two threads on halves of the documents, scaled 1.51 x
   (hashing, as a control, 1.97 x). After (``bench/bench_encode_batch.py``, 4 MB, load ~2.5):
   ``encode_ordinary_batch`` 2.86 x tiktoken's batch encoder (the former path 2.36 x,
-  ``encode_to_numpy`` 3.30 x), 1.97 x fastsw's own one-thread speed; Thai held-out 2.55 x
+  ``encode_batch_to_numpy`` 3.30 x), 1.97 x fastsw's own one-thread speed; Thai held-out 2.55 x
   (former 2.07 x); under load 6.7, with no idle core, 2.42 x against 2.46 x.
   Threads are enough and no process pool is used.
 * Input per slice (``fastsw._pretok.scan_utf8``, its plain twin :func:`pieces_reference`):
@@ -160,7 +160,7 @@ Design notes
   stop): a crossing token matters only if it ranks before the character is finished, per
   side and kind of neighbouring byte, and a space plus a character is a unit of its own --
   the kernels' module note (7), with its proof, coverage and gains (Chinese 1.63 x).
-  For callers that can take arrays, ``encode_to_numpy`` skips the list of ints.
+  For callers that can take arrays, ``encode_batch_to_numpy`` skips the list of ints.
 * Tried and dropped, the per-token (backtracking) encoder of GitHub's ``bpe`` crate, written in Numba
   over these tables (branch ``backtrack``, commit 271d646; issue #14's suggested anchor): exact (ids
   equal to the merge loops on all 12 languages, own/English/o200k/cl100k models, superword, conflict
