@@ -376,7 +376,7 @@ class FastEncoder:
     def encode_to_numpy(self, texts: Sequence[str], num_threads=None,
                         shortcut: bool = True) -> Tuple[np.ndarray, np.ndarray]:
         """All ``texts`` as ``(ids int32, offsets int64)`` using ``num_threads``
-        threads (None: all cores; the caller has checked it, see ``Tokenizer.encode_to_numpy``)."""
+        threads (None: all cores; the caller has checked it, see ``Tokenizer.encode_batch_to_numpy``)."""
         texts = list(texts)
         parts = self._run_slices(texts, num_threads, lambda a, b: self.encode_docs(texts[a:b], shortcut))
         return _concat(parts, len(texts))

@@ -40,7 +40,7 @@ from typing import Dict, Iterable, List, Optional, Tuple
 from .alphabet import BYTE_TO_UNICODE, ByteAlphabet, render, unrender
 from .bpe import apply_merges
 from .files import atomic_write_text
-from .model_io import read_model_text
+from .model_io import approximate_error, read_model_text
 from .pretokenize import DEFAULT_SCRIPT_SPECIFIC_SCRIPTS, Pretokenizer
 from .tokenizer import Tokenizer, rendered_vocab
 
@@ -497,15 +497,16 @@ def tiktoken_ranks(tok, *, drop_duplicates: bool = False) -> Dict[bytes, int]:
 
 
 def _check_simple(tok, allow_approximate: bool, target: str) -> None:
-    if tok.normalize is not None and not allow_approximate:
-        raise ValueError(f"this model normalizes text to {tok.normalize.upper()} before encoding; {target} has no "
-                         "normalizer. Normalize the text yourself, or pass allow_approximate=True to export anyway "
-                         "(then check with verify_export)")
-    if tok.pretokenizer.mode not in ("simple", "none") and not allow_approximate:
-        raise ValueError(
-            f"this model pre-tokenizes in {tok.pretokenizer.mode!r} mode (script chunking before the regex); "
-            f"{target} applies one regex to the whole text and cannot express script chunking. Pass "
-            "allow_approximate=True to export the main regex anyway (then check with verify_export)")
+    """Refuse an export to ``target`` (one regex over the whole text, no normalizer) that would not be exact."""
+    reasons = []
+    if tok.normalize is not None:
+        reasons.append(f"this model normalizes text to {tok.normalize.upper()} before encoding and {target} has "
+                       "no normalizer (normalize the text yourself)")
+    if tok.pretokenizer.mode not in ("simple", "none"):
+        reasons.append(f"this model pre-tokenizes in {tok.pretokenizer.mode!r} mode (script chunking before the "
+                       f"regex); {target} applies one regex to the whole text and cannot express script chunking")
+    if reasons and not allow_approximate:
+        raise approximate_error(f"a {target} encoding of this model", reasons)
 
 
 def _export_pattern(tok) -> str:
@@ -727,7 +728,23 @@ def hf_unigram_json(tok) -> dict:
     }
 
 
-def save_hf(tok, path, *, ignore_merges: Optional[bool] = None) -> dict:
+def hf_export_losses(tok) -> List[str]:
+    """What an HF ``tokenizer.json`` of ``tok`` cannot express (empty: the export is exact)."""
+    reasons = []
+    if tok.pretokenizer.mode not in ("simple", "none"):
+        reasons.append(f"pre-tokenizer mode {tok.pretokenizer.mode!r}: script chunking is not expressible (HF "
+                       "splits the whole text with the main regex)")
+    if tok.algo == "mingram":
+        reasons.extend(MINGRAM_HF_REASONS)
+    elif tok.algo != "bpe":
+        reasons.append(f"{tok.algo} model: its {tok.n_super} supermerges are not expressible (their tokens stay in "
+                       "the vocabulary but are never produced)")
+    if tok.algo != "mingram" and duplicate_tokens(tok):
+        reasons.append("some byte strings belong to several tokens; only the smallest id is kept")
+    return reasons
+
+
+def save_hf(tok, path, *, ignore_merges: Optional[bool] = None, allow_approximate: bool = False) -> dict:
     """Write an HF ``tokenizer.json`` (loadable by ``tokenizers.Tokenizer.from_file``).
 
     BPE model: vocab = GPT-2 rendered token -> fastsw id (plus the bytes missing
@@ -736,24 +753,21 @@ def save_hf(tok, path, *, ignore_merges: Optional[bool] = None) -> dict:
     ByteLevel(no prefix space, no regex); decoder ByteLevel; special tokens as
     added tokens with their ids. ``ignore_merges`` (whole-piece vocab lookup)
     defaults to True exactly when :func:`merge_conflicts` finds no unreachable or
-    duplicate token (then it is only faster).
+    duplicate token (then it is only faster). A MinGram model is written as an HF
+    ``Unigram`` model.
 
-    Exact for plain BPE in ``simple`` mode. Otherwise this is the best
-    approximation (no script chunking; supermerges dropped, their tokens kept in
-    the vocab so ids still decode); check it with :func:`verify_export`.
-    Returns a dict describing what is exact: ``{"exact": bool, "reasons": [...]}``.
+    Exact for plain BPE in ``simple`` (or ``none``) mode. Any other model is refused
+    with a ``ValueError`` saying what the file would lose (script chunking,
+    supermerges, MinGram's tie rule, duplicate tokens), unless ``allow_approximate=True``:
+    then the best approximation is written (no script chunking; supermerges dropped,
+    their tokens kept in the vocab so ids still decode); check it with :func:`verify_export`.
+    Returns ``{"exact": bool, "reasons": [what is not exact]}``.
     """
-    data = hf_tokenizer_json(tok, ignore_merges=ignore_merges)
+    data = hf_tokenizer_json(tok, ignore_merges=ignore_merges)  # refuses what HF cannot hold at all first
+    reasons = hf_export_losses(tok)
+    if reasons and not allow_approximate:
+        raise approximate_error("an HF tokenizer.json of this model", reasons)
     atomic_write_text(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
-    reasons = []
-    if tok.pretokenizer.mode not in ("simple", "none"):
-        reasons.append(f"pre-tokenizer mode {tok.pretokenizer.mode!r}: script chunking is not expressible")
-    if tok.algo == "mingram":
-        reasons.extend(MINGRAM_HF_REASONS)
-    elif tok.algo != "bpe":
-        reasons.append(f"{tok.algo} model: supermerges are not expressible")
-    if duplicate_tokens(tok):
-        reasons.append("some byte strings belong to several tokens; only the smallest id is kept")
     return {"exact": not reasons, "reasons": reasons}
 
 

@@ -42,7 +42,7 @@ import numpy as np
 from .alphabet import Alphabet, ByteAlphabet, alphabet_from_config
 from .files import atomic_write_text
 from .pretokenize import Pretokenizer
-from .model_io import MODEL_READERS
+from .model_io import MODEL_READERS, approximate_error
 from .tokenizer import MODEL_CLASSES, Tokenizer
 
 #: The score an atomic token with lp = -inf gets in a :class:`MinGramTokenizer` (MINGRAM.md 2.3, M:112-114).
@@ -589,7 +589,7 @@ def train_from_seed(counts, alphabet: Alphabet, pretokenizer: Pretokenizer, prof
 class MinGramTokenizer(Tokenizer):
     """A MinGram model: tokens (atomic sequences) with log-probabilities, encoded per pretoken by the
     minimum-token-count program. The same encoding and decoding API as a BPE :class:`fastsw.Tokenizer`
-    (``encode``, ``encode_ordinary``, ``encode_batch``, ``encode_to_numpy``, ``encode_with_offsets``,
+    (``encode``, ``encode_ordinary``, ``encode_batch``, ``encode_to_numpy``, ``encode_batch_to_numpy``, ``encode_with_offsets``,
     ``decode``, ``decode_bytes``, ``get_vocab``, ``save``, ...); ``merges`` is empty and ``log_probs`` holds
     the scores by id (-inf floored at -100, see docs/internals.md, section "MinGram").
 
@@ -856,7 +856,7 @@ def warmup() -> None:
 _NORMALIZATIONS = {None: None, "NFC": "nfc", "NFKC": "nfkc"}
 
 
-def load_semingram(path) -> MinGramTokenizer:
+def load_semingram(path, *, allow_approximate: bool = False) -> MinGramTokenizer:
     """Load a model file of the seed authors' MinGram (``info.version == "semingram-v1"``, JSON, gzipped when
     the name ends in ``.gz``; ``-Infinity``/``Infinity`` literals accepted) whose pre-tokenizer fastsw
     implements: ``UTF8Pretokenizer`` (byte-level atoms ``starting_token_id + byte``) with a regex (fastsw's
@@ -869,7 +869,9 @@ def load_semingram(path) -> MinGramTokenizer:
     Scores: ``metadata.config.score_delta`` (default 1e-5); -inf is floored at -100 (MINGRAM.md 3), as for every
     :class:`MinGramTokenizer`. Differences that remain: the authors' pre-tokenizer drops unassigned and
     private-use code points (``remove_unassigned``) and ``re.findall`` drops text no regex alternative matches;
-    fastsw keeps both as bytes (the default GPT-4o pattern matches every character)."""
+    fastsw keeps both as bytes (the default GPT-4o pattern matches every character). A file with
+    ``remove_unassigned`` set is therefore refused (``ValueError``) unless ``allow_approximate=True``, as every
+    import and export that would not be exact."""
     import gzip
     path = Path(path)
     try:
@@ -915,11 +917,16 @@ def load_semingram(path) -> MinGramTokenizer:
     info = {"imported": {"format": "semingram-v1", "path": str(path), "ids": "dense, ascending original id",
                          "metadata": data.get("metadata"), "pretokenizer": pt}}
     try:
-        return MinGramTokenizer(alphabet=alphabet, tokens=tokens, log_probs=lps, seed_ids=seeds, pretokenizer=pretok,
-                                profile="hf", score_delta=float(config.get("score_delta", DEFAULTS["score_delta"])),
-                                training_info=info, normalize=_NORMALIZATIONS[cfg.get("normalization")])
+        tok = MinGramTokenizer(alphabet=alphabet, tokens=tokens, log_probs=lps, seed_ids=seeds, pretokenizer=pretok,
+                               profile="hf", score_delta=float(config.get("score_delta", DEFAULTS["score_delta"])),
+                               training_info=info, normalize=_NORMALIZATIONS[cfg.get("normalization")])
     except ValueError as e:
         raise ValueError(f"{path}: {e}") from e
+    if cfg.get("remove_unassigned") and not allow_approximate:
+        raise approximate_error(f"{path}: fastsw's import of this model", [
+            "its pre-tokenizer drops unassigned and private-use code points (remove_unassigned), fastsw encodes "
+            "them as bytes, so texts with such characters get other tokens"])
+    return tok
 
 
 MODEL_READERS["mingram"] = mingram_from_data

@@ -67,6 +67,17 @@ def model_to_dict(tok) -> dict:
     return data
 
 
+def approximate_error(target: str, reasons) -> ValueError:
+    """The error of an export or import that would not be exact (every one is refused unless the caller passes
+    ``allow_approximate=True``): what would be lost, and how to ask anyway.
+
+        >>> str(approximate_error("a tiktoken encoding of this model", ["it normalizes text"]))
+        'a tiktoken encoding of this model would not be exact: it normalizes text. Pass allow_approximate=True to get the closest approximation anyway (then measure it with verify_export)'
+    """
+    return ValueError(f"{target} would not be exact: " + "; ".join(reasons) + ". Pass allow_approximate=True to "
+                      "get the closest approximation anyway (then measure it with verify_export)")
+
+
 def save_model(tok, path) -> None:
     text = json.dumps(model_to_dict(tok), ensure_ascii=False, separators=(",", ":"))
     atomic_write_text(path, text + "\n")

@@ -40,6 +40,7 @@ trained.
 from __future__ import annotations
 
 import unicodedata
+import warnings
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -90,8 +91,16 @@ NORMALIZATIONS = (None, "nfc", "nfkc")
 
 try:
     from . import _pretok
-except ImportError:
+except ImportError as _missing:
     _pretok = None
+    if not pure_python():  # asked for the pure-Python paths, the user loses nothing
+        from .notes import ExtensionMissingWarning
+
+        warnings.warn(f"fastsw's compiled extension fastsw._pretok cannot be imported ({_missing}); fastsw runs on "
+                      "its pure-Python paths instead: the same results, several times slower. Reinstall fastsw "
+                      "(pip install --force-reinstall fastsw), or in a source checkout build it with 'python "
+                      "setup.py build_ext --inplace'; set FASTSW_PUREPYTHON=1 to choose the pure-Python paths "
+                      "without this warning", ExtensionMissingWarning, stacklevel=2)
 
 #: True when :meth:`Pretokenizer.pretokenize` can use the compiled scanner for the default patterns.
 HAVE_NATIVE_PRETOKENIZER = _pretok is not None and not pure_python()

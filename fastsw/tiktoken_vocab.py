@@ -39,6 +39,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from ._config import cache_dir
 from .alphabet import ByteAlphabet, check_utf8
 from .files import atomic_open
 from .interop import rank_table_encode
@@ -186,16 +187,6 @@ def two_way_splits(tokens: Sequence[bytes], rank_of: Mapping[bytes, int]) -> np.
 # ---------------------------------------------------------------------------
 # The cache (keyed by the source's SHA-256)
 # ---------------------------------------------------------------------------
-def cache_dir() -> Path:
-    """Where the vocabulary caches live: ``$FASTSW_CACHE_DIR``, else ``$XDG_CACHE_HOME/fastsw``,
-    else ``~/.cache/fastsw``."""
-    env = os.environ.get("FASTSW_CACHE_DIR")
-    if env:
-        return Path(env)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "fastsw"
-
-
 def _payload_digest(tb: np.ndarray, tb_off: np.ndarray, splits: np.ndarray) -> str:
     h = hashlib.sha256()
     for a in (tb, tb_off, splits):

@@ -235,7 +235,7 @@ def test_hypothesis_round_trip_every_trainer(marker_models, text, algo):
 def test_fast_encoder_equals_reference_on_corpus(marker_models, language_samples):
     tok = marker_models["boundless", "numba"]
     texts = [t for texts in language_samples.values() for t in texts[:5]]
-    ids, offsets = tok.encode_to_numpy(texts)
+    ids, offsets = tok.encode_batch_to_numpy(texts)
     for k, text in enumerate(texts):
         ref = tok.encode_ordinary(text, backend="python")
         assert ids[offsets[k]:offsets[k + 1]].tolist() == ref

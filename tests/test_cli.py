@@ -151,7 +151,7 @@ def test_train_on_sample_corpus(tmp_path, capsys, monkeypatch):
     assert code == 0 and out == ""
     assert "sample corpus" in err and "model.json" in err
     tok = fastsw.load(tmp_path / "model.json")
-    assert tok.algo == "boundless" and tok.vocab_size == 400
+    assert tok.algo == "bpe" and tok.vocab_size == 400  # the default, as fastsw.train()
     assert tok.training_info["documents"] == sum(1 for _ in sample_documents())
     assert [p.name for p in tmp_path.iterdir()] == ["model.json"]  # no temporary file left behind
 
@@ -419,14 +419,14 @@ def test_encode_file_pipe_decode_gives_the_file_back(bpe_model, tmp_path):
 
 
 def test_encode_files_in_batches(bpe_model, tmp_path, capsys, monkeypatch):
-    """INPUT documents go to the encoder in batches (one encode_to_numpy call per batch), not one call per line."""
+    """INPUT documents go to the encoder in batches (one encode_batch_to_numpy call per batch), not one call per line."""
     monkeypatch.delenv("FASTSW_PUREPYTHON", raising=False)  # the fast path's batches (also in CI's pure-Python pass)
     tok = fastsw.load(bpe_model)
     lines = [f"line {i} of the file\n" if i % 7 else "\n" for i in range(2500)]
     src = tmp_path / "many.txt"
     src.write_text("".join(lines), encoding="utf-8")
     calls = []
-    real = fastsw.Tokenizer.encode_to_numpy
+    real = fastsw.Tokenizer.encode_batch_to_numpy
 
     def counting(self, texts, **kwargs):
         calls.append(len(texts))
@@ -436,7 +436,7 @@ def test_encode_files_in_batches(bpe_model, tmp_path, capsys, monkeypatch):
         raise AssertionError("encode_ordinary called per line")
 
     monkeypatch.setattr(cli, "ENCODE_BATCH_DOCS", 1000, raising=False)
-    monkeypatch.setattr(fastsw.Tokenizer, "encode_to_numpy", counting)
+    monkeypatch.setattr(fastsw.Tokenizer, "encode_batch_to_numpy", counting)
     monkeypatch.setattr(fastsw.Tokenizer, "encode_ordinary", per_line)
     code, out, err = run(capsys, "encode", "-m", bpe_model, src)
     monkeypatch.undo()

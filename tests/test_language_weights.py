@@ -303,7 +303,7 @@ def test_cli_language_needs_text_and_weight_needs_languages(tmp_path, capsys, la
     code, _, err = run(capsys, "train", en, "--weight", "en=2", "-o", tmp_path / "m.json", "--no-progress")
     assert code == 2 and "--weight weights languages" in err
     code, _, err = run(capsys, "count", "-o", tmp_path / "c.gz")
-    assert code == 2 and "give INPUT files to count, or --lang" in err
+    assert code == 2 and "give INPUT files to count ('-' for stdin), or --lang" in err
 
 
 def test_cli_lang_field(tmp_path, capsys, en_de):

@@ -56,7 +56,9 @@ def test_model_file_must_cover_the_alphabet(model, tmp_path):
 
 
 def test_hf_export_is_approximate_and_verified(model, docs, tmp_path):
-    report = model.save_hf(tmp_path / "tokenizer.json")
+    with pytest.raises(ValueError, match="Unigram breaks exact score ties.*allow_approximate=True"):
+        model.save_hf(tmp_path / "tokenizer.json")
+    report = model.save_hf(tmp_path / "tokenizer.json", allow_approximate=True)
     assert not report["exact"] and all(r in report["reasons"] for r in MINGRAM_HF_REASONS)
     hf = json.loads((tmp_path / "tokenizer.json").read_text())
     assert hf["model"]["type"] == "Unigram"
@@ -189,13 +191,19 @@ def semingram_file(tmp_path, *, config_class="UTF8Pretokenizer", drop_byte=None,
 @pytest.mark.parametrize("gz", [False, True])
 def test_load_semingram(tmp_path, gz):
     from fastsw.mingram import load_semingram
-    tok = load_semingram(semingram_file(tmp_path, gz=gz))
+    with pytest.raises(ValueError, match="remove_unassigned.*allow_approximate=True"):  # it would not be exact
+        load_semingram(semingram_file(tmp_path, gz=gz))
+    tok = load_semingram(semingram_file(tmp_path, gz=gz), allow_approximate=True)
     assert tok.vocab_size == 258 and tok.normalize == "nfc" and tok.pretokenizer.mode == "simple"
     assert tok.seed_ids[:3] == (1, 2, 3) and tok.seed_ids[-2:] == (300, 400)  # dense ids, ascending original id
     assert tok.vocab[256:] == (b"ug", b"hug") and tok.vocab[ord("h")] == b"h"
     assert tok.log_probs[0] == -100.0  # -Infinity floored on load
     assert [tok.vocab[i] for i in tok.encode("hhug hugs")] == [b"h", b"hug", b" ", b"hug", b"s"]
     assert tok.decode(tok.encode("héllo wörld")) == "héllo wörld"
+    path = semingram_file(tmp_path, gz=gz)  # Tokenizer.from_file recognises the format by its content
+    with pytest.raises(ValueError, match="remove_unassigned"):
+        fastsw.Tokenizer.from_file(path)
+    assert fastsw.Tokenizer.from_file(path, allow_approximate=True).encode("hhug hugs") == tok.encode("hhug hugs")
 
 
 def test_load_semingram_refuses(tmp_path):

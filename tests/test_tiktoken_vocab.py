@@ -377,3 +377,24 @@ def test_decoding_an_unassigned_id_names_the_gap(vocabs):
         assert "0..199997" in message and "199999" in message and "200018" in message, message
     with pytest.raises(ValueError, match="token id 200019 is not in this model"):
         tok.decode([200019])
+
+
+def test_tiktoken_names_on_o200k_base(vocabs):
+    """encode_to_numpy, decode_tokens_bytes, decode_with_offsets, special_tokens_set and max_token_value give
+    tiktoken's answers on o200k_base, also for tokens that split a multi-byte character."""
+    tok, enc = vocabs["o200k"]
+    texts = corpus_sample("ja", per_file=1, max_chars=400) + corpus_sample("hi", per_file=1, max_chars=400) + [
+        "héllo wörld 👍🏽 e\u0301", "hi <|endoftext|> there"]
+    for text in texts:
+        arr = tok.encode_to_numpy(text, disallowed_special=())
+        want = enc.encode_to_numpy(text, disallowed_special=())
+        assert arr.dtype == want.dtype and arr.tolist() == want.tolist()
+        ids = enc.encode(text, allowed_special="all")
+        assert tok.decode_tokens_bytes(ids) == enc.decode_tokens_bytes(ids)
+        assert tok.decode_with_offsets(ids) == enc.decode_with_offsets(ids)
+    # tokens that split characters: single bytes of a 4-byte emoji and of a 3-byte CJK character
+    split = [enc.encode_single_token(bytes([b])) for b in "👍中".encode()] + enc.encode(" x")
+    assert tok.decode_with_offsets(split) == enc.decode_with_offsets(split) == ("👍中 x", [0] * 4 + [1] * 3 + [2])
+    assert tok.decode_tokens_bytes(split) == enc.decode_tokens_bytes(split)
+    assert tok.special_tokens_set == enc.special_tokens_set
+    assert tok.max_token_value == enc.max_token_value == 200018
