@@ -192,7 +192,7 @@ def json_tables(summary, worst_data, args, heldout):
                    "text; 'Boundless / BPE': the superword model's speed over plain BPE's, both fastsw."),
         json_table(f"Encoding, batch ({args.threads} threads), own-language BPE model",
                    ["language", "fastsw MB/s", "tiktoken MB/s", "HF MB/s", "fastsw / tiktoken", "fastsw / HF"],
-                   batch, models + " fastsw `encode_to_numpy(docs)`, tiktoken `encode_ordinary_batch`, HF "
+                   batch, models + " fastsw `encode_batch_to_numpy(docs)`, tiktoken `encode_ordinary_batch`, HF "
                    "`encode_batch`; wall time."),
         json_table("Worst cases: one document, fastsw one thread, English models",
                    ["model", "input", "MB", "MB/s", "time per byte / ordinary text"], worst_data,
