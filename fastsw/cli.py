@@ -867,7 +867,7 @@ def _input_paths(args) -> List[str]:
     """Every file the command reads: INPUT, --lang, --from-counts and --dev paths."""
     paths = list(args.inputs or ())
     paths += getattr(args, "from_counts", None) or ()
-    paths += [path for _, path in (args.langs or ())]
+    paths += [path for _, path in (getattr(args, "langs", None) or ())]
     paths += [path for _, path in (getattr(args, "devs", None) or ())]
     return paths
 
@@ -1262,6 +1262,8 @@ def _batches(documents: Iterator[str]) -> Iterator[List[str]]:
 def cmd_encode(args) -> int:
     import numpy as np
 
+    if args.output is not None:
+        _check_output_path(args.output, args)
     # a line's newline belongs to its document (as in training), so that 'fastsw decode' can print the decoded
     # text as it is and 'fastsw encode FILE | fastsw decode' gives FILE back
     documents, unit = _documents(args, without_inputs="stdin is read one document per line", keep_newline=True)
@@ -1353,7 +1355,6 @@ def _encode_binary(args, tok, documents) -> int:
         encode_stream(documents, tok, sys.stdout.buffer, **options)
         sys.stdout.flush()
         return EXIT_OK
-    _check_output_path(args.output)
     with atomic_open(args.output, "wb") as f:
         encode_stream(documents, tok, f, **options)
     return EXIT_OK

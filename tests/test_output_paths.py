@@ -279,7 +279,7 @@ def test_cli_file_size_limit_is_a_real_write_error(corpus, tmp_path):
 
 
 @pytest.mark.parametrize("how", ["same", "relative", "symlink", "hardlink"])
-@pytest.mark.parametrize("command", ["train", "count", "train --lang", "train --from-counts"])
+@pytest.mark.parametrize("command", ["train", "count", "train --lang", "train --from-counts", "encode --format bin"])
 def test_cli_refuses_an_output_that_is_an_input(corpus, tmp_path, capsys, monkeypatch, command, how):
     """-o naming one of the inputs (the same path, another spelling, a symlink to it, a hard link) is refused
     before anything is read or written: the input is left as it was."""
@@ -291,6 +291,11 @@ def test_cli_refuses_an_output_that_is_an_input(corpus, tmp_path, capsys, monkey
         source = corpus
         argv = [*TRAIN, "--lang", f"en={tmp_path / 'other.txt'}", "--lang", f"de={corpus}"]
         (tmp_path / "other.txt").write_text("ein Hund\n", encoding="utf-8")
+    elif command == "encode --format bin":
+        source = corpus
+        model = tmp_path / "m.json"
+        assert run(capsys, *TRAIN, corpus, "-o", model)[0] == 0
+        argv = ["encode", "-m", model, "--format", "bin", corpus]
     else:
         source = corpus
         argv = [*(TRAIN if command == "train" else ["count", "--no-progress"]), corpus]
