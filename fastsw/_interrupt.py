@@ -20,6 +20,8 @@ compiler there at once, where a worker could not be stopped before it finished.
 """
 from __future__ import annotations
 
+import contextlib
+import signal
 import threading
 
 import numpy as np
@@ -78,3 +80,30 @@ def call_kernel(kernel, *args, stop: bool = True):
     if not ok:
         raise value
     return value
+
+
+@contextlib.contextmanager
+def sigint_held():
+    """Hold Ctrl-C while the block runs and raise ``KeyboardInterrupt`` after it: for a short operation on
+    state shared with threads (a ``queue.Queue`` put or get) that a ``KeyboardInterrupt`` must not cut in
+    half. Raised between a lock's acquire and its release, it leaves the queue's lock in a state where a thread
+    fails with ``RuntimeError: release unlocked lock`` or the next put blocks forever.
+
+    Only in the main thread and while SIGINT has Python's default handler (otherwise the block just runs).
+    The block must not wait for long: Ctrl-C takes effect only when it ends.
+
+        >>> with sigint_held():
+        ...     pass
+    """
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield
+        return
+    caught = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if caught:
+            raise KeyboardInterrupt

@@ -338,15 +338,19 @@ def _ratio_less(num, i, j, cur, ta, tb2):
 
 @njit(cache=True, nogil=True)
 def _parity_loop(tokens, offsets, word_counts, word_lang, word_lw, n_lang, tb_in, tb_off_in, overlapping, tie_bytes,
-                 max_steps, global_merges, min_frequency, lengths0, use_ratios, ratio_num, window, allowance, stop):
+                 max_steps, global_merges, min_frequency, skip, lengths0, use_ratios, ratio_num, window, allowance,
+                 stop):
     """Parity-aware BPE's merge loop over entries (see the module notes); rewrites ``tokens`` in place.
 
     ``word_lang`` (int32) and ``word_lw`` (int64) per entry; ``lengths0`` (int64, ``n_lang``) the criterion
     lengths before the first merge; ``use_ratios`` 1: choose by ``ratio_num`` (int64 ``n_lang × digits``),
     else the largest length; ``window`` > 0: the moving-window variant, a language allowed while chosen at
     most ``allowance`` times among the last ``window`` choices. The first ``global_merges`` steps use the
-    summed column. The loop stops when the chosen column's best count is below ``min_frequency`` (or it has
-    no pair), after ``max_steps`` merges, or when ``stop[0]`` is set.
+    summed column. A language whose best count is below ``min_frequency`` (or that has no pair) is exhausted:
+    with ``skip`` 1 the next worst-off language is tried (allowed ones first, then, when every allowed one is
+    exhausted, the others) and the loop stops when every language is exhausted; with ``skip`` 0 the loop stops
+    at the first exhausted choice (the published script's rule). It also stops when a global step's summed
+    column is exhausted, after ``max_steps`` merges, or when ``stop[0]`` is set.
 
     Returns ``(n_steps, lefts, rights, counts, chosen, lengths, word_lengths)``: per step the pair, its count
     in the chosen column and the chosen language (-1: global step); ``lengths`` (``(max_steps + 1) ×
@@ -458,26 +462,50 @@ def _parity_loop(tokens, offsets, word_counts, word_lang, word_lw, n_lang, tb_in
     n_ring = 0
     ring_pos = 0
     n_steps = 0
+    tried = np.zeros(n_lang, np.int64)
 
     while n_steps < steps:
         if stop[0] != 0:
             break
-        # ---- the column: the summed one for a global step, else the worst-off allowed language
+        # ---- the column: the summed one for a global step, else the worst-off allowed language; with
+        # ``skip`` a language whose best pair is below min_frequency is passed over (the next worst-off one is
+        # tried, allowed ones first; the window is ignored when every allowed language is exhausted)
         if n_steps < global_merges:
             h = n_lang
             lang = -1
+            best = _htop(hk, hc, hb, hs, h, htab, rec, pcount, n_lang, floor, tpre, tb, tb_off, tie_bytes)
+            if best < 0 or _column(rec, pcount, n_lang, best, h) < min_frequency:
+                break
         else:
-            lang = -1
             for l in range(n_lang):
-                if window > 0 and in_window[l] > allowance:
-                    continue
+                tried[l] = 0
+            best = -1
+            while True:
+                lang = -1
+                for rule in range(2):  # 0: the window's allowed languages; 1 (skip only): any language
+                    for l in range(n_lang):
+                        if tried[l] != 0 or (rule == 0 and window > 0 and in_window[l] > allowance):
+                            continue
+                        if lang < 0:
+                            lang = l
+                        elif use_ratios != 0:
+                            if _ratio_less(ratio_num, l, lang, cur, ta, tb2):
+                                lang = l
+                        elif cur[l] > cur[lang]:
+                            lang = l
+                    if lang >= 0 or skip == 0:
+                        break
                 if lang < 0:
-                    lang = l
-                elif use_ratios != 0:
-                    if _ratio_less(ratio_num, l, lang, cur, ta, tb2):
-                        lang = l
-                elif cur[l] > cur[lang]:
-                    lang = l
+                    break
+                best = _htop(hk, hc, hb, hs, lang, htab, rec, pcount, n_lang, floor, tpre, tb, tb_off, tie_bytes)
+                if best >= 0 and _column(rec, pcount, n_lang, best, lang) >= min_frequency:
+                    break
+                best = -1
+                if skip == 0:
+                    break
+                tried[lang] = 1
+            if best < 0:
+                break
             if window > 0:
                 if n_ring == window:
                     in_window[ring[ring_pos]] -= 1
@@ -489,12 +517,7 @@ def _parity_loop(tokens, offsets, word_counts, word_lang, word_lw, n_lang, tb_in
                 if ring_pos == window:
                     ring_pos = 0
             h = lang
-        best = _htop(hk, hc, hb, hs, h, htab, rec, pcount, n_lang, floor, tpre, tb, tb_off, tie_bytes)
-        if best < 0:
-            break
         best_count = _column(rec, pcount, n_lang, best, h)
-        if best_count < min_frequency:
-            break
         a = rec[3 * best] >> 32
         b = rec[3 * best] & 0xFFFFFFFF
         out_left[n_steps] = a

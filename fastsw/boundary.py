@@ -61,6 +61,7 @@ import numpy as np
 import regex
 
 from ._config import pure_python
+from ._unicode import compile_pattern
 from .alphabet import Atom, AtomAlphabet, PROFILE_ALPHABETS, atom_text, check_utf8
 
 __all__ = ["SPACE_USING_SCRIPTS", "HIGH_RESOURCE_SCRIPTS", "MARKER", "SHIFT", "CAPS", "ATOMS", "Scheme",
@@ -483,7 +484,7 @@ def _compiled_scheme(key: tuple):
                                       M, S, C, caps_code)
     return ms
 
-_LETTER = regex.compile(r"\p{L}")
+_LETTER = compile_pattern(r"\p{L}")
 
 
 class SchemeSettings:

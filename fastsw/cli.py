@@ -160,7 +160,7 @@ def _parity_args(args, languages: dict) -> dict:
     parity = args.algo == "parity-bpe" or args.phase1 == "parity-bpe"
     flags = (("--dev", args.devs), ("--ratio", args.ratios), ("--global-merges", args.global_merges),
              ("--parity-variant", args.parity_variant), ("--window", args.window), ("--alpha", args.alpha),
-             ("--min-frequency", args.min_frequency))
+             ("--min-frequency", args.min_frequency), ("--parity-exhausted", args.parity_exhausted))
     if args.phase1 is not None and args.algo in ("bpe", "parity-bpe"):
         raise CliError(f"--phase1 chooses the phase 1 of --algo boundless or superbpe (got --algo {args.algo}); "
                        "for a plain parity-aware model use --algo parity-bpe")
@@ -204,7 +204,7 @@ def _parity_args(args, languages: dict) -> dict:
                                f"{', '.join(known)})")
             ratios[name] = Fraction(value)
         out["ratios"] = ratios
-    for name in ("global_merges", "parity_variant", "window", "alpha", "min_frequency"):
+    for name in ("global_merges", "parity_variant", "window", "alpha", "min_frequency", "parity_exhausted"):
         if getattr(args, name) is not None:
             out[name] = getattr(args, name)
     if args.phase1 is not None:
@@ -411,7 +411,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --parity-variant window: a language may take at most A / (languages) of the "
                         "window (default: 2)")
     g.add_argument("--min-frequency", type=_positive, default=None, metavar="F",
-                   help="stop when the chosen language's best pair occurs fewer than F times (default: 2)")
+                   help="a language whose best pair occurs fewer than F times is exhausted (default: 2)")
+    g.add_argument("--parity-exhausted", choices=("skip", "stop"), default=None,
+                   help="skip (default): pass an exhausted language over and go on with the others until the "
+                        "vocabulary is reached; stop: stop training there (the published script's rule)")
     g = p.add_argument_group("MinGram", "--algo mingram: a BPE seed of floor((N - alphabet) * overshoot) merges, "
                              "Hard EM on the minimum-token-count path, one flat prune to --vocab-size")
     g.add_argument("--overshoot", type=float, default=None, metavar="F",

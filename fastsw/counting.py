@@ -1163,21 +1163,26 @@ def _count_native(documents, pretokenizer: Pretokenizer, collect_runs: bool, pro
                 except BaseException as e:  # noqa: B902 -- re-raised in the calling thread
                     errors.append(e)
 
+    from ._interrupt import sigint_held
     workers = [threading.Thread(target=work, args=(tables[k], inboxes[k]), name=f"fastsw-count-{k}", daemon=True)
                for k in range(threads)]
-    for w in workers:
-        w.start()
     try:
+        with sigint_held():  # Ctrl-C never lands between starting the threads and the try that ends them
+            for w in workers:
+                w.start()
         for k, batch in enumerate(batches):
             if errors:
                 break
-            inboxes[k % threads].put(batch)
+            with sigint_held():  # a KeyboardInterrupt inside put would break the queue's lock (sigint_held)
+                inboxes[k % threads].put(batch)
             report(batch)
     finally:
-        for inbox in inboxes:
-            inbox.put(None)
+        with sigint_held():
+            for inbox in inboxes:
+                inbox.put(None)
         for w in workers:
-            w.join()
+            if w.ident is not None:  # started
+                w.join()
     if errors:
         raise errors[0]
     # the reports above ran before the counting threads had counted the last batches: now

@@ -59,7 +59,7 @@ CONNECT_TIMEOUT = 10
 # train() options that do not apply to shards counted on a cluster (they read text in this process, or weight
 # languages, which needs language columns)
 _NOT_DISTRIBUTED = ("inputs", "from_counts", "workers", "weights", "shares", "lang_field", "phase1", "dev", "ratios",
-                    "global_merges", "parity_variant", "window", "alpha", "min_frequency")
+                    "global_merges", "parity_variant", "window", "alpha", "min_frequency", "parity_exhausted")
 
 
 class ShardError(ValueError):

@@ -60,7 +60,7 @@ def _weighted_length(offsets, counts) -> int:
 
 
 def _run(entries, n_lang: int, lengths0: List[int], token_bytes: List[bytes], args, n_merges: int, *,
-         global_merges: int, variant: str, window: int, min_frequency: int):
+         global_merges: int, variant: str, window: int, min_frequency: int, exhausted: str):
     """The kernel over packed entries ``(tokens, offsets, counts, langs, length weights)``; appends the new
     tokens to ``token_bytes``. Returns ``(merges, chosen column indices, lengths array, final entry lengths)``."""
     tokens, offsets, counts, langs, lw = entries
@@ -82,7 +82,8 @@ def _run(entries, n_lang: int, lengths0: List[int], token_bytes: List[bytes], ar
     tb, tb_off = _pack_bytes(token_bytes)
     out = call_kernel(_parity_loop, tokens, offsets, counts, langs, lw, np.int64(n_lang), tb, tb_off,
                       int(bool(profile.overlapping)), int(profile.tie == "bytes"), int(steps), int(global_merges),
-                      int(min_frequency), np.array(lengths0, dtype=np.int64), int(args.ratios is not None),
+                      int(min_frequency), int(exhausted == "skip"), np.array(lengths0, dtype=np.int64),
+                      int(args.ratios is not None),
                       ratio_num, int(window if variant == "window" else 0), int(allowance))
     n_steps, lefts, rights, step_counts, chosen, hist, entry_lengths = out
     n_steps = int(n_steps)
@@ -129,7 +130,8 @@ def _entries(train_parts, dev_parts):
 
 def learn_parity_merges_fast(train_words, token_bytes: List[bytes], profile, n_merges: int, *, dev_words=None,
                              dev_sizes=None, ratios=None, global_merges: int = 0, variant: str = "base",
-                             window: int = 100, alpha=2, min_frequency: int = 2, progress=None) -> ParityMerges:
+                             window: int = 100, alpha=2, min_frequency: int = 2, exhausted: str = "skip",
+                             progress=None) -> ParityMerges:
     """:func:`fastsw.parity.learn_parity_merges` on the fast path: same arguments, same result.
 
         >>> tb = [bytes([b]) for b in range(256)]
@@ -137,12 +139,15 @@ def learn_parity_merges_fast(train_words, token_bytes: List[bytes], profile, n_m
         >>> train = {"x": ([[a, b, a, b]], [5]), "y": ([[c, a, c, a]], [1])}
         >>> dev = {"x": ([[a, b]], [1]), "y": ([[c, a, c, a]], [1])}
         >>> out = learn_parity_merges_fast(train, tb, "hf", 3, dev_words=dev)
-        >>> out.languages, [tb[l] + tb[r] for l, r, _ in out.merges], out.lengths
-        (['y', 'x'], [b'ca', b'ab'], [{'x': 2, 'y': 4}, {'x': 2, 'y': 2}, {'x': 1, 'y': 2}])
+        >>> out.languages, [tb[l] + tb[r] for l, r, _ in out.merges]
+        (['y', 'x', 'x'], [b'ca', b'ab', b'abab'])
+        >>> tb = [bytes([b]) for b in range(256)]
+        >>> learn_parity_merges_fast(train, tb, "hf", 3, dev_words=dev, exhausted="stop").languages
+        ['y', 'x']
     """
     args = check_parity_args(train_words, profile, n_merges, dev_words=dev_words, dev_sizes=dev_sizes,
                              ratios=ratios, global_merges=global_merges, variant=variant, window=window,
-                             alpha=alpha)
+                             alpha=alpha, exhausted=exhausted)
     langs = args.languages
     train_parts = [_pack_words(*args.train[lang]) for lang in langs]
     dev_parts = None if args.dev is None else [_pack_words(*args.dev[lang]) for lang in langs]
@@ -151,7 +156,7 @@ def learn_parity_merges_fast(train_words, token_bytes: List[bytes], profile, n_m
     entries = _entries(train_parts, dev_parts)
     merges, chosen, hist, entry_lengths = _run(entries, len(langs), lengths0, token_bytes, args, n_merges,
                                                global_merges=global_merges, variant=variant, window=window,
-                                               min_frequency=min_frequency)
+                                               min_frequency=min_frequency, exhausted=exhausted)
     if progress is not None and merges:
         progress.update(len(merges))
     tokens, offsets = entries[0], entries[1]
@@ -213,12 +218,14 @@ def parity_phase1_packed(counts, alphabet, profile, n_merges: int, parity: dict,
     stand_in = {lang: ([[0]], [1]) for lang in langs}
     args = check_parity_args(stand_in, profile, n_merges, dev_words=None if dev_parts is None else stand_in,
                              dev_sizes=dev_sizes, ratios=ratios, global_merges=parity["global_merges"],
-                             variant=parity["variant"], window=parity["window"], alpha=parity["alpha"])
+                             variant=parity["variant"], window=parity["window"], alpha=parity["alpha"],
+                             exhausted=parity["exhausted"])
     entries = _entries(train_parts, dev_parts)
     token_bytes = list(alphabet.tokens)
     merges, chosen, hist, entry_lengths = _run(entries, len(langs), lengths0, token_bytes, args, n_merges,
                                                global_merges=parity["global_merges"], variant=parity["variant"],
-                                               window=parity["window"], min_frequency=parity["min_frequency"])
+                                               window=parity["window"], min_frequency=parity["min_frequency"],
+                                               exhausted=parity["exhausted"])
     if progress is not None and merges:
         progress.update(len(merges))
     # every pretoken's final word: its first language's entry (entries run language by language)

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import heapq
 import json
 import os
 from pathlib import Path
@@ -619,18 +620,58 @@ def merge_conflicts(tok) -> List[dict]:
 
 
 def _rank_table_encode_atoms(parts: List[bytes], ranks: Dict[bytes, int]) -> List[int]:
-    """Join adjacent parts by the lowest rank of their concatenation (leftmost on ties)."""
+    """Join adjacent parts by the lowest rank of their concatenation, leftmost on ties (tiktoken's rule).
+
+    The plain twin of the encoding kernel's long loop (:mod:`fastsw._encode_kernels`, ``_merge_tree``):
+    the parts form a linked list (``nxt``/``prv``) and the pairs wait in a heap of
+    ``(rank, position, version)``; positions keep their order (a merge keeps its left part), so the
+    smallest entry is the lowest rank, leftmost first. A merge bumps the version of the merged part
+    and of its left neighbour (their pairs changed) and of the part it swallowed, so a popped entry
+    whose version is old is skipped. Each merge costs O(log n): ``"a" * 10**6`` is never quadratic.
+
+        >>> ranks = {b"a": 0, b"b": 1, b"ab": 2, b"aa": 3, b"aab": 4}
+        >>> _rank_table_encode_atoms([b"a", b"a", b"b"], ranks)  # ab (2) before aa (3), then nothing joins a+ab
+        [0, 2]
+    """
     parts = list(parts)
-    while len(parts) > 1:
-        best, at = None, -1
-        for i in range(len(parts) - 1):
-            r = ranks.get(parts[i] + parts[i + 1])
-            if r is not None and (best is None or r < best):
-                best, at = r, i
-        if best is None:
-            break
-        parts[at:at + 2] = [parts[at] + parts[at + 1]]
-    return [ranks[p] for p in parts]
+    n = len(parts)
+    nxt = list(range(1, n + 1))
+    prv = list(range(-1, n - 1))
+    version = [0] * n
+    heap = []
+    for i in range(n - 1):
+        r = ranks.get(parts[i] + parts[i + 1])
+        if r is not None:
+            heap.append((r, i, 0))
+    heapq.heapify(heap)
+
+    def push(i):  # the pair starting at part i, if it has a rank
+        version[i] += 1
+        j = nxt[i]
+        if j < n:
+            r = ranks.get(parts[i] + parts[j])
+            if r is not None:
+                heapq.heappush(heap, (r, i, version[i]))
+
+    while heap:
+        _, i, v = heapq.heappop(heap)
+        if v != version[i]:
+            continue  # part i or its right neighbour changed since this entry was pushed
+        j = nxt[i]
+        parts[i] += parts[j]
+        version[j] += 1  # part j is gone
+        nxt[i] = nxt[j]
+        if nxt[i] < n:
+            prv[nxt[i]] = i
+        push(i)
+        if prv[i] >= 0:
+            push(prv[i])
+    out = []
+    i = 0
+    while i < n:
+        out.append(ranks[parts[i]])
+        i = nxt[i]
+    return out
 
 
 def _conflict(kind, tok, tid, tb, rule, table, **extra) -> dict:

@@ -39,6 +39,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ._unicode import UNICODE_VERSION
 from .alphabet import Alphabet, ByteAlphabet, alphabet_from_config
 from .files import atomic_write_text
 from .pretokenize import Pretokenizer
@@ -688,7 +689,8 @@ class MinGramTokenizer(Tokenizer):
                 "alphabet": self.alphabet.to_config(), "pretokenizer": self.pretokenizer.to_config(),
                 "score_delta": self.score_delta, "log_prob_floor": LOG_PROB_FLOOR,
                 "tokens": [self._token_record(i) for i in range(len(self.tokens))],
-                "special_tokens": dict(self._special_tokens), "training": self.training_info}
+                "special_tokens": dict(self._special_tokens), "training": self.training_info,
+                "unicode_version": UNICODE_VERSION}
         if self.normalize is not None:
             data["normalize"] = self.normalize
         return data
@@ -731,7 +733,7 @@ def mingram_from_data(path, data: dict) -> dict:
         return ValueError(f"{path}: field {field}: {problem}")
 
     known = ("format", "format_version", "algo", "profile", "alphabet", "pretokenizer", "score_delta",
-             "log_prob_floor", "tokens", "special_tokens", "normalize", "training")
+             "log_prob_floor", "tokens", "special_tokens", "normalize", "training", "unicode_version")
     for field in data:
         if field not in known:
             raise bad(field, f"unknown field; a MinGram model has {', '.join(known)}")

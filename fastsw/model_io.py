@@ -16,6 +16,8 @@ One UTF-8 JSON object::
                                         # training.weight_scale is given (weighted counts as big exact ints)
       "special_tokens": {"<|endoftext|>": 2000, ...},
       "normalize": null | "nfc" | "nfkc",   # optional; written only when set, absent = null (lossless)
+      "unicode_version": "16.0.0",      # the Unicode version of the pre-tokenizer's classes (fastsw._unicode);
+                                        # absent in older files, which are read with the pinned 16.0.0 tables
       "training": {...}                 # informational: options, timings
     }
 
@@ -33,6 +35,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ._unicode import UNICODE_VERSION
 from .alphabet import PROFILE_ALPHABETS, alphabet_from_config
 from .files import OutputError, atomic_open, atomic_write_text, resolve_output_path  # noqa: F401 (re-exported)
 from .pretokenize import NORMALIZATIONS, Pretokenizer
@@ -60,6 +63,7 @@ def model_to_dict(tok) -> dict:
         "merges": [[m.left, m.right, m.count, int(m.super)] for m in tok.merges],
         "special_tokens": dict(tok.special_tokens),
         "training": tok.training_info,
+        "unicode_version": UNICODE_VERSION,
     }
     normalize = getattr(tok, "normalize", None)
     if normalize is not None:
@@ -94,7 +98,7 @@ def read_model_text(path: Path) -> str:
 
 
 _FIELDS = ("format", "format_version", "algo", "profile", "alphabet", "pretokenizer", "merges", "special_tokens",
-           "normalize", "training")
+           "normalize", "training", "unicode_version")
 _ALPHABET_SETTINGS = {"bytes243": ("kind",), "bytes256": ("kind",), "chars": ("kind", "chars", "byte_fallback"),
                       "atoms": ("kind", "base", "atoms")}
 _PRETOKENIZER_STRINGS = ("mode", "main_pattern", "script_specific_pattern", "letter_pattern")
@@ -261,6 +265,10 @@ def load_model_data(path) -> dict:
                          f"({FORMAT_VERSION}); upgrade fastsw to load it")
     if version < 1:
         raise ValueError(f"{path}: unsupported model format version {version}")
+    unicode_version = data.get("unicode_version", UNICODE_VERSION)
+    if unicode_version != UNICODE_VERSION:
+        raise ValueError(f"{path}: the model was made with the Unicode {unicode_version!r} classes, but this fastsw "
+                         f"pre-tokenizes with Unicode {UNICODE_VERSION}; load it with the fastsw that saved it")
     reader = MODEL_READERS.get(data.get("algo"))
     if reader is not None:  # a model kind defined above the tokenizer (fastsw.mingram registers "mingram")
         return dict(reader(path, data), algo=data["algo"])

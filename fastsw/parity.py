@@ -18,7 +18,11 @@ same language choices, dev lengths and merges on inputs without count ties. Diff
 * count ties go by the fastsw profile (``paper``: smaller byte pair; ``hf``: smaller id pair) where the
   script takes the *largest* string pair;
 * pairs are counted by the profile's rule: the script counts overlapping pairs, as the ``hf`` profile does;
-* target-ratio comparisons are exact (``fractions.Fraction``), where the script uses floats.
+* target-ratio comparisons are exact (``fractions.Fraction``), where the script uses floats;
+* by default (``exhausted="skip"``) a language with no pair left occurring ``min_frequency`` times is passed
+  over and the run goes on with the others; the script stops there (``exhausted="stop"``). With the default
+  ``script`` pre-tokenizer Thai runs out first: every Thai letter is its own pretoken, so its words are
+  single characters whose few byte pairs are soon merged.
 """
 from __future__ import annotations
 
@@ -34,6 +38,11 @@ Lang = Hashable
 Words = Tuple[Sequence[Sequence[int]], Sequence[int]]
 
 VARIANTS = ("base", "window")
+
+#: What a step does when the chosen language has no pair left occurring ``min_frequency`` times: ``"skip"``
+#: (default) passes it over and takes the next worst-off language, so training goes on until every language
+#: is exhausted; ``"stop"`` ends training there (the published script's rule).
+EXHAUSTED = ("skip", "stop")
 
 
 class ParityMerges(NamedTuple):
@@ -85,7 +94,7 @@ class ParityArgs(NamedTuple):
 
 
 def check_parity_args(train_words, profile, n_merges, *, dev_words=None, dev_sizes=None, ratios=None,
-                      global_merges=0, variant="base", window=100, alpha=2) -> ParityArgs:
+                      global_merges=0, variant="base", window=100, alpha=2, exhausted="skip") -> ParityArgs:
     """Check :func:`learn_parity_merges`' arguments (one clear ``ValueError``/``TypeError`` each); shared by the
     reference and the fast path (:mod:`fastsw.fast_parity`), so both refuse the same input the same way."""
     if isinstance(profile, str):
@@ -102,6 +111,8 @@ def check_parity_args(train_words, profile, n_merges, *, dev_words=None, dev_siz
             raise ValueError(f"{name}={value!r} must be an integer >= {low}")
     if variant not in VARIANTS:
         raise ValueError(f"variant={variant!r} is not one of {', '.join(VARIANTS)}")
+    if exhausted not in EXHAUSTED:
+        raise ValueError(f"exhausted={exhausted!r} is not one of {', '.join(EXHAUSTED)}")
     if (dev_words is None) == (ratios is None):
         raise ValueError("give exactly one of dev_words (multi-parallel dev texts) or ratios (target "
                          "compression ratio per language)")
@@ -148,7 +159,7 @@ def learn_parity_merges(train_words: Dict[Lang, Words], token_bytes: List[bytes]
                         dev_sizes: Optional[Dict[Lang, int]] = None,
                         ratios: Optional[Dict[Lang, Real]] = None,
                         global_merges: int = 0, variant: str = "base", window: int = 100, alpha: Real = 2,
-                        min_frequency: int = 2, progress=None) -> ParityMerges:
+                        min_frequency: int = 2, exhausted: str = "skip", progress=None) -> ParityMerges:
     """Learn up to ``n_merges`` parity-aware BPE merges.
 
     ``train_words`` maps each language (in the order that breaks ties: the first wins) to ``(words,
@@ -164,26 +175,38 @@ def learn_parity_merges(train_words: Dict[Lang, Words], token_bytes: List[bytes]
 
     Ties go to the first language. The chosen language's best pair is taken by its own counts, with the
     profile's counting and tie rule (the published script breaks count ties by the largest string pair;
-    fastsw follows its profile), and merged in every language's training and dev words. The run stops
-    when that best count is below ``min_frequency`` (or no pair is left).
+    fastsw follows its profile), and merged in every language's training and dev words. A language whose
+    best count is below ``min_frequency`` (or that has no pair left) is exhausted; it stays so, since a merge
+    only creates pairs that occur at most as often as the merged pair did in that language. With
+    ``exhausted="skip"`` (default) the next worst-off language is taken instead and the run stops when every
+    language is exhausted; with ``exhausted="stop"`` the run stops at the first exhausted choice (the
+    published script's rule). A global step stops the run when the summed column is exhausted (then every
+    language is).
 
     Hybrid: the first ``global_merges`` steps are ordinary BPE steps on the counts summed over languages.
     ``variant="window"``: a language is allowed only if its number of selections among the last ``window``
     language-chosen steps, divided by ``window``, is at most ``alpha`` / C, C being the number of count
     columns (the languages, plus the summed column when hybrid, as in the published script); languages are
-    tried in order of the criterion until one is allowed.
+    tried in order of the criterion until one is allowed; with ``exhausted="skip"``, when every allowed
+    language is exhausted, the worst-off language that is not is taken (the window cannot balance languages
+    that have nothing left).
 
         >>> tb = [bytes([b]) for b in range(256)]
         >>> a, b, c = ord("a"), ord("b"), ord("c")
         >>> train = {"x": ([[a, b, a, b]], [5]), "y": ([[c, a, c, a]], [1])}
         >>> dev = {"x": ([[a, b]], [1]), "y": ([[c, a, c, a]], [1])}
-        >>> out = learn_parity_merges(train, tb, "hf", 3, dev_words=dev)  # y, then x on a tie, then y stops
-        >>> out.languages, [tb[l] + tb[r] for l, r, _ in out.merges], out.lengths
-        (['y', 'x'], [b'ca', b'ab'], [{'x': 2, 'y': 4}, {'x': 2, 'y': 2}, {'x': 1, 'y': 2}])
+        >>> out = learn_parity_merges(train, tb, "hf", 3, dev_words=dev)  # y, then x on a tie, then y is exhausted
+        >>> out.languages, [tb[l] + tb[r] for l, r, _ in out.merges]  # so x takes the third step
+        (['y', 'x', 'x'], [b'ca', b'ab', b'abab'])
+        >>> out.lengths
+        [{'x': 2, 'y': 4}, {'x': 2, 'y': 2}, {'x': 1, 'y': 2}, {'x': 1, 'y': 2}]
+        >>> tb = [bytes([b]) for b in range(256)]
+        >>> learn_parity_merges(train, tb, "hf", 3, dev_words=dev, exhausted="stop").languages  # the script's rule
+        ['y', 'x']
     """
     args = check_parity_args(train_words, profile, n_merges, dev_words=dev_words, dev_sizes=dev_sizes,
                              ratios=ratios, global_merges=global_merges, variant=variant, window=window,
-                             alpha=alpha)
+                             alpha=alpha, exhausted=exhausted)
     profile, langs, train, columns, alpha = args.profile, args.languages, args.train, args.columns, args.alpha
     dev_mergers: Dict[Lang, PairMerger] = {}
     if args.dev is not None:
@@ -212,18 +235,27 @@ def learn_parity_merges(train_words: Dict[Lang, Words], token_bytes: List[bytes]
     merges: List[Tuple[int, int, int]] = []
     chosen: List[Optional[Lang]] = []
     length_history = [dict(lengths)]
+
+    def usable(best) -> bool:
+        return best is not None and best[0] >= min_frequency
+
     for step in range(n_merges):
         if step < global_merges:
-            lang, merger = None, summed
+            lang, best = None, summed.best()
         else:
             ranked = order()
-            lang = ranked[0]
             if variant == "window":
-                lang = next(l for l in ranked if history.count(l) * columns <= alpha * window)
+                allowed = [l for l in ranked if history.count(l) * columns <= alpha * window]
+                ranked = allowed + [l for l in ranked if l not in allowed]  # the others only when skipping
+            else:
+                allowed = ranked
+            for lang in ranked if exhausted == "skip" else allowed[:1]:
+                best = mergers[lang].best()
+                if usable(best):
+                    break
+            if variant == "window" and usable(best):
                 history.append(lang)
-            merger = mergers[lang]
-        best = merger.best()
-        if best is None or best[0] < min_frequency:
+        if not usable(best):
             break
         count, (left, right) = best
         new_id = len(token_bytes)

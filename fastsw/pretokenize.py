@@ -48,7 +48,7 @@ import regex
 
 from ._config import pure_python
 from .chunking import script_chunks
-from ._unicode import script_id, script_table
+from ._unicode import compile_pattern, script_id, script_table
 
 # The contraction suffixes use the ASCII apostrophe, as in tiktoken's o200k pattern.
 _CONTRACTIONS = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
@@ -226,9 +226,9 @@ class Pretokenizer:
         self.script_specific_scripts = tuple(script_specific_scripts)
         self.letter_pattern = letter_pattern
         try:
-            self._main = regex.compile(main_pattern)
-            self._specific = regex.compile(script_specific_pattern)
-            self._letter = regex.compile(letter_pattern)
+            self._main = compile_pattern(main_pattern)
+            self._specific = compile_pattern(script_specific_pattern)
+            self._letter = compile_pattern(letter_pattern)
         except regex.error as e:
             raise ValueError(f"invalid pre-tokenizer regex: {e}") from e
         self._specific_ids = frozenset(script_id(name) for name in self.script_specific_scripts)

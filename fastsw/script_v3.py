@@ -61,6 +61,8 @@ import numpy as np
 import regex
 from numba import njit
 
+from ._unicode import compile_pattern
+
 # the 20 space-using and the 28 high-resource scripts (seed 002 B.1 footnote), as the class rule's owner lists them
 from .boundary import HIGH_RESOURCE_SCRIPTS, SPACE_USING_SCRIPTS, SchemeSettings
 
@@ -914,7 +916,7 @@ def _has_surrogate(text: str) -> bool:
         return True
 
 
-_LETTER = regex.compile(r"\p{L}")
+_LETTER = compile_pattern(r"\p{L}")
 
 
 @functools.lru_cache(maxsize=1 << 16)

@@ -378,8 +378,9 @@ def _resolve_pattern(pattern: str) -> Tuple[str, Optional[str]]:
         raise ValueError(f"unknown pattern name {pattern!r}: use 'o200k', 'cl100k' or pass the regular "
                          "expression itself")
     import regex
+    from ._unicode import compile_pattern
     try:
-        regex.compile(pattern)
+        compile_pattern(pattern)
     except regex.error as e:
         raise ValueError(f"pattern {pattern!r} is not a valid regular expression ({e}); use 'o200k', "
                          "'cl100k' or a regex") from None

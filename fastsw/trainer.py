@@ -27,7 +27,7 @@ from .counting import (PARALLEL_MIN_BYTES, Counts, count_corpus, count_corpus_pa
                        language_weights, load_counts, native_counting, weighted_counts)
 from .pretokenize import Pretokenizer, check_normalize, make_pretokenizer
 from .notes import OptionWarning, VocabularyNotReachedWarning
-from .parity import VARIANTS as PARITY_VARIANTS, learn_parity_merges
+from .parity import EXHAUSTED as PARITY_EXHAUSTED, VARIANTS as PARITY_VARIANTS, learn_parity_merges
 from .progress import Progress
 from .readers import iter_documents, iter_language_documents
 from .superword import ReferenceBackend, interleave
@@ -199,7 +199,8 @@ def _pretokenizer_for_counts(counts: Counts, pretokenizer) -> Pretokenizer:
     return pretok
 
 
-_PARITY_OPTIONS = ("dev", "ratios", "global_merges", "parity_variant", "window", "alpha", "min_frequency")
+_PARITY_OPTIONS = ("dev", "ratios", "global_merges", "parity_variant", "window", "alpha", "min_frequency",
+                   "parity_exhausted")
 
 
 def _check_mingram_options(algo, phase1, overshoot, em_iterations, score_delta, prune_criterion, refill):
@@ -255,9 +256,12 @@ def _check_parity_options(algo, phase1, options: dict, weights, shares) -> Optio
            "variant": "base" if options["parity_variant"] is None else options["parity_variant"],
            "window": 100 if options["window"] is None else options["window"],
            "alpha": 2 if options["alpha"] is None else options["alpha"],
-           "min_frequency": 2 if options["min_frequency"] is None else options["min_frequency"]}
+           "min_frequency": 2 if options["min_frequency"] is None else options["min_frequency"],
+           "exhausted": "skip" if options["parity_exhausted"] is None else options["parity_exhausted"]}
     if out["variant"] not in PARITY_VARIANTS:
         raise ValueError(f"parity_variant={out['variant']!r} is not one of {', '.join(PARITY_VARIANTS)}")
+    if out["exhausted"] not in PARITY_EXHAUSTED:
+        raise ValueError(f"parity_exhausted={out['exhausted']!r} is not one of {', '.join(PARITY_EXHAUSTED)}")
     if out["variant"] != "window":
         for name in ("window", "alpha"):
             if options[name] is not None:
@@ -318,7 +322,8 @@ def parity_phase1(counts: Counts, alphabet, profile, n_merges: int, parity: dict
                                  ratios=None if parity["ratios"] is None else {l: parity["ratios"][l] for l in tables},
                                  global_merges=parity["global_merges"], variant=parity["variant"],
                                  window=parity["window"], alpha=parity["alpha"],
-                                 min_frequency=parity["min_frequency"], progress=progress)
+                                 min_frequency=parity["min_frequency"], exhausted=parity["exhausted"],
+                                 progress=progress)
     final: dict = {}
     for lang, t in tables.items():
         for p, w in zip(t.pretokens, result.words[lang]):
@@ -363,6 +368,7 @@ def _parity_record(parity: dict, result, languages, dev_counts) -> dict:
     record = {"variant": parity["variant"], "languages": list(languages),
               "criterion": "dev" if parity["dev"] is not None else "ratios",
               "global_merges": parity["global_merges"], "min_frequency": parity["min_frequency"],
+              "exhausted": parity["exhausted"],
               "chosen": [-1 if lang is None else index[lang] for lang in result.languages],
               "lengths": {"initial": result.lengths[0], "final": result.lengths[-1]}}
     if parity["variant"] == "window":
@@ -382,7 +388,8 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
           backend: str = "auto", workers: Optional[int] = None, from_counts=None, weights=None, shares=None,
           lang_field: Optional[str] = None, phase1: Optional[str] = None, dev=None, ratios=None,
           global_merges: Optional[int] = None, parity_variant: Optional[str] = None, window: Optional[int] = None,
-          alpha=None, min_frequency: Optional[int] = None, overshoot: Optional[float] = None,
+          alpha=None, min_frequency: Optional[int] = None, parity_exhausted: Optional[str] = None,
+          overshoot: Optional[float] = None,
           em_iterations: Optional[int] = None, score_delta: Optional[float] = None,
           prune_criterion: Optional[str] = None, refill: bool = False, _count_candidates=None) -> Tokenizer:
     """Train a BPE, BoundlessBPE, SuperBPE or parity-aware BPE tokenizer.
@@ -471,8 +478,10 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
 
     ``global_merges=N`` (hybrid): the first N merges are ordinary BPE on the summed counts.
     ``parity_variant="window"`` with ``window=W`` (default 100) and ``alpha=A`` (default 2): a language chosen
-    more than ``A / languages`` of the last W steps is passed over. Training stops early when the chosen
-    language's best pair occurs fewer than ``min_frequency`` (default 2) times. Count ties follow ``profile``
+    more than ``A / languages`` of the last W steps is passed over. A language whose best pair occurs fewer
+    than ``min_frequency`` (default 2) times is exhausted: by default (``parity_exhausted="skip"``) it is
+    passed over and training goes on with the others until the vocabulary is reached or every language is
+    exhausted; ``parity_exhausted="stop"`` stops there (the published script's rule). Count ties follow ``profile``
     (the published script takes the largest string pair). ``weights``/``shares`` are refused: parity-aware BPE
     balances the languages itself. It runs on the reference path with either backend.
     ``training_info["parity"]`` records the options and the run: ``chosen`` (per merge, the index of the chosen
@@ -522,7 +531,8 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
         algo, vocab_size, supermerges, profile, alphabet, greedy_split, min_count_floor, max_ngram_len)
     parity = _check_parity_options(algo, phase1, {"dev": dev, "ratios": ratios, "global_merges": global_merges,
                                                   "parity_variant": parity_variant, "window": window,
-                                                  "alpha": alpha, "min_frequency": min_frequency},
+                                                  "alpha": alpha, "min_frequency": min_frequency,
+                                                  "parity_exhausted": parity_exhausted},
                                    weights, shares)
     requested_algo = algo
     mingram_options = _check_mingram_options(algo, phase1, overshoot, em_iterations, score_delta,
@@ -724,9 +734,11 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
     if not counts.pretokens:
         info["notes"].append("the corpus is empty (no pretokens): the model is just the alphabet")
     elif len(merges1) < n_phase1 and parity is not None:
-        info["notes"].append(f"parity-aware BPE stopped after {len(merges1)} of {n_phase1} phase-1 merges: the "
-                             "language chosen next had no pair left occurring at least min_frequency="
-                             f"{parity['min_frequency']} times; the model is smaller than requested")
+        why = ("the language chosen next had no pair left" if parity["exhausted"] == "stop"
+               else "no language had a pair left")
+        info["notes"].append(f"parity-aware BPE stopped after {len(merges1)} of {n_phase1} phase-1 merges: {why} "
+                             f"occurring at least min_frequency={parity['min_frequency']} times; the model is "
+                             "smaller than requested")
     elif len(merges1) < n_phase1 and mingram_options is not None:
         info["notes"].append(f"the MinGram BPE seed ran out of pairs after {len(merges1)} of {n_phase1} merges "
                              f"(overshoot {mingram_options['overshoot']}); MinGram trains on the smaller seed")

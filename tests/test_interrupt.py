@@ -6,6 +6,12 @@ guess a delay, the child wraps the stage's entry point (the merge kernel, the re
 ``learn_merges``, the document stream) so that the wrapper starts a timer that sends SIGINT to
 the process a few milliseconds after the stage began; the child then reports whether the
 stage was stopped early (the merge kernel returned fewer steps than asked).
+
+Each child would otherwise also load (or, after a change to a kernel's source, compile) the
+Numba kernels before it reaches the stage: minutes on a busy machine with a cold cache, which
+no per-child time limit can allow for. The ``warm_kernels`` fixture compiles them once, in a
+child of the same environment and without a time limit, so that the children only load them;
+the children's time limits (``HANG_GUARD``) only catch a hang.
 """
 from __future__ import annotations
 
@@ -26,6 +32,7 @@ from fastsw import _interrupt
 from conftest import shared_path, sigint_default
 
 REPO_ROOT = Path(fastsw.__file__).resolve().parents[1]
+HANG_GUARD = 900  # seconds: a child that takes longer hangs (it does a few seconds of work)
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +47,14 @@ def corpus(tmp_path_factory) -> Path:
             if size > 3_000_000:
                 break
     return path
+
+
+@pytest.fixture(scope="module")
+def warm_kernels() -> None:
+    """The training and encoding kernels compiled into Numba's on-disk cache before any child starts."""
+    r = subprocess.run([sys.executable, "-c", "from fastsw import fast_train, fast_encode\n"
+                        "fast_train.warmup()\nfast_encode.warmup()"], capture_output=True, text=True, env=_env())
+    assert r.returncode == 0, r.stderr
 
 
 def _env() -> dict:
@@ -141,30 +156,30 @@ def _check_report(stage: str, err: str) -> None:
 
 
 @pytest.mark.parametrize("stage", sorted(_STAGES))
-def test_api_ctrl_c_raises_keyboard_interrupt(tmp_path, corpus, stage):
+def test_api_ctrl_c_raises_keyboard_interrupt(tmp_path, corpus, warm_kernels, stage):
     code = _child(stage, "api", corpus=str(corpus), backend="numba")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(), cwd=tmp_path,
-                       timeout=120, preexec_fn=sigint_default)
+                       timeout=HANG_GUARD, preexec_fn=sigint_default)
     assert r.returncode == 0 and r.stdout.strip() == "caught", r.stderr
     _check_report(stage, r.stderr)
 
 
-def test_api_ctrl_c_python_backend(tmp_path, corpus):
+def test_api_ctrl_c_python_backend(tmp_path, corpus, warm_kernels):
     """The reference path is plain Python: the interrupt is a KeyboardInterrupt already."""
     code = _child("phase1", "api", corpus=str(corpus), backend="python")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(), cwd=tmp_path,
-                       timeout=120, preexec_fn=sigint_default)
+                       timeout=HANG_GUARD, preexec_fn=sigint_default)
     assert r.returncode == 0 and r.stdout.strip() == "caught", r.stderr
     assert "SystemError" not in r.stderr and "fastsw threads left: []" in r.stderr, r.stderr
 
 
 @pytest.mark.parametrize("stage", ["phase1", "phase2-boundless", "counting"])
-def test_cli_ctrl_c_exits_130_without_output(tmp_path, corpus, stage):
+def test_cli_ctrl_c_exits_130_without_output(tmp_path, corpus, warm_kernels, stage):
     out_dir = tmp_path / "out"
     out_dir.mkdir()
     code = _child(stage, "cli", corpus=str(corpus), output=str(out_dir / "model.json"))
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(), cwd=tmp_path,
-                       timeout=120, preexec_fn=sigint_default)
+                       timeout=HANG_GUARD, preexec_fn=sigint_default)
     assert r.returncode == 130, r.stderr
     lines = [line for line in r.stderr.splitlines() if not line.startswith(("kernel calls:", "fastsw threads"))]
     assert lines and lines[-1] == "fastsw: interrupted", r.stderr
@@ -172,7 +187,7 @@ def test_cli_ctrl_c_exits_130_without_output(tmp_path, corpus, stage):
     assert os.listdir(out_dir) == []  # no model, no temporary file
 
 
-def test_cli_ctrl_c_while_reading_a_pipe(tmp_path, corpus):
+def test_cli_ctrl_c_while_reading_a_pipe(tmp_path, corpus, warm_kernels):
     """``python -m fastsw train`` itself, interrupted while it counts a FIFO that never ends: the
     process is certainly inside counting when the signal comes (it has opened the FIFO, and
     counting cannot finish before the writer closes it)."""
@@ -189,7 +204,7 @@ def test_cli_ctrl_c_while_reading_a_pipe(tmp_path, corpus):
             pipe.write("\n".join(texts))
             pipe.flush()
             proc.send_signal(signal.SIGINT)
-            err = proc.communicate(timeout=60)[1]
+            err = proc.communicate(timeout=HANG_GUARD)[1]
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -274,8 +289,8 @@ ENCODE_CHILD = textwrap.dedent("""
     def sigint_later():
         time.sleep(float(sys.argv[1]))
         os.kill(os.getpid(), signal.SIGINT)
-    threading.Thread(target=sigint_later, daemon=True).start()
     try:
+        threading.Thread(target=sigint_later, daemon=True).start()
         for _ in range(50):
             tok.encode_batch_to_numpy([text], num_threads=1)
             tok.encode_ordinary(text)
@@ -286,10 +301,84 @@ ENCODE_CHILD = textwrap.dedent("""
 
 
 @pytest.mark.parametrize("delay", [0.2, 0.5, 0.9, 1.3])
-def test_api_ctrl_c_while_encoding_raises_keyboard_interrupt(tmp_path, delay):
+def test_api_ctrl_c_while_encoding_raises_keyboard_interrupt(tmp_path, warm_kernels, delay):
     # a big encoder call from the main thread used to surface the signal inside a Numba callback
     # as "SystemError: CPUDispatcher(<function _encode_docs>) returned a result with an exception set"
     r = subprocess.run([sys.executable, "-c", ENCODE_CHILD, str(delay)], capture_output=True, text=True,
-                       env=_env(), cwd=tmp_path, timeout=120, preexec_fn=sigint_default)
+                       env=_env(), cwd=tmp_path, timeout=HANG_GUARD, preexec_fn=sigint_default)
     assert r.stdout.strip() == "caught", r.stdout + r.stderr
     assert "SystemError" not in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+# ---- Ctrl-C between the counting threads' queue operations ---------------------------------------------------------
+
+QUEUE_CHILD = textwrap.dedent("""
+    import signal, sys, threading
+    from fastsw import counting
+    from fastsw.pretokenize import Pretokenizer
+
+    counting.BATCH_DOCS = 3  # several batches, so the main thread puts often
+    docs = ["the cat sat on the mat"] * 12
+    pretok = Pretokenizer()
+    thread_errors = []
+    threading.excepthook = lambda args: thread_errors.append(repr(args.exc_value))
+
+    def run_with_signal_at(target):
+        # the SIGINT handler Python would run, called at the target-th bytecode the main thread executes in a
+        # Queue method or a lock/condition method it calls (CPython may run it between any two bytecodes)
+        seen = [0]
+
+        def local(frame, event, arg):
+            if event == "opcode":
+                seen[0] += 1
+                if seen[0] == target:
+                    signal.getsignal(signal.SIGINT)(signal.SIGINT, frame)
+            return local
+
+        def global_(frame, event, arg):
+            caller = frame.f_back.f_code.co_filename if frame.f_back is not None else ""
+            if frame.f_code.co_filename.endswith("queue.py") or (
+                    frame.f_code.co_filename.endswith("threading.py") and caller.endswith("queue.py")):
+                frame.f_trace_opcodes = True
+                return local
+            return None
+
+        sys.settrace(global_)
+        try:
+            counting.count_corpus(iter(docs), pretok, collect_runs=False, threads=2)
+            outcome = "finished"
+        except KeyboardInterrupt:
+            outcome = "interrupted"
+        except BaseException as e:
+            outcome = repr(e)
+        finally:
+            sys.settrace(None)
+        for t in threading.enumerate():
+            if t.name.startswith("fastsw"):
+                t.join(10)
+        left = [t.name for t in threading.enumerate() if t.name.startswith("fastsw")]
+        return outcome, seen[0], left
+
+    target, bad = 1, []
+    while True:
+        outcome, seen, left = run_with_signal_at(target)
+        if outcome not in ("interrupted", "finished") or left or thread_errors:
+            bad.append((target, outcome, left, thread_errors[:]))
+            thread_errors.clear()
+        if seen < target:  # the signal came after the last bytecode: every position was tried
+            break
+        target += 1
+    print("positions", target, "bad", bad)
+""")
+
+
+def test_ctrl_c_at_any_bytecode_of_the_counting_queues(tmp_path):
+    # A KeyboardInterrupt raised inside Queue.put (between a lock's acquire and its release) left the queue's
+    # lock in a state where a counting thread failed with "RuntimeError: release unlocked lock", or the main
+    # thread blocked forever on its next put. The signal now waits until the queue operation has finished.
+    r = subprocess.run([sys.executable, "-c", QUEUE_CHILD], capture_output=True, text=True, env=_env(), cwd=tmp_path,
+                       timeout=HANG_GUARD, preexec_fn=sigint_default)
+    assert r.returncode == 0, r.stderr
+    positions = int(r.stdout.split("positions ")[1].split()[0])
+    assert positions > 100, r.stdout  # the signal was tried at every bytecode of many queue operations
+    assert r.stdout.strip().endswith("bad []"), r.stdout[-3000:]

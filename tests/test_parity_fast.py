@@ -106,7 +106,7 @@ def test_min_frequency_stop_is_the_same(real_text):
     profile, train, dev, sizes = real_text
     small = dict(train, my=corpus_words("my", 300, default_alphabet(profile)))
     ratios = {lang: 1 for lang in small}
-    ref, tb_ref, fast, tb_fast = both(small, profile, 2000, ratios=ratios)
+    ref, tb_ref, fast, tb_fast = both(small, profile, 2000, ratios=ratios, exhausted="stop")
     assert len(ref.merges) < 2000 and ref.languages[-1] is not None
     assert_same(ref, tb_ref, fast, tb_fast)
 
@@ -148,6 +148,7 @@ def parity_inputs(draw):
         options.update(variant="window", window=draw(st.integers(min_value=1, max_value=5)),
                        alpha=draw(st.fractions(min_value=Fraction(columns, n_lang), max_value=4)))
     options["min_frequency"] = draw(st.integers(min_value=1, max_value=3))
+    options["exhausted"] = draw(st.sampled_from(["skip", "stop"]))
     return train, options
 
 

@@ -162,7 +162,42 @@ def test_pathological_inputs(vocabs):
              "1234567890" * 5000, " " * 50_000 + "x", "!?" * 20_000, "中文" * 20_000, "\n\r" * 10_000]
     for tok, enc in vocabs.values():
         for text in cases:
-            assert tok.encode_ordinary(text) == enc.encode_ordinary(text), text[:20]
+            want = enc.encode_ordinary(text)
+            assert tok.encode_ordinary(text) == want, text[:20]
+            assert tok.encode_ordinary(text, backend="python") == want, text[:20]
+
+
+class CountingRanks(dict):
+    """A rank dict that counts its lookups (``get``, ``[]`` and ``in``)."""
+
+    lookups = 0
+
+    def get(self, key, default=None):
+        self.lookups += 1
+        return super().get(key, default)
+
+    def __getitem__(self, key):
+        self.lookups += 1
+        return super().__getitem__(key)
+
+    def __contains__(self, key):
+        self.lookups += 1
+        return super().__contains__(key)
+
+
+@pytest.mark.parametrize("pat", ["o200k", "cl100k"])
+def test_reference_rank_merge_is_not_quadratic(vocabs, pat):
+    """The reference's rank loop looks up a bounded number of pairs per merge (a heap over the adjacent
+    pairs), not every pair of the piece again after each merge: for one letter repeated n times the
+    lookups grow linearly with n (a rescan after every merge needs about n * n / 4)."""
+    from fastsw.interop import rank_table_encode
+    tok, enc = vocabs[pat]
+    per_char = []
+    for n in (2048, 8192):
+        ranks = CountingRanks(tok._shortcut)
+        assert rank_table_encode(b"a" * n, ranks) == enc.encode_ordinary("a" * n)
+        per_char.append(ranks.lookups / n)
+    assert per_char[1] <= 4 and per_char[1] <= per_char[0] * 1.1, per_char
 
 
 # ---------------------------------------------------------------- rank semantics on small rank files
