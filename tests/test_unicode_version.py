@@ -33,20 +33,48 @@ def every_code_point():
     return [cp for cp in range(0x110000) if not 0xD800 <= cp < 0xE000]
 
 
+def code_points_regex_classifies_otherwise():
+    """The code points whose general category or \\s membership in the installed ``regex`` differs from the
+    pinned table's: where a path that read regex's own classes would give other ids."""
+    cps = np.arange(0x110000)
+    cps = cps[(cps < 0xD800) | (cps >= 0xE000)]
+    text = "".join(map(chr, cps.tolist()))
+    category = _unicode.category_table()
+    differ = np.zeros(0x110000, bool)
+    classes = [(f"\\p{{{name}}}", category == i) for i, name in enumerate(_unicode.CATEGORIES)]
+    for cls, pinned in classes + [(r"\s", _unicode.white_space_table())]:
+        installed = np.zeros(0x110000, bool)
+        for m in regex.finditer(f"(?:{cls})+", text):
+            installed[cps[m.start():m.end()]] = True
+        differ |= installed != pinned
+    differ[0xD800:0xE000] = False  # surrogates: not in the text, not encodable
+    return np.flatnonzero(differ).tolist()
+
+
 @pytest.mark.parametrize("name, pat", [("o200k_base", "o200k"), ("cl100k_base", "cl100k")])
 def test_every_code_point_encodes_as_tiktoken_on_both_paths(name, pat):
     # each code point followed by a contraction and a space: a letter takes "'s" into its word, anything else
     # leaves it to the next pretoken, so any class that differs from tiktoken's Unicode version shows in the ids
-    # (regex 2026's \p{L} has CJK Ext. J U+323B0, unassigned in Unicode 16: "\U000323B0's" was one id too few)
+    # (regex 2026's \p{L} has CJK Ext. J U+323B0, unassigned in Unicode 16: "\U000323B0's" was one id too few).
+    # The compiled path encodes every code point; the pure-Python merges (a plain BPE loop per pretoken, minutes
+    # for a million pretokens) and the regex pre-tokenizer every code point the installed regex classifies
+    # otherwise, and a sample of the rest
     tok = fastsw.Tokenizer.load_tiktoken(tv.bpe_openai_rank_file(name), pattern=pat)
     enc = tiktoken.Encoding(name, pat_str=tv.PATTERNS[pat], mergeable_ranks={t: r for r, t in enumerate(tok.vocab)},
                             special_tokens={})
     cps = every_code_point()
     for start in range(0, len(cps), CHUNK):
         text = "".join(chr(cp) + "'s " for cp in cps[start:start + CHUNK])
-        want = enc.encode_ordinary(text)
-        assert tok.encode_ordinary(text) == want, f"fast path, code points from U+{cps[start]:04X}"
-        assert tok.encode_ordinary(text, backend="python") == want, f"python path, code points from U+{cps[start]:04X}"
+        assert tok.encode_ordinary(text) == enc.encode_ordinary(text), f"fast path, code points from U+{cps[start]:04X}"
+    rng = np.random.default_rng(0)
+    otherwise = code_points_regex_classifies_otherwise()
+    checked = sorted(set(otherwise) | set(rng.choice(cps, 20_000, replace=False).tolist()))
+    for start in range(0, len(checked), CHUNK):
+        text = "".join(chr(cp) + "'s " for cp in checked[start:start + CHUNK])
+        assert tok.encode_ordinary(text, backend="python") == enc.encode_ordinary(text), \
+            f"python path, code points from U+{checked[start]:04X}"
+        assert tok.pretokenizer.pretokenize_reference(text) == tok.pretokenizer.pretokenize(text), \
+            f"the regex path's pretokens, code points from U+{checked[start]:04X}"
     if pat == "o200k":
         assert tok.encode_ordinary("\U000323B0's", backend="python") == [172, 110, 236, 108, 6, 82]
 
