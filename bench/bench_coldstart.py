@@ -116,7 +116,7 @@ def main(argv=None) -> int:
     for key, what in ROWS:
         walls = [r[key][0] for r in rounds]
         cpus = [r[key][1] for r in rounds]
-        rows.append([what, rounded(statistics.median(walls)), rounded(statistics.median(cpus))])
+        rows.append([what, rounded(statistics.median(walls), 3), rounded(statistics.median(cpus), 3)])
     compile_cpu = statistics.median(r["train cold"][1] - r["train warm"][1] for r in rounds)
     notes = (f"Median of {repeat} run(s). CPU = user + system seconds of the child process (the encoding rows: "
              "the child's own process time around each step). Compiling the kernels of the training command: "

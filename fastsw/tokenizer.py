@@ -434,11 +434,13 @@ class Tokenizer:
         if self._resolve_backend(backend) == "numba":
             if shortcut and isinstance(text, str) and len(text) <= SMALL_TEXT:
                 self._check_text(text)
-                if not self._fast_ready(backend):
-                    out = []
-                    self._encode_chunk(text, True, out)
-                    return out
-                fast = self._fast()
+                fast = self.__dict__.get("_fast_encoder")
+                if fast is None:  # once built (the usual case) this costs what self._fast() did
+                    if not self._fast_ready(backend):
+                        out = []
+                        self._encode_chunk(text, True, out)
+                        return out
+                    fast = self._fast()
                 if not self._super_ranks:  # every pretoken in the cache: one compiled pass (fast_encode)
                     ids = fast.cached_ids(text, self._cache)
                     if ids is not None:
