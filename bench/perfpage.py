@@ -43,6 +43,9 @@ SUITE = [
     ("tiktoken", "bench_tiktoken.py", [], ["--quick", "--vocabs", "o200k_base"], "tiktoken's own vocabularies",
      "o200k_base and cl100k_base (`--quick`: o200k_base only) loaded by fastsw (`Tokenizer.load_tiktoken`) against tiktoken, rs-bpe, "
      "bpe-openai and HF `tokenizers` with the same vocabulary, ids checked identical to tiktoken's."),
+    ("coldstart", "bench_coldstart.py", ["--repeat", "3"], ["--quick"], "Cold start",
+     "What a fresh install pays: the README's first training command with an empty Numba cache and again warm, "
+     "and a loaded model's first encodes with an empty cache and a warm one, each in its own process."),
 ]
 
 #: distributions whose versions the page states (import name only for the check)
@@ -243,7 +246,8 @@ def plot_tiktoken(tables, images: Path, tag: str) -> list:
     return [path]
 
 
-PLOTS = {"train": plot_train, "scale": plot_scale, "languages": plot_languages, "tiktoken": plot_tiktoken}
+PLOTS = {"train": plot_train, "scale": plot_scale, "languages": plot_languages, "tiktoken": plot_tiktoken,
+         "coldstart": lambda tables, images, tag: []}  # a table only
 
 
 # ---- the page ---------------------------------------------------------------------------------------------------

@@ -716,7 +716,7 @@ def _merge_tree(buf, a, n, table, nxt, prv, tree, nid):
     if c <= _FEW_PAIRS and 4 * c <= n:
         if c == 0:
             return n
-        got = _merge_few(buf, a, n, table, t, c, nid)
+        got = _merge_few(buf, a, n, table, t, np.int64(c), nid)  # c may be typed the literal 0: one signature
         n = got >> 1
         if (got & 1) != 0 or n < 2:
             return n
@@ -922,15 +922,17 @@ def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc_short, sc_long, tb,
         mc_bits += 1
     mc_mask = (1 << mc_bits) - 1
     mc = np.full(4 << mc_bits, -1, np.int64)
-    w = 0
+    # np.int64(0), not 0: a variable holding the literal 0 on some path would make the helpers it is passed to
+    # compile once more for the literal (Numba specialises calls on literal arguments)
+    w = np.int64(0)
     for d in range(n_docs):
         run_start = w
-        run_len = 0
+        run_len = np.int64(0)
         run_can = 0  # 1: some adjacent pair of the run may have a supermerge
         for k in range(doc_pieces[d], doc_pieces[d + 1]):
             s = bounds[k]
             e = bounds[k + 1]
-            n = 0
+            n = np.int64(0)
             cached = False
             slot = 0
             h = np.int64(0)

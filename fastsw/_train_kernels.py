@@ -42,7 +42,8 @@ else:
 def _grow_i32(a, cap):
     """A copy of int32 ``a`` with capacity ``cap`` (>= len(a)); the tail is undefined."""
     b = np.empty(cap, np.int32)
-    b[:a.shape[0]] = a
+    for i in range(a.shape[0]):  # a loop: a slice copy compiles its shape-mismatch error message too
+        b[i] = a[i]
     return b
 
 
@@ -50,7 +51,8 @@ def _grow_i32(a, cap):
 def _grow_i64(a, cap):
     """A copy of int64 ``a`` with capacity ``cap`` (>= len(a)); the tail is undefined."""
     b = np.empty(cap, np.int64)
-    b[:a.shape[0]] = a
+    for i in range(a.shape[0]):  # a loop: a slice copy compiles its shape-mismatch error message too
+        b[i] = a[i]
     return b
 
 
@@ -58,11 +60,48 @@ def _grow_i64(a, cap):
 def _grow_u8(a, cap):
     """A copy of uint8 ``a`` with capacity ``cap`` (>= len(a)); the tail is undefined."""
     b = np.empty(cap, np.uint8)
-    b[:a.shape[0]] = a
+    for i in range(a.shape[0]):  # a loop: a slice copy compiles its shape-mismatch error message too
+        b[i] = a[i]
     return b
 
 
 _MAX_ID = 2 ** 31 - 1  # pair and word ids are stored in 32 bits
+
+
+@njit(cache=True)
+def _kth_smallest(a, k):
+    """The value ``np.sort(a)[k]`` (``0 <= k < len(a)``), found in place (``a`` is reordered): a
+    quickselect with three-way partitions (runs of equal counts are common) around pivots picked by a
+    fixed pseudo-random sequence. ``np.partition`` gives the same value but its compilation (with
+    ``np.unique`` and a sort for its argument checks) costs more than the merge loop's own."""
+    lo = np.int64(0)
+    hi = np.int64(a.shape[0]) - 1
+    seed = np.uint64(0x9E3779B97F4A7C15)
+    while lo < hi:
+        seed = seed * np.uint64(6364136223846793005) + np.uint64(1442695040888963407)
+        pivot = a[lo + np.int64((seed >> np.uint64(33)) % np.uint64(hi - lo + 1))]
+        # a[lo:lt] < pivot, a[lt:i] == pivot, a[gt+1:hi+1] > pivot
+        lt, i, gt = lo, lo, hi
+        while i <= gt:
+            v = a[i]
+            if v < pivot:
+                a[i] = a[lt]
+                a[lt] = v
+                lt += 1
+                i += 1
+            elif v > pivot:
+                a[i] = a[gt]
+                a[gt] = v
+                gt -= 1
+            else:
+                i += 1
+        if k < lt:
+            hi = lt - 1
+        elif k > gt:
+            lo = gt + 1
+        else:
+            return pivot
+    return a[k]
 
 
 @njit(cache=True)
@@ -562,7 +601,8 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
     for t in range(n_tokens):
         tpre[t] = _prefix_key(tb, tb_off, t)
     tkind = np.empty(n_tokens + max(max_steps, 0), np.uint8)
-    tkind[:n_tokens] = tkind_in[:n_tokens]
+    for t in range(n_tokens):
+        tkind[t] = tkind_in[t]
 
     # pairs: rec[3q] = key (left << 32 | right), rec[3q + 1] = count, rec[3q + 2] =
     # start of the occurrence segment occ[start:start + plen[q]] (while the segment
@@ -600,7 +640,7 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
         for q in range(n_pairs):
             initial[q] = rec[3 * q + 1]
         # the (prune_top + 1)-th largest: the prune_top largest stay above it (ties aside)
-        floor = np.partition(initial, n_pairs - prune_top - 1)[n_pairs - prune_top - 1]
+        floor = _kth_smallest(initial, n_pairs - prune_top - 1)
         guessed = floor > 0
         initial = np.empty(0, np.int64)
 
@@ -858,7 +898,7 @@ def _cut_candidates(tokens, offsets, counts, floor, top, marker):
                 if table[2 * t] != -1:
                     weights[k] = table[2 * t + 1]
                     k += 1
-            floor = np.partition(weights, n_pairs - top - 1)[n_pairs - top - 1]
+            floor = _kth_smallest(weights, n_pairs - top - 1)
     cut = np.zeros(n_slots, np.bool_)
     for t in range(n_slots):
         if table[2 * t] != -1 and table[2 * t + 1] <= floor:
@@ -892,7 +932,7 @@ def _cut_candidates(tokens, offsets, counts, floor, top, marker):
         new_offsets[w + 1] = o
     return ids, new_offsets, sentinel, floor
 
-KERNELS = (_grow_i32, _grow_i64, _grow_u8, _hash, _find, _rehash, _pair_id, _room_for_pairs, _compact, _cmp_bytes,
+KERNELS = (_grow_i32, _grow_i64, _grow_u8, _kth_smallest, _hash, _find, _rehash, _pair_id, _room_for_pairs, _compact, _cmp_bytes,
            _pair_counts, _prefix_key, _cmp_token, _better,
            _sift_down, _push, _top, _allowed, _push_created, _count_words, _rewrite_words, _merge_loop, _pair_slot,
            _cut_weights, _cut_candidates)

@@ -24,7 +24,7 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from itertools import chain
-from typing import AbstractSet, List, Mapping, NamedTuple, Sequence, Tuple
+from typing import AbstractSet, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -472,13 +472,48 @@ def encoder_for(tok) -> FastEncoder:
     return tok._fast()
 
 
-KERNELS = (K._encode_docs, K._merge_one, K._build_pair_table, K._build_short_table,
-           K._build_long_table, K._build_pair_bits, K._build_char_table)
+#: The kernels a :class:`FastEncoder` runs: its tables' builders and the encoder (one signature each).
+KERNELS = (K._encode_docs, K._build_pair_table, K._build_short_table, K._build_long_table, K._build_pair_bits,
+           K._build_char_table)
+
+_on_disk: Optional[bool] = None  # whether Numba's on-disk cache holds every kernel (looked up once)
+
+
+def _in_disk_cache(kernel) -> bool:
+    """Whether Numba's on-disk cache holds ``kernel`` compiled for this machine from this source (its index
+    has an entry whose key, signature apart, is the one this process would look up). Numba's cache keeps no
+    public query for this; where its layout differs, the answer is ``False`` (the caller then takes the
+    plain-Python twin, which gives the same ids)."""
+    try:
+        cache = kernel._cache
+        codegen = kernel.targetctx.codegen()
+        return any(cache._index_key(key[0], codegen) == key for key in cache._cache_file._load_index())
+    except Exception:  # noqa: BLE001 - any other Numba: "not known to be cached"
+        return False
+
+
+def kernels_ready() -> bool:
+    """Whether the encoding kernels run without compiling first: compiled in this process, or in Numba's
+    on-disk cache. The first run after installing compiles them (many seconds, see "Cold start" in
+    docs/internals.md; a later run loads them in a fraction of a second), so work that the plain-Python twin
+    does in far less time (a model's reachability check, a short text) takes the twin while this is
+    ``False``; the first longer text compiles the kernels.
+
+    >>> isinstance(kernels_ready(), bool)
+    True
+    """
+    global _on_disk
+    if not all(hasattr(k, "signatures") for k in KERNELS):
+        return True  # NUMBA_DISABLE_JIT=1: plain Python functions, nothing compiles
+    if all(k.signatures for k in KERNELS):
+        return True
+    if _on_disk is None:
+        _on_disk = all(_in_disk_cache(k) for k in KERNELS)
+    return _on_disk
 
 
 def warmup() -> None:
     """Compile (or load from Numba's on-disk cache) the encoding kernels, one signature each."""
-    K._merge_one(np.array([97, 97, 97], np.int32), pair_table({(97, 97): (0, 243)}), 0)
     # a + a -> 243, aa + a -> 244 (regular); aaa + aaa -> 245 (super); aa and aaa reachable and eligible
     alphabet = ByteAlphabet("bytes243")
     tables = EncoderTables(list(alphabet.tokens) + [b"aa", b"aaa", b"aaaaaa"],

@@ -241,7 +241,10 @@ class Tokenizer:
                 continue
             if _is_one_pretoken(pretok, text):
                 candidates.append((tid, tb, text))
-        if self._resolve_backend(None) == "numba" and candidates:
+        # The kernel check runs ~10 times faster than apply_merges, but where the kernels are not compiled
+        # yet (a fresh install) compiling them costs far more than apply_merges over every token
+        # (docs/internals.md, "Cold start"): then the reference path, with the same answer.
+        if self._resolve_backend(None) == "numba" and candidates and self._fast_ready():
             # no shortcut yet (it is what this computes); each candidate is one pretoken already
             ids, offsets = self._encoder_class()(self._encoder_tables({}, frozenset())).encode_pieces(
                 [text for _, _, text in candidates], interruptible=True)
@@ -290,6 +293,16 @@ class Tokenizer:
         if backend == "auto" and resolve_backend(backend) == "numba":
             return "numba" if self._fast_supported() else "python"
         return resolve_backend(backend)
+
+    def _fast_ready(self, backend: Optional[str] = None) -> bool:
+        """Whether the fast encoder can run without compiling its kernels first (see
+        :func:`fastsw.fast_encode.kernels_ready`); always with ``backend="numba"`` asked for by the call or the
+        tokenizer. Where it cannot, the small jobs that the reference does quicker than a compilation
+        take the reference (same ids)."""
+        if "_fast_encoder" in self.__dict__ or "numba" in (backend, getattr(self, "backend", "auto")):
+            return True
+        from .fast_encode import kernels_ready
+        return kernels_ready()
 
     def _fast_supported(self) -> bool:
         supported = self.__dict__.get("_fast_ok")
@@ -429,7 +442,13 @@ class Tokenizer:
         if self._resolve_backend(backend) == "numba":
             if shortcut and isinstance(text, str) and len(text) <= SMALL_TEXT:
                 self._check_text(text)
-                fast = self._fast()
+                fast = self.__dict__.get("_fast_encoder")
+                if fast is None:  # once built (the usual case) this costs what self._fast() did
+                    if not self._fast_ready(backend):
+                        out = []
+                        self._encode_chunk(text, True, out)
+                        return out
+                    fast = self._fast()
                 if not self._super_ranks:  # every pretoken in the cache: one compiled pass (fast_encode)
                     ids = fast.cached_ids(text, self._cache)
                     if ids is not None:
@@ -476,7 +495,7 @@ class Tokenizer:
         if split is None:
             return self.encode_ordinary(text, shortcut=shortcut, backend=backend)
         self._check_text(text)
-        backend = self._resolve_backend(backend)
+        asked, backend = backend, self._resolve_backend(backend)
         segments = self._special_segments(text, split)
         if backend == "numba" and not (shortcut and len(text) <= SMALL_TEXT):
             enc = self._fast()
@@ -489,7 +508,7 @@ class Tokenizer:
                 if special is not None:
                     out.append(special)
             return out
-        fast = self._fast() if backend == "numba" else None
+        fast = self._fast() if backend == "numba" and self._fast_ready(asked) else None
         out = []
         for seg, special in segments:
             self._encode_chunk(seg, shortcut, out, fast)

@@ -508,13 +508,64 @@ def test_first_run_says_kernels_compile(tmp_path, capsys, monkeypatch):
     assert code == 0 and trainer.COMPILE_NOTICE not in err and "loading Numba kernels" in err
 
 
-def test_train_loads_the_encoding_kernels_with_the_merge_kernel(tmp_path):
-    # The model's reachability check encodes with the encoding kernels; their compilation (13 s
-    # on a first run) belongs to the kernel-loading stage, not to aggregate_candidates.
-    code = ("from fastsw import trainer, fast_encode\n"
-            "trainer._backend('numba', False)\n"
-            "print([len(k.signatures) for k in fast_encode.KERNELS])")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(), cwd=tmp_path,
-                       timeout=300)
+# A fresh install: Numba's on-disk cache is empty, so whatever a run calls compiles. The child reports which
+# kernels it compiled (their signatures); no wall clock is looked at.
+_COMPILED = ("from fastsw import fast_encode, _train_kernels\n"
+             "def compiled(kernels): return sorted(k.__name__ for k in kernels if k.signatures)\n")
+
+
+def _fresh_cache_run(code: str, cwd) -> dict:
+    env = _env()
+    env.pop("FASTSW_PUREPYTHON", None)
+    env.pop("NUMBA_DISABLE_JIT", None)
+    env["NUMBA_CACHE_DIR"] = str(Path(cwd) / "numba-cache")  # empty: a fresh install
+    r = subprocess.run([sys.executable, "-c", _COMPILED + code], capture_output=True, text=True, env=env, cwd=cwd,
+                       timeout=600)
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout) == [1] * len(fast_encode.KERNELS)  # one signature each
+    return json.loads(r.stdout.splitlines()[-1])
+
+
+def test_training_on_a_fresh_install_compiles_only_the_training_kernels(tmp_path, sample_docs):
+    # The model's reachability check takes the reference path while the encoding kernels are not
+    # compiled, so training compiles the merge loop and the candidate cut, and no encoding kernel.
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("\n".join(sample_docs[:40]), encoding="utf-8")
+    code = ("from fastsw import cli\n"
+            f"assert cli.main(['train', {str(corpus)!r}, '--algo', "
+            "'boundless', '--vocab-size', '600', '--backend', 'numba', '-o', 'm.json']) == 0\n"
+            "import json; print(json.dumps({'encode': compiled(fast_encode.KERNELS), "
+            "'train': compiled([_train_kernels._merge_loop, _train_kernels._cut_candidates])}))")
+    seen = _fresh_cache_run(code, tmp_path)
+    assert seen == {"encode": [], "train": ["_cut_candidates", "_merge_loop"]}
+    model = fastsw.load(tmp_path / "m.json")  # the same reachable tokens as a check on the kernels
+    fresh = fastsw.Tokenizer(alphabet=model.alphabet, merges=[tuple(m[1:]) for m in model.merges],
+                             pretokenizer=model.pretokenizer, profile=model.profile, algo=model.algo,
+                             backend="numba")
+    assert model._shortcut == fresh._shortcut and model._eligible == fresh._eligible
+
+
+def test_loading_and_a_short_encode_on_a_fresh_install_compile_nothing(tmp_path, multilingual_boundless):
+    # Loading a model (its reachability check) and encoding a short text take the reference path
+    # while the kernels are not compiled: the same ids, no pause to compile.
+    multilingual_boundless.save(tmp_path / "m.json")
+    texts = ["hello", "Über 世界 — ok, the cat sat on the mat", "e\u0301 👍🏽 1234 hello hello"]
+    code = ("import fastsw, json\n"
+            "tok = fastsw.load('m.json')\n"
+            f"ids = [tok.encode(t) for t in {texts!r}] + [tok.encode_ordinary(t) for t in {texts!r}]\n"
+            "print(json.dumps({'ids': ids, 'compiled': compiled(fast_encode.KERNELS + _train_kernels.KERNELS)}))")
+    seen = _fresh_cache_run(code, tmp_path)
+    assert seen["compiled"] == []
+    expected = [multilingual_boundless.encode(t, backend="python") for t in texts]
+    assert seen["ids"] == expected + expected
+
+
+def test_encoding_kernels_in_the_disk_cache_are_ready_without_compiling(tmp_path):
+    # Once a run has compiled the encoding kernels, a later process finds them in Numba's on-disk cache
+    # (before loading any), and then the reachability check and short texts run on them again.
+    before = _fresh_cache_run("import json; fast_encode.warmup()\nprint(json.dumps(fast_encode.kernels_ready()))",
+                              tmp_path)
+    code = ("import json; ready = fast_encode.kernels_ready()\n"
+            "print(json.dumps([ready, compiled(fast_encode.KERNELS)]))")
+    assert before is True and _fresh_cache_run(code, tmp_path) == [True, []]
+    assert _fresh_cache_run("import json; print(json.dumps(fast_encode.kernels_ready()))",
+                            tmp_path / "numba-cache") is False

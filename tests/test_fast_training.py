@@ -368,6 +368,17 @@ def test_multilingual_sample(sample_docs, profile):
 
 # ---------------------------------------------------------------- one signature per kernel
 
+@pytest.mark.parametrize("n, spread", [(1, 1), (2, 2), (7, 1), (100, 3), (1000, 1000), (5000, 20)])
+def test_kth_smallest_is_numpys_sorted_kth(n, spread):
+    # the merge loop's and the candidate cut's floor: the value np.sort(a)[k] (runs of equal counts included)
+    rng = np.random.default_rng(n)
+    for a in (rng.integers(0, spread, n), np.arange(n)[::-1], np.full(n, 7)):
+        for k in {0, n // 2, n - 1, int(rng.integers(0, n))}:
+            work = np.array(a, dtype=np.int64)
+            assert _train_kernels._kth_smallest(work, k) == np.sort(a)[k]
+            assert sorted(work.tolist()) == sorted(np.asarray(a).tolist())  # reordered, nothing lost
+
+
 def test_each_kernel_compiled_once():
     if not hasattr(_train_kernels._merge_loop, "signatures"):
         pytest.skip("NUMBA_DISABLE_JIT=1: the kernels ran as plain Python")

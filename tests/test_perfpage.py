@@ -35,7 +35,10 @@ def write_results(folder: Path, report):
                               [["en", 40.0, 17.5, 2.0], ["zh", 20.0, 8.0, 3.0]])]
     tiktoken = [report.table("tiktoken's o200k_base: one thread", ["input", "fastsw MB/s", "tiktoken MB/s"],
                              [["a * 10**6", 7.3, 0.2]])]
-    for name, data in (("train", train), ("scale", scale), ("languages", languages), ("tiktoken", tiktoken)):
+    coldstart = report.table("Cold start: toy", ["run", "wall s", "CPU s"],
+                             [["train, empty cache", 12.5, 11.0], ["train, warm cache", 2.5, 2.0]])
+    for name, data in (("train", train), ("scale", scale), ("languages", languages), ("tiktoken", tiktoken),
+                       ("coldstart", coldstart)):
         report.write_json(folder / f"{name}.json", data)
 
 
@@ -58,7 +61,8 @@ def test_the_page_has_every_table_the_machine_the_versions_and_the_plots(perfpag
     assert "| 10MB | real | hf | – | – | – | – | – | did not fit |" in page
     assert "| a \\* 10\\*\\*6 | 7.30 | 0.20 |" in page  # markdown in a cell is escaped
     assert "notes of the run" in page
-    assert page.count("```text\npython ") == 4  # each table's command, in a block the docs tests do not run
+    assert "## Cold start" in page and "| train, empty cache | 12.50 | 11.00 |" in page  # a table, no plot
+    assert page.count("```text\npython ") == 5  # each table's command, in a block the docs tests do not run
     for name in ("train", "scale", "languages", "tiktoken"):
         image = tmp_path / "docs" / "images" / f"perf-{name}-quick.png"
         assert image.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
