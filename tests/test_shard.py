@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import fastsw
-from fastsw.shard import (ShardError, dtype_for, frame, header_bytes, load_index, load_shard, model_hash,
+from fastsw.shard import (ShardError, dtype_for, encode_arrays, frame, header_bytes, load_index, load_shard, model_hash,
                           resolve_inputs, verify)
 
 from conftest import assert_error, run, shared_path, sigint_default
@@ -151,6 +151,24 @@ def test_frame_places_bos_and_eot():
     ids, off = np.array([7, 8, 9, 4], np.int32), np.array([0, 3, 3, 4])
     stream, starts = frame(ids, off, eot=1, bos=2)
     assert stream.tolist() == [2, 7, 8, 9, 1, 2, 1, 2, 4, 1] and starts.tolist() == [0, 5, 7]
+
+
+def frame_reference(ids, offsets, eot, bos):
+    """frame() written document by document."""
+    stream, starts = [], []
+    for a, b in zip(offsets[:-1], offsets[1:]):
+        starts.append(len(stream))
+        stream += ([bos] if bos is not None else []) + list(ids[a:b]) + ([eot] if eot is not None else [])
+    return stream, starts
+
+
+@pytest.mark.parametrize("eot,bos", [(None, None), (1, None), (None, 2), (1, 2)])
+def test_frame_equals_its_reference_on_real_encodings(tok, eot, bos):
+    docs = heldout("en", 5) + ["", ""] + heldout("zh", 3) + [""]
+    ids, off = encode_arrays(tok, docs, 1)
+    stream, starts = frame(ids, off, eot=eot, bos=bos)
+    want, want_starts = frame_reference(ids.tolist(), off.tolist(), eot, bos)
+    assert stream.tolist() == want and starts.tolist() == want_starts
 
 
 def test_dtype_from_the_vocabulary_and_refused_when_too_small():
