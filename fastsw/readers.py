@@ -48,7 +48,8 @@ from typing import BinaryIO, Optional, Union
 
 from .notes import OptionWarning
 
-__all__ = ["DOC_MODES", "READ_BLOCK_SIZE", "InputError", "iter_documents", "iter_language_documents", "open_text"]
+__all__ = ["DOC_MODES", "READ_BLOCK_SIZE", "STDIN_NAME", "InputError", "iter_documents", "iter_document_spans",
+           "iter_stream_spans", "iter_language_documents", "open_text"]
 
 PathArg = Union[str, "os.PathLike[str]"]
 
@@ -56,6 +57,9 @@ PathArg = Union[str, "os.PathLike[str]"]
 READ_BLOCK_SIZE = 1 << 20
 
 DOC_MODES = ("auto", "line", "file", "separator")
+
+#: How errors name a stream read by `iter_stream_spans`.
+STDIN_NAME = "<stdin>"
 
 _JSONL_SUFFIXES = (".jsonl", ".ndjson")
 _UNSUPPORTED_COMPRESSION = (".bz2", ".xz", ".zst", ".lz4", ".zip", ".7z")
@@ -112,6 +116,96 @@ def iter_documents(
             f"inputs must be a path, a list of paths or an iterable of str documents, not {type(inputs).__name__}"
         ) from None
     return _read_items(items, text_field, mode, separator)
+
+
+def iter_document_spans(path: PathArg, *, text_field: str | None = None, doc_mode: str = "auto",
+                        separator: str | None = None) -> Iterator[tuple[str, Optional[int], Optional[int]]]:
+    """Return a generator of ``(document, start, end)`` for the one file ``path``, read as :func:`iter_documents`
+    reads it. For an uncompressed text or JSONL file, ``start:end`` is the document's byte range in the file (a
+    JSONL document's whole line, with its "\\n" and any blank lines before it; a text line with its "\\n"); for a
+    compressed file both are how far the compressed file has been read when the document is produced (a measure
+    of progress, not the document's range); for parquet both are None.
+
+        >>> import pathlib, tempfile
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "docs.txt"
+        >>> _ = path.write_text("hello\\nwörld\\n", encoding="utf-8")
+        >>> list(iter_document_spans(path))
+        [('hello\\n', 0, 6), ('wörld\\n', 6, 13)]
+    """
+    mode = _resolve_mode(doc_mode, separator)
+    if text_field is not None and (not isinstance(text_field, str) or not text_field):
+        raise ValueError(f"text_field={text_field!r} must be a non-empty str naming the JSON field that holds the text")
+    name = _check_path(path, bare_str=isinstance(path, str))
+    return _read_file(name, text_field, mode, separator, spans=True)
+
+
+def iter_stream_spans(stream: BinaryIO, *, text_field: str | None = None, doc_mode: str = "auto",
+                      separator: str | None = None) -> Iterator[tuple[str, int, int]]:
+    """Return a generator of ``(document, start, end)`` of a binary ``stream`` (stdin), as
+    :func:`iter_document_spans` gives them for a file: JSON Lines when its first non-blank line is a JSON object
+    with ``text_field`` (default "text"), and then every line must be one; otherwise UTF-8 text cut by
+    ``doc_mode``. Errors name the stream ``<stdin>``. The stream is read as the generator is consumed, never
+    seeked, and not closed.
+
+        >>> import io
+        >>> list(iter_stream_spans(io.BytesIO(b'{"text": "a"}\\n{"text": "b"}\\n')))
+        [('a', 0, 14), ('b', 14, 28)]
+        >>> list(iter_stream_spans(io.BytesIO(b"a\\nb\\n")))
+        [('a\\n', 0, 2), ('b\\n', 2, 4)]
+    """
+    mode = _resolve_mode(doc_mode, separator)
+    if text_field is not None and (not isinstance(text_field, str) or not text_field):
+        raise ValueError(f"text_field={text_field!r} must be a non-empty str naming the JSON field that holds the text")
+    return _stream_spans(stream, text_field, mode, separator)
+
+
+def _stream_spans(stream: BinaryIO, text_field: str | None, mode: str, separator: str | None):
+    head = []  # the blank lines before the first other line, and it
+    with _reading(STDIN_NAME, False):
+        for line in stream:
+            head.append(line)
+            if not line.isspace():
+                break
+    jsonl = False
+    if head and not head[-1].isspace():
+        try:
+            obj = json.loads(head[-1])
+            jsonl = isinstance(obj, dict) and (text_field or "text") in obj
+        except ValueError:
+            pass
+    name = _Stream(STDIN_NAME)
+    name.stream = io.BufferedReader(_Replay(b"".join(head), stream))
+    if jsonl:
+        yield from _jsonl_documents(name, False, text_field or "text", spans=True)
+    else:
+        yield from _read_file(name, text_field, mode, separator, spans=True)
+
+
+class _Stream(str):
+    """A stream's name for messages, carrying the binary stream that `_open_binary` returns for it."""
+    stream: BinaryIO
+
+
+class _Replay(io.RawIOBase):
+    """``head`` (bytes already read from ``stream``) and then the rest of ``stream``; closing it leaves
+    ``stream`` open."""
+
+    def __init__(self, head: bytes, stream: BinaryIO) -> None:
+        super().__init__()
+        self._head, self._stream = memoryview(head), stream
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        if len(self._head):
+            n = min(len(buffer), len(self._head))
+            buffer[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = self._stream.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
 
 
 def open_text(path: PathArg, *, newline: str | None = "\n") -> io.TextIOWrapper:
@@ -214,25 +308,30 @@ def _read_items(items: Iterator[object], text_field: str | None, mode: str, sepa
             )
 
 
-def _read_file(path: str, text_field: str | None, mode: str, separator: str | None) -> Iterator[str]:
+def _read_file(path: str, text_field: str | None, mode: str, separator: str | None,
+               spans: bool = False) -> Iterator[str]:
     """The documents of one file; ``text_field`` None means the default ("text"), and given with a plain-text
-    file it is ignored with an :class:`~fastsw.notes.OptionWarning`."""
+    file it is ignored with an :class:`~fastsw.notes.OptionWarning`. With ``spans``, ``(document, start, end)``
+    as :func:`iter_document_spans` describes them."""
     fmt, gz = _format(path)
     if fmt == "jsonl":
-        yield from _jsonl_documents(path, gz, text_field or "text")
+        yield from _jsonl_documents(path, gz, text_field or "text", spans=spans)
         return
     if fmt == "parquet":
-        yield from _parquet_documents(path, text_field or "text")
+        if spans:
+            yield from ((text, None, None) for text in _parquet_documents(path, text_field or "text"))
+        else:
+            yield from _parquet_documents(path, text_field or "text")
         return
     if text_field is not None:
         warnings.warn(text_field_note(path, f"text_field={text_field!r}"), OptionWarning, stacklevel=2)
     if mode == "line":
-        yield from _line_documents(path, gz)
+        yield from _line_documents(path, gz, spans)
     elif mode == "file":
-        yield from _file_document(path, gz)
+        yield from _file_document(path, gz, spans)
     else:
         assert separator is not None  # guaranteed by _resolve_mode
-        yield from _separator_documents(path, gz, separator)
+        yield from _separator_documents(path, gz, separator, spans)
 
 
 # ---- readers: bytes in, documents out -----------------------------------------------------------------------------
@@ -277,10 +376,15 @@ def _language_documents(paths: list, lang_field: str, text_field: str) -> Iterat
         yield from _jsonl_documents(path, _format(path)[1], text_field, lang_field)
 
 
-def _jsonl_documents(path: str, gz: bool, text_field: str, lang_field: str | None = None) -> Iterator[str]:
-    """The documents of a JSONL file; with `lang_field`, `(language, document)` pairs."""
+def _jsonl_documents(path: str, gz: bool, text_field: str, lang_field: str | None = None,
+                     spans: bool = False) -> Iterator[str]:
+    """The documents of a JSONL file; with `lang_field`, `(language, document)` pairs; with `spans`,
+    `(document, start, end)` (see `iter_document_spans`)."""
     with _open_binary(path, gz) as f, _reading(path, gz):
+        tell = _stored_position(f, gz)
+        start = end = 0
         for lineno, raw in enumerate(f, 1):
+            end += len(raw)
             if raw.isspace():
                 continue
             line = _decode(raw, path, gz)
@@ -311,6 +415,12 @@ def _jsonl_documents(path: str, gz: bool, text_field: str, lang_field: str | Non
                 )
             if _SURROGATE_ESCAPE.search(line):
                 _check_surrogates(text, path, lineno, text_field)
+            if spans:
+                if gz:
+                    start = end = tell()
+                yield text, start, end
+                start = end
+                continue
             if lang_field is None:
                 yield text
                 continue
@@ -351,43 +461,72 @@ def _parquet_documents(path: str, text_field: str) -> Iterator[str]:
             yield text
 
 
-def _line_documents(path: str, gz: bool) -> Iterator[str]:
+def _line_documents(path: str, gz: bool, spans: bool = False) -> Iterator[str]:
     with _open_binary(path, gz) as f, _reading(path, gz):
-        for raw in f:  # binary files split only at b"\n" and keep it
+        if not spans:
+            for raw in f:  # binary files split only at b"\n" and keep it
+                doc = _decode(raw, path, gz)
+                yield doc
+            return
+        tell = _stored_position(f, gz)
+        end = 0
+        for raw in f:
             doc = _decode(raw, path, gz)
-            yield doc
+            start, end = end, end + len(raw)
+            yield (doc, tell(), tell()) if gz else (doc, start, end)
 
 
-def _file_document(path: str, gz: bool) -> Iterator[str]:
+def _file_document(path: str, gz: bool, spans: bool = False) -> Iterator[str]:
     with _open_binary(path, gz) as f, _reading(path, gz):
         data = f.read()
-    yield _decode(data, path, gz)
+        end = _stored_position(f, gz)() if gz else len(data)
+    doc = _decode(data, path, gz)
+    yield (doc, end if gz else 0, end) if spans else doc
 
 
-def _separator_documents(path: str, gz: bool, separator: str) -> Iterator[str]:
+def _stored_position(f, gz: bool):
+    """A function giving how many bytes of the file as stored have been read (for a compressed file, the
+    compressed bytes consumed, read-ahead included); only used for compressed files."""
+    raw = getattr(f, "fileobj", None)
+    if not gz or raw is None:
+        return lambda: 0
+    return raw.tell
+
+
+def _separator_documents(path: str, gz: bool, separator: str, spans: bool = False) -> Iterator[str]:
     sep = separator.encode("utf-8")
     width = len(sep)
     block_size = READ_BLOCK_SIZE
     buf = bytearray()
     scan = 0  # no separator starts before this position of buf
+    base = 0  # the file offset of buf[0]
     with _open_binary(path, gz) as f, _reading(path, gz):
+        tell = _stored_position(f, gz)
         while block := f.read(block_size):
             buf += block
             start = 0
             while (i := buf.find(sep, max(scan, start))) >= 0:
                 doc = _decode(buf[start:i], path, gz)
-                yield doc
+                if spans:  # a document's range ends with its separator
+                    yield (doc, tell(), tell()) if gz else (doc, base + start, base + i + width)
+                else:
+                    yield doc
                 start = i + width
             del buf[:start]
+            base += start
             scan = max(0, len(buf) - width + 1)
+        end = tell() if gz else base + len(buf)
     if buf:
-        yield _decode(buf, path, gz)
+        doc = _decode(buf, path, gz)
+        yield (doc, end if gz else base, end) if spans else doc
 
 
 # ---- helpers ------------------------------------------------------------------------------------------------------
 
 
 def _open_binary(path: str, gz: bool) -> BinaryIO:
+    if isinstance(path, _Stream):
+        return path.stream
     try:
         return gzip.open(path, "rb") if gz else open(path, "rb")  # type: ignore[return-value]
     except FileNotFoundError as e:
@@ -421,7 +560,7 @@ def _decode(data: bytes | bytearray, path: str, gz: bool) -> str:
 
 
 def _utf8_error(path: str, gz: bool, err: UnicodeDecodeError) -> InputError:
-    found = _find_invalid_utf8(path, gz)
+    found = None if isinstance(path, _Stream) else _find_invalid_utf8(path, gz)  # a stream cannot be read again
     if found is None:  # the file changed since it was read; report what we know
         return InputError(f"{path}: invalid UTF-8 ({err.reason}); the file must be UTF-8 text")
     offset, line, reason, bad, head = found
