@@ -314,9 +314,11 @@ def model_hash(tok) -> str:
     """sha256 of the model's canonical serialisation: its model file's JSON (keys sorted) followed by every
     token's bytes in id order, each after its length (a model built from a rank file has its vocabulary there,
     not in merges). A model loaded from a file and the same model in memory hash alike."""
+    from ._config import gc_paused
     from .model_io import model_to_dict
 
-    text = json.dumps(model_to_dict(tok), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    with gc_paused():  # a list per merge: the collector's passes over the model's objects cost ~5 x the work
+        text = json.dumps(model_to_dict(tok), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     h = hashlib.sha256(text.encode("utf-8"))
     vocab = tok.vocab
     h.update(np.array([len(b) for b in vocab], "<u4").tobytes())
