@@ -43,6 +43,11 @@ SUITE = [
     ("tiktoken", "bench_tiktoken.py", [], ["--quick", "--vocabs", "o200k_base"], "tiktoken's own vocabularies",
      "o200k_base and cl100k_base (`--quick`: o200k_base only) loaded by fastsw (`Tokenizer.load_tiktoken`) against tiktoken, rs-bpe, "
      "bpe-openai and HF `tokenizers` with the same vocabulary, ids checked identical to tiktoken's."),
+    ("shard", "bench_shard.py", [], ["--quick"], "Preparing training data",
+     "`fastsw shard` against the data-prep recipes users copy (llm.c's `multiprocessing.Pool` + tiktoken, "
+     "nanoGPT's `datasets.map` + tiktoken, HF `tokenizers` `encode_batch`): JSONL files in, token shards on disk, "
+     "2 threads, the same bytes out (checked), with o200k_base and with a fastsw BPE model exported to tiktoken "
+     "and HF; wall and CPU time, peak RSS; superword models against plain BPE."),
 ]
 
 #: distributions whose versions the page states (import name only for the check)
@@ -243,7 +248,28 @@ def plot_tiktoken(tables, images: Path, tag: str) -> list:
     return [path]
 
 
-PLOTS = {"train": plot_train, "scale": plot_scale, "languages": plot_languages, "tiktoken": plot_tiktoken}
+def plot_shard(tables, images: Path, tag: str) -> list:
+    plt = _plt()
+    against = [t for t in tables if "vs fastest peer (wall)" in t["columns"]]
+    if not against:
+        return []
+    fig, axes = plt.subplots(1, len(against), figsize=(11, 3.8), squeeze=False)
+    for ax, t in zip(axes[0], against):
+        corpora = list(dict.fromkeys(_column(t, "corpus")))
+        pipelines = list(dict.fromkeys(_column(t, "pipeline")))
+        rate = {(r[0], r[1]): r[t["columns"].index("M tokens/s")] for r in t["rows"]}
+        _grouped_bars(ax, corpora, {p: [rate.get((c, p)) for c in corpora] for p in pipelines}, "M tokens/s")
+        ax.legend(fontsize=6, ncol=1)
+        ax.set_title(t["title"].split("(", 1)[-1].rstrip(")"), fontsize=9)
+    fig.suptitle("Files in, token shards on disk", fontsize=10)
+    fig.tight_layout()
+    path = images / f"perf-shard{tag}.png"
+    _save(fig, path)
+    return [path]
+
+
+PLOTS = {"train": plot_train, "scale": plot_scale, "languages": plot_languages, "tiktoken": plot_tiktoken,
+         "shard": plot_shard}
 
 
 # ---- the page ---------------------------------------------------------------------------------------------------

@@ -35,7 +35,16 @@ def write_results(folder: Path, report):
                               [["en", 40.0, 17.5, 2.0], ["zh", 20.0, 8.0, 3.0]])]
     tiktoken = [report.table("tiktoken's o200k_base: one thread", ["input", "fastsw MB/s", "tiktoken MB/s"],
                              [["a * 10**6", 7.3, 0.2]])]
-    for name, data in (("train", train), ("scale", scale), ("languages", languages), ("tiktoken", tiktoken)):
+    columns = ["corpus", "pipeline", "MB/s", "M tokens/s", "CPU s", "M tokens per CPU s", "peak RSS (MB)",
+               "vs fastest peer (wall)", "vs fastest peer (CPU)"]
+    shard = [report.table(f"Shards: toy ({vocab})", columns,
+                          [["en", "fastsw shard (bin)", 30.0, 7.0, 0.5, 14.0, 300, 2.5, 3.0],
+                           ["en", "llm.c Pool + tiktoken", 12.0, 2.8, 1.5, 4.7, 350, 1.0, 1.0]])
+             for vocab in ("o200k_base", "fastsw BPE 32k")]
+    shard.append(report.table("Superword: toy", columns[:7], [["mix", "fastsw shard (bin), superbpe8k", 20.0, 5.0,
+                                                               0.4, 12.5, 250]]))
+    for name, data in (("train", train), ("scale", scale), ("languages", languages), ("tiktoken", tiktoken),
+                       ("shard", shard)):
         report.write_json(folder / f"{name}.json", data)
 
 
@@ -58,8 +67,9 @@ def test_the_page_has_every_table_the_machine_the_versions_and_the_plots(perfpag
     assert "| 10MB | real | hf | – | – | – | – | – | did not fit |" in page
     assert "| a \\* 10\\*\\*6 | 7.30 | 0.20 |" in page  # markdown in a cell is escaped
     assert "notes of the run" in page
-    assert page.count("```text\npython ") == 4  # each table's command, in a block the docs tests do not run
-    for name in ("train", "scale", "languages", "tiktoken"):
+    assert "| en | fastsw shard (bin) | 30.00 | 7.00 | 0.50 | 14.00 | 300 | 2.50 | 3.00 |" in page
+    assert page.count("```text\npython ") == 7  # each table's command, in a block the docs tests do not run
+    for name in ("train", "scale", "languages", "tiktoken", "shard"):
         image = tmp_path / "docs" / "images" / f"perf-{name}-quick.png"
         assert image.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"(images/perf-{name}-quick.png)" in page
