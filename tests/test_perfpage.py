@@ -76,6 +76,32 @@ def test_the_page_has_every_table_the_machine_the_versions_and_the_plots(perfpag
     assert "```bash" not in page and "```python" not in page
 
 
+def test_only_one_part_replaces_its_section_and_keeps_the_others(perfpage, tmp_path):
+    import _report
+    write_results(tmp_path / "results", _report)
+    out, images = tmp_path / "docs" / "performance.md", tmp_path / "docs" / "images"
+    run = dict(perfpage.describe_run(), seconds=125.0)
+    everything_but_shard = [s[0] for s in perfpage.SUITE if s[0] != "shard"]
+    perfpage.render(everything_but_shard, True, tmp_path / "results", out, images, run)
+    before = out.read_text(encoding="utf-8")
+    assert "## Preparing training data" not in before
+    perfpage.render(["shard"], True, tmp_path / "results", out, images, run, partial=True)  # added at the end
+    added = out.read_text(encoding="utf-8")
+    assert added.startswith(before.rstrip("\n")) and "## Preparing training data" in added
+    assert "by `python bench/perfpage.py --quick --only shard`, apart from the rest of this page" in added
+    table = json.loads((tmp_path / "results" / "shard.json").read_text())
+    table[0]["rows"][0][2] = 99.0  # a new run of the part
+    (tmp_path / "results" / "shard.json").write_text(json.dumps(table))
+    perfpage.render(["shard"], True, tmp_path / "results", out, images, run, partial=True)  # replaced
+    again = out.read_text(encoding="utf-8")
+    assert again.count("## Preparing training data") == 1 and "| en | fastsw shard (bin) | 99.00 |" in again
+    assert again.startswith(before.rstrip("\n")) and "| 30.00 | 7.00 | 0.50 |" not in again.split("(wall)")[1]
+    perfpage.render(["train"], True, tmp_path / "results", out, images, run, partial=True)  # a middle section
+    middle = out.read_text(encoding="utf-8")
+    assert middle.count("## Training\n") == 1 and middle.index("## Training\n") < middle.index("## Training at")
+    assert middle.split("## Training at", 1)[1] == again.split("## Training at", 1)[1]
+
+
 def test_a_missing_result_is_one_clear_error_and_no_page(perfpage, tmp_path):
     (tmp_path / "results").mkdir()
     out = tmp_path / "performance.md"
