@@ -5,7 +5,7 @@
 
 For one tiktoken vocabulary (the rank files of ``bpe-openai``), on the first ``--mb`` MB of English training text
 and the held-out text of ``--langs``: tiktoken ``encode_ordinary`` per document and ``encode_ordinary_batch``;
-fastsw the same two plus ``encode_to_numpy`` and "former batch": ``USE_SCAN_UTF8 = False`` (a ``pretoken_ends``
+fastsw the same two plus ``encode_batch_to_numpy`` and "former batch": ``USE_SCAN_UTF8 = False`` (a ``pretoken_ends``
 call, join and ``encode`` per slice under the GIL) and the lists made after all threads finish (one flat list,
 then a slice per document), as the batch path was before. 2 threads. Ids are asserted equal to tiktoken's first.
 Wall time, best of ``--rounds`` interleaved rounds, each repeating the set until it lasts ~0.3 s; MB/s of UTF-8.
@@ -63,7 +63,7 @@ def main() -> None:
             "tiktoken batch": lambda: enc.encode_ordinary_batch(docs, num_threads=THREADS),
             "fastsw single": lambda: [tok.encode_ordinary(d) for d in docs],
             "fastsw batch": lambda: tok.encode_ordinary_batch(docs, num_threads=THREADS),
-            "fastsw to_numpy": lambda: tok.encode_to_numpy(docs, num_threads=THREADS, disallowed_special=()),
+            "fastsw to_numpy": lambda: tok.encode_batch_to_numpy(docs, num_threads=THREADS, disallowed_special=()),
             "fastsw former batch": lambda: former_batch(docs),
         }
         want = enc.encode_ordinary_batch(docs, num_threads=THREADS)

@@ -27,7 +27,7 @@ SCHEMES = {"default": None, "boundary[w,p,d]+caps": "boundary[w,p,d]+caps"}
 def measure(tok, docs, n_bytes: int) -> dict:
     from fastsw.counting import count_corpus
     from fastsw.duplication import model_duplication
-    ids, _ = tok.encode_to_numpy(docs)
+    ids, _ = tok.encode_batch_to_numpy(docs)
     counts = count_corpus(docs, tok.pretokenizer, collect_runs=False)
     single = total = 0
     for piece, n in zip(counts.pretokens, counts.counts):

@@ -12,6 +12,10 @@ supermerges across runs of single-token pretokens from aggregated candidates.
 
 __version__ = "0.1.0"
 
+from ._config import use_numba_cache_dir as _use_numba_cache_dir
+
+_use_numba_cache_dir(__version__)  # before any kernel module is imported (see fastsw._config)
+
 from .pretokenize import Pretokenizer, GPT4O_PATTERN, SCRIPT_SPECIFIC_PATTERN, DEFAULT_SCRIPT_SPECIFIC_SCRIPTS
 from .tokenizer import Tokenizer, Merge
 from .trainer import train
@@ -22,11 +26,12 @@ from . import metrics  # noqa: E402,F401 (fastsw.metrics: evaluation formulas)
 from . import mingram  # noqa: E402,F401 (registers the "mingram" model kind with Tokenizer.load)
 from . import interop  # noqa: E402,F401 (attaches Tokenizer.save_hf, load_paper, ... : interop imports the tokenizer)
 from . import tiktoken_vocab  # noqa: E402,F401 (attaches Tokenizer.load_tiktoken and from_tiktoken)
-from .notes import VocabularyNotReachedWarning, OptionWarning
+from . import formats  # noqa: E402,F401 (attaches Tokenizer.from_file: any model file, by its content)
+from .notes import VocabularyNotReachedWarning, OptionWarning, ExtensionMissingWarning
 from .memory import MemoryLimitError
 
 load = Tokenizer.load
 
 __all__ = ["train", "load", "shard", "Tokenizer", "Merge", "Pretokenizer", "iter_documents", "InputError", "OutputError",
-           "VocabularyNotReachedWarning", "OptionWarning", "MemoryLimitError", "metrics",
+           "VocabularyNotReachedWarning", "OptionWarning", "ExtensionMissingWarning", "MemoryLimitError", "metrics",
            "GPT4O_PATTERN", "SCRIPT_SPECIFIC_PATTERN", "DEFAULT_SCRIPT_SPECIFIC_SCRIPTS", "__version__"]

@@ -3,23 +3,7 @@
 # ``fastsw.counting.count_corpus_reference`` is the readable specification: a ``Counter`` fed the
 # same documents holds the same multiset of (pretoken, count) and of (letter run, count).
 #
-# Design notes
-# ------------
-# * Two hash tables of the same kind (``SeqTable``): sequences of uint32 with an int64 count each.
-#   The pretoken table stores code points (a ``str`` of any storage kind hashes and compares by
-#   code point, so one pretoken is one entry whatever the document's kind); the run table stores
-#   pretoken indices. Entries live in flat arrays (items, offsets, counts, keys) in insertion
-#   order; the slots are an open-addressing index (linear probing, load <= 1/2) of int64 entry
-#   numbers, so growing never moves an entry and ``finish`` reads the arrays as they are.
-# * A short sequence (<= 7 values below 256, e.g. " the") is its own 64-bit key, so finding it
-#   is one key comparison; longer ones are hashed and compared value by value.
-# * A document is scanned with the matchers of ``_scan`` (the same as ``Scanner``'s) into a window
-#   of pretoken ends; the window's pretokens are looked up by key and letter runs are cut across
-#   windows, so the scratch memory is the window and the current run, not a slot per code point;
-#   no ``str`` is made except once per distinct pretoken in :meth:`Counter.pretokens`.
-# * Everything between taking the documents and returning runs without the GIL, so one
-#   ``Counter`` per thread counts in parallel; ``merge`` folds one counter into another, and
-#   ``merge_table`` a counter's arrays sent back by a worker process.
+# Design notes: see docs/internals.md, section "Counting".
 
 from libc.stdlib cimport malloc
 from libc.string cimport memcpy

@@ -4,39 +4,7 @@ Private functions over contiguous numpy arrays only; the driver is :mod:`fastsw.
 table, hashing, tie order and occurrence segments are :mod:`fastsw._train_kernels`' (imported, not
 copied); what is new here is what parity-aware BPE adds to the merge loop.
 
-Design notes
-------------
-* Words are *entries*: one per (pretoken, language) with a count in that language's training text, plus
-  one per (pretoken, language) of the dev texts (training count 0). Each entry carries its language, its
-  training count (drives the pair counts) and its *length weight* (the dev count with dev texts, the
-  training count with target ratios). A merge rewrites every entry holding the pair, so the dev texts are
-  merged with the training text: a language's criterion length drops by Σ replacements × length weight
-  over its rewritten entries, updated incrementally per merge, never re-encoded.
-* Pair counts: ``rec[3q + 1]`` is the pair's count summed over the languages (the hybrid's global column,
-  and the liveness test of the shared occurrence segments), ``pcount[q * n_lang + l]`` its count in
-  language ``l``. A touched entry updates one language column (its own) and the sum, so a merge costs
-  about what one ordinary BPE merge over the same text costs, whatever the number of languages.
-* One lazy max-heap per language (plus one on the summed column when hybrid), all in one flat pair of
-  arrays (each heap a region; a full heap moves to the end, and the arrays are rebuilt when the end is
-  reached). A pair created in a merge is pushed onto the heap of each language it has count in.
-* Pruning by ``min_frequency``: a pair whose summed count is below ``min_frequency`` can never be taken
-  (the run stops instead), so it gets no occurrence segment and no heap entry, like the replay floor of
-  BoundlessBPE in :func:`fastsw._train_kernels._merge_loop`.
-* The language choice: the largest dev length (first on ties), or the lowest
-  ``initial / (current × ratio)``, compared exactly: the driver gives ``K_l = initial_l / ratio_l`` as
-  integers ``N_l`` over one common denominator, in base-2**30 digits, and the kernel compares
-  ``N_i × current_j`` with ``N_j × current_i`` digit by digit. The window variant keeps the last ``window``
-  choices in a ring buffer with per-language counts; its allowance ``floor(alpha × window / columns)`` is
-  computed exactly by the driver.
-* Measured (process CPU time, 12 languages × first 1 MB of ``../shared/corpus``, ``script`` pre-tokenizer,
-  ratio 1 each, 13.6 k merges, best of 3, kernel alone on the arguments the trainer passes): this loop 0.69-0.77 s,
-  :func:`fastsw._train_kernels._merge_loop` (ordinary BPE, the union of the pretokens, 13.6 k merges) 0.51-0.54 s;
-  this loop over the same entries as *one* language 0.67 s, so most of the difference is the entries (9 % more
-  words than the union: pretokens shared by languages) and the second count update per pair, not the language
-  choice. Prefetching the entries ahead as the BPE loop does took ~10 % off.
-* Memory: the language columns are 8 × ``n_lang`` bytes per pair (96 bytes for 12 languages; ~1 M pairs on that
-  text), dense although most pairs occur in one or two languages. A sparse layout (the pair's main language inline
-  in ``rec``, others in a second hash table) would cut that for many languages; not done.
+Design notes: see docs/internals.md, section "Parity-aware BPE".
 """
 from __future__ import annotations
 

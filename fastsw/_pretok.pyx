@@ -38,9 +38,7 @@ the first that matches is the only one.  ``SCRIPT_SPECIFIC_PATTERN`` replaces 1 
 chunk.  ``(?!\\S)`` and the contractions never look past the chunk end, as ``regex`` on the chunk's
 slice does not.
 
-Design notes: the kernels are fused over the three ``str`` storage kinds (``Py_UCS1``, ``Py_UCS2``,
-``Py_UCS4``), so a code point is one load plus one table load; the only Python objects made are the
-pretoken strings (``PyUnicode_Substring``) or one ``int64`` end offset per pretoken.
+Design notes: see docs/internals.md, section "Pre-tokenization".
 """
 
 from cpython.list cimport PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
@@ -473,11 +471,7 @@ cdef class Scanner:
     with ``GPT4O_PATTERN`` (mode "simple"); ``pattern=1`` matches the whole text with cl100k_base's
     pattern instead (``_cl100k.pxi``).
 
-    Design note: making a ``str`` per pretoken dominates the run time, so :meth:`pretokenize`
-    keeps a direct-mapped cache of recent short pretokens (``CACHE_SIZE`` slots, keyed by a hash
-    of the code points) and returns the cached object when the code points are equal; ``str``
-    objects are immutable, so sharing them is invisible to callers.  The cache is only touched
-    while holding the GIL.
+    Design note (the cache of recent pretokens): see docs/internals.md, section "Pre-tokenization".
     """
     cdef Tables tb
     cdef object _arrays  # keeps the table buffers alive

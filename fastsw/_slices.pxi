@@ -10,9 +10,11 @@
 # their UTF-8, and ``str.encode``); tests/test_encode_slices.py asserts equal arrays on every corpus language and
 # Hypothesis text.
 
+from cpython.bytes cimport PyBytes_FromStringAndSize  # Cython's own declaration (also cimported by _boundary.pxi)
+
+
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object text)
-    object PyBytes_FromStringAndSize(const char* v, Py_ssize_t n)
     char* PyBytes_AS_STRING(object o)
     object PyByteArray_FromStringAndSize(const char* v, Py_ssize_t n)
     char* PyByteArray_AS_STRING(object o)

@@ -47,46 +47,7 @@ the trainer cuts supermerge candidates between a phase-1 token that ends with ``
 ``¦`` (after caps codes) (:func:`cut_candidates`, both backends); encoding needs no rule of its own, since no such
 supermerge exists.
 
-Design notes
-------------
-* Atoms are lone surrogates inside pretoken strs (no text holds one) and one byte 0xF8-0xFA inside token bytes
-  (bytes UTF-8 never uses): pretokens stay ``str`` for the counters and count files, and token bytes stay bytes for
-  the byte-wise tie-break, the shortcut table and the unchanged Numba encoder (:mod:`fastsw.alphabet`).
-* The Cython twin segments once into piece *descriptors* (start, end, code, markers, lowercase) without the GIL
-  and without a str; ``MarkCounter`` subclasses the default patterns' ``Counter`` (``_counter.pxi``) and feeds it
-  those pieces, so the marker schemes reuse its hash table, its cache of frequent pretokens, its letter flags and
-  runs, its merge and its export, and count on a thread per core like the default. A piece of at most 7 code
-  points below 256 gets an exact 64-bit key (its code points packed, its markers and caps code in bits 59-62, which
-  a plain short key never uses), found in the counter's cache with one comparison, so ``¦the¦`` costs what
-  `` the`` costs the default counter.
-* The caps decision is ``str.istitle``/``isupper``/``lower``'s, read from one :func:`case_table` entry per character
-  (the full lowercase mapping when it is one code point, whether it upper-cases back, and Python's own
-  ``Py_UNICODE_ISUPPER``/``ISLOWER``/``ISTITLE``); only a span holding U+03A3 (final sigma is context-dependent in
-  ``str.lower``) asks :func:`caps_code` under the GIL. Reading three predicates per character instead of the table
-  made Hindi count at 0.36x the default scanner's speed and Arabic at 0.51x (uncased scripts: every word is
-  examined); with the table 1.0x and 0.8x.
-* One-thread counting speed against the default ``script`` pre-tokenizer (``bench/bench_boundary.py --speed --mb 3``,
-  one run on the loaded 2-core machine): English 0.89, Russian 1.01, Arabic 0.84, Hindi 1.20 (German 0.87, Korean
-  1.01, Japanese 0.86, Chinese 0.94 in the run before the case table). The previous compiled counter (one thread,
-  holding the GIL) counted English at 0.5x.
-* Training 50 MB of English to 32768 tokens (``flock /tmp/fastsw-bench.lock python bench/bench_boundary.py``; ratios
-  within one run on the shared 2-core machine). Before (the GIL-holding ``MarkedCounter``, atoms packed through the
-  codec error handler): 4.14 s against 2.19 s for the default (1.89x); counting 1.77 s against 0.47 s, phase 1
-  1.32 s against 0.81 s. After (final code, load average 6.4-7.0): 3.1 s against 2.8 s (1.08x), counting 1.2
-  against 1.0 s, phase 1 0.9 against 0.9 s; other runs of the session 1.03x-1.66x (the machine's noise).
-* Encoding a marker model: the fast encoder takes the kernel's input straight from the segmentation
-  (``mark_token_bytes``: UTF-8 and one-byte atom codes per piece, byte ends; :meth:`token_bytes_batch`), no str
-  per pretoken; before, every piece went through ``str.encode`` with the codec's Python error handler per atom
-  (0.42 of 0.44 s). English held-out, one thread: 0.90x a default model's speed in the run above (0.11x before). Phase 1's extra cost was mostly packing the pretokens into initial ids:
-  ``p.encode("utf-8", ATOM_ERRORS)`` calls the Python error handler once per atom (0.64 s of 1.2 s on 20 MB;
-  ``fast_train._pack_short_atoms`` now spells them with ``surrogatepass`` and one vectorized rewrite, 0.16 s, the
-  default 0.06 s). What remains is inherent: a word carries two markers where the default carries one space, so
-  phase 1 sees 6.09 symbols per pretoken occurrence instead of 5.02 (20.5 M pair occurrences against 16.0 M on
-  20 MB) and its merge loop takes about 1.1x the default's. Space duplicates 0.0 % (default 17.7 %), case
-  duplicates 24.8 % (26.6 %), 4.280 bytes per token on the held-out text (4.277).
-* Letter runs are cut at touching markers while counting: without the cut, a run spans a whole sentence under
-  ``[w,p,d]`` (212,007 distinct runs on 10 MB of English), all of them cut again by the trainer; with it, 3,475 on
-  the same English plus 0.6 MB of Japanese and Russian.
+Design notes: see docs/internals.md, section "Boundary markers".
 """
 from __future__ import annotations
 
@@ -282,26 +243,29 @@ def is_scheme_name(name) -> bool:
 
 
 def parse_scheme(name: str) -> Scheme:
-    """Parse ``boundary[w]``, ``boundary[w,p]`` or ``boundary[w,p,d]`` with optional ``+caps`` / ``+shift`` /
-    ``+upper``. Anything else is one ``ValueError`` listing the valid names.
+    """Parse ``boundary[w]``, ``boundary[w,p]`` or ``boundary[w,p,d]`` with an optional ``+caps`` / ``+shift`` /
+    ``+upper`` (one of them: ``+caps`` is both codes). Anything else is one ``ValueError`` listing the valid
+    names.
 
         >>> parse_scheme("boundary[w,p,d]+caps").name
         'boundary[w,p,d]+caps'
-        >>> parse_scheme("boundary[w, p]+shift+upper").name
-        'boundary[w,p]+caps'
+        >>> parse_scheme("boundary[w, p]+shift").name
+        'boundary[w,p]+shift'
     """
     m = _BOUNDARY_RE.match(name.strip()) if isinstance(name, str) else None
     kinds = m and m.group(1).replace(" ", "")
     if not m or kinds not in _KINDS:
         raise ValueError(f"unknown pre-tokenizer {name!r}; {_valid_names_message()}")
     punct, digit = _KINDS[kinds]
-    shift = caps = False
-    for flag in filter(None, m.group(2).split("+")):
+    flags = m.group(2).split("+")[1:]
+    for flag in flags:
         if flag not in _CODES:
             raise ValueError(f"unknown flag +{flag} in pre-tokenizer {name!r}; the flags are +caps (both codes), "
                              f"+shift (↑ title case) and +upper (⇑ upper case); {_valid_names_message()}")
-        s, c = _CODES[flag]
-        shift, caps = shift or s, caps or c
+    if len(flags) > 1:
+        raise ValueError(f"pre-tokenizer {name!r} has {len(flags)} flags; a scheme takes one caps flag: +caps (both "
+                         "codes), +shift (↑ title case) or +upper (⇑ upper case)")
+    shift, caps = _CODES[flags[0]] if flags else (False, False)
     return Scheme(punct, digit, shift, caps)
 
 

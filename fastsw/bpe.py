@@ -4,16 +4,7 @@ Plain Python, written to be read against SPEC sections 3-7. The same engine
 learns phase-1 merges (its "words" are aggregated pretokens) and supermerges
 (its "words" are aggregated supermerge candidates, sequences of phase-1 tokens).
 
-Design notes
-------------
-* Counts are Python ints (unbounded); each word carries its aggregate count.
-* After a merge only the words that contain the pair are touched: their old pair
-  counts are subtracted and their new ones added (a +/- delta per pair), which is
-  exact for both counting rules.
-* Selection uses a lazy max-heap keyed by ``(-count, tie key)``: a popped entry
-  whose count is stale is pushed back with the current count. This is exact
-  because the count of a pair that already exists never grows (merging only
-  shrinks runs); pairs that gain count are pushed when they gain it.
+Design notes: see docs/internals.md, section "Phase 1: the merge loop" (the reference).
 """
 from __future__ import annotations
 

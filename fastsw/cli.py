@@ -2,6 +2,10 @@
 
 Run ``fastsw --help`` or ``fastsw COMMAND --help``. Also available as ``python -m fastsw``.
 
+Conventions shared by every command: INPUT ``-`` is stdin (lines of text, or JSON Lines when the first non-blank
+line is a JSON object; ``--stdin-format`` decides instead) and ``-o -`` is stdout; ``-m MODEL`` names the model
+wherever one is read (``-m -``: from stdin); INPUT files may be ``.gz``, ``.bz2``, ``.xz`` or ``.zst``.
+
 Exit codes: 0 success, 2 bad arguments or bad input (one ``fastsw: error: ...`` line on stderr, no traceback),
 130 interrupted (Ctrl-C), 141 output pipe closed early (e.g. ``| head``; nothing is printed).
 Unexpected exceptions (bugs) keep their traceback.
@@ -22,6 +26,7 @@ from typing import Iterator, List, Optional, Sequence, Tuple
 
 from . import __version__
 from .notes import OptionWarning
+from .readers import STDIN_FORMATS
 
 __all__ = ["main", "build_parser", "CliError", "parse_escapes"]
 
@@ -53,6 +58,7 @@ _ESCAPE_RE = re.compile(
     r"\\(?:(?P<simple>[\\nrt0fv])|x(?P<x>[0-9A-Fa-f]{2})|u(?P<u>[0-9A-Fa-f]{4})|U(?P<U>[0-9A-Fa-f]{8})|(?P<bad>.?))",
     re.DOTALL,
 )
+_HEX_ESCAPES = {"x": (2, "two", "\\x04"), "u": (4, "four", "\\u00e9"), "U": (8, "eight", "\\U0001F642")}
 _SIMPLE_ESCAPES = {"\\": "\\", "n": "\n", "r": "\r", "t": "\t", "0": "\0", "f": "\f", "v": "\v"}
 
 
@@ -75,6 +81,10 @@ def parse_escapes(text: str) -> str:
         bad = m.group(0)
         if bad == "\\":
             raise ValueError("a lone backslash at the end; write \\\\ for a backslash")
+        if bad[1:] in _HEX_ESCAPES:
+            n, word, example = _HEX_ESCAPES[bad[1:]]
+            raise ValueError(f"the \\{bad[1]} escape needs {word} hex digits (0-9, a-f), as in {example}; got "
+                             f"{text[m.start():m.start() + 2 + n]!r}")
         raise ValueError(
             f"unknown escape {bad!r}; supported: \\n \\r \\t \\0 \\f \\v \\\\ \\xHH \\uHHHH \\UHHHHHHHH"
         )
@@ -257,16 +267,27 @@ def _add_text_options(p: argparse.ArgumentParser, *, default, note: str) -> None
                         "nothing else is ever changed (no whitespace collapsing, no lowercasing)")
 
 
-def _add_reading_options(p: argparse.ArgumentParser, *, stdin_note: str) -> None:
+def _stdin_help(no_input_too: bool) -> str:
+    return ("INPUT '-'" + (" (or no INPUT)" if no_input_too else "") + " reads stdin, one document per line, or as "
+            "JSON Lines when its first non-blank line is a JSON object (then every non-blank line must be one, "
+            "holding --text-field); --stdin-format text or jsonl decides instead.")
+
+
+def _add_reading_options(p: argparse.ArgumentParser, *, stdin_note: str, stdin: bool = False) -> None:
     g = p.add_argument_group(
         "reading INPUT files",
-        "*.jsonl / *.ndjson (optionally .gz): one JSON object per line, the document is --text-field. "
-        "Other files (optionally .gz) are UTF-8 text cut by --doc-mode: 'line' (default; each line, with its "
+        "*.jsonl / *.ndjson: one JSON object per line, the document is --text-field. "
+        "Other files are UTF-8 text cut by --doc-mode: 'line' (default; each line, with its "
         "newline, is a document), 'file' (the whole file) or 'separator' (pieces between --separator). "
+        "Files may be compressed: .gz, .bz2, .xz, .zst (pip install 'fastsw[zstd]'). "
         + stdin_note,
     )
     g.add_argument("--text-field", metavar="F", default=None,
-                   help="JSON field holding the text in .jsonl inputs (default: text)")
+                   help="JSON field holding the text in .jsonl inputs and JSON Lines on stdin (default: text)")
+    if stdin:
+        g.add_argument("--stdin-format", choices=STDIN_FORMATS, default=None,
+                       help="how stdin is read: auto (default: JSON Lines when the first non-blank line is a JSON "
+                            "object, else text), text (one document per line) or jsonl")
     g.add_argument("--doc-mode", choices=("line", "file", "separator"), default=None,
                    help="how plain-text inputs are cut into documents (default: line, or separator when "
                         "--separator is given)")
@@ -327,63 +348,47 @@ def build_parser() -> argparse.ArgumentParser:
     # -- train
     p = sub.add_parser(
         "train", help="train a tokenizer and save it as a model file",
-        description="Train a tokenizer on INPUT files (or, with no INPUT, on the bundled multilingual sample "
-                    "corpus), or on count files written by 'fastsw count' (--from-counts), and save it to MODEL. "
-                    "Progress bars and a summary go to stderr.",
+        description="Train a tokenizer on INPUT files ('-' for stdin; with no INPUT, on the bundled multilingual "
+                    "sample corpus), or on count files written by 'fastsw count' (--from-counts), and save it to "
+                    "MODEL ('-o -' writes it to stdout). Progress bars and a summary go to stderr. The options "
+                    "are grouped by the algorithm they apply to.",
     )
-    p.add_argument("inputs", nargs="*", metavar="INPUT", help="corpus files (.jsonl[.gz], .ndjson[.gz], text[.gz])")
-    p.add_argument("-o", "--output", metavar="MODEL", required=True, help="where to write the model (JSON)")
-    p.add_argument("--algo", choices=("bpe", "boundless", "superbpe", "parity-bpe", "mingram"), default="boundless",
-                   help="bpe: regular merges only; boundless: BoundlessBPE decides the supermerges itself "
-                        "(default); superbpe: --supermerges S fixed supermerges; parity-bpe: parity-aware BPE "
-                        "(--lang texts and --dev or --ratio; a plain BPE model)")
-    p.add_argument("--vocab-size", type=_positive, default=4096, metavar="N",
+    g = p.add_argument_group("common options")
+    g.add_argument("--algo", choices=("bpe", "boundless", "superbpe", "parity-bpe", "mingram"), default="bpe",
+                   help="bpe: regular merges only (default, as fastsw.train()); boundless: BoundlessBPE decides "
+                        "the supermerges itself; superbpe: --supermerges S fixed supermerges; parity-bpe: "
+                        "parity-aware BPE (--lang texts and --dev or --ratio; a plain BPE model); mingram: MinGram "
+                        "(a BPE seed pruned to the minimum-token-count vocabulary)")
+    g.add_argument("--vocab-size", type=_positive, default=4096, metavar="N",
                    help="vocabulary size: alphabet + merges, special tokens excluded (default: 4096)")
-    p.add_argument("--supermerges", type=_positive, default=None, metavar="S",
-                   help="number of supermerges (--algo superbpe only; must be < --vocab-size)")
-    p.add_argument("--greedy-split", action="store_true",
-                   help="split supermerge candidates into frequent n-grams (boundless/superbpe)")
-    p.add_argument("--min-count-floor", type=_non_negative, default=None, metavar="N",
-                   help="with --greedy-split: lower bound of the n-gram min count (default: 15)")
-    p.add_argument("--max-ngram-len", type=_at_least_two, default=None, metavar="N",
-                   help="with --greedy-split: longest n-gram (default: 30)")
-    p.add_argument("--profile", choices=("paper", "hf"), default="paper",
-                   help="paper: the paper's reference rules, 243-byte alphabet (default); "
-                        "hf: HF tokenizers' BpeTrainer rules, 256-byte alphabet")
-    _add_text_options(p, default=None, note=" (--algo bpe only). With --from-counts the counts' own are used")
-    p.add_argument("--from-counts", nargs="+", metavar="COUNTS", default=None,
-                   help="train from count files written by 'fastsw count' (several are merged) instead of "
-                        "INPUT files; gives the same model as training on the counted text")
-    p.add_argument("--workers", type=_positive, default=None, metavar="N",
-                   help="processes that pre-tokenize and count INPUT files (default: one thread per core "
-                        "in this process with the compiled counter; otherwise all cores when the INPUT files "
-                        "hold 16 MB or more, else 1); more than the cores are capped at them, with a note")
-    _add_dask_options(p)
-    p.add_argument("--alphabet", choices=("bytes", "chars"), default="bytes",
-                   help="bytes (default) or chars (characters seen in training; needs --profile hf)")
-    p.add_argument("--byte-fallback", action="store_true",
-                   help="with --alphabet chars: encode unseen characters as bytes")
-    p.add_argument("--special-token", action="append", default=[], metavar="TOK", dest="special_tokens",
+    g.add_argument("--special-token", action="append", default=[], metavar="TOK", dest="special_tokens",
                    help="add a special token (repeatable); ids follow the vocabulary")
-    p.add_argument("--no-progress", action="store_true", help="do not draw progress bars")
-    p.add_argument("--backend", choices=("auto", "numba", "python"), default="auto",
+    g.add_argument("--backend", choices=("auto", "numba", "python"), default="auto",
                    help="merge-loop implementation: numba kernels or the plain-Python reference path "
                         "(identical models; default auto = numba unless FASTSW_PUREPYTHON=1)")
-    _add_reading_options(p, stdin_note="With no INPUT the bundled sample corpus is used and these options "
-                                       "must not be given.")
-    _add_language_options(p, weights=True)
-    g = p.add_argument_group("MinGram", "--algo mingram: a BPE seed of floor((N - alphabet) * overshoot) merges, "
-                             "Hard EM on the minimum-token-count path, one flat prune to --vocab-size")
-    g.add_argument("--overshoot", type=float, default=None, metavar="F",
-                   help="seed size factor >= 1 (default 1.1, the seed authors' code; their paper grids used 1.15)")
-    g.add_argument("--em-iterations", type=_positive, default=None, metavar="K", help="E/M steps per round (default 2)")
-    g.add_argument("--score-delta", type=float, default=None, metavar="D",
-                   help="path score sum(D * log_prob - 1) (default 1e-5; 0 = pure minimum token count)")
-    g.add_argument("--prune-criterion", choices=("usage_count", "mi"), default=None,
-                   help="flat prune by usage count (default) or MinGram-PP's extra-token cost (mi)")
-    g.add_argument("--refill", action="store_true",
-                   help="re-add the best dropped tokens when the model ends below --vocab-size (the seed authors' "
-                        "code does not)")
+    g = p.add_argument_group("BPE rules and text (every algorithm's regular merges)")
+    g.add_argument("--profile", choices=("paper", "hf"), default="paper",
+                   help="paper: the paper's reference rules, 243-byte alphabet (default); "
+                        "hf: HF tokenizers' BpeTrainer rules, 256-byte alphabet")
+    _add_text_options(g, default=None, note=". none with --algo bpe, parity-bpe or mingram (it makes no words for "
+                                            "supermerges to join); script-v3 with every --algo but parity-bpe. With "
+                                            "--from-counts the counts' own are used")
+    g.add_argument("--alphabet", choices=("bytes", "chars"), default="bytes",
+                   help="bytes (default) or chars (characters seen in training; needs --profile hf)")
+    g.add_argument("--byte-fallback", action="store_true",
+                   help="with --alphabet chars: encode unseen characters as bytes")
+    g = p.add_argument_group("SuperBPE", "--algo superbpe: phase 1 learns --vocab-size minus S regular merges, "
+                             "phase 2 S supermerges")
+    g.add_argument("--supermerges", type=_positive, default=None, metavar="S",
+                   help="number of supermerges (--algo superbpe only; must be < --vocab-size)")
+    g = p.add_argument_group("BoundlessBPE and SuperBPE supermerge candidates",
+                             "--algo boundless (Algorithm 1 decides the split itself) or superbpe")
+    g.add_argument("--greedy-split", action="store_true",
+                   help="split supermerge candidates into frequent n-grams (boundless/superbpe)")
+    g.add_argument("--min-count-floor", type=_non_negative, default=None, metavar="N",
+                   help="with --greedy-split: lower bound of the n-gram min count (default: 15)")
+    g.add_argument("--max-ngram-len", type=_at_least_two, default=None, metavar="N",
+                   help="with --greedy-split: longest n-gram (default: 30)")
     g = p.add_argument_group("parity-aware BPE", "--algo parity-bpe, or --phase1 parity-bpe with --algo boundless/"
                              "superbpe: each merge comes from the language that is worst off (needs --lang).")
     g.add_argument("--phase1", choices=("bpe", "parity-bpe"), default=None,
@@ -407,6 +412,37 @@ def build_parser() -> argparse.ArgumentParser:
                         "window (default: 2)")
     g.add_argument("--min-frequency", type=_positive, default=None, metavar="F",
                    help="stop when the chosen language's best pair occurs fewer than F times (default: 2)")
+    g = p.add_argument_group("MinGram", "--algo mingram: a BPE seed of floor((N - alphabet) * overshoot) merges, "
+                             "Hard EM on the minimum-token-count path, one flat prune to --vocab-size")
+    g.add_argument("--overshoot", type=float, default=None, metavar="F",
+                   help="seed size factor >= 1 (default 1.1, the seed authors' code; their paper grids used 1.15)")
+    g.add_argument("--em-iterations", type=_positive, default=None, metavar="K", help="E/M steps per round (default 2)")
+    g.add_argument("--score-delta", type=float, default=None, metavar="D",
+                   help="path score sum(D * log_prob - 1) (default 1e-5; 0 = pure minimum token count)")
+    g.add_argument("--prune-criterion", choices=("usage_count", "mi"), default=None,
+                   help="flat prune by usage count (default) or MinGram-PP's extra-token cost (mi)")
+    g.add_argument("--refill", action="store_true",
+                   help="re-add the best dropped tokens when the model ends below --vocab-size (the seed authors' "
+                        "code does not)")
+    g = p.add_argument_group("input")
+    g.add_argument("inputs", nargs="*", metavar="INPUT",
+                   help="corpus files (.jsonl, .ndjson or text; optionally .gz, .bz2, .xz, .zst), or '-' for "
+                        "stdin")
+    g.add_argument("--from-counts", nargs="+", metavar="COUNTS", default=None,
+                   help="train from count files written by 'fastsw count' (several are merged) instead of "
+                        "INPUT files; gives the same model as training on the counted text")
+    g.add_argument("--workers", type=_positive, default=None, metavar="N",
+                   help="processes that pre-tokenize and count INPUT files (default: one thread per core "
+                        "in this process with the compiled counter; otherwise all cores when the INPUT files "
+                        "hold 16 MB or more, else 1); more than the cores are capped at them, with a note")
+    _add_reading_options(p, stdin_note="With no INPUT the bundled sample corpus is used and these options "
+                                       "must not be given. " + _stdin_help(False), stdin=True)
+    _add_language_options(p, weights=True)
+    _add_dask_options(p)
+    g = p.add_argument_group("output and progress")
+    g.add_argument("-o", "--output", metavar="MODEL", required=True,
+                   help="where to write the model (JSON); '-' writes it to stdout")
+    g.add_argument("--no-progress", action="store_true", help="do not draw progress bars")
     p.set_defaults(func=cmd_train)
 
     # -- count
@@ -417,8 +453,10 @@ def build_parser() -> argparse.ArgumentParser:
                     "trained on together: 'fastsw train --from-counts A B ...' gives the model of the whole.",
     )
     p.add_argument("inputs", nargs="*", metavar="INPUT",
-                   help="corpus files (.jsonl[.gz], .ndjson[.gz], text[.gz]); or --lang LANG=PATH")
-    p.add_argument("-o", "--output", metavar="COUNTS", required=True, help="where to write the count file")
+                   help="corpus files (.jsonl, .ndjson or text; optionally .gz, .bz2, .xz, .zst), '-' for stdin; "
+                        "or --lang LANG=PATH")
+    p.add_argument("-o", "--output", metavar="COUNTS", required=True,
+                   help="where to write the count file; '-' writes it to stdout")
     _add_text_options(p, default="script", note="")
     p.add_argument("--workers", type=_positive, default=None, metavar="N",
                    help="processes that pre-tokenize and count (default: one thread per core in this "
@@ -428,7 +466,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="do not collect letter runs (smaller file; enough for --algo bpe only)")
     _add_dask_options(p)
     p.add_argument("--no-progress", action="store_true", help="do not draw a progress bar")
-    _add_reading_options(p, stdin_note="")
+    _add_reading_options(p, stdin_note=_stdin_help(False), stdin=True)
     _add_language_options(p, weights=False)
     p.set_defaults(func=cmd_count)
 
@@ -437,13 +475,16 @@ def build_parser() -> argparse.ArgumentParser:
         "encode", help="print token ids, one line per document",
         description="Encode documents with MODEL and print one line per document: its token ids separated by "
                     "single spaces (an empty document gives an empty line). Special-token strings are "
-                    "encoded as ordinary text. With no INPUT, documents are read from stdin, one per line: "
-                    "each line with its trailing newline is a document (as in INPUT files with --doc-mode line), "
-                    "so 'fastsw encode FILE | fastsw decode' prints FILE back.",
+                    "encoded as ordinary text. With no INPUT (or INPUT '-'), documents are read from stdin, one "
+                    "per line, each answered at once: each line with its trailing newline is a document (as in "
+                    "INPUT files with --doc-mode line), so 'fastsw encode FILE | fastsw decode' prints FILE back; "
+                    "or JSON Lines (see --stdin-format).",
     )
-    p.add_argument("-m", "--model", required=True, metavar="MODEL", help="model file written by 'fastsw train'")
-    p.add_argument("inputs", nargs="*", metavar="INPUT", help="files to encode (default: stdin lines)")
-    _add_reading_options(p, stdin_note="They apply to INPUT files only, not to stdin.")
+    p.add_argument("-m", "--model", required=True, metavar="MODEL",
+                   help="model file written by 'fastsw train' ('-': read it from stdin, with INPUT files)")
+    p.add_argument("inputs", nargs="*", metavar="INPUT", help="files to encode (default, or '-': stdin)")
+    _add_reading_options(p, stdin_note="--doc-mode and --separator apply to INPUT files only. " + _stdin_help(True),
+                         stdin=True)
     g = p.add_argument_group("binary output", "--format bin or npy writes the ids of all documents as one array "
                              "(little-endian; the end-of-text token after each document, as 'fastsw shard' writes "
                              "them) to -o FILE or stdout")
@@ -502,8 +543,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "newline of a line document is part of its ids), or with --jsonl as a JSON object "
                     "{\"text\": ...} per line. Byte sequences that are not valid UTF-8 are shown as U+FFFD.",
     )
-    p.add_argument("-m", "--model", required=True, metavar="MODEL", help="model file written by 'fastsw train'")
-    p.add_argument("inputs", nargs="*", metavar="INPUT", help="files of id lines (default: stdin)")
+    p.add_argument("-m", "--model", required=True, metavar="MODEL",
+                   help="model file written by 'fastsw train' ('-': read it from stdin, with INPUT files)")
+    p.add_argument("inputs", nargs="*", metavar="INPUT", help="files of id lines (default, or '-': stdin)")
     p.add_argument("--jsonl", action="store_true", help='print {"text": ...} per document')
     p.set_defaults(func=cmd_decode)
 
@@ -511,14 +553,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "pretokenize", help="print the pretokens of each document as a JSON array",
         description="Split documents into pretokens and print one JSON array of strings per document. With no "
-                    "INPUT, documents are read from stdin, one per line (without the trailing newline).",
+                    "INPUT (or INPUT '-'), documents are read from stdin, one per line (without the trailing "
+                    "newline), or as JSON Lines (see --stdin-format).",
     )
-    p.add_argument("inputs", nargs="*", metavar="INPUT", help="files to pre-tokenize (default: stdin lines)")
+    p.add_argument("inputs", nargs="*", metavar="INPUT", help="files to pre-tokenize (default, or '-': stdin)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--pretokenizer", type=_pretokenizer_arg, default=None, metavar="NAME",
                    help=_PRETOKENIZER_HELP + " (markers and caps codes are shown as ¦ ↑ ⇑)")
-    g.add_argument("-m", "--model", metavar="MODEL", default=None, help="use the pre-tokenizer stored in MODEL")
-    _add_reading_options(p, stdin_note="They apply to INPUT files only, not to stdin.")
+    g.add_argument("-m", "--model", metavar="MODEL", default=None,
+                   help="use the pre-tokenizer stored in MODEL ('-': read it from stdin, with INPUT files)")
+    _add_reading_options(p, stdin_note="--doc-mode and --separator apply to INPUT files only. " + _stdin_help(True),
+                         stdin=True)
     p.set_defaults(func=cmd_pretokenize)
 
     # -- inspect
@@ -528,7 +573,9 @@ def build_parser() -> argparse.ArgumentParser:
                     '{"algo", "profile", "vocab_size", "merges": [{"id", "left", "right", "count", "super"}]} '
                     "where left/right are the lowercase hex of the merged tokens' bytes, merges in id order.",
     )
-    p.add_argument("model", metavar="MODEL", help="model file written by 'fastsw train'")
+    p.add_argument("model_path", nargs="?", metavar="MODEL", default=None,
+                   help="model file written by 'fastsw train' (or give it as -m MODEL, as every command takes it)")
+    p.add_argument("-m", "--model", metavar="MODEL", default=None, help="the model file ('-': read it from stdin)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_inspect)
 
@@ -702,41 +749,61 @@ def _reading_kwargs(args, *, has_inputs: bool, without_inputs: str) -> dict:
     return {"text_field": args.text_field, "doc_mode": doc_mode, "separator": args.separator}
 
 
+def _reads_stdin(args, *, default: bool) -> bool:
+    """Whether the documents come from stdin: INPUT ``-`` (alone), or no INPUT when ``default``. ``-`` is taken out
+    of ``args.inputs``; ``--stdin-format`` without stdin is an error."""
+    if "-" in args.inputs:
+        if len(args.inputs) > 1:
+            raise CliError("INPUT '-' (stdin) cannot be combined with INPUT files; give either '-' or the files")
+        args.inputs = []
+        stdin = True
+    else:
+        stdin = default and not args.inputs
+    if not stdin and getattr(args, "stdin_format", None) is not None:
+        raise CliError("--stdin-format applies to stdin (INPUT '-'); INPUT files are read by their names")
+    return stdin
+
+
+def _stdin_documents(args, *, keep_newline: bool) -> Iterator[str]:
+    """The documents on stdin (readers.iter_stdin_documents), after refusing the options of INPUT files."""
+    from .readers import iter_stdin_documents
+
+    for flag, value in (("--doc-mode", args.doc_mode), ("--separator", args.separator)):
+        if value is not None:
+            raise CliError(f"{flag} applies to INPUT files; stdin is read one document per line, or as JSON Lines "
+                           "(--stdin-format)")
+    if args.text_field is not None and not args.text_field:
+        raise CliError("--text-field must not be empty")
+    if _model_on_stdin(args):
+        raise CliError("-m - reads the model from stdin, so the documents cannot come from stdin too; give INPUT "
+                       "files")
+    return iter_stdin_documents(sys.stdin, fmt=args.stdin_format or "auto", text_field=args.text_field,
+                                keep_newline=keep_newline)
+
+
+def _model_on_stdin(args) -> bool:
+    return getattr(args, "model", None) == "-"
+
+
 def _documents(args, *, without_inputs: str, keep_newline: bool = False) -> Tuple[Iterator[str], str]:
-    """The documents of INPUT files, or of stdin lines (with their "\\n" if ``keep_newline``); and a label for
-    error messages ("document"/"line")."""
+    """The documents of INPUT files, or of stdin (INPUT ``-`` or none; lines with their "\\n" if ``keep_newline``,
+    or JSON Lines); and a label for error messages ("document"/"line")."""
     from .readers import iter_documents
 
-    kwargs = _reading_kwargs(args, has_inputs=bool(args.inputs), without_inputs=without_inputs)
-    if args.inputs:
-        return iter_documents([Path(p) for p in args.inputs], **kwargs), "document"
-    return (line for line, _ in _stdin_lines(strip_newline=not keep_newline)), "line"
-
-
-def _stdin_lines(*, strip_newline: bool) -> Iterator[Tuple[str, int]]:
-    """(line, 1-based number) of stdin, strict UTF-8; a trailing "\\n" is removed if ``strip_newline``."""
-    stream = sys.stdin
-    if stream is None:
-        return
-    binary = getattr(stream, "buffer", None)
-    if binary is None:  # a text stream without a buffer (e.g. io.StringIO)
-        for number, line in enumerate(stream, 1):
-            yield (line[:-1] if strip_newline and line.endswith("\n") else line), number
-        return
-    for number, raw in enumerate(binary, 1):
-        if strip_newline and raw.endswith(b"\n"):
-            raw = raw[:-1]
-        try:
-            yield raw.decode("utf-8"), number
-        except UnicodeDecodeError as e:
-            raise CliError(f"{STDIN_NAME} line {number}: invalid UTF-8 at byte {e.start} of the line "
-                           f"({e.reason}); the input must be UTF-8 text") from None
+    if _reads_stdin(args, default=True):
+        return _stdin_documents(args, keep_newline=keep_newline), "line"
+    kwargs = _reading_kwargs(args, has_inputs=True, without_inputs=without_inputs)
+    return iter_documents([Path(p) for p in args.inputs], **kwargs), "document"
 
 
 def _text_lines(inputs: Sequence[str]) -> Iterator[Tuple[str, str, int]]:
-    """(line, source name, 1-based number) of text files, or of stdin when there are none."""
-    if not inputs:
-        for line, number in _stdin_lines(strip_newline=False):
+    """(line, source name, 1-based number) of text files, or of stdin when there are none (or INPUT ``-``)."""
+    if "-" in inputs and len(inputs) > 1:
+        raise CliError("INPUT '-' (stdin) cannot be combined with INPUT files; give either '-' or the files")
+    if not inputs or list(inputs) == ["-"]:
+        from .readers import iter_stdin_lines
+
+        for number, line in iter_stdin_lines(sys.stdin):
             yield line, STDIN_NAME, number
         return
     from .readers import open_text
@@ -752,18 +819,74 @@ def _text_lines(inputs: Sequence[str]) -> Iterator[Tuple[str, str, int]]:
 
 
 def _load(path: str):
+    """The model of ``-m MODEL``; ``-`` reads it from stdin."""
     from .tokenizer import Tokenizer
 
-    return Tokenizer.load(path)
+    if path != "-":
+        return Tokenizer.load(path)
+    import tempfile
+
+    data = sys.stdin.buffer.read() if getattr(sys.stdin, "buffer", None) is not None else \
+        sys.stdin.read().encode("utf-8")
+    if not data.strip():
+        raise CliError("-m -: stdin is empty; pipe a model file in (e.g. cat model.json | fastsw inspect -m -)")
+    with tempfile.TemporaryDirectory(prefix="fastsw-") as tmp:
+        path = os.path.join(tmp, "model.json")
+        with open(path, "wb") as f:
+            f.write(data)
+        try:
+            return Tokenizer.load(path)
+        except ValueError as e:
+            raise CliError(str(e).replace(path, STDIN_NAME)) from None
 
 
-def _check_output_path(path: str) -> None:
-    """Fail before any corpus is read on an -o that the writer would refuse (the rule is model_io's)."""
-    from .files import resolve_output_path
+def _write_to_stdout(save) -> None:
+    """``save(path)`` into a temporary file, then its bytes to stdout (``-o -``): a failed save writes nothing."""
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="fastsw-") as tmp:
+        path = os.path.join(tmp, "out")
+        save(path)
+        sys.stdout.flush()
+        out = getattr(sys.stdout, "buffer", None)
+        with open(path, "rb") as f:
+            if out is None:
+                sys.stdout.write(f.read().decode("utf-8"))
+            else:
+                shutil.copyfileobj(f, out)
+        sys.stdout.flush()
+
+
+def _save(save, output: str) -> str:
+    """Write with ``save`` to the path ``output``, or to stdout for ``-``; the name shown in the summary."""
+    if output == "-":
+        _write_to_stdout(save)
+        return "<stdout>"
+    save(output)
+    return output
+
+
+def _input_paths(args) -> List[str]:
+    """Every file the command reads: INPUT, --lang, --from-counts and --dev paths."""
+    paths = list(args.inputs or ())
+    paths += getattr(args, "from_counts", None) or ()
+    paths += [path for _, path in (getattr(args, "langs", None) or ())]
+    paths += [path for _, path in (getattr(args, "devs", None) or ())]
+    return paths
+
+
+def _check_output_path(path: str, args) -> None:
+    """Fail before any corpus is read on an -o that the writer would refuse (the rule is model_io's), or that
+    is one of the files the command reads."""
+    from .files import check_not_an_input, resolve_output_path
 
     if not path:
         raise CliError("-o/--output must not be empty")
+    if path == "-":  # stdout
+        return
     resolve_output_path(path)
+    check_not_an_input(path, _input_paths(args))
 
 
 def _check_train_options(args) -> None:
@@ -830,7 +953,7 @@ def _check_train_options(args) -> None:
             raise CliError("give either INPUT files or --from-counts COUNTS, not both")
         if args.workers is not None:
             raise CliError("--workers applies to counting INPUT files; with --from-counts nothing is counted")
-    _check_output_path(args.output)
+    _check_output_path(args.output, args)
 
 
 def _language_args(args, *, weights: bool) -> dict:
@@ -927,6 +1050,13 @@ def cmd_train(args) -> int:
     from .notes import VocabularyNotReachedWarning
     from .trainer import train
 
+    stdin = _reads_stdin(args, default=False)
+    if stdin:
+        for flag, value in (("--from-counts", args.from_counts), ("--lang", args.langs),
+                            ("--lang-field", args.lang_field), ("--scheduler", args.scheduler),
+                            ("--dask-local", args.dask_local)):
+            if value is not None:
+                raise CliError(f"INPUT '-' (stdin) does not go with {flag}; leave one of them out")
     _check_train_options(args)
     languages = _language_args(args, weights=True)
     parity = _parity_args(args, languages)
@@ -959,6 +1089,8 @@ def cmd_train(args) -> int:
             raise CliError(f"--algo {args.algo} needs a pre-tokenizer that splits documents into words; the count "
                            "files were made with --pretokenizer none (one pretoken per document): add --algo bpe")
         source = {"from_counts": counts, **languages}
+    elif stdin:
+        source = {"inputs": _stdin_documents(args, keep_newline=True), "workers": args.workers}
     elif args.inputs:
         source = {"inputs": [Path(p) for p in args.inputs], "workers": args.workers,
                   **_reading_kwargs(args, has_inputs=True, without_inputs=""), **languages}
@@ -994,9 +1126,9 @@ def cmd_train(args) -> int:
                 )
     if tok.training_info.get("backend_note"):  # train() warned it; the CLI reports the library's warnings as notes
         _info(f"note: {tok.training_info['backend_note']}")
-    tok.save(args.output)
+    shown = _save(tok.save, args.output)
     elapsed = time.perf_counter() - start
-    _print_summary(tok, args.output, elapsed)
+    _print_summary(tok, shown, elapsed)
     return EXIT_OK
 
 
@@ -1006,16 +1138,22 @@ def cmd_count(args) -> int:
     from .progress import Progress
     from .readers import iter_documents
 
-    _check_output_path(args.output)
+    _check_output_path(args.output, args)
+    stdin = _reads_stdin(args, default=False)
     languages = _language_args(args, weights=False)
-    if not args.inputs and not languages:
-        raise CliError("give INPUT files to count, or --lang LANG=PATH (repeatable)")
+    if stdin and languages:
+        raise CliError(f"INPUT '-' (stdin) does not go with {'--lang' if 'inputs' in languages else '--lang-field'}"
+                       "; leave one of them out")
+    if not args.inputs and not languages and not stdin:
+        raise CliError("give INPUT files to count ('-' for stdin), or --lang LANG=PATH (repeatable)")
     _cap_workers(args)
+    if stdin and (args.scheduler is not None or args.dask_local is not None):
+        raise CliError("INPUT '-' (stdin) is counted in this process; --scheduler/--dask-local count INPUT files")
     on_dask = _dask_check(args)
-    if not args.inputs:
-        raise CliError("give the INPUT files, globs or directories to encode (or --verify to check DIR)")
-    reading = _reading_kwargs(args, has_inputs=True, without_inputs="")
-    if on_dask:
+    reading = {} if stdin else _reading_kwargs(args, has_inputs=True, without_inputs="")
+    if stdin:
+        documents = _stdin_documents(args, keep_newline=True)
+    elif on_dask:
         documents = None  # the workers read the INPUT files
     elif "lang_field" in languages:
         from .readers import iter_language_documents
@@ -1073,12 +1211,12 @@ def cmd_count(args) -> int:
         for name, b in zip(counts.languages or (), counts.language_bytes or ()):
             if b == 0:
                 raise CliError(f"language {name!r} has no text (0 bytes); give it a file with text or leave it out")
-    counts.save(args.output)
+    shown = _save(counts.save, args.output)
     runs = f", {_plural(counts.n_runs, 'distinct letter run')}" if counts.has_runs else " (no letter runs)"
     rate = counts.n_bytes / 1e6 / elapsed if elapsed > 0 else 0.0
     _info(f"counted {_plural(counts.n_documents, 'document')}, {counts.n_bytes / 1e6:.2f} MB in {elapsed:.1f} s "
           f"({rate:.1f} MB/s): {_plural(len(counts.pretokens), 'distinct pretoken')}{runs}"
-          + (f", languages {', '.join(counts.languages)}" if counts.languages else "") + f"; saved to {args.output}")
+          + (f", languages {', '.join(counts.languages)}" if counts.languages else "") + f"; saved to {shown}")
     return EXIT_OK
 
 
@@ -1107,7 +1245,7 @@ def _print_summary(tok, output: str, elapsed: float) -> None:
 
 
 # cmd_encode hands INPUT documents to the encoder in batches of at most this many documents or characters
-# (one encode_to_numpy call each instead of one encode per line: ~8 us of set-up per call).
+# (one encode_batch_to_numpy call each instead of one encode per line: ~8 us of set-up per call).
 ENCODE_BATCH_DOCS = 4096
 ENCODE_BATCH_CHARS = 1 << 20
 
@@ -1128,6 +1266,8 @@ def _batches(documents: Iterator[str]) -> Iterator[List[str]]:
 def cmd_encode(args) -> int:
     import numpy as np
 
+    if args.output is not None:
+        _check_output_path(args.output, args)
     # a line's newline belongs to its document (as in training), so that 'fastsw decode' can print the decoded
     # text as it is and 'fastsw encode FILE | fastsw decode' gives FILE back
     documents, unit = _documents(args, without_inputs="stdin is read one document per line", keep_newline=True)
@@ -1153,7 +1293,7 @@ def cmd_encode(args) -> int:
     first = 1
     for batch in _batches(documents):
         try:
-            ids, offsets = tok.encode_to_numpy(batch, disallowed_special=())
+            ids, offsets = tok.encode_batch_to_numpy(batch, disallowed_special=())
         except ValueError:
             for number, doc in enumerate(batch, first):  # name the document
                 try:
@@ -1179,7 +1319,7 @@ def cmd_shard(args) -> int:
                                                "to resume it)"))
         return EXIT_OK
     if not args.inputs:
-        raise CliError("give the INPUT files, globs or directories to encode (or --verify to check DIR)")
+        raise CliError("give the INPUT files, globs or directories to shard (or --verify to check DIR)")
     reading = _reading_kwargs(args, has_inputs=True, without_inputs="")
     eot = None if args.eot == "none" else args.eot
     tok = _load(args.model)
@@ -1219,7 +1359,6 @@ def _encode_binary(args, tok, documents) -> int:
         encode_stream(documents, tok, sys.stdout.buffer, **options)
         sys.stdout.flush()
         return EXIT_OK
-    _check_output_path(args.output)
     with atomic_open(args.output, "wb") as f:
         encode_stream(documents, tok, f, **options)
     return EXIT_OK
@@ -1229,11 +1368,13 @@ _ID_RE = re.compile(r"[0-9]+")
 
 
 def cmd_decode(args) -> int:
+    from_stdin = not args.inputs or args.inputs == ["-"]
+    if _model_on_stdin(args) and from_stdin:
+        raise CliError("-m - reads the model from stdin, so the ids cannot come from stdin too; give INPUT files")
     lines = _text_lines(args.inputs)
     tok = _load(args.model)
-    n_vocab = tok.n_vocab
     out = _Output()
-    flush_each = not args.inputs
+    flush_each = from_stdin
     for line, source, number in lines:
         ids: List[int] = []
         for field in line.split():
@@ -1241,9 +1382,9 @@ def cmd_decode(args) -> int:
                 raise CliError(f"{source} line {number}: {field[:40]!r} is not a token id "
                                "(expected non-negative integers separated by spaces)")
             tid = int(field)
-            if tid >= n_vocab:
-                raise CliError(f"{source} line {number}: token id {tid} is not in this model "
-                               f"(valid ids: 0..{n_vocab - 1})")
+            problem = tok._id_problem(tid)
+            if problem is not None:
+                raise CliError(f"{source} line {number}: {problem}")
             ids.append(tid)
         text = tok.decode(ids)
         if args.jsonl:
@@ -1259,7 +1400,7 @@ def cmd_decode(args) -> int:
 def cmd_pretokenize(args) -> int:
     from .pretokenize import make_pretokenizer
 
-    documents, _ = _documents(args, without_inputs="stdin is read one document per line")
+    documents, unit = _documents(args, without_inputs="stdin is read one document per line")
     from .pretokenize import normalize_text
 
     tok = _load(args.model) if args.model else None
@@ -1267,7 +1408,7 @@ def cmd_pretokenize(args) -> int:
     form = tok.normalize if tok else None  # a model's documents are normalized before pre-tokenization
     show = getattr(pretok, "show", None)  # a scheme's atoms in readable form (markers as ¦ ↑ ⇑)
     out = _Output()
-    flush_each = not args.inputs
+    flush_each = unit == "line"
     for doc in documents:
         pieces = pretok.pretokenize(normalize_text(doc, form))
         out.line(json.dumps([show(p) for p in pieces] if show else pieces, ensure_ascii=False))
@@ -1280,6 +1421,11 @@ def cmd_pretokenize(args) -> int:
 def cmd_inspect(args) -> int:
     from .duplication import model_duplication
 
+    if args.model is not None and args.model_path is not None:
+        raise CliError(f"give the model once: as MODEL ({args.model_path}) or as -m MODEL ({args.model})")
+    args.model = args.model if args.model is not None else args.model_path
+    if args.model is None:
+        raise CliError("give the model to inspect: fastsw inspect -m MODEL (or fastsw inspect MODEL)")
     tok = _load(args.model)
     out = _Output()
     vocab = tok.vocab
@@ -1300,7 +1446,7 @@ def cmd_inspect(args) -> int:
         return EXIT_OK
     info = tok.training_info
     lines = [
-        f"model:          {args.model}",
+        f"model:          {STDIN_NAME if args.model == '-' else args.model}",
         f"algo:           {tok.algo}",
         f"profile:        {tok.profile}",
         f"alphabet:       {tok.alphabet.kind} ({len(tok.alphabet)} tokens)",
@@ -1369,8 +1515,6 @@ def cmd_eval(args) -> int:
         except ImportError:
             raise CliError(MATPLOTLIB_MISSING) from None
     args.inputs = list(texts.values())
-    if not args.inputs:
-        raise CliError("give the INPUT files, globs or directories to encode (or --verify to check DIR)")
     reading = _reading_kwargs(args, has_inputs=True, without_inputs="")
     for lang, path in texts.items():  # fail on a missing file before any model is loaded
         if not os.path.isfile(path):

@@ -34,32 +34,13 @@ its task with the reader's message, which names the file; the caller cancels the
 nothing is saved (files are only written after the whole job, atomically). An unreachable scheduler is a
 ``ConnectionError`` saying what to start.
 
-Measured with ``python bench/bench_dask.py`` (2 cores; 1 GB of synthetic English in 16 JSONL shards of 62 MB,
-pretokens only, tables identical everywhere):
-
-* wall times: the single-process counter (2 threads), 1 and 2 local Dask workers: the table that command prints
-  (their ratio to the single-process counter is the overhead); LocalCluster start 1.5-4.1 s, stop < 1 s.
-* per shard: reading 0.47 s, reading + counting 2.4 s on one core, the table sent as 9 MB (420,000 pretokens);
-* peak RSS: caller 566 MB (single-process counter 500 MB); workers 0.9-1.0 GB each with 2 workers, 1.6 GB with one
-  -- a worker holds finished shard tables until their merge task runs. Fewer, larger merges (a wider tree) would
-  hold fewer tables at once; the tree's shape does not change the result.
-
-Design note: the tree's top levels were the overhead. Each level inserts every entry of its tables again, and the
-last levels are a serial tail after the last shard: with the merge tasks submitted after all shard tasks, Dask also
-ran every shard before any merge. Measured on the 1 GB bench's 16 shard tables in one process (CPU seconds, pickling
-included; ``/tmp`` script of helper ``scale``): the whole binary tree 7.43 s of merge tasks (17.6 M entries
-inserted, the slowest merge per level 0.41 / 0.60 / 0.77 / 1.18 s) + 0.60 s in the caller; the tree down to 4 tables
-4.53 s (0.37 / 0.55 s per level) + 0.93 s in the caller (13.8 M entries): a third less merge work, and the serial
-tail after the last shard from ~3.6 s to ~1.3 s, against 23.5 s of shard tasks. Peak RSS (same locked session,
-``bench/bench_dask.py``): workers 0.60-0.65 + 0.77-0.80 GB instead of 0.84 + 1.08 GB, caller 443 MB instead of
-562 MB. Wall times on this shared machine were too noisy to show the change (2 workers: 45.0 / 53.2 / 44.2 /
-46.0 s after, 17.9 / 42.0 s before, in rounds minutes apart; the single-process counter 23.9-41.3 s; on one warm
-cluster, the whole tree and this one alternating: 24.7 / 35.0 s and 27.1 / 18.9 s).
+Design notes: see docs/internals.md, section "Counting on a Dask cluster".
 """
 from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import time
 import uuid
 from typing import Iterator, List, Optional, Sequence
@@ -118,13 +99,11 @@ def connect(scheduler: Optional[str] = None, *, local_workers: Optional[int] = N
         except ValueError as e:
             raise ValueError(f"the Dask scheduler address {scheduler!r} is not valid ({e}); give one such as "
                              "tcp://HOST:8786") from None
+        _check_scheduler(scheduler, timeout)
         try:
             client = d.Client(scheduler, timeout=timeout, set_as_default=False)
         except (OSError, TimeoutError) as e:
-            raise ConnectionError(
-                f"cannot reach the Dask scheduler at {scheduler} within {timeout:g} s ({type(e).__name__}: {e}); "
-                "check the address, start one with 'dask scheduler' (and 'dask worker ADDRESS' on each machine), "
-                "or count on this machine with --dask-local N / local_workers=N") from None
+            raise ConnectionError(_unreachable(scheduler, timeout, e)) from None
         try:
             yield client
         finally:
@@ -134,8 +113,7 @@ def connect(scheduler: Optional[str] = None, *, local_workers: Optional[int] = N
     n = as_integer(local_workers)
     if n is None or n < 1:
         raise ValueError(f"local_workers={local_workers!r} must be a positive integer (worker processes)")
-    cluster = d.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
-                             dashboard_address=":0")
+    cluster = _start_local_cluster(d, n)
     try:
         client = d.Client(cluster, set_as_default=False)
         try:
@@ -146,13 +124,147 @@ def connect(scheduler: Optional[str] = None, *, local_workers: Optional[int] = N
         cluster.close()
 
 
+def _unreachable(address: str, timeout: float, e: BaseException) -> str:
+    return (f"cannot reach the Dask scheduler at {address} within {timeout:g} s ({type(e).__name__}: {e}); "
+            "check the address, start one with 'dask scheduler' (and 'dask worker ADDRESS' on each machine), "
+            "or count on this machine with --dask-local N / local_workers=N")
+
+
+def _check_scheduler(address: str, timeout: float) -> None:
+    """Ask the service at ``address`` what it is (Dask's ``identity`` call) within ``timeout`` seconds in all, so
+    that an address that is not a Dask scheduler -- the dashboard's HTTP port, any other service, a host that
+    accepts connections and never answers -- is a ``ConnectionError`` naming it instead of a client that waits
+    forever (or reads an HTTP answer as a message length). The question runs on an event loop of its own in a
+    daemon thread: the caller waits interruptibly (Ctrl-C ends the wait) and never on a loop it may run itself."""
+    import asyncio
+
+    from distributed.comm import connect as comm_connect
+    from distributed.comm.addressing import get_address_host_port, parse_address
+
+    stage = ["connecting"]
+
+    async def ask():
+        # a plain connection first: refused (until the timeout, as Dask's client waits for a scheduler that is
+        # starting) or unroutable is "cannot reach"
+        if parse_address(address)[0] == "tcp":
+            host, port = get_address_host_port(address)
+            pause = 0.05
+            while True:
+                try:
+                    _, writer = await asyncio.open_connection(host, port)
+                    break
+                except ConnectionRefusedError:
+                    await asyncio.sleep(pause)
+                    pause = min(2 * pause, 1.0)
+            writer.close()
+        stage[0] = "connected"
+        comm = await comm_connect(address, timeout=timeout)
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    box: dict = {}
+
+    def run():
+        try:
+            box["answer"] = asyncio.run(asyncio.wait_for(ask(), timeout))
+        except BaseException as e:  # noqa: BLE001 -- reported by the caller
+            box["error"] = e
+
+    with _quiet_dask_logs():
+        thread = threading.Thread(target=run, name="fastsw-dask-identity", daemon=True)
+        thread.start()
+        thread.join(timeout + 5)  # the loop's wait_for ends it within timeout; the margin is for a stuck loop
+    error, answer = box.get("error"), box.get("answer")
+    if error is None and answer is None:
+        error = TimeoutError()
+    if isinstance(error, (TimeoutError, asyncio.TimeoutError)) and stage[0] == "connecting":
+        raise ConnectionError(_unreachable(address, timeout, ConnectionRefusedError("connection refused or no "
+                                                                                  "answer"))) from None
+    if isinstance(error, OSError) and stage[0] == "connecting":
+        raise ConnectionError(_unreachable(address, timeout, error)) from None
+    kind = answer.get("type") if isinstance(answer, dict) else None
+    if error is not None or kind is None:
+        what = "no answer" if isinstance(error, (TimeoutError, asyncio.TimeoutError)) else \
+            f"{type(error).__name__}" if error is not None else "an answer that is not Dask's"
+        raise ConnectionError(f"the Dask scheduler at {address} did not answer as a Dask scheduler within "
+                              f"{timeout:g} s ({what}): something else listens there (the dashboard's HTTP port? "
+                              "a scheduler listens on 8786 by default); give the scheduler's address, e.g. "
+                              "tcp://HOST:8786") from None
+    if kind != "Scheduler":
+        raise ConnectionError(f"{address} is a Dask {kind}, not a scheduler; give the address of the "
+                              "scheduler (the one 'dask worker' connects to, e.g. tcp://HOST:8786)")
+
+
+@contextlib.contextmanager
+def _quiet_dask_logs():
+    """Dask's own loggers (``distributed``) silenced in this process for the block: fastsw reports what went wrong
+    in one message, so the scheduler's and client's records of the same failure are noise."""
+    import logging
+
+    logger = logging.getLogger("distributed")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _start_local_cluster(d, n: int):
+    """A LocalCluster of ``n`` worker processes, quiet and shielded from Ctrl-C.
+
+    It is started in a thread of its own with SIGINT blocked: the threads Dask starts from there and the worker
+    processes they spawn inherit the blocked signal, so a Ctrl-C at the terminal (sent to the whole process group)
+    reaches this process only, which shuts the workers down itself -- no worker dies with a traceback of its own
+    half-way through starting or counting. A Ctrl-C while the cluster starts waits for the start to finish, closes
+    the cluster and is raised then (a cluster interrupted half-way would be left for Dask's exit handler, which
+    fails on it). The workers' log records (a failed task's ``Compute Failed`` block) are silenced: the failure
+    is raised here with the shard's name."""
+    import logging
+    import signal
+
+    box: dict = {}
+
+    def start():
+        try:
+            box["cluster"] = d.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                            dashboard_address=":0", silence_logs=logging.CRITICAL)
+        except BaseException as e:  # noqa: BLE001 -- raised by the caller
+            box["error"] = e
+
+    blocked = threading.current_thread() is threading.main_thread()
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if blocked else None
+    try:
+        thread = threading.Thread(target=start, name="fastsw-dask-start", daemon=True)
+        thread.start()
+    finally:
+        if blocked:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+    try:
+        thread.join()
+    except KeyboardInterrupt:
+        thread.join()
+        cluster = box.get("cluster")
+        if cluster is not None:
+            with contextlib.suppress(Exception), _quiet_dask_logs():
+                cluster.close()
+        raise
+    if "error" in box:
+        raise box["error"]
+    return box["cluster"]
+
+
 # ---- the shards ------------------------------------------------------------------------------------------------
 
 
 def check_shards(shards) -> List[str]:
     """The shard paths as ``str``s: a non-empty list of file paths (``str`` or ``os.PathLike``) of one format --
-    all JSON Lines or all plain text, gzip or not -- since every shard is read with the same options. Existence is
-    checked where the shard is read (on a worker, whose file system may differ from this machine's).
+    all JSON Lines or all plain text, gzip or not -- since every shard is read with the same options. A directory
+    is refused here; existence is checked where the shard is read (on a worker, whose file system may differ from
+    this machine's), and relative paths are made absolute before they are sent there.
 
         >>> check_shards(["a.jsonl.gz", "b.txt"])
         Traceback (most recent call last):
@@ -171,6 +283,10 @@ def check_shards(shards) -> List[str]:
             raise TypeError(f"shards must be file paths (str or os.PathLike), not {type(item).__name__}: "
                             f"{item!r:.60}")
         paths.append(os.fsdecode(os.fspath(item)))
+    for path in paths:
+        if os.path.isdir(path):
+            raise ValueError(f"{path} is a directory, not a shard file; give the files in it, e.g. "
+                             f"{os.path.join(path, '*.jsonl.gz')}")
     kinds = {}
     for path in paths:
         kinds.setdefault(_format(path)[0], path)
@@ -201,6 +317,11 @@ def _count_table(path: str, job: dict):
 
     from .notes import OptionWarning
 
+    if not os.path.exists(path):
+        raise ShardError(f"cannot count shard {path}: file not found{_on_worker()}; every worker must be able to "
+                         "read the shards at these paths (a shared file system, or the same files on every machine)")
+    if os.path.isdir(path):
+        raise ShardError(f"cannot count shard {path}: it is a directory{_on_worker()}; give the shard files")
     table = _make_table(Pretokenizer.from_config(job["pretokenizer"]), job["collect_runs"])
     try:
         with warnings.catch_warnings():  # a text_field with plain-text shards: checked by the caller
@@ -208,10 +329,19 @@ def _count_table(path: str, job: dict):
             for batch in _batches(_documents(path, job), BATCH_BYTES, BATCH_DOCS):
                 table.add_batch(batch)
     except InputError as e:  # names the file and the line already
-        raise ShardError(f"cannot count shard {e}") from None
+        raise ShardError(f"cannot count shard {e}{_on_worker()}") from None
     except (OSError, ValueError, UnicodeError, MemoryError) as e:
-        raise ShardError(f"cannot count shard {path}: {type(e).__name__}: {e}") from None
+        raise ShardError(f"cannot count shard {path}: {type(e).__name__}: {e}{_on_worker()}") from None
     return table
+
+
+def _on_worker() -> str:
+    """`` (on the Dask worker ADDRESS)`` in a task: whose file system did not have the file."""
+    try:
+        from distributed import get_worker
+        return f" (on the Dask worker {get_worker().address})"
+    except (ImportError, ValueError):  # not in a task
+        return ""
 
 
 def _count_shard(path: str, job: dict):
@@ -257,7 +387,8 @@ def _run(client, paths: List[str], job: dict, shard_task, merge_task, what: str,
     counts finished shards; the first failed shard cancels the job and is raised."""
     d = _dask()
     tag = f"fastsw-{what}-{uuid.uuid4().hex[:10]}"
-    shard_futures = [client.submit(shard_task, path, job, key=f"{tag}-shard-{k}", retries=0)
+    # absolute paths: a worker runs in a directory of its own, where a relative path would name another file
+    shard_futures = [client.submit(shard_task, os.path.abspath(path), job, key=f"{tag}-shard-{k}", retries=0)
                      for k, path in enumerate(paths)]
     path_of = {f.key: path for f, path in zip(shard_futures, paths)}
     every = list(shard_futures)
@@ -293,7 +424,7 @@ def _run(client, paths: List[str], job: dict, shard_task, merge_task, what: str,
 def _top_size(client) -> int:
     """How many tables the caller merges itself: twice the workers (at least 2). Fewer levels of merge tasks on
     the workers means less work in all (every level inserts all its tables' entries again) and no root task to
-    wait for at the end; measured in this module's design notes."""
+    wait for at the end; measured in docs/internals.md, section "Counting on a Dask cluster"."""
     try:
         workers = len(client.scheduler_info()["workers"])
     except Exception:  # noqa: BLE001 -- a scheduler that does not say: the binary tree's last level

@@ -12,12 +12,7 @@ only to draw the charts (:func:`write_report`, :func:`metrics_html`).
     >>> result["models"][0]["gini_of"], sorted(result["models"][0]["languages"])
     ('tokens', ['de', 'en'])
 
-Design notes: models are loaded, then texts read once; every model and text is checked before the first one is
-encoded, so a bad input fails fast and nothing is written. The Gini coefficient is of the per-language token counts
-when the texts are parallel (the same number of documents in every language), otherwise of tokens per byte
-(the per-language :func:`~fastsw.metrics.bytes_per_token` inverted, exactly); ``gini_of`` says which. The token
-ratio of each language is taken against ``en`` when an ``en`` text is given, else against the first language
-(``reference_language``), of the same quantity the Gini coefficient uses.
+Design notes: see docs/internals.md, section "Evaluation".
 """
 from __future__ import annotations
 
@@ -279,9 +274,9 @@ def write_report(result: dict, directory: Union[str, os.PathLike],
     model), ``gini.png`` (Gini per model), ``token_ratio.png`` (against the reference language) and, when a model
     has supermerges, ``supermerges.png`` (their training counts in merge order) into ``directory`` (created if
     missing). ``pages`` (``{file name: HTML}``, e.g. ``fastsw eval``'s ``tokens.html`` from
-    :func:`tokens_page`) are written with them and linked from ``report.md``. Every chart is drawn
-    before the first file is written; each file is written atomically. Needs matplotlib. Returns the paths
-    written.
+    :func:`tokens_page`) are written with them and linked from ``report.md``. Every chart is drawn before the
+    first file is written, and the report is written whole or not at all (a temporary folder, renamed). Needs
+    matplotlib. Returns the paths written.
 
         >>> import fastsw, tempfile
         >>> tok = fastsw.train(["ab ab"], vocab_size=244)
@@ -289,24 +284,14 @@ def write_report(result: dict, directory: Union[str, os.PathLike],
         >>> sorted(os.path.basename(p) for p in paths)[:2]
         ['compression.png', 'gini.png']
     """
-    from .files import atomic_open
-
     charts = _charts(result)
     pictures = "\n".join(f"![{name[:-4]}]({name})" for name in charts)
     links = "".join(f"[See the tokens]({name})\n\n" if name == "tokens.html" else f"[{name}]({name})\n\n"
                     for name in (pages or {}))
     markdown = f"# fastsw eval\n\n{links}{markdown_table(result)}\n{pictures}\n"
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
     files = {"report.md": markdown.encode("utf-8"), "report.json": (to_json(result) + "\n").encode("utf-8"),
              **charts, **{name: text.encode("utf-8") for name, text in (pages or {}).items()}}
-    written = []
-    for name, data in files.items():
-        path = directory / name
-        with atomic_open(path, "wb") as f:
-            f.write(data)
-        written.append(str(path))
-    return written
+    return _write_whole(Path(directory), files)
 
 
 # ---- the tokens page (fastsw.show draws the tokens; the metrics are this module's) --------------------------------
@@ -367,3 +352,51 @@ def tokens_page(models: Mapping[str, object], texts: Mapping[str, object], resul
         sample.source = os.fspath(source) if path else ""
         samples[lang] = sample
     return page_html(models, samples, metrics=metrics_html(result), command=command, allowed_special=allowed_special)
+
+
+def _write_whole(directory: Path, files: Dict[str, bytes]) -> List[str]:
+    """Write ``files`` (name -> bytes) into ``directory`` whole or not at all: into a temporary folder next to
+    it first, which becomes ``directory`` (renamed) when that does not exist yet, else whose files replace
+    their namesakes in it (each target checked by :func:`fastsw.files.resolve_output_path` before anything is
+    written). On any failure the temporary folder is removed and ``directory`` is as it was."""
+    import shutil
+    import tempfile
+
+    from .files import _write_error, resolve_output_path
+
+    targets = [directory / name for name in files]
+    exists = directory.is_dir()
+    if exists:
+        for path in targets:
+            resolve_output_path(path)  # a directory, FIFO, ... at a report file's name: refused before writing
+    parent = directory.resolve().parent
+    parent.mkdir(parents=True, exist_ok=True)
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", suffix=".tmp", dir=parent))
+    except OSError as e:
+        raise _write_error(str(directory), str(parent), e) from e
+    try:
+        for name, data in files.items():
+            try:
+                with open(tmp / name, "wb") as f:
+                    f.write(data)
+                    f.flush()
+                    os.fsync(f.fileno())
+            except OSError as e:
+                raise _write_error(str(directory / name), str(parent), e) from e
+        umask = os.umask(0)
+        os.umask(umask)
+        if not exists:
+            os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes 0700; a plain mkdir would not
+            for name in files:
+                os.chmod(tmp / name, 0o666 & ~umask)
+            os.rename(tmp, directory)
+        else:
+            for name in files:
+                os.chmod(tmp / name, 0o666 & ~umask)
+                os.replace(tmp / name, directory / name)
+            tmp.rmdir()
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return [str(path) for path in targets]

@@ -13,13 +13,7 @@ Both check their arguments with the reference's :func:`fastsw.parity.check_parit
 criterion as base-2**30 digits over one common denominator; the window's allowance ``floor(alpha × window /
 columns)``) and run the kernel once through :func:`fastsw._interrupt.call_kernel` (Ctrl-C safe).
 
-Design notes. Measured with ``flock /tmp/fastsw-bench.lock python bench/bench_parity.py --mb 1 --vocab 32768``
-(12 languages x first 1 MB of ``../shared/corpus``, ``simple`` pre-tokenizer, 32525 merges, best of 3, process CPU
-time on a shared 2-core machine): phase 1 1.41-1.61x fastsw BPE's on the same text (plain 2.72 s, hybrid 3.03 s,
-window 2.72 s against 1.88 s), the whole ``train()`` 1.19-1.30x; the python reference was 40x at vocab 8192. The
-driver's own share is small: building the entries (a pretoken shared by several languages is one entry per
-language, 9 % more words than the union; ``script`` pre-tokenizer, 13.6 k merges), gathering them and the final
-words took 0.05-0.2 s of wall time against 2.5 s for the kernel (see :mod:`fastsw._parity_kernels`).
+Design notes: see docs/internals.md, section "Parity-aware BPE".
 """
 from __future__ import annotations
 

@@ -25,29 +25,8 @@ no measurable cost (10 MB of English, CPU time, median of 20 runs, polling vs no
 phase 1 to 32768 tokens 0.403 vs 0.411 s, BoundlessBPE phase 2 0.375 vs 0.410 s,
 8000 SuperBPE supermerges 0.352 vs 0.370 s; the spread between runs was larger).
 
-Design note: packing and unpacking run with the cyclic garbage collector paused.
-Building ~10^5 small lists otherwise triggers full collections over everything
-the caller holds, which cost more than the building itself (measured on 20 MB of
-English: unpacking phase 1's 160k words took 0.07 s paused, 0.2-0.3 s not).
-
-Design note: BoundlessBPE's phase 2 first cuts the candidates (:func:`cut_candidates`) where the pair's
-weight (positions times count) is at or below the smallest regular-merge count: no supermerge can be taken
-there, ever, so the model is the same and the merge loop sees far less. On 100 MB of real English (vocab
-32768) 53 % of the 10.5 M pair positions are cut, and the 1.91 M candidates (12.4 M tokens) become 0.76 M
-pieces (3.24 M tokens); phase 2 took 3.06 s CPU before, 2.45 s after (cut 1.45 s: hashing 0.95 s,
-re-aggregating 0.5 s; merge loop 0.5 s), and its peak working set fell from 215 MB to 159 MB (the cut's
-transient scratch; the loop itself 94 MB). The floor rises with the corpus, so the cut grows with it. The
-kernel's hashing pass then restarted with a larger table instead of growing inside its loop, and the later passes
-read a bool flag per slot: the cut kernel alone 0.96 -> 0.63 s CPU on the same 100 MB candidates (best of 5), and
-phase 2 in ``bench/bench_train.py --mb 100`` 1.86 -> 1.52-1.59 s wall (SuperBPE 1.71 -> 1.43-1.45 s), the old and
-new code alternating under the benchmark lock at load average 1.7-2.1. Writing only the pieces of >= 2 tokens
-(7.4 M of the 12.4 M tokens; single tokens cannot hold a pair) instead of every word with markers was measured too
-and left out: ``aggregate_runs`` costs the same per piece either way (0.40 s), and the kernel's extra bookkeeping
-ate the rest.
-SuperBPE has no such floor (its last supermerge's count is unknown in advance): it cuts at a guessed one, the
-``max(CUT_FACTOR * S, PRUNE_MIN)``-th largest pair weight, and keeps the result only when every supermerge counts
-more, else runs again on the whole candidates (100 MB English, S = 4096: guessed floor 76, last supermerge 150;
-phase 2 3.28 s CPU whole, 2.3-2.7 s cut; peak working set 372 MB whole, 157 MB cut).
+Design notes: see docs/internals.md, section "Phase 1: the merge loop" (the driver) and section "Supermerge
+candidates and phase 2" (the candidate cut).
 """
 from __future__ import annotations
 

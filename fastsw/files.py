@@ -109,6 +109,30 @@ def resolve_output_path(path) -> Tuple[str, str, Optional[os.stat_result]]:
     return name, target, st
 
 
+def check_not_an_input(path, inputs) -> None:
+    """Refuse an output path that is one of ``inputs`` (the same file by device and inode, so another
+    spelling, a symlink or a hard link to an input is caught): writing it would destroy that input.
+    Raises :class:`OutputError` naming both; inputs that do not exist (yet) are passed over.
+
+        >>> check_not_an_input("model.json", ["corpus.jsonl"])
+    """
+    name = os.fsdecode(os.fspath(path))
+    try:
+        out = os.stat(name)
+    except OSError:
+        return  # a new file (or one resolve_output_path refuses) cannot be an existing input
+    for source in inputs:
+        source = os.fsdecode(os.fspath(source))
+        try:
+            st = os.stat(source)
+        except OSError:
+            continue
+        if (st.st_dev, st.st_ino) == (out.st_dev, out.st_ino):
+            same = "" if os.path.normpath(source) == os.path.normpath(name) else f" ({source})"
+            raise OutputError(name, f"is one of the inputs{same}; writing it would destroy that input: choose "
+                                    "another output path", errno.EINVAL)
+
+
 class _OutputFile:
     """The temporary file as handed to a writer: its write errors name the target path."""
 

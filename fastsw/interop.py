@@ -40,12 +40,13 @@ from typing import Dict, Iterable, List, Optional, Tuple
 from .alphabet import BYTE_TO_UNICODE, ByteAlphabet, render, unrender
 from .bpe import apply_merges
 from .files import atomic_write_text
-from .model_io import read_model_text
+from .model_io import approximate_error, read_model_text
 from .pretokenize import DEFAULT_SCRIPT_SPECIFIC_SCRIPTS, Pretokenizer
 from .tokenizer import Tokenizer, rendered_vocab
 
 __all__ = ["load_paper_model", "save_paper_model", "to_tiktoken", "write_tiktoken_ranks", "tiktoken_ranks",
-           "save_hf", "hf_tokenizer_json", "verify_export", "merge_conflicts", "rank_table_encode"]
+           "save_hf", "hf_tokenizer_json", "verify_export", "merge_conflicts", "rank_table_encode",
+           "supported_exports"]
 
 _KINDS = {"word": "bpe", "boundless": "boundless", "superbpe": "superbpe"}
 _KIND_OF_ALGO = {v: k for k, v in _KINDS.items()}
@@ -258,6 +259,73 @@ def load_paper_model(path):
         raise ValueError(f"{path}: invalid model: {e}") from None
 
 
+# ---------------------------------------------------------------------------
+# Which exports a model supports
+# ---------------------------------------------------------------------------
+#: The exports, by their Tokenizer method names, and what each writes.
+_EXPORT_TARGETS = {"save_paper": "the authors' model format", "save_hf": "HF tokenizers",
+                   "save_tiktoken": "tiktoken", "to_tiktoken": "tiktoken",
+                   "merge_conflicts": "merge_conflicts (merge rules against a rank table)"}
+
+
+def supported_exports(tok) -> List[str]:
+    """The exports (Tokenizer method names) that can express ``tok``; any other one raises a ``ValueError``
+    that says why and lists these.
+
+    * ``save_paper``: a model with merges (BPE, BoundlessBPE, SuperBPE) on the 243-byte alphabet;
+    * ``save_hf``: a byte-alphabet model with merges (BPE; others approximately) or a MinGram model (Unigram);
+    * ``save_tiktoken`` / ``to_tiktoken``: plain BPE on a byte alphabet, or a tiktoken vocabulary;
+    * ``merge_conflicts``: a model with merge rules (not MinGram, not a tiktoken vocabulary).
+
+    No export takes the atomic tokens (boundary markers, caps codes) of the marker pre-tokenizers.
+
+        >>> import fastsw
+        >>> supported_exports(fastsw.train(["the cat sat"], algo="bpe", vocab_size=250))
+        ['save_paper', 'save_hf', 'save_tiktoken', 'to_tiktoken', 'merge_conflicts']
+    """
+    ranks = tok.alphabet.kind == "ranks"  # a tiktoken vocabulary: ranks, no merge rules
+    text = getattr(tok.alphabet, "atoms", None) is None
+    byte = isinstance(tok.alphabet, ByteAlphabet) and text
+    merges = not ranks and tok.algo != "mingram"
+    out = []
+    if merges and byte and tok.alphabet.kind == "bytes243":
+        out.append("save_paper")
+    if byte and not ranks:
+        out.append("save_hf")
+    if byte and (ranks or tok.algo == "bpe"):
+        out += ["save_tiktoken", "to_tiktoken"]
+    if merges:
+        out.append("merge_conflicts")
+    return out
+
+
+def _require_export(tok, name: str) -> None:
+    """Refuse an export ``tok`` does not support (:func:`supported_exports`) with one ``ValueError``: why, and
+    which exports the model supports."""
+    supported = supported_exports(tok)
+    if name in supported:
+        return
+    target = _EXPORT_TARGETS[name]
+    try:  # the detailed reasons for alphabets these formats cannot express
+        if name == "save_paper":
+            _check_paper_expressible(tok)
+        elif name != "merge_conflicts":
+            _check_byte_alphabet(tok, "HF tokenizers" if name == "save_hf" else "tiktoken")
+        reason = None
+    except ValueError as e:
+        reason = str(e).rstrip(".")
+    if reason is None:
+        if tok.alphabet.kind == "ranks":
+            reason = f"{name}: this is a tiktoken vocabulary, a rank table without merge rules, which {target} needs"
+        elif tok.algo == "mingram":
+            reason = f"{name}: a MinGram model has no merges, which {target} needs (save_hf writes an HF Unigram model)"
+        else:
+            reason = (f"{name}: a {tok.algo} model has supermerges, which join several pretokens into one token; "
+                      f"{target} merges only inside one regex piece")
+    listed = ", ".join(supported) if supported else "no export (use it with fastsw: save/load, encode/decode)"
+    raise ValueError(f"{reason}; this model supports {listed}")
+
+
 def _scheme_name(tok) -> str:
     config = tok.pretokenizer.to_config()
     return config.get("scheme") or config.get("name") or config.get("mode")
@@ -302,6 +370,7 @@ def _corpus_statistics(tok, corpus: Iterable[str]):
 
 def paper_model_text(tok, corpus: Optional[Iterable[str]] = None) -> str:
     """The text :func:`save_paper_model` writes."""
+    _require_export(tok, "save_paper")
     _check_paper_expressible(tok)
     if corpus is not None:
         vocab_counts, single = _corpus_statistics(tok, corpus)
@@ -428,15 +497,16 @@ def tiktoken_ranks(tok, *, drop_duplicates: bool = False) -> Dict[bytes, int]:
 
 
 def _check_simple(tok, allow_approximate: bool, target: str) -> None:
-    if tok.normalize is not None and not allow_approximate:
-        raise ValueError(f"this model normalizes text to {tok.normalize.upper()} before encoding; {target} has no "
-                         "normalizer. Normalize the text yourself, or pass allow_approximate=True to export anyway "
-                         "(then check with verify_export)")
-    if tok.pretokenizer.mode not in ("simple", "none") and not allow_approximate:
-        raise ValueError(
-            f"this model pre-tokenizes in {tok.pretokenizer.mode!r} mode (script chunking before the regex); "
-            f"{target} applies one regex to the whole text and cannot express script chunking. Pass "
-            "allow_approximate=True to export the main regex anyway (then check with verify_export)")
+    """Refuse an export to ``target`` (one regex over the whole text, no normalizer) that would not be exact."""
+    reasons = []
+    if tok.normalize is not None:
+        reasons.append(f"this model normalizes text to {tok.normalize.upper()} before encoding and {target} has "
+                       "no normalizer (normalize the text yourself)")
+    if tok.pretokenizer.mode not in ("simple", "none"):
+        reasons.append(f"this model pre-tokenizes in {tok.pretokenizer.mode!r} mode (script chunking before the "
+                       f"regex); {target} applies one regex to the whole text and cannot express script chunking")
+    if reasons and not allow_approximate:
+        raise approximate_error(f"a {target} encoding of this model", reasons)
 
 
 def _export_pattern(tok) -> str:
@@ -456,6 +526,7 @@ def to_tiktoken(tok, name: str = "fastsw", *, allow_approximate: bool = False, d
     """
     import tiktoken
 
+    _require_export(tok, "to_tiktoken")
     ranks = tiktoken_ranks(tok, drop_duplicates=drop_duplicates)  # refuses superword models first
     _check_simple(tok, allow_approximate, "tiktoken")
     return tiktoken.Encoding(name=name, pat_str=_export_pattern(tok), mergeable_ranks=ranks,
@@ -466,6 +537,7 @@ def write_tiktoken_ranks(tok, path, *, drop_duplicates: bool = False) -> None:
     """Write a ``.tiktoken`` file (``base64(token) rank`` per line, rank order),
     readable by ``tiktoken.load.load_tiktoken_bpe``. Special tokens and the
     pre-tokenizer regex are not part of this format."""
+    _require_export(tok, "save_tiktoken")
     ranks = tiktoken_ranks(tok, drop_duplicates=drop_duplicates)
     lines = [f"{base64.b64encode(b).decode('ascii')} {r}" for b, r in sorted(ranks.items(), key=lambda kv: kv[1])]
     atomic_write_text(path, "\n".join(lines) + "\n")
@@ -503,6 +575,7 @@ def merge_conflicts(tok) -> List[dict]:
     Supermerges are not checked (no rank table can express them). Returns [] for
     a model where both encoders agree on every piece.
     """
+    _require_export(tok, "merge_conflicts")
     alpha = tok.alphabet
     vocab = tok.vocab
     n_alpha = len(alpha)
@@ -573,6 +646,7 @@ def _conflict(kind, tok, tid, tb, rule, table, **extra) -> dict:
 # ---------------------------------------------------------------------------
 def hf_tokenizer_json(tok, *, ignore_merges: Optional[bool] = None) -> dict:
     """The ``tokenizer.json`` content :func:`save_hf` writes, as a dict."""
+    _require_export(tok, "save_hf")
     if tok.algo == "mingram":  # a Unigram model with scores score_delta * lp - 1 (fastsw.mingram)
         return hf_unigram_json(tok)
     _check_byte_alphabet(tok, "HF's ByteLevel pre-tokenizer")
@@ -654,7 +728,23 @@ def hf_unigram_json(tok) -> dict:
     }
 
 
-def save_hf(tok, path, *, ignore_merges: Optional[bool] = None) -> dict:
+def hf_export_losses(tok) -> List[str]:
+    """What an HF ``tokenizer.json`` of ``tok`` cannot express (empty: the export is exact)."""
+    reasons = []
+    if tok.pretokenizer.mode not in ("simple", "none"):
+        reasons.append(f"pre-tokenizer mode {tok.pretokenizer.mode!r}: script chunking is not expressible (HF "
+                       "splits the whole text with the main regex)")
+    if tok.algo == "mingram":
+        reasons.extend(MINGRAM_HF_REASONS)
+    elif tok.algo != "bpe":
+        reasons.append(f"{tok.algo} model: its {tok.n_super} supermerges are not expressible (their tokens stay in "
+                       "the vocabulary but are never produced)")
+    if tok.algo != "mingram" and duplicate_tokens(tok):
+        reasons.append("some byte strings belong to several tokens; only the smallest id is kept")
+    return reasons
+
+
+def save_hf(tok, path, *, ignore_merges: Optional[bool] = None, allow_approximate: bool = False) -> dict:
     """Write an HF ``tokenizer.json`` (loadable by ``tokenizers.Tokenizer.from_file``).
 
     BPE model: vocab = GPT-2 rendered token -> fastsw id (plus the bytes missing
@@ -663,24 +753,21 @@ def save_hf(tok, path, *, ignore_merges: Optional[bool] = None) -> dict:
     ByteLevel(no prefix space, no regex); decoder ByteLevel; special tokens as
     added tokens with their ids. ``ignore_merges`` (whole-piece vocab lookup)
     defaults to True exactly when :func:`merge_conflicts` finds no unreachable or
-    duplicate token (then it is only faster).
+    duplicate token (then it is only faster). A MinGram model is written as an HF
+    ``Unigram`` model.
 
-    Exact for plain BPE in ``simple`` mode. Otherwise this is the best
-    approximation (no script chunking; supermerges dropped, their tokens kept in
-    the vocab so ids still decode); check it with :func:`verify_export`.
-    Returns a dict describing what is exact: ``{"exact": bool, "reasons": [...]}``.
+    Exact for plain BPE in ``simple`` (or ``none``) mode. Any other model is refused
+    with a ``ValueError`` saying what the file would lose (script chunking,
+    supermerges, MinGram's tie rule, duplicate tokens), unless ``allow_approximate=True``:
+    then the best approximation is written (no script chunking; supermerges dropped,
+    their tokens kept in the vocab so ids still decode); check it with :func:`verify_export`.
+    Returns ``{"exact": bool, "reasons": [what is not exact]}``.
     """
-    data = hf_tokenizer_json(tok, ignore_merges=ignore_merges)
+    data = hf_tokenizer_json(tok, ignore_merges=ignore_merges)  # refuses what HF cannot hold at all first
+    reasons = hf_export_losses(tok)
+    if reasons and not allow_approximate:
+        raise approximate_error("an HF tokenizer.json of this model", reasons)
     atomic_write_text(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
-    reasons = []
-    if tok.pretokenizer.mode not in ("simple", "none"):
-        reasons.append(f"pre-tokenizer mode {tok.pretokenizer.mode!r}: script chunking is not expressible")
-    if tok.algo == "mingram":
-        reasons.extend(MINGRAM_HF_REASONS)
-    elif tok.algo != "bpe":
-        reasons.append(f"{tok.algo} model: supermerges are not expressible")
-    if duplicate_tokens(tok):
-        reasons.append("some byte strings belong to several tokens; only the smallest id is kept")
     return {"exact": not reasons, "reasons": reasons}
 
 

@@ -9,29 +9,10 @@ to do -- instead of letting the machine swap or the kernel kill the process. Cou
 
 The memory that can still be got is the smallest of: ``MemAvailable`` (Linux ``/proc/meminfo``), the cgroup's
 ``memory.max`` minus its ``memory.current``, the address-space limit (``RLIMIT_AS``) minus the address space in
-use, and ``FASTSW_MEMORY_LIMIT`` (bytes, suffixes K/M/G allowed) minus the resident set. Where none of these is
+use, and ``FASTSW_MEMORY_LIMIT`` (bytes, suffixes K/M/G/T allowed) minus the resident set. Where none of these is
 known (not Linux), nothing is checked.
 
-Design notes: bytes per entry, measured as the peak RSS growth of each stage on 100 MB of real English (vocab
-32768, paper profile; 1.90 M letter runs of 14.9 M pretokens, 1.91 M candidates of 12.4 M tokens, cut to 0.76 M
-pieces of 3.24 M tokens), with ~25 % added because the hash tables double (their load varies with size):
-
-* candidates (``FastBackend.candidates``: ``fastsw._pretok.aggregate_runs``, a table like the compiled counter's,
-  then the packed arrays): 128 MB, so ``RUN_BYTES`` = 56 per run plus ``RUN_TOKEN_BYTES`` = 5 per run token;
-* the candidate cut before BoundlessBPE's phase 2 (``fastsw._train_kernels._cut_candidates`` and the pieces'
-  table): 159 MB, 4 bytes of pair slot and 4 of marked copy per token, a pair table of 16 bytes per slot (1.94 M
-  pairs in 4 M slots), then the pieces: ``CUT_TOKEN_BYTES`` = 12 per token plus ``CUT_BYTES`` = 12 per candidate;
-* phase 2's merge loop (``fastsw._train_kernels._merge_loop``): 372 MB over the whole 1.91 M candidates (SuperBPE,
-  4096 supermerges, pruned heap), 94 MB over the 0.76 M cut ones (BoundlessBPE): per token 4 bytes of ids, 4 of
-  initial pair index and the occurrence segments, per distinct pair 24 bytes of record, 4 of length and ~21 of
-  hash slot, per word 8 of length: ``PHASE2_TOKEN_BYTES`` = 28 per token plus ``PHASE2_BYTES`` = 48 per
-  candidate.
-
-**Phase-2 working set per distinct candidate** (English, 6.5 tokens per candidate): SuperBPE 82 bytes with its
-cut (157 MB / 1.91 M; 195 bytes, 372 MB, when the guessed floor fails and it reruns on the whole candidates, which
-is what :func:`check_phase2` assumes for it); BoundlessBPE 83 bytes while cutting (159 MB / 1.91 M, transient) and 49 bytes in the merge loop
-(94 MB / 1.91 M; 124 bytes per cut piece). The letter runs packed by the counter take 47 bytes per run (4 per
-pretoken index, 16 of offset and count); the trainer frees them once the candidates exist.
+Design notes: see docs/internals.md, section "Memory budget": how the bytes per entry below were measured.
 """
 from __future__ import annotations
 
@@ -57,11 +38,15 @@ class MemoryLimitError(MemoryError, ValueError):
     as one ``fastsw: error:`` line (exit status 2)."""
 
 
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}
+
+
 def _parse_bytes(text: str) -> Optional[int]:
-    m = re.fullmatch(r"\s*([0-9.]+)\s*([kKmMgG]?)[bB]?\s*", text)
+    """Bytes of a size such as ``500M``, ``8G``, ``1.5T`` (binary units; a trailing B optional)."""
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([kKmMgGtTpP]?)[bB]?\s*", text)
     if not m:
         return None
-    return int(float(m.group(1)) * {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[m.group(2).lower()])
+    return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
 
 
 def _status_kb(field: str) -> Optional[int]:
@@ -106,13 +91,21 @@ def available_memory() -> Optional[int]:
     if env:
         cap, rss = _parse_bytes(env), _status_kb("VmRSS")
         if cap is None:
-            raise ValueError(f"FASTSW_MEMORY_LIMIT={env!r} is not a size; give bytes, e.g. 8G or 500M")
+            raise ValueError(f"FASTSW_MEMORY_LIMIT={env!r} is not a size; give bytes, e.g. 8G, 500M or 1T")
         limits.append(cap - (rss or 0))
     return max(0, min(limits)) if limits else None
 
 
 def _gb(n: float) -> str:
-    return f"{n / 1e9:.2f} GB"
+    """A size in the unit that shows it best: ``0 bytes``, ``512 bytes``, ``2.00 kB``, ``126 MB``, ``3.20 GB``
+    (three significant digits; decimal units)."""
+    if n < 1000:
+        return f"{int(n)} bytes"
+    for unit in ("kB", "MB", "GB", "TB"):
+        n /= 1000
+        if n < 1000 or unit == "TB":
+            break
+    return f"{n:,.0f} {unit}" if n >= 100 else f"{n:.1f} {unit}" if n >= 10 else f"{n:.2f} {unit}"
 
 
 def check_memory(stage: str, need: int, what: str, advice: str) -> None:

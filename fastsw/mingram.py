@@ -26,36 +26,7 @@ Encoding (MINGRAM.md 2): each pretoken independently, path score ``sum(score_del
 update ``cand >= best[e] - 1e-12`` with candidates in increasing start (last write wins, so the earlier
 tokens of a path are the long ones: ``aaa`` -> ``[aa, a]``).
 
-Design notes
-------------
-* -inf scores. The seed authors' in-memory model keeps lp = -inf for atomic tokens unused in the last
-  M-step; the file writes them and loading floors them at -100 (MINGRAM.md 2.3), so the same model encodes
-  ``hhug`` as ``[h, h, u, g]`` before saving and ``[h, hug]`` after. fastsw's :class:`MinGramTokenizer`
-  always floors (at :data:`LOG_PROB_FLOOR` = -100), in memory and loaded alike, so a trained tokenizer and
-  its saved file give the same ids; the raw -inf values of training are kept in
-  ``training_info["mingram"]["neg_inf_tokens"]`` and :func:`viterbi` on the raw scores reproduces the
-  in-memory behaviour (tests do both). Training's E-steps use the raw -inf, as the reference does.
-* Ids. A MinGram model's ids are dense, 0..n-1 in **ascending seed id** (the seed authors' nanochat
-  adapter's scheme, not ``reindex=True``'s file order): the atomic tokens keep their alphabet ids, so
-  byte ``b`` is the same id as in a BPE model of the same profile. Each token's seed id is in the file.
-* Two paths. The reference (:func:`viterbi`, :func:`e_step_reference`, :func:`prune_usage_reference`,
-  :func:`mi_scores_reference`, :meth:`MinGramTokenizer.encode_pretoken`) is plain Python over lists and a
-  dict trie; the fast path (:mod:`fastsw._mingram_kernels`) runs the same program over packed pretokens and
-  a hash trie in flat arrays. The M-step and the lp arithmetic (``numpy.log`` of exact integer ratios) are
-  one function both paths call, so models are identical, not just close.
-* The whole-pretoken shortcut: a pretoken that is one token is that token whenever every
-  ``score_delta * lp`` lies in (-0.5, 0] (any longer path scores <= -2); a model outside that range (a large
-  ``score_delta``) encodes every pretoken through the program. The encoder finds such a pretoken with one probe
-  of the BPE encoder's whole-pretoken byte tables (:mod:`fastsw._encode_kernels`, reused); the E-step with a
-  trie walk (its costs may hold -inf; the shortcut is exact when every *finite* cost is in that range).
-* Measured (``bench/bench_mingram.py``, English, vocab 32768, shared 2-core machine, one run): training 10 MB
-  takes 1.29 s against 0.73 s for fastsw BPE (1.78x; the seed's 10 % more merges and five E-steps of ~0.2 s
-  over 105k unique pretokens), 15.2 s for HF's UnigramTrainer and 21.1 s for SentencePiece. Encoding runs at
-  0.99x fastsw BPE's batch throughput (21.8 against 21.9 MB/s) and 18.8x HF's Unigram on the exported model.
-* Tried and dropped: packing each trie edge as ``child << 32 | token + 1`` in one hash slot with breadth-first
-  node numbers (one cache line per walk step instead of key, child and token arrays) made the E-step kernel
-  ~1.5x *slower* here (0.33-0.40 s against 0.21-0.25 s on 10 MB, same load), so the kernels keep the separate
-  arrays with the first two trie levels dense.
+Design notes: see docs/internals.md, section "MinGram".
 """
 from __future__ import annotations
 
@@ -71,11 +42,13 @@ import numpy as np
 from .alphabet import Alphabet, ByteAlphabet, alphabet_from_config
 from .files import atomic_write_text
 from .pretokenize import Pretokenizer
-from .model_io import MODEL_READERS
+from .model_io import MODEL_READERS, approximate_error
 from .tokenizer import MODEL_CLASSES, Tokenizer
 
 #: The score an atomic token with lp = -inf gets in a :class:`MinGramTokenizer` (MINGRAM.md 2.3, M:112-114).
 LOG_PROB_FLOOR = -100.0
+#: The largest BPE seed (merges) an overshoot may ask for: fastsw's largest vocabulary, 2**63-1.
+MAX_SEED_MERGES = (1 << 63) - 1
 #: MINGRAM.md 1.9 defaults. ``overshoot`` is the code default; the seed paper's grids used 1.15.
 DEFAULTS = {"overshoot": 1.1, "em_iterations": 2, "score_delta": 1e-5, "prune_criterion": "usage_count"}
 PAPER_OVERSHOOT = 1.15
@@ -99,6 +72,10 @@ def check_mingram_options(overshoot, em_iterations, score_delta, prune_criterion
             raise ValueError(f"overshoot={overshoot} is below 1: the BPE seed would be smaller than the target and "
                              "MinGram only removes tokens; use overshoot >= 1 (API default 1.1, the seed paper's "
                              "grids 1.15)")
+        if overshoot > MAX_SEED_MERGES:
+            raise ValueError(f"overshoot={overshoot!r} asks for a BPE seed beyond 2**63-1 merges, the largest fastsw "
+                             "trains; use a small factor such as 1.1 or 1.15 (a seed larger than the corpus can "
+                             "reach stops when pairs run out)")
         out["overshoot"] = float(overshoot)
     if em_iterations is not None:
         if isinstance(em_iterations, bool) or not isinstance(em_iterations, (int, np.integer)) or em_iterations < 1:
@@ -612,9 +589,9 @@ def train_from_seed(counts, alphabet: Alphabet, pretokenizer: Pretokenizer, prof
 class MinGramTokenizer(Tokenizer):
     """A MinGram model: tokens (atomic sequences) with log-probabilities, encoded per pretoken by the
     minimum-token-count program. The same encoding and decoding API as a BPE :class:`fastsw.Tokenizer`
-    (``encode``, ``encode_ordinary``, ``encode_batch``, ``encode_to_numpy``, ``encode_with_offsets``,
+    (``encode``, ``encode_ordinary``, ``encode_batch``, ``encode_to_numpy``, ``encode_batch_to_numpy``, ``encode_with_offsets``,
     ``decode``, ``decode_bytes``, ``get_vocab``, ``save``, ...); ``merges`` is empty and ``log_probs`` holds
-    the scores by id (-inf floored at -100, see the module's design notes).
+    the scores by id (-inf floored at -100, see docs/internals.md, section "MinGram").
 
         >>> import fastsw
         >>> tok = fastsw.train(["hug pug pun bun hugs"] * 3, algo="mingram", vocab_size=260)
@@ -766,10 +743,16 @@ def mingram_from_data(path, data: dict) -> dict:
         pretokenizer = Pretokenizer.from_config(data["pretokenizer"])
     except (ValueError, TypeError, KeyError) as e:
         raise ValueError(f"{path}: invalid model file: {e}") from e
+    score_delta = data.get("score_delta", DEFAULTS["score_delta"])
+    try:
+        check_mingram_options(None, None, score_delta, None)
+    except ValueError as e:
+        raise bad("score_delta", str(e)) from None
     tokens_in = data["tokens"]
     if not isinstance(tokens_in, list):
         raise bad("tokens", "must be an array of {id, hex, log_prob}")
     tokens, lps, seeds = [], [], []
+    first_of: dict = {}  # a token's atoms -> its id: each token once
     for i, rec in enumerate(tokens_in):
         if not isinstance(rec, dict) or rec.get("id") != i:
             raise bad(f"tokens[{i}]", f"must be an object with id {i} (tokens are stored in id order)")
@@ -784,12 +767,19 @@ def mingram_from_data(path, data: dict) -> dict:
             atoms = [alphabet.id_of_byte(b) for b in tb]
         else:
             raise bad(f"tokens[{i}]", "needs atoms (the atomic ids) for a non-byte alphabet")
+        try:
+            first = first_of.setdefault(tuple(atoms), i)
+        except TypeError:
+            raise bad(f"tokens[{i}]", f"atoms must be an array of atomic ids, not {atoms!r:.60}") from None
+        if first != i:
+            raise bad(f"tokens[{i}]", f"has the same bytes as tokens[{first}] ({tb!r:.60}); a MinGram vocabulary "
+                                      "holds each token once, so the file was damaged or edited")
         tokens.append(atoms)
         lps.append(lp)
         seeds.append(rec.get("seed_id", i))
     kwargs = {"alphabet": alphabet, "tokens": tokens, "log_probs": lps, "seed_ids": seeds,
               "pretokenizer": pretokenizer, "profile": data["profile"],
-              "score_delta": data.get("score_delta", DEFAULTS["score_delta"]),
+              "score_delta": score_delta,
               "special_tokens": data.get("special_tokens", {}), "training_info": data.get("training", {})}
     if data.get("normalize") is not None:
         kwargs["normalize"] = data["normalize"]
@@ -866,7 +856,7 @@ def warmup() -> None:
 _NORMALIZATIONS = {None: None, "NFC": "nfc", "NFKC": "nfkc"}
 
 
-def load_semingram(path) -> MinGramTokenizer:
+def load_semingram(path, *, allow_approximate: bool = False) -> MinGramTokenizer:
     """Load a model file of the seed authors' MinGram (``info.version == "semingram-v1"``, JSON, gzipped when
     the name ends in ``.gz``; ``-Infinity``/``Infinity`` literals accepted) whose pre-tokenizer fastsw
     implements: ``UTF8Pretokenizer`` (byte-level atoms ``starting_token_id + byte``) with a regex (fastsw's
@@ -879,7 +869,9 @@ def load_semingram(path) -> MinGramTokenizer:
     Scores: ``metadata.config.score_delta`` (default 1e-5); -inf is floored at -100 (MINGRAM.md 3), as for every
     :class:`MinGramTokenizer`. Differences that remain: the authors' pre-tokenizer drops unassigned and
     private-use code points (``remove_unassigned``) and ``re.findall`` drops text no regex alternative matches;
-    fastsw keeps both as bytes (the default GPT-4o pattern matches every character)."""
+    fastsw keeps both as bytes (the default GPT-4o pattern matches every character). A file with
+    ``remove_unassigned`` set is therefore refused (``ValueError``) unless ``allow_approximate=True``, as every
+    import and export that would not be exact."""
     import gzip
     path = Path(path)
     try:
@@ -925,11 +917,16 @@ def load_semingram(path) -> MinGramTokenizer:
     info = {"imported": {"format": "semingram-v1", "path": str(path), "ids": "dense, ascending original id",
                          "metadata": data.get("metadata"), "pretokenizer": pt}}
     try:
-        return MinGramTokenizer(alphabet=alphabet, tokens=tokens, log_probs=lps, seed_ids=seeds, pretokenizer=pretok,
-                                profile="hf", score_delta=float(config.get("score_delta", DEFAULTS["score_delta"])),
-                                training_info=info, normalize=_NORMALIZATIONS[cfg.get("normalization")])
+        tok = MinGramTokenizer(alphabet=alphabet, tokens=tokens, log_probs=lps, seed_ids=seeds, pretokenizer=pretok,
+                               profile="hf", score_delta=float(config.get("score_delta", DEFAULTS["score_delta"])),
+                               training_info=info, normalize=_NORMALIZATIONS[cfg.get("normalization")])
     except ValueError as e:
         raise ValueError(f"{path}: {e}") from e
+    if cfg.get("remove_unassigned") and not allow_approximate:
+        raise approximate_error(f"{path}: fastsw's import of this model", [
+            "its pre-tokenizer drops unassigned and private-use code points (remove_unassigned), fastsw encodes "
+            "them as bytes, so texts with such characters get other tokens"])
+    return tok
 
 
 MODEL_READERS["mingram"] = mingram_from_data

@@ -1,4 +1,5 @@
-"""The warnings fastsw gives: ``UserWarning`` subclasses, so that callers can filter them by class.
+"""The warnings fastsw gives, so that callers can filter them by class: ``UserWarning`` subclasses about a result,
+and :class:`ExtensionMissingWarning` (a ``RuntimeWarning``) about the installation.
 
 Training and counting warn (:func:`warnings.warn`) where the result differs from what was asked for but is still
 usable; the CLI prints the same text as a ``note`` on stderr instead of a Python warning.
@@ -12,7 +13,7 @@ usable; the CLI prints the same text as a ``note`` on stderr instead of a Python
 """
 from __future__ import annotations
 
-__all__ = ["VocabularyNotReachedWarning", "OptionWarning"]
+__all__ = ["VocabularyNotReachedWarning", "OptionWarning", "ExtensionMissingWarning"]
 
 
 class VocabularyNotReachedWarning(UserWarning):
@@ -23,3 +24,9 @@ class VocabularyNotReachedWarning(UserWarning):
 class OptionWarning(UserWarning):
     """An option was adjusted (``workers`` beyond the cores is capped) or has no effect on these inputs
     (``text_field`` with plain-text files)."""
+
+
+class ExtensionMissingWarning(RuntimeWarning):
+    """The compiled extension ``fastsw._pretok`` cannot be imported, so fastsw runs on its pure-Python paths (the
+    same results, slower). Given once per process, at ``import fastsw``, unless ``FASTSW_PUREPYTHON`` asks for
+    those paths anyway."""

@@ -40,6 +40,7 @@ trained.
 from __future__ import annotations
 
 import unicodedata
+import warnings
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -90,8 +91,16 @@ NORMALIZATIONS = (None, "nfc", "nfkc")
 
 try:
     from . import _pretok
-except ImportError:
+except ImportError as _missing:
     _pretok = None
+    if not pure_python():  # asked for the pure-Python paths, the user loses nothing
+        from .notes import ExtensionMissingWarning
+
+        warnings.warn(f"fastsw's compiled extension fastsw._pretok cannot be imported ({_missing}); fastsw runs on "
+                      "its pure-Python paths instead: the same results, several times slower. Reinstall fastsw "
+                      "(pip install --force-reinstall fastsw), or in a source checkout build it with 'python "
+                      "setup.py build_ext --inplace'; set FASTSW_PUREPYTHON=1 to choose the pure-Python paths "
+                      "without this warning", ExtensionMissingWarning, stacklevel=2)
 
 #: True when :meth:`Pretokenizer.pretokenize` can use the compiled scanner for the default patterns.
 HAVE_NATIVE_PRETOKENIZER = _pretok is not None and not pure_python()
@@ -124,10 +133,7 @@ def isolated_spans(pattern: "regex.Pattern", text: str) -> Iterator[Tuple[int, i
 def split_isolated(pattern: "regex.Pattern", text: str) -> List[str]:
     """The pieces of :func:`isolated_spans` as strings.
 
-    Design note: when the matches tile ``text`` (always for the default patterns) the pieces are
-    just ``findall``'s matches, which is about 1.5x faster than building them from spans; the spans
-    are used only when some text is unmatched, a match is empty or the pattern has groups
-    (``findall`` would return the groups).
+    Design note: see docs/internals.md, section "Pre-tokenization".
 
     >>> import regex
     >>> split_isolated(regex.compile(r"[a-z]+"), "ab, cd!")

@@ -13,13 +13,15 @@ Inputs of `iter_documents`:
   first document is produced, so a typo in the last file name fails fast.
 
 Formats, chosen by the file name (case-insensitive):
-- `*.jsonl`, `*.ndjson` (also with `.gz`): one JSON object per line. The document is the value of `text_field`
+- Compression, by the last suffix: `.gz` (gzip), `.bz2`, `.xz` and `.zst` (Zstandard; needs the `zstandard`
+  package: `pip install 'fastsw[zstd]'`). The decompressed bytes are read exactly as an uncompressed file.
+- `*.jsonl`, `*.ndjson` (also compressed): one JSON object per line. The document is the value of `text_field`
   (default "text"), exactly as stored (no stripping). Blank lines are skipped. A `text_field` given with a
   plain-text file, which has no fields, is ignored for it with an `OptionWarning`.
 - `*.parquet` (needs `pyarrow`, the `parquet` extra): the string column `text_field` (default "text"), one
   document per row, read one record batch at a time.
 - `*.json` is rejected: a single JSON value is not a corpus.
-- anything else (also with `.gz`): UTF-8 text (strict), cut by `doc_mode`:
+- anything else (also compressed): UTF-8 text (strict), cut by `doc_mode`:
   - "line" ("auto" without a separator): each line is a document, including its trailing "\\n". Lines split only at
     "\\n", so a "\\r" stays inside the document. Joining the documents gives back the file.
   - "file": the whole file is one document (an empty file gives one empty document).
@@ -27,18 +29,19 @@ Formats, chosen by the file name (case-insensitive):
     document. This is `text.split(separator)`, except that a trailing empty piece is dropped, so an empty file gives
     no document and a file that ends with the separator has no empty last document.
 
-Design notes: files are read as bytes and cut before decoding. This is safe because neither the "\\n" byte nor the
-UTF-8 bytes of a separator can occur inside another character's UTF-8 sequence. On invalid UTF-8 the file is scanned
-again to report the exact byte offset and line. That extra pass happens only when there is an error.
+Design notes: see docs/internals.md, section "Reading input".
 """
 
 from __future__ import annotations
 
+import bz2
 import codecs
 import contextlib
 import gzip
 import io
+import itertools
 import json
+import lzma
 import os
 import warnings
 import re
@@ -48,8 +51,8 @@ from typing import BinaryIO, Optional, Union
 
 from .notes import OptionWarning
 
-__all__ = ["DOC_MODES", "READ_BLOCK_SIZE", "STDIN_NAME", "InputError", "iter_documents", "iter_document_spans",
-           "iter_stream_spans", "iter_language_documents", "open_text"]
+__all__ = ["DOC_MODES", "READ_BLOCK_SIZE", "COMPRESSIONS", "STDIN_FORMATS", "InputError", "iter_documents",
+           "iter_document_spans", "iter_language_documents", "iter_stdin_documents", "iter_stdin_lines", "open_text"]
 
 PathArg = Union[str, "os.PathLike[str]"]
 
@@ -58,16 +61,25 @@ READ_BLOCK_SIZE = 1 << 20
 
 DOC_MODES = ("auto", "line", "file", "separator")
 
-#: How errors name a stream read by `iter_stream_spans`.
-STDIN_NAME = "<stdin>"
-
 _JSONL_SUFFIXES = (".jsonl", ".ndjson")
-_UNSUPPORTED_COMPRESSION = (".bz2", ".xz", ".zst", ".lz4", ".zip", ".7z")
-_READ_ERRORS = (OSError, EOFError, zlib.error)  # gzip raises BadGzipFile (an OSError), EOFError, zlib.error
+#: Compressed inputs, by their last suffix: the name of the compression in messages.
+COMPRESSIONS = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zst": "Zstandard"}
+ZSTD_MISSING = ("reading .zst files needs the zstandard package: pip install 'fastsw[zstd]' (or pip install "
+                "zstandard)")
+_UNSUPPORTED_COMPRESSION = (".lz4", ".zip", ".7z")
+try:  # optional: the "zstd" extra
+    import zstandard as _zstd
+except ImportError:  # pragma: no cover - depends on the environment
+    _zstd = None
+# gzip raises BadGzipFile (an OSError), EOFError, zlib.error; bz2 OSError/EOFError; lzma LZMAError; zstandard ZstdError
+_READ_ERRORS = (OSError, EOFError, zlib.error, lzma.LZMAError) + ((_zstd.ZstdError,) if _zstd is not None else ())
 # A JSON escape of a UTF-16 surrogate (\uD800..\uDFFF); only such lines can decode to a str with a lone surrogate.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _MAGIC_HINTS = (
     (b"\x1f\x8b", "the file looks gzip-compressed: give it a .gz name"),
+    (b"BZh", "the file looks bzip2-compressed: give it a .bz2 name"),
+    (b"\xfd7zXZ", "the file looks xz-compressed: give it a .xz name"),
+    (b"\x28\xb5\x2f\xfd", "the file looks Zstandard-compressed: give it a .zst name"),
     (b"\xff\xfe", "the file looks like UTF-16: convert it to UTF-8"),
     (b"\xfe\xff", "the file looks like UTF-16: convert it to UTF-8"),
 )
@@ -118,105 +130,15 @@ def iter_documents(
     return _read_items(items, text_field, mode, separator)
 
 
-def iter_document_spans(path: PathArg, *, text_field: str | None = None, doc_mode: str = "auto",
-                        separator: str | None = None) -> Iterator[tuple[str, Optional[int], Optional[int]]]:
-    """Return a generator of ``(document, start, end)`` for the one file ``path``, read as :func:`iter_documents`
-    reads it. For an uncompressed text or JSONL file, ``start:end`` is the document's byte range in the file (a
-    JSONL document's whole line, with its "\\n" and any blank lines before it; a text line with its "\\n"); for a
-    compressed file both are how far the compressed file has been read when the document is produced (a measure
-    of progress, not the document's range); for parquet both are None.
-
-        >>> import pathlib, tempfile
-        >>> path = pathlib.Path(tempfile.mkdtemp()) / "docs.txt"
-        >>> _ = path.write_text("hello\\nwörld\\n", encoding="utf-8")
-        >>> list(iter_document_spans(path))
-        [('hello\\n', 0, 6), ('wörld\\n', 6, 13)]
-    """
-    mode = _resolve_mode(doc_mode, separator)
-    if text_field is not None and (not isinstance(text_field, str) or not text_field):
-        raise ValueError(f"text_field={text_field!r} must be a non-empty str naming the JSON field that holds the text")
-    name = _check_path(path, bare_str=isinstance(path, str))
-    return _read_file(name, text_field, mode, separator, spans=True)
-
-
-def iter_stream_spans(stream: BinaryIO, *, text_field: str | None = None, doc_mode: str = "auto",
-                      separator: str | None = None) -> Iterator[tuple[str, int, int]]:
-    """Return a generator of ``(document, start, end)`` of a binary ``stream`` (stdin), as
-    :func:`iter_document_spans` gives them for a file: JSON Lines when its first non-blank line is a JSON object
-    with ``text_field`` (default "text"), and then every line must be one; otherwise UTF-8 text cut by
-    ``doc_mode``. Errors name the stream ``<stdin>``. The stream is read as the generator is consumed, never
-    seeked, and not closed.
-
-        >>> import io
-        >>> list(iter_stream_spans(io.BytesIO(b'{"text": "a"}\\n{"text": "b"}\\n')))
-        [('a', 0, 14), ('b', 14, 28)]
-        >>> list(iter_stream_spans(io.BytesIO(b"a\\nb\\n")))
-        [('a\\n', 0, 2), ('b\\n', 2, 4)]
-    """
-    mode = _resolve_mode(doc_mode, separator)
-    if text_field is not None and (not isinstance(text_field, str) or not text_field):
-        raise ValueError(f"text_field={text_field!r} must be a non-empty str naming the JSON field that holds the text")
-    return _stream_spans(stream, text_field, mode, separator)
-
-
-def _stream_spans(stream: BinaryIO, text_field: str | None, mode: str, separator: str | None):
-    head = []  # the blank lines before the first other line, and it
-    with _reading(STDIN_NAME, False):
-        for line in stream:
-            head.append(line)
-            if not line.isspace():
-                break
-    jsonl = False
-    if head and not head[-1].isspace():
-        try:
-            obj = json.loads(head[-1])
-            jsonl = isinstance(obj, dict) and (text_field or "text") in obj
-        except ValueError:
-            pass
-    name = _Stream(STDIN_NAME)
-    name.stream = io.BufferedReader(_Replay(b"".join(head), stream))
-    if jsonl:
-        yield from _jsonl_documents(name, False, text_field or "text", spans=True)
-    else:
-        yield from _read_file(name, text_field, mode, separator, spans=True)
-
-
-class _Stream(str):
-    """A stream's name for messages, carrying the binary stream that `_open_binary` returns for it."""
-    stream: BinaryIO
-
-
-class _Replay(io.RawIOBase):
-    """``head`` (bytes already read from ``stream``) and then the rest of ``stream``; closing it leaves
-    ``stream`` open."""
-
-    def __init__(self, head: bytes, stream: BinaryIO) -> None:
-        super().__init__()
-        self._head, self._stream = memoryview(head), stream
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer) -> int:
-        if len(self._head):
-            n = min(len(buffer), len(self._head))
-            buffer[:n] = self._head[:n]
-            self._head = self._head[n:]
-            return n
-        data = self._stream.read(len(buffer))
-        buffer[:len(data)] = data
-        return len(data)
-
-
 def open_text(path: PathArg, *, newline: str | None = "\n") -> io.TextIOWrapper:
-    """Open a plain or gzip (by a `.gz` name) file as strict UTF-8 text for reading.
+    """Open a plain or compressed (by a `.gz`, `.bz2`, `.xz` or `.zst` name) file as strict UTF-8 text for reading.
 
     Lines end only at "\\n" and nothing is translated (`newline="\\n"`; pass another value to change this).
-    A missing file, a directory, invalid UTF-8 and broken gzip data all raise `InputError` naming the file (and,
-    for invalid UTF-8, the line and byte offset).
+    A missing file, a directory, invalid UTF-8 and broken compressed data all raise `InputError` naming the file
+    (and, for invalid UTF-8, the line and byte offset).
     """
     name = _check_path(path, corpus=False)
-    gz = name.lower().endswith(".gz")
+    gz = _compression(name)
     return _TextFile(_open_binary(name, gz), name, gz, newline)
 
 
@@ -259,16 +181,26 @@ def _check_path(path: PathArg, *, bare_str: bool = False, corpus: bool = True) -
     return name
 
 
-def _format(name: str) -> tuple[str, bool]:
-    """Return ("jsonl" or "text", gzip?) from a file name; reject formats that would be misread."""
+def _compression(name: str) -> str | None:
+    """The compression suffix of a file name (a key of `COMPRESSIONS`), or None."""
+    lower = name.lower()
+    return next((ext for ext in COMPRESSIONS if lower.endswith(ext)), None)
+
+
+def _format(name: str) -> tuple[str, str | None]:
+    """Return ("jsonl" or "text", the compression suffix or None) from a file name; reject formats that would be
+    misread."""
     lower = os.path.basename(name).lower()
     for ext in _UNSUPPORTED_COMPRESSION:
         if lower.endswith(ext):
-            raise InputError(f"{name}: {ext} files are not supported; decompress it, or recompress it with gzip (.gz)")
-    gz = lower.endswith(".gz")
-    base = lower[:-3] if gz else lower
+            raise InputError(f"{name}: {ext} files are not supported; decompress it, or recompress it with gzip "
+                             "(.gz), bzip2 (.bz2), xz (.xz) or Zstandard (.zst)")
     if lower.endswith(".parquet"):
-        return "parquet", False
+        return "parquet", None
+    gz = _compression(lower)
+    if gz == ".zst":
+        _zstandard()  # a missing package is reported before any file is read
+    base = lower[: -len(gz)] if gz else lower
     if base.endswith(_JSONL_SUFFIXES):
         return "jsonl", gz
     if base.endswith(".json"):
@@ -334,6 +266,27 @@ def _read_file(path: str, text_field: str | None, mode: str, separator: str | No
         yield from _separator_documents(path, gz, separator, spans)
 
 
+def iter_document_spans(path: PathArg, *, text_field: str | None = None, doc_mode: str = "auto",
+                        separator: str | None = None) -> Iterator[tuple[str, Optional[int], Optional[int]]]:
+    """Return a generator of ``(document, start, end)`` for the one file ``path``, read as :func:`iter_documents`
+    reads it. For an uncompressed text or JSONL file, ``start:end`` is the document's byte range in the file (a
+    JSONL document's whole line, with its "\\n" and any blank lines before it; a text line with its "\\n"); for a
+    compressed file both are how far the compressed file has been read when the document is produced (a measure
+    of progress, not the document's range); for parquet both are None.
+
+        >>> import pathlib, tempfile
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "docs.txt"
+        >>> _ = path.write_text("hello\\nwörld\\n", encoding="utf-8")
+        >>> list(iter_document_spans(path))
+        [('hello\\n', 0, 6), ('wörld\\n', 6, 13)]
+    """
+    mode = _resolve_mode(doc_mode, separator)
+    if text_field is not None and (not isinstance(text_field, str) or not text_field):
+        raise ValueError(f"text_field={text_field!r} must be a non-empty str naming the JSON field that holds the text")
+    name = _check_path(path, bare_str=isinstance(path, str))
+    return _read_file(name, text_field, mode, separator, spans=True)
+
+
 # ---- readers: bytes in, documents out -----------------------------------------------------------------------------
 
 
@@ -376,62 +329,71 @@ def _language_documents(paths: list, lang_field: str, text_field: str) -> Iterat
         yield from _jsonl_documents(path, _format(path)[1], text_field, lang_field)
 
 
-def _jsonl_documents(path: str, gz: bool, text_field: str, lang_field: str | None = None,
+def _jsonl_documents(path: str, gz: str | None, text_field: str, lang_field: str | None = None,
                      spans: bool = False) -> Iterator[str]:
     """The documents of a JSONL file; with `lang_field`, `(language, document)` pairs; with `spans`,
     `(document, start, end)` (see `iter_document_spans`)."""
     with _open_binary(path, gz) as f, _reading(path, gz):
+        if not spans:
+            for lineno, raw in enumerate(f, 1):
+                if raw.isspace():
+                    continue
+                yield _jsonl_line(_decode(raw, path, gz), path, lineno, text_field, lang_field)
+            return
         tell = _stored_position(f, gz)
         start = end = 0
         for lineno, raw in enumerate(f, 1):
             end += len(raw)
             if raw.isspace():
                 continue
-            line = _decode(raw, path, gz)
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise InputError(
-                    f"{path} line {lineno}: invalid JSON ({e.msg} at column {e.colno}); "
-                    "each line must be one JSON object"
-                ) from e
-            if not isinstance(obj, dict):
-                raise InputError(
-                    f"{path} line {lineno}: expected a JSON object with a {json.dumps(text_field)} field, "
-                    f"got {_json_kind(obj)}"
-                )
-            if text_field not in obj:
-                fields = ", ".join(json.dumps(k, ensure_ascii=False) for k in list(obj)[:20])
-                more = ", ..." if len(obj) > 20 else ""
-                raise InputError(
-                    f"{path} line {lineno}: no field {json.dumps(text_field)} (fields: {fields or 'none'}{more}); "
-                    "use --text-field (text_field= in Python) to name the field that holds the text"
-                )
-            text = obj[text_field]
-            if not isinstance(text, str):
-                raise InputError(
-                    f"{path} line {lineno}: field {json.dumps(text_field)} is {_json_kind(text)}, not a string; "
-                    "every document must be a JSON string"
-                )
-            if _SURROGATE_ESCAPE.search(line):
-                _check_surrogates(text, path, lineno, text_field)
-            if spans:
-                if gz:
-                    start = end = tell()
-                yield text, start, end
-                start = end
-                continue
-            if lang_field is None:
-                yield text
-                continue
-            lang = obj.get(lang_field)
-            if not isinstance(lang, str) or not lang:
-                raise InputError(
-                    f"{path} line {lineno}: field {json.dumps(lang_field)} "
-                    f"{'is missing' if lang is None else 'is ' + _json_kind(lang)}; with --lang-field "
-                    "(lang_field= in Python) every line must name its language as a non-empty string"
-                )
-            yield lang, text
+            text = _jsonl_line(_decode(raw, path, gz), path, lineno, text_field)
+            if gz:
+                start = end = tell()
+            yield text, start, end
+            start = end
+
+
+def _jsonl_line(line: str, path: str, lineno: int, text_field: str, lang_field: str | None = None, hint: str = ""):
+    """The document of one JSON Lines line (``(language, document)`` with `lang_field`); bad lines are an
+    `InputError` naming ``path`` and ``lineno`` (``hint`` is added to the message of a line that is no object)."""
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as e:
+        raise InputError(
+            f"{path} line {lineno}: invalid JSON ({e.msg} at column {e.colno}); each line must be one JSON object"
+            + hint
+        ) from e
+    if not isinstance(obj, dict):
+        raise InputError(
+            f"{path} line {lineno}: expected a JSON object with a {json.dumps(text_field)} field, "
+            f"got {_json_kind(obj)}" + hint
+        )
+    if text_field not in obj:
+        fields = ", ".join(json.dumps(k, ensure_ascii=False) for k in list(obj)[:20])
+        more = ", ..." if len(obj) > 20 else ""
+        raise InputError(
+            f"{path} line {lineno}: no field {json.dumps(text_field)} (fields: {fields or 'none'}{more}); "
+            "use --text-field (text_field= in Python) to name the field that holds the text"
+        )
+    text = obj[text_field]
+    if not isinstance(text, str):
+        raise InputError(
+            f"{path} line {lineno}: field {json.dumps(text_field)} is {_json_kind(text)}, not a string; "
+            "every document must be a JSON string"
+        )
+    if _SURROGATE_ESCAPE.search(line):
+        _check_surrogates(text, path, lineno, text_field)
+    if lang_field is None:
+        return text
+    lang = obj.get(lang_field)
+    if not isinstance(lang, str) or not lang:
+        raise InputError(
+            f"{path} line {lineno}: field {json.dumps(lang_field)} "
+            f"{'is missing' if lang is None else 'is empty' if lang == '' else 'is ' + _json_kind(lang)}; "
+            "with --lang-field "
+            "(lang_field= in Python) every line must name its language as a non-empty string"
+        )
+    return lang, text
 
 
 def _parquet_documents(path: str, text_field: str) -> Iterator[str]:
@@ -461,7 +423,79 @@ def _parquet_documents(path: str, text_field: str) -> Iterator[str]:
             yield text
 
 
-def _line_documents(path: str, gz: bool, spans: bool = False) -> Iterator[str]:
+STDIN_NAME = "<stdin>"
+#: Values of ``iter_stdin_documents(fmt=...)`` (the CLI's ``--stdin-format``).
+STDIN_FORMATS = ("auto", "text", "jsonl")
+
+
+def iter_stdin_documents(stream: BinaryIO, *, fmt: str = "auto", text_field: str | None = None,
+                         keep_newline: bool = True) -> Iterator[str]:
+    """The documents of a stream of lines (the CLI's stdin), strict UTF-8, one line at a time (so a co-process
+    gets each answer before it writes the next line).
+
+    ``fmt``: ``"text"``: each line is a document, with its "\\n" if ``keep_newline``. ``"jsonl"``: every non-blank
+    line is a JSON object whose ``text_field`` (default "text") is the document; blank lines are skipped.
+    ``"auto"`` (default): JSON Lines when the first non-blank line is a JSON object (it starts with ``{`` and
+    parses as one), else text; a later line of a JSON Lines stream that is not a JSON object is then an error
+    that says to pass ``fmt="text"`` (``--stdin-format text``).
+
+        >>> import io
+        >>> list(iter_stdin_documents(io.BytesIO(b'{"text": "a b"}\\n\\n{"text": "c"}\\n')))
+        ['a b', 'c']
+        >>> list(iter_stdin_documents(io.BytesIO(b"a b\\nc\\n"), keep_newline=False))
+        ['a b', 'c']
+    """
+    if fmt not in STDIN_FORMATS:
+        raise ValueError(f"fmt={fmt!r} is not one of {', '.join(map(repr, STDIN_FORMATS))}")
+    if text_field is not None and (not isinstance(text_field, str) or not text_field):
+        raise ValueError(f"text_field={text_field!r} must be a non-empty str naming the JSON field that holds the text")
+    detected = fmt == "auto"
+    lines = iter_stdin_lines(stream)
+    held = []  # blank lines before the first non-blank one (documents if the stream is text)
+    for lineno, line in lines:
+        if line.strip():
+            if fmt == "auto":
+                fmt = "jsonl" if line.lstrip().startswith("{") and _is_json_object(line) else "text"
+            lines = itertools.chain([(lineno, line)], lines)
+            break
+        if fmt != "jsonl":
+            held.append((lineno, line))
+    if fmt == "jsonl":
+        hint = ("; stdin is read as JSON Lines because its first line is a JSON object: pass --stdin-format text "
+                "(fmt='text') to read it as text") if detected else ""
+        for lineno, line in lines:
+            if line.strip():
+                yield _jsonl_line(line, STDIN_NAME, lineno, text_field or "text", hint=hint)
+        return
+    for lineno, line in itertools.chain(held, lines):
+        yield line if keep_newline or not line.endswith("\n") else line[:-1]
+
+
+def _is_json_object(line: str) -> bool:
+    try:
+        return isinstance(json.loads(line), dict)
+    except json.JSONDecodeError:
+        return False
+
+
+def iter_stdin_lines(stream) -> Iterator[tuple[int, str]]:
+    """(1-based number, line with its "\\n") of a binary stream (or of a text stream's bytes), strict UTF-8; a text
+    stream without bytes is read as it is; None (no stdin) has no lines."""
+    if stream is None:
+        return
+    if isinstance(stream, io.TextIOBase) and getattr(stream, "buffer", None) is None:
+        yield from enumerate(stream, 1)  # a text stream without bytes (e.g. io.StringIO)
+        return
+    stream = getattr(stream, "buffer", stream)
+    for number, raw in enumerate(stream, 1):
+        try:
+            yield number, raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise InputError(f"{STDIN_NAME} line {number}: invalid UTF-8 at byte {e.start} of the line "
+                             f"({e.reason}); the input must be UTF-8 text") from None
+
+
+def _line_documents(path: str, gz: str | None, spans: bool = False) -> Iterator[str]:
     with _open_binary(path, gz) as f, _reading(path, gz):
         if not spans:
             for raw in f:  # binary files split only at b"\n" and keep it
@@ -476,7 +510,7 @@ def _line_documents(path: str, gz: bool, spans: bool = False) -> Iterator[str]:
             yield (doc, tell(), tell()) if gz else (doc, start, end)
 
 
-def _file_document(path: str, gz: bool, spans: bool = False) -> Iterator[str]:
+def _file_document(path: str, gz: str | None, spans: bool = False) -> Iterator[str]:
     with _open_binary(path, gz) as f, _reading(path, gz):
         data = f.read()
         end = _stored_position(f, gz)() if gz else len(data)
@@ -484,16 +518,18 @@ def _file_document(path: str, gz: bool, spans: bool = False) -> Iterator[str]:
     yield (doc, end if gz else 0, end) if spans else doc
 
 
-def _stored_position(f, gz: bool):
+def _stored_position(f, gz: str | None):
     """A function giving how many bytes of the file as stored have been read (for a compressed file, the
-    compressed bytes consumed, read-ahead included); only used for compressed files."""
-    raw = getattr(f, "fileobj", None)
+    compressed bytes consumed, read-ahead included; 0 where the decompressor does not say)."""
+    raw = getattr(f, "fileobj", None) or getattr(f, "_fp", None)  # gzip; bz2 and lzma
+    if raw is None:  # zstd: the BufferedReader over _ZstdReader
+        raw = getattr(getattr(f, "raw", None), "_file", None)
     if not gz or raw is None:
         return lambda: 0
     return raw.tell
 
 
-def _separator_documents(path: str, gz: bool, separator: str, spans: bool = False) -> Iterator[str]:
+def _separator_documents(path: str, gz: str | None, separator: str, spans: bool = False) -> Iterator[str]:
     sep = separator.encode("utf-8")
     width = len(sep)
     block_size = READ_BLOCK_SIZE
@@ -524,11 +560,62 @@ def _separator_documents(path: str, gz: bool, separator: str, spans: bool = Fals
 # ---- helpers ------------------------------------------------------------------------------------------------------
 
 
-def _open_binary(path: str, gz: bool) -> BinaryIO:
-    if isinstance(path, _Stream):
-        return path.stream
+def _zstandard():
+    """The zstandard module; its absence is an `InputError` naming the extra to install."""
+    if _zstd is None:
+        raise InputError(ZSTD_MISSING)
+    return _zstd
+
+
+class _ZstdReader(io.RawIOBase):
+    """The decompressed bytes of a Zstandard file, frame after frame; a file that ends inside a frame is an
+    `OSError` (zstandard's own stream reader stops there without a word)."""
+
+    def __init__(self, path: str) -> None:
+        self._context = _zstandard().ZstdDecompressor()
+        self._file = open(path, "rb")
+        self._frame = self._context.decompressobj()
+        self._in_frame = False  # bytes of the current frame were fed
+        self._out = b""
+        self._pos = 0  # bytes of _out already returned
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        while self._pos == len(self._out):
+            chunk = self._file.read(READ_BLOCK_SIZE)
+            if not chunk:
+                if self._in_frame:
+                    raise OSError("the data ends inside a Zstandard frame (truncated file)")
+                return 0
+            out = [self._frame.decompress(chunk)]
+            self._in_frame = True
+            while self._frame.eof:  # a frame ended: what follows it starts the next one
+                rest = self._frame.unused_data
+                self._frame = self._context.decompressobj()
+                self._in_frame = bool(rest)
+                if not rest:
+                    break
+                out.append(self._frame.decompress(rest))
+            self._out, self._pos = b"".join(out), 0
+        n = min(len(buffer), len(self._out) - self._pos)
+        buffer[:n] = memoryview(self._out)[self._pos:self._pos + n]
+        self._pos += n
+        return n
+
+    def close(self) -> None:
+        if not self.closed:
+            self._file.close()
+        super().close()
+
+
+def _open_binary(path: str, gz: str | None) -> BinaryIO:
     try:
-        return gzip.open(path, "rb") if gz else open(path, "rb")  # type: ignore[return-value]
+        if gz == ".zst":
+            return io.BufferedReader(_ZstdReader(path), READ_BLOCK_SIZE)  # type: ignore[return-value]
+        opener = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}.get(gz or "", open)
+        return opener(path, "rb")  # type: ignore[return-value]
     except FileNotFoundError as e:
         raise InputError(f"{path}: file not found (looked for {os.path.abspath(path)})") from e
     except IsADirectoryError as e:
@@ -538,7 +625,7 @@ def _open_binary(path: str, gz: bool) -> BinaryIO:
 
 
 @contextlib.contextmanager
-def _reading(path: str, gz: bool) -> Iterator[None]:
+def _reading(path: str, gz: str | None) -> Iterator[None]:
     """Turn I/O and gzip errors raised while reading `path` into an InputError naming the file."""
     try:
         yield
@@ -546,21 +633,23 @@ def _reading(path: str, gz: bool) -> Iterator[None]:
         raise _read_error(path, gz, e) from e
 
 
-def _read_error(path: str, gz: bool, err: BaseException) -> InputError:
+def _read_error(path: str, gz: str | None, err: BaseException) -> InputError:
     if gz:
-        return InputError(f"{path}: cannot read gzip data ({err}); is the file complete and really gzip-compressed?")
+        kind = COMPRESSIONS[gz]
+        return InputError(f"{path}: cannot read {kind} data ({err}); is the file complete and really "
+                          f"{kind}-compressed?")
     return InputError(f"{path}: read error ({err})")
 
 
-def _decode(data: bytes | bytearray, path: str, gz: bool) -> str:
+def _decode(data: bytes | bytearray, path: str, gz: str | None) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise _utf8_error(path, gz, e) from e
 
 
-def _utf8_error(path: str, gz: bool, err: UnicodeDecodeError) -> InputError:
-    found = None if isinstance(path, _Stream) else _find_invalid_utf8(path, gz)  # a stream cannot be read again
+def _utf8_error(path: str, gz: str | None, err: UnicodeDecodeError) -> InputError:
+    found = _find_invalid_utf8(path, gz)
     if found is None:  # the file changed since it was read; report what we know
         return InputError(f"{path}: invalid UTF-8 ({err.reason}); the file must be UTF-8 text")
     offset, line, reason, bad, head = found
@@ -574,7 +663,7 @@ def _utf8_error(path: str, gz: bool, err: UnicodeDecodeError) -> InputError:
     )
 
 
-def _find_invalid_utf8(path: str, gz: bool) -> tuple[int, int, str, bytes, bytes] | None:
+def _find_invalid_utf8(path: str, gz: str | None) -> tuple[int, int, str, bytes, bytes] | None:
     """Scan `path` for its first invalid UTF-8 sequence: (byte offset, 1-based line, reason, bad bytes, first bytes)."""
     decoder = codecs.getincrementaldecoder("utf-8")("strict")
     pos = 0
@@ -626,7 +715,7 @@ def _json_kind(value: object) -> str:
 class _TextFile(io.TextIOWrapper):
     """A strict UTF-8 TextIOWrapper whose decoding and gzip errors name the file (the reader behind `open_text`)."""
 
-    def __init__(self, buffer: BinaryIO, path: str, gz: bool, newline: str | None) -> None:
+    def __init__(self, buffer: BinaryIO, path: str, gz: str | None, newline: str | None) -> None:
         super().__init__(buffer, encoding="utf-8", errors="strict", newline=newline)
         self._source = (path, gz)
 

@@ -49,35 +49,7 @@ the protocol of :mod:`fastsw.alphabet`'s atoms: its pieces hold each listed char
 fallback), markers of an inner scheme as that scheme's atoms; :class:`ScriptAlphabet` carries the
 no-partial-character rule to both trainers (``merge_rule``).
 
-Design notes
-------------
-(the figures below are informal single profiling runs on a shared 2-core machine; the benchmark figures, training
-time and compression, are in the README section "SCRIPT encoding", from ``bench/bench_script.py`` under the lock)
-
-* The table is derived at import from the Scripts file (parse and numpy fills, ~0.1 s), not cached: nothing is
-  hand-typed and there is no cache to go stale. The spelling table (``str.translate``: code point -> two atom
-  characters, 155,063 entries) is built on first use (~0.2 s).
-* Spelling is one ``str.translate`` per document: when every character is listed, the spelled text is exactly
-  twice as long and the pieces are cut from it at twice the group offsets (no per-piece call). Pre-tokenizing 2 MB
-  of English: 0.23 s this way against 0.45 s with a translate per piece and 6 s on the plain-Python path.
-* The grouping kernel runs in the calling thread below 1 M code points: through ``call_kernel`` each document paid
-  a thread start, most of the counting time of 2 MB of English (0.64 of 1.3 s profiled).
-* The reference counting loop asks ``has_letter`` once per pretoken occurrence; it is memoized (pretokens repeat),
-  since answering it means spelling the atoms back (0.83 of 2.9 s of counting before).
-* Decoding reads each token's characters from a per-model table (``decoding_bytes``) instead of spelling every atom
-  back per call: about 10 × faster on English held-out text (informal run), the rest being the shared atom decoder.
-* Encoding runs on the fast path through :mod:`fastsw.wide_encode` (per-call one-byte codes for the kernel);
-  :meth:`ScriptPretokenizer.initial_symbols` gives it each piece's initial ids straight from the per-code-point
-  block/index arrays, never making the spelled str (spelling, then ``atom_bytes_packed``, took 0.13 of 0.30 s of
-  encoding English held-out text; the initial ids now 0.015 s). One thread, English held-out, in one benchmark run
-  (``bench/bench_script.py``): 5.9 MB/s against 0.86 on the reference path (default model: 29.7).
-* Counting (:class:`SpelledCounter`) counts the pieces before spelling -- the marker scheme's ``MarkCounter``, or
-  the default counter's table over the plain grouping's ends (``EndsCounter``) -- and spells each distinct piece
-  once: one-thread counting on English went from 0.08 × to 0.57 × the default scanner's speed, on Chinese from
-  0.09 × to 0.27 × (``bench/bench_boundary.py --speed --mb 2``, one run); training English 10 MB from 4.8 × to
-  1.6 × the default's time.
-* Per-code-point arrays (``int16``/``uint16``, 2.2 MB each) make the kernel one lookup per character; it takes the
-  code points as ``uint32`` (``str.encode("utf-32-le", "surrogatepass")``).
+Design notes: see docs/internals.md, section "SCRIPT v3".
 """
 from __future__ import annotations
 

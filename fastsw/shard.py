@@ -46,7 +46,7 @@ import numpy as np
 
 from .files import OutputError, atomic_open, atomic_write_text
 from .notes import OptionWarning
-from .readers import InputError, iter_document_spans, iter_documents, iter_stream_spans
+from .readers import InputError, iter_document_spans, iter_documents, iter_stdin_documents
 
 __all__ = ["shard", "verify", "load_shard", "load_index", "resolve_inputs", "frame", "encode_stream", "FORMATS",
            "DEFAULT_SHARD_TOKENS", "ShardError"]
@@ -284,10 +284,12 @@ def _size(path: str) -> int:
     return 0 if path == STDIN else os.path.getsize(path)
 
 
-def _stdin_spans(**reading):
+def _stdin_spans(text_field=None, **_):
+    """stdin's documents as every command reads stdin (JSON Lines when its first line is a JSON object, else
+    one document per line), without byte ranges."""
     import sys
 
-    return iter_stream_spans(sys.stdin.buffer, **reading)
+    return ((doc, None, None) for doc in iter_stdin_documents(sys.stdin.buffer, text_field=text_field))
 
 
 def _fingerprint(path: str) -> dict:
@@ -384,7 +386,7 @@ _END = object()
 
 def _ranged(path: str) -> bool:
     """Whether a file's documents have byte ranges (an uncompressed text or JSONL file)."""
-    return not path.lower().endswith((".gz", ".zst", ".xz", ".bz2", ".parquet"))
+    return path != STDIN and not path.lower().endswith((".gz", ".zst", ".xz", ".bz2", ".parquet"))
 
 
 def _read_batches(files: List[str], start: Tuple[int, int], reading: dict, batch_chars: int,
@@ -679,7 +681,7 @@ def shard(inputs, model, out_dir, *, format: str = "bin", dtype: Optional[str] =
         if f == STDIN:
             if client is not None:
                 raise ValueError("stdin ('-') cannot be sharded on a Dask cluster; write it to a file first")
-            iter_stream_spans(None, **reading)  # checks the options
+            iter_documents([], **reading)  # checks the options
         else:
             iter_documents(f, **reading)
     out = Path(out_dir)

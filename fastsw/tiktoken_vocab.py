@@ -25,26 +25,7 @@ other regex runs on ``regex``; note that tiktoken drops text its pattern does no
 keeps it as a pretoken of its own (``fastsw.pretokenize.isolated_spans``), so for such patterns the
 ids differ exactly where tiktoken loses text.
 
-Design notes
-------------
-* Loading cost. Parsing o200k_base's file (3.6 MB of base64) takes ~0.2 s; finding the 446,189
-  splits in Python ~1.3 s. The splits and the token bytes are therefore cached in a user cache
-  directory (``$FASTSW_CACHE_DIR``, else ``$XDG_CACHE_HOME/fastsw``, else ``~/.cache/fastsw``) as
-  one ``.npz`` per vocabulary, keyed by the SHA-256 of the rank file's bytes (of the canonical
-  token list for an Encoding). The file is written atomically (``fastsw.files.atomic_open``) and
-  holds a SHA-256 of its own arrays and of its source: a cache that does not load, does not match
-  or fails its checksum is rebuilt and rewritten, never trusted. An unwritable cache directory only
-  costs the rebuild. Measured (``bench/bench_tiktoken.py``, o200k_base, shared 2-core machine): cold load
-  1.0 s, load from the cache 0.08 s; the first encode then builds the fast tables (0.16 s: pair table 17.3 MB,
-  shortcut tables 8.4 + 4.2 MB) and loads Numba's cached kernels (once per process, for any model).
-* Why a split table and not one merge rule per token: 71,370 of o200k_base's splits (43,674 of cl100k_base's) have
-  a part ranked *after* the token it forms, so a merge can create a pair of lower rank than the one just applied
-  and tiktoken joins that pair next; see note (6) of :mod:`fastsw._encode_kernels`.
-* The fast encoder's tables come from the cached arrays (:class:`fastsw.fast_encode.PairArrays`),
-  never from a 446k-entry Python dict; ``regular_ranks`` (the dict) is built only when asked for.
-* Ids: a token's id is its rank, so the ranks must be ``0 .. n-1`` without gaps or duplicates and
-  every single byte must be a token (else some text could not be encoded); special tokens keep
-  their ids (o200k_base: 199999 and 200018) and ``n_vocab`` is the largest id + 1, as in tiktoken.
+Design notes: see docs/internals.md, section "tiktoken vocabularies".
 """
 from __future__ import annotations
 
@@ -58,6 +39,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from ._config import cache_dir
 from .alphabet import ByteAlphabet, check_utf8
 from .files import atomic_open
 from .interop import rank_table_encode
@@ -66,7 +48,7 @@ from .tokenizer import Tokenizer
 
 __all__ = ["TiktokenTokenizer", "load_tiktoken", "from_tiktoken", "read_rank_file", "check_ranks",
            "two_way_splits", "PATTERNS", "SPECIAL_TOKENS", "CL100K_PATTERN", "O200K_PATTERN",
-           "bpe_openai_rank_file", "cache_dir"]
+           "bpe_openai_rank_file", "cache_dir", "KNOWN_RANK_FILES"]
 
 #: tiktoken's o200k_base pattern: fastsw's GPT-4o pattern, the same string.
 O200K_PATTERN = GPT4O_PATTERN
@@ -77,6 +59,12 @@ SPECIAL_TOKENS = {
     "o200k": {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
     "cl100k": {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
                "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276},
+}
+#: OpenAI's rank files that fastsw knows, by the SHA-256 of their (uncompressed) content -- the hashes
+#: tiktoken_ext.openai_public checks -- with the name of their pattern and special tokens.
+KNOWN_RANK_FILES = {
+    "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d": "o200k",
+    "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7": "cl100k",
 }
 _CACHE_VERSION = 1
 
@@ -199,16 +187,6 @@ def two_way_splits(tokens: Sequence[bytes], rank_of: Mapping[bytes, int]) -> np.
 # ---------------------------------------------------------------------------
 # The cache (keyed by the source's SHA-256)
 # ---------------------------------------------------------------------------
-def cache_dir() -> Path:
-    """Where the vocabulary caches live: ``$FASTSW_CACHE_DIR``, else ``$XDG_CACHE_HOME/fastsw``,
-    else ``~/.cache/fastsw``."""
-    env = os.environ.get("FASTSW_CACHE_DIR")
-    if env:
-        return Path(env)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "fastsw"
-
-
 def _payload_digest(tb: np.ndarray, tb_off: np.ndarray, splits: np.ndarray) -> str:
     h = hashlib.sha256()
     for a in (tb, tb_off, splits):
@@ -408,28 +386,54 @@ def _resolve_pattern(pattern: str) -> Tuple[str, Optional[str]]:
     return pattern, None
 
 
-def load_tiktoken(path, pattern: str = "o200k", special_tokens: Optional[Mapping[str, int]] = None, *,
+def _known_file(raw: bytes) -> Optional[str]:
+    """The pattern name of one of OpenAI's rank files (:data:`KNOWN_RANK_FILES`), else None."""
+    data = raw
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(raw)
+        except (OSError, EOFError):
+            return None  # _parse says what is wrong with it
+    return KNOWN_RANK_FILES.get(hashlib.sha256(data).hexdigest())
+
+
+def load_tiktoken(path, pattern: Optional[str] = None, special_tokens: Optional[Mapping[str, int]] = None, *,
                   backend: str = "auto", cache: bool = True) -> TiktokenTokenizer:
     """A tokenizer for a ``.tiktoken`` rank file (``base64(token) rank`` per line; gzip accepted),
     with tiktoken's ids.
 
-    ``pattern``: ``"o200k"`` (GPT-4o), ``"cl100k"`` (GPT-4) or a regular expression.
-    ``special_tokens``: ``{text: id}``; None gives the named pattern's own (o200k:
+    ``pattern``: ``"o200k"`` (GPT-4o), ``"cl100k"`` (GPT-4) or a regular expression. It may be left out
+    for OpenAI's own o200k_base and cl100k_base files, which are recognised by their content (SHA-256,
+    whatever the file is called); any other file needs it. A named pattern that is not the known file's
+    own is refused.
+    ``special_tokens``: ``{text: id}``; None gives the encoding's own (o200k_base:
     ``<|endoftext|>`` 199999 and ``<|endofprompt|>`` 200018), none for a custom regex; ``{}`` for none.
     ``cache``: keep the expensive tables in :func:`cache_dir` (keyed by the file's SHA-256).
 
     >>> import fastsw
     >>> from fastsw.tiktoken_vocab import bpe_openai_rank_file
-    >>> enc = fastsw.Tokenizer.load_tiktoken(bpe_openai_rank_file("o200k_base"), pattern="o200k")
-    >>> enc.decode(enc.encode("hello world"))
-    'hello world'
+    >>> enc = fastsw.Tokenizer.load_tiktoken(bpe_openai_rank_file("cl100k_base"))
+    >>> enc.encode("<|endoftext|>", allowed_special="all"), enc.n_vocab
+    ([100257], 100277)
     """
-    regex_, name = _resolve_pattern(pattern)
     path = Path(path)
     try:
         raw = path.read_bytes()
     except OSError as e:
         raise ValueError(f"cannot read the rank file {str(path)!r}: {e.strerror or e}") from None
+    known = _known_file(raw)
+    if pattern is None:
+        if known is None:
+            raise ValueError(f"{path}: pattern= is required for this rank file: it is not one of OpenAI's files "
+                             "that fastsw recognises by their content (o200k_base, cl100k_base); pass "
+                             "pattern='o200k', 'cl100k' or the regular expression the vocabulary was trained with")
+        pattern = known
+    regex_, name = _resolve_pattern(pattern)
+    if known is not None and name is not None and name != known:
+        raise ValueError(f"{path} is OpenAI's {known}_base, but pattern={pattern!r} is {name}_base's; leave "
+                         f"pattern out (or pass {known!r}) for {known}_base's ids")
+    if known is not None:
+        name = known
     source = hashlib.sha256(raw).hexdigest()
     tokens, splits = _cached_tables(source, lambda: _parse(raw, str(path)), cache)
     if special_tokens is None:

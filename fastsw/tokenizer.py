@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import operator
 import threading
+import warnings
 from collections import namedtuple
 from pathlib import Path
 from types import MappingProxyType
@@ -341,6 +342,12 @@ class Tokenizer:
         return FastEncoder
 
     @staticmethod
+    def _plain(text):
+        """A ``str`` subclass (``numpy.str_``, which ``np.array(texts)`` holds, or any other) as the plain ``str``
+        it holds, so that both paths take it; anything else is returned unchanged (and refused by the checks)."""
+        return str.__str__(text) if isinstance(text, str) and type(text) is not str else text
+
+    @staticmethod
     def _check_type(text) -> None:
         if not isinstance(text, str):
             raise TypeError(f"encode expects str, got {type(text).__name__}")
@@ -416,6 +423,7 @@ class Tokenizer:
         ``backend``: ``"python"`` (the reference), ``"numba"`` or ``"auto"``; None
         uses the tokenizer's ``backend`` attribute. All give the same ids.
         """
+        text = self._plain(text)
         if self.normalize is not None and isinstance(text, str):
             text = normalize_text(text, self.normalize)
         if self._resolve_backend(backend) == "numba":
@@ -452,6 +460,7 @@ class Tokenizer:
         ``backend`` as in :meth:`encode_ordinary`. With ``normalize`` set, the text is
         normalized first and special tokens are found in the normalized text.
         """
+        text = self._plain(text)
         if self.normalize is not None and isinstance(text, str):
             text = normalize_text(text, self.normalize)
         check, split = self._special_plan(allowed_special, disallowed_special)
@@ -553,7 +562,7 @@ class Tokenizer:
         if isinstance(texts, (str, bytes, bytearray)):
             raise TypeError(f"{method} expects a list of str, got a single {type(texts).__name__}; "
                             "wrap one text as [text]")
-        texts = list(texts)
+        texts = [self._plain(t) for t in texts]
         for i, t in enumerate(texts):
             if not isinstance(t, str):
                 raise TypeError(f"{method} expects a list of str, but texts[{i}] is {type(t).__name__}")
@@ -565,7 +574,7 @@ class Tokenizer:
                      num_threads: Optional[int] = None, shortcut: bool = True,
                      backend: Optional[str] = None) -> List[List[int]]:
         """:meth:`encode` for each text, in order (same keyword options). On the numba
-        backend the texts are encoded by :meth:`encode_to_numpy` on ``num_threads``
+        backend the texts are encoded by :meth:`encode_batch_to_numpy` on ``num_threads``
         threads (None: all cores).
 
         >>> tok.encode_batch(["hello world", "goodbye"]) == [tok.encode("hello world"), tok.encode("goodbye")]
@@ -582,7 +591,7 @@ class Tokenizer:
                     for i, t in enumerate(texts):
                         self._check_disallowed(check, t, f"texts[{i}]")
                 return self._fast().encode_lists(texts, num_threads, shortcut)
-            return self._split(*self.encode_to_numpy(
+            return self._split(*self.encode_batch_to_numpy(
                 texts, allowed_special=allowed_special, disallowed_special=disallowed_special,
                 num_threads=num_threads, shortcut=shortcut, backend="numba"))
         _check_num_threads(num_threads)
@@ -606,21 +615,57 @@ class Tokenizer:
     def _split(self, ids, offsets) -> List[List[int]]:
         return self._fast().lists_of(ids, offsets)
 
-    def encode_to_numpy(self, texts: Iterable[str], *,
+    def encode_to_numpy(self, text: str, *,
                         allowed_special: Union[Literal["all"], AbstractSet[str]] = frozenset(),
                         disallowed_special: Union[Literal["all"], Collection[str]] = "all",
                         num_threads: Optional[int] = None, shortcut: bool = True,
                         backend: Optional[str] = None):
+        """:meth:`encode` of one text as a 1-D ``numpy.uint32`` array, as tiktoken's
+        ``Encoding.encode_to_numpy`` (same special-token options). A long text on the
+        numba backend is encoded in slices on ``num_threads`` threads (None: all cores).
+
+        For a batch of texts use :meth:`encode_batch_to_numpy`; passing a list or tuple
+        here still returns its ``(ids, offsets)`` but is deprecated.
+
+        >>> arr = tok.encode_to_numpy("hello world")
+        >>> arr.dtype.name, arr.tolist() == tok.encode("hello world")
+        ('uint32', True)
+        """
+        import numpy as np
+        if isinstance(text, (list, tuple)):
+            warnings.warn("encode_to_numpy(texts) with a list of texts is deprecated: it now encodes one text "
+                          "to a uint32 array, as tiktoken's; use encode_batch_to_numpy(texts) for (ids, offsets)",
+                          DeprecationWarning, stacklevel=2)
+            return self.encode_batch_to_numpy(text, allowed_special=allowed_special,
+                                              disallowed_special=disallowed_special, num_threads=num_threads,
+                                              shortcut=shortcut, backend=backend)
+        self._check_type(text)
+        if len(text) <= SMALL_TEXT or self._resolve_backend(backend) != "numba":
+            ids = self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special,
+                              shortcut=shortcut, backend=backend)
+            return np.array(ids, dtype=np.uint32)
+        ids, _ = self.encode_batch_to_numpy([text], allowed_special=allowed_special,
+                                            disallowed_special=disallowed_special, num_threads=num_threads,
+                                            shortcut=shortcut, backend=backend)
+        return ids.astype(np.uint32)
+
+    def encode_batch_to_numpy(self, texts: Iterable[str], *,
+                              allowed_special: Union[Literal["all"], AbstractSet[str]] = frozenset(),
+                              disallowed_special: Union[Literal["all"], Collection[str]] = "all",
+                              num_threads: Optional[int] = None, shortcut: bool = True,
+                              backend: Optional[str] = None):
         """:meth:`encode` of every text as numpy arrays: ``(ids, offsets)``, ids int32
         and offsets int64 with ``len(texts) + 1`` entries, text ``i`` being
         ``ids[offsets[i]:offsets[i + 1]]``. Special tokens as in :meth:`encode`
         (``disallowed_special=()`` encodes them as ordinary text). The numba backend
         encodes slices of the batch on ``num_threads`` threads (None: all cores).
 
-        >>> ids, offsets = tok.encode_to_numpy(["hello world", "<|endoftext|>"], allowed_special="all")
+        >>> ids, offsets = tok.encode_batch_to_numpy(["hello world", "<|endoftext|>"], allowed_special="all")
+        >>> ids[offsets[1]:offsets[2]].tolist() == [tok.eot_token]
+        True
         """
         import numpy as np
-        texts = self._batch_texts(texts, "encode_to_numpy")
+        texts = self._batch_texts(texts, "encode_batch_to_numpy")
         if self.normalize is not None:
             texts = [normalize_text(t, self.normalize) for t in texts]
         _check_num_threads(num_threads)
@@ -640,7 +685,7 @@ class Tokenizer:
         return ids, offsets
 
     def _encode_segments_to_numpy(self, texts: List[str], split, num_threads, shortcut: bool):
-        """The numba path of :meth:`encode_to_numpy` with allowed special tokens: every
+        """The numba path of :meth:`encode_batch_to_numpy` with allowed special tokens: every
         text's segments encoded as one batch, the special ids put back in between."""
         import numpy as np
         segments, specials, first = [], [], [0]
@@ -682,7 +727,7 @@ class Tokenizer:
             elif t in self._special_by_id:
                 parts.append(self._special_by_id[t])
             else:
-                raise ValueError(f"token id {t} is not in this model (valid ids: 0..{self.n_vocab - 1})")
+                raise ValueError(self._id_problem(t))
         return b"".join(parts)
 
     def _decoding_bytes(self):
@@ -729,7 +774,20 @@ class Tokenizer:
             return self._token_bytes[t]
         if t in self._special_by_id:
             return self._special_by_id[t]
-        raise KeyError(f"token id {t} is not in this model (valid ids: 0..{self.n_vocab - 1})")
+        raise KeyError(self._id_problem(t))
+
+    def _id_problem(self, t: int) -> Optional[str]:
+        """Why ``t`` is not a token id of this model (None when it is one): beyond the ids, or in the gap
+        between the vocabulary and the special tokens (o200k_base: 199998, 200000..200017)."""
+        n = len(self._token_bytes)
+        if 0 <= t < n or t in self._special_by_id:
+            return None
+        if n <= t < self.n_vocab:
+            specials = sorted(self._special_by_id)
+            shown = ", ".join(map(str, specials[:6])) + (", ..." if len(specials) > 6 else "")
+            return (f"token id {t} is not assigned in this model: the vocabulary is 0..{n - 1} and the special "
+                    f"tokens are {shown}; the ids in between have no token")
+        return f"token id {t} is not in this model (valid ids: 0..{self.n_vocab - 1})"
 
     # -- single tokens (tiktoken and HF names) -----------------------------------
     def encode_single_token(self, text_or_bytes: Union[str, bytes]) -> int:
@@ -836,15 +894,24 @@ class Tokenizer:
         >>> tok.encode_with_offsets("héllo wörld")[1][:1]
         [0]
         """
-        rule = getattr(self.pretokenizer, "token_offsets", None)
-        if rule is not None:  # markers (fastsw.boundary): a marker pair stands for a space, other atoms for nothing
-            ids = self.encode(text, **kwargs)
-            return ids, rule(ids, self._token_bytes, self._special_by_id)
+        self._check_offsets_supported("encode_with_offsets")
+        ids = self.encode(text, **kwargs)
+        return ids, self._offsets_of(ids)
+
+    def _check_offsets_supported(self, method: str) -> None:
+        if getattr(self.pretokenizer, "token_offsets", None) is not None:
+            return
         if hasattr(self.alphabet, "atoms") and self._token_widths() is None:  # (SCRIPT alone has offsets: widths)
-            raise ValueError("encode_with_offsets needs tokens that are pieces of the text; this model's pre-tokenizer "
+            raise ValueError(f"{method} needs tokens that are pieces of the text; this model's pre-tokenizer "
                              f"{self.pretokenizer!r} rewrites it (markers for spaces, caps codes), so a token has no "
                              "offset in the text; use encode and decode")
-        ids = self.encode(text, **kwargs)
+
+    def _offsets_of(self, ids: List[int]) -> List[int]:
+        """The character offset where each token of ``ids`` starts in their decoded text (tiktoken's rule: a
+        token that starts inside a character gets that character's offset, never below 0)."""
+        rule = getattr(self.pretokenizer, "token_offsets", None)
+        if rule is not None:  # markers (fastsw.boundary): a marker pair stands for a space, other atoms for nothing
+            return rule(ids, self._token_bytes, self._special_by_id)
         token_bytes = self._token_bytes
         n = len(token_bytes)
         widths = self._token_widths()
@@ -856,9 +923,53 @@ class Tokenizer:
             else:
                 tb = token_bytes[t] if t < n else self._special_by_id[t]
                 inside, width = 0x80 <= tb[0] < 0xC0, len(tb) - sum(0x80 <= b < 0xC0 for b in tb)
-            offsets.append(chars - 1 if inside else chars)
+            offsets.append(max(0, chars - 1) if inside else chars)
             chars += width
-        return ids, offsets
+        return offsets
+
+    def decode_tokens_bytes(self, tokens: Iterable[int]) -> List[bytes]:
+        """The bytes of each token, as tiktoken's ``decode_tokens_bytes``
+        (:meth:`decode_single_token_bytes` of each id; ``KeyError`` for an id outside the model).
+
+        >>> tok.decode_tokens_bytes(tok.encode("hello world")) == [tok.vocab[t] for t in tok.encode("hello world")]
+        True
+        """
+        return [self.decode_single_token_bytes(t) for t in tokens]
+
+    def decode_with_offsets(self, tokens: Iterable[int]) -> Tuple[str, List[int]]:
+        """The decoded text and the character offset in it where each token starts, as tiktoken's
+        ``decode_with_offsets``: a token that starts inside a character (a UTF-8 continuation byte) gets
+        that character's offset. The bytes must be valid UTF-8 (``UnicodeDecodeError`` otherwise, as in
+        tiktoken); ``KeyError`` for an id outside the model.
+
+        >>> text, offsets = tok.decode_with_offsets(tok.encode("héllo wörld"))
+        >>> text, offsets == tok.encode_with_offsets("héllo wörld")[1]
+        ('héllo wörld', True)
+        """
+        ids = [_token_id(t) for t in tokens]
+        for t in ids:
+            if not (0 <= t < len(self._token_bytes) or t in self._special_by_id):
+                raise KeyError(f"token id {t} is not in this model (valid ids: 0..{self.n_vocab - 1})")
+        self._check_offsets_supported("decode_with_offsets")
+        return self.decode(ids, errors="strict"), self._offsets_of(ids)
+
+    @property
+    def special_tokens_set(self) -> set:
+        """The special tokens' texts (tiktoken's name).
+
+        >>> sorted(tok.special_tokens_set)
+        ['<|endoftext|>']
+        """
+        return set(self._special_tokens)
+
+    @property
+    def max_token_value(self) -> int:
+        """The largest token id, special tokens included (tiktoken's name; ``n_vocab - 1``).
+
+        >>> tok.max_token_value == tok.n_vocab - 1
+        True
+        """
+        return self.n_vocab - 1
 
     def show(self, text, **kwargs):
         """See the tokens of ``text`` (a ``str`` or a list of them): a :class:`fastsw.show.TokenView`, drawn as

@@ -76,7 +76,12 @@ def _backend_for_weighted(counts: Counts, backend: str, stages, scale: str):
     reason = int64_overflow(counts)
     if reason is None:
         return stages, None
-    reason = (f"the weighted counts (scaled to exact integers, x{float(Fraction(scale)):.3g}) are too large for "
+    factor = Fraction(scale)
+    try:
+        shown = f"{float(factor):.3g}"
+    except OverflowError:  # a weight such as 1e-400: the scale has hundreds of digits
+        shown = f"1e{len(str(factor.numerator // factor.denominator)) - 1}"
+    reason = (f"the weighted counts (scaled to exact integers, x{shown}) are too large for "
               f"64-bit training: {reason}")
     if stages.name == "numba" and backend == "numba":
         raise ValueError(f"{reason}; backend='numba' counts in 64 bits: use backend='python' (exact, slower), or "
@@ -443,13 +448,17 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
             scaled counts do not fit 64 bits (shares over many languages), ``backend="auto"`` trains on the
             python backend (exact big integers) with an :class:`~fastsw.notes.OptionWarning`, and
             ``backend="numba"`` is an error.
-            ``training_info`` records languages, weights (``"p/q"``) and bytes per language.
+            ``training_info`` records languages, weights (``"p/q"``) and bytes per language;
+            its ``documents`` and ``bytes`` are the text read, ``weighted_documents`` and
+            ``weighted_bytes`` (``"p/q"``) the totals with every language's text times its weight.
 
                 >>> import fastsw
                 >>> tok = fastsw.train({"en": ["the cat"], "de": ["die Katze"]}, weights={"de": 2},
                 ...                    algo="bpe", vocab_size=250)
                 >>> tok.training_info["weights"]
                 {'en': '1/1', 'de': '2/1'}
+                >>> tok.training_info["documents"], tok.training_info["weighted_documents"]
+                (2, '3/1')
 
     Parity-aware BPE (``algo="parity-bpe"``, or ``phase1="parity-bpe"`` for BoundlessBPE/SuperBPE's phase 1;
     :func:`fastsw.parity.learn_parity_merges`) needs language-tagged input, and exactly one of
@@ -523,6 +532,9 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
     # only supermerges need the letter runs (phase 2's candidates); BPE and MinGram work on pretokens alone
     needs_runs = algo not in ("bpe", "mingram")
     form = check_normalize(normalize)
+    if isinstance(special_tokens, (str, bytes)):
+        raise TypeError(f"special_tokens must be a list of strings, e.g. [{special_tokens!r}], not a single "
+                        f"{type(special_tokens).__name__} (its characters would each become a token)")
     special_tokens = list(special_tokens)
     if len(set(special_tokens)) != len(special_tokens) or any(not isinstance(s, str) or not s
                                                               for s in special_tokens):
@@ -646,15 +658,22 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
             dev_counts = count_dev(counts.languages)
         info["languages"] = list(counts.languages)
         info["language_bytes"] = dict(zip(counts.languages, counts.language_bytes))
-    elif counts.languages is not None:  # weighted counts (scaled integers) drive the unchanged merge loops
+    real_documents, real_bytes = counts.n_documents, counts.n_bytes  # the text read, before any weight
+    if parity is None and counts.languages is not None:
+        # weighted counts (scaled integers) drive the unchanged merge loops; the model reports the text it read
+        # as documents/bytes, and the weighted totals (each language's text times its exact weight) apart
         counts, record = weighted_counts(counts, weights=weights, shares=shares)
         info.update(record)
+        scale = Fraction(record["weight_scale"])
+        for key, total in (("weighted_documents", counts.n_documents), ("weighted_bytes", counts.n_bytes)):
+            exact = Fraction(total) / scale
+            info[key] = f"{exact.numerator}/{exact.denominator}"
         stages, note = _backend_for_weighted(counts, backend, stages, record["weight_scale"])
         info["backend"] = stages.name
         if note:
             info["backend_note"] = note
-    info["documents"] = counts.n_documents
-    info["bytes"] = counts.n_bytes
+    info["documents"] = real_documents
+    info["bytes"] = real_bytes
     info["unique_pretokens"] = len(counts.pretokens)
 
     # 3. phase 1: the alphabet, the merges it leaves room for, the merges
@@ -674,7 +693,11 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
     n_super = supermerges if algo == "superbpe" else 0
     n_phase1 = vocab_size - n_alpha - n_super
     if mingram_options is not None:  # the BPE seed overshoots the target (MINGRAM.md 1.1)
-        n_phase1 = int(n_phase1 * mingram_options["overshoot"])
+        factor = mingram_options["overshoot"]
+        if n_phase1 * factor > MAX_VOCAB_SIZE:
+            raise ValueError(f"overshoot={factor!r} asks for a BPE seed of {n_phase1} x {factor!r} merges, beyond "
+                             "2**63-1, the largest fastsw trains; use a small factor such as 1.1 or 1.15")
+        n_phase1 = int(n_phase1 * factor)
     if n_phase1 < 0:
         raise ValueError(f"vocab_size - supermerges = {vocab_size - n_super} is smaller than the "
                          f"{n_alpha}-token alphabet")

@@ -25,11 +25,7 @@ Two passes, both the kernel:
 The reference is the tokenizer's plain-Python path (``encode(..., backend="python")``); tests compare the two on
 corpus text in several languages and on Hypothesis text, for BPE, BoundlessBPE and SuperBPE models.
 
-Design notes
-------------
-* The one-byte codes could not be the model's own: 243 bytes + 1,710 atoms do not fit in a byte, and widening the
-  kernel's input would mean a second copy of the encoder kernel. Per-call codes keep one kernel; the cost is the
-  shortcut (a whole pretoken found in one probe), so a SCRIPT model runs the merges of every piece.
+Design notes: see docs/internals.md, section "Encoding", subsection "SCRIPT v3 models".
 """
 from __future__ import annotations
 

@@ -45,7 +45,7 @@ def test_disallowed_special_inside_an_allowed_one_raises_as_tiktoken(bpe, tt, ba
         with pytest.raises(ValueError, match="'<s>' at position 1"):
             bpe.encode(text, backend=backend, **kw)
         with pytest.raises(ValueError, match="texts\\[1\\] contains the special token '<s>'"):
-            bpe.encode_to_numpy(["ok", text], backend=backend, **kw)
+            bpe.encode_batch_to_numpy(["ok", text], backend=backend, **kw)
         with pytest.raises(ValueError, match="'<s>'"):
             bpe.encode_batch(["ok", text], backend=backend, **kw)
     kw = {"allowed_special": {"<s>x"}, "disallowed_special": ()}
@@ -63,7 +63,7 @@ def test_special_options_are_checked(bpe, backend):
     with pytest.raises(ValueError, match="does not have.*<\\|fim\\|>"):
         bpe.encode("a", disallowed_special={"<|fim|>"}, backend=backend)
     with pytest.raises(ValueError, match="does not have"):
-        bpe.encode_to_numpy(["a"], allowed_special={"<|fim|>"}, backend=backend)
+        bpe.encode_batch_to_numpy(["a"], allowed_special={"<|fim|>"}, backend=backend)
 
 
 PIECES = ["<s>", "<s>x", "<|endoftext|>", "<", "s>", "x", "<|", "|>", " ", "a", "hello", " world", "é", "\n"]
@@ -88,19 +88,19 @@ def test_special_tokens_agree_with_tiktoken(bpe, tt, text, allowed, disallowed):
         if "<s>x" not in text:
             assert got == expected
         assert bpe.decode(got[1]) == text
-        ids, offsets = bpe.encode_to_numpy([text, "x", text], backend=backend, **kw)
+        ids, offsets = bpe.encode_batch_to_numpy([text, "x", text], backend=backend, **kw)
         assert ids[offsets[0]:offsets[1]].tolist() == ids[offsets[2]:offsets[3]].tolist() == got[1]
         assert bpe.encode_batch([text], backend=backend, **kw) == [got[1]]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_encode_to_numpy_takes_the_special_options(bpe, backend):
+def test_encode_batch_to_numpy_takes_the_special_options(bpe, backend):
     texts = ["a<|endoftext|>b<s>", "", "<s>x<s>", "plain text", "<|endoftext|>"]
-    with pytest.raises(ValueError, match="disallowed"):  # the default, as tiktoken's encode_to_numpy
-        bpe.encode_to_numpy(texts, backend=backend)
+    with pytest.raises(ValueError, match="disallowed"):  # the default, as in tiktoken
+        bpe.encode_batch_to_numpy(texts, backend=backend)
     for kw in ({"allowed_special": "all"}, {"allowed_special": {"<s>"}, "disallowed_special": ()},
                {"disallowed_special": ()}):
-        ids, offsets = bpe.encode_to_numpy(texts, backend=backend, **kw)
+        ids, offsets = bpe.encode_batch_to_numpy(texts, backend=backend, **kw)
         assert ids.dtype == np.int32 and offsets.dtype == np.int64
         assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == \
             [bpe.encode(t, backend="python", **kw) for t in texts]
@@ -111,7 +111,7 @@ def test_encode_to_numpy_takes_the_special_options(bpe, backend):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_batch_methods_reject_a_bare_str(bpe, backend):
-    for method in (bpe.encode_batch, bpe.encode_ordinary_batch, bpe.encode_to_numpy):
+    for method in (bpe.encode_batch, bpe.encode_ordinary_batch, bpe.encode_batch_to_numpy):
         with pytest.raises(TypeError, match="wrap one text as \\[text\\]"):
             method("a string", backend=backend)
         with pytest.raises(TypeError, match="texts\\[1\\] is bytes"):
@@ -120,7 +120,7 @@ def test_batch_methods_reject_a_bare_str(bpe, backend):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_num_threads_must_be_a_positive_int(bpe, backend):
-    for method in (bpe.encode_batch, bpe.encode_ordinary_batch, bpe.encode_to_numpy):
+    for method in (bpe.encode_batch, bpe.encode_ordinary_batch, bpe.encode_batch_to_numpy):
         for bad in ("2", 2.0, True):
             with pytest.raises(TypeError, match="num_threads"):
                 method(["a b"], num_threads=bad, backend=backend)
@@ -238,3 +238,175 @@ def test_offsets_and_round_trip_properties(request, model, text):
     assert tok.decode_batch(tok.encode_batch([text, text[::-1]], disallowed_special=())) == [text, text[::-1]]
     if model == "bpe":
         assert offsets == request.getfixturevalue("tt").decode_with_offsets(ids)[1]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("kind", ["bpe", "boundless", "tiktoken"])
+def test_str_subclasses_are_text(bpe, sample_docs, kind, backend):
+    """numpy.str_ (what np.array(texts) holds) and other str subclasses encode as their plain str, on both paths,
+    through every encode entry point, small texts (the cached shortcut) and long ones."""
+    if kind == "bpe":
+        tok = bpe
+    elif kind == "boundless":
+        tok = fastsw.train(sample_docs[:200], algo="boundless", vocab_size=400)
+    else:
+        from fastsw.tiktoken_vocab import bpe_openai_rank_file
+        tok = fastsw.Tokenizer.load_tiktoken(bpe_openai_rank_file("o200k_base"))
+
+    class Text(str):
+        pass
+
+    plain = [sample_docs[0][:40], sample_docs[1], "a<s>b"]
+    for texts in (list(np.array(plain)), [Text(t) for t in plain]):
+        assert type(texts[0]) is not str
+        kw = {"disallowed_special": ()}
+        want = [tok.encode(t, backend="python", **kw) for t in plain]
+        assert [tok.encode(t, backend=backend, **kw) for t in texts] == want
+        assert [tok.encode_ordinary(t, backend=backend) for t in texts] == want
+        assert tok.encode_batch(texts, backend=backend, **kw) == want
+        assert tok.encode_batch(np.array(plain), backend=backend, **kw) == want
+        assert tok.encode_ordinary_batch(texts, backend=backend) == want
+        ids, offsets = tok.encode_batch_to_numpy(texts, backend=backend, **kw)
+        assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == want
+        assert [tok.encode_with_offsets(t, backend=backend, **kw)[0] for t in texts] == want
+        assert tok.encode(texts[2], allowed_special="all", backend=backend) == \
+            tok.encode(plain[2], allowed_special="all", backend="python")
+
+
+def test_special_tokens_as_one_string_says_to_pass_a_list(sample_docs):
+    with pytest.raises(TypeError, match=r"special_tokens must be a list of strings.*\['<\|endoftext\|>'\]"):
+        fastsw.train(sample_docs[:20], algo="bpe", vocab_size=300, special_tokens="<|endoftext|>")
+
+
+# ---- tiktoken's names: encode_to_numpy, decode_tokens_bytes, decode_with_offsets, special_tokens_set, ... ---------
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_encode_to_numpy_is_tiktokens(bpe, tt, backend):
+    long_text = "plain text with <s> inside, and more words after it. " * 20  # past the small-text path
+    for text, kw in (("hello world", {}), ("", {}), (HARD, {}), (long_text, {"disallowed_special": ()}),
+                     ("a<|endoftext|>b<s>", {"allowed_special": "all"}),
+                     ("a<|endoftext|>b", {"allowed_special": {"<|endoftext|>"}})):
+        arr = bpe.encode_to_numpy(text, backend=backend, **kw)
+        want = tt.encode_to_numpy(text, **kw)
+        assert arr.dtype == want.dtype == np.uint32 and arr.ndim == 1
+        assert arr.tolist() == want.tolist() == bpe.encode(text, **kw)
+    for text in ("a<s>", long_text):
+        with pytest.raises(ValueError, match="disallowed"):
+            bpe.encode_to_numpy(text, backend=backend)
+    with pytest.raises(TypeError):
+        bpe.encode_to_numpy(b"bytes", backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_encode_to_numpy_with_a_list_keeps_the_batch_result_with_a_warning(bpe, backend):
+    texts = ["hello world", "", "a<s>"]
+    with pytest.warns(DeprecationWarning, match="encode_batch_to_numpy"):
+        ids, offsets = bpe.encode_to_numpy(texts, disallowed_special=(), backend=backend)
+    want_ids, want_offsets = bpe.encode_batch_to_numpy(texts, disallowed_special=(), backend=backend)
+    assert ids.dtype == np.int32 and ids.tolist() == want_ids.tolist()
+    assert offsets.tolist() == want_offsets.tolist()
+    with pytest.warns(DeprecationWarning):
+        assert bpe.encode_to_numpy(("x", "y"))[1].tolist() == [0, 1, 2]
+
+
+def test_decode_tokens_bytes_special_tokens_set_and_max_token_value_are_tiktokens(bpe, tt):
+    ids = bpe.encode(HARD + "<s>x<|endoftext|>", allowed_special="all")
+    assert bpe.decode_tokens_bytes(ids) == tt.decode_tokens_bytes(ids)
+    assert b"".join(bpe.decode_tokens_bytes(ids)) == (HARD + "<s>x<|endoftext|>").encode()
+    assert bpe.decode_tokens_bytes([]) == []
+    with pytest.raises(KeyError):
+        bpe.decode_tokens_bytes([bpe.n_vocab])
+    assert bpe.special_tokens_set == tt.special_tokens_set == set(SPECIALS)
+    assert isinstance(bpe.special_tokens_set, set)
+    # the export's largest ids are the 13 bytes bytes243 lacks (after n_vocab), which fastsw never emits
+    assert bpe.max_token_value == bpe.n_vocab - 1 == max(bpe.special_tokens.values()) == tt.max_token_value - 13
+
+
+def test_decode_with_offsets_is_tiktokens(bpe, tt):
+    e_acute = "é".encode()
+    split = [bpe.encode_single_token(e_acute[:1]), bpe.encode_single_token(e_acute[1:])]  # "é" split in two tokens
+    cases = [bpe.encode(HARD), split, [bpe.encode_single_token("a")] + split + bpe.encode(" 中文"), [],
+             bpe.encode("x<s>y", allowed_special="all")]
+    for ids in cases:
+        assert bpe.decode_with_offsets(ids) == tt.decode_with_offsets(ids)
+    assert bpe.decode_with_offsets(split) == ("é", [0, 0])
+    lone = [bpe.encode_single_token(e_acute[1:])]  # a continuation byte alone is not UTF-8: strict, as tiktoken
+    with pytest.raises(UnicodeDecodeError):
+        tt.decode_with_offsets(lone)
+    with pytest.raises(UnicodeDecodeError):
+        bpe.decode_with_offsets(lone)
+    with pytest.raises(KeyError):
+        bpe.decode_with_offsets([bpe.n_vocab])
+
+
+def test_the_tiktoken_names_on_models_with_atoms():
+    """A marker model decodes its atoms: decode_with_offsets gives the text and the offsets
+    encode_with_offsets gives (the tokens' own bytes are atoms, not text)."""
+    docs = ["The Quick fox jumps over the lazy dog. " * 3, "Hello World, hello world!"] * 5
+    tok = fastsw.train(docs, algo="bpe", vocab_size=280, pretokenizer="boundary[w,p]+caps")
+    text = "The lazy Fox, hello!"
+    ids, offsets = tok.encode_with_offsets(text)
+    assert tok.decode_with_offsets(ids) == (text, offsets)
+    assert tok.encode_to_numpy(text).tolist() == ids
+    assert b"".join(tok.decode_tokens_bytes(ids)) == b"".join(tok.vocab[i] for i in ids)
+
+
+def test_new_docstring_examples_run(bpe):
+    """The examples in the docstrings of the tiktoken names run (``tok`` is a model with <|endoftext|>)."""
+    import doctest
+
+    names = ("encode_to_numpy", "encode_batch_to_numpy", "decode_tokens_bytes", "decode_with_offsets",
+             "special_tokens_set", "max_token_value", "from_file")
+    tok = fastsw.train(["hello world, héllo wörld"] * 5, algo="bpe", vocab_size=255,
+                       special_tokens=["<|endoftext|>"])
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    finder = doctest.DocTestFinder()
+    ran = 0
+    for name in names:
+        attr = getattr(fastsw.Tokenizer, name)
+        for test in finder.find(attr, name, globs={"tok": tok, "fastsw": fastsw}):
+            ran += len(test.examples)
+            runner.run(test)
+    assert ran >= len(names) and runner.summarize(verbose=False).failed == 0
+
+
+def test_from_file_loads_every_model_format(bpe, multilingual_boundless, sample_docs, tmp_path):
+    """Tokenizer.from_file (HF's name) reads a fastsw model, the authors' format and a .tiktoken rank file
+    (also gzip-compressed), by content, not by file name."""
+    import gzip
+
+    text = "hello world, héllo wörld <s>"
+    bpe.save(tmp_path / "model.bin")
+    multilingual_boundless.save_paper(tmp_path / "paper.json")
+    ranked = fastsw.train(sample_docs[:50], algo="bpe", vocab_size=300, profile="hf", pretokenizer="simple")
+    ranked.save_tiktoken(tmp_path / "ranks.txt")
+    (tmp_path / "ranks.gz").write_bytes(gzip.compress((tmp_path / "ranks.txt").read_bytes()))
+    loaded = fastsw.Tokenizer.from_file(tmp_path / "model.bin")
+    assert loaded.merges == bpe.merges and loaded.special_tokens == bpe.special_tokens
+    back = fastsw.Tokenizer.from_file(str(tmp_path / "paper.json"))
+    assert back.algo == "boundless" and back.merges == multilingual_boundless.merges
+    for name in ("ranks.txt", "ranks.gz"):
+        ranks = fastsw.Tokenizer.from_file(tmp_path / name, pattern=ranked.pretokenizer.main_pattern)
+        assert ranks.encode_ordinary(text) == ranked.encode_ordinary(text)
+    (tmp_path / "other.txt").write_text("just some text\n")
+    with pytest.raises(ValueError, match="not a model file fastsw can load"):
+        fastsw.Tokenizer.from_file(tmp_path / "other.txt")
+    with pytest.raises(ValueError, match="model file not found"):
+        fastsw.Tokenizer.from_file(tmp_path / "missing.json")
+
+
+def test_approximate_exports_are_refused_unless_asked_for(multilingual_superbpe, tmp_path):
+    """One policy for every export that can lose something: a ValueError saying what would be lost and
+    naming allow_approximate=True; with it, the closest approximation."""
+    tok = multilingual_superbpe
+    plain = fastsw.train(["hello world, héllo wörld"] * 5, algo="bpe", vocab_size=250)  # script mode
+    path = tmp_path / "tokenizer.json"
+    for call in (lambda **kw: tok.save_hf(path, **kw), lambda **kw: plain.save_hf(path, **kw),
+                 lambda **kw: plain.to_tiktoken(**kw)):
+        with pytest.raises(ValueError, match="would not be exact: .*Pass allow_approximate=True"):
+            call()
+        assert not path.exists()
+        assert call(allow_approximate=True) is not None
+        path.unlink(missing_ok=True)
+    report = tok.save_hf(path, allow_approximate=True)
+    assert report["exact"] is False and any("supermerges" in r for r in report["reasons"])

@@ -91,7 +91,8 @@ def test_cut_on_real_text_is_large_and_exact():
     assert ref.candidates(counts, ref.phase1(counts, alph, "paper", 1500)[1], tok1) == cands
 
 
-# BoundlessBPE's phase 2 on 2 M candidates of 8 tokens (0.22 GB by the cut's estimate) under an address-space limit 64 MB above
+# BoundlessBPE's phase 2 on 2 M candidates of 8 tokens (216 MB by the cut's estimate) under an address-space limit
+# 64 MB above
 # what the child already uses: MemoryLimitError before the kernel allocates anything, then the same call on a
 # small table works under the same limit.
 CHILD = textwrap.dedent("""
@@ -126,7 +127,7 @@ def test_phase2_fails_early_under_an_address_space_limit():
     r = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     lines = r.stdout.splitlines()
-    assert lines[0].startswith("LIMIT phase 2 (cutting the candidates) needs about 0.22 GB"), r.stdout
+    assert lines[0].startswith("LIMIT phase 2 (cutting the candidates) needs about 216 MB"), r.stdout
     assert "2,000,000 distinct supermerge candidates of 16,000,000 tokens" in lines[0]
     assert "of memory is available; train on less text" in lines[0]
     assert lines[1].startswith("SMALL [('s', 300, 1, 2, 7)"), r.stdout
@@ -140,7 +141,7 @@ def test_cli_reports_a_table_that_cannot_fit_as_one_error(tmp_path, capsys, monk
     code, _, err = run(capsys, "train", corpus, "--algo", "boundless", "--vocab-size", "600", "-o", model,
                        "--no-progress")
     assert_error(code, err, "building the supermerge candidates needs about", "distinct letter runs",
-                 "0.00 GB of memory is available")
+                 "0 bytes of memory is available")
     assert not model.exists()
     monkeypatch.setenv("FASTSW_MEMORY_LIMIT", "lots")
     with pytest.raises(ValueError, match="FASTSW_MEMORY_LIMIT='lots' is not a size"):
@@ -162,7 +163,8 @@ def test_counting_stops_early_when_its_tables_would_not_fit(monkeypatch, capsys,
     monkeypatch.setattr(memory, "COUNT_CHECK_BYTES", 1)
     monkeypatch.setattr(memory.CountingGuard, "FINISH_FACTOR", 1e12)
     docs = read_jsonl_texts(shared_path("corpus/en/heldout.jsonl"))
-    with pytest.raises(MemoryLimitError, match=r"^counting stopped after 0\.\d\d GB of text: its count tables take"):
+    with pytest.raises(MemoryLimitError,
+                       match=r"^counting stopped after [\d.]+ (bytes|kB|MB) of text: its count tables take"):
         count_corpus(docs * 20, fastsw.Pretokenizer(), collect_runs=True, threads=2)
     corpus = write_jsonl(tmp_path / "c.jsonl", docs * 20)
     code, _, err = run(capsys, "count", corpus, "-o", tmp_path / "c.counts.gz")
@@ -208,3 +210,19 @@ def test_superbpe_cut_on_real_text_is_exact(monkeypatch):
     fast = FastBackend().superbpe(packed, list(tok1.vocab), n_super, get_profile("paper"))
     assert fast == superbpe_phase2(cands, list(tok1.vocab), n_super, get_profile("paper"))
     assert min(count for _, _, count in fast) > floor  # the cut result was kept (no rerun needed here)
+
+
+def test_memory_sizes_are_read_and_shown_in_sensible_units(monkeypatch):
+    from fastsw import memory
+    assert memory._parse_bytes("10T") == 10 << 40
+    assert memory._parse_bytes("1.5g") == 3 << 29
+    assert memory._parse_bytes("50M") == 50 << 20
+    monkeypatch.setenv("FASTSW_MEMORY_LIMIT", "10T")
+    assert available_memory() is not None
+    monkeypatch.setattr(memory, "available_memory", lambda: 30 << 20)
+    with pytest.raises(MemoryLimitError) as info:
+        memory.check_memory("phase 2", 120 << 20, "many candidates", "do less")
+    assert "needs about 126 MB (many candidates) but only 31.5 MB of memory is available" in str(info.value)
+    monkeypatch.setattr(memory, "available_memory", lambda: 0)
+    with pytest.raises(MemoryLimitError, match="needs about 2.00 kB .* only 0 bytes of memory"):
+        memory.check_memory("phase 2", 2000, "x", "y")

@@ -235,7 +235,7 @@ def test_hypothesis_round_trip_every_trainer(marker_models, text, algo):
 def test_fast_encoder_equals_reference_on_corpus(marker_models, language_samples):
     tok = marker_models["boundless", "numba"]
     texts = [t for texts in language_samples.values() for t in texts[:5]]
-    ids, offsets = tok.encode_to_numpy(texts)
+    ids, offsets = tok.encode_batch_to_numpy(texts)
     for k, text in enumerate(texts):
         ref = tok.encode_ordinary(text, backend="python")
         assert ids[offsets[k]:offsets[k + 1]].tolist() == ref
@@ -587,3 +587,13 @@ def test_eval_reports_duplication(marker_models):
 
 def test_atom_bytes_spelling():
     assert atom_bytes(S + M + "ab" + M) == b"\xf9\xf8ab\xf8"
+
+
+@pytest.mark.parametrize("name", ["boundary[w]+shift+upper", "boundary[w,p]+caps+caps", "boundary[w]+upper+shift",
+                                  "boundary[w,p,d]+caps+shift"])
+def test_a_scheme_takes_one_caps_flag(name):
+    """One rule: at most one of +caps (both codes), +shift, +upper; two flags were read as +caps silently."""
+    with pytest.raises(ValueError, match=r"one caps flag.*\+caps"):
+        fastsw.boundary.parse_scheme(name)
+    with pytest.raises(ValueError, match="one caps flag"):
+        fastsw.train(["Hello World"], algo="bpe", vocab_size=300, pretokenizer=name)

@@ -151,7 +151,7 @@ def test_train_on_sample_corpus(tmp_path, capsys, monkeypatch):
     assert code == 0 and out == ""
     assert "sample corpus" in err and "model.json" in err
     tok = fastsw.load(tmp_path / "model.json")
-    assert tok.algo == "boundless" and tok.vocab_size == 400
+    assert tok.algo == "bpe" and tok.vocab_size == 400  # the default, as fastsw.train()
     assert tok.training_info["documents"] == sum(1 for _ in sample_documents())
     assert [p.name for p in tmp_path.iterdir()] == ["model.json"]  # no temporary file left behind
 
@@ -163,6 +163,22 @@ def test_parse_escapes():
     for bad in (r"\q", "end\\", r"\x4", r"\U00110000"):
         with pytest.raises(ValueError):
             cli.parse_escapes(bad)
+    for bad, digits in ((r"\x4", "two"), (r"a\xg1", "two"), (r"\u12", "four"), (r"\U0001F6", "eight")):
+        with pytest.raises(ValueError, match=rf"needs {digits} hex digits"):
+            cli.parse_escapes(bad)
+
+
+def test_separator_with_a_short_hex_escape_is_one_clear_error(tmp_path, capsys):
+    code, _, err = run(capsys, "train", "x.txt", "--separator", r"\x4", "-o", tmp_path / "m.json")
+    assert_error(code, err, "--separator", "\\x escape needs two hex digits")
+
+
+def test_train_help_says_which_algos_each_pretokenizer_goes_with(capsys):
+    assert cli.main(["train", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "(--algo bpe only)" not in text
+    assert "script-v3 with every --algo but parity-bpe" in text, text
+    assert "none with --algo bpe, parity-bpe or mingram" in text, text
 
 
 # ---- inspect / pretokenize ---------------------------------------------------------------------------------------
@@ -403,14 +419,14 @@ def test_encode_file_pipe_decode_gives_the_file_back(bpe_model, tmp_path):
 
 
 def test_encode_files_in_batches(bpe_model, tmp_path, capsys, monkeypatch):
-    """INPUT documents go to the encoder in batches (one encode_to_numpy call per batch), not one call per line."""
+    """INPUT documents go to the encoder in batches (one encode_batch_to_numpy call per batch), not one call per line."""
     monkeypatch.delenv("FASTSW_PUREPYTHON", raising=False)  # the fast path's batches (also in CI's pure-Python pass)
     tok = fastsw.load(bpe_model)
     lines = [f"line {i} of the file\n" if i % 7 else "\n" for i in range(2500)]
     src = tmp_path / "many.txt"
     src.write_text("".join(lines), encoding="utf-8")
     calls = []
-    real = fastsw.Tokenizer.encode_to_numpy
+    real = fastsw.Tokenizer.encode_batch_to_numpy
 
     def counting(self, texts, **kwargs):
         calls.append(len(texts))
@@ -420,7 +436,7 @@ def test_encode_files_in_batches(bpe_model, tmp_path, capsys, monkeypatch):
         raise AssertionError("encode_ordinary called per line")
 
     monkeypatch.setattr(cli, "ENCODE_BATCH_DOCS", 1000, raising=False)
-    monkeypatch.setattr(fastsw.Tokenizer, "encode_to_numpy", counting)
+    monkeypatch.setattr(fastsw.Tokenizer, "encode_batch_to_numpy", counting)
     monkeypatch.setattr(fastsw.Tokenizer, "encode_ordinary", per_line)
     code, out, err = run(capsys, "encode", "-m", bpe_model, src)
     monkeypatch.undo()

@@ -505,8 +505,8 @@ def test_cli_errors(tmp_path, capsys):
     assert main(["count", str(src), "-o", str(tmp_path / "nr.counts"), "--no-runs", "--no-progress"]) == 0
     capsys.readouterr()
     cases = [
-        (["train", "--from-counts", str(tmp_path / "nr.counts"), "-o", str(tmp_path / "m.json")],
-         "--algo boundless needs letter runs"),
+        (["train", "--from-counts", str(tmp_path / "nr.counts"), "--algo", "boundless", "-o",
+          str(tmp_path / "m.json")], "--algo boundless needs letter runs"),
         (["train", str(src), "--from-counts", str(tmp_path / "nr.counts"), "-o", str(tmp_path / "m.json")],
          "either INPUT files or --from-counts"),
         (["train", "--from-counts", str(tmp_path / "nr.counts"), "--algo", "bpe", "--pretokenizer", "simple",

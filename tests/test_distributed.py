@@ -5,11 +5,15 @@ killed mid-shard, an unreadable shard, an unreachable scheduler, mixed formats, 
 One cluster for the module (starting one costs a few seconds); the CLI tests use it through --scheduler, and one
 test starts its own with --dask-local.
 """
+import contextlib
 import gzip
 import json
 import os
 import signal
+import socket
 import struct
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -27,7 +31,9 @@ from fastsw.superword import ReferenceBackend
 from fastsw.trainer import phase1_tokenizer
 from fastsw.alphabet import default_alphabet
 
-from conftest import HYPOTHESIS_EXAMPLES, assert_error, run, shared_path, write_jsonl
+from conftest import HYPOTHESIS_EXAMPLES, assert_error, run, shared_path, sigint_default, write_jsonl
+
+REPO_ROOT = Path(fastsw.__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -314,3 +320,184 @@ def test_docstring_examples():
                             globs={"ReferenceBackend": ReferenceBackend}):
         runner.run(test)
     assert runner.failures == 0 and runner.tries == 1
+
+
+
+# ---- paths, addresses and interrupts ---------------------------------------------------------------------------
+
+
+def test_relative_shard_paths_are_read_where_the_caller_runs(documents, tmp_path, monkeypatch):
+    """The workers of this cluster run in another directory that holds a same-named decoy shard: a relative
+    path is the caller's file, made absolute before it is sent."""
+    decoy, here = tmp_path / "worker-cwd", tmp_path / "caller-cwd"
+    decoy.mkdir()
+    here.mkdir()
+    write_jsonl(decoy / "part.jsonl", ["decoy text that must not be counted"])
+    write_jsonl(here / "part.jsonl", documents[:30])
+    monkeypatch.chdir(decoy)
+    with distributed.connect(local_workers=1) as client:
+        assert set(client.run(os.getcwd).values()) == {str(decoy)}
+        monkeypatch.chdir(here)
+        counts = distributed.count(client, ["part.jsonl"])
+    same_counts(counts, count_corpus(documents[:30], Pretokenizer(), collect_runs=True))
+
+
+def test_shard_the_workers_cannot_see_names_it_and_the_worker(client, tmp_path):
+    missing = tmp_path / "gone.jsonl"
+    with pytest.raises(distributed.ShardError) as info:
+        distributed.count(client, [missing])
+    workers = list(client.scheduler_info()["workers"])
+    assert str(missing) in str(info.value) and "not found" in str(info.value)
+    assert "every worker must be able to read the shards" in str(info.value)
+    assert any(f"on the Dask worker {w}" in str(info.value) for w in workers), (str(info.value), workers)
+
+
+def test_directory_among_the_shards_is_reported_as_a_directory(tmp_path, capsys):
+    folder = tmp_path / "shards"
+    folder.mkdir()
+    good = write_jsonl(tmp_path / "a.jsonl", ["x y"])
+    with pytest.raises(ValueError, match=r"shards is a directory, not a shard file"):
+        distributed.check_shards([good, folder])
+    code, _, err = run(capsys, "count", good, folder, "--scheduler", "tcp://127.0.0.1:9", "-o", tmp_path / "c.gz")
+    assert_error(code, err, str(folder), "is a directory")
+
+
+def _cli(*argv, cwd, **kwargs):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])))
+    return subprocess.Popen([sys.executable, "-m", "fastsw", *map(str, argv)], cwd=cwd, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+
+
+def test_compute_failure_is_one_line_without_the_workers_logs(documents, tmp_path):
+    good = write_jsonl(tmp_path / "good.jsonl", documents[:10])
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b'{"text": "fine"}\n{"text": "bad \xff byte"}\n')
+    p = _cli("count", good.name, bad.name, "--dask-local", 1, "--no-progress", "-o", "c.gz", cwd=tmp_path)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 2, err
+    assert len(err.splitlines()) == 1 and err.startswith("fastsw: error: cannot count shard"), err
+    assert "bad.jsonl line 2" in err and "Compute Failed" not in err
+
+
+class _NotDask:
+    """Real TCP services on loopback that are not a Dask scheduler: an HTTP server, and a black hole that
+    accepts connections and never answers (``accepted`` is set at its first connection)."""
+
+    def __init__(self, kind: str):
+        import http.server
+        self.accepted = threading.Event()
+        self._held = []
+        if kind == "http":
+            accepted = self.accepted
+
+            class Server(http.server.ThreadingHTTPServer):
+                def verify_request(self, request, client_address):
+                    accepted.set()
+                    return True
+
+            self._server = Server(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+            self._server.daemon_threads = True
+            self.port = self._server.server_address[1]
+            threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        else:
+            self._server = None
+            self._socket = socket.socket()
+            self._socket.bind(("127.0.0.1", 0))
+            self._socket.listen(8)
+            self.port = self._socket.getsockname()[1]
+            threading.Thread(target=self._hold, daemon=True).start()
+        self.address = f"tcp://127.0.0.1:{self.port}"
+
+    def _hold(self):
+        while True:
+            try:
+                conn, _ = self._socket.accept()
+            except OSError:
+                return
+            self._held.append(conn)
+            self.accepted.set()
+
+    def close(self):
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        else:
+            self._socket.close()
+            for conn in self._held:
+                conn.close()
+
+
+@pytest.fixture(params=["http", "black hole"])
+def not_dask(request):
+    service = _NotDask(request.param)
+    yield service
+    service.close()
+
+
+def test_address_of_a_service_that_is_not_dask_is_a_connection_error(not_dask, tmp_path):
+    """The API within its timeout (the call runs in a child, so that a hang fails the test instead of hanging it),
+    and the CLI with one line."""
+    code = (f"from fastsw import distributed\n"
+            f"try:\n"
+            f"    with distributed.connect({not_dask.address!r}, timeout=2):\n"
+            f"        print('connected')\n"
+            f"except ConnectionError as e:\n"
+            f"    print('ConnectionError:', e)\n")
+    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)))
+    assert r.stdout.startswith(f"ConnectionError: the Dask scheduler at {not_dask.address} did not answer"), r
+    assert r.stderr == "", r.stderr
+    shard_file = write_jsonl(tmp_path / "a.jsonl", ["x y"])
+    p = _cli("count", shard_file.name, "--scheduler", not_dask.address, "--no-progress", "-o", "c.gz", cwd=tmp_path)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 2, err
+    assert len(err.splitlines()) == 1 and not_dask.address in err, err
+    assert sorted(os.listdir(tmp_path)) == ["a.jsonl"]
+
+
+def test_a_worker_address_is_not_a_scheduler(client):
+    worker = next(iter(client.scheduler_info()["workers"]))
+    with pytest.raises(ConnectionError, match=f"{worker} is a Dask Worker, not a scheduler"):
+        with distributed.connect(worker, timeout=5):
+            pass
+
+
+def test_ctrl_c_while_connecting_ends_the_process(not_dask, tmp_path):
+    shard_file = write_jsonl(tmp_path / "a.jsonl", ["x y"])
+    p = _cli("count", shard_file.name, "--scheduler", not_dask.address, "--no-progress", "-o", "c.gz", cwd=tmp_path,
+             preexec_fn=sigint_default)
+    assert not_dask.accepted.wait(60), "the command did not connect"
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    assert err == "fastsw: interrupted\n"
+
+
+def _python_children(pid: int) -> list:
+    """The child processes of ``pid`` (started from any of its threads) that run Python's multiprocessing
+    (a Dask worker process once it has been exec'd, while it imports and starts)."""
+    kids = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{task}/children") as f:
+            kids += f.read().split()
+    running = []
+    for kid in kids:
+        with contextlib.suppress(OSError), open(f"/proc/{kid}/cmdline", "rb") as f:
+            if b"spawn_main" in f.read():
+                running.append(kid)
+    return running
+
+
+def test_ctrl_c_during_cluster_start_is_one_line(documents, tmp_path):
+    """Ctrl-C as a terminal sends it: to the whole process group, the worker processes included, as soon as the
+    first of them runs Python (it is still importing; the cluster is not up yet)."""
+    shard_file = write_jsonl(tmp_path / "a.jsonl", documents[:10])
+    p = _cli("count", shard_file.name, "--dask-local", 2, "--no-progress", "-o", "c.gz", cwd=tmp_path,
+             start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not _python_children(p.pid) and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    os.killpg(p.pid, signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert (p.returncode, err) == (130, "fastsw: interrupted\n")
+    assert not (tmp_path / "c.gz").exists()

@@ -170,7 +170,7 @@ def test_batch_equals_one_by_one(request, model, monkeypatch):
     for threads in (1, 2, 3):
         assert tok.encode_ordinary_batch(docs, num_threads=threads) == one
         assert tok.encode_batch(docs, num_threads=threads, disallowed_special=()) == one
-        ids, offsets = tok.encode_to_numpy(docs, num_threads=threads, disallowed_special=())
+        ids, offsets = tok.encode_batch_to_numpy(docs, num_threads=threads, disallowed_special=())
         assert [ids[a:b].tolist() for a, b in zip(offsets, offsets[1:])] == one
     # the per-document path (no scan_utf8) gives the same ids
     monkeypatch.setattr(fast_encode, "USE_SCAN_UTF8", False)

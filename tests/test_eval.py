@@ -286,3 +286,37 @@ def test_real_parallel_text():
     tokens = {lang: m["tokens"] for lang, m in entry["languages"].items()}
     assert entry["gini"] == fastsw.metrics.gini(tokens)
     assert entry["languages"]["de"]["token_ratio"] == tokens["de"] / tokens["en"]
+
+
+def test_report_is_written_whole_or_not_at_all(toy, tmp_path, capsys):
+    """A chart that cannot be written (its name is taken by a directory) leaves nothing behind: no report.md
+    linking missing charts, no report.json, no temporary folder; an earlier report in the directory is kept."""
+    report = tmp_path / "report"
+    report.mkdir()
+    (report / "report.md").write_text("the earlier report")
+    (report / "gini.png").mkdir()
+    argv = ["eval", "-m", toy["merged"], "--text", f"en={toy['en']}", "--no-progress", "--report", report]
+    code, out, err = run(capsys, *argv)
+    assert_error(code, err, "gini.png", "directory")
+    assert sorted(p.name for p in report.iterdir()) == ["gini.png", "report.md"]
+    assert (report / "report.md").read_text() == "the earlier report"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]
+
+
+def test_report_write_failure_leaves_no_folder(toy, tmp_path, monkeypatch):
+    """A real failing write in the middle (the disk full at the third file): the new report folder is not there."""
+    import errno
+    from fastsw import files
+    real = files.os.fsync
+    calls = []
+
+    def fsync(fd):
+        calls.append(fd)
+        if len(calls) == 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(fd)
+
+    monkeypatch.setattr(files.os, "fsync", fsync)
+    with pytest.raises(OSError, match="no space left"):
+        write_report(evaluate([toy["merged"]], {"en": toy["en"]}), tmp_path / "r")
+    assert list(tmp_path.iterdir()) == []

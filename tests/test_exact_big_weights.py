@@ -149,3 +149,30 @@ def test_cli_says_when_it_falls_back_to_python(tmp_path, capsys, numba_default):
     err = capsys.readouterr().err
     assert "fastsw: note: the weighted counts" in err and "instead of numba" in err
     assert fastsw.load(out).training_info["backend"] == "python"
+
+
+@pytest.mark.parametrize("weight", ["1e400", "1e-400"])
+def test_weights_of_any_size_train_save_inspect_and_evaluate(tmp_path, capsys, weight, numba_default):
+    """A weight of 1e400 (exact: a 401-digit integer) or 1e-400 (its inverse) is trained on, summarised, inspected
+    and evaluated without a float overflow anywhere."""
+    pytest.importorskip("matplotlib")
+    en, de = tmp_path / "en.txt", tmp_path / "de.txt"
+    en.write_text("the cat sat\n" * 10, encoding="utf-8")
+    de.write_text("die Katze sass\n" * 3, encoding="utf-8")
+    out = tmp_path / "m.json"
+    code = cli.main(["train", "--lang", f"en={en}", "--lang", f"de={de}", "--weight", f"de={weight}",
+                     "--algo", "bpe", "--vocab-size", "260", "--no-progress", "-o", str(out)])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "corpus:      13 documents" in err
+    tok = fastsw.load(out)
+    assert Fraction(tok.training_info["weights"]["de"]) == Fraction(weight)
+    assert cli.main(["inspect", str(out)]) == 0
+    assert "trained on:     13 documents" in capsys.readouterr().out
+    assert cli.main(["inspect", "--json", str(out)]) == 0
+    assert json.loads(capsys.readouterr().out)["merges"][0]["count"] >= 10 ** 400
+    code = cli.main(["eval", "-m", str(out), "--text", f"en={en}", f"de={de}", "--report", str(tmp_path / "r"),
+                     "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert (tmp_path / "r" / "report.md").is_file()

@@ -249,7 +249,7 @@ def test_golden_test_set_hash(golden_models, name):
     gold = golden_json(shared_path("golden/paper_ref"), name)
     tok = golden_models[name]
     docs = list(iter_documents(shared_path("golden/paper_ref/inputs/wikitext2_test.jsonl")))
-    ids, offsets = tok.encode_to_numpy(docs)
+    ids, offsets = tok.encode_batch_to_numpy(docs)
     digest = hashlib.sha256()
     bounds = offsets.tolist()
     flat = ids.tolist()
@@ -429,13 +429,13 @@ def test_encode_batch_and_numpy_agree(multilingual_superbpe):
     for threads in (None, 1, 2, 4):
         assert tok.encode_batch(texts, num_threads=threads) == one_by_one
         assert tok.encode_ordinary_batch(texts, num_threads=threads) == one_by_one
-        ids, offsets = tok.encode_to_numpy(texts, num_threads=threads)
+        ids, offsets = tok.encode_batch_to_numpy(texts, num_threads=threads)
         assert ids.dtype == np.int32 and offsets.dtype == np.int64
         assert offsets.shape == (len(texts) + 1,) and offsets[0] == 0 and offsets[-1] == ids.shape[0]
         assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == one_by_one
-    ref_ids, ref_offsets = tok.encode_to_numpy(texts, backend="python")
+    ref_ids, ref_offsets = tok.encode_batch_to_numpy(texts, backend="python")
     assert np.array_equal(ref_ids, ids) and np.array_equal(ref_offsets, offsets)
-    empty_ids, empty_offsets = tok.encode_to_numpy([])
+    empty_ids, empty_offsets = tok.encode_batch_to_numpy([])
     assert empty_ids.shape == (0,) and empty_offsets.tolist() == [0]
 
 
@@ -444,9 +444,9 @@ def test_pretokenize_fallback_gives_the_same_ids(golden_models, monkeypatch):
     # pretokenize() strings must give the same ids
     tok = golden_models["superbpe_1500_plus500"]
     texts = read_jsonl_texts(shared_path("corpus/de/heldout.jsonl"), limit=50) + ["", "a b", " "]
-    fast = tok.encode_to_numpy(texts, num_threads=1)
+    fast = tok.encode_batch_to_numpy(texts, num_threads=1)
     monkeypatch.setattr(fast_encode, "USE_PRETOKEN_ENDS", False)
-    slow = tok.encode_to_numpy(texts, num_threads=1)
+    slow = tok.encode_batch_to_numpy(texts, num_threads=1)
     assert np.array_equal(fast[0], slow[0]) and np.array_equal(fast[1], slow[1])
     assert [fast[0][a:b].tolist() for a, b in zip(fast[1][:-1], fast[1][1:])] == \
         [tok.encode_ordinary(t, backend="python") for t in texts]
@@ -458,7 +458,7 @@ def test_many_slices_across_threads(golden_models, monkeypatch):
     monkeypatch.setattr(fast_encode, "_MIN_SLICE", 1)
     tok = golden_models["boundless_2000"]
     texts = read_jsonl_texts(shared_path("corpus/en/heldout.jsonl"), limit=200)
-    ids, offsets = tok.encode_to_numpy(texts, num_threads=3)
+    ids, offsets = tok.encode_batch_to_numpy(texts, num_threads=3)
     assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == \
         [tok.encode_ordinary(t, backend="python") for t in texts]
 
@@ -486,13 +486,13 @@ def test_lone_surrogates_are_a_clear_error(multilingual_boundless, backend):
                  lambda t: tok.encode_ordinary(t, backend=backend),
                  lambda t: tok.encode_batch(["ok", t], backend=backend),
                  lambda t: tok.encode_ordinary_batch(["ok", t], backend=backend),
-                 lambda t: tok.encode_to_numpy(["ok", t], backend=backend)):
+                 lambda t: tok.encode_batch_to_numpy(["ok", t], backend=backend)):
         with pytest.raises(ValueError, match="lone surrogate"):
             call("abc\ud800def")
     with pytest.raises(TypeError):
         tok.encode_ordinary(b"bytes", backend=backend)
     with pytest.raises(TypeError):
-        tok.encode_to_numpy("a single str", backend=backend)
+        tok.encode_batch_to_numpy("a single str", backend=backend)
 
 
 @pytest.mark.parametrize("backend", ["python", "numba"])
@@ -508,7 +508,7 @@ def test_disallowed_special_token_is_a_clear_error(multilingual_superbpe, backen
 
 def test_unknown_ids_in_decode(multilingual_superbpe):
     tok = multilingual_superbpe
-    ids, _ = tok.encode_to_numpy(["a text"])
+    ids, _ = tok.encode_batch_to_numpy(["a text"])
     assert tok.decode(ids) == "a text"  # numpy int32 ids decode
     with pytest.raises(ValueError, match="not in this model"):
         tok.decode([0, tok.n_vocab])
@@ -549,7 +549,7 @@ def test_character_alphabet_falls_back_to_the_reference():
                            pretokenizer=fastsw.Pretokenizer(), profile="hf")
     assert tok._resolve_backend(None) == "python"
     assert tok.encode("ab c") == [4, 0, 3]
-    assert tok.encode_to_numpy(["ab c"])[0].tolist() == [4, 0, 3]
+    assert tok.encode_batch_to_numpy(["ab c"])[0].tolist() == [4, 0, 3]
     with pytest.raises(ValueError, match="byte alphabets"):
         tok.encode("ab", backend="numba")
 

@@ -1,6 +1,8 @@
 """Interop: the authors' model format, tiktoken / HF exports, and the
 merge-rule vs rank-table conflict detector (SPEC sections 7 and 11)."""
 import json
+import inspect
+import warnings
 
 import pytest
 import tiktoken
@@ -232,7 +234,10 @@ def test_hf_equals_fastsw_multilingual(tmp_path, multilingual):
 def test_hf_boundless_is_approximate(tmp_path, golden_dir):
     tok = interop.load_paper_model(golden_dir / "models/boundless_2000_final.model")
     path = tmp_path / "tokenizer.json"
-    status = interop.save_hf(tok, path)
+    with pytest.raises(ValueError, match="supermerges are not expressible.*allow_approximate=True"):
+        interop.save_hf(tok, path)  # refused unless asked for, as every approximate export
+    assert not path.exists()
+    status = interop.save_hf(tok, path, allow_approximate=True)
     assert not status["exact"] and any("supermerges" in r for r in status["reasons"])
     with open(golden_dir / "inputs/wikitext2_test.jsonl", encoding="utf-8") as f:
         texts = [json.loads(line)["text"] for _, line in zip(range(300), f)]
@@ -340,8 +345,8 @@ def test_tokenizer_methods_delegate_to_interop(tmp_path):
     tok.save_paper(tmp_path / "m.model")
     assert fastsw.Tokenizer.load_paper(tmp_path / "m.model").merges == tok.merges
     assert tok.merge_conflicts() == []
-    report = tok.save_hf(tmp_path / "tokenizer.json")
-    assert "exact" in report
+    report = tok.save_hf(tmp_path / "tokenizer.json", allow_approximate=True)  # script chunking
+    assert report["exact"] is False and "script chunking" in report["reasons"][0]
     check = tok.verify_export(tmp_path / "tokenizer.json", ["A short test .\n"])
     assert check["documents"] == 1
 
@@ -374,3 +379,51 @@ def test_exports_carry_normalization_and_the_none_pretokenizer(tmp_path):
     nfc = fastsw.train(docs, algo="bpe", vocab_size=260, normalize="nfc", pretokenizer="simple")
     with pytest.raises(ValueError, match="normalizes text to NFC"):
         nfc.to_tiktoken()
+
+
+EXPORTS = ("save_paper", "save_hf", "save_tiktoken", "to_tiktoken", "merge_conflicts")
+
+
+def _run_export(tok, name, tmp_path):
+    """Run one export; an export this model supports only approximately is asked for anyway
+    (``allow_approximate=True``): support, not exactness, is what is tested here."""
+    method = getattr(tok, name)
+    kw = {"allow_approximate": True} if "allow_approximate" in inspect.signature(method).parameters else {}
+    return method(**kw) if name in ("to_tiktoken", "merge_conflicts") else method(tmp_path / f"out.{name}", **kw)
+
+
+@pytest.fixture(scope="module")
+def export_models():
+    from fastsw.tiktoken_vocab import bpe_openai_rank_file
+    docs = ["the cat sat on the mat", "the dog sat on the log", "a cat and a dog"] * 10
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return {
+            "bpe": fastsw.train(docs, algo="bpe", vocab_size=260, pretokenizer="simple"),
+            "boundless": fastsw.train(docs, algo="boundless", vocab_size=260),
+            "mingram": fastsw.train(docs, algo="mingram", vocab_size=260),
+            "chars": fastsw.train(docs, algo="bpe", vocab_size=30, profile="hf", alphabet="chars"),
+            "tiktoken": fastsw.Tokenizer.load_tiktoken(bpe_openai_rank_file("cl100k_base")),
+        }
+
+
+@pytest.mark.parametrize("kind, supported", [
+    ("bpe", EXPORTS),
+    ("boundless", ("save_paper", "save_hf", "merge_conflicts")),
+    ("mingram", ("save_hf",)),
+    ("chars", ("merge_conflicts",)),
+    ("tiktoken", ("save_tiktoken", "to_tiktoken")),
+])
+def test_each_export_works_or_says_which_exports_the_model_supports(export_models, kind, supported, tmp_path):
+    tok = export_models[kind]
+    assert interop.supported_exports(tok) == list(supported)
+    for name in EXPORTS:
+        if name in supported:
+            _run_export(tok, name, tmp_path)
+            continue
+        with pytest.raises(ValueError) as info:
+            _run_export(tok, name, tmp_path)
+        message = str(info.value)
+        listed = ", ".join(supported)
+        assert message.endswith(f"this model supports {listed}"), (kind, name, message)
+        assert not (tmp_path / f"out.{name}").exists()

@@ -277,7 +277,7 @@ ENCODE_CHILD = textwrap.dedent("""
     threading.Thread(target=sigint_later, daemon=True).start()
     try:
         for _ in range(50):
-            tok.encode_to_numpy([text], num_threads=1)
+            tok.encode_batch_to_numpy([text], num_threads=1)
             tok.encode_ordinary(text)
         print("finished")
     except KeyboardInterrupt:

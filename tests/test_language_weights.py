@@ -61,7 +61,7 @@ def test_weight_two_equals_text_twice(en_de, algo, backend):
     twice_plain = fastsw.train(en + de + de, backend=backend, **ALGOS[algo])
     assert merges(weighted) == merges(twice_tagged) == merges(twice_plain)
     assert weighted.training_info["weights"] == {"en": "1/1", "de": "2/1"}
-    assert weighted.training_info["bytes"] == twice_plain.training_info["bytes"]
+    assert Fraction(weighted.training_info["weighted_bytes"]) == twice_plain.training_info["bytes"]
 
 
 @pytest.mark.parametrize("algo", ALGOS)
@@ -224,6 +224,9 @@ def test_lang_field_bad_lines(tmp_path):
     path.write_text('{"text": "a", "lang": "en"}\n{"text": "b"}\n', encoding="utf-8")
     with pytest.raises(InputError, match=r"x.jsonl line 2: field \"lang\" is missing"):
         fastsw.train(path, lang_field="lang", algo="bpe", vocab_size=300)
+    path.write_text('{"text": "a", "lang": "en"}\n{"text": "b", "lang": ""}\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"x.jsonl line 2: field \"lang\" is empty;"):
+        fastsw.train(path, lang_field="lang", algo="bpe", vocab_size=300)
     plain = tmp_path / "x.txt"
     plain.write_text("a\n", encoding="utf-8")
     with pytest.raises(InputError, match="needs JSON Lines"):
@@ -300,7 +303,7 @@ def test_cli_language_needs_text_and_weight_needs_languages(tmp_path, capsys, la
     code, _, err = run(capsys, "train", en, "--weight", "en=2", "-o", tmp_path / "m.json", "--no-progress")
     assert code == 2 and "--weight weights languages" in err
     code, _, err = run(capsys, "count", "-o", tmp_path / "c.gz")
-    assert code == 2 and "give INPUT files to count, or --lang" in err
+    assert code == 2 and "give INPUT files to count ('-' for stdin), or --lang" in err
 
 
 def test_cli_lang_field(tmp_path, capsys, en_de):
@@ -339,3 +342,35 @@ def test_count_file_with_inconsistent_language_columns_is_rejected(tmp_path):
         f.write("\n".join(lines) + "\n")
     with pytest.raises(ValueError, match=r"bad.gz line 5: .*language 'de'"):
         Counts.load(tmp_path / "bad.gz")
+
+
+# ---- what the model reports: the real corpus, the weighted totals under their own names ------------------------
+
+
+def test_weights_and_shares_do_not_multiply_the_reported_corpus(en_de):
+    en, de = en_de
+    real_docs = len(en) + len(de)
+    real_bytes = sum(len(d.encode("utf-8")) for d in en + de)
+    de_bytes = sum(len(d.encode("utf-8")) for d in de)
+    tok = fastsw.train({"en": en, "de": de}, weights={"de": "3/2"}, algo="bpe", vocab_size=300)
+    info = tok.training_info
+    assert (info["documents"], info["bytes"]) == (real_docs, real_bytes)
+    # exact: every English document once, every German one 3/2 times
+    assert Fraction(info["weighted_documents"]) == len(en) + Fraction(3, 2) * len(de)
+    assert Fraction(info["weighted_bytes"]) == real_bytes + Fraction(1, 2) * de_bytes
+    shared = fastsw.train({"en": en, "de": de}, shares={"en": "1/4", "de": "3/4"}, algo="bpe", vocab_size=300)
+    assert (shared.training_info["documents"], shared.training_info["bytes"]) == (real_docs, real_bytes)
+
+
+def test_cli_summary_and_inspect_show_the_real_corpus(tmp_path, capsys, lang_files, en_de):
+    en_docs, de_docs = en_de
+    en, de = lang_files
+    code, _, err = run(capsys, "train", "--lang", f"en={en}", "--lang", f"de={de}", "--weight", "de=3/2",
+                       "--algo", "bpe", "--vocab-size", "300", "--no-progress", "--doc-mode", "separator",
+                       "--separator", r"\n\n\n", "-o", tmp_path / "m.json")
+    assert code == 0, err
+    real = len(en_docs) + len(de_docs)
+    assert f"corpus:      {real} documents" in err, err
+    code, out, err = run(capsys, "inspect", tmp_path / "m.json")
+    assert code == 0, err
+    assert f"trained on:     {real} documents" in out, out

@@ -132,7 +132,7 @@ def test_bits_per_byte_on_the_toy():
 
 
 def test_numpy_counts_give_the_same_values():
-    # counts usually come from np.bincount(ids) or encode_to_numpy: numpy ints and floats are numbers too
+    # counts usually come from np.bincount(ids) or encode_batch_to_numpy: numpy ints and floats are numbers too
     ids = np.array([5, 5, 6, 7], dtype=np.int32)
     assert metrics.renyi_efficiency(np.bincount(ids, minlength=8), np.int64(8)) == \
         metrics.renyi_efficiency([2, 1, 1], 8)

@@ -56,7 +56,9 @@ def test_model_file_must_cover_the_alphabet(model, tmp_path):
 
 
 def test_hf_export_is_approximate_and_verified(model, docs, tmp_path):
-    report = model.save_hf(tmp_path / "tokenizer.json")
+    with pytest.raises(ValueError, match="Unigram breaks exact score ties.*allow_approximate=True"):
+        model.save_hf(tmp_path / "tokenizer.json")
+    report = model.save_hf(tmp_path / "tokenizer.json", allow_approximate=True)
     assert not report["exact"] and all(r in report["reasons"] for r in MINGRAM_HF_REASONS)
     hf = json.loads((tmp_path / "tokenizer.json").read_text())
     assert hf["model"]["type"] == "Unigram"
@@ -95,6 +97,9 @@ def test_seed_out_of_pairs_is_a_note():
 @pytest.mark.parametrize("options, message", [
     (dict(vocab_size=100), "smaller than the 243"),
     (dict(vocab_size=300, overshoot=0.9), "overshoot=0.9 is below 1"),
+    (dict(vocab_size=300, overshoot=1e308), r"overshoot=1e\+308 .* beyond 2\*\*63-1"),
+    # 57 merges x 1e18 pass 2**63-1 (the check once the alphabet is known is exact)
+    (dict(vocab_size=300, overshoot=1e18), r"overshoot=1e\+18 asks for a BPE seed of 57 x 1e\+18 merges"),
     (dict(vocab_size=300, em_iterations=0), "em_iterations must be an integer >= 1"),
     (dict(vocab_size=300, score_delta=-1.0), "score_delta must be a finite number >= 0"),
     (dict(vocab_size=300, prune_criterion="loss"), "prune_criterion='loss' is not one of"),
@@ -134,6 +139,7 @@ def test_cli_train_inspect_encode(docs, tmp_path, capsys):
 
 @pytest.mark.parametrize("argv, words", [
     (["--algo", "mingram", "--overshoot", "0.5"], ["--overshoot", "below 1"]),
+    (["--algo", "mingram", "--overshoot", "1e308"], ["--overshoot 1e+308", "2**63-1"]),
     (["--algo", "bpe", "--refill"], ["--refill", "--algo mingram"]),
     (["--algo", "mingram", "--score-delta", "-2"], ["--score-delta"]),
 ])
@@ -185,13 +191,19 @@ def semingram_file(tmp_path, *, config_class="UTF8Pretokenizer", drop_byte=None,
 @pytest.mark.parametrize("gz", [False, True])
 def test_load_semingram(tmp_path, gz):
     from fastsw.mingram import load_semingram
-    tok = load_semingram(semingram_file(tmp_path, gz=gz))
+    with pytest.raises(ValueError, match="remove_unassigned.*allow_approximate=True"):  # it would not be exact
+        load_semingram(semingram_file(tmp_path, gz=gz))
+    tok = load_semingram(semingram_file(tmp_path, gz=gz), allow_approximate=True)
     assert tok.vocab_size == 258 and tok.normalize == "nfc" and tok.pretokenizer.mode == "simple"
     assert tok.seed_ids[:3] == (1, 2, 3) and tok.seed_ids[-2:] == (300, 400)  # dense ids, ascending original id
     assert tok.vocab[256:] == (b"ug", b"hug") and tok.vocab[ord("h")] == b"h"
     assert tok.log_probs[0] == -100.0  # -Infinity floored on load
     assert [tok.vocab[i] for i in tok.encode("hhug hugs")] == [b"h", b"hug", b" ", b"hug", b"s"]
     assert tok.decode(tok.encode("héllo wörld")) == "héllo wörld"
+    path = semingram_file(tmp_path, gz=gz)  # Tokenizer.from_file recognises the format by its content
+    with pytest.raises(ValueError, match="remove_unassigned"):
+        fastsw.Tokenizer.from_file(path)
+    assert fastsw.Tokenizer.from_file(path, allow_approximate=True).encode("hhug hugs") == tok.encode("hhug hugs")
 
 
 def test_load_semingram_refuses(tmp_path):
@@ -203,3 +215,21 @@ def test_load_semingram_refuses(tmp_path):
     (tmp_path / "x.json").write_text("{}")
     with pytest.raises(ValueError, match="not 'semingram-v1'"):
         load_semingram(tmp_path / "x.json")
+
+
+@pytest.mark.parametrize("mutate, field, words", [
+    (lambda d: d.update(score_delta=-1), "score_delta", "finite number >= 0"),
+    (lambda d: d.update(score_delta="1e-5"), "score_delta", "finite number >= 0"),
+    (lambda d: d["tokens"][300].update(hex=d["tokens"][299]["hex"]), "tokens[300]", "same bytes as tokens[299]"),
+])
+def test_damaged_model_files_are_refused(model, tmp_path, mutate, field, words):
+    """What training refuses, the loader refuses: one ValueError naming the file and the field."""
+    path = tmp_path / "m.json"
+    model.save(path)
+    data = json.loads(path.read_text())
+    mutate(data)
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError) as info:
+        fastsw.load(path)
+    assert str(info.value).startswith(f"{path}: field {field}: "), str(info.value)
+    assert words in str(info.value)

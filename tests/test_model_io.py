@@ -113,6 +113,8 @@ CORRUPTIONS = {
     "merge-negative-count": (_set_merge(1, 2, -5), "merges[1]", "count -5 is outside 0..2**63-1"),
     "merge-count-beyond-int64": (_set_merge(1, 2, 2 ** 63), "merges[1]", "outside 0..2**63-1"),
     "merge-is-super-2": (_set_merge(4, 3, 2), "merges[4]", "is_super must be 0 or 1"),
+    "merge-repeated": (lambda d: d["merges"].__setitem__(7, list(d["merges"][3])), "merges[7]",
+                       "repeats merges[3]"),
     "special-token-gap": (lambda d: d["special_tokens"].update({"<|endoftext|>": 501}), "special_tokens",
                           "ids must be 500..500, right after the 500-token vocabulary"),
     "special-tokens-array": (lambda d: d.update(special_tokens=[]), "special_tokens", "must be an object"),

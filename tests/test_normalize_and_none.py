@@ -87,7 +87,7 @@ def test_none_encode_decode_and_backends_agree(multilingual_docs):
     assert fast == tok.encode_batch(texts, backend="python")
     assert fast == [tok.encode(t, backend="numba") for t in texts] == [tok.encode(t, backend="python") for t in texts]
     assert [tok.decode(ids) for ids in fast] == texts
-    ids, offsets = tok.encode_to_numpy(texts, backend="numba")
+    ids, offsets = tok.encode_batch_to_numpy(texts, backend="numba")
     assert [ids[a:b].tolist() for a, b in zip(offsets, offsets[1:])] == fast
 
 
@@ -108,8 +108,8 @@ def test_cli_none_pretokenizer(capsys, tmp_path):
     corpus = tmp_path / "t.jsonl"  # the hand-worked toy of test_none_learns_a_merge_across_a_space
     corpus.write_text("".join(json.dumps({"text": d}) + "\n" for d in ("a b", "a b", "a c")), encoding="utf-8")
     model = tmp_path / "m.json"
-    code, _, err = run(capsys, "train", corpus, "-o", model, "--pretokenizer", "none",
-                       "--no-progress")  # the CLI's default algo is boundless
+    code, _, err = run(capsys, "train", corpus, "-o", model, "--pretokenizer", "none", "--algo", "boundless",
+                       "--no-progress")
     assert_error(code, err, "--pretokenizer none", "--algo bpe")
     assert not model.exists()
     code, _, err = run(capsys, "train", corpus, "-o", model, "--pretokenizer", "none",
@@ -160,7 +160,7 @@ def test_nfc_model_encodes_decomposed_and_composed_text_identically(backend):
         assert tok.encode_ordinary(DECOMPOSED, backend=b) == expected
         assert tok.encode_batch([DECOMPOSED, COMPOSED], backend=b) == [expected, expected]
         assert tok.encode_ordinary_batch([DECOMPOSED], backend=b) == [expected]
-        ids, offsets = tok.encode_to_numpy([DECOMPOSED], backend=b)
+        ids, offsets = tok.encode_batch_to_numpy([DECOMPOSED], backend=b)
         assert ids.tolist() == expected and offsets.tolist() == [0, len(expected)]
     nfc = pretokenize.normalize_text(DECOMPOSED, "nfc")
     assert nfc == COMPOSED and tok.decode(tok.encode(DECOMPOSED)) == COMPOSED  # decode gives the normalized text

@@ -276,3 +276,44 @@ def test_cli_file_size_limit_is_a_real_write_error(corpus, tmp_path):
                                      "size limit (ulimit -f) while writing it; raise the limit or choose another "
                                      "output path"]
     assert sorted(os.listdir(tmp_path)) == ["c.txt"]
+
+
+@pytest.mark.parametrize("how", ["same", "relative", "symlink", "hardlink"])
+@pytest.mark.parametrize("command", ["train", "count", "train --lang", "train --from-counts", "encode --format bin"])
+def test_cli_refuses_an_output_that_is_an_input(corpus, tmp_path, capsys, monkeypatch, command, how):
+    """-o naming one of the inputs (the same path, another spelling, a symlink to it, a hard link) is refused
+    before anything is read or written: the input is left as it was."""
+    if command == "train --from-counts":
+        source = tmp_path / "c.counts.gz"
+        assert run(capsys, "count", "--no-progress", corpus, "-o", source)[0] == 0
+        argv = [*TRAIN, "--from-counts", source]
+    elif command == "train --lang":
+        source = corpus
+        argv = [*TRAIN, "--lang", f"en={tmp_path / 'other.txt'}", "--lang", f"de={corpus}"]
+        (tmp_path / "other.txt").write_text("ein Hund\n", encoding="utf-8")
+    elif command == "encode --format bin":
+        source = corpus
+        model = tmp_path / "m.json"
+        assert run(capsys, *TRAIN, corpus, "-o", model)[0] == 0
+        argv = ["encode", "-m", model, "--format", "bin", corpus]
+    else:
+        source = corpus
+        argv = [*(TRAIN if command == "train" else ["count", "--no-progress"]), corpus]
+    before = source.read_bytes()
+    monkeypatch.chdir(tmp_path)
+    if how == "same":
+        output = source
+    elif how == "relative":
+        output = Path(".") / "sub" / ".." / source.name
+        (tmp_path / "sub").mkdir()
+    elif how == "symlink":
+        output = tmp_path / "link"
+        output.symlink_to(source)
+    else:
+        output = tmp_path / "hard"
+        os.link(source, output)
+    listing = sorted(os.listdir(tmp_path))
+    code, out, err = run(capsys, *argv, "-o", output)
+    assert_error(code, err, str(output), "is one of the inputs", str(source))
+    assert source.read_bytes() == before
+    assert sorted(os.listdir(tmp_path)) == listing

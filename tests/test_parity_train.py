@@ -126,7 +126,7 @@ def test_save_load_export_round_trip(tmp_path):
     for text in xquad("test", "de", 5) + ["ünïcödé ✓ \U0001F600", ""]:
         ids = back.encode(text)
         assert ids == tok.encode(text) and back.decode(ids) == text
-    exported = back.save_hf(tmp_path / "tokenizer.json")
+    exported = back.save_hf(tmp_path / "tokenizer.json", allow_approximate=True)
     assert (tmp_path / "tokenizer.json").exists() and exported is not None
 
 

@@ -274,10 +274,11 @@ def test_plain_and_gzip_files_and_the_cache(tmp_path, cache_dir):
 def test_each_file_has_its_own_cache_entry(tmp_path, cache_dir):
     path, _ = rank_file(tmp_path / "a.tiktoken", ["ab"])
     before = len(list(cache_dir.iterdir()))
-    assert fastsw.Tokenizer.load_tiktoken(path).encode("ab") == [256]
+    assert fastsw.Tokenizer.load_tiktoken(path, pattern="o200k").encode("ab") == [256]
     path.write_text(path.read_text().replace(base64.b64encode(b"ab").decode(), base64.b64encode(b"ba").decode()))
-    assert fastsw.Tokenizer.load_tiktoken(path).encode("ba") == [256]  # same name, other bytes: other entry
-    assert fastsw.Tokenizer.load_tiktoken(path).encode("ab") == [97, 98]
+    # same name, other bytes: other entry
+    assert fastsw.Tokenizer.load_tiktoken(path, pattern="o200k").encode("ba") == [256]
+    assert fastsw.Tokenizer.load_tiktoken(path, pattern="o200k").encode("ab") == [97, 98]
     assert len(list(cache_dir.iterdir())) == before + 2
 
 
@@ -310,7 +311,7 @@ def test_bad_rank_files(tmp_path, content, words):
     path = tmp_path / "bad.tiktoken"
     path.write_text(content)
     with pytest.raises(ValueError) as info:
-        fastsw.Tokenizer.load_tiktoken(path, cache=False)
+        fastsw.Tokenizer.load_tiktoken(path, pattern="o200k", cache=False)
     message = str(info.value)
     assert "bad.tiktoken" in message and "\n" not in message
     for word in words:
@@ -324,12 +325,76 @@ def test_bad_arguments(tmp_path):
     with pytest.raises(ValueError, match="not a valid regular expression"):
         fastsw.Tokenizer.load_tiktoken(path, pattern="(unclosed")
     with pytest.raises(ValueError, match="cannot read the rank file"):
-        fastsw.Tokenizer.load_tiktoken(tmp_path / "missing.tiktoken")
+        fastsw.Tokenizer.load_tiktoken(tmp_path / "missing.tiktoken", pattern="o200k")
     with pytest.raises(ValueError, match="taken by the vocabulary"):
-        fastsw.Tokenizer.load_tiktoken(path, special_tokens={"<|endoftext|>": 5})
+        fastsw.Tokenizer.load_tiktoken(path, pattern="o200k", special_tokens={"<|endoftext|>": 5})
     (tmp_path / "bad.gz").write_bytes(b"\x1f\x8b" + b"garbage")
     with pytest.raises(ValueError, match="not a valid gzip file"):
-        fastsw.Tokenizer.load_tiktoken(tmp_path / "bad.gz", cache=False)
+        fastsw.Tokenizer.load_tiktoken(tmp_path / "bad.gz", pattern="o200k", cache=False)
     assert fastsw.Tokenizer.load_tiktoken(path, pattern="cl100k_base").pretokenizer.main_pattern == CL100K_PATTERN
     # a named pattern on another vocabulary: its special ids are taken, so no special tokens by default
     assert fastsw.Tokenizer.load_tiktoken(path, pattern=r"\S+|\s+").special_tokens == {}
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
+@pytest.mark.parametrize("form", ["gz", "plain"])
+def test_known_rank_files_are_recognised_by_their_content(name, form, tmp_path):
+    """Without pattern=, OpenAI's own files get their own pattern, special tokens and n_vocab (found by the
+    SHA-256 of the ranks, gzip or not, whatever the file is called)."""
+    path = tv.bpe_openai_rank_file(name)
+    if form == "plain":
+        path = tmp_path / "vocab.txt"
+        path.write_bytes(gzip.decompress(tv.bpe_openai_rank_file(name).read_bytes()))
+    tok = fastsw.Tokenizer.load_tiktoken(path)
+    short = name[:-5]
+    assert tok.pretokenizer.main_pattern == tv.PATTERNS[short]
+    assert tok.special_tokens == tv.SPECIAL_TOKENS[short]
+    assert tok.n_vocab == {"o200k_base": 200019, "cl100k_base": 100277}[name]
+    assert tok.encode("<|endoftext|>", allowed_special="all") == [tv.SPECIAL_TOKENS[short]["<|endoftext|>"]]
+
+
+def test_other_rank_files_need_the_pattern(tmp_path):
+    path, _ = rank_file(tmp_path / "mine.tiktoken", ["ab"])
+    with pytest.raises(ValueError) as info:
+        fastsw.Tokenizer.load_tiktoken(path)
+    message = str(info.value)
+    assert "mine.tiktoken" in message and "pattern=" in message and "o200k_base" in message, message
+    assert fastsw.Tokenizer.load_tiktoken(path, pattern="o200k").encode("ab") == [256]
+
+
+def test_a_named_pattern_that_contradicts_a_known_file_is_refused():
+    with pytest.raises(ValueError, match="cl100k_base.*pattern='o200k'"):
+        fastsw.Tokenizer.load_tiktoken(tv.bpe_openai_rank_file("cl100k_base"), pattern="o200k")
+
+
+def test_decoding_an_unassigned_id_names_the_gap(vocabs):
+    tok = vocabs["o200k"][0]
+    for tid in (199998, 200000, 200017):
+        with pytest.raises(ValueError) as info:
+            tok.decode([tid])
+        message = str(info.value)
+        assert f"token id {tid} is not assigned" in message, message
+        assert "0..199997" in message and "199999" in message and "200018" in message, message
+    with pytest.raises(ValueError, match="token id 200019 is not in this model"):
+        tok.decode([200019])
+
+
+def test_tiktoken_names_on_o200k_base(vocabs):
+    """encode_to_numpy, decode_tokens_bytes, decode_with_offsets, special_tokens_set and max_token_value give
+    tiktoken's answers on o200k_base, also for tokens that split a multi-byte character."""
+    tok, enc = vocabs["o200k"]
+    texts = corpus_sample("ja", per_file=1, max_chars=400) + corpus_sample("hi", per_file=1, max_chars=400) + [
+        "héllo wörld 👍🏽 e\u0301", "hi <|endoftext|> there"]
+    for text in texts:
+        arr = tok.encode_to_numpy(text, disallowed_special=())
+        want = enc.encode_to_numpy(text, disallowed_special=())
+        assert arr.dtype == want.dtype and arr.tolist() == want.tolist()
+        ids = enc.encode(text, allowed_special="all")
+        assert tok.decode_tokens_bytes(ids) == enc.decode_tokens_bytes(ids)
+        assert tok.decode_with_offsets(ids) == enc.decode_with_offsets(ids)
+    # tokens that split characters: single bytes of a 4-byte emoji and of a 3-byte CJK character
+    split = [enc.encode_single_token(bytes([b])) for b in "👍中".encode()] + enc.encode(" x")
+    assert tok.decode_with_offsets(split) == enc.decode_with_offsets(split) == ("👍中 x", [0] * 4 + [1] * 3 + [2])
+    assert tok.decode_tokens_bytes(split) == enc.decode_tokens_bytes(split)
+    assert tok.special_tokens_set == enc.special_tokens_set
+    assert tok.max_token_value == enc.max_token_value == 200018
