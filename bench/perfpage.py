@@ -3,6 +3,10 @@
     python bench/perfpage.py --quick          # small inputs: a few minutes on 2 cores
     python bench/perfpage.py                  # the full sizes (much longer)
     python bench/perfpage.py --render-only    # the page again from the last run's JSON, nothing measured
+    python bench/perfpage.py --quick --only shard   # one part again: its section of the page is replaced
+
+With ``--only``, the page keeps every other section as it was and the parts run again replace their sections
+(each then says when and by which command it was measured, and with which fastsw commit).
 
 Each whole-run script of the suite (``SUITE`` below) runs in its own process with ``--json`` into
 ``bench/results/perf/`` (``perf-quick/`` with ``--quick``); the page shows every table it wrote, with the command
@@ -46,6 +50,11 @@ SUITE = [
     ("coldstart", "bench_coldstart.py", ["--repeat", "3"], ["--quick"], "Cold start",
      "What a fresh install pays: the README's first training command with an empty Numba cache and again warm, "
      "and a loaded model's first encodes with an empty cache and a warm one, each in its own process."),
+    ("shard", "bench_shard.py", [], ["--quick"], "Preparing training data",
+     "`fastsw shard` against the data-prep recipes users copy (llm.c's `multiprocessing.Pool` + tiktoken, "
+     "nanoGPT's `datasets.map` + tiktoken, HF `tokenizers` `encode_batch`): JSONL files in, token shards on disk, "
+     "2 threads, the same bytes out (checked), with o200k_base and with a fastsw BPE model exported to tiktoken "
+     "and HF; wall and CPU time, peak RSS; superword models against plain BPE."),
 ]
 
 #: distributions whose versions the page states (import name only for the check)
@@ -246,7 +255,28 @@ def plot_tiktoken(tables, images: Path, tag: str) -> list:
     return [path]
 
 
+def plot_shard(tables, images: Path, tag: str) -> list:
+    plt = _plt()
+    against = [t for t in tables if "vs fastest peer (wall)" in t["columns"]]
+    if not against:
+        return []
+    fig, axes = plt.subplots(1, len(against), figsize=(11, 3.8), squeeze=False)
+    for ax, t in zip(axes[0], against):
+        corpora = list(dict.fromkeys(_column(t, "corpus")))
+        pipelines = list(dict.fromkeys(_column(t, "pipeline")))
+        rate = {(r[0], r[1]): r[t["columns"].index("M tokens/s")] for r in t["rows"]}
+        _grouped_bars(ax, corpora, {p: [rate.get((c, p)) for c in corpora] for p in pipelines}, "M tokens/s")
+        ax.legend(fontsize=6, ncol=1)
+        ax.set_title(t["title"].split("(", 1)[-1].rstrip(")"), fontsize=9)
+    fig.suptitle("Files in, token shards on disk", fontsize=10)
+    fig.tight_layout()
+    path = images / f"perf-shard{tag}.png"
+    _save(fig, path)
+    return [path]
+
+
 PLOTS = {"train": plot_train, "scale": plot_scale, "languages": plot_languages, "tiktoken": plot_tiktoken,
+         "shard": plot_shard,
          "coldstart": lambda tables, images, tag: []}  # a table only
 
 
@@ -258,8 +288,12 @@ def describe_run() -> dict:
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")}
 
 
-def render(names, quick: bool, results: Path, out: Path, images: Path, run: dict) -> None:
-    """Write the page from the JSON in ``results``; ``run``: :func:`describe_run` plus the suite's ``seconds``."""
+def render(names, quick: bool, results: Path, out: Path, images: Path, run: dict, partial: bool = False) -> None:
+    """Write the page from the JSON in ``results``; ``run``: :func:`describe_run` plus the suite's ``seconds``.
+    ``partial``: only the sections of ``names`` are replaced in the existing page (see the module docstring)."""
+    if partial and out.exists():
+        splice(names, quick, results, out, images, run)
+        return
     images.mkdir(parents=True, exist_ok=True)
     tag = "-quick" if quick else ""
     command = "python bench/perfpage.py" + (" --quick" if quick else "")
@@ -279,28 +313,66 @@ def render(names, quick: bool, results: Path, out: Path, images: Path, run: dict
     lines += ["", "| package | version |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in run["versions"]]
     lines.append("")
-    for name, script, _, _, section, about in SUITE:
-        if name not in names:
-            continue
-        path = results / f"{name}.json"
-        if not path.exists():
-            sys.exit(f"perfpage: error: {shown(path)} is missing: run without --render-only first")
-        tables = tables_of(path)
-        lines += [f"## {section}", "", about, ""]
-        for t in tables:
-            lines += [f"### {t['title']}", "", "```text", t["command"], "```", ""]
-            lines += markdown_table(t)
-            lines.append("")
-            if t.get("notes"):
-                lines += [t["notes"], ""]
-        for image in PLOTS[name](tables, images, tag):
-            rel = os.path.relpath(image, out.parent)
-            lines += [f"![{section}]({Path(rel).as_posix()})", ""]
+    for name in names:
+        lines += section_lines(name, results, out, images, tag)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
     tmp.write_text("\n".join(lines), encoding="utf-8")
     os.replace(tmp, out)
     print(f"perfpage: wrote {shown(out)}", file=sys.stderr)
+
+
+def section_lines(name: str, results: Path, out: Path, images: Path, tag: str, measured: str = "") -> list:
+    """The markdown of one part's section (``measured``: a line saying when it was measured, for a part run
+    apart from the rest of the page)."""
+    _, _, _, _, section, about = next(s for s in SUITE if s[0] == name)
+    path = results / f"{name}.json"
+    if not path.exists():
+        sys.exit(f"perfpage: error: {shown(path)} is missing: run without --render-only first")
+    tables = tables_of(path)
+    lines = [f"## {section}", "", about, ""] + ([measured, ""] if measured else [])
+    for t in tables:
+        lines += [f"### {t['title']}", "", "```text", t["command"], "```", ""]
+        lines += markdown_table(t)
+        lines.append("")
+        if t.get("notes"):
+            lines += [t["notes"], ""]
+    for image in PLOTS[name](tables, images, tag):
+        rel = os.path.relpath(image, out.parent)
+        lines += [f"![{section}]({Path(rel).as_posix()})", ""]
+    return lines
+
+
+def splice(names, quick: bool, results: Path, out: Path, images: Path, run: dict) -> None:
+    """Replace (or add, in the suite's order) the sections of ``names`` in the existing page ``out``."""
+    images.mkdir(parents=True, exist_ok=True)
+    tag = "-quick" if quick else ""
+    fastsw = dict(run["versions"]).get("fastsw", "")
+    command = "python bench/perfpage.py" + (" --quick" if quick else "") + " --only " + ",".join(names)
+    if run.get("render_only"):  # measured by the scripts' own commands, shown above each table
+        day = max(datetime.datetime.fromtimestamp((results / f"{n}.json").stat().st_mtime, datetime.timezone.utc)
+                  for n in names if (results / f"{n}.json").exists()).strftime("%Y-%m-%d") if names else run["date"]
+        measured = (f"Measured on {day} by the command above each table and added by `{command} --render-only`, "
+                    f"apart from the rest of this page (fastsw {fastsw}).")
+    else:
+        measured = f"Measured on {run['date']} by `{command}`, apart from the rest of this page (fastsw {fastsw})."
+    page = out.read_text(encoding="utf-8")
+    order = [s[0] for s in SUITE]
+    titles = {s[0]: f"## {s[4]}\n" for s in SUITE}
+    for name in names:
+        text = "\n".join(section_lines(name, results, out, images, tag, measured)) + "\n"
+        at = page.find(titles[name])
+        if at >= 0:
+            end = page.find("\n## ", at + 1)
+            page = page[:at] + text + (page[end + 1:] if end >= 0 else "")
+            continue
+        later = [page.find(titles[n]) for n in order[order.index(name) + 1:] if page.find(titles[n]) >= 0]
+        at = min(later) if later else len(page)
+        page = page[:at].rstrip("\n") + "\n\n" + text + ("\n" + page[at:] if later else "")
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(page, encoding="utf-8")
+    os.replace(tmp, out)
+    print(f"perfpage: wrote {shown(out)} (sections: {', '.join(names)})", file=sys.stderr)
 
 
 def main(argv=None) -> None:
@@ -321,7 +393,12 @@ def main(argv=None) -> None:
     results = HERE / "results" / ("perf-quick" if args.quick else "perf")
     sys.path.insert(0, str(HERE))
     suite = results / "suite.json"
-    if args.render_only:
+    partial = set(names) != {s[0] for s in SUITE}
+    if partial:  # the other sections stay as they are; the header keeps its run
+        run = dict(describe_run(), render_only=args.render_only)
+        if not args.render_only:
+            run_suite(names, args.quick, results)
+    elif args.render_only:
         if not suite.exists():
             sys.exit(f"perfpage: error: {shown(suite)} is missing: run without --render-only first")
         run = json.loads(suite.read_text(encoding="utf-8"))
@@ -332,7 +409,7 @@ def main(argv=None) -> None:
         run["seconds"] = time.perf_counter() - t0
         suite.write_text(json.dumps(run, indent=1), encoding="utf-8")
     render(names, args.quick, results, args.out.resolve(), (args.images or args.out.parent / "images").resolve(),
-           run)
+           run, partial=partial)
 
 
 if __name__ == "__main__":

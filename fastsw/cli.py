@@ -511,7 +511,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "command again resumes an interrupted run; the shards are byte-identical whatever the number "
                     "of workers. See fastsw.shard.",
     )
-    p.add_argument("inputs", nargs="*", metavar="INPUT", help="files, globs or directories")
+    p.add_argument("inputs", nargs="*", metavar="INPUT",
+                   help="files, globs or directories; - for stdin (JSONL when its first line is a JSON object "
+                        "with the text field, else text; a run from stdin cannot be resumed)")
     p.add_argument("-m", "--model", required=True, metavar="MODEL", help="model file written by 'fastsw train'")
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="output folder (created if missing)")
     p.add_argument("--format", choices=("bin", "llmc", "npy"), default="bin",
@@ -742,6 +744,8 @@ def _reading_kwargs(args, *, has_inputs: bool, without_inputs: str) -> dict:
         from .readers import text_field_note
 
         for name in args.inputs:
+            if name == "-":  # stdin: JSONL or text is known only once it is read
+                continue
             note = text_field_note(name, f"--text-field {args.text_field}")
             if note:
                 _info(f"note: {note}")

@@ -52,7 +52,7 @@ from typing import BinaryIO, Optional, Union
 from .notes import OptionWarning
 
 __all__ = ["DOC_MODES", "READ_BLOCK_SIZE", "COMPRESSIONS", "STDIN_FORMATS", "InputError", "iter_documents",
-           "iter_language_documents", "iter_stdin_documents", "iter_stdin_lines", "open_text"]
+           "iter_document_spans", "iter_language_documents", "iter_stdin_documents", "iter_stdin_lines", "open_text"]
 
 PathArg = Union[str, "os.PathLike[str]"]
 
@@ -240,25 +240,51 @@ def _read_items(items: Iterator[object], text_field: str | None, mode: str, sepa
             )
 
 
-def _read_file(path: str, text_field: str | None, mode: str, separator: str | None) -> Iterator[str]:
+def _read_file(path: str, text_field: str | None, mode: str, separator: str | None,
+               spans: bool = False) -> Iterator[str]:
     """The documents of one file; ``text_field`` None means the default ("text"), and given with a plain-text
-    file it is ignored with an :class:`~fastsw.notes.OptionWarning`."""
+    file it is ignored with an :class:`~fastsw.notes.OptionWarning`. With ``spans``, ``(document, start, end)``
+    as :func:`iter_document_spans` describes them."""
     fmt, gz = _format(path)
     if fmt == "jsonl":
-        yield from _jsonl_documents(path, gz, text_field or "text")
+        yield from _jsonl_documents(path, gz, text_field or "text", spans=spans)
         return
     if fmt == "parquet":
-        yield from _parquet_documents(path, text_field or "text")
+        if spans:
+            yield from ((text, None, None) for text in _parquet_documents(path, text_field or "text"))
+        else:
+            yield from _parquet_documents(path, text_field or "text")
         return
     if text_field is not None:
         warnings.warn(text_field_note(path, f"text_field={text_field!r}"), OptionWarning, stacklevel=2)
     if mode == "line":
-        yield from _line_documents(path, gz)
+        yield from _line_documents(path, gz, spans)
     elif mode == "file":
-        yield from _file_document(path, gz)
+        yield from _file_document(path, gz, spans)
     else:
         assert separator is not None  # guaranteed by _resolve_mode
-        yield from _separator_documents(path, gz, separator)
+        yield from _separator_documents(path, gz, separator, spans)
+
+
+def iter_document_spans(path: PathArg, *, text_field: str | None = None, doc_mode: str = "auto",
+                        separator: str | None = None) -> Iterator[tuple[str, Optional[int], Optional[int]]]:
+    """Return a generator of ``(document, start, end)`` for the one file ``path``, read as :func:`iter_documents`
+    reads it. For an uncompressed text or JSONL file, ``start:end`` is the document's byte range in the file (a
+    JSONL document's whole line, with its "\\n" and any blank lines before it; a text line with its "\\n"); for a
+    compressed file both are how far the compressed file has been read when the document is produced (a measure
+    of progress, not the document's range); for parquet both are None.
+
+        >>> import pathlib, tempfile
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "docs.txt"
+        >>> _ = path.write_text("hello\\nwörld\\n", encoding="utf-8")
+        >>> list(iter_document_spans(path))
+        [('hello\\n', 0, 6), ('wörld\\n', 6, 13)]
+    """
+    mode = _resolve_mode(doc_mode, separator)
+    if text_field is not None and (not isinstance(text_field, str) or not text_field):
+        raise ValueError(f"text_field={text_field!r} must be a non-empty str naming the JSON field that holds the text")
+    name = _check_path(path, bare_str=isinstance(path, str))
+    return _read_file(name, text_field, mode, separator, spans=True)
 
 
 # ---- readers: bytes in, documents out -----------------------------------------------------------------------------
@@ -303,13 +329,28 @@ def _language_documents(paths: list, lang_field: str, text_field: str) -> Iterat
         yield from _jsonl_documents(path, _format(path)[1], text_field, lang_field)
 
 
-def _jsonl_documents(path: str, gz: str | None, text_field: str, lang_field: str | None = None) -> Iterator[str]:
-    """The documents of a JSONL file; with `lang_field`, `(language, document)` pairs."""
+def _jsonl_documents(path: str, gz: str | None, text_field: str, lang_field: str | None = None,
+                     spans: bool = False) -> Iterator[str]:
+    """The documents of a JSONL file; with `lang_field`, `(language, document)` pairs; with `spans`,
+    `(document, start, end)` (see `iter_document_spans`)."""
     with _open_binary(path, gz) as f, _reading(path, gz):
+        if not spans:
+            for lineno, raw in enumerate(f, 1):
+                if raw.isspace():
+                    continue
+                yield _jsonl_line(_decode(raw, path, gz), path, lineno, text_field, lang_field)
+            return
+        tell = _stored_position(f, gz)
+        start = end = 0
         for lineno, raw in enumerate(f, 1):
+            end += len(raw)
             if raw.isspace():
                 continue
-            yield _jsonl_line(_decode(raw, path, gz), path, lineno, text_field, lang_field)
+            text = _jsonl_line(_decode(raw, path, gz), path, lineno, text_field)
+            if gz:
+                start = end = tell()
+            yield text, start, end
+            start = end
 
 
 def _jsonl_line(line: str, path: str, lineno: int, text_field: str, lang_field: str | None = None, hint: str = ""):
@@ -454,37 +495,66 @@ def iter_stdin_lines(stream) -> Iterator[tuple[int, str]]:
                              f"({e.reason}); the input must be UTF-8 text") from None
 
 
-def _line_documents(path: str, gz: str | None) -> Iterator[str]:
+def _line_documents(path: str, gz: str | None, spans: bool = False) -> Iterator[str]:
     with _open_binary(path, gz) as f, _reading(path, gz):
-        for raw in f:  # binary files split only at b"\n" and keep it
+        if not spans:
+            for raw in f:  # binary files split only at b"\n" and keep it
+                doc = _decode(raw, path, gz)
+                yield doc
+            return
+        tell = _stored_position(f, gz)
+        end = 0
+        for raw in f:
             doc = _decode(raw, path, gz)
-            yield doc
+            start, end = end, end + len(raw)
+            yield (doc, tell(), tell()) if gz else (doc, start, end)
 
 
-def _file_document(path: str, gz: str | None) -> Iterator[str]:
+def _file_document(path: str, gz: str | None, spans: bool = False) -> Iterator[str]:
     with _open_binary(path, gz) as f, _reading(path, gz):
         data = f.read()
-    yield _decode(data, path, gz)
+        end = _stored_position(f, gz)() if gz else len(data)
+    doc = _decode(data, path, gz)
+    yield (doc, end if gz else 0, end) if spans else doc
 
 
-def _separator_documents(path: str, gz: str | None, separator: str) -> Iterator[str]:
+def _stored_position(f, gz: str | None):
+    """A function giving how many bytes of the file as stored have been read (for a compressed file, the
+    compressed bytes consumed, read-ahead included; 0 where the decompressor does not say)."""
+    raw = getattr(f, "fileobj", None) or getattr(f, "_fp", None)  # gzip; bz2 and lzma
+    if raw is None:  # zstd: the BufferedReader over _ZstdReader
+        raw = getattr(getattr(f, "raw", None), "_file", None)
+    if not gz or raw is None:
+        return lambda: 0
+    return raw.tell
+
+
+def _separator_documents(path: str, gz: str | None, separator: str, spans: bool = False) -> Iterator[str]:
     sep = separator.encode("utf-8")
     width = len(sep)
     block_size = READ_BLOCK_SIZE
     buf = bytearray()
     scan = 0  # no separator starts before this position of buf
+    base = 0  # the file offset of buf[0]
     with _open_binary(path, gz) as f, _reading(path, gz):
+        tell = _stored_position(f, gz)
         while block := f.read(block_size):
             buf += block
             start = 0
             while (i := buf.find(sep, max(scan, start))) >= 0:
                 doc = _decode(buf[start:i], path, gz)
-                yield doc
+                if spans:  # a document's range ends with its separator
+                    yield (doc, tell(), tell()) if gz else (doc, base + start, base + i + width)
+                else:
+                    yield doc
                 start = i + width
             del buf[:start]
+            base += start
             scan = max(0, len(buf) - width + 1)
+        end = tell() if gz else base + len(buf)
     if buf:
-        yield _decode(buf, path, gz)
+        doc = _decode(buf, path, gz)
+        yield (doc, end if gz else base, end) if spans else doc
 
 
 # ---- helpers ------------------------------------------------------------------------------------------------------

@@ -37,8 +37,16 @@ def write_results(folder: Path, report):
                              [["a * 10**6", 7.3, 0.2]])]
     coldstart = report.table("Cold start: toy", ["run", "wall s", "CPU s"],
                              [["train, empty cache", 12.5, 11.0], ["train, warm cache", 2.5, 2.0]])
+    columns = ["corpus", "pipeline", "MB/s", "M tokens/s", "CPU s", "M tokens per CPU s", "peak RSS (MB)",
+               "vs fastest peer (wall)", "vs fastest peer (CPU)"]
+    shard = [report.table(f"Shards: toy ({vocab})", columns,
+                          [["en", "fastsw shard (bin)", 30.0, 7.0, 0.5, 14.0, 300, 2.5, 3.0],
+                           ["en", "llm.c Pool + tiktoken", 12.0, 2.8, 1.5, 4.7, 350, 1.0, 1.0]])
+             for vocab in ("o200k_base", "fastsw BPE 32k")]
+    shard.append(report.table("Superword: toy", columns[:7], [["mix", "fastsw shard (bin), superbpe8k", 20.0, 5.0,
+                                                               0.4, 12.5, 250]]))
     for name, data in (("train", train), ("scale", scale), ("languages", languages), ("tiktoken", tiktoken),
-                       ("coldstart", coldstart)):
+                       ("shard", shard), ("coldstart", coldstart)):
         report.write_json(folder / f"{name}.json", data)
 
 
@@ -62,12 +70,39 @@ def test_the_page_has_every_table_the_machine_the_versions_and_the_plots(perfpag
     assert "| a \\* 10\\*\\*6 | 7.30 | 0.20 |" in page  # markdown in a cell is escaped
     assert "notes of the run" in page
     assert "## Cold start" in page and "| train, empty cache | 12.50 | 11.00 |" in page  # a table, no plot
-    assert page.count("```text\npython ") == 5  # each table's command, in a block the docs tests do not run
-    for name in ("train", "scale", "languages", "tiktoken"):
+    assert "| en | fastsw shard (bin) | 30.00 | 7.00 | 0.50 | 14.00 | 300 | 2.50 | 3.00 |" in page
+    assert page.count("```text\npython ") == 8  # each table's command, in a block the docs tests do not run
+    for name in ("train", "scale", "languages", "tiktoken", "shard"):
         image = tmp_path / "docs" / "images" / f"perf-{name}-quick.png"
         assert image.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"(images/perf-{name}-quick.png)" in page
     assert "```bash" not in page and "```python" not in page
+
+
+def test_only_one_part_replaces_its_section_and_keeps_the_others(perfpage, tmp_path):
+    import _report
+    write_results(tmp_path / "results", _report)
+    out, images = tmp_path / "docs" / "performance.md", tmp_path / "docs" / "images"
+    run = dict(perfpage.describe_run(), seconds=125.0)
+    everything_but_shard = [s[0] for s in perfpage.SUITE if s[0] != "shard"]
+    perfpage.render(everything_but_shard, True, tmp_path / "results", out, images, run)
+    before = out.read_text(encoding="utf-8")
+    assert "## Preparing training data" not in before
+    perfpage.render(["shard"], True, tmp_path / "results", out, images, run, partial=True)  # added at the end
+    added = out.read_text(encoding="utf-8")
+    assert added.startswith(before.rstrip("\n")) and "## Preparing training data" in added
+    assert "by `python bench/perfpage.py --quick --only shard`, apart from the rest of this page" in added
+    table = json.loads((tmp_path / "results" / "shard.json").read_text())
+    table[0]["rows"][0][2] = 99.0  # a new run of the part
+    (tmp_path / "results" / "shard.json").write_text(json.dumps(table))
+    perfpage.render(["shard"], True, tmp_path / "results", out, images, run, partial=True)  # replaced
+    again = out.read_text(encoding="utf-8")
+    assert again.count("## Preparing training data") == 1 and "| en | fastsw shard (bin) | 99.00 |" in again
+    assert again.startswith(before.rstrip("\n")) and "| 30.00 | 7.00 | 0.50 |" not in again.split("(wall)")[1]
+    perfpage.render(["train"], True, tmp_path / "results", out, images, run, partial=True)  # a middle section
+    middle = out.read_text(encoding="utf-8")
+    assert middle.count("## Training\n") == 1 and middle.index("## Training\n") < middle.index("## Training at")
+    assert middle.split("## Training at", 1)[1] == again.split("## Training at", 1)[1]
 
 
 def test_a_missing_result_is_one_clear_error_and_no_page(perfpage, tmp_path):

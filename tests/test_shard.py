@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import fastsw
-from fastsw.shard import (ShardError, dtype_for, frame, header_bytes, load_index, load_shard, model_hash,
+from fastsw.shard import (ShardError, dtype_for, encode_arrays, frame, header_bytes, load_index, load_shard, model_hash,
                           resolve_inputs, verify)
 
 from conftest import assert_error, run, shared_path, sigint_default
@@ -151,6 +151,24 @@ def test_frame_places_bos_and_eot():
     ids, off = np.array([7, 8, 9, 4], np.int32), np.array([0, 3, 3, 4])
     stream, starts = frame(ids, off, eot=1, bos=2)
     assert stream.tolist() == [2, 7, 8, 9, 1, 2, 1, 2, 4, 1] and starts.tolist() == [0, 5, 7]
+
+
+def frame_reference(ids, offsets, eot, bos):
+    """frame() written document by document."""
+    stream, starts = [], []
+    for a, b in zip(offsets[:-1], offsets[1:]):
+        starts.append(len(stream))
+        stream += ([bos] if bos is not None else []) + list(ids[a:b]) + ([eot] if eot is not None else [])
+    return stream, starts
+
+
+@pytest.mark.parametrize("eot,bos", [(None, None), (1, None), (None, 2), (1, 2)])
+def test_frame_equals_its_reference_on_real_encodings(tok, eot, bos):
+    docs = heldout("en", 5) + ["", ""] + heldout("zh", 3) + [""]
+    ids, off = encode_arrays(tok, docs, 1)
+    stream, starts = frame(ids, off, eot=eot, bos=bos)
+    want, want_starts = frame_reference(ids.tolist(), off.tolist(), eot, bos)
+    assert stream.tolist() == want and starts.tolist() == want_starts
 
 
 def test_dtype_from_the_vocabulary_and_refused_when_too_small():
@@ -655,7 +673,126 @@ def test_o200k_ids_need_uint32(tmp_path):
 def test_docstring_examples():
     import doctest
     import warnings
-    module = sys.modules["fastsw.shard"]
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # the examples' models reach their vocabulary size
-        assert doctest.testmod(module, optionflags=doctest.ELLIPSIS).failed == 0
+    import fastsw.readers
+    for module in (sys.modules["fastsw.shard"], fastsw.readers):  # readers: its spans of files and of stdin
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # the examples' models reach their vocabulary size
+            assert doctest.testmod(module, optionflags=doctest.ELLIPSIS).failed == 0
+
+
+# ---- input positions, stdin, progress -------------------------------------------------------------------------------
+
+
+def test_manifest_gives_the_byte_range_each_shard_covers(tok, mixed, tmp_path):
+    src, _ = mixed
+    files = resolve_inputs(src)
+    m = fastsw.shard(src, tok, tmp_path / "o", shard_tokens=3000, batch_chars=20_000)
+    ids = all_ids(tmp_path / "o", m)
+    eot = tok.special_tokens["<|endoftext|>"]
+    at = 0
+    for s in m["shards"]:
+        stream = []  # the framed documents the shard's ranges name, from the input bytes alone
+        for cover in s["inputs"]:
+            path, (d0, d1) = files[cover["file"]], cover["documents"]
+            if path.endswith(".gz"):  # no byte range in a compressed file: the document numbers only
+                assert cover["bytes"] is None
+                docs = [json.loads(line)["text"] for line in gzip.open(path, "rt", encoding="utf-8")][d0:d1]
+            else:
+                b0, b1 = cover["bytes"]
+                piece = Path(path).read_bytes()[b0:b1].decode("utf-8")
+                docs = [json.loads(line)["text"] for line in piece.splitlines()] if path.endswith(".jsonl") else \
+                    piece.splitlines(keepends=True)
+                assert len(docs) == d1 - d0
+            for d in docs:
+                stream += tok.encode_ordinary(d) + [eot]
+        skip = s["start"]["token"]  # the tokens of the first document that the shard before holds
+        assert ids[at:at + s["tokens"]].tolist() == stream[skip:skip + s["tokens"]]
+        at += s["tokens"]
+    ranges = [(c["file"], c["bytes"]) for s in m["shards"] for c in s["inputs"] if c["bytes"]]
+    last = {}
+    for f, (b0, b1) in ranges:  # each uncompressed file is covered from its first byte to its last
+        assert b0 <= last.get(f, 0) <= b1
+        last[f] = b1
+    assert last == {k: os.path.getsize(f) for k, f in enumerate(files) if not f.endswith(".gz")}
+
+
+def test_byte_ranges_are_the_same_after_a_resume(tok, mixed, tmp_path):
+    src, _ = mixed
+    whole = fastsw.shard(src, tok, tmp_path / "a", shard_tokens=3000, batch_chars=20_000)
+    fastsw.shard(src, tok, tmp_path / "b", shard_tokens=3000, batch_chars=20_000)
+    manifest = json.loads((tmp_path / "b" / "manifest.json").read_text())
+    keep = manifest["shards"][:3]  # as if the run had stopped after three shards
+    for s in manifest["shards"][3:]:
+        (tmp_path / "b" / s["path"]).unlink()
+        (tmp_path / "b" / s["index"]).unlink()
+    manifest.update(shards=keep, complete=False)
+    (tmp_path / "b" / "manifest.json").write_text(json.dumps(manifest))
+    resumed = fastsw.shard(src, tok, tmp_path / "b", shard_tokens=3000, batch_chars=50_000, workers=1)
+    assert [s["inputs"] for s in resumed["shards"]] == [s["inputs"] for s in whole["shards"]]
+    assert folder_bytes(tmp_path / "a") == folder_bytes(tmp_path / "b")
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "txt"])
+def test_stdin_gives_the_shards_of_the_file(model_file, tok, mixed, tmp_path, kind):
+    src, _ = mixed
+    path = src / ("a.jsonl" if kind == "jsonl" else "c.txt")
+    fastsw.shard(path, tok, tmp_path / "file", shard_tokens=3000)
+    cmd = [sys.executable, "-m", "fastsw", "shard", "-", "-m", str(model_file), "-o", str(tmp_path / "stdin"),
+           "--shard-tokens", "3000", "--no-progress"]
+    with open(path, "rb") as f:
+        done = subprocess.run(cmd, stdin=f, capture_output=True, text=True, env=child_env())
+    assert done.returncode == 0, done.stderr
+    mine = {k: v for k, v in folder_bytes(tmp_path / "stdin").items() if k != "manifest.json"}
+    assert mine == {k: v for k, v in folder_bytes(tmp_path / "file").items() if k != "manifest.json"}
+    a = json.loads((tmp_path / "stdin" / "manifest.json").read_text())
+    b = json.loads((tmp_path / "file" / "manifest.json").read_text())
+    assert a["inputs"] == [{"path": "-", "bytes": None, "mtime_ns": None}]
+    # stdin has no byte ranges, only the document numbers
+    assert [[dict(c, bytes=None) for c in s["inputs"]] for s in b["shards"]] == [s["inputs"] for s in a["shards"]]
+    with open(path, "rb") as f:  # the same command again: stdin cannot be resumed
+        again = subprocess.run(cmd, stdin=f, capture_output=True, text=True, env=child_env())
+    assert_error(again.returncode, again.stderr, "stdin", "cannot be resumed")
+
+
+def test_stdin_is_the_only_input_and_not_on_dask(capsys, model_file, mixed, tmp_path):
+    code, _, err = run(capsys, "shard", "-", mixed[0] / "a.jsonl", "-m", model_file, "-o", tmp_path / "o")
+    assert_error(code, err, "stdin", "only input")
+    assert not (tmp_path / "o").exists()
+
+
+def test_stdin_jsonl_errors_name_stdin_and_line(model_file, tmp_path):
+    cmd = [sys.executable, "-m", "fastsw", "shard", "-", "-m", str(model_file), "-o", str(tmp_path / "o"),
+           "--no-progress"]
+    data = '{"text": "fine"}\n{"text": 3}\n'
+    done = subprocess.run(cmd, input=data, capture_output=True, text=True, env=child_env())
+    assert_error(done.returncode, done.stderr, "<stdin> line 2", "not a string")
+
+
+def test_progress_has_an_eta_within_a_single_file(tok, mixed, tmp_path, monkeypatch):
+    from fastsw.progress import Progress
+    seen = []
+    real = Progress.update
+
+    def record(self, n=1, extra=None):
+        seen.append(extra)
+        return real(self, n, extra)
+
+    monkeypatch.setattr(Progress, "update", record)
+    fastsw.shard(mixed[0] / "a.jsonl", tok, tmp_path, progress=True, batch_chars=5_000)
+    assert len(seen) > 3
+    assert all("ETA" in extra for extra in seen)  # bytes read over total bytes, known from the first batch on
+
+
+@pytest.mark.parametrize("reading", [{}, {"doc_mode": "file"}, {"separator": "。"}, {"separator": "\n\n"}])
+def test_document_spans_are_the_documents_and_their_bytes(mixed, tmp_path, reading):
+    from fastsw.readers import iter_document_spans
+    path = tmp_path / "t.txt"
+    path.write_text("\n".join(heldout("zh", 8)) + "\n\n\nend", encoding="utf-8")
+    data = path.read_bytes()
+    spans = list(iter_document_spans(path, **reading))
+    assert [d for d, _, _ in spans] == list(fastsw.iter_documents(path, **reading))
+    sep = reading.get("separator", "").encode("utf-8")
+    for k, (doc, a, b) in enumerate(spans):
+        piece = data[a:b]
+        assert piece == doc.encode("utf-8") + (sep if sep and k < len(spans) - 1 else b"")
+    assert spans[0][1] == 0 and spans[-1][2] == len(data)
