@@ -11,8 +11,8 @@ trained on the bundled sample corpus (``pretokenizer="simple"``), given to the p
 ranks) and ``save_hf`` (the same vocabulary and merges). Every pipeline runs in its own process, on 2 cores, and
 is timed from reading the files to the shards on disk (building the tokenizer is not timed); the pipelines take
 turns, round after round, and each figure is the best round's. Wall time and CPU time (user + system of the
-process and its children, ``resource.getrusage``) are both reported: on a shared machine the CPU time is the
-steadier measure. Pipelines:
+process and its children, ``resource.getrusage``) are both reported: when other processes compete for the
+cores, the CPU time is the steadier measure. Pipelines:
 
 * ``fastsw shard``: ``fastsw.shard(files, tok, out, workers=2)``, formats ``bin`` and ``llmc``.
 * llm.c (``dev/data/fineweb.py``): documents read in the main process, ``multiprocessing.Pool(2).imap(tokenize,

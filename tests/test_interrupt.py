@@ -8,7 +8,7 @@ the process a few milliseconds after the stage began; the child then reports whe
 stage was stopped early (the merge kernel returned fewer steps than asked).
 
 Each child would otherwise also load (or, after a change to a kernel's source, compile) the
-Numba kernels before it reaches the stage: minutes on a busy machine with a cold cache, which
+Numba kernels before it reaches the stage: minutes with a cold cache and contended cores, which
 no per-child time limit can allow for. The ``warm_kernels`` fixture compiles them once, in a
 child of the same environment and without a time limit, so that the children only load them;
 the children's time limits (``HANG_GUARD``) only catch a hang.
