@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import zlib
 from pathlib import Path
+from typing import Optional
 
 from .interop import load_paper_model
 from .mingram import load_semingram
@@ -15,11 +16,12 @@ from .tokenizer import Tokenizer
 __all__ = ["from_file"]
 
 
-def from_file(path, *, pattern: str = "o200k", special_tokens=None, allow_approximate: bool = False):
+def from_file(path, *, pattern: Optional[str] = None, special_tokens=None, allow_approximate: bool = False):
     """Load any model file fastsw reads, by its content (HF's name): a fastsw model
     (:meth:`Tokenizer.save`), the authors' text format (``BoundlessBPE v2 ...``,
     :func:`load_paper_model`), a ``.tiktoken`` rank file, optionally gzip-compressed
-    (:meth:`Tokenizer.load_tiktoken` with ``pattern`` and ``special_tokens``), or the MinGram
+    (:meth:`Tokenizer.load_tiktoken` with ``pattern`` and ``special_tokens``: OpenAI's o200k_base and
+    cl100k_base files are recognised by their content, any other rank file needs ``pattern``), or the MinGram
     seed authors' ``semingram-v1`` JSON (:func:`fastsw.mingram.load_semingram`, which refuses a file it cannot
     read exactly unless ``allow_approximate=True``).
 

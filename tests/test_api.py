@@ -410,3 +410,16 @@ def test_approximate_exports_are_refused_unless_asked_for(multilingual_superbpe,
         path.unlink(missing_ok=True)
     report = tok.save_hf(path, allow_approximate=True)
     assert report["exact"] is False and any("supermerges" in r for r in report["reasons"])
+
+
+def test_from_file_recognises_a_cl100k_base_rank_file_and_asks_the_pattern_of_others(tmp_path):
+    """A rank file through from_file gets its own pattern and special tokens, as through load_tiktoken: never
+    o200k's by default."""
+    from fastsw.tiktoken_vocab import PATTERNS, bpe_openai_rank_file
+
+    tok = fastsw.Tokenizer.from_file(bpe_openai_rank_file("cl100k_base"))
+    assert tok.pretokenizer.main_pattern == PATTERNS["cl100k"] and tok.n_vocab == 100277
+    path = tmp_path / "mine.tiktoken"
+    path.write_bytes(b"YQ== 0\nYg== 1\n")  # "a" and "b"
+    with pytest.raises(ValueError, match="pattern="):
+        fastsw.Tokenizer.from_file(path)
