@@ -168,6 +168,13 @@ def _column(t, name):
     return [row[k] for row in t["rows"]]
 
 
+def _finish(fig, path: Path) -> list:
+    """Lay out ``fig``, write it to ``path`` and return ``[path]`` (what each plot function returns)."""
+    fig.tight_layout()
+    _save(fig, path)
+    return [path]
+
+
 def plot_train(tables, images: Path, tag: str) -> list:
     plt = _plt()
     t = tables[0]
@@ -180,10 +187,7 @@ def plot_train(tables, images: Path, tag: str) -> list:
         ax.set_xlabel(label)
         ax.grid(axis="x", alpha=0.3)
     fig.suptitle(t["title"], fontsize=10)
-    fig.tight_layout()
-    path = images / f"perf-train{tag}.png"
-    _save(fig, path)
-    return [path]
+    return _finish(fig, images / f"perf-train{tag}.png")
 
 
 def plot_scale(tables, images: Path, tag: str) -> list:
@@ -209,10 +213,7 @@ def plot_scale(tables, images: Path, tag: str) -> list:
         ax.grid(alpha=0.3, which="both")
         ax.legend(fontsize=7)
     fig.suptitle(t["title"], fontsize=10)
-    fig.tight_layout()
-    path = images / f"perf-scale{tag}.png"
-    _save(fig, path)
-    return [path]
+    return _finish(fig, images / f"perf-scale{tag}.png")
 
 
 def _grouped_bars(ax, labels, series: dict, ylabel: str) -> None:
@@ -232,10 +233,7 @@ def plot_languages(tables, images: Path, tag: str) -> list:
     _grouped_bars(ax, _column(t, "language"), {who: _column(t, f"{who} MB/s") for who in ("fastsw", "tiktoken", "HF")},
                   "MB/s, one thread")
     ax.set_title(t["title"], fontsize=10)
-    fig.tight_layout()
-    path = images / f"perf-languages{tag}.png"
-    _save(fig, path)
-    return [path]
+    return _finish(fig, images / f"perf-languages{tag}.png")
 
 
 def plot_tiktoken(tables, images: Path, tag: str) -> list:
@@ -249,10 +247,7 @@ def plot_tiktoken(tables, images: Path, tag: str) -> list:
         series = {w: _column(t, f"{w} MB/s") for w in who if any(v is not None for v in _column(t, f"{w} MB/s"))}
         _grouped_bars(ax, _column(t, "input"), series, "MB/s, one thread")
         ax.set_title(t["title"], fontsize=10)
-    fig.tight_layout()
-    path = images / f"perf-tiktoken{tag}.png"
-    _save(fig, path)
-    return [path]
+    return _finish(fig, images / f"perf-tiktoken{tag}.png")
 
 
 def plot_shard(tables, images: Path, tag: str) -> list:
@@ -269,10 +264,7 @@ def plot_shard(tables, images: Path, tag: str) -> list:
         ax.legend(fontsize=6, ncol=1)
         ax.set_title(t["title"].split("(", 1)[-1].rstrip(")"), fontsize=9)
     fig.suptitle("Files in, token shards on disk", fontsize=10)
-    fig.tight_layout()
-    path = images / f"perf-shard{tag}.png"
-    _save(fig, path)
-    return [path]
+    return _finish(fig, images / f"perf-shard{tag}.png")
 
 
 PLOTS = {"train": plot_train, "scale": plot_scale, "languages": plot_languages, "tiktoken": plot_tiktoken,
