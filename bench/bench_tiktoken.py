@@ -153,7 +153,7 @@ def profile_fastsw(tok, docs):
     the list conversion, summed (less the cost of a clock read, measured); then ``encode_ordinary`` itself, whose
     excess over the three is the per-call Python work. Timing each part alone over all the documents
     instead keeps that part's tables in cache: it left ~20 % of the total unaccounted for."""
-    from fastsw._pretok import scan_utf8
+    from fastsw.pretokenizers._pretok import scan_utf8
     fast = tok._fast()
     scanner = tok.pretokenizer._any_scanner()
     for d in docs[:50]:
