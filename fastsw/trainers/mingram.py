@@ -45,6 +45,7 @@ from fastsw.files import atomic_write_text
 from fastsw.pretokenizers.pretokenize import Pretokenizer
 from fastsw.io.model_file import MODEL_READERS, approximate_error
 from fastsw.tokenizer import MODEL_CLASSES, Tokenizer
+from fastsw.trainers.base import OptionError
 
 #: The score an atomic token with lp = -inf gets in a :class:`MinGramTokenizer` (MINGRAM.md 2.3, M:112-114).
 LOG_PROB_FLOOR = -100.0
@@ -63,35 +64,37 @@ _NEG_INF = float("-inf")
 # options
 
 def check_mingram_options(overshoot, em_iterations, score_delta, prune_criterion) -> dict:
-    """MinGram's training options with defaults filled in; one ``ValueError`` per bad value, saying what works."""
+    """MinGram's training options with defaults filled in; one :class:`~fastsw.trainers.base.OptionError` per bad
+    value, saying what works."""
     out = dict(DEFAULTS)
     if overshoot is not None:
         if isinstance(overshoot, bool) or not isinstance(overshoot, (int, float)) or not math.isfinite(overshoot):
-            raise ValueError(f"overshoot must be a number >= 1 (the seed BPE learns floor(add * overshoot) merges), "
-                             f"not {overshoot!r}")
+            raise OptionError("{overshoot} must be a number >= 1 (the seed BPE learns floor(add * overshoot) merges), "
+                              "not {overshoot:r}", overshoot=overshoot)
         if overshoot < 1:
-            raise ValueError(f"overshoot={overshoot} is below 1: the BPE seed would be smaller than the target and "
-                             "MinGram only removes tokens; use overshoot >= 1 (API default 1.1, the seed paper's "
-                             "grids 1.15)")
+            raise OptionError("{overshoot:v} is below 1: the BPE seed would be smaller than the target and MinGram "
+                              "only removes tokens; use {overshoot} >= 1 (API default 1.1, the seed paper's grids "
+                              "1.15)", overshoot=overshoot)
         if overshoot > MAX_SEED_MERGES:
-            raise ValueError(f"overshoot={overshoot!r} asks for a BPE seed beyond 2**63-1 merges, the largest fastsw "
-                             "trains; use a small factor such as 1.1 or 1.15 (a seed larger than the corpus can "
-                             "reach stops when pairs run out)")
+            raise OptionError("{overshoot:v} asks for a BPE seed beyond 2**63-1 merges, the largest fastsw trains; "
+                              "use a small factor such as 1.1 or 1.15 (a seed larger than the corpus can reach stops "
+                              "when pairs run out)", overshoot=overshoot)
         out["overshoot"] = float(overshoot)
     if em_iterations is not None:
         if isinstance(em_iterations, bool) or not isinstance(em_iterations, (int, np.integer)) or em_iterations < 1:
-            raise ValueError(f"em_iterations must be an integer >= 1 (E/M steps per round; default 2), "
-                             f"not {em_iterations!r}")
+            raise OptionError("{em_iterations} must be an integer >= 1 (E/M steps per round; default 2), not "
+                              "{em_iterations:r}", em_iterations=em_iterations)
         out["em_iterations"] = int(em_iterations)
     if score_delta is not None:
         if (isinstance(score_delta, bool) or not isinstance(score_delta, (int, float))
                 or not math.isfinite(score_delta) or score_delta < 0):
-            raise ValueError(f"score_delta must be a finite number >= 0 (default 1e-5; 0 = pure minimum token "
-                             f"count), not {score_delta!r}")
+            raise OptionError("{score_delta} must be a finite number >= 0 (default 1e-5; 0 = pure minimum token "
+                              "count), not {score_delta:r}", score_delta=score_delta)
         out["score_delta"] = float(score_delta)
     if prune_criterion is not None:
         if prune_criterion not in CRITERIA:
-            raise ValueError(f"prune_criterion={prune_criterion!r} is not one of {', '.join(CRITERIA)}")
+            raise OptionError("{prune_criterion:v} is not one of " + ", ".join(CRITERIA),
+                              prune_criterion=prune_criterion)
         out["prune_criterion"] = prune_criterion
     return out
 

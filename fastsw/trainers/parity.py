@@ -277,3 +277,113 @@ def learn_parity_merges(train_words: Dict[Lang, Words], token_bytes: List[bytes]
         if progress is not None:
             progress.update(1)
     return ParityMerges(merges, chosen, length_history, {lang: m.words for lang, m in mergers.items()})
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# phase 1 of fastsw.train on the reference path: the language columns of a count table
+
+def check_parity_languages(parity: dict, languages) -> None:
+    """The training languages are known: parity-aware BPE needs them, and dev/ratios name exactly them."""
+    if languages is None:
+        raise ValueError("parity-aware BPE trains on one text per language: give inputs as a dict {language: "
+                         "inputs}, or lang_field= with JSONL files, or count tables with languages ('fastsw count "
+                         "--lang')")
+    name = "dev" if parity["dev"] is not None else "ratios"
+    keys = list(parity[name])
+    extra = [lang for lang in keys if lang not in languages]
+    if extra:
+        raise ValueError(f"{name}= names language(s) {', '.join(map(repr, extra))} with no training text (training "
+                         f"languages: {', '.join(languages)}); give their training text too or leave them out")
+    missing = [lang for lang in languages if lang not in keys]
+    if missing:
+        raise ValueError(f"{name}= is missing language(s) {', '.join(map(repr, missing))}; give one per training "
+                         "language")
+
+
+def _plain_number(x):
+    """A JSON-friendly number for ``training_info``: ints and floats as they are, other rationals as ``"p/q"``."""
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return x
+    f = Fraction(x)
+    return f"{f.numerator}/{f.denominator}"
+
+
+def parity_phase1(counts, alphabet, profile, n_merges: int, parity: dict, dev_counts=None, progress=None):
+    """Phase 1 with parity-aware BPE (:func:`learn_parity_merges`, the reference; the numba backend runs its twin
+    :func:`fastsw.trainers.parity_fast.parity_phase1_packed`) over the language columns of ``counts``;
+    ``dev_counts`` are the dev texts' tables (``{language: Counts}``, counted like the training text) when
+    ``parity["dev"]`` is used. Returns ``(merges, words, token_bytes, result)``: ``words`` the final token ids of
+    every pretoken of ``counts`` (a list, as :meth:`fastsw.trainers.superword.ReferenceBackend.phase1` gives),
+    ``result`` the :class:`ParityMerges`.
+
+    A pretoken's final word depends only on its initial ids and the merges, so it is taken from the first
+    language that has the pretoken."""
+    tables = counts.by_language()
+    train_words = {lang: ([alphabet.initial_ids(p) for p in t.pretokens], t.counts) for lang, t in tables.items()}
+    dev_words = dev_sizes = None
+    if dev_counts is not None:
+        dev_words = {lang: ([alphabet.initial_ids(p) for p in dev_counts[lang].pretokens], dev_counts[lang].counts)
+                     for lang in tables}
+        dev_sizes = {lang: dev_counts[lang].n_documents for lang in tables}
+    token_bytes = list(alphabet.tokens)
+    result = learn_parity_merges(train_words, token_bytes, profile, n_merges, dev_words=dev_words,
+                                 dev_sizes=dev_sizes,
+                                 ratios=None if parity["ratios"] is None else {l: parity["ratios"][l] for l in tables},
+                                 global_merges=parity["global_merges"], variant=parity["variant"],
+                                 window=parity["window"], alpha=parity["alpha"],
+                                 min_frequency=parity["min_frequency"], exhausted=parity["exhausted"],
+                                 progress=progress)
+    final: dict = {}
+    for lang, t in tables.items():
+        for p, w in zip(t.pretokens, result.words[lang]):
+            final.setdefault(p, w)
+    # a pretoken with no count in any column occurs in no letter run either; its initial ids stand in
+    words = [final[p] if p in final else alphabet.initial_ids(p) for p in counts.pretokens]
+    return result.merges, words, token_bytes, result
+
+
+def replay_counts(merges, words, word_counts, n_alphabet: int):
+    """The counts BoundlessBPE (Algorithm 1) compares supermerges with when phase 1 is parity-aware.
+
+    Algorithm 1 takes a supermerge when its count exceeds the next regular merge's; with ordinary BPE the
+    counts never increase, so every token a supermerge uses was created already. Parity-aware merges carry the
+    chosen language's count, which can increase, so the keys are made safe: ``key[j] = max over k >= j of
+    max(count[k], single[k])``, ``single[k]`` being the occurrences of merge k's token as a whole pretoken (an
+    upper bound of any candidate pair count that uses it). A supermerge that beats ``key[j]`` then uses only
+    tokens of merges before j. With ordinary BPE's merges the keys are the counts themselves. ``words`` may be
+    packed ``(tokens, offsets, lengths)`` arrays (the fast path's)."""
+    if isinstance(words, tuple):
+        tokens, offsets, lengths = words
+        ones = [i for i, n in enumerate(lengths.tolist()) if n == 1]
+        words = [[t] for t in tokens[offsets[ones]].tolist()] if ones else []
+        word_counts = [word_counts[i] for i in ones]
+    single = [0] * len(merges)
+    for word, count in zip(words, word_counts):
+        if len(word) == 1 and word[0] >= n_alphabet:
+            single[word[0] - n_alphabet] += count
+    keys = [0] * len(merges)
+    running = 0
+    for k in range(len(merges) - 1, -1, -1):
+        running = max(running, merges[k][2], single[k])
+        keys[k] = running
+    return keys
+
+
+def parity_record(parity: dict, result, languages, dev_counts) -> dict:
+    """``training_info["parity"]``: the options and, compactly, the run: ``chosen`` is per merge the index of the
+    chosen language in ``languages`` (-1 for a global step of the hybrid), ``lengths`` the criterion's token
+    counts before the first and after the last merge (dev texts', or training texts' with ratios)."""
+    index = {lang: k for k, lang in enumerate(languages)}
+    record = {"variant": parity["variant"], "languages": list(languages),
+              "criterion": "dev" if parity["dev"] is not None else "ratios",
+              "global_merges": parity["global_merges"], "min_frequency": parity["min_frequency"],
+              "exhausted": parity["exhausted"],
+              "chosen": [-1 if lang is None else index[lang] for lang in result.languages],
+              "lengths": {"initial": result.lengths[0], "final": result.lengths[-1]}}
+    if parity["variant"] == "window":
+        record.update(window=parity["window"], alpha=_plain_number(parity["alpha"]))
+    if parity["ratios"] is not None:
+        record["ratios"] = {lang: _plain_number(parity["ratios"][lang]) for lang in languages}
+    if dev_counts is not None:
+        record["dev_documents"] = dev_counts[languages[0]].n_documents
+    return record
