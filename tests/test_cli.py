@@ -436,7 +436,7 @@ def test_encode_files_in_batches(bpe_model, tmp_path, capsys, monkeypatch):
     def per_line(self, *args, **kwargs):
         raise AssertionError("encode_ordinary called per line")
 
-    monkeypatch.setattr(cli, "ENCODE_BATCH_DOCS", 1000, raising=False)
+    monkeypatch.setattr(cli.encode, "ENCODE_BATCH_DOCS", 1000)
     monkeypatch.setattr(fastsw.Tokenizer, "encode_batch_to_numpy", counting)
     monkeypatch.setattr(fastsw.Tokenizer, "encode_ordinary", per_line)
     code, out, err = run(capsys, "encode", "-m", bpe_model, src)

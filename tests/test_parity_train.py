@@ -250,7 +250,7 @@ def test_cli_parity_train(tmp_path, capsys):
     (["--dev", f"en={'corpus/parallel/xquad.test.en.jsonl'}", "--dev", "de=PARALLEL_SHORT"],
      ["not parallel", "en: 120, de: 3"]),
     (lang_args("--dev", "test") + ["--window", "5"], ["--window", "--parity-variant window"]),
-    (lang_args("--dev", "test") + ["--weight", "de=2"], ["weights=", "parity-aware"]),
+    (lang_args("--dev", "test") + ["--weight", "de=2"], ["--weight", "parity-aware"]),
     (lang_args("--dev", "test") + ["--greedy-split"], ["--greedy-split"]),
 ])
 def test_cli_bad_parity_input(tmp_path, capsys, argv, words):

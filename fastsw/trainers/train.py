@@ -270,9 +270,9 @@ def _read_and_count(inputs, trainer: Trainer, parity, *, from_counts, pretokeniz
         n_workers = None if tagged else _counting_workers(inputs, workers, collect_runs=needs_runs)
     trainer.check(pretok, common)
     if pretok.mode == "none" and needs_runs:
-        raise ValueError(f"algo={algo!r} needs a pre-tokenizer that splits documents into words: supermerges "
-                         "join runs of >= 2 pretokens, and pretokenizer='none' makes one pretoken per document; "
-                         "use algo='bpe' with pretokenizer='none', or pretokenizer='script'")
+        raise OptionError("{algo:v} needs a pre-tokenizer that splits documents into words: supermerges join runs of "
+                          ">= 2 pretokens, and {pretokenizer:'none} makes one pretoken per document; use {algo:'bpe} "
+                          "with {pretokenizer:'none}, or {pretokenizer:'script}", algo=algo)
     stages = _backend(backend, progress)
     record = {"supermerges": None, "greedy_split": False, "min_count_floor": 15, "max_ngram_len": 30,
               **trainer.record()}

@@ -12,7 +12,8 @@ from fastsw.trainers.algorithms.bpe import fit_phase1
 from fastsw.trainers.base import Common, OptionError, Run, Trainer, TrainerConfig, option
 from fastsw.trainers.parity import EXHAUSTED, VARIANTS, parity_phase1, parity_record, replay_counts
 
-APPLIES = ("parity-aware BPE; add {algo:'parity-bpe} (or {phase1:'parity-bpe} with {algo:=boundless}/superbpe)")
+APPLIES = ("parity-aware BPE; add {algo:'parity-bpe} (or {phase1:'parity-bpe} with {algo:'boundless} or "
+           "{algo:'superbpe})")
 
 
 @dataclass

@@ -13,9 +13,10 @@ from fastsw.trainers.algorithms.parity_bpe import (PARITY_FIELDS, ParityConfig, 
 from fastsw.trainers.base import Common, OptionError, Run, Trainer, option
 from fastsw.trainers.superword import interleave
 
-_GREEDY = "BoundlessBPE and SuperBPE; add {algo:'boundless} or 'superbpe'"
-_PHASE1 = ("BoundlessBPE and SuperBPE (the phase-1 trainer); add {algo:'boundless} or 'superbpe', or for a plain "
-           "parity-aware model use {algo:'parity-bpe}")
+_GREEDY = "BoundlessBPE and SuperBPE; add {algo:'boundless} or {algo:'superbpe}"
+_SPLIT = "BoundlessBPE and SuperBPE with {greedy_split:=}; add {algo:'boundless} or {algo:'superbpe}"
+_PHASE1 = ("BoundlessBPE and SuperBPE (the phase-1 trainer); add {algo:'boundless} or {algo:'superbpe}, or for a "
+           "plain parity-aware model use {algo:'parity-bpe}")
 
 
 @dataclass
@@ -32,9 +33,9 @@ class SuperwordConfig(ParityConfig):
     greedy_split: bool = option(False, "split supermerge candidates into frequent n-grams (boundless/superbpe)",
                                 applies=_GREEDY)
     min_count_floor: int = option(15, "with --greedy-split: lower bound of the n-gram min count (default: 15)",
-                                  metavar="N", type=int, requires="greedy_split", applies=_GREEDY)
+                                  metavar="N", type=int, applies=_SPLIT)
     max_ngram_len: int = option(30, "with --greedy-split: longest n-gram (default: 30)", metavar="N", type=int,
-                                requires="greedy_split", applies=_GREEDY)
+                                applies=_SPLIT)
 
     def validate(self, common: Common) -> None:
         from fastsw.corpus.counting import as_integer
