@@ -13,7 +13,8 @@ from fastsw.trainers import mingram_kernels as K
 from fastsw.trainers import bpe_fast as fast_train
 from fastsw.alphabet import CharAlphabet, get_profile
 from fastsw.trainers.bpe import learn_merges
-from fastsw.trainers.mingram import (LOG_PROB_FLOOR, MinGramTokenizer, _FastLattice, _min_cover, build_trie_reference,
+from fastsw.trainers.mingram_fast import FastLattice
+from fastsw.trainers.mingram import (LOG_PROB_FLOOR, MinGramTokenizer, _min_cover, build_trie_reference,
                             costs, e_step_reference, initial_log_probs, learn_mingram, mi_scores_reference,
                             seed_counts_from_words, seed_token_atoms, viterbi)
 
@@ -131,7 +132,7 @@ def fixed_vocab_segment(word, vocab):
     atoms = [tuple(ord(c) for c in v) for v in vocab]
     trie = build_trie_reference(atoms, range(len(atoms)))
     ref = [vocab[t] for t in viterbi([ord(c) for c in word], trie, [0.0] * len(vocab), [len(a) for a in atoms])]
-    lat = _FastLattice(np.array([ord(c) for c in word], np.int32), np.array([0, len(word)], np.int64), [1], atoms,
+    lat = FastLattice(np.array([ord(c) for c in word], np.int32), np.array([0, len(word)], np.int64), [1], atoms,
                        128)
     paths, _ = lat.segment(np.arange(len(atoms)), np.zeros(len(atoms)))
     assert [vocab[t] for t in paths.tolist()] == ref
@@ -165,7 +166,7 @@ def test_minimum_token_count(extra, scores, word):
     path = viterbi(sym, trie, cost.tolist(), [len(a) for a in atoms])
     assert "".join(vocab[t] for t in path) == word
     assert len(path) == _min_cover(sym, trie)[len(sym)]
-    lat = _FastLattice(np.array(sym, np.int32), np.array([0, len(sym)], np.int64), [1], atoms, 3)
+    lat = FastLattice(np.array(sym, np.int32), np.array([0, len(sym)], np.int64), [1], atoms, 3)
     assert lat.segment(np.arange(len(atoms)), cost)[0].tolist() == path
 
 
@@ -213,7 +214,7 @@ def test_fast_equals_reference_on_real_text(multilingual_docs, criterion):
 
 def test_mi_scores_kernel_equals_reference(multilingual_docs):
     """MinGram-PP's scores from the kernel and the reference on a trained model's vocabulary."""
-    from fastsw.trainers.mingram import _mi_scores_fast
+    from fastsw.trainers.mingram_fast import mi_scores_fast
     tok = fastsw.train(multilingual_docs[:20], algo="mingram", vocab_size=600)
     counts, words = packed_corpus(tok.alphabet, multilingual_docs[:20], tok.pretokenizer)
     atoms = list(tok.tokens)
@@ -223,9 +224,9 @@ def test_mi_scores_kernel_equals_reference(multilingual_docs):
     lengths = np.fromiter(map(len, words), np.int64, len(words))
     off = np.zeros(len(words) + 1, np.int64)
     np.cumsum(lengths, out=off[1:])
-    lat = _FastLattice(np.fromiter((a for w in words for a in w), np.int32, int(off[-1])), off, counts.counts, atoms,
+    lat = FastLattice(np.fromiter((a for w in words for a in w), np.int32, int(off[-1])), off, counts.counts, atoms,
                        len(tok.alphabet))
-    fast = _mi_scores_fast(lat, list(range(len(atoms))), cost, len(tok.alphabet))
+    fast = mi_scores_fast(lat, list(range(len(atoms))), cost, len(tok.alphabet))
     assert fast.tolist() == ref
     assert any(ref)
     usage = e_step_reference(words, counts.counts, atoms, range(len(atoms)), cost.tolist(), len(atoms))

@@ -173,7 +173,7 @@ def learn_parity_merges_fast(train_words, token_bytes: List[bytes], profile, n_m
 
 def parity_phase1_packed(counts, alphabet, profile, n_merges: int, parity: dict, dev_counts=None,
                          progress=None):
-    """:func:`fastsw.trainers.train.parity_phase1` on the fast path: the same merges and
+    """:func:`fastsw.trainers.parity.parity_phase1` on the fast path: the same merges and
     :class:`~fastsw.trainers.parity.ParityMerges` (whose ``words`` is ``None`` here), and the phase-1 words of every
     pretoken of ``counts`` packed ``(tokens, offsets, lengths)`` as :meth:`fastsw.trainers.bpe_fast.FastBackend.phase1`
     gives them. Returns ``(merges, words, token_bytes, result)``.

@@ -17,7 +17,6 @@ import os
 import time
 import warnings
 from fractions import Fraction
-from numbers import Real
 from typing import Any, Dict, Optional, Sequence, Tuple
 
 from fastsw._config import resolve_backend
@@ -30,7 +29,7 @@ from fastsw.notes import OptionWarning, VocabularyNotReachedWarning
 from fastsw.progress import Progress
 from fastsw.corpus.readers import iter_documents, iter_language_documents
 from fastsw.trainers.base import Common, OptionError, Run, Trainer
-from fastsw.trainers.parity import check_parity_languages, parity_phase1, replay_counts  # noqa: F401 (re-exported)
+from fastsw.trainers.parity import check_parity_languages, replay_counts  # noqa: F401 (re-exported)
 from fastsw.trainers.registry import get_trainer, trainers
 from fastsw.trainers.superword import ReferenceBackend
 from fastsw.tokenizer import Tokenizer
