@@ -10,7 +10,8 @@ import pytest
 
 import fastsw
 from fastsw import cli
-from fastsw.trainers import OptionError, Trainer, TrainerConfig, get_trainer, option, register_trainer
+from fastsw.trainers import (OptionError, Trainer, TrainerConfig, get_trainer, option, register_trainer,
+                             unregister_trainer)
 from fastsw.trainers.registry import TRAINERS
 
 from conftest import run, write_jsonl
@@ -52,7 +53,8 @@ class ToyTrainer(Trainer):
 def toy():
     register_trainer(ToyTrainer)
     yield ToyTrainer
-    TRAINERS.pop("toy", None)
+    unregister_trainer("toy")
+    assert "toy" not in TRAINERS
 
 
 def test_a_trainer_defined_outside_fastsw_trains_through_the_api_and_the_cli(toy, tmp_path, capsys):
@@ -127,6 +129,8 @@ def test_registering_checks_the_trainer(toy):
     with pytest.raises(ValueError, match="option 'supermerges' of trainer 'clash' has default 7"):
         register_trainer(Clashing)
     assert "clash" not in TRAINERS
+    with pytest.raises(ValueError, match="'bpe' is a built-in trainer"):
+        unregister_trainer("bpe")
 
 
 def test_option_errors_name_options_in_either_words():

@@ -7,6 +7,7 @@ reference module, fast driver and Numba kernels side by side: :mod:`.bpe` + :mod
 :mod:`.bpe_kernels`; :mod:`.parity`, :mod:`.parity_fast`, :mod:`.parity_kernels`; :mod:`.mingram`,
 :mod:`.mingram_kernels`."""
 from fastsw.trainers.base import OptionError, Run, Trainer, TrainerConfig, option
-from fastsw.trainers.registry import get_trainer, register_trainer, trainers
+from fastsw.trainers.registry import get_trainer, register_trainer, trainers, unregister_trainer
 
-__all__ = ["Trainer", "TrainerConfig", "Run", "OptionError", "option", "register_trainer", "get_trainer", "trainers"]
+__all__ = ["Trainer", "TrainerConfig", "Run", "OptionError", "option", "register_trainer", "unregister_trainer",
+           "get_trainer", "trainers"]

@@ -9,7 +9,7 @@ from typing import Dict, List, Type
 
 from fastsw.trainers.base import Trainer, TrainerConfig
 
-__all__ = ["register_trainer", "get_trainer", "trainers", "TRAINERS"]
+__all__ = ["register_trainer", "unregister_trainer", "get_trainer", "trainers", "TRAINERS"]
 
 #: ``algo`` name -> :class:`~fastsw.trainers.base.Trainer` subclass.
 TRAINERS: Dict[str, Type[Trainer]] = {}
@@ -42,6 +42,15 @@ def register_trainer(trainer: Type[Trainer], *, replace: bool = False) -> Type[T
     return trainer
 
 
+def unregister_trainer(name: str) -> None:
+    """Forget the trainer registered as ``name`` (e.g. one a test or a notebook registered); a built-in trainer
+    cannot be removed."""
+    _builtins()
+    if name in _BUILTIN_NAMES:
+        raise ValueError(f"{name!r} is a built-in trainer; register another class with replace=True instead")
+    TRAINERS.pop(name, None)
+
+
 def get_trainer(name: str) -> Type[Trainer]:
     """The trainer registered as ``name``; an unknown name is a ``ValueError`` listing the known ones."""
     _builtins()
@@ -58,6 +67,7 @@ def trainers() -> List[Type[Trainer]]:
 
 
 _BUILTINS_LOADED = False
+_BUILTIN_NAMES = ("bpe", "boundless", "superbpe", "parity-bpe", "mingram")
 
 
 def _builtins() -> None:
