@@ -141,3 +141,12 @@ def test_option_errors_name_options_in_either_words():
     assert e.render(flags.get) == ("--supermerges 300 must be smaller than --vocab-size 300; pass --algo superbpe "
                                    "with --supermerges S")
     assert json.loads(json.dumps(str(e)))  # a plain message
+
+
+def test_the_docstring_examples_run():
+    import doctest
+    from fastsw.trainers import base, registry
+    for module in (base, registry):
+        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert result.attempted >= 2 and result.failed == 0, module.__name__
+    assert "nothing" not in TRAINERS  # the example removes what it registered

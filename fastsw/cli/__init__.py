@@ -18,7 +18,8 @@ import warnings
 from typing import Optional, Sequence
 
 from fastsw import __version__
-from fastsw.cli import count, decode, encode, eval, inspect, pretokenize, shard, show, train
+from fastsw.cli import count, decode, encode, pretokenize, shard, show, train
+from fastsw.cli import eval as eval_command, inspect as inspect_command
 from fastsw.cli.common import (EXIT_BROKEN_PIPE, EXIT_ERROR, EXIT_INTERRUPTED, CliError, _Parser, _print_error,
                                parse_escapes)
 from fastsw.notes import OptionWarning
@@ -26,7 +27,7 @@ from fastsw.notes import OptionWarning
 __all__ = ["main", "build_parser", "CliError", "parse_escapes"]
 
 #: The commands in the order ``fastsw --help`` lists them; each module adds its parser (``add_parser``).
-COMMANDS = (train, count, encode, shard, decode, pretokenize, inspect, eval, show)
+COMMANDS = (train, count, encode, shard, decode, pretokenize, inspect_command, eval_command, show)
 
 
 def build_parser():

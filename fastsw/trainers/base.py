@@ -240,7 +240,7 @@ class Trainer:
     A minimal trainer (the alphabet only, ignoring the corpus):
 
         >>> from dataclasses import dataclass
-        >>> from fastsw.trainers import Trainer, TrainerConfig, option, register_trainer
+        >>> from fastsw.trainers import Trainer, TrainerConfig, option, register_trainer, unregister_trainer
         >>> @dataclass
         ... class NothingConfig(TrainerConfig):
         ...     label: str = option("none", "a word recorded in training_info")
@@ -253,6 +253,7 @@ class Trainer:
         >>> import fastsw
         >>> fastsw.train(["some text"], algo="nothing", vocab_size=300, label="x").training_info["label"]
         'x'
+        >>> unregister_trainer("nothing")
     """
 
     name: ClassVar[str] = ""

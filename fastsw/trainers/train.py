@@ -1,15 +1,15 @@
-"""Training driver: counting, phase 1, aggregation, phase 2 (SPEC sections 4-6).
+"""Training driver: resolve the options, read and count, fit, build the model (SPEC sections 4-6).
 
-``train`` streams documents once: each is pre-tokenized, its pretokens are
-counted, and (for the superword algorithms) its *letter runs* are aggregated
-(see :mod:`fastsw.corpus.counting` and :mod:`fastsw.trainers.superword`). Everything after that
-works on aggregated counts only, so a corpus larger than memory trains as long
-as its counts fit; ``train(from_counts=...)`` starts from saved count tables
-instead of text and gives the same model.
+``train`` resolves its options into a trainer (:mod:`fastsw.trainers.registry`; the interface is
+:mod:`fastsw.trainers.base`) whose config holds its own options, checked before any text is read. It then streams
+the documents once: each is pre-tokenized, its pretokens are counted, and (for the trainers that learn supermerges)
+its *letter runs* are aggregated (see :mod:`fastsw.corpus.counting` and :mod:`fastsw.trainers.superword`).
+Everything after that is the trainer's ``fit`` on the aggregated counts only, so a corpus larger than memory trains
+as long as its counts fit; ``train(from_counts=...)`` starts from saved count tables instead of text and gives the
+same model.
 
-The stages after counting are the methods of one backend object per run,
-:class:`fastsw.trainers.superword.ReferenceBackend` or :class:`fastsw.trainers.bpe_fast.FastBackend`
-(same methods, same results); ``train`` never asks which one it has.
+The merge stages are the methods of one backend object per run, :class:`fastsw.trainers.superword.ReferenceBackend`
+or :class:`fastsw.trainers.bpe_fast.FastBackend` (same methods, same results); no trainer asks which one it has.
 """
 from __future__ import annotations
 
@@ -496,6 +496,11 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
     (``prune_criterion="usage_count"``, or ``"mi"`` for MinGram-PP); atomic tokens are never pruned. The size
     may end below ``vocab_size`` (a :class:`~fastsw.notes.VocabularyNotReachedWarning`) unless
     ``refill=True``. Returns a :class:`fastsw.trainers.mingram.MinGramTokenizer`.
+
+    ``algo`` names a trainer of :mod:`fastsw.trainers.registry` (:class:`fastsw.trainers.Trainer`): the five above,
+    or one added with :func:`fastsw.trainers.register_trainer`, whose options are keywords too (``**options``). Each
+    option belongs to the trainers whose config has it; given with another ``algo`` (not at its default) it is an
+    error that says which ``algo`` takes it. Every option is checked before any text is read.
 
     Ctrl-C raises ``KeyboardInterrupt`` in every stage (the merge kernels run in a worker
     thread and stop at their next merge step; no thread is left running).
