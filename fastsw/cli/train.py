@@ -115,7 +115,8 @@ def _add_trainer_options(p) -> None:
                 groups.setdefault(owner, {}).setdefault(field.name, field)
     for klass in sorted(groups, key=lambda c: c.help_order):
         g = p.add_argument_group(klass.help_title or klass.__name__, klass.help_text or None)
-        for field in groups[klass].values():
+        moved_in = sorted(groups[klass].values(), key=lambda f: f.metadata.get("group") is None)  # e.g. --phase1
+        for field in moved_in:
             meta, kwargs = field.metadata, {"dest": field.name, "help": field.metadata["doc"]}
             if field.default is False:
                 kwargs["action"] = "store_true"
