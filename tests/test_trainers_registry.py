@@ -129,6 +129,14 @@ def test_registering_checks_the_trainer(toy):
     with pytest.raises(ValueError, match="option 'supermerges' of trainer 'clash' has default 7"):
         register_trainer(Clashing)
     assert "clash" not in TRAINERS
+    @dataclass
+    class Taken(TrainerConfig):
+        workers: int = option(2, "a name train() has for itself")
+
+    class Taking(Trainer):
+        name, Config = "taking", Taken
+    with pytest.raises(ValueError, match="option 'workers' of trainer 'taking' is a name fastsw.train"):
+        register_trainer(Taking)
     with pytest.raises(ValueError, match="'bpe' is a built-in trainer"):
         unregister_trainer("bpe")
 
@@ -150,3 +158,12 @@ def test_the_docstring_examples_run():
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert result.attempted >= 2 and result.failed == 0, module.__name__
     assert "nothing" not in TRAINERS  # the example removes what it registered
+
+
+def test_the_common_options_are_train_s_own():
+    import inspect
+    from fastsw.trainers import trainers
+    from fastsw.trainers.base import COMMON_OPTIONS
+    own = set(inspect.signature(fastsw.train).parameters) - {"_count_candidates", "options"}
+    trainer_options = {f.name for t in trainers() for f in t.Config.options()}
+    assert own - trainer_options == set(COMMON_OPTIONS) and not trainer_options & set(COMMON_OPTIONS)

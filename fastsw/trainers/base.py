@@ -100,6 +100,12 @@ def api_words(template: str, **values: Any) -> str:
 
 # ---- options ---------------------------------------------------------------------------------------------------
 
+#: The options of :func:`fastsw.train` that belong to no trainer (reading, counting, the vocabulary, the backend);
+#: a trainer's option may not take one of these names.
+COMMON_OPTIONS = ("inputs", "algo", "vocab_size", "profile", "pretokenizer", "normalize", "alphabet", "byte_fallback",
+                  "special_tokens", "text_field", "doc_mode", "separator", "progress", "backend", "workers",
+                  "from_counts", "weights", "shares", "lang_field")
+
 
 def option(default: Any, doc: str, *, flag: Optional[str] = None, metavar: Optional[str] = None,
            choices: Optional[Sequence[str]] = None, type: Optional[Callable[[str], Any]] = None,

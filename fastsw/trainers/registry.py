@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Type
 
-from fastsw.trainers.base import Trainer, TrainerConfig
+from fastsw.trainers.base import COMMON_OPTIONS, Trainer, TrainerConfig
 
 __all__ = ["register_trainer", "unregister_trainer", "get_trainer", "trainers", "TRAINERS"]
 
@@ -33,6 +33,9 @@ def register_trainer(trainer: Type[Trainer], *, replace: bool = False) -> Type[T
     if name in TRAINERS and not replace and TRAINERS[name] is not trainer:
         raise ValueError(f"a trainer named {name!r} is registered already; pass replace=True to replace it")
     for field in trainer.Config.options():
+        if field.name in COMMON_OPTIONS or field.name.startswith("_"):
+            raise ValueError(f"option {field.name!r} of trainer {name!r} is a name fastsw.train() takes for itself; "
+                             "rename it")
         for other in TRAINERS.values():
             for f in other.Config.options():
                 if f.name == field.name and f.default != field.default and other.name != name:
