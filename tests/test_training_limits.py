@@ -101,7 +101,7 @@ def test_vocab_sizes_beyond_int64_or_below_the_alphabet_are_one_error(backend, k
 @pytest.mark.parametrize("argv,words", [
     (["--vocab-size", str(2 ** 63)], f"--vocab-size {2 ** 63} is beyond 2**63-1"),
     (["--vocab-size", str(2 ** 70)], f"--vocab-size {2 ** 70} is beyond 2**63-1"),
-    (["--vocab-size", "100"], "--vocab-size 100 is smaller than the 243-token byte alphabet"),
+    (["--vocab-size", "100"], "--vocab-size 100 is smaller than the 243-token alphabet; use --vocab-size >= 244"),
 ])
 def test_cli_vocab_sizes_beyond_int64_or_below_the_alphabet(tmp_path, capsys, argv, words):
     corpus = tmp_path / "tiny.txt"
