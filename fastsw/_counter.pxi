@@ -22,8 +22,15 @@ cdef struct SeqTable:
     uint64_t* hashes     # the key of each entry (see _hash_seq)
     int64_t n            # entries
     int64_t cap          # capacity of offsets (cap + 1), counts, hashes
-    int64_t* slots       # entry number, or -1 for an empty slot
+    uint64_t* slots      # (tag << 32) | entry number, or all ones when empty (see _table_find_or_add)
     int64_t n_slots      # a power of two
+
+
+# A slot holds the entry number in its low 32 bits and, above them, a tag: the high 32 bits of the
+# mixed key, whose low bits chose the slot. A probe compares the tag in the slot it already read and
+# looks at the entry's key (another cache line, often another page) only when the tags agree, so a
+# new sequence -- most letter runs -- costs one cache miss instead of one per occupied slot passed.
+# EMPTY_SLOT: all ones (entry 0xFFFFFFFF, never used: at most 0xFFFFFFFE entries)
 
 
 cdef int _table_init(SeqTable* t) noexcept nogil:
@@ -36,10 +43,10 @@ cdef int _table_init(SeqTable* t) noexcept nogil:
     t.offsets = <int64_t*> malloc((t.cap + 1) * sizeof(int64_t))
     t.counts = <int64_t*> malloc(t.cap * sizeof(int64_t))
     t.hashes = <uint64_t*> malloc(t.cap * sizeof(uint64_t))
-    t.slots = <int64_t*> malloc(t.n_slots * sizeof(int64_t))
+    t.slots = <uint64_t*> malloc(t.n_slots * sizeof(uint64_t))
     if t.items == NULL or t.offsets == NULL or t.counts == NULL or t.hashes == NULL or t.slots == NULL:
         return -1
-    memset(t.slots, 0xFF, t.n_slots * sizeof(int64_t))
+    memset(t.slots, 0xFF, t.n_slots * sizeof(uint64_t))
     t.offsets[0] = 0
     return 0
 
@@ -90,15 +97,17 @@ cdef inline uint64_t _hash_seq(const char_t* s, Py_ssize_t n) noexcept nogil:
 cdef int _table_rehash(SeqTable* t) noexcept nogil:
     cdef int64_t n_slots = 2 * t.n_slots, e, s
     cdef int64_t mask = n_slots - 1
-    cdef int64_t* slots = <int64_t*> malloc(n_slots * sizeof(int64_t))
+    cdef uint64_t m
+    cdef uint64_t* slots = <uint64_t*> malloc(n_slots * sizeof(uint64_t))
     if slots == NULL:
         return -1
-    memset(slots, 0xFF, n_slots * sizeof(int64_t))
+    memset(slots, 0xFF, n_slots * sizeof(uint64_t))
     for e in range(t.n):
-        s = <int64_t> (_mix(t.hashes[e]) & <uint64_t> mask)
-        while slots[s] != -1:
+        m = _mix(t.hashes[e])
+        s = <int64_t> (m & <uint64_t> mask)
+        while slots[s] != 0xFFFFFFFFFFFFFFFFULL:
             s = (s + 1) & mask
-        slots[s] = e
+        slots[s] = (m & 0xFFFFFFFF00000000ULL) | <uint64_t> e
     free(t.slots)
     t.slots = slots
     t.n_slots = n_slots
@@ -110,14 +119,20 @@ cdef int64_t _table_find_or_add(SeqTable* t, const char_t* s, Py_ssize_t n, uint
     """The entry holding ``s[0:n]`` (key ``h`` from ``_hash_seq``), appended with count 0 if new
     (``added[0]`` set); -1 when out of memory."""
     cdef int64_t mask = t.n_slots - 1
-    cdef int64_t slot = <int64_t> (_mix(h) & <uint64_t> mask), e, o, i, cap
+    cdef uint64_t m = _mix(h)
+    cdef uint64_t tag = m & 0xFFFFFFFF00000000ULL, v
+    cdef int64_t slot = <int64_t> (m & <uint64_t> mask), e, o, i, cap
     cdef const uint32_t* item
     cdef bint same
     added[0] = False
     while True:
-        e = t.slots[slot]
-        if e == -1:
+        v = t.slots[slot]
+        if v == 0xFFFFFFFFFFFFFFFFULL:
             break
+        if (v & 0xFFFFFFFF00000000ULL) != tag:
+            slot = (slot + 1) & mask
+            continue
+        e = <int64_t> (v & 0xFFFFFFFFULL)
         if t.hashes[e] == h:
             if not (h >> 63):
                 return e  # a short key is the sequence itself
@@ -141,6 +156,8 @@ cdef int64_t _table_find_or_add(SeqTable* t, const char_t* s, Py_ssize_t n, uint
             return -1
         t.items = <uint32_t*> item
         t.items_cap = cap
+    if t.n >= 0xFFFFFFFELL:
+        return -1  # the slots hold 32-bit entry numbers
     if t.n == t.cap:
         cap = 2 * t.cap
         if _realloc64(&t.offsets, cap + 1) < 0 or _realloc64(&t.counts, cap) < 0 \
@@ -154,7 +171,7 @@ cdef int64_t _table_find_or_add(SeqTable* t, const char_t* s, Py_ssize_t n, uint
     t.offsets[e + 1] = t.n_items
     t.counts[e] = 0
     t.hashes[e] = h
-    t.slots[slot] = e
+    t.slots[slot] = tag | <uint64_t> e
     t.n += 1
     added[0] = True
     if 2 * t.n > t.n_slots and _table_rehash(t) < 0:
