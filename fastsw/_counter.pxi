@@ -187,6 +187,69 @@ cdef int _realloc64(int64_t** p, int64_t n) noexcept nogil:
     return 0
 
 
+cdef class _Block:
+    """A ``malloc``'d block that numpy arrays view without a copy (``np.frombuffer``); freed with the last
+    array that views it. How a table's arrays leave the C side: a copy would touch every page again (a
+    page fault each, and twice the memory until the table is freed)."""
+    cdef void* data
+    cdef Py_ssize_t nbytes
+    cdef Py_ssize_t shape[1]
+
+    def __getbuffer__(self, Py_buffer* buf, int flags):
+        self.shape[0] = self.nbytes
+        buf.buf = self.data
+        buf.obj = self
+        buf.len = self.nbytes
+        buf.readonly = 0
+        buf.itemsize = 1
+        buf.format = "B"
+        buf.ndim = 1
+        buf.shape = self.shape
+        buf.strides = NULL
+        buf.suboffsets = NULL
+        buf.internal = NULL
+
+    def __releasebuffer__(self, Py_buffer* buf):
+        pass
+
+    def __dealloc__(self):
+        free(self.data)
+
+
+cdef object _hand_over(void** p, int64_t n, Py_ssize_t itemsize, dtype):
+    """The first ``n`` items of the block ``p[0]`` as a numpy array of ``dtype`` that owns the block
+    (trimmed to size); ``p[0]`` becomes NULL."""
+    cdef void* data = p[0]
+    cdef void* trimmed
+    p[0] = NULL
+    if n == 0:
+        free(data)
+        return np.empty(0, dtype=dtype)
+    trimmed = realloc(data, n * itemsize)
+    if trimmed != NULL:
+        data = trimmed
+    cdef _Block block = _Block.__new__(_Block)
+    block.data = data
+    block.nbytes = n * itemsize
+    return np.frombuffer(block, dtype=dtype)
+
+
+cdef tuple _take_table(SeqTable* t):
+    """``(items as int32, offsets, counts)`` of ``t`` without copying; ``t`` is left empty (initialised again),
+    or freed (all NULL) when memory ran out."""
+    free(t.slots)
+    free(t.hashes)
+    t.slots = NULL
+    t.hashes = NULL
+    items = _hand_over(<void**> &t.items, t.n_items, sizeof(uint32_t), np.int32)
+    offsets = _hand_over(<void**> &t.offsets, t.n + 1, sizeof(int64_t), np.int64)
+    counts = _hand_over(<void**> &t.counts, t.n, sizeof(int64_t), np.int64)
+    if _table_init(t) < 0:
+        _table_free(t)
+        raise MemoryError()
+    return items, offsets, counts
+
+
 cdef enum:
     CACHE_SLOTS = 4096  # a power of two (the slot is the top 12 bits of a hash); 64 KB, within L2
     WINDOW = 4096  # pretokens matched before they are counted (48 KB of scratch, whatever the document)
@@ -625,6 +688,13 @@ cdef class Counter:
                 cv[e] = t.counts[e]
         return ids, offsets, counts
 
+    def take_runs(self):
+        """What :meth:`runs` returns, without a copy: the arrays take over the table's memory and the counter
+        keeps no letter runs afterwards (counting more documents starts them again from none)."""
+        if not self.ok:
+            raise RuntimeError("this Counter ran out of memory earlier; its counts are incomplete")
+        return _take_table(&self.st.runs)
+
 
 def aggregate_runs(const int32_t[::1] run_ids, const int64_t[::1] run_offsets, const int64_t[::1] run_counts,
                    const int64_t[::1] single_token):
@@ -690,22 +760,10 @@ def aggregate_runs(const int32_t[::1] run_ids, const int64_t[::1] run_offsets, c
             raise IndexError(f"a letter run refers to pretoken {bad}, outside 0..{n_single - 1}")
         if rc < 0:
             raise MemoryError()
-        tokens = np.empty(t.n_items, dtype=np.int32)
-        offsets = np.empty(t.n + 1, dtype=np.int64)
-        counts = np.empty(t.n, dtype=np.int64)
-        if t.n_items:
-            memcpy(_addr_i32(tokens), t.items, t.n_items * sizeof(uint32_t))
-        memcpy(_addr_i64(offsets), t.offsets, (t.n + 1) * sizeof(int64_t))
-        if t.n:
-            memcpy(_addr_i64(counts), t.counts, t.n * sizeof(int64_t))
-        return tokens, offsets, counts
+        return _take_table(&t)
     finally:
         free(buf)
         _table_free(&t)
-
-
-cdef void* _addr_i32(int32_t[::1] a):
-    return <void*> &a[0]
 
 
 cdef void* _addr_i64(int64_t[::1] a):
