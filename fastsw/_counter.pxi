@@ -251,7 +251,8 @@ cdef tuple _take_table(SeqTable* t):
 
 
 cdef enum:
-    CACHE_SLOTS = 4096  # a power of two (the slot is the top 12 bits of a hash); 64 KB, within L2
+    CACHE_SLOTS = 16384  # a power of two: the slot is the top CACHE_BITS bits of a hash; 256 KB, within L2
+    CACHE_SHIFT = 50  # 64 - CACHE_BITS (14)
     WINDOW = 4096  # pretokens matched before they are counted (48 KB of scratch, whatever the document)
 
 
@@ -269,8 +270,8 @@ cdef struct CountState:
     Chunks chunks        # scratch: script chunks of one document
     int64_t n_documents
     int64_t n_bytes
-    uint64_t cache_key[CACHE_SLOTS]   # a direct-mapped cache of short keys -> pretoken entries, so the
-    int64_t cache_entry[CACHE_SLOTS]  # most frequent pretokens are found without touching the big table
+    uint64_t cache_key[CACHE_SLOTS]   # a direct-mapped cache of keys -> pretoken entries, so the most
+    int64_t cache_entry[CACHE_SLOTS]  # frequent pretokens are found without probing the big table
 
 
 cdef inline int64_t _utf8_length(const char_t* s, Py_ssize_t n) noexcept nogil:
@@ -285,22 +286,38 @@ cdef inline int64_t _utf8_length(const char_t* s, Py_ssize_t n) noexcept nogil:
 
 
 cdef inline int64_t _add_pretoken(CountState* st, const Tables* tb, const char_t* s, Py_ssize_t n) noexcept nogil:
-    """Count one occurrence of the pretoken ``s[0:n]``; its entry, or -1 when out of memory."""
+    """Count one occurrence of the pretoken ``s[0:n]``; its entry, or -1 when out of memory.
+
+    The cache holds the last entry seen under each slot. A short key is the pretoken itself; a long one
+    (a hash) is confirmed against the entry's code points, which for a frequent pretoken are in cache:
+    so a frequent long word costs no probe of the big table's slots and keys either."""
     cdef uint64_t h = _hash_seq(s, n)
-    cdef Py_ssize_t slot = <Py_ssize_t> ((h ^ (h >> 29)) * 0x9E3779B97F4A7C15ULL >> 52)  # top 12 bits
-    cdef int64_t e, i
-    cdef bint added
+    cdef Py_ssize_t slot = <Py_ssize_t> ((h ^ (h >> 29)) * 0x9E3779B97F4A7C15ULL >> CACHE_SHIFT)
+    cdef int64_t e, i, o
+    cdef bint added, same
     cdef uint8_t letter
-    if st.cache_key[slot] == h:  # only short keys are cached, and a short key is the pretoken itself
+    cdef const uint32_t* item
+    if st.cache_key[slot] == h:
         e = st.cache_entry[slot]
-        st.pre.counts[e] += 1
-        return e
+        same = True
+        if h >> 63:
+            o = st.pre.offsets[e]
+            if st.pre.offsets[e + 1] - o != n:
+                same = False
+            else:
+                item = st.pre.items + o
+                for i in range(n):
+                    if item[i] != <uint32_t> s[i]:
+                        same = False
+                        break
+        if same:
+            st.pre.counts[e] += 1
+            return e
     e = _table_find_or_add(&st.pre, s, n, h, &added)
     if e < 0:
         return -1
-    if not (h >> 63):
-        st.cache_key[slot] = h
-        st.cache_entry[slot] = e
+    st.cache_key[slot] = h
+    st.cache_entry[slot] = e
     if added:
         letter = 0
         for i in range(n):
@@ -487,7 +504,7 @@ cdef class Counter:
     def __cinit__(self, Scanner scanner not None, bint collect_runs):
         self.scanner = scanner
         memset(&self.st, 0, sizeof(CountState))
-        memset(self.st.cache_key, 0xFF, sizeof(self.st.cache_key))  # all ones: never a short key
+        memset(self.st.cache_key, 0xFF, sizeof(self.st.cache_key))  # all ones: never a key (_hash_seq)
         self.st.collect_runs = collect_runs
         self.st.letter_cap = 256
         self.st.letter = <uint8_t*> malloc(self.st.letter_cap)
