@@ -340,9 +340,24 @@ def _initial_ids(text, s, e, byte_ids, chars, out, w):
     allows the bytes around it is written as its token (module note (7)). Returns the number of ids written.
     (The table look-up is written out here: as a helper function it cost three times as much.)"""
     if chars.shape[0] <= _CHAR_BLOCKS:  # no character table (atoms, wide alphabets): the bytes
-        for i in range(s, e):
-            out[w + i - s] = byte_ids[text[i]]
-        return e - s
+        if byte_ids.shape[0] == 256:
+            for i in range(s, e):
+                out[w + i - s] = byte_ids[text[i]]
+            return e - s
+        # a wide alphabet's table (module note (9)): a three-byte atom code 0xF5, 0x80 | slot >> 6,
+        # 0x80 | slot & 0x3F is one id, byte_ids[256 + slot]
+        m = 0
+        i = s
+        while i < e:
+            b = text[i]
+            if b == 0xF5 and i + 3 <= e:
+                out[w + m] = byte_ids[256 + (((np.int64(text[i + 1]) & 0x3F) << 6) | (np.int64(text[i + 2]) & 0x3F))]
+                i += 3
+            else:
+                out[w + m] = byte_ids[b]
+                i += 1
+            m += 1
+        return m
     m = 0
     i = s
     while i < e:
