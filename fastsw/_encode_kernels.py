@@ -334,10 +334,12 @@ def _build_char_table(tb, tb_off, byte_ids, table, lefts, rights, ranks):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _initial_ids(text, s, e, byte_ids, chars, out, w):
+def _initial_ids(text, s, e, byte_ids, chars, table, out, w):
     """Write the atomic ids of the pretoken ``text[s:e]`` at ``out[w:]``: each byte's id, except that a unit (a
     character of 2-4 bytes, or a space and one) found in the table ``chars`` (:func:`_build_char_table`) that
-    allows the bytes around it is written as its token (module note (7)). Returns the number of ids written.
+    allows the bytes around it is written as its token (module note (7)); with a wide ``byte_ids`` (more than 256
+    entries: module note (9)), each three-byte atom code is one id, and two atoms whose pair has a merge in the rank
+    ``table`` are written as the merged token. Returns the number of ids written.
     (The table look-up is written out here: as a helper function it cost three times as much.)"""
     if chars.shape[0] <= _CHAR_BLOCKS:  # no character table (atoms, wide alphabets): the bytes
         if byte_ids.shape[0] == 256:
@@ -345,18 +347,30 @@ def _initial_ids(text, s, e, byte_ids, chars, out, w):
                 out[w + i - s] = byte_ids[text[i]]
             return e - s
         # a wide alphabet's table (module note (9)): a three-byte atom code 0xF5, 0x80 | slot >> 6,
-        # 0x80 | slot & 0x3F is one id, byte_ids[256 + slot]
+        # 0x80 | slot & 0x3F is one id, byte_ids[256 + slot]; an atom and the atom after it whose pair merges
+        # (a SCRIPT character: block, index) are written as their merged token
         m = 0
         i = s
+        held = np.int64(-1)  # the last atom written, while the next code may pair with it
         while i < e:
             b = text[i]
             if b == 0xF5 and i + 3 <= e:
-                out[w + m] = byte_ids[256 + (((np.int64(text[i + 1]) & 0x3F) << 6) | (np.int64(text[i + 2]) & 0x3F))]
+                a = byte_ids[256 + (((np.int64(text[i + 1]) & 0x3F) << 6) | (np.int64(text[i + 2]) & 0x3F))]
                 i += 3
+                if held >= 0:
+                    v = _pair_lookup(table, out[w + m - 1], a)
+                    if v >= 0:
+                        out[w + m - 1] = np.int32(v & _LOW32)
+                        held = -1
+                        continue
+                out[w + m] = a
+                m += 1
+                held = 1
             else:
                 out[w + m] = byte_ids[b]
+                m += 1
                 i += 1
-            m += 1
+                held = -1
         return m
     m = 0
     i = s
@@ -980,7 +994,7 @@ def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc_short, sc_long, tb,
                             for i in range(n):
                                 out[w + i] = out[src + i]
             if n == 0:
-                n = _initial_ids(text, s, e, byte_ids, chars, out, w)
+                n = _initial_ids(text, s, e, byte_ids, chars, r_table, out, w)
                 if n <= short_limit:
                     n = _merge_scan(out, w, n, r_table, heap, s_bits, 0)
                 else:

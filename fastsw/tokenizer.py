@@ -310,8 +310,8 @@ class Tokenizer:
             from .fast_encode import supported as check
             supported = check(self.alphabet)
             if not supported and type(self)._new_fast_encoder is Tokenizer._new_fast_encoder:
-                from .wide_encode import wide_alphabet  # FastEncoder's models: three-byte atoms (SCRIPT v3) too
-                supported = wide_alphabet(self.alphabet)
+                from .wide_encode import atom_pairs_first, wide_alphabet  # three-byte atoms (SCRIPT v3) too
+                supported = wide_alphabet(self.alphabet) and atom_pairs_first(self.alphabet, self._regular_ranks)
             self._fast_ok = supported
         return supported
 

@@ -8,6 +8,11 @@ holds) as the one id ``byte_ids[256 + slot]`` (kernel module note (9)). Everythi
 whole-pretoken shortcut and the miss cache compare the pieces' token bytes with the model's token bytes, and the
 supermerge runs are found and merged in the same pass.
 
+Two atoms whose pair has a merge are written as the merged token before the merge loop runs (a SCRIPT character:
+its block and index atoms). That is the reference's answer only where such pairs stand apart from every other merge
+(:func:`atom_pairs_first`, true of every model the SCRIPT trainers make); the fast encoder refuses a model where
+it is not, which then encodes on the reference path.
+
 The pieces' token bytes come from the pre-tokenizer in one call when it has the compiled route
 (:meth:`fastsw.script_v3.ScriptPretokenizer.token_bytes_batch`: every code point's spelled bytes from one table, no
 ``str`` per pretoken); otherwise from its pieces (:func:`fastsw.alphabet.atom_bytes_packed`).
@@ -22,10 +27,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .alphabet import AtomAlphabet
+from .alphabet import N_SHORT_ATOMS, AtomAlphabet
 from .fast_encode import FastEncoder
 
-__all__ = ["wide_alphabet", "wide_byte_ids", "WideFastEncoder"]
+__all__ = ["wide_alphabet", "wide_byte_ids", "atom_pairs_first", "WideFastEncoder"]
 
 #: Atom slots a wide table holds after the 256 bytes (:data:`fastsw.alphabet.N_ATOM_SLOTS`).
 _SLOTS = 0x800
@@ -34,6 +39,32 @@ _SLOTS = 0x800
 def wide_alphabet(alphabet) -> bool:
     """Whether ``alphabet`` has atoms with three-byte codes (and byte fallback): this module's encoder's."""
     return isinstance(alphabet, AtomAlphabet) and alphabet.base is not None and not alphabet.short_only
+
+
+def atom_pairs_first(alphabet, regular_ranks) -> bool:
+    """Whether merging pairs of three-byte atoms first, as the kernel does, gives the reference's ids for a model
+    with ``alphabet`` and ``regular_ranks`` (``(left, right) -> (rank, new id)``): the merges of two such atoms (a
+    SCRIPT character: block, index) have lefts that are never the right of a merge and rights that are never the
+    left of one, and no other merge has such a left or right. Then no merge but its own ever takes either atom of
+    such a pair, so the pair is merged whenever its rank comes, and merging it earlier only makes the pairs of the
+    merged token exist earlier, which rank after it (a merge's parts are made before it) and wait for their turn
+    as before.
+
+        >>> from fastsw.alphabet import Atom
+        >>> a = AtomAlphabet("bytes243", [Atom(8, "b", "b"), Atom(9, "i", "i")])   # ids 243, 244
+        >>> atom_pairs_first(a, {(243, 244): (0, 245), (245, 97): (1, 246)})
+        True
+        >>> atom_pairs_first(a, {(243, 244): (0, 245), (244, 97): (1, 246)})        # 244 is also a left
+        False
+    """
+    wide = {alphabet.n_base + k for k, a in enumerate(alphabet.atoms) if a.slot >= N_SHORT_ATOMS}
+    pairs = [(x, y) for x, y in regular_ranks if x in wide and y in wide]
+    lefts = {x for x, _ in pairs}
+    rights = {y for _, y in pairs}
+    if lefts & rights:
+        return False
+    return not any((x in lefts or x in rights or y in lefts or y in rights) and not (x in wide and y in wide)
+                   for x, y in regular_ranks)
 
 
 def wide_byte_ids(alphabet: AtomAlphabet) -> np.ndarray:
@@ -59,6 +90,9 @@ class WideFastEncoder(FastEncoder):
     _wide = True
 
     def __init__(self, tables):
+        if not atom_pairs_first(tables.alphabet, tables.regular_ranks):
+            raise ValueError("this model merges atoms in a way the fast encoder does not take (see "
+                             "fastsw.wide_encode.atom_pairs_first); use backend='python'")
         super().__init__(tables)
         self.byte_ids = wide_byte_ids(tables.alphabet)
         self._kernel_tables = None

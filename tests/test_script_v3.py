@@ -552,21 +552,53 @@ def test_fast_encoder_equals_reference(trained):
 
 
 def test_wide_byte_table_reads_atom_codes(trained):
-    # the kernel's wide table: a three-byte atom code is one id (alphabet.initial_ids), a byte is its byte's id
+    # the kernel's wide table: a three-byte atom code is one id (alphabet.initial_ids), a byte is its byte's id; with
+    # the model's rank table, an atom and the next one whose pair merges (a character: block, index) are their token
     from fastsw import _encode_kernels as K
-    from fastsw.fast_encode import NO_CHARS
+    from fastsw.fast_encode import NO_CHARS, pair_table
     from fastsw.wide_encode import wide_byte_ids
     tok = trained["bpe", "script-v3+boundary[w,p,d]+caps"]
     table = wide_byte_ids(tok.alphabet)
     pieces = tok.pretokenizer.pretokenize("The cat, 日本 \ue000 ꙮ")
     data, lengths = atom_bytes_packed(pieces)
-    out = np.empty(data.shape[0], np.int32)
-    got, start = [], 0
-    for n in lengths.tolist():
-        m = K._initial_ids(data, start, start + n, table, NO_CHARS, out, 0)
-        got.append(out[:m].tolist())
-        start += n
-    assert got == [tok.alphabet.initial_ids(p) for p in pieces]
+    wide = {i for i in range(len(tok.alphabet)) if tok.vocab[i][:1] == b"\xf5"}
+
+    def pairs_first(ids):  # left to right: an atom and the atom after it, merged when the pair has a merge
+        out = []
+        for x in ids:
+            if out and out[-1] in wide and x in wide and (out[-1], x) in tok.regular_ranks:
+                out[-1] = tok.regular_ranks[out[-1], x][1]
+            else:
+                out.append(x)
+        return out
+
+    for ranks, expect in (({}, lambda p: tok.alphabet.initial_ids(p)),
+                          (tok.regular_ranks, lambda p: pairs_first(tok.alphabet.initial_ids(p)))):
+        out = np.empty(data.shape[0], np.int32)
+        got, start = [], 0
+        for n in lengths.tolist():
+            m = K._initial_ids(data, start, start + n, table, NO_CHARS, pair_table(dict(ranks)), out, 0)
+            got.append(out[:m].tolist())
+            start += n
+        assert got == [expect(p) for p in pieces]
+    assert sum(map(len, got)) < sum(len(tok.alphabet.initial_ids(p)) for p in pieces)   # characters were merged
+
+
+def test_atom_pairs_first_is_required_for_the_fast_encoder(trained):
+    # a model where an index atom is also the left of another merge: the pairs of atoms may not be merged first, so
+    # "auto" encodes on the reference path and the fast encoder refuses plainly
+    import fastsw
+    from fastsw.wide_encode import WideFastEncoder, atom_pairs_first
+    tok = trained["bpe", "script-v3"]
+    assert atom_pairs_first(tok.alphabet, tok.regular_ranks)
+    first = tok.merges[0]   # block + index
+    merges = [(m.left, m.right, m.count, m.super) for m in tok.merges[:50]] + [(first.right, ord("x"), 1, False)]
+    odd = fastsw.Tokenizer(alphabet=tok.alphabet, merges=merges, pretokenizer=tok.pretokenizer)
+    assert not atom_pairs_first(odd.alphabet, odd.regular_ranks)
+    assert odd._resolve_backend("auto") == "python"
+    with pytest.raises(ValueError, match="backend='python'"):
+        WideFastEncoder(odd._encoder_tables())
+    assert odd.decode(odd.encode("the cat 日本")) == "the cat 日本"
 
 
 def _spelled_reference(p, texts):
