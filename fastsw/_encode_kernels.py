@@ -376,6 +376,16 @@ def _initial_ids(text, s, e, byte_ids, chars, table, out, w):
     i = s
     while i < e:
         b = text[i]
+        if 0xE0 <= b < 0xF0 and i + 3 <= e and chars[((np.int64(b) & 0x0F) << 4) | ((np.int64(text[i + 1]) & 0x3F) >> 2)] < 0 \
+                and 0x80 <= text[i + 1] < 0xC0 and 0x80 <= text[i + 2] < 0xC0:
+            # a three-byte character in a block of 256 code points without any unit (the English model on Thai):
+            # its bytes, without decoding it (the ids the byte-by-byte path below gives it)
+            out[w + m] = byte_ids[b]
+            out[w + m + 1] = byte_ids[text[i + 1]]
+            out[w + m + 2] = byte_ids[text[i + 2]]
+            m += 3
+            i += 3
+            continue
         if b >= 0xC2 or (b == 0x20 and i + 2 < e and text[i + 1] >= 0xC2):
             spaced = 1 if b == 0x20 else 0
             cp, n = _utf8_char(text, i + spaced, e)
