@@ -3,7 +3,7 @@
 Each (language, pre-tokenizer) trains in its own subprocess on the same documents (the first N MB of
 ``../shared/corpus/<lang>/train.jsonl.gz``, read into memory before the clock starts), on the fast path, so wall
 time, CPU time and peak RSS belong to that training alone. Bytes per token and encoding speed (one thread,
-``encode`` per document, on the fast path -- SCRIPT models too, :mod:`fastsw.wide_encode` -- best of ``--rounds``
+``encode`` per document, on the fast path -- SCRIPT models too, :mod:`fastsw.encoding.wide_fast` -- best of ``--rounds``
 passes in CPU time after one warm-up pass, and on the reference path, one pass) are measured on the language's
 held-out split (``heldout.jsonl``) with the trained model, after checking that every held-out document decodes back
 exactly and that the fast path's ids equal the reference path's. Before any time is reported, the compiled SCRIPT
@@ -65,7 +65,7 @@ def worker(args) -> None:
     char_merges = 0
     if hasattr(tok.pretokenizer, "entry_text"):  # SCRIPT: merges that make one character from its two atoms
         from fastsw.alphabet import atom_text
-        from fastsw.script_v3 import unspell
+        from fastsw.pretokenizers.script_v3 import unspell
         n_alpha = len(tok.alphabet)
         char_merges = sum(1 for tb in tok.vocab[n_alpha:] if len(unspell(atom_text(tb))) == 1)
     seconds = {k: round(v, 2) for k, v in tok.training_info["seconds"].items()}
@@ -78,7 +78,7 @@ def worker(args) -> None:
 
 def check_pretokens(lang: str, n_docs: int = 200) -> None:
     """The compiled SCRIPT path against the plain-Python rule on the first documents (asserted before timing)."""
-    from fastsw.pretokenize import make_pretokenizer
+    from fastsw.pretokenizers.pretokenize import make_pretokenizer
     docs, _ = read_docs(SHARED / "corpus" / lang / "train.jsonl.gz", 400_000)
     for name in ("script-v3", "script-v3+boundary[w,p,d]+caps"):
         p = make_pretokenizer(name)
