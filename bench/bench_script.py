@@ -139,8 +139,8 @@ def main() -> None:
                        f"{r['heldout_bytes'] / 1e6 / r['encode_ref_s']:.2f} | {stages} |")
                 lines.append(row)
                 rows.append([f"{lang} {r['bytes'] / 1e6:.1f} MB", algo, name, rounded(r["wall"], 1),
-                             rounded(r["rss_mb"], 0), rounded(bpt, 3), rounded(r["heldout_bytes"] / 1e6 / r["encode_s"]),
-                             rounded(speed)])
+                             rounded(r["rss_mb"], 0), rounded(bpt, 3),
+                             rounded(r["heldout_bytes"] / 1e6 / r["encode_s"]), rounded(speed)])
                 print(row, file=sys.stderr)
     if args.json:
         write_json(args.json, table(

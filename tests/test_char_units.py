@@ -132,7 +132,8 @@ def test_a_space_and_a_character_are_one_unit():
     assert ids_of(enc, [" éé", "a é", " é"]) == [[space_e, e], [ID[b"a"], space_e], [space_e]]
     text = np.frombuffer(" éé".encode(), np.uint8)
     out = np.zeros(8, np.int32)
-    assert K._initial_ids(text, 0, len(text), enc.byte_ids, enc.chars, enc.r_table, out, 0) == 2  # two units, not five bytes
+    # two units, not five bytes
+    assert K._initial_ids(text, 0, len(text), enc.byte_ids, enc.chars, enc.r_table, out, 0) == 2
     assert out[:2].tolist() == [space_e, e]
 
 

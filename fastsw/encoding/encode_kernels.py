@@ -390,8 +390,8 @@ def _initial_ids(text, s, e, byte_ids, chars, table, out, w):
     i = s
     while i < e:
         b = text[i]
-        if 0xE0 <= b < 0xF0 and i + 3 <= e and chars[((np.int64(b) & 0x0F) << 4) | ((np.int64(text[i + 1]) & 0x3F) >> 2)] < 0 \
-                and 0x80 <= text[i + 1] < 0xC0 and 0x80 <= text[i + 2] < 0xC0:
+        if 0xE0 <= b < 0xF0 and i + 3 <= e and 0x80 <= text[i + 1] < 0xC0 and 0x80 <= text[i + 2] < 0xC0 \
+                and chars[((np.int64(b) & 0x0F) << 4) | ((np.int64(text[i + 1]) & 0x3F) >> 2)] < 0:
             # a three-byte character in a block of 256 code points without any unit (the English model on Thai):
             # its bytes, without decoding it (the ids the byte-by-byte path below gives it)
             out[w + m] = byte_ids[b]

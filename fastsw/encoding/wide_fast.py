@@ -1,10 +1,10 @@
 """The fast encoder for alphabets with three-byte atoms (SCRIPT v3: 1,710 atoms), over the same kernel.
 
-The encoder kernel (:func:`fastsw.encoding.encode_kernels._encode_docs`) reads the pieces' token bytes: the UTF-8 of their
-characters with each atom as its code (:func:`fastsw.alphabet.atom_bytes`). A byte alphabet's table ``byte_ids``
-maps each of the 256 bytes to its id; a SCRIPT model has 1,953 initial symbols, so its table is wider: after the
-256 bytes, one entry per atom slot, and the kernel reads a three-byte atom code (``F5 ..``, which no UTF-8 text
-holds) as the one id ``byte_ids[256 + slot]`` (kernel module note (9)). Everything else is the byte path's: the
+The encoder kernel (:func:`fastsw.encoding.encode_kernels._encode_docs`) reads the pieces' token bytes: the UTF-8 of
+their characters with each atom as its code (:func:`fastsw.alphabet.atom_bytes`). A byte alphabet's table
+``byte_ids`` maps each of the 256 bytes to its id; a SCRIPT model has 1,953 initial symbols, so its table is wider:
+after the 256 bytes, one entry per atom slot, and the kernel reads a three-byte atom code (``F5 ..``, which no UTF-8
+text holds) as the one id ``byte_ids[256 + slot]`` (kernel module note (9)). Everything else is the byte path's: the
 whole-pretoken shortcut and the miss cache compare the pieces' token bytes with the model's token bytes, and the
 supermerge runs are found and merged in the same pass.
 
@@ -14,12 +14,12 @@ its block and index atoms). That is the reference's answer only where such pairs
 it is not, which then encodes on the reference path.
 
 The pieces' token bytes come from the pre-tokenizer in one call when it has the compiled route
-(:meth:`fastsw.pretokenizers.script_v3.ScriptPretokenizer.token_bytes_batch`: every code point's spelled bytes from one table, no
-``str`` per pretoken); otherwise from its pieces (:func:`fastsw.alphabet.atom_bytes_packed`).
+(:meth:`fastsw.pretokenizers.script_v3.ScriptPretokenizer.token_bytes_batch`: every code point's spelled bytes from
+one table, no ``str`` per pretoken); otherwise from its pieces (:func:`fastsw.alphabet.atom_bytes_packed`).
 
 The reference is the tokenizer's plain-Python path (``encode(..., backend="python")``: the shortcut on the same
-token bytes, then :func:`fastsw.trainers.bpe.apply_merges` on ``alphabet.initial_ids``); tests compare the two on corpus text
-in several languages and on Hypothesis text, for BPE, BoundlessBPE and SuperBPE models.
+token bytes, then :func:`fastsw.trainers.bpe.apply_merges` on ``alphabet.initial_ids``); tests compare the two on
+corpus text in several languages and on Hypothesis text, for BPE, BoundlessBPE and SuperBPE models.
 
 Design notes: see docs/internals.md, section "Encoding", subsection "SCRIPT v3 models".
 """
@@ -84,8 +84,8 @@ def wide_byte_ids(alphabet: AtomAlphabet) -> np.ndarray:
 
 
 class WideFastEncoder(FastEncoder):
-    """:class:`fastsw.encoding.encode_fast.FastEncoder` for a :func:`wide_alphabet`: the same tables, calls and results; only
-    the kernel's byte table is wider (:func:`wide_byte_ids`)."""
+    """:class:`fastsw.encoding.encode_fast.FastEncoder` for a :func:`wide_alphabet`: the same tables, calls and
+    results; only the kernel's byte table is wider (:func:`wide_byte_ids`)."""
 
     _wide = True
 
