@@ -12,7 +12,8 @@ with, id for id, is :meth:`fastsw.tokenizer.Tokenizer.encode_ordinary` with
 
 Design notes: see docs/internals.md, section "Encoding": the kernel's tables, the merge loops and the numbered
 notes this module refers to -- (1)-(3) and (5) why both merge loops give the reference's answer, (5) runs of
-one id, (6) rank mode, (7) whole characters first, (8) few merges -- and the supermerge runs.
+one id, (6) rank mode, (7) whole characters first, (8) few merges, (9) the wide byte table of SCRIPT models --
+and the supermerge runs.
 """
 from __future__ import annotations
 
