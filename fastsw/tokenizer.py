@@ -347,7 +347,7 @@ class Tokenizer:
 
     def _encoder_class(self):
         """:class:`fastsw.encoding.encode_fast.FastEncoder`, or for three-byte atoms (SCRIPT v3) its subclass
-        :class:`fastsw.encoding.wide_fast.WideFastEncoder` (per-call one-byte codes around the same kernel)."""
+        :class:`fastsw.encoding.wide_fast.WideFastEncoder` (the same kernel with a wider byte table)."""
         from fastsw.encoding.wide_fast import WideFastEncoder, wide_alphabet
         if wide_alphabet(self.alphabet):
             return WideFastEncoder
