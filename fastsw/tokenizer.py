@@ -31,19 +31,21 @@ or the ``backend`` attribute) or per call (``encode*(..., backend=...)``).
 from __future__ import annotations
 
 import operator
+import os
 import threading
 import warnings
 from collections import namedtuple
 from pathlib import Path
 from types import MappingProxyType
-from typing import AbstractSet, Collection, Dict, Iterable, List, Literal, Optional, Sequence, Tuple, Union
+from typing import (AbstractSet, Any, Collection, Dict, Iterable, List, Literal, Mapping, Optional, Sequence, Tuple,
+                    Union)
 
 import regex
 
 from fastsw._config import gc_paused, resolve_backend
 from fastsw.alphabet import ATOM_ERRORS, Alphabet, atom_text, check_utf8, decode_with_atoms, get_profile, render
 from fastsw.trainers.bpe import apply_merges
-from fastsw.io.model_file import ALGOS, load_model_data, save_model
+from fastsw.io.model_file import ALGOS, model_kwargs, read_model_json, save_model
 from fastsw.pretokenizers.pretokenize import Pretokenizer, check_normalize, normalize_text
 
 Merge = namedtuple("Merge", ["id", "left", "right", "count", "super"])
@@ -57,10 +59,9 @@ _CACHE_LIMIT = 1 << 16
 # 128, and about the same at 256; a text whose pretokens all miss costs ~2 x the kernel
 # path (its kernel call plus the cache's Python work), so the limit stays at 128.
 SMALL_TEXT = 128
-_FAST_LOCK = threading.Lock()
-#: ``algo -> class`` of model kinds defined in modules above this one (:mod:`fastsw.trainers.mingram` registers
-#: ``"mingram"``); :meth:`Tokenizer.load` builds a file of that algo with its class.
-MODEL_CLASSES: dict = {}  # one FastEncoder per tokenizer, even when threads ask at once
+_FAST_LOCK = threading.Lock()  # one FastEncoder per tokenizer, even when threads ask at once
+#: A file path argument: a ``str`` or a ``pathlib.Path`` (any ``os.PathLike``).
+PathLike = Union[str, "os.PathLike[str]"]
 
 
 def _token_id(t) -> int:
@@ -1012,23 +1013,143 @@ class Tokenizer:
             self._widths = None if rule is None else rule(self._token_bytes)
         return self._widths
 
-    # -- persistence (the exports are functions of fastsw.io.interop) ---------------
-    def save(self, path) -> None:
-        """Write the model to ``path`` (fastsw's JSON model format, atomically)."""
+    # -- persistence: fastsw's model file here; the other formats are functions of fastsw.io, imported when called
+    # (those modules build Tokenizers, so they import this one; tests/test_imports.py lists these delegations)
+    def save(self, path: PathLike) -> None:
+        """Write the model to ``path`` (fastsw's JSON model format, atomically).
+
+        >>> import pathlib, tempfile
+        >>> tok.save(pathlib.Path(tempfile.mkdtemp()) / "model.json")
+        """
         save_model(self, path)
 
     @classmethod
-    def load(cls, path) -> "Tokenizer":
-        """Read a model written by :meth:`save`."""
-        data = load_model_data(path)
-        kind = MODEL_CLASSES.get(data.get("algo"))
-        if kind is not None:  # a model kind registered by a module above this one (fastsw.trainers.mingram)
-            cls = kind
-            del data["algo"]
+    def load(cls, path: PathLike) -> "Tokenizer":
+        """Read a model written by :meth:`save` (any model kind: a MinGram file gives a
+        :class:`fastsw.trainers.mingram.MinGramTokenizer`).
+
+        >>> import pathlib, tempfile
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "model.json"
+        >>> tok.save(path)
+        >>> fastsw.Tokenizer.load(path).encode("hello world") == tok.encode("hello world")
+        True
+        """
+        from fastsw.io.model_kinds import model_kind
+        data = read_model_json(path)
+        kind = model_kind(data.get("algo"))
+        if kind is None:
+            kwargs = model_kwargs(path, data)
+        else:  # a model kind with its own class and fields (fastsw.io.model_kinds lists them)
+            cls, kwargs = kind.cls, kind.read(path, data)
         try:
-            return cls(**data)
+            return cls(**kwargs)
         except (ValueError, TypeError) as e:
             raise ValueError(f"{Path(path)}: invalid model file: {e}") from e
+
+    @staticmethod
+    def from_file(path: PathLike, *, pattern: Optional[str] = None,
+                  special_tokens: Optional[Mapping[str, int]] = None, allow_approximate: bool = False) -> "Tokenizer":
+        """Load any model file fastsw reads, by its content (HF's name): a fastsw model, the authors' text
+        format, a ``.tiktoken`` rank file (``pattern`` and ``special_tokens`` as in :meth:`load_tiktoken`) or a
+        ``semingram-v1`` MinGram file (refused where it cannot be read exactly unless ``allow_approximate=True``).
+        See :func:`fastsw.io.formats.from_file`.
+
+        >>> import pathlib, tempfile
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "model.json"
+        >>> tok.save(path)
+        >>> fastsw.Tokenizer.from_file(path).encode("hello world") == tok.encode("hello world")
+        True
+        """
+        from fastsw.io.formats import from_file
+        return from_file(path, pattern=pattern, special_tokens=special_tokens, allow_approximate=allow_approximate)
+
+    @staticmethod
+    def load_tiktoken(path: PathLike, pattern: Optional[str] = None,
+                      special_tokens: Optional[Mapping[str, int]] = None, *, backend: str = "auto",
+                      cache: bool = True) -> "Tokenizer":
+        """A tokenizer for a ``.tiktoken`` rank file (gzip accepted) with tiktoken's ids: a
+        :class:`fastsw.io.tiktoken_vocab.TiktokenTokenizer`. OpenAI's o200k_base and cl100k_base files are
+        recognised by their content; any other rank file needs its ``pattern``. See
+        :func:`fastsw.io.tiktoken_vocab.load_tiktoken`.
+
+        >>> import pathlib, tempfile
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "ranks.tiktoken"
+        >>> tok.save_tiktoken(path)
+        >>> ranks = fastsw.Tokenizer.load_tiktoken(path, pattern=tok.pretokenizer.main_pattern)
+        >>> ranks.encode("hello world") == tok.encode("hello world")
+        True
+        """
+        from fastsw.io.tiktoken_vocab import load_tiktoken
+        return load_tiktoken(path, pattern, special_tokens, backend=backend, cache=cache)
+
+    @staticmethod
+    def from_tiktoken(enc: Any, *, backend: str = "auto", cache: bool = True) -> "Tokenizer":
+        """A tokenizer with the vocabulary, pattern and special tokens of a ``tiktoken.Encoding``, giving its ids
+        (a :class:`fastsw.io.tiktoken_vocab.TiktokenTokenizer`). See :func:`fastsw.io.tiktoken_vocab.from_tiktoken`.
+
+        >>> enc = tok.to_tiktoken()  # or tiktoken.get_encoding("o200k_base")
+        >>> fastsw.Tokenizer.from_tiktoken(enc).encode("hello world") == enc.encode("hello world")
+        True
+        """
+        from fastsw.io.tiktoken_vocab import from_tiktoken
+        return from_tiktoken(enc, backend=backend, cache=cache)
+
+    @classmethod
+    def load_paper(cls, path: PathLike) -> "Tokenizer":
+        """Read a model in the authors' text format (``BoundlessBPE v2 KIND``).
+        See :func:`fastsw.io.interop.load_paper_model`."""
+        from fastsw.io.interop import load_paper_model
+        return load_paper_model(path)
+
+    def save_paper(self, path: PathLike, corpus: Optional[Iterable[str]] = None) -> None:
+        """Write the model in the authors' text format (alphabet ``bytes243``, profile ``paper``, only);
+        ``corpus`` fills the count columns. See :func:`fastsw.io.interop.save_paper_model`."""
+        from fastsw.io.interop import save_paper_model
+        save_paper_model(self, path, corpus)
+
+    def to_tiktoken(self, name: str = "fastsw", *, allow_approximate: bool = False,
+                    drop_duplicates: bool = False) -> Any:
+        """A ``tiktoken.Encoding`` for a plain BPE model with a byte alphabet (exact in ``simple``
+        pre-tokenizer mode; other modes are refused unless ``allow_approximate=True``).
+        See :func:`fastsw.io.interop.to_tiktoken`.
+
+        >>> enc = tok.to_tiktoken()
+        >>> enc.encode("hello world") == tok.encode("hello world")
+        True
+        """
+        from fastsw.io.interop import to_tiktoken
+        return to_tiktoken(self, name, allow_approximate=allow_approximate, drop_duplicates=drop_duplicates)
+
+    def save_tiktoken(self, path: PathLike, *, drop_duplicates: bool = False) -> None:
+        """Write a ``.tiktoken`` rank file (``base64(token) rank`` per line), readable by
+        ``tiktoken.load.load_tiktoken_bpe``. See :func:`fastsw.io.interop.write_tiktoken_ranks`."""
+        from fastsw.io.interop import write_tiktoken_ranks
+        write_tiktoken_ranks(self, path, drop_duplicates=drop_duplicates)
+
+    def save_hf(self, path: PathLike, *, ignore_merges: Optional[bool] = None,
+                allow_approximate: bool = False) -> dict:
+        """Write an HF ``tokenizer.json`` (``tokenizers.Tokenizer.from_file`` loads it); returns
+        ``{"exact": bool, "reasons": [what is not exact]}``. Exact for plain BPE in ``simple`` mode; other
+        models are refused unless ``allow_approximate=True``. See :func:`fastsw.io.interop.save_hf`.
+
+        >>> import pathlib, tempfile
+        >>> tok.save_hf(pathlib.Path(tempfile.mkdtemp()) / "tokenizer.json")
+        {'exact': True, 'reasons': []}
+        """
+        from fastsw.io.interop import save_hf
+        return save_hf(self, path, ignore_merges=ignore_merges, allow_approximate=allow_approximate)
+
+    def verify_export(self, exported: Any, texts: Iterable[str]) -> dict:
+        """How often an exported encoder (a ``tiktoken.Encoding``, an HF ``tokenizers.Tokenizer`` or a path to
+        its file) agrees with this tokenizer on ``texts``. See :func:`fastsw.io.interop.verify_export`."""
+        from fastsw.io.interop import verify_export
+        return verify_export(self, exported, texts)
+
+    def merge_conflicts(self) -> List[dict]:
+        """Pieces on which a merge-rule encoder (fastsw, HF) and a rank-table encoder (tiktoken) disagree.
+        See :func:`fastsw.io.interop.merge_conflicts`."""
+        from fastsw.io.interop import merge_conflicts
+        return merge_conflicts(self)
 
 
 def _is_one_pretoken(pretok, text: str) -> bool:

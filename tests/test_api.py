@@ -352,13 +352,15 @@ def test_the_tiktoken_names_on_models_with_atoms():
 
 
 def test_new_docstring_examples_run(bpe):
-    """The examples in the docstrings of the tiktoken names run (``tok`` is a model with <|endoftext|>)."""
+    """The examples in the docstrings of the tiktoken and HF names run (``tok`` is a model with <|endoftext|> that
+    every format holds exactly)."""
     import doctest
 
     names = ("encode_to_numpy", "encode_batch_to_numpy", "decode_tokens_bytes", "decode_with_offsets",
-             "special_tokens_set", "max_token_value", "from_file")
-    tok = fastsw.train(["hello world, héllo wörld"] * 5, algo="bpe", vocab_size=255,
-                       special_tokens=["<|endoftext|>"])
+             "special_tokens_set", "max_token_value", "from_file", "save", "load", "load_tiktoken", "from_tiktoken",
+             "to_tiktoken", "save_hf")
+    tok = fastsw.train(["hello world, héllo wörld"] * 5, algo="bpe", vocab_size=270, profile="hf",
+                       pretokenizer="simple", special_tokens=["<|endoftext|>"])
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     finder = doctest.DocTestFinder()
     ran = 0

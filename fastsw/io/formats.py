@@ -66,5 +66,3 @@ def from_file(path, *, pattern: Optional[str] = None, special_tokens=None, allow
                      "format (first line 'BoundlessBPE v2 KIND') or a .tiktoken rank file ('base64-token rank' "
                      "lines)")
 
-
-Tokenizer.from_file = staticmethod(from_file)

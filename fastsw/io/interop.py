@@ -1,9 +1,9 @@
 """Interoperability: the authors' model format, tiktoken, HF ``tokenizers``,
 and the merge-rule / rank-table conflict detector (SPEC sections 7 and 11).
 
-Free functions over a :class:`fastsw.Tokenizer` (this module imports the tokenizer, never the
-reverse); ``Tokenizer.load_paper``, ``tok.save_paper``, ``tok.save_hf``, ... are aliases that
-the end of this module attaches to the class (``import fastsw`` imports it):
+Free functions over a :class:`fastsw.Tokenizer` (this module imports the tokenizer at module level; the
+methods users call, ``Tokenizer.load_paper``, ``tok.save_paper``, ``tok.save_hf``, ..., are defined in the
+class and import this module when called):
 
 * :func:`load_paper_model` / :func:`save_paper_model` -- the authors' text
   format (``BoundlessBPE v2 KIND``). Only the ``bytes243`` alphabet (profile
@@ -31,7 +31,6 @@ Decisions (see each function for details):
 from __future__ import annotations
 
 import base64
-import functools
 import heapq
 import json
 import os
@@ -876,21 +875,3 @@ def verify_export(tok, exported, texts: Iterable[str]) -> dict:
             "fastsw_tokens": mine_total, "export_tokens": theirs_total,
             "token_count_difference": theirs_total - mine_total, "roundtrip_ok": roundtrip_ok,
             "first_difference": first}
-
-
-# ---------------------------------------------------------------------------
-# The Tokenizer methods users know: aliases of the functions above
-# ---------------------------------------------------------------------------
-def _alias(name: str, func, method=None):
-    """``Tokenizer.<name>``: a method that calls ``func(tok, ...)``, with ``func``'s signature and docs."""
-    method = method or functools.wraps(func)(lambda self, *args, **kwargs: func(self, *args, **kwargs))
-    method.__name__, method.__qualname__ = name, f"Tokenizer.{name}"
-    method.__doc__ = f"Alias of :func:`fastsw.interop.{func.__name__}`.\n\n{func.__doc__}"
-    return method
-
-
-for _name, _func in (("save_paper", save_paper_model), ("to_tiktoken", to_tiktoken), ("save_hf", save_hf),
-                     ("save_tiktoken", write_tiktoken_ranks), ("verify_export", verify_export),
-                     ("merge_conflicts", merge_conflicts)):
-    setattr(Tokenizer, _name, _alias(_name, _func))
-Tokenizer.load_paper = classmethod(_alias("load_paper", load_paper_model, lambda cls, path: load_paper_model(path)))

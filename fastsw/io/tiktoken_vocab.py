@@ -493,9 +493,3 @@ def bpe_openai_rank_file(name: str = "o200k_base") -> Path:
         raise ValueError(f"bpe-openai ships no rank file {name!r}; it has "
                          f"{sorted(p.name.split('.')[0] for p in root.glob('*.tiktoken.gz'))}")
     return path
-
-
-# ``fastsw.Tokenizer.load_tiktoken`` / ``Tokenizer.from_tiktoken``: attached here (``import fastsw`` imports this
-# module), as fastsw.io.interop attaches its methods, so the tokenizer module never imports this one.
-Tokenizer.load_tiktoken = staticmethod(load_tiktoken)
-Tokenizer.from_tiktoken = staticmethod(from_tiktoken)

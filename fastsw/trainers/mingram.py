@@ -43,8 +43,8 @@ from fastsw.pretokenizers._unicode import UNICODE_VERSION
 from fastsw.alphabet import Alphabet, ByteAlphabet, alphabet_from_config
 from fastsw.files import atomic_write_text
 from fastsw.pretokenizers.pretokenize import Pretokenizer
-from fastsw.io.model_file import MODEL_READERS, approximate_error
-from fastsw.tokenizer import MODEL_CLASSES, Tokenizer
+from fastsw.io.model_file import approximate_error
+from fastsw.tokenizer import Tokenizer
 
 #: The score an atomic token with lp = -inf gets in a :class:`MinGramTokenizer` (MINGRAM.md 2.3, M:112-114).
 LOG_PROB_FLOOR = -100.0
@@ -930,6 +930,3 @@ def load_semingram(path, *, allow_approximate: bool = False) -> MinGramTokenizer
             "them as bytes, so texts with such characters get other tokens"])
     return tok
 
-
-MODEL_READERS["mingram"] = mingram_from_data
-MODEL_CLASSES["mingram"] = MinGramTokenizer
