@@ -20,6 +20,17 @@ hypothesis.configuration.set_hypothesis_home_dir(tempfile.mkdtemp(prefix="fastsw
 import fastsw
 
 
+#: The two paths of every computation with a fast twin: the plain-Python reference and the Numba kernels
+#: (``backend=`` of :func:`fastsw.train` and the encoders).
+BACKENDS = ("python", "numba")
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request) -> str:
+    """Each twin test runs once per backend (``test_x[python]``, ``test_x[numba]``) and asserts the same answer."""
+    return request.param
+
+
 def shared_path(relative: str) -> Path:
     env = os.environ.get("FASTSW_SHARED")
     root = Path(env) if env else Path(__file__).resolve().parents[2] / "shared"

@@ -18,7 +18,7 @@ kind, and the tables are merged (letter runs re-indexed by pretoken): the compil
 
 All paths give the same multiset of ``(pretoken, count)`` and of ``(letter run as pretoken strings, count)``; the
 order of ``Counts.pretokens`` may differ, and training does not depend on it (ties are broken by the profile's
-rules on token bytes, never by pretoken order; ``tests/test_counting.py`` checks this).
+rules on token bytes, never by pretoken order; ``tests/corpus/test_counting.py`` checks this).
 
 Count file format (version 1), written by :meth:`Counts.save`: gzip-compressed UTF-8 JSON Lines.
 
@@ -779,7 +779,7 @@ def check_count_limits(counts: Counts, what: Optional[str] = None) -> Counts:
 # the words change the same way (the recorded counts are D times as large). The comparisons with a constant are
 # "count >= 1" (D*c >= 1 <=> c >= 1 for integers) and, with greedy_split only, min_count = max(c_min,
 # min_count_floor), where the floor is compared with the weighted counts: exactly what it is compared with when
-# the text is included D times (tests/test_language_weights.py checks weight 2 == text twice).
+# the text is included D times (tests/trainers/test_train_language_weights.py checks weight 2 == text twice).
 #
 # D can be huge: shares give w = 100000 * p / B, whose denominators are about the languages' byte counts, so D is
 # about their product (x1e18 for five languages of 10 kB). Where the scaled counts pass 2**63-1, the factors are

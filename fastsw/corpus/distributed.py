@@ -22,7 +22,7 @@ Two passes over the shards, as SPEC section 5 splits the work:
 
 Exactness. A shard's table is a multiset of ``(pretoken, count)`` and ``(run, count)``; merging adds multisets,
 so the result is the single-process table whatever the sharding, the tree's shape or the number of workers, and
-training depends only on the multisets (ties are broken by token bytes). ``tests/test_distributed.py`` trains on a
+training depends only on the multisets (ties are broken by token bytes). ``tests/corpus/test_distributed.py`` trains on a
 real ``LocalCluster`` and compares models and count files with single-process training.
 
 Faults. Each shard is one task with its own key, and each key appears exactly once in the merge tree, so a shard's

@@ -18,7 +18,7 @@ from fastsw.encoding.shard import (ShardError, dtype_for, encode_arrays, frame, 
 
 from conftest import assert_error, run, shared_path, sigint_default
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LANGS = ["en", "de", "fr", "ru", "fi", "ar", "ko", "zh", "ja", "th", "hi", "my"]
 
 

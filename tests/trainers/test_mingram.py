@@ -59,7 +59,6 @@ def test_worked_example_seed():
     assert seed_counts_from_words((packed[0], packed[1], np.diff(packed[1])), counts, len(atoms)) == c
 
 
-@pytest.mark.parametrize("backend", ["python", "numba"])
 def test_worked_example_rounds(backend):
     words, counts, merges, final = worked_seed()
     atoms = seed_token_atoms(7, merges)
@@ -105,7 +104,6 @@ def test_worked_example_rounds(backend):
     assert seg("hhug") == ["h", "h", "u", "g"]
 
 
-@pytest.mark.parametrize("backend", ["python", "numba"])
 def test_worked_example_through_train(backend, tmp_path):
     """fastsw.train with the character alphabet gives 6's model; the tokenizer floors -inf (in memory and
     loaded alike), so hhug -> [h, hug] both before and after save/load."""

@@ -15,9 +15,8 @@ import fastsw
 from fastsw.corpus.counting import Counts, count_corpus, count_corpus_parallel, native_counting
 from fastsw.pretokenizers import pretokenize
 from fastsw.pretokenizers.pretokenize import Pretokenizer
-from conftest import assert_error, run
+from conftest import BACKENDS, assert_error, run
 
-BACKENDS = ("python", "numba")
 DECOMPOSED = "Cafe\u0301 cre\u0300me bru\u0302le\u0301e, e\u0301te\u0301 \ufb01n"   # e + combining accents; the fi ligature
 COMPOSED = "Café crème brûlée, été \ufb01n"
 
@@ -53,7 +52,6 @@ def test_none_pretokenizer_is_one_pretoken_per_document():
 
 
 @pytest.mark.parametrize("profile", ("paper", "hf"))
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_none_learns_a_merge_across_a_space(backend, profile):
     # Worked by hand. Pretokens (whole documents): "a b" x2, "a c" x1. Pairs: (a, ' ') 3, (' ', b) 2, (' ', c) 1,
     # so merge 1 is a + ' ' (3); then ("a ", b) 2 > ("a ", c) 1, so merge 2 is "a " + b = "a b", across the space.
@@ -149,7 +147,6 @@ def test_bad_normalize_values_are_one_clear_error(bad):
         count_corpus(["abc"], Pretokenizer(), collect_runs=False, normalize=bad)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_nfc_model_encodes_decomposed_and_composed_text_identically(backend):
     docs = [DECOMPOSED, COMPOSED] * 5
     tok = quiet_train(docs, algo="bpe", vocab_size=300, normalize="nfc", backend=backend)

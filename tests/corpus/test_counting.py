@@ -16,7 +16,7 @@ from fastsw.corpus.counting import (Counts, CountTable, count_corpus, count_corp
 from fastsw.corpus.readers import InputError, iter_documents
 from fastsw.trainers.train import _counting_workers
 
-from conftest import shared_path
+from conftest import BACKENDS, shared_path
 
 PRETOK = fastsw.Pretokenizer()
 
@@ -337,7 +337,7 @@ def test_count_files_refuse_counts_beyond_int64(tmp_path, capsys, rows, line):
     with pytest.raises(ValueError, match=rf"big.counts line {line}: .*larger than 2\*\*63-1") as e:
         Counts.load(path)
     assert str(path) in str(e.value)
-    for backend in ("python", "numba"):
+    for backend in BACKENDS:
         with pytest.raises(ValueError, match="larger than 2\\*\\*63-1"):
             fastsw.train(from_counts=path, algo="bpe", vocab_size=300, backend=backend)
     assert main(["train", "--from-counts", str(path), "-o", str(tmp_path / "m.json"), "--no-progress"]) == 2
@@ -356,7 +356,6 @@ def _hand_table(counts, runs=None) -> Counts:
     return c
 
 
-@pytest.mark.parametrize("backend", ["python", "numba"])
 def test_counts_that_sum_beyond_int64_are_refused_by_both_backends(tmp_path, capsys, backend):
     # four counts of 2**62 each fit, and load; their sum (the count of the pair a+b) does not
     four = _write_counts(tmp_path / "four.counts", [_header(pretokens=4, letter_runs=0),
@@ -686,7 +685,6 @@ def test_native_counter_on_adversarial_unicode():
     check()
 
 
-@pytest.mark.parametrize("backend", ["numba", "python"])
 def test_lone_surrogate_in_a_str_document_is_a_clear_error(backend):
     # a str document (not a file: files are checked while reading) with a lone surrogate cannot
     # be trained with a byte alphabet; both paths say so and how to fix it

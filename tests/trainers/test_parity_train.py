@@ -14,9 +14,8 @@ from fastsw.eval.metrics import gini
 from fastsw.trainers.parity import learn_parity_merges
 from fastsw.pretokenizers.pretokenize import make_pretokenizer
 
-from conftest import assert_error, run, shared_path
+from conftest import BACKENDS, assert_error, run, shared_path
 
-BACKENDS = ["python", "numba"]
 
 
 def xquad(split: str, lang: str, n=None):
@@ -87,7 +86,6 @@ VARIANTS = [
 ]
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("profile", ["paper", "hf"])
 @pytest.mark.parametrize("variant", VARIANTS, ids=["dev", "ratios", "hybrid", "window", "min_frequency"])
 def test_merges_equal_learn_parity_merges(variant, profile, backend):

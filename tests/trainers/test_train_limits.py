@@ -85,7 +85,6 @@ def test_an_unreachable_vocab_size_costs_what_a_reachable_one_costs(tmp_path):
             assert (got_size, merges) == (size0, merges0), (algo, backend, vocab_size)
 
 
-@pytest.mark.parametrize("backend", ["numba", "python"])
 @pytest.mark.parametrize("kw,message", [
     ({"vocab_size": 2 ** 63}, "vocab_size=9223372036854775808 is beyond 2\\*\\*63-1"),
     ({"vocab_size": 2 ** 70}, "is beyond 2\\*\\*63-1"),
@@ -116,7 +115,6 @@ def test_cli_vocab_sizes_beyond_int64_or_below_the_alphabet(tmp_path, capsys, ar
 # ---- running out of pairs warns (item: "silent in Python") ---------------------------------------------------------
 
 
-@pytest.mark.parametrize("backend", ["numba", "python"])
 def test_the_readme_superbpe_example_warns_with_the_cli_notes(backend):
     with pytest.warns(fastsw.VocabularyNotReachedWarning) as caught:
         sup = fastsw.train(["doc one", "doc two"], algo="superbpe", vocab_size=1000, supermerges=200,
@@ -173,7 +171,6 @@ def test_the_cli_prints_the_note_once_and_no_python_warning(tmp_path, capsys):
 # ---- integer options: any numbers.Integral but bool ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("backend", ["numba", "python"])
 def test_numpy_integers_are_integer_options(tmp_path, backend):
     import numpy as np
     docs = ["the cat sat on the mat, the dog sat on the log"] * 10

@@ -2,7 +2,6 @@
 
 import os
 import random
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,6 +13,8 @@ from fastsw.pretokenizers import _unicode
 from fastsw.pretokenizers import chunking
 from fastsw.pretokenizers._unicode import SCRIPT_NAMES, script_id, script_table
 from fastsw.pretokenizers.chunking import script_chunks, script_chunks_py
+
+from conftest import shared_path
 
 MAX_EXAMPLES = int(os.environ.get("HYPOTHESIS_MAX_EXAMPLES", "200"))
 
@@ -28,10 +29,7 @@ def _native():
 
 
 def _shared_dir():
-    shared = Path(os.environ.get("FASTSW_SHARED") or Path(__file__).resolve().parents[2] / "shared")
-    if not (shared / "corpus" / "fixtures").is_dir():
-        pytest.fail(f"shared test data not found at {shared}/corpus/fixtures; set FASTSW_SHARED to the shared dir")
-    return shared
+    return shared_path("corpus/fixtures").parents[1]
 
 
 def pieces(text, impl):

@@ -10,7 +10,7 @@ import pytest
 import regex
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from conftest import HYPOTHESIS_EXAMPLES, read_jsonl_texts, shared_path
+from conftest import BACKENDS, HYPOTHESIS_EXAMPLES, read_jsonl_texts, shared_path
 
 import fastsw
 from fastsw.corpus.counting import count_corpus, count_corpus_parallel, count_corpus_reference
@@ -142,7 +142,7 @@ def models(small_docs):
 def test_issue_example_round_trips_on_both_backends(models):
     for name, tok in models.items():
         ids = {}
-        for backend in ("python", "numba"):
+        for backend in BACKENDS:
             ids[backend] = tok.encode(ISSUE_TEXT, backend=backend)
             assert tok.decode(ids[backend]) == ISSUE_TEXT, (name, backend)
             assert tok.encode_ordinary(ISSUE_TEXT, backend=backend) == ids[backend]
@@ -164,7 +164,7 @@ def test_supermerges_join_gap_pretokens(algo, options):
     supers = [(tok.vocab[m.id], m.count) for m in tok.merges if m.super]
     assert regular[:2] == [b"ab", b" X"]
     assert supers[0] == (b" Xab", 40)
-    for backend in ("python", "numba"):
+    for backend in BACKENDS:
         ids = tok.encode("Xab Xab", backend=backend)
         assert [tok.vocab[i] for i in ids] == [b"X", b"ab", b" Xab"], backend
 

@@ -202,7 +202,7 @@ def test_superbpe_pruning_guess_is_exact_or_rerun(cands, token_bytes, n_super, p
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(fast_train, "PRUNE_FACTOR", 1)
         mp.setattr(fast_train, "PRUNE_MIN", 1)
-        mp.setattr(fast_train, "CUT_FACTOR", 0)  # the kernel's own guess alone (the cut: test_big_corpora.py)
+        mp.setattr(fast_train, "CUT_FACTOR", 0)  # the kernel's own guess alone (the cut: tests/trainers/test_bpe_fast_cut.py)
         mp.setattr(fast_train, "_merge_loop", spy)
         both_superbpe(cands, token_bytes, n_super, profile)
     if n_super > 0:

@@ -6,10 +6,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import fastsw
-from conftest import HYPOTHESIS_EXAMPLES
+from conftest import BACKENDS, HYPOTHESIS_EXAMPLES
 
 SPECIALS = ["<s>", "<s>x", "<|endoftext|>"]
-BACKENDS = ["python", "numba"]
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +33,6 @@ def outcome(call):
 
 # ---- special tokens: tiktoken's rules ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_disallowed_special_inside_an_allowed_one_raises_as_tiktoken(bpe, tt, backend):
     # tiktoken searches the text for every disallowed string: "<s>" occurs inside "<s>x", so allowing "<s>x"
     # does not make "a<s>x" acceptable while "<s>" is disallowed (explicitly, or by "all").
@@ -54,7 +52,6 @@ def test_disallowed_special_inside_an_allowed_one_raises_as_tiktoken(bpe, tt, ba
     assert bpe.encode(text, allowed_special="all", backend=backend) == tt.encode(text, allowed_special="all")
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_special_options_are_checked(bpe, backend):
     with pytest.raises(TypeError, match="allowed_special=\\{'<s>'\\}"):
         bpe.encode("a", allowed_special="<s>", backend=backend)  # a str that is not "all" is not a set
@@ -93,7 +90,6 @@ def test_special_tokens_agree_with_tiktoken(bpe, tt, text, allowed, disallowed):
         assert bpe.encode_batch([text], backend=backend, **kw) == [got[1]]
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_encode_batch_to_numpy_takes_the_special_options(bpe, backend):
     texts = ["a<|endoftext|>b<s>", "", "<s>x<s>", "plain text", "<|endoftext|>"]
     with pytest.raises(ValueError, match="disallowed"):  # the default, as in tiktoken
@@ -109,7 +105,6 @@ def test_encode_batch_to_numpy_takes_the_special_options(bpe, backend):
 
 # ---- batch arguments, id and thread types ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_batch_methods_reject_a_bare_str(bpe, backend):
     for method in (bpe.encode_batch, bpe.encode_ordinary_batch, bpe.encode_batch_to_numpy):
         with pytest.raises(TypeError, match="wrap one text as \\[text\\]"):
@@ -118,7 +113,6 @@ def test_batch_methods_reject_a_bare_str(bpe, backend):
             method(["ok", b"bytes"], backend=backend)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_num_threads_must_be_a_positive_int(bpe, backend):
     for method in (bpe.encode_batch, bpe.encode_ordinary_batch, bpe.encode_batch_to_numpy):
         for bad in ("2", 2.0, True):
@@ -202,7 +196,6 @@ def test_get_vocab_keeps_the_smallest_of_duplicate_ids():
 HARD = "aé 中文 👍🏽 e\u0301\n" + "\U0001f600"
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_encode_with_offsets_by_hand(bpe, tt, backend):
     ids, offsets = bpe.encode_with_offsets(HARD, backend=backend)
     assert ids == bpe.encode(HARD)
@@ -240,7 +233,6 @@ def test_offsets_and_round_trip_properties(request, model, text):
         assert offsets == request.getfixturevalue("tt").decode_with_offsets(ids)[1]
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("kind", ["bpe", "boundless", "tiktoken"])
 def test_str_subclasses_are_text(bpe, sample_docs, kind, backend):
     """numpy.str_ (what np.array(texts) holds) and other str subclasses encode as their plain str, on both paths,
@@ -280,7 +272,6 @@ def test_special_tokens_as_one_string_says_to_pass_a_list(sample_docs):
 
 # ---- tiktoken's names: encode_to_numpy, decode_tokens_bytes, decode_with_offsets, special_tokens_set, ... ---------
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_encode_to_numpy_is_tiktokens(bpe, tt, backend):
     long_text = "plain text with <s> inside, and more words after it. " * 20  # past the small-text path
     for text, kw in (("hello world", {}), ("", {}), (HARD, {}), (long_text, {"disallowed_special": ()}),
@@ -297,7 +288,6 @@ def test_encode_to_numpy_is_tiktokens(bpe, tt, backend):
         bpe.encode_to_numpy(b"bytes", backend=backend)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_encode_to_numpy_with_a_list_keeps_the_batch_result_with_a_warning(bpe, backend):
     texts = ["hello world", "", "a<s>"]
     with pytest.warns(DeprecationWarning, match="encode_batch_to_numpy"):

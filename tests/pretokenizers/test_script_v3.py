@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fastsw.pretokenizers import script_v3 as sv
-from conftest import HYPOTHESIS_EXAMPLES, read_jsonl_texts, shared_path
+from conftest import BACKENDS, HYPOTHESIS_EXAMPLES, read_jsonl_texts, shared_path
 
 T = sv.table()
 
@@ -477,7 +477,7 @@ def trained(small_corpus):
         warnings.simplefilter("ignore")   # SuperBPE may run out of supermerge pairs on this small corpus
         for algo, scheme, kw in RUNS:
             models = [fastsw.train(small_corpus, algo=algo, vocab_size=2500, pretokenizer=scheme, backend=b, **kw)
-                      for b in ("python", "numba")]
+                      for b in BACKENDS]
             assert models[0].merges == models[1].merges, (algo, scheme)   # fast training == reference
             out[algo, scheme] = models[1]
     return out

@@ -19,7 +19,7 @@ from fastsw.pretokenizers.boundary import CAPS, MARKER, SHIFT, BoundaryPretokeni
 from fastsw.eval.duplication import model_duplication
 from fastsw.pretokenizers.pretokenize import make_pretokenizer
 
-from conftest import HYPOTHESIS_EXAMPLES, assert_error, read_jsonl_texts, run, shared_path, write_jsonl
+from conftest import BACKENDS, HYPOTHESIS_EXAMPLES, assert_error, read_jsonl_texts, run, shared_path, write_jsonl
 
 SCHEMES = [m + c for m in ("boundary[w]", "boundary[w,p]", "boundary[w,p,d]") for c in ("", "+caps", "+shift",
                                                                                           "+upper")]
@@ -193,7 +193,7 @@ def test_parity_aware_bpe_and_mingram_train_with_markers(language_samples):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", fastsw.VocabularyNotReachedWarning)
         pa = [fastsw.train(docs, algo="parity-bpe", ratios={"en": 1, "de": 1}, vocab_size=400,
-                           pretokenizer="boundary[w,p,d]+caps", backend=backend) for backend in ("python", "numba")]
+                           pretokenizer="boundary[w,p,d]+caps", backend=backend) for backend in BACKENDS]
         mg = fastsw.train(docs["en"] + docs["de"], algo="mingram", vocab_size=400, pretokenizer="boundary[w,p,d]+caps")
     assert pa[0].merges == pa[1].merges and len(pa[0].merges) > 100
     assert pa[0].training_info["parity"]["chosen"] == pa[1].training_info["parity"]["chosen"]

@@ -23,7 +23,6 @@ def _check_equivalent(boundless, superbpe, texts):
         assert a == b
 
 
-@pytest.mark.parametrize("backend", ["python", "numba"])
 @pytest.mark.parametrize("profile", ["paper", "hf"])
 def test_boundless_equals_matched_superbpe(profile, backend, sample_docs):
     train = sample_docs[::2]

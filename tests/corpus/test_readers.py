@@ -6,7 +6,6 @@ import gzip
 import inspect
 import itertools
 import json
-import os
 import re
 from pathlib import Path
 
@@ -15,12 +14,12 @@ import pytest
 from fastsw.corpus import readers
 from fastsw.corpus.readers import InputError, iter_documents, open_text
 
+from conftest import shared_path
+
 
 def shared_file(relative: str) -> Path:
     """A file under the shared directory (FASTSW_SHARED, else ../shared next to the repository); fail if missing."""
-    env = os.environ.get("FASTSW_SHARED")
-    root = Path(env) if env else Path(__file__).resolve().parents[2] / "shared"
-    path = root / relative
+    path = shared_path(relative)
     if not path.is_file():
         pytest.fail(f"shared test file {path} is missing; set FASTSW_SHARED to the shared directory", pytrace=False)
     return path

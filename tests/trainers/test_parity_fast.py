@@ -17,7 +17,7 @@ from fastsw.trainers.parity_fast import learn_parity_merges_fast
 from fastsw.trainers.parity import learn_parity_merges
 from fastsw.pretokenizers.pretokenize import Pretokenizer
 
-from conftest import HYPOTHESIS_EXAMPLES, shared_path, sigint_default
+from conftest import BACKENDS, HYPOTHESIS_EXAMPLES, shared_path, sigint_default
 
 LANGS = ["ar", "de", "en", "ru", "zh"]  # five scripts; all five have XQuAD dev texts
 
@@ -175,7 +175,7 @@ def test_train_backends_agree_on_adversarial_unicode(texts, profile, hybrid):
     dev = {lang: [docs[0][:5] or "a"] for lang, docs in inputs.items()}
     models = [fastsw.train(inputs, algo="parity-bpe", vocab_size=len(default_alphabet(profile)) + 12,
                            profile=profile, dev=dev, global_merges=2 if hybrid else None, backend=backend)
-              for backend in ("python", "numba")]
+              for backend in BACKENDS]
     assert [(m.left, m.right, m.count) for m in models[0].merges] == \
         [(m.left, m.right, m.count) for m in models[1].merges]
     assert models[0].training_info["parity"] == models[1].training_info["parity"]
@@ -221,7 +221,7 @@ def test_bad_input_same_error_as_the_reference(call, message):
 @pytest.mark.parametrize("criterion", [dict(ratios={"en": 1, "de": 1}), dict(dev={"en": ["a"], "de": ["b"]})])
 def test_train_refuses_a_language_without_text_on_both_backends(criterion):
     messages = []
-    for backend in ("python", "numba"):
+    for backend in BACKENDS:
         with pytest.raises(ValueError, match="language 'de' has no text") as info:
             fastsw.train({"en": ["the cat sat"], "de": []}, algo="parity-bpe", vocab_size=300, backend=backend,
                          **criterion)

@@ -74,7 +74,7 @@ def test_ratio_choice_sequence_worked_by_hand(learn):
     # step 1: en 1, de 19/12/2 = 19/24 -> de: d+ie (5) -> 7.
     # step 2: en 1, de 19/7/2 = 19/14 -> en: t+h (7) shortens en by 4 + 3 = 7 -> 10.
     # step 3: en 17/10 = 1.7 > de 19/14 -> de: no pair left, stop (the script's rule; the default goes on with
-    # en, see tests/test_parity_exhausted.py).
+    # en, see tests/trainers/test_parity_exhausted.py).
     tb = byte_table()
     out = learn({l: words_of(c) for l, c in TOY_TRAIN.items()}, tb, "paper", 10,
                               ratios={"en": 1, "de": 2}, exhausted="stop")
@@ -204,7 +204,7 @@ PUBLISHED_RUNS = {
     "window10-global5": (50, {"window": 10, "global_merges": 5}),
     "ratios": (40, {"ratios": {"en": 1.1, "de": 1.2, "ru": 1.0}}),
 }
-RECORDED = Path(__file__).resolve().parent / "data" / "parity_script"
+RECORDED = Path(__file__).resolve().parents[1] / "data" / "parity_script"
 
 
 def published_inputs():

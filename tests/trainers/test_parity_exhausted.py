@@ -17,7 +17,7 @@ from fastsw.trainers.parity_fast import learn_parity_merges_fast
 from fastsw.notes import VocabularyNotReachedWarning
 from fastsw.trainers.parity import learn_parity_merges
 
-from conftest import shared_path
+from conftest import BACKENDS, shared_path
 
 REPO_ROOT = Path(fastsw.__file__).resolve().parents[1]
 
@@ -124,7 +124,7 @@ def models(texts):
     train, dev = texts
     out = {}
     for exhausted in ("skip", "stop"):
-        for backend in ("python", "numba"):
+        for backend in BACKENDS:
             with pytest.warns(VocabularyNotReachedWarning) if exhausted == "stop" else contextlib.nullcontext():
                 out[exhausted, backend] = fastsw.train(train, algo="parity-bpe", vocab_size=VOCAB, dev=dev,
                                                        parity_exhausted=exhausted, backend=backend)

@@ -479,7 +479,6 @@ def test_special_tokens_on_the_fast_path(multilingual_superbpe):
 
 # ---------------------------------------------------------------- bad input: the same errors
 
-@pytest.mark.parametrize("backend", ["python", "numba"])
 def test_lone_surrogates_are_a_clear_error(multilingual_boundless, backend):
     tok = multilingual_boundless
     for call in (lambda t: tok.encode(t, backend=backend),
@@ -495,7 +494,6 @@ def test_lone_surrogates_are_a_clear_error(multilingual_boundless, backend):
         tok.encode_batch_to_numpy("a single str", backend=backend)
 
 
-@pytest.mark.parametrize("backend", ["python", "numba"])
 def test_disallowed_special_token_is_a_clear_error(multilingual_superbpe, backend):
     tok = multilingual_superbpe
     with pytest.raises(ValueError, match="disallowed"):

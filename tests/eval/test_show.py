@@ -17,7 +17,7 @@ from fastsw.eval.show import (BYTES, ATOM, TokenView, display_width, page_html, 
 
 from conftest import assert_error, run, write_jsonl
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 ADVERSARIAL = [
     "The Cat sat. 日本語😀 مرحبا بالعالم\n\tx<|endoftext|>y",

@@ -18,7 +18,6 @@ from fastsw.corpus.readers import InputError, iter_language_documents
 
 from conftest import assert_error, run, shared_path
 
-BACKENDS = ("python", "numba")
 ALGOS = {
     "bpe": dict(algo="bpe", vocab_size=330),
     "boundless": dict(algo="boundless", vocab_size=330),
@@ -52,7 +51,6 @@ def merges(tok):
 # ---- weight 2 == the text twice ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("algo", ALGOS)
 def test_weight_two_equals_text_twice(en_de, algo, backend):
     en, de = en_de
