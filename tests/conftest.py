@@ -17,7 +17,7 @@ import pytest
 # tests must not write into the working tree.
 hypothesis.configuration.set_hypothesis_home_dir(tempfile.mkdtemp(prefix="fastsw-hypothesis-"))
 
-import fastsw
+import fastsw  # noqa: E402
 
 
 #: The two paths of every computation with a fast twin: the plain-Python reference and the Numba kernels

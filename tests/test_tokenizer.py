@@ -75,7 +75,7 @@ def test_special_tokens_agree_with_tiktoken(bpe, tt, text, allowed, disallowed):
     kw = {"allowed_special": allowed, "disallowed_special": disallowed}
     expected = outcome(lambda: tt.encode(text, **kw))
     for backend in BACKENDS:
-        got = outcome(lambda: bpe.encode(text, backend=backend, **kw))
+        got = outcome(lambda backend=backend: bpe.encode(text, backend=backend, **kw))
         assert got[0] == expected[0], (got, expected)  # raises exactly when tiktoken raises
         if got[0] == "raises":
             assert got[1] is ValueError
@@ -159,7 +159,7 @@ def test_single_token_methods_agree_with_tiktoken(bpe, tt):
 
 def test_eot_token_needs_the_special_token(multilingual_boundless):
     with pytest.raises(AttributeError, match="special_tokens=\\['<\\|endoftext\\|>'\\]"):
-        multilingual_boundless.eot_token
+        _ = multilingual_boundless.eot_token
     assert not hasattr(multilingual_boundless, "eot_token")
 
 

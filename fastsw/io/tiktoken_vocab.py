@@ -33,9 +33,8 @@ import base64
 import binascii
 import gzip
 import hashlib
-import os
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import regex
 
-__all__ = ["UNKNOWN", "COMMON", "INHERITED", "SCRIPT_NAMES", "script_id", "script_table"]
+__all__ = ["UNKNOWN", "COMMON", "INHERITED", "SCRIPT_NAMES", "script_id", "script_table"]  # noqa: F822 (SCRIPT_NAMES: __getattr__)
 
 UNKNOWN, COMMON, INHERITED = 0, 1, 2
 N_CODE_POINTS = 0x110000

@@ -58,7 +58,6 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
-import regex
 from numba import njit
 
 from fastsw.pretokenizers._unicode import compile_pattern

@@ -14,7 +14,6 @@ import pytest
 
 import fastsw
 from fastsw import cli
-from fastsw.encoding import encode_fast as fast_encode
 from fastsw.corpus.sample import sample_documents, sample_files
 from conftest import assert_error, run, write_jsonl
 

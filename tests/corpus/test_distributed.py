@@ -186,7 +186,7 @@ def _open_fifo_for_writing(path: Path, deadline: float) -> int:
             return os.open(path, os.O_WRONLY | os.O_NONBLOCK)
         except OSError:  # ENXIO: no reader yet
             if time.monotonic() > deadline:
-                raise AssertionError("no worker opened the FIFO shard")
+                raise AssertionError("no worker opened the FIFO shard") from None
             time.sleep(0.02)
 
 

@@ -131,7 +131,7 @@ def test_merge_loops_equal_tiktoken_on_random_rank_tables(short_limit, data):
     extra = data.draw(st.lists(st.text("abc", min_size=2, max_size=5), max_size=25, unique=True))
     tokens = alphabet + [t.encode() for t in extra]
     order = data.draw(st.permutations(range(len(tokens))))
-    rank_of = {t: r for t, r in zip(tokens, order)}
+    rank_of = dict(zip(tokens, order))
     by_rank = sorted(rank_of, key=rank_of.get)
     splits = two_way_splits(by_rank, rank_of).astype(np.int64)
     table = fast_encode.pair_table(fast_encode.PairArrays(splits[:, 0], splits[:, 1], splits[:, 2], splits[:, 2]))

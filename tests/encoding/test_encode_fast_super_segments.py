@@ -55,7 +55,7 @@ def test_french_heldout_runs_are_cut_and_merged_exactly(french_boundless):
     # the cut is exercised: adjacent eligible tokens of the text in the cross pairs and outside them
     lefts, rights = fast_encode.cross_pairs(tok.super_ranks)
     cross = set(zip(lefts.tolist(), rights.tolist()))
-    assert {pair for pair in tok.super_ranks} <= cross
+    assert set(tok.super_ranks) <= cross
     pieces = [enc.encode_pieces([p])[0].tolist() for p in enc.pretokenizer.pretokenize(" ".join(texts[:3]))]
     singles = [ids[0] if len(ids) == 1 and enc.flags[ids[0]] & 1 else None for ids in pieces]
     pairs = [(a, b) for a, b in zip(singles, singles[1:]) if a is not None and b is not None]

@@ -88,7 +88,7 @@ def test_corpus_ids_equal_tiktoken(vocabs, pat, lang):
         assert tok.encode_ordinary(text) == ids
         assert tok._fast().encode(text, shortcut=False) == ids  # no shortcut: the rank loops alone
         assert tok.decode(ids) == text and tok.decode_bytes(ids) == enc.decode_bytes(ids)
-    for text, ids in zip(texts[:2], want[:2]):
+    for text in texts[:2]:
         assert tok.encode_ordinary(text[:1000], backend="python") == enc.encode_ordinary(text[:1000])
 
 
@@ -207,7 +207,7 @@ def rank_file(path, extra, singles=range(256), ranks=None):
     tokens = [bytes([b]) for b in singles] + [t.encode() if isinstance(t, str) else t for t in extra]
     ranks = range(len(tokens)) if ranks is None else ranks
     path.write_text("".join(f"{base64.b64encode(t).decode()} {r}\n" for t, r in zip(tokens, ranks)))
-    return path, {t: r for t, r in zip(tokens, ranks)}
+    return path, dict(zip(tokens, ranks))
 
 
 def check_all_paths(tok, ranks, texts, pattern=GPT4O_PATTERN):

@@ -307,7 +307,7 @@ def _check_offsets(tok, text):
 def test_offsets_on_corpus_text(marker_models, language_samples):
     for algo in ("bpe", "superbpe"):
         tok = marker_models[algo, "numba"]
-        for lang, texts in language_samples.items():
+        for texts in language_samples.values():
             _check_offsets(tok, texts[0][:400])
     tok = marker_models["bpe", "numba"]
     ids, offsets = tok.encode_with_offsets("The CAT sat.")
@@ -381,8 +381,8 @@ def test_compiled_counting_equals_the_reference_loop(language_samples, scheme):
     threaded = count_corpus(docs, pretok, collect_runs=True, threads=2)
     assert threaded.pretoken_multiset() == b.pretoken_multiset() and threaded.run_multiset() == b.run_multiset()
     # no letter run joins two pieces whose junction would hold two touching markers
-    for run in b.run_multiset():
-        for i, j in zip(run, run[1:]):
+    for letter_run in b.run_multiset():
+        for i, j in zip(letter_run, letter_run[1:]):
             assert not pretok.run_break(i, j)
 
 
@@ -405,7 +405,6 @@ def test_hypothesis_compiled_counting_equals_reference(texts, scheme, drop):
 def test_packing_one_byte_atoms_equals_the_codec():
     """pack_pretokens' vectorized spelling of one-byte atoms against the codec error handler (the reference
     spelling), next to characters whose UTF-8 also starts with 0xED (U+D000..U+D7FF)."""
-    import numpy as np
     import fastsw.trainers.bpe_fast as ft
     from fastsw.alphabet import atom_bytes
     pretok = make_pretokenizer("boundary[w,p,d]+caps")

@@ -155,7 +155,7 @@ def _tokens_are_whole(text):
 def test_merges_never_make_partial_characters():
     seq, kind = _tokens_are_whole("héllo wörld \ue000 日本")
     # everything listed merged into one whole token... up to the unlisted character, whose bytes stay apart
-    assert [k for k in kind].count(sv.KIND_BYTE) == 3
+    assert list(kind).count(sv.KIND_BYTE) == 3
     assert sv.text_of_atoms(seq[0]) == "héllo wörld "
 
 

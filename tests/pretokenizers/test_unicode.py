@@ -14,7 +14,7 @@ import tiktoken
 import fastsw
 from fastsw.pretokenizers import _unicode
 from fastsw.io import tiktoken_vocab as tv
-from fastsw.pretokenizers.pretokenize import GPT4O_PATTERN, SCRIPT_SPECIFIC_PATTERN, Pretokenizer
+from fastsw.pretokenizers.pretokenize import Pretokenizer
 
 REPO_ROOT = Path(fastsw.__file__).resolve().parents[1]
 CHUNK = 50_000  # code points per encoded text

@@ -9,14 +9,12 @@ before allocating, and the CLI reports it as one error line without writing a mo
 """
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
-import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 

@@ -84,7 +84,7 @@ REAL_VARIANTS = {
     "ratios": lambda dev, sizes: dict(ratios={"ar": 1, "de": Fraction(6, 5), "en": 1.3, "ru": 0.9, "zh": 2}),
     "hybrid": lambda dev, sizes: dict(dev_words=dev, global_merges=25),
     "window": lambda dev, sizes: dict(dev_words=dev, variant="window", window=15, alpha=1.5),
-    "hybrid-window-min_frequency": lambda dev, sizes: dict(ratios={lang: 1 for lang in LANGS}, global_merges=10,
+    "hybrid-window-min_frequency": lambda dev, sizes: dict(ratios=dict.fromkeys(LANGS, 1), global_merges=10,
                                                            variant="window", window=6, alpha=Fraction(7, 5),
                                                            min_frequency=4),
 }
@@ -105,7 +105,7 @@ def test_min_frequency_stop_is_the_same(real_text):
     # a tiny language runs out of pairs seen twice: both paths stop at the same step
     profile, train, dev, sizes = real_text
     small = dict(train, my=corpus_words("my", 300, default_alphabet(profile)))
-    ratios = {lang: 1 for lang in small}
+    ratios = dict.fromkeys(small, 1)
     ref, tb_ref, fast, tb_fast = both(small, profile, 2000, ratios=ratios, exhausted="stop")
     assert len(ref.merges) < 2000 and ref.languages[-1] is not None
     assert_same(ref, tb_ref, fast, tb_fast)

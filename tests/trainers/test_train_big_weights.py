@@ -125,7 +125,7 @@ def test_gcd_of_the_factors_keeps_numba_when_it_is_enough(numba_default):
     # brings them back under it, so numba trains them, with the same merges as the reference
     langs = ("en", "de", "ru", "zh")
     inputs = {lang: xquad("dev", lang, 16) for lang in langs}
-    shares = {lang: "1/4" for lang in langs}
+    shares = dict.fromkeys(langs, "1/4")
     with warnings.catch_warnings():
         warnings.simplefilter("error", fastsw.OptionWarning)
         fast = fastsw.train(inputs, shares=shares, backend="auto", **OPTIONS)
