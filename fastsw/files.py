@@ -33,7 +33,7 @@ class OutputError(OSError):
         self.filename = path
 
     def __str__(self) -> str:
-        return self.strerror if self.filename is None else f"{self.filename}: {self.strerror}"
+        return str(self.strerror) if self.filename is None else f"{self.filename}: {self.strerror}"
 
 
 # errno -> (what happened, what to do), for the failures a user can act on.
@@ -51,7 +51,7 @@ def _write_error(name: str, directory: str, e: OSError) -> OutputError:
     if e.errno in (errno.EACCES, errno.EPERM):
         problem, advice = f"permission denied in {directory}", "choose a writable directory"
     else:
-        problem, advice = _WRITE_ADVICE.get(e.errno, (e.strerror or str(e) or type(e).__name__,
+        problem, advice = _WRITE_ADVICE.get(e.errno or 0, (e.strerror or str(e) or type(e).__name__,
                                                       "check the path or choose another output path"))
     return OutputError(name, f"{problem} while writing it; {advice}", e.errno or errno.EIO)
 

@@ -24,11 +24,31 @@ MODULES = {_dotted(p): p for p in PACKAGE.rglob("*.py")}
 MODULES.update((_dotted(p), None) for p in PACKAGE.rglob("*.pyx"))  # compiled: they import no fastsw module
 
 
+def _is_type_checking(node: ast.AST) -> bool:
+    """``if TYPE_CHECKING:`` (or ``typing.TYPE_CHECKING``): a block type checkers read and Python never runs."""
+    test = node.test if isinstance(node, ast.If) else None
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or \
+        (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _walk_run(tree: ast.AST):
+    """``ast.walk`` without the ``if TYPE_CHECKING:`` blocks: the imports that can run."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        if _is_type_checking(node):
+            todo.extend(node.orelse)  # type: ignore[attr-defined]
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+
+
 def _imports(name: str, path: Path) -> set:
-    """The fastsw modules a file imports, anywhere in it (module level or inside functions)."""
+    """The fastsw modules a file imports, anywhere in it (module level or inside functions); imports for type
+    annotations only (``if TYPE_CHECKING:``) never run, so they are not edges."""
     package = name if path.stem == "__init__" else name.rpartition(".")[0]
     out = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in _walk_run(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -74,8 +94,13 @@ def _reach(start: str, graph: dict = LAYERED) -> set:
 
 
 def test_the_graph_sees_lazy_imports():
-    # the parser is what the other tests trust: a `from .x import y` inside a function is an edge
+    # the parser is what the other tests trust: a `from .x import y` inside a function is an edge, an import under
+    # `if TYPE_CHECKING:` (annotations only) is not
     assert "fastsw.pretokenizers.pretokenize" in GRAPH["fastsw.cli"] and "fastsw.tokenizer" in GRAPH["fastsw.io.interop"]
+    tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import fastsw.tokenizer\n"
+                     "else:\n    import fastsw.files\ndef f():\n    import fastsw.alphabet\n")
+    seen = {a.name for node in _walk_run(tree) if isinstance(node, ast.Import) for a in node.names}
+    assert seen == {"fastsw.files", "fastsw.alphabet"}
 
 
 def test_no_import_circle():

@@ -347,7 +347,7 @@ def test_new_docstring_examples_run(bpe):
     import doctest
 
     names = ("encode_to_numpy", "encode_batch_to_numpy", "decode_tokens_bytes", "decode_with_offsets",
-             "special_tokens_set", "max_token_value", "from_file", "save", "load", "load_tiktoken", "from_tiktoken",
+             "special_tokens_set", "max_token_value", "from_file", "save", "load_tiktoken", "from_tiktoken",
              "to_tiktoken", "save_hf")
     tok = fastsw.train(["hello world, héllo wörld"] * 5, algo="bpe", vocab_size=270, profile="hf",
                        pretokenizer="simple", special_tokens=["<|endoftext|>"])

@@ -61,11 +61,12 @@ from decimal import Decimal
 from fractions import Fraction
 from itertools import chain, islice
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from fastsw._config import pure_python
+from fastsw._types import PathLike
 from fastsw.io.model_file import atomic_open
 from fastsw.pretokenizers.pretokenize import LETTER_PATTERN, Pretokenizer, check_normalize, normalize_text
 
@@ -165,7 +166,7 @@ class Counts:
         """The number of distinct letter runs."""
         return len(self._packed_runs[2]) if self._packed_runs is not None else len(self._letter_runs)
 
-    def packed_runs(self):
+    def packed_runs(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The letter runs as numpy arrays ``(ids, offsets, counts)``: ``int32`` pretoken indices of all runs
         concatenated, ``int64`` offsets (one more than runs) and ``int64`` counts, in the order of
         :attr:`letter_runs`."""
@@ -355,7 +356,7 @@ class Counts:
         return self
 
     # -- files ------------------------------------------------------------------------------------------------
-    def save(self, path) -> None:
+    def save(self, path: PathLike) -> None:
         """Write the table to ``path`` (format in the module docstring; atomic).
 
         Rows are written in a canonical order (pretokens by code points, letter-run lines as strings), so the
@@ -415,7 +416,7 @@ class Counts:
         return lines
 
     @classmethod
-    def load(cls, path) -> "Counts":
+    def load(cls, path: PathLike) -> "Counts":
         """Read a table written by :meth:`save`; a bad file is a ``ValueError`` naming it (and the line)."""
         return _load(Path(path))
 
@@ -696,7 +697,7 @@ def _load_rows_fast(lines: List[bytes], n_pre: int, n_runs: int, c: Counts) -> b
     return True
 
 
-def load_counts(sources) -> Counts:
+def load_counts(sources: Union[Counts, PathLike, Sequence[Union[Counts, PathLike]]]) -> Counts:
     """One :class:`Counts` from a ``Counts``, a count file path, or a list of them (merged, in order).
 
     A list is never modified: loaded or given tables are merged into a new table.

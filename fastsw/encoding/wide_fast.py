@@ -84,7 +84,7 @@ class WideFastEncoder(FastEncoder):
         rule = getattr(self.pretokenizer, "initial_symbols", None)
         got = rule(texts, self.slot_ids) if rule is not None else None
         if got is not None:
-            return self._encode_symbols(*got, short_limit, False)
+            return self._encode_symbols(*got, short_limit, False)  # type: ignore[call-arg]  # got: (symbols, offsets, n_pieces)
         return self._encode_pieces_of([self.pretokenizer.pretokenize(t) for t in texts], shortcut, short_limit)
 
     def encode_pieces(self, pieces: Sequence[str], shortcut: bool = False,
@@ -209,6 +209,7 @@ class WideFastEncoder(FastEncoder):
         n_all = int(doc_pieces[-1])
         # pass 1: regular merges, piece by piece
         fits = _distinct(symbols).shape[0] <= _CODES
+        groups: List[tuple]
         if fits:
             groups = [(0, n_all, False)] if n_all else []
         else:

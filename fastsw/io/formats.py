@@ -23,13 +23,8 @@ def from_file(path, *, pattern: Optional[str] = None, special_tokens=None, allow
     (:meth:`Tokenizer.load_tiktoken` with ``pattern`` and ``special_tokens``: OpenAI's o200k_base and
     cl100k_base files are recognised by their content, any other rank file needs ``pattern``), or the MinGram
     seed authors' ``semingram-v1`` JSON (:func:`fastsw.trainers.mingram.load_semingram`, which refuses a file it cannot
-    read exactly unless ``allow_approximate=True``).
-
-    >>> import pathlib, tempfile
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "model.json"
-    >>> tok.save(path)
-    >>> fastsw.Tokenizer.from_file(path).encode("hello world") == tok.encode("hello world")
-    True
+    read exactly unless ``allow_approximate=True``). :meth:`fastsw.Tokenizer.from_file` calls it (an example
+    there).
     """
     path = Path(path)
     try:

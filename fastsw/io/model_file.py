@@ -34,10 +34,9 @@ reader :mod:`fastsw.io.model_kinds` registers for their ``algo``.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
-from typing import Union
 
+from fastsw._types import PathLike
 from fastsw.pretokenizers._unicode import UNICODE_VERSION
 from fastsw.alphabet import PROFILE_ALPHABETS, alphabet_from_config
 from fastsw.files import OutputError, atomic_open, atomic_write_text, resolve_output_path  # noqa: F401 (re-exported)
@@ -244,7 +243,7 @@ def check_model_data(path, data: dict) -> None:
         raise bad("training", f"must be an object, not {_json_type(training)}")
 
 
-def read_model_json(path: Union[str, "os.PathLike[str]"]) -> dict:
+def read_model_json(path: PathLike) -> dict:
     """Read a fastsw model file's JSON object and check its header (format, format version, Unicode version);
     the fields of its ``algo`` are checked by :func:`model_kwargs` or the reader of its model kind
     (:mod:`fastsw.io.model_kinds`). Every failure is a ``ValueError`` naming the file."""
@@ -258,7 +257,7 @@ def read_model_json(path: Union[str, "os.PathLike[str]"]) -> dict:
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ValueError(f"{path}: not a fastsw model file (missing \"format\": \"fastsw\")")
     version = data.get("format_version")
-    if not _is_int(version):
+    if isinstance(version, bool) or not isinstance(version, int):
         raise ValueError(f"{path}: model file has no integer format_version")
     if version > FORMAT_VERSION:
         raise ValueError(f"{path}: model format version {version} is newer than this fastsw supports "
@@ -272,14 +271,14 @@ def read_model_json(path: Union[str, "os.PathLike[str]"]) -> dict:
     return data
 
 
-def load_model_data(path: Union[str, "os.PathLike[str]"]) -> dict:
+def load_model_data(path: PathLike) -> dict:
     """Read and check a BPE-family model file: the keyword arguments of :class:`fastsw.Tokenizer`
     (``alphabet``, ``merges``, ``pretokenizer``, ``profile``, ``algo``, ``special_tokens``,
     ``training_info``) as plain data. Every failure is a ``ValueError`` naming the file."""
     return model_kwargs(path, read_model_json(path))
 
 
-def model_kwargs(path: Union[str, "os.PathLike[str]"], data: dict) -> dict:
+def model_kwargs(path: PathLike, data: dict) -> dict:
     """The :class:`fastsw.Tokenizer` keyword arguments of a BPE-family model file's JSON object (read by
     :func:`read_model_json`), every field checked (:func:`check_model_data`)."""
     check_model_data(path, data)

@@ -23,6 +23,7 @@ import functools
 import os
 import tempfile
 import unicodedata
+from typing import Dict, List
 from pathlib import Path
 
 import numpy as np
@@ -63,7 +64,7 @@ def _primary_key(names):
 
 
 _REGEX_ALIASES = _regex_script_aliases()  # NAME -> regex value id
-_by_value = {}
+_by_value: Dict[int, List[str]] = {}
 for _name, _value in _REGEX_ALIASES.items():
     _by_value.setdefault(_value, []).append(_name)
 _fixed = [_REGEX_ALIASES[k] for k in ("UNKNOWN", "COMMON", "INHERITED")]

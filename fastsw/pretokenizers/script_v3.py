@@ -207,7 +207,7 @@ def table() -> ScriptTable:
 def _char_atoms() -> Dict[str, Tuple[int, ...]]:
     """``{character: (block atom, index atom)}`` for every listed character."""
     t = table()
-    out = {}
+    out: Dict[str, Tuple[int, ...]] = {}
     for block, (_, _, chars) in enumerate(t.blocks):
         base = t.n_blocks
         for i, c in enumerate(chars):
@@ -586,7 +586,7 @@ def _alphabet_base():
     return AtomAlphabet
 
 
-class ScriptAlphabet(_alphabet_base()):
+class ScriptAlphabet(_alphabet_base()):  # type: ignore[misc]  # a base class returned by a call
     """The alphabet of a SCRIPT model: the profile's byte alphabet (byte fallback for unlisted characters), the
     inner marker scheme's atoms (if any), then the 1,710 SCRIPT atoms. Its :attr:`merge_rule` is what the trainers
     read to refuse partial characters; a saved model records it as a plain ``atoms`` alphabet (encoding and
@@ -733,7 +733,7 @@ class ScriptPretokenizer(SchemeSettings):
         ids[pos[atom]] = slot_ids[cps[atom] - 0xD800]
         if ids.size and ids.min() < 0:
             return None
-        starts = np.cumsum([0] + [len(r) for r in raws[:-1]]) if raws else []
+        starts = np.cumsum([0] + [len(r) for r in raws[:-1]]) if raws else np.zeros(0, np.int64)
         piece_ends = np.concatenate([e + int(a) for e, a in zip(ends, starts)]) if ends else np.zeros(0, np.int64)
         offsets = np.concatenate((np.zeros(1, np.int64), csum[piece_ends.astype(np.int64)]))
         return ids, offsets, [len(e) for e in ends]
