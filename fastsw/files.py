@@ -220,3 +220,15 @@ def atomic_write_text(path, text: str) -> None:
     """Write ``text`` to ``path`` atomically (see :func:`atomic_open`)."""
     with atomic_open(path, "w") as f:
         f.write(text)
+
+
+def read_head(path: "os.PathLike[str] | str", size: int, what: str) -> bytes:
+    """The first ``size`` bytes of the file ``path`` (to tell its format by content); a missing or unreadable file is
+    one ``ValueError`` naming it as ``what`` (``"model file"``, ``"count file"``)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(size)
+    except FileNotFoundError:
+        raise ValueError(f"{path}: {what} not found") from None
+    except OSError as e:
+        raise ValueError(f"{path}: cannot read {what} ({e.strerror or e})") from None

@@ -318,3 +318,15 @@ def test_cli_refuses_an_output_that_is_an_input(corpus, tmp_path, capsys, monkey
     assert_error(code, err, str(output), "is one of the inputs", str(source))
     assert source.read_bytes() == before
     assert sorted(os.listdir(tmp_path)) == listing
+
+
+def test_read_head_reads_the_start_or_names_the_file(tmp_path):
+    """The format sniffing of model and count files: the first bytes, or one error naming the file and its role."""
+    from fastsw.files import read_head
+
+    (tmp_path / "table.counts").write_bytes(b"\x1f\x8b and the rest")
+    assert read_head(tmp_path / "table.counts", 2, "count file") == b"\x1f\x8b"
+    with pytest.raises(ValueError, match=r"missing\.counts: count file not found$"):
+        read_head(tmp_path / "missing.counts", 2, "count file")
+    with pytest.raises(ValueError, match=r": cannot read model file \(Is a directory\)$"):
+        read_head(tmp_path, 4096, "model file")

@@ -67,6 +67,7 @@ import numpy as np
 
 from fastsw._config import pure_python
 from fastsw._types import PathLike
+from fastsw.files import read_head
 from fastsw.io.model_file import atomic_open
 from fastsw.pretokenizers.pretokenize import LETTER_PATTERN, Pretokenizer, check_normalize, normalize_text
 
@@ -478,13 +479,7 @@ def _count_too_large(x) -> Optional[str]:
 
 
 def _load(path: Path) -> Counts:
-    try:
-        with open(path, "rb") as f:
-            magic = f.read(2)
-    except FileNotFoundError:
-        raise ValueError(f"{path}: count file not found") from None
-    except OSError as e:
-        raise ValueError(f"{path}: cannot read count file ({e})") from e
+    magic = read_head(path, 2, "count file")
     if magic != b"\x1f\x8b":
         raise ValueError(f"{path}: not a fastsw count file (not gzip data); write one with 'fastsw count'")
     lineno = 0

@@ -8,6 +8,7 @@ import zlib
 from pathlib import Path
 from typing import Optional
 
+from fastsw.files import read_head
 from fastsw.io.interop import load_paper_model
 from fastsw.trainers.mingram import load_semingram
 from fastsw.io.tiktoken_vocab import load_tiktoken
@@ -27,13 +28,7 @@ def from_file(path, *, pattern: Optional[str] = None, special_tokens=None, allow
     there).
     """
     path = Path(path)
-    try:
-        with open(path, "rb") as f:
-            head = f.read(4096)
-    except FileNotFoundError:
-        raise ValueError(f"{path}: model file not found") from None
-    except OSError as e:
-        raise ValueError(f"{path}: cannot read model file ({e.strerror or e})") from None
+    head = read_head(path, 4096, "model file")
     gz = head[:2] == b"\x1f\x8b"
     if gz:  # a gzip-compressed rank file or seed authors' MinGram model
         try:
