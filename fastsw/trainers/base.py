@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, ClassVar, Dict, List, Optional, Sequence, Tuple, Type
 
 __all__ = ["OptionError", "option", "TrainerConfig", "Trainer", "Run", "api_words"]
 
@@ -56,10 +56,10 @@ class OptionError(ValueError):
 class _Words(dict):
     def __init__(self, values: dict, flag, metavar):
         super().__init__()
-        self.values, self.flag, self.metavar = values, flag, metavar
+        self.given, self.flag, self.metavar = values, flag, metavar
 
     def __missing__(self, name: str):
-        return _Named(name, self.values, self.flag, self.metavar)
+        return _Named(name, self.given, self.flag, self.metavar)
 
 
 class _Named:
@@ -211,7 +211,7 @@ class Run:
     dev_counts: Optional[dict] = None
     from_counts: bool = False
     count_candidates: Optional[Callable] = None
-    model_class: Optional[type] = None
+    model_class: Any = None
 
     def bar(self, label: str, total: Optional[int] = None):
         """A progress bar (drawn when the run shows progress); ``bar.close()`` returns its seconds."""
@@ -265,11 +265,11 @@ class Trainer:
     name: ClassVar[str] = ""
     title: ClassVar[str] = ""
     summary: ClassVar[str] = ""
-    Config: ClassVar[type] = TrainerConfig
+    Config: ClassVar[Type[TrainerConfig]] = TrainerConfig
     needs_runs: ClassVar[bool] = False
 
     def __init__(self, config: TrainerConfig):
-        self.config = config
+        self.config: Any = config  # an instance of its own Config
 
     def check(self, pretokenizer, common: Common) -> None:
         """Refuse a pre-tokenizer the algorithm cannot train with (after the config is valid, before counting)."""

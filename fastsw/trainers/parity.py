@@ -310,6 +310,10 @@ def _plain_number(x):
     return f"{f.numerator}/{f.denominator}"
 
 
+#: ``{language: (words as initial ids, their counts)}``, what :func:`learn_parity_merges` takes.
+LanguageWords = Dict[Hashable, Tuple[Sequence[Sequence[int]], Sequence[int]]]
+
+
 def parity_phase1(counts, alphabet, profile, n_merges: int, parity: dict, dev_counts=None, progress=None):
     """Phase 1 with parity-aware BPE (:func:`learn_parity_merges`, the reference; the numba backend runs its twin
     :func:`fastsw.trainers.parity_fast.parity_phase1_packed`) over the language columns of ``counts``;
@@ -321,8 +325,10 @@ def parity_phase1(counts, alphabet, profile, n_merges: int, parity: dict, dev_co
     A pretoken's final word depends only on its initial ids and the merges, so it is taken from the first
     language that has the pretoken."""
     tables = counts.by_language()
-    train_words = {lang: ([alphabet.initial_ids(p) for p in t.pretokens], t.counts) for lang, t in tables.items()}
-    dev_words = dev_sizes = None
+    train_words: LanguageWords = {lang: ([alphabet.initial_ids(p) for p in t.pretokens], t.counts)
+                          for lang, t in tables.items()}
+    dev_words: Optional[LanguageWords] = None
+    dev_sizes = None
     if dev_counts is not None:
         dev_words = {lang: ([alphabet.initial_ids(p) for p in dev_counts[lang].pretokens], dev_counts[lang].counts)
                      for lang in tables}

@@ -9,7 +9,6 @@ from typing import ClassVar
 import pytest
 
 import fastsw
-from fastsw import cli
 from fastsw.trainers import (OptionError, Trainer, TrainerConfig, get_trainer, option, register_trainer,
                              unregister_trainer)
 from fastsw.trainers.registry import TRAINERS

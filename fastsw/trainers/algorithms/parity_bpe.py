@@ -50,7 +50,7 @@ class ParityConfig(TrainerConfig):
                                              applies=APPLIES)
 
     def validate(self, common: Common) -> None:
-        self.resolved = parity_options(self, common)
+        self.resolved: Optional[dict] = parity_options(self, common)
 
 
 _PLACEHOLDERS = {"dev=": "{language: dev text}", "ratios=": "{language: target compression ratio}"}
@@ -77,7 +77,7 @@ def parity_options(config, common: Common) -> dict:
                               % name)
     if ratios is not None:
         for lang, r in ratios.items():
-            if isinstance(r, bool) or not isinstance(r, Real) or not r > 0:
+            if isinstance(r, bool) or not isinstance(r, Real) or not r > 0:  # type: ignore[operator]
                 raise OptionError("{ratios}[%r]=%r must be a number > 0 (a target compression ratio)" % (lang, r))
     out = {"dev": dev, "ratios": ratios,
            "global_merges": 0 if config.global_merges is None else config.global_merges,
@@ -150,8 +150,9 @@ class ParityBPETrainer(Trainer):
 
     def fit(self, run: Run):
         n = run.vocab_size - len(run.alphabet)
-        merges = fit_phase1(run, n, self.parity(), learner=parity_phase1_on).merges
-        note_parity_stop(run, self.parity(), len(merges), n)
+        parity = self.config.resolved
+        merges = fit_phase1(run, n, parity, learner=parity_phase1_on).merges
+        note_parity_stop(run, parity, len(merges), n)
         return run.tokenizer([(l, r, c, False) for l, r, c in merges], algo="bpe")
 
 

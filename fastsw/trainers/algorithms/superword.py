@@ -47,14 +47,15 @@ class SuperwordConfig(ParityConfig):
         else:
             for name in PARITY_FIELDS:
                 if getattr(self, name) is not None:
-                    raise OptionError("{%s:=} applies to " % name + ParityConfig.applies_text(name))
+                    raise OptionError("{%s:=} applies to " % name + (ParityConfig.applies_text(name) or ""))
         if as_integer(self.min_count_floor) is None or self.min_count_floor < 0:
             raise OptionError("{min_count_floor} must be a non-negative integer, not {min_count_floor:r}",
                               min_count_floor=self.min_count_floor)
         if as_integer(self.max_ngram_len) is None or self.max_ngram_len < 2:
             raise OptionError("{max_ngram_len} must be an integer >= 2, not {max_ngram_len:r}",
                               max_ngram_len=self.max_ngram_len)
-        self.min_count_floor, self.max_ngram_len = as_integer(self.min_count_floor), as_integer(self.max_ngram_len)
+        self.min_count_floor = as_integer(self.min_count_floor) or 0
+        self.max_ngram_len = as_integer(self.max_ngram_len) or 0
 
 
 @dataclass
@@ -80,19 +81,20 @@ class SuperBPEConfig(SuperwordConfig):
         if self.supermerges is None:
             raise OptionError("{algo:'superbpe} needs {supermerges:=S}, the number of supermerges (phase 1 then "
                               "learns {vocab_size} - S tokens)")
-        if as_integer(self.supermerges) is None or self.supermerges <= 0:
+        supermerges = as_integer(self.supermerges)
+        if supermerges is None or supermerges <= 0:
             raise OptionError("{supermerges} must be a positive integer, not {supermerges:r}",
                               supermerges=self.supermerges)
-        self.supermerges = as_integer(self.supermerges)
-        if self.supermerges >= common.vocab_size:
-            raise OptionError("{supermerges:v} must be smaller than {vocab_size:v}", supermerges=self.supermerges,
+        self.supermerges = supermerges
+        if supermerges >= common.vocab_size:
+            raise OptionError("{supermerges:v} must be smaller than {vocab_size:v}", supermerges=supermerges,
                               vocab_size=common.vocab_size)
         if common.alphabet == "bytes":  # known before reading the corpus: fail fast
             from fastsw.alphabet import default_alphabet
             n_alpha = len(default_alphabet(common.profile))
-            if common.vocab_size - self.supermerges < n_alpha:
+            if common.vocab_size - supermerges < n_alpha:
                 raise OptionError("{vocab_size:v} - {supermerges} is smaller than the %d-token alphabet; use "
-                                  "{vocab_size} >= %d" % (n_alpha, n_alpha + 1 + self.supermerges),
+                                  "{vocab_size} >= %d" % (n_alpha, n_alpha + 1 + supermerges),
                                   vocab_size=common.vocab_size)
         super().validate(common)
 
