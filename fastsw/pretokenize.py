@@ -39,6 +39,7 @@ trained.
 """
 from __future__ import annotations
 
+import functools
 import unicodedata
 import warnings
 from typing import Iterator, List, Optional, Sequence, Tuple
@@ -83,6 +84,8 @@ DEFAULT_SCRIPT_SPECIFIC_SCRIPTS = ("Han", "Hiragana", "Katakana", "Thai", "Myanm
 
 # A pretoken is a possible part of a supermerge only if it contains a letter.
 LETTER_PATTERN = r"\p{L}"
+# patterns known to compile (and to use pinned classes only): a Pretokenizer compiles them on first use
+_BUILT_IN_PATTERNS = frozenset((GPT4O_PATTERN, CL100K_PATTERN, SCRIPT_SPECIFIC_PATTERN, LETTER_PATTERN))
 
 MODES = ("script", "simple", "none")
 
@@ -225,10 +228,10 @@ class Pretokenizer:
         self.script_specific_pattern = script_specific_pattern
         self.script_specific_scripts = tuple(script_specific_scripts)
         self.letter_pattern = letter_pattern
-        try:
-            self._main = compile_pattern(main_pattern)
-            self._specific = compile_pattern(script_specific_pattern)
-            self._letter = compile_pattern(letter_pattern)
+        try:  # a pattern of the user's is checked now; the built-in ones compile on first use (see _main)
+            for pattern in (main_pattern, script_specific_pattern, letter_pattern):
+                if pattern not in _BUILT_IN_PATTERNS:
+                    compile_pattern(pattern)
         except regex.error as e:
             raise ValueError(f"invalid pre-tokenizer regex: {e}") from e
         self._specific_ids = frozenset(script_id(name) for name in self.script_specific_scripts)
@@ -241,6 +244,20 @@ class Pretokenizer:
         # (_get_scanner, which the compiled counter relies on, stays the GPT-4o one)
         self._cl100k = HAVE_NATIVE_PRETOKENIZER and mode == "simple" and main_pattern == CL100K_PATTERN
         self._cl100k_scanner = None
+
+    # the ``regex`` objects of the reference path, compiled on first use: compiling GPT-4o's pattern takes
+    # ~0.1-0.2 s, and the compiled scanner, when it runs, never needs them
+    @functools.cached_property
+    def _main(self):
+        return compile_pattern(self.main_pattern)
+
+    @functools.cached_property
+    def _specific(self):
+        return compile_pattern(self.script_specific_pattern)
+
+    @functools.cached_property
+    def _letter(self):
+        return compile_pattern(self.letter_pattern)
 
     # -- configuration ----------------------------------------------------
     def to_config(self) -> dict:

@@ -255,9 +255,9 @@ class RankAlphabet(ByteAlphabet):
     def __init__(self, tokens: Sequence[bytes]):
         self.kind = "ranks"
         self._id_of_byte = [-1] * 256
-        for r, t in enumerate(tokens):
-            if len(t) == 1:
-                self._id_of_byte[t[0]] = r
+        lens = np.fromiter(map(len, tokens), np.int64, len(tokens))
+        for r in np.flatnonzero(lens == 1).tolist():
+            self._id_of_byte[tokens[r][0]] = r
         self.tokens = [bytes([b]) for b in sorted(range(256), key=self._id_of_byte.__getitem__)]
 
     def to_config(self) -> dict:
@@ -291,7 +291,7 @@ class TiktokenTokenizer(Tokenizer):
         self._splits = splits
         self._regular_ranks_dict = None
         self._super_ranks = {}
-        self._shortcut = {t: r for r, t in enumerate(self._token_bytes)}  # every token: tiktoken's whole-piece lookup
+        self._shortcut = dict(zip(self._token_bytes, range(len(self._token_bytes))))  # tiktoken's whole-piece lookup
         self._eligible = frozenset()
         n = len(self._token_bytes)
         specials = dict(special_tokens or {})
@@ -469,9 +469,7 @@ def from_tiktoken(enc, *, backend: str = "auto", cache: bool = True) -> Tiktoken
     where = f"tiktoken.Encoding {name!r}"
     tokens_sorted = sorted(ranks.items(), key=lambda kv: kv[1])
     h = hashlib.sha256(b"ranks\0")
-    for t, r in tokens_sorted:
-        h.update(b"%d %d " % (r, len(t)))
-        h.update(t)
+    h.update(b"".join([b"%d %d %s" % (r, len(t), t) for t, r in tokens_sorted]))
     tokens, splits = _cached_tables(h.hexdigest(), lambda: check_ranks(ranks, where), cache)
     regex_, _ = _resolve_pattern(pat)
     return TiktokenTokenizer(tokens, splits, regex_, specials, name=name, backend=backend)
