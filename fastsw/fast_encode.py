@@ -512,6 +512,31 @@ def _in_disk_cache(kernel) -> bool:
         return False
 
 
+#: Characters of text (a call's total) that the plain-Python twin encodes while the kernels compile in the
+#: background (about a second of its work); a larger call waits for the compilation (Tokenizer._kernels_for).
+TWIN_WORK = 1 << 18
+_background = None  # the process compiling the kernels into Numba's on-disk cache (compile_in_background)
+_BACKGROUND_CODE = "from fastsw import fast_encode; fast_encode.warmup()"
+
+
+def compile_in_background():
+    """Start, once per process, a process that compiles the encoding kernels into Numba's on-disk cache (the
+    same ``fastsw`` and ``NUMBA_CACHE_DIR`` as this one; :func:`warmup`), and return it (a ``subprocess.Popen``).
+    While it runs, the tokenizer's twin serves calls of up to ``TWIN_WORK`` characters; when it ends,
+    :func:`kernels_ready` finds the kernels on disk and loading them takes a fraction of a second."""
+    global _background
+    if _background is None:
+        import subprocess
+        import sys
+        from pathlib import Path
+        env = dict(os.environ)
+        root = str(Path(__file__).resolve().parents[1])  # this fastsw, wherever it is imported from
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
+        _background = subprocess.Popen([sys.executable, "-c", _BACKGROUND_CODE], env=env, stdin=subprocess.DEVNULL,
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return _background
+
+
 def kernels_ready() -> bool:
     """Whether the encoding kernels run without compiling first: compiled in this process, or in Numba's
     on-disk cache. The first run after installing compiles them (many seconds, see "Cold start" in
@@ -527,6 +552,8 @@ def kernels_ready() -> bool:
         return True  # NUMBA_DISABLE_JIT=1: plain Python functions, nothing compiles
     if all(k.signatures for k in KERNELS):
         return True
+    if not _on_disk and _background is not None and _background.poll() is not None:
+        _on_disk = None  # the background compilation has ended: look again
     if _on_disk is None:
         _on_disk = all(_in_disk_cache(k) for k in KERNELS)
     return _on_disk

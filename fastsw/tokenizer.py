@@ -318,13 +318,34 @@ class Tokenizer:
         return apply_merges(run, self._super_ranks) if self._super_ranks else list(run)
 
     # -- encoding ---------------------------------------------------------------
-    def _resolve_backend(self, backend: Optional[str]) -> str:
-        """``"python"`` or ``"numba"`` for a call's ``backend`` (None: the tokenizer's)."""
+    def _resolve_backend(self, backend: Optional[str], work: Optional[int] = None) -> str:
+        """``"python"`` or ``"numba"`` for a call's ``backend`` (None: the tokenizer's). With ``work`` (the call's
+        characters), ``"auto"`` also asks :meth:`_kernels_for` whether the kernels can serve the call now."""
         if backend is None:
             backend = getattr(self, "backend", "auto")
         if backend == "auto" and resolve_backend(backend) == "numba":
-            return "numba" if self._fast_supported() else "python"
+            if not self._fast_supported():
+                return "python"
+            if work is not None and "_fast_encoder" not in self.__dict__ and not self._kernels_for(work):
+                return "python"
+            return "numba"
         return resolve_backend(backend)
+
+    @staticmethod
+    def _kernels_for(work: int) -> bool:
+        """Whether a call of ``work`` characters takes the kernels. When they are neither compiled nor in Numba's
+        on-disk cache (a fresh install), a background process compiles them
+        (:func:`fastsw.fast_encode.compile_in_background`) and, until it ends, calls of at most
+        ``fast_encode.TWIN_WORK`` characters take the plain-Python twin (same ids, no pause); a larger call
+        waits for it (its kernel time then dwarfs what the twin would take)."""
+        from . import fast_encode
+        if fast_encode.kernels_ready():
+            return True
+        process = fast_encode.compile_in_background()
+        if work <= fast_encode.TWIN_WORK:
+            return False
+        process.wait()  # then the kernels load from the cache (or compile here, if that process failed)
+        return True
 
     def _fast_ready(self, backend: Optional[str] = None) -> bool:
         """Whether the fast encoder can run without compiling its kernels first (see
@@ -454,9 +475,10 @@ class Tokenizer:
         if self._resolve_backend(backend) == "numba":
             if shortcut and type(text) is str and len(text) <= SMALL_TEXT:
                 return self._encode_small(text, backend)
-            # the fast driver encodes to UTF-8 once and reports a lone surrogate via _check_text
             self._check_type(text)
-            return self._fast().encode(text, shortcut)
+            if self._resolve_backend(backend, len(text)) == "numba":  # (a fresh install: maybe the twin, below)
+                # the fast driver encodes to UTF-8 once and reports a lone surrogate via _check_text
+                return self._fast().encode(text, shortcut)
         self._check_text(text)
         out = []
         self._encode_chunk(text, shortcut, out)
@@ -527,7 +549,7 @@ class Tokenizer:
         if split is None:
             return self.encode_ordinary(text, shortcut=shortcut, backend=backend)
         self._check_text(text)
-        asked, backend = backend, self._resolve_backend(backend)
+        asked, backend = backend, self._resolve_backend(backend, len(text))
         segments = self._special_segments(text, split)
         if backend == "numba" and not (shortcut and len(text) <= SMALL_TEXT and not self._fast_ready(asked)):
             enc = self._fast()
@@ -634,7 +656,7 @@ class Tokenizer:
         texts = self._batch_texts(texts, "encode_batch")
         if self.normalize is not None:
             texts = [normalize_text(t, self.normalize) for t in texts]
-        if self._resolve_backend(backend) == "numba":
+        if self._resolve_backend(backend, sum(map(len, texts))) == "numba":
             check, split = self._special_plan(allowed_special, disallowed_special)
             if split is None:  # no special token to cut at: lists built slice by slice as the threads finish
                 _check_num_threads(num_threads)
@@ -657,7 +679,7 @@ class Tokenizer:
         """``encode_ordinary`` for each text, in order (threads as in :meth:`encode_batch`)."""
         texts = self._batch_texts(texts, "encode_ordinary_batch")
         _check_num_threads(num_threads)
-        if self._resolve_backend(backend) == "numba":
+        if self._resolve_backend(backend, sum(map(len, texts))) == "numba":
             if self.normalize is not None:
                 texts = [normalize_text(t, self.normalize) for t in texts]
             return self._fast().encode_lists(texts, num_threads, shortcut)
@@ -724,7 +746,7 @@ class Tokenizer:
         if check is not None:
             for i, t in enumerate(texts):
                 self._check_disallowed(check, t, f"texts[{i}]")
-        if self._resolve_backend(backend) == "numba":
+        if self._resolve_backend(backend, sum(map(len, texts))) == "numba":
             fast = self._fast()
             if split is None:
                 return fast.encode_to_numpy(texts, num_threads, shortcut)
