@@ -41,14 +41,14 @@ tok = fastsw.load("sample.model.json")
 t.append((time.perf_counter(), time.process_time()))
 tok.encode("hello")
 t.append((time.perf_counter(), time.process_time()))
-from fastsw.sample import sample_documents
+from fastsw.corpus.sample import sample_documents
 text = " ".join(sample_documents())[:20000]
 t.append((time.perf_counter(), time.process_time()))  # (reading the text is not timed)
 tok.encode(text)
 t.append((time.perf_counter(), time.process_time()))
 steps = [[b[0] - a[0], b[1] - a[1]] for a, b in zip(t, t[1:])]
 steps = steps[:2] + steps[3:]
-from fastsw import fast_encode
+from fastsw.encoding import encode_fast as fast_encode
 background = [None, None]
 if fast_encode._background is not None:  # the kernels compiling in a background process: its wall and CPU
     import os

@@ -124,7 +124,7 @@ def check(fns: dict, enc, texts: list) -> dict:
 BUILD = """
 import json, sys, time
 import tiktoken, tiktoken.load, fastsw
-from fastsw import tiktoken_vocab as tv
+from fastsw.io import tiktoken_vocab as tv
 name, path = sys.argv[1], sys.argv[2]
 pat = name.split("_")[0]
 enc = tiktoken.Encoding(name, pat_str=tv.PATTERNS[pat], mergeable_ranks=tiktoken.load.load_tiktoken_bpe(path),
@@ -162,7 +162,7 @@ def startup(name: str, runs: int) -> list:
     import fastsw  # noqa: F401 - sets NUMBA_CACHE_DIR (the user's cache folder), which the children keep
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE.parent), env.get("PYTHONPATH")]))
-    from fastsw import tiktoken_vocab as tv
+    from fastsw.io import tiktoken_vocab as tv
     rows = []
     builds = {"first": [], "warm": []}
     plain = tempfile.TemporaryDirectory()

@@ -8,8 +8,10 @@ import pytest
 import regex
 
 import fastsw
-from fastsw import _unicode, fast_encode, tokenizer
-from fastsw.pretokenize import GPT4O_PATTERN, Pretokenizer
+from fastsw import tokenizer
+from fastsw.encoding import encode_fast as fast_encode
+from fastsw.pretokenizers import _unicode
+from fastsw.pretokenizers.pretokenize import GPT4O_PATTERN, Pretokenizer
 
 SHORT = ["The cat sat on the mat today.", "Über 世界 — ok", "e\u0301 👍🏽 1234", "สวัสดีครับ", " ", ""]
 
