@@ -22,8 +22,8 @@ CPU time moves less than wall time with whatever else the computer runs.
 Start-up (each run in a new process, the median of ``--runs``): building fastsw's tokenizer with
 ``Tokenizer.from_tiktoken(enc)`` and with ``Tokenizer.load_tiktoken(path)``, the first time (fastsw's table cache
 empty: a new ``FASTSW_CACHE_DIR``, Numba's cache kept) and warm; and from process start to the first ids of
-``encode("hello world")`` (``python -c``: import, build, encode) for fastsw, tiktoken (its vocabulary cache warm),
-rs-bpe and bpe-openai, wall seconds.
+``encode("hello world")`` (``python -c``: import, build from the same rank file, encode) for fastsw, tiktoken,
+rs-bpe and bpe-openai (their built-in vocabularies), wall and CPU seconds.
 """
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ import gzip
 import json
 import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -129,13 +130,13 @@ name, path = sys.argv[1], sys.argv[2]
 pat = name.split("_")[0]
 enc = tiktoken.Encoding(name, pat_str=tv.PATTERNS[pat], mergeable_ranks=tiktoken.load.load_tiktoken_bpe(path),
                         special_tokens=tv.SPECIAL_TOKENS[pat])
-t0 = time.perf_counter()
+t0 = (time.perf_counter(), time.process_time())
 a = fastsw.Tokenizer.from_tiktoken(enc)
-t1 = time.perf_counter()
+t1 = (time.perf_counter(), time.process_time())
 b = fastsw.Tokenizer.load_tiktoken(path)
-t2 = time.perf_counter()
+t2 = (time.perf_counter(), time.process_time())
 assert a.encode("hello world") == b.encode("hello world") == enc.encode("hello world")
-print(json.dumps([t1 - t0, t2 - t1]))
+print(json.dumps([[t1[0] - t0[0], t1[1] - t0[1]], [t2[0] - t1[0], t2[1] - t1[1]]]))
 """
 
 FIRST_IDS = {  # process start to the first ids of encode("hello world"), all from the same plain rank file
@@ -149,12 +150,15 @@ FIRST_IDS = {  # process start to the first ids of encode("hello world"), all fr
 
 
 def run(args, env) -> tuple:
+    """``((wall s, CPU s), stdout)`` of one child process (CPU: its user + system time), or ``(None, error)``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     r = subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True, cwd=HERE.parent)
     wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if r.returncode != 0:
         return None, r.stderr.strip().splitlines()[-1:]
-    return wall, r.stdout
+    return (wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime), r.stdout
 
 
 def startup(name: str, runs: int) -> list:
@@ -172,25 +176,27 @@ def startup(name: str, runs: int) -> list:
         with tempfile.TemporaryDirectory() as tmp:
             env["FASTSW_CACHE_DIR"] = tmp  # fastsw's table cache; Numba's stays where `import fastsw` put it
             for key in ("first", "warm"):
-                wall, out = run(["-c", BUILD, name, path], env)
-                if wall is None:
+                took, out = run(["-c", BUILD, name, path], env)
+                if took is None:
                     raise SystemExit(f"building from tiktoken failed: {out}")
                 builds[key].append(json.loads(out.splitlines()[-1]))
     for key in ("first", "warm"):
-        rows.append([f"Tokenizer.from_tiktoken(enc), {key} time", rounded(statistics.median(b[0] for b in builds[key]), 3)])
-        rows.append([f"Tokenizer.load_tiktoken(path), {key} time", rounded(statistics.median(b[1] for b in builds[key]), 3)])
+        for k, what in enumerate(("Tokenizer.from_tiktoken(enc)", "Tokenizer.load_tiktoken(path)")):
+            rows.append([f"{what}, {key} time"] + [rounded(statistics.median(b[k][c] for b in builds[key]), 3)
+                                                    for c in (0, 1)])
     env.pop("FASTSW_CACHE_DIR")
     for who, code in FIRST_IDS.items():
-        walls = []
+        times = []
         for _ in range(runs + 1):  # the first run fills the caches
-            wall, out = run(["-c", code.format(name=name, path=path, pattern=tv.PATTERNS[name.split("_")[0]],
+            took, out = run(["-c", code.format(name=name, path=path, pattern=tv.PATTERNS[name.split("_")[0]],
                                                    specials=tv.SPECIAL_TOKENS[name.split("_")[0]])], env)
-            if wall is None:
+            if took is None:
                 print(f"{who} start-up failed: {out}", file=sys.stderr)
                 break
-            walls.append(wall)
-        if len(walls) > 1:
-            rows.append([f"process start to first ids: {who}", rounded(statistics.median(walls[1:]), 3)])
+            times.append(took)
+        if len(times) > 1:
+            rows.append([f"process start to first ids: {who}"] + [rounded(statistics.median(t[c] for t in times[1:]), 3)
+                                                                   for c in (0, 1)])
     plain.cleanup()
     return rows
 
@@ -227,11 +233,13 @@ def main(argv=None) -> int:
                             "text. Lower is better; the target is <= 0.8 x tiktoken's time."))
         srows = startup(name, runs)
         for r in srows:
-            print(f"{name} {r[0]:55} {r[1]} s", file=sys.stderr)
-        tables.append(table(f"Start-up, {name}: seconds (wall, median of {runs} processes)", ["step", "seconds"],
+            print(f"{name} {r[0]:55} wall {r[1]} s  CPU {r[2]} s", file=sys.stderr)
+        tables.append(table(f"Start-up, {name}: seconds (median of {runs} processes)", ["step", "wall s", "CPU s"],
                             srows, "first time: fastsw's table cache empty (Numba's kernels cached); warm: the "
-                            "tables cached. Process start to first ids: `python -c` importing the library, "
-                            "building the encoding and encoding one short text, caches warm."))
+                            "tables cached (both timed inside one process; CPU: its process time). Process start "
+                            "to first ids: `python -c` importing the library, building the encoding from the same "
+                            "rank file and encoding one short text, caches warm (CPU: the child's user + system "
+                            "time). CPU time moves less than wall time with whatever else the computer runs."))
     if a.json:
         write_json(a.json, tables)
     return 0
