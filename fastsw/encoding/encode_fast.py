@@ -530,8 +530,8 @@ def compile_in_background():
         import sys
         from pathlib import Path
         env = dict(os.environ)
-        import fastsw
-        root = str(Path(fastsw.__file__).resolve().parents[1])  # this fastsw, wherever it is imported from
+        # the folder holding this fastsw package, wherever it is imported from (one level up per dotted part)
+        root = str(Path(__file__).resolve().parents[__name__.count(".")])
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
         _background = subprocess.Popen([sys.executable, "-c", _BACKGROUND_CODE], env=env, stdin=subprocess.DEVNULL,
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
