@@ -484,7 +484,7 @@ class Tokenizer:
                 # the fast driver encodes to UTF-8 once and reports a lone surrogate via _check_text
                 return self._fast().encode(text, shortcut)
         self._check_text(text)
-        out = []
+        out: List[int] = []
         self._encode_chunk(text, shortcut, out)
         return out
 

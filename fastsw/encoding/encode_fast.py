@@ -266,16 +266,16 @@ class FastEncoder:
         through the kernel's compiled entry point once the dispatcher has compiled or loaded it: the dispatcher's
         type check of fifteen arguments (a read-only array takes its slow path) is most of a short text's call."""
         entry = self.__dict__.get("_entry")
-        if entry is None or data.shape[0] >= _WORKER_BYTES:
+        tables = self._kernel_tables
+        if entry is None or tables is None or data.shape[0] >= _WORKER_BYTES:
             ids = self._kernel(data, piece_ends, doc_pieces, shortcut)[0]
-            if entry is None:
+            if entry is None and self._kernel_tables is not None:
                 self._entry = _entry_point(K._encode_docs, (data, piece_ends, doc_pieces, *self._kernel_tables,
                                                             1, self.use_super, SHORT_LIMIT))
             return ids
         if entry is False:
             return self._kernel(data, piece_ends, doc_pieces, shortcut)[0]
-        return entry(data, piece_ends, doc_pieces, *self._kernel_tables, int(bool(shortcut)), self.use_super,
-                     SHORT_LIMIT)[0]
+        return entry(data, piece_ends, doc_pieces, *tables, int(bool(shortcut)), self.use_super, SHORT_LIMIT)[0]
 
     def encode_pieces(self, pieces: Sequence[str], shortcut: bool = False,
                       interruptible: bool = False) -> Tuple[np.ndarray, np.ndarray]:
