@@ -50,7 +50,7 @@ import numpy as np  # noqa: E402
 import fastsw  # noqa: E402
 from _corpus import SHARED, read_docs  # noqa: E402
 from _report import add_arguments, rounded, table as json_table, write_json  # noqa: E402
-from fastsw import tiktoken_vocab as tv  # noqa: E402
+from fastsw.io import tiktoken_vocab as tv  # noqa: E402
 
 LANGS = ["en", "de", "fr", "ru", "fi", "ar", "ko", "zh", "ja", "th", "hi", "my"]
 VOCABS = {"o200k_base": "o200k", "cl100k_base": "cl100k"}
@@ -153,7 +153,7 @@ def profile_fastsw(tok, docs):
     the list conversion, summed (less the cost of a clock read, measured); then ``encode_ordinary`` itself, whose
     excess over the three is the per-call Python work. Timing each part alone over all the documents
     instead keeps that part's tables in cache: it left ~20 % of the total unaccounted for."""
-    from fastsw._pretok import scan_utf8
+    from fastsw.pretokenizers._pretok import scan_utf8
     fast = tok._fast()
     scanner = tok.pretokenizer._any_scanner()
     for d in docs[:50]:

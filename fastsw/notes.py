@@ -27,6 +27,6 @@ class OptionWarning(UserWarning):
 
 
 class ExtensionMissingWarning(RuntimeWarning):
-    """The compiled extension ``fastsw._pretok`` cannot be imported, so fastsw runs on its pure-Python paths (the
+    """The compiled extension ``fastsw.pretokenizers._pretok`` cannot be imported, so fastsw runs on its pure-Python paths (the
     same results, slower). Given once per process, at ``import fastsw``, unless ``FASTSW_PUREPYTHON`` asks for
     those paths anyway."""
