@@ -105,7 +105,7 @@ def _compute_table():
 
 
 def _cache_path():
-    from ._config import cache_dir
+    from fastsw._config import cache_dir
     return cache_dir() / f"script-table-v{_CACHE_FORMAT}-unicode-{UNICODE_VERSION}-regex-{regex.__version__}.bin"
 
 
@@ -122,7 +122,7 @@ def _read_cache(path):
 def _write_cache(path, data):
     """Write the bytes ``data`` to ``path`` atomically (a reader never sees half a file); a folder that cannot be
     written only means that nothing is cached."""
-    from .files import atomic_open
+    from fastsw.files import atomic_open
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with atomic_open(path, "wb") as f:
@@ -449,7 +449,7 @@ def _category_file_checksum():
 
 
 def _differ_cache_path():
-    from ._config import cache_dir
+    from fastsw._config import cache_dir
     return cache_dir() / (f"regex-differs-v{_DIFFER_FORMAT}-unicode-{UNICODE_VERSION}-"
                           f"{_category_file_checksum():08x}-regex-{regex.__version__}.bin")
 
