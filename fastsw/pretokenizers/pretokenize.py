@@ -170,7 +170,7 @@ def normalize_text(text: str, form) -> str:
     """
     if form is None:
         return text
-    return unicodedata.normalize(_FORMS[form], text)
+    return unicodedata.normalize(_FORMS[form], text)  # type: ignore[arg-type]  # _FORMS holds NFC and NFKC
 
 
 _FORMS = {"nfc": "NFC", "nfkc": "NFKC"}
@@ -373,7 +373,7 @@ def make_pretokenizer(spec) -> Pretokenizer:
         if name.startswith("script-v3"):
             return _script_v3()(name)
         if is_scheme_name(name):
-            return BoundaryPretokenizer(name)
+            return BoundaryPretokenizer(name)  # type: ignore[return-value]  # a scheme object, not a subclass
         if name not in MODES:
             raise ValueError(f"unknown pre-tokenizer {spec!r}; {_valid_names_message()}")
         return Pretokenizer(mode=spec)
