@@ -707,7 +707,16 @@ def test_packed_and_dict_runs_agree(sample_docs, tmp_path):
 
 def test_native_counter_on_adversarial_unicode():
     from hypothesis import HealthCheck, given, settings
-    from test_native_pretokenizer import HYPOTHESIS_EXAMPLES, adversarial
+    import importlib.util
+    from pathlib import Path
+
+    from conftest import HYPOTHESIS_EXAMPLES
+    # the adversarial text of the pre-tokenizer's tests (tests/pretokenizers/test_pretok.py)
+    spec = importlib.util.spec_from_file_location(
+        "pretok_tests", Path(__file__).resolve().parents[1] / "pretokenizers" / "test_pretok.py")
+    pretok_tests = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pretok_tests)
+    adversarial = pretok_tests.adversarial
     from hypothesis import strategies as st
 
     @settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
