@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import contextlib
 
-from fastsw.cli.common import (EXIT_OK, CliError, _positive, _add_reading_options, _add_dask_options, _dask_client,
+from fastsw.cli.common import (_check_connect_timeout, EXIT_OK, CliError, _positive, _add_reading_options, _add_dask_options, _dask_client,
     _info, _progress_stderr, _reading_kwargs, _load, _plural)
 
 
@@ -48,6 +48,7 @@ def add_parser(sub) -> None:
 def cmd_shard(args) -> int:
     from fastsw.encoding.shard import shard, verify
 
+    _check_connect_timeout(args)
     if args.verify:
         m = verify(args.output, _load(args.model))
         _info(f"{args.output}: {_plural(len(m['shards']), 'shard')} match the manifest"
