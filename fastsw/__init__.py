@@ -27,11 +27,11 @@ from . import mingram  # noqa: E402,F401 (registers the "mingram" model kind wit
 from . import interop  # noqa: E402,F401 (attaches Tokenizer.save_hf, load_paper, ... : interop imports the tokenizer)
 from . import tiktoken_vocab  # noqa: E402,F401 (attaches Tokenizer.load_tiktoken and from_tiktoken)
 from . import formats  # noqa: E402,F401 (attaches Tokenizer.from_file: any model file, by its content)
-from .notes import VocabularyNotReachedWarning, OptionWarning, ExtensionMissingWarning
+from .notes import VocabularyNotReachedWarning, OptionWarning, ExtensionMissingWarning, PatternNotCompiledWarning
 from .memory import MemoryLimitError
 
 load = Tokenizer.load
 
 __all__ = ["train", "load", "shard", "Tokenizer", "Merge", "Pretokenizer", "iter_documents", "InputError", "OutputError",
-           "VocabularyNotReachedWarning", "OptionWarning", "ExtensionMissingWarning", "MemoryLimitError", "metrics",
+           "VocabularyNotReachedWarning", "OptionWarning", "ExtensionMissingWarning", "PatternNotCompiledWarning", "MemoryLimitError", "metrics",
            "GPT4O_PATTERN", "SCRIPT_SPECIFIC_PATTERN", "DEFAULT_SCRIPT_SPECIFIC_SCRIPTS", "__version__"]

@@ -68,6 +68,15 @@ GPT4O_PATTERN = "|".join([
 CL100K_PATTERN = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
                   r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s""")
 
+# cl100k_base's pattern as older tiktoken releases spell it, and Llama 3's tokenizer: the same pretokens as
+# CL100K_PATTERN except a whitespace run with a newline at the text's end ("a\n  " is "a", "\n", "  " here, and
+# "a", "\n  " there). It has a compiled scanner of its own too.
+CL100K_LEGACY_PATTERN = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+                         r"""|\s*[\r\n]+|\s+(?!\S)|\s+""")
+
+# GPT-2's pattern (tiktoken's r50k_base and p50k_base; nanoGPT, llm.c): a compiled scanner of its own too.
+GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+
 # The first two (word) branches replaced by one letter with an optional leading
 # space and trailing combining marks: each character becomes its own pretoken.
 SCRIPT_SPECIFIC_PATTERN = "|".join([
@@ -195,6 +204,25 @@ def _native_tables():
 
 
 _NATIVE_TABLES = None
+_UNKNOWN = object()
+_WARNED = set()  # the patterns PatternNotCompiledWarning was given for
+
+
+def _warn_not_compiled(pretok: "Pretokenizer") -> None:
+    """One :class:`fastsw.PatternNotCompiledWarning` per pattern and process."""
+    key = (pretok.mode, pretok.main_pattern, pretok.script_specific_pattern if pretok.mode == "script" else None)
+    if key in _WARNED:
+        return
+    _WARNED.add(key)
+    from .notes import PatternNotCompiledWarning
+    what = (f"the pattern {pretok.main_pattern!r}" if pretok.mode == "simple" else
+            f"the patterns {pretok.main_pattern!r} and {pretok.script_specific_pattern!r} (script mode)")
+    warnings.warn(f"fastsw runs {what} on the regex path, not on its compiled scanner: the same pretokens, several "
+                  "times slower. The compiled scanner runs GPT-4o's (o200k_base), cl100k_base's (either spelling, as "
+                  "Llama 3's) and GPT-2's (r50k_base, p50k_base) patterns however they are spelled, in mode "
+                  "'simple' (GPT-4o's with the script-specific pattern in mode 'script'). Silence this with "
+                  "warnings.filterwarnings('ignore', category=fastsw.PatternNotCompiledWarning)",
+                  PatternNotCompiledWarning, stacklevel=3)
 
 
 class Pretokenizer:
@@ -234,13 +262,8 @@ class Pretokenizer:
         self._specific_ids = frozenset(script_id(name) for name in self.script_specific_scripts)
         self._specific_mask = np.zeros(256, dtype=np.uint8)  # script id -> 1 if script-specific
         self._specific_mask[list(self._specific_ids)] = 1
-        self._native = (HAVE_NATIVE_PRETOKENIZER and mode != "none" and main_pattern == GPT4O_PATTERN
-                        and script_specific_pattern == SCRIPT_SPECIFIC_PATTERN)
+        self._pattern_id = _UNKNOWN  # the compiled scanner's pattern for these patterns, None for regex (_scanner_id)
         self._scanner = None  # the fastsw._pretok.Scanner, made on first use
-        # cl100k_base's pattern in simple mode: its own compiled scanner, for pretokenize/pretoken_ends only
-        # (_get_scanner, which the compiled counter relies on, stays the GPT-4o one)
-        self._cl100k = HAVE_NATIVE_PRETOKENIZER and mode == "simple" and main_pattern == CL100K_PATTERN
-        self._cl100k_scanner = None
 
     # -- configuration ----------------------------------------------------
     def to_config(self) -> dict:
@@ -276,44 +299,60 @@ class Pretokenizer:
     def __getstate__(self):
         state = self.__dict__.copy()
         state["_scanner"] = None  # the compiled scanner is rebuilt on first use after unpickling
-        state["_cl100k_scanner"] = None
         return state
 
     # -- splitting ----------------------------------------------------------
     @property
     def uses_native(self) -> bool:
-        """True when :meth:`pretokenize` runs the compiled scanner (default patterns, extension built)."""
+        """True when :meth:`pretokenize` runs the compiled scanner (a pattern it has, the extension built)."""
         return self._any_scanner() is not None
 
-    def _any_scanner(self):
-        """The compiled scanner of :meth:`pretokenize`: the GPT-4o one, or cl100k_base's."""
-        if self._cl100k:
-            if self._cl100k_scanner is None:
-                tables = _native_tables()
-                if tables is None:
-                    self._cl100k = False
-                    return None
-                self._cl100k_scanner = _pretok.Scanner(*tables, script_table(), self._specific_mask, False, 1)
-            return self._cl100k_scanner
-        return self._get_scanner()
+    def _scanner_id(self):
+        """The ``fastsw._pretok.Scanner`` pattern id for these patterns, or None (the ``regex`` path): in ``simple``
+        mode GPT-4o's, cl100k_base's (either spelling) or GPT-2's pattern, in ``script`` mode GPT-4o's with the
+        script-specific one, each recognised by what it does however it is spelled
+        (:func:`fastsw.compiled_patterns.compiled_pattern`)."""
+        if self._pattern_id is _UNKNOWN:
+            from .compiled_patterns import compiled_pattern, scanner_pattern_id
+            pid = None
+            if HAVE_NATIVE_PRETOKENIZER and self.mode == "simple":
+                name = compiled_pattern(self.main_pattern)
+                pid = None if name is None else scanner_pattern_id(name)
+            elif HAVE_NATIVE_PRETOKENIZER and self.mode == "script":
+                if (compiled_pattern(self.main_pattern, candidates=("o200k",)) is not None
+                        and compiled_pattern(self.script_specific_pattern, candidates=("specific",)) is not None):
+                    pid = 0
+            self._pattern_id = pid
+        return self._pattern_id
 
-    def _get_scanner(self):
-        if self._scanner is None and self._native:
+    def _any_scanner(self):
+        """The compiled scanner of :meth:`pretokenize` (any of its patterns), or None."""
+        if self._scanner is None:
+            pid = self._scanner_id()
+            if pid is None:
+                return None
             tables = _native_tables()
             if tables is None:
-                self._native = False
-            else:
-                self._scanner = _pretok.Scanner(*tables, script_table(), self._specific_mask,
-                                                self.mode == "script")
+                self._pattern_id = None
+                return None
+            self._scanner = _pretok.Scanner(*tables, script_table(), self._specific_mask, self.mode == "script", pid)
         return self._scanner
+
+    def _get_scanner(self):
+        """The compiled scanner when it runs GPT-4o's pattern (the one the compiled counter knows), else None."""
+        scanner = self._any_scanner()
+        return scanner if scanner is not None and self._pattern_id == 0 else None
 
     def pretokenize(self, text: str) -> List[str]:
         """The pretokens of one document, in order; they concatenate back to ``text``.
 
-        Identical to :meth:`pretokenize_reference`; uses the compiled scanner when it can.
+        Identical to :meth:`pretokenize_reference`; uses the compiled scanner when it can, else ``regex`` with
+        one :class:`fastsw.PatternNotCompiledWarning` per pattern and process.
         """
         scanner = self._scanner or self._any_scanner()
         if scanner is None:
+            if self._pattern_id is None and HAVE_NATIVE_PRETOKENIZER and self.mode != "none":
+                _warn_not_compiled(self)
             return self.pretokenize_reference(text)
         return scanner.pretokenize(text)
 
