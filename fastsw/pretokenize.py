@@ -28,10 +28,13 @@ Two paths, one answer: :meth:`Pretokenizer.pretokenize_reference` runs ``regex``
 the readable specification; :meth:`Pretokenizer.pretokenize` uses the compiled scanner
 ``fastsw._pretok`` (about an order of magnitude faster) when both patterns are the defaults, the
 extension is built and ``FASTSW_PUREPYTHON`` is not ``"1"`` (``HAVE_NATIVE_PRETOKENIZER``), and
-falls back to the reference otherwise, e.g. for custom patterns.  Both give identical pretokens
-(tests check this on the shared corpora and on adversarial Unicode).  tiktoken's cl100k_base pattern
-(``CL100K_PATTERN``, ``simple`` mode) has a compiled scanner of its own (``fastsw/_cl100k.pxi``) for
-``pretokenize`` and ``pretoken_ends``; the compiled counter keeps to the default patterns.
+falls back to the reference otherwise, e.g. for custom patterns (with one
+:class:`fastsw.PatternNotCompiledWarning` per pattern).  Both give identical pretokens
+(tests check this on the shared corpora and on adversarial Unicode).  tiktoken's other patterns in ``simple``
+mode -- cl100k_base's (``CL100K_PATTERN``), its older spelling (``CL100K_LEGACY_PATTERN``, Llama 3's) and GPT-2's
+(``GPT2_PATTERN``, r50k_base and p50k_base) -- have compiled scanners of their own (``fastsw/_cl100k.pxi``) for
+``pretokenize`` and ``pretoken_ends``; the compiled counter keeps to the default patterns. A pattern is matched
+to a compiled scanner by what it does, not by its spelling (:mod:`fastsw.compiled_patterns`).
 
 A pretokenizer is described by a plain dict (:meth:`Pretokenizer.to_config`) that
 is stored in model files, so a loaded model pre-tokenizes exactly as it was
@@ -64,7 +67,7 @@ GPT4O_PATTERN = "|".join([
 ])
 
 # tiktoken's cl100k_base (GPT-4) pattern; in "simple" mode it runs on the compiled scanner too
-# (fastsw._cl100k.pxi). Used by fastsw.tiktoken_vocab.
+# (fastsw._cl100k.pxi), as do the two below. Used by fastsw.tiktoken_vocab.
 CL100K_PATTERN = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
                   r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s""")
 
