@@ -33,5 +33,6 @@ from .memory import MemoryLimitError
 load = Tokenizer.load
 
 __all__ = ["train", "load", "shard", "Tokenizer", "Merge", "Pretokenizer", "iter_documents", "InputError", "OutputError",
-           "VocabularyNotReachedWarning", "OptionWarning", "ExtensionMissingWarning", "PatternNotCompiledWarning", "MemoryLimitError", "metrics",
+           "VocabularyNotReachedWarning", "OptionWarning", "ExtensionMissingWarning", "PatternNotCompiledWarning",
+           "MemoryLimitError", "metrics",
            "GPT4O_PATTERN", "SCRIPT_SPECIFIC_PATTERN", "DEFAULT_SCRIPT_SPECIFIC_SCRIPTS", "__version__"]
