@@ -1,4 +1,4 @@
-"""Build the Cython extension, fastsw._pretok (the pre-tokenizer and the counter); all other metadata lives in
+"""Build the Cython extension, fastsw.pretokenizers._pretok (the pre-tokenizer and the counter); all other metadata lives in
 pyproject.toml."""
 
 from Cython.Build import cythonize
@@ -6,7 +6,7 @@ from setuptools import Extension, setup
 
 setup(
     ext_modules=cythonize(
-        [Extension("fastsw._pretok", ["fastsw/_pretok.pyx"])],
+        [Extension("fastsw.pretokenizers._pretok", ["fastsw/pretokenizers/_pretok.pyx"])],
         language_level=3,
     ),
 )

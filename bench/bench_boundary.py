@@ -8,8 +8,8 @@ compression, and the full-corpus check of the compiled segmentation against its 
 
 Each training runs in its own subprocess on the same documents (read into memory before the clock starts), so wall
 time and peak RSS belong to training alone (counting + phase 1). The trained models are then compared on the English
-held-out text: bytes per token (:func:`fastsw.metrics.text_metrics`) and the share of vocabulary entries that
-duplicate another by a leading space or by case (seed 002 Table 5, :func:`fastsw.duplication.model_duplication`).
+held-out text: bytes per token (:func:`fastsw.eval.metrics.text_metrics`) and the share of vocabulary entries that
+duplicate another by a leading space or by case (seed 002 Table 5, :func:`fastsw.eval.duplication.model_duplication`).
 Writes ``bench/results/boundary-en-<mb>MB-<vocab>.md``. Ratios are against the default pre-tokenizer measured in the
 same run (they move less than absolute times from run to run). ``--check`` asserts and prints counts; it times nothing.
 """
@@ -47,8 +47,8 @@ def train_one(scheme: str, mb: float, vocab: int, algo: str, out: str) -> dict:
 
 def measure(model_path: str, heldout) -> dict:
     import fastsw
-    from fastsw.duplication import model_duplication
-    from fastsw.metrics import text_metrics
+    from fastsw.eval.duplication import model_duplication
+    from fastsw.eval.metrics import text_metrics
     tok = fastsw.Tokenizer.load(model_path)
     m = text_metrics(tok, heldout)
     for doc in heldout[:200]:
@@ -123,7 +123,7 @@ def _docs_of(path: Path):
 
 
 def run_check(args) -> None:
-    from fastsw.boundary import BoundaryPretokenizer
+    from fastsw.pretokenizers.boundary import BoundaryPretokenizer
     schemes = [s.strip() for s in args.schemes.split(";")] if args.schemes != DEFAULT_SCHEMES else \
         ["boundary[w]", "boundary[w,p]+upper", "boundary[w,p,d]+caps", "boundary[w,p,d]+shift"]
     pretoks = [BoundaryPretokenizer(s) for s in schemes]
@@ -155,8 +155,8 @@ def run_speed(args) -> None:
     """Counting speed on one thread (``count_corpus(threads=1)``, letter runs on, as training counts), each
     language's first ``--mb`` MB, every pre-tokenizer of ``--schemes`` round-robin, best of 3; ratios against the
     first."""
-    from fastsw.counting import count_corpus
-    from fastsw.pretokenize import make_pretokenizer
+    from fastsw.corpus.counting import count_corpus
+    from fastsw.pretokenizers.pretokenize import make_pretokenizer
     schemes = [s.strip() for s in args.schemes.split(";")]
     pretoks = [make_pretokenizer(s) for s in schemes]
     langs = [x.strip() for x in args.langs.split(",")]

@@ -1,4 +1,4 @@
-"""Whole characters first (``fastsw._encode_kernels`` note (7)): what the character table takes and gains.
+"""Whole characters first (``fastsw.encoding.encode_kernels`` note (7)): what the character table takes and gains.
 
 One command (uses the models ``bench/bench_languages.py`` caches, training them when missing, and ``bpe-openai``'s rank file for ``o200k``):
 
@@ -33,9 +33,9 @@ sys.path.insert(0, str(HERE))
 
 import fastsw  # noqa: E402
 from _corpus import SHARED, read_docs  # noqa: E402
-from fastsw import _encode_kernels as K  # noqa: E402
+from fastsw.encoding import encode_kernels as K  # noqa: E402
 from bench_languages import model as cached_model  # noqa: E402
-from fastsw import fast_encode  # noqa: E402
+from fastsw.encoding import encode_fast as fast_encode  # noqa: E402
 
 
 def best(fns, rounds: int):
@@ -51,7 +51,7 @@ def best(fns, rounds: int):
 
 def model(spec_model: str, lang: str):
     if spec_model == "o200k":
-        from fastsw import tiktoken_vocab as tv
+        from fastsw.io import tiktoken_vocab as tv
         return fastsw.Tokenizer.load_tiktoken(tv.bpe_openai_rank_file("o200k_base"), pattern="o200k")
     # bench/bench_languages.py's models (20 MB of training text), trained and cached on first use
     return cached_model(lang if spec_model == "own" else spec_model, "bpe", "simple", 20)
@@ -59,7 +59,7 @@ def model(spec_model: str, lang: str):
 
 def tiktoken_of(tok):
     import tiktoken
-    from fastsw import tiktoken_vocab as tv
+    from fastsw.io import tiktoken_vocab as tv
     if not isinstance(tok, tv.TiktokenTokenizer):
         return tok.to_tiktoken()
     return tiktoken.Encoding("o200k_base", pat_str=tv.PATTERNS["o200k"],

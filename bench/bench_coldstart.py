@@ -41,7 +41,7 @@ tok = fastsw.load("sample.model.json")
 t.append((time.perf_counter(), time.process_time()))
 tok.encode("hello")
 t.append((time.perf_counter(), time.process_time()))
-from fastsw.sample import sample_documents
+from fastsw.corpus.sample import sample_documents
 text = " ".join(sample_documents())[:20000]
 t.append((time.perf_counter(), time.process_time()))  # (reading the text is not timed)
 tok.encode(text)

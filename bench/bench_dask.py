@@ -11,9 +11,9 @@ repeated until the size is reached (``--corpus`` picks a file). Either way it is
 JSONL shard files under ``$FASTSW_DATA`` (default ``~/.cache/fastsw/bench-data``, see ``bench/_corpus.py``), which
 every configuration reads:
 
-* ``single``: :func:`fastsw.counting.count_corpus` in one process over the shard files (the compiled counter, one
+* ``single``: :func:`fastsw.corpus.counting.count_corpus` in one process over the shard files (the compiled counter, one
   reading thread and one counting thread per core: what ``fastsw count`` does);
-* ``dask-N``: :func:`fastsw.distributed.count` on a ``LocalCluster`` of N worker processes (one thread each),
+* ``dask-N``: :func:`fastsw.corpus.distributed.count` on a ``LocalCluster`` of N worker processes (one thread each),
   one task per shard, tables merged in a tree on the workers.
 
 Each configuration runs in its own subprocess. Reported: wall seconds of the counting call (the cluster's start
@@ -110,16 +110,16 @@ def peak_rss_mb() -> float:
 
 
 def warm() -> None:
-    from fastsw.counting import native_counting
-    from fastsw.pretokenize import Pretokenizer
+    from fastsw.corpus.counting import native_counting
+    from fastsw.pretokenizers.pretokenize import Pretokenizer
     native_counting(Pretokenizer())
 
 
 def child(mode: str, shards: list, runs: bool) -> dict:
     """One configuration, in this (sub)process."""
-    from fastsw.counting import count_corpus
-    from fastsw.pretokenize import Pretokenizer
-    from fastsw.readers import iter_documents
+    from fastsw.corpus.counting import count_corpus
+    from fastsw.pretokenizers.pretokenize import Pretokenizer
+    from fastsw.corpus.readers import iter_documents
 
     out: dict = {"mode": mode}
     if mode == "single":
@@ -127,7 +127,7 @@ def child(mode: str, shards: list, runs: bool) -> dict:
         counts = count_corpus(iter_documents([Path(p) for p in shards]), Pretokenizer(), collect_runs=runs)
         out["seconds"] = time.perf_counter() - start
     else:
-        from fastsw import distributed
+        from fastsw.corpus import distributed
 
         workers = int(mode.split("-")[1])
         start = time.perf_counter()

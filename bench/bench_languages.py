@@ -45,7 +45,7 @@ sys.path.insert(0, str(HERE))
 import fastsw  # noqa: E402
 from _corpus import SHARED, read_docs  # noqa: E402
 from _report import add_arguments, rounded, table as json_table, write_json  # noqa: E402
-from fastsw import fast_encode  # noqa: E402
+from fastsw.encoding import encode_fast as fast_encode  # noqa: E402
 
 LANGS = ["en", "de", "fr", "ru", "fi", "ar", "ko", "zh", "ja", "th", "hi", "my"]
 VOCAB = 32768
@@ -225,7 +225,7 @@ def main() -> None:
     en_bl = model("en", "boundless", "simple", args.train_mb)
     o200k = None
     if args.o200k:
-        from fastsw.tiktoken_vocab import bpe_openai_rank_file
+        from fastsw.io.tiktoken_vocab import bpe_openai_rank_file
         o200k = fastsw.Tokenizer.load_tiktoken(bpe_openai_rank_file("o200k_base"), pattern="o200k")
 
     rows, summary = [], {}
@@ -238,7 +238,7 @@ def main() -> None:
             import gzip
 
             import tiktoken
-            from fastsw.tiktoken_vocab import O200K_PATTERN, bpe_openai_rank_file
+            from fastsw.io.tiktoken_vocab import O200K_PATTERN, bpe_openai_rank_file
             # tiktoken's Encoding built from the same rank file (no download)
             ranks = {}
             with gzip.open(bpe_openai_rank_file("o200k_base"), "rt") as f:

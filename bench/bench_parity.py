@@ -66,11 +66,11 @@ def main() -> None:
     ap.add_argument("--reference", action="store_true", help="also time the python reference (plain, one run)")
     ap.add_argument("--profile", action="store_true")
     args = ap.parse_args()
-    import fastsw.fast_parity
-    import fastsw.fast_train
+    import fastsw.trainers.parity_fast
+    import fastsw.trainers.bpe_fast
     # phase 1's CPU time: the stage functions train() calls on the numba backend, timed
-    fastsw.fast_train.FastBackend.phase1 = _cpu_timed(fastsw.fast_train.FastBackend.phase1)
-    fastsw.fast_parity.parity_phase1_packed = _cpu_timed(fastsw.fast_parity.parity_phase1_packed)
+    fastsw.trainers.bpe_fast.FastBackend.phase1 = _cpu_timed(fastsw.trainers.bpe_fast.FastBackend.phase1)
+    fastsw.trainers.parity_fast.parity_phase1_packed = _cpu_timed(fastsw.trainers.parity_fast.parity_phase1_packed)
     warnings.simplefilter("ignore", VocabularyNotReachedWarning)  # PA-BPE's early stop is reported in the table
     limit = int(args.mb * 1e6)
     train = {}

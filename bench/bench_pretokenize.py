@@ -1,4 +1,4 @@
-"""Throughput of the compiled pre-tokenizer (fastsw._pretok) against regex, single core.
+"""Throughput of the compiled pre-tokenizer (fastsw.pretokenizers._pretok) against regex, single core.
 
 For each text (10 MB of English, then the first ``--prefix-mb`` of every language's train file):
 
@@ -6,7 +6,7 @@ For each text (10 MB of English, then the first ``--prefix-mb`` of every languag
 * ``reference``: ``Pretokenizer.pretokenize_reference`` (script chunking + regex), mode "script";
 * ``native simple`` / ``native script``: ``Pretokenizer.pretokenize`` (list of str);
 * ``ends script``: ``Pretokenizer.pretoken_ends`` (end offsets only, no str objects);
-* ``count simple`` / ``count script``: ``fastsw._pretok.Counter`` on one thread, i.e. scanning *and*
+* ``count simple`` / ``count script``: ``fastsw.pretokenizers._pretok.Counter`` on one thread, i.e. scanning *and*
   counting the pretokens as training does (a ``str`` only per distinct pretoken). These are the
   figures that compare with ``regex.findall``'s, which does not even count.
 
@@ -16,7 +16,7 @@ bytes) and the ratios native/regex.  Usage: ``python bench/bench_pretokenize.py 
 import argparse
 import time
 
-from fastsw.pretokenize import HAVE_NATIVE_PRETOKENIZER, Pretokenizer
+from fastsw.pretokenizers.pretokenize import HAVE_NATIVE_PRETOKENIZER, Pretokenizer
 from _corpus import SHARED, read_docs
 
 
@@ -35,7 +35,7 @@ def best_time(fn, docs, repeat):
 
 
 def best_count_time(pretok, docs, repeat):
-    from fastsw._pretok import Counter
+    from fastsw.pretokenizers._pretok import Counter
     best = float("inf")
     for _ in range(repeat):
         start = time.perf_counter_ns()
@@ -54,7 +54,7 @@ def main():
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     if not HAVE_NATIVE_PRETOKENIZER:
-        raise SystemExit("fastsw._pretok is not built (or FASTSW_PUREPYTHON=1); run pip install -e .")
+        raise SystemExit("fastsw.pretokenizers._pretok is not built (or FASTSW_PUREPYTHON=1); run pip install -e .")
 
     script = Pretokenizer()
     simple = Pretokenizer(mode="simple")

@@ -3,7 +3,7 @@
 Each (language, pre-tokenizer) trains in its own subprocess on the same documents (the first N MB of
 ``../shared/corpus/<lang>/train.jsonl.gz``, read into memory before the clock starts), on the fast path, so wall
 time, CPU time and peak RSS belong to that training alone. Bytes per token and encoding speed (one thread,
-``encode`` per document, on the fast path -- SCRIPT models too, :mod:`fastsw.wide_encode` -- and on the reference
+``encode`` per document, on the fast path -- SCRIPT models too, :mod:`fastsw.encoding.wide_fast` -- and on the reference
 path, both after one warm-up pass) are measured on the language's held-out split
 (``heldout.jsonl``) with the trained model, after checking that every held-out document decodes back exactly. Before any time is reported, the compiled SCRIPT pretokens must equal the plain-Python rule's on
 the first documents of each language.
@@ -56,7 +56,7 @@ def worker(args) -> None:
     char_merges = 0
     if hasattr(tok.pretokenizer, "entry_text"):  # SCRIPT: merges that make one character from its two atoms
         from fastsw.alphabet import atom_text
-        from fastsw.script_v3 import unspell
+        from fastsw.pretokenizers.script_v3 import unspell
         n_alpha = len(tok.alphabet)
         char_merges = sum(1 for tb in tok.vocab[n_alpha:] if len(unspell(atom_text(tb))) == 1)
     seconds = {k: round(v, 2) for k, v in tok.training_info["seconds"].items()}
@@ -69,7 +69,7 @@ def worker(args) -> None:
 
 def check_pretokens(lang: str, n_docs: int = 200) -> None:
     """The compiled SCRIPT path against the plain-Python rule on the first documents (asserted before timing)."""
-    from fastsw.pretokenize import make_pretokenizer
+    from fastsw.pretokenizers.pretokenize import make_pretokenizer
     docs, _ = read_docs(SHARED / "corpus" / lang / "train.jsonl.gz", 400_000)
     for name in ("script-v3", "script-v3+boundary[w,p,d]+caps"):
         p = make_pretokenizer(name)

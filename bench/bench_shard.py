@@ -92,14 +92,14 @@ def read_texts(files):
 def fastsw_tok(vocab):
     import fastsw
     if vocab == "o200k":
-        from fastsw import tiktoken_vocab as tv
+        from fastsw.io import tiktoken_vocab as tv
         return fastsw.Tokenizer.load_tiktoken(tv.bpe_openai_rank_file("o200k_base"), pattern="o200k")
     return fastsw.Tokenizer.load(vocab)
 
 
 def tiktoken_enc(vocab):
     import tiktoken
-    from fastsw import tiktoken_vocab as tv
+    from fastsw.io import tiktoken_vocab as tv
     tok = fastsw_tok(vocab)
     if vocab != "o200k":
         return tok.to_tiktoken()
@@ -111,14 +111,14 @@ def tiktoken_enc(vocab):
 def hf_tok(vocab):
     if vocab == "o200k":
         from bench_tiktoken import hf_from_ranks
-        from fastsw import tiktoken_vocab as tv
+        from fastsw.io import tiktoken_vocab as tv
         return hf_from_ranks(fastsw_tok(vocab), tv.PATTERNS["o200k"])
     import tokenizers
     return tokenizers.Tokenizer.from_file(vocab + ".hf.json")
 
 
 def dtype_of(tok):
-    from fastsw.shard import dtype_for
+    from fastsw.encoding.shard import dtype_for
     return dtype_for(tok.n_vocab)
 
 
@@ -138,7 +138,7 @@ def since(t0):
 
 def run_fastsw(files, out, fmt, vocab):
     import fastsw
-    from fastsw.shard import encode_arrays
+    from fastsw.encoding.shard import encode_arrays
     tok = fastsw_tok(vocab)
     encode_arrays(tok, ["warm up"] * 4, THREADS)  # the encoder's tables, as the peers' tokenizers are built untimed
     t = clock()
@@ -148,7 +148,7 @@ def run_fastsw(files, out, fmt, vocab):
 
 def run_encode_only(files, out, vocab):
     """The encoder alone: the documents in memory, one thread, ids to a numpy array (no framing, no output)."""
-    from fastsw.shard import encode_arrays
+    from fastsw.encoding.shard import encode_arrays
     tok = fastsw_tok(vocab)
     docs = list(read_texts(files))
     encode_arrays(tok, docs[:10], 1)
@@ -173,7 +173,7 @@ def _llmc_tokenize(doc):
 def run_llmc(files, out, vocab):
     """llm.c's dev/data/fineweb.py loop (see the module docstring for the one change)."""
     import multiprocessing as mp
-    from fastsw.shard import header_bytes
+    from fastsw.encoding.shard import header_bytes
     global _ENC, _DTYPE
     _ENC = tiktoken_enc(vocab)
     _DTYPE = dtype_of(fastsw_tok(vocab))
@@ -320,7 +320,7 @@ def check_same(name, folder: Path, fastsw_bin: Path, fastsw_llmc: Path):
 def train_models(folder: Path):
     """The fastsw models trained on the bundled sample corpus: ``{name: path}``."""
     import fastsw
-    from fastsw.sample import sample_documents
+    from fastsw.corpus.sample import sample_documents
     sample = list(sample_documents())
     specs = {"bpe32k": dict(algo="bpe", vocab_size=32768, pretokenizer="simple"),
              "bpe8k": dict(algo="bpe", vocab_size=8000), "superbpe8k": dict(algo="superbpe", vocab_size=8000,

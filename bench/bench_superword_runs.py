@@ -7,7 +7,7 @@ One command (uses the models ``bench/bench_languages.py`` caches, training them 
 For each language's held-out text, the own-language plain BPE and BoundlessBPE models (vocab 32768, ``simple``):
 
 * the runs: pretokens, those that are one eligible token, runs of >= 2 of them, their adjacent pairs, how many are
-  supermerge pairs, how many the cross filter keeps together (``fastsw.fast_encode.cross_pairs``) and the segments
+  supermerge pairs, how many the cross filter keeps together (``fastsw.encoding.encode_fast.cross_pairs``) and the segments
   the runs are cut into;
 * the kernel's CPU time per pass over the documents (one call per document, as ``encode_ordinary``), best of
   ``--rounds`` rounds, each configuration warm (one pass untimed, then three timed) and the configurations in turn:
@@ -31,9 +31,9 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from _corpus import SHARED, read_docs  # noqa: E402
-from fastsw import _encode_kernels as K  # noqa: E402
+from fastsw.encoding import encode_kernels as K  # noqa: E402
 from bench_languages import model as cached_model  # noqa: E402
-from fastsw import fast_encode  # noqa: E402
+from fastsw.encoding import encode_fast as fast_encode  # noqa: E402
 
 
 def kernel_args(enc, scanned, flags=None, use_super=None, s_bits=None):

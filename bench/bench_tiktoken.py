@@ -18,7 +18,8 @@ in: the pattern is what is measured). fastsw and tiktoken run each of them from 
 
 Encoders, each given the same vocabulary: fastsw (``Tokenizer.load_tiktoken`` on the rank files of the
 ``bpe-openai`` package), tiktoken (a ``tiktoken.Encoding`` of the same ranks and pattern), rs-bpe and
-bpe-openai (their built-in o200k_base / cl100k_base, so only for those two encodings) and HF ``tokenizers`` (a byte-level BPE converted from the
+bpe-openai (their built-in o200k_base / cl100k_base, so only for those two encodings) and HF ``tokenizers`` (a
+byte-level BPE converted from the
 ranks: every two-way split as a merge, in the token's rank order, ``ignore_merges=True``, the pattern as an
 isolated ``Split``). Single thread: ``encode_ordinary`` (HF: ``encode``) per document. Batch: each library's
 batch call on 2 threads (fastsw, tiktoken, bpe-openai: ``num_threads=2``; rs-bpe ``encode_batch_parallel`` and
@@ -57,7 +58,7 @@ import numpy as np  # noqa: E402
 import fastsw  # noqa: E402
 from _corpus import SHARED, read_docs  # noqa: E402
 from _report import add_arguments, rounded, table as json_table, write_json  # noqa: E402
-from fastsw import tiktoken_vocab as tv  # noqa: E402
+from fastsw.io import tiktoken_vocab as tv  # noqa: E402
 
 LANGS = ["en", "de", "fr", "ru", "fi", "ar", "ko", "zh", "ja", "th", "hi", "my"]
 #: encoding -> (rank file of the bpe-openai package, fastsw pattern name)
@@ -182,7 +183,7 @@ def profile_fastsw(tok, docs):
     the list conversion, summed (less the cost of a clock read, measured); then ``encode_ordinary`` itself, whose
     excess over the three is the per-call Python work. Timing each part alone over all the documents
     instead keeps that part's tables in cache: it left ~20 % of the total unaccounted for."""
-    from fastsw._pretok import scan_utf8
+    from fastsw.pretokenizers._pretok import scan_utf8
     fast = tok._fast()
     scanner = tok.pretokenizer._any_scanner()
     for d in docs[:50]:

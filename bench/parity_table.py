@@ -12,8 +12,8 @@ printed; ar, hi and my have less). Two setups:
 Variants: ``BPE``; ``PA-BPE``; ``hybrid`` (the first half of the merges ordinary BPE, seed 001's Table 2);
 ``window`` (``window=100, alpha=2``). Each tokenizer encodes ``parallel/xquad.test.<lang>`` (120 parallel
 documents) of the 7 XQuAD languages; the table gives the Gini coefficient of the per-language token counts
-(``fastsw.metrics.gini``; 0 = every language needs the same number of tokens) and the compression (seed 001:
-documents / tokens over all 7 test texts, ``fastsw.metrics.sentences_per_token``), the merges learned (PA-BPE
+(``fastsw.eval.metrics.gini``; 0 = every language needs the same number of tokens) and the compression (seed 001:
+documents / tokens over all 7 test texts, ``fastsw.eval.metrics.sentences_per_token``), the merges learned (PA-BPE
 stops when the language it chooses has no pair left seen twice) and the ``train()`` wall time (numba backend,
 after a warm-up) with its ratio to BPE's on the same text.
 
@@ -37,7 +37,7 @@ from _corpus import SHARED, read_docs  # noqa: E402  (bench/ is on sys.path when
 
 import fastsw  # noqa: E402
 from fastsw.files import atomic_open  # noqa: E402
-from fastsw.metrics import gini, sentences_per_token  # noqa: E402
+from fastsw.eval.metrics import gini, sentences_per_token  # noqa: E402
 from fastsw.notes import VocabularyNotReachedWarning  # noqa: E402
 
 LANGS = ["ar", "de", "en", "fi", "fr", "hi", "ja", "ko", "my", "ru", "th", "zh"]

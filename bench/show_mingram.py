@@ -25,8 +25,8 @@ SCHEMES = {"default": None, "boundary[w,p,d]+caps": "boundary[w,p,d]+caps"}
 
 
 def measure(tok, docs, n_bytes: int) -> dict:
-    from fastsw.counting import count_corpus
-    from fastsw.duplication import model_duplication
+    from fastsw.corpus.counting import count_corpus
+    from fastsw.eval.duplication import model_duplication
     ids, _ = tok.encode_batch_to_numpy(docs)
     counts = count_corpus(docs, tok.pretokenizer, collect_runs=False)
     single = total = 0

@@ -87,10 +87,10 @@ def table_sizes(docs) -> dict:
     """Distinct pretokens, letter runs and supermerge candidates (phase 1 to ``VOCAB``, paper profile) of ``docs``,
     with fastsw's own stages (what ``train(algo="boundless")`` reports as ``unique_candidates``)."""
     from fastsw.alphabet import default_alphabet
-    from fastsw.counting import count_corpus
-    from fastsw.fast_train import FastBackend
-    from fastsw.pretokenize import make_pretokenizer
-    from fastsw.trainer import phase1_tokenizer
+    from fastsw.corpus.counting import count_corpus
+    from fastsw.trainers.bpe_fast import FastBackend
+    from fastsw.pretokenizers.pretokenize import make_pretokenizer
+    from fastsw.trainers.train import phase1_tokenizer
     pretok = make_pretokenizer("script")
     counts = count_corpus(docs, pretok, collect_runs=True)
     alph = default_alphabet("paper")

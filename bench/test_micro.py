@@ -117,7 +117,7 @@ def test_encode_batch(benchmark, encoders, tok, heldout, name):
     benchmark.pedantic(batch, args=(heldout,), rounds=5, warmup_rounds=1)
 
 
-FEW_MERGES_TEXTS = {  # text where the merge loops do most of the work (fastsw._encode_kernels notes (8))
+FEW_MERGES_TEXTS = {  # text where the merge loops do most of the work (fastsw.encoding.encode_kernels notes (8))
     "th held-out": lambda heldout: read_docs(SHARED / "corpus" / "th" / "heldout.jsonl")[0],   # almost no merge
     "my held-out": lambda heldout: read_docs(SHARED / "corpus" / "my" / "heldout.jsonl")[0],   # no merge at all
     "en held-out, letters only": lambda heldout: ["".join(c for c in " ".join(heldout) if c.isalpha())],
@@ -152,7 +152,7 @@ def test_pretokenize_1mb(benchmark, one_mb, name):
 
 @pytest.fixture(scope="session")
 def count_table(train_docs):
-    from fastsw.counting import count_corpus
+    from fastsw.corpus.counting import count_corpus
     return count_corpus(train_docs[: len(train_docs) // 5], fastsw.Pretokenizer(mode="simple"),
                         collect_runs=False)
 

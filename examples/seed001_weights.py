@@ -15,8 +15,8 @@ paragraph: merges may cross spaces, never paragraphs), no normalization. Three c
   other language 1/8.
 
 Evaluation applies no weights: the token count of each language's 8 paragraphs, the Gini coefficient of those counts
-(``fastsw.metrics.gini``; 0 = parity) and the compression, sentences (paragraphs, all languages) per token
-(``fastsw.metrics.sentences_per_token``). Prints a markdown table::
+(``fastsw.eval.metrics.gini``; 0 = parity) and the compression, sentences (paragraphs, all languages) per token
+(``fastsw.eval.metrics.sentences_per_token``). Prints a markdown table::
 
     python examples/seed001_weights.py            # FASTSW_SHARED=/path/to/shared, or ../shared next to the repo
 
@@ -35,7 +35,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import fastsw
-from fastsw.metrics import gini, sentences_per_token
+from fastsw.eval.metrics import gini, sentences_per_token
 
 LANGUAGES = ("en", "de", "ru", "zh", "ar")
 N_TRAIN, N_EVAL, N_MERGES = 16, 8, 256

@@ -12,23 +12,23 @@ supermerges across runs of single-token pretokens from aggregated candidates.
 
 __version__ = "0.1.0"
 
-from ._config import use_numba_cache_dir as _use_numba_cache_dir
+from fastsw._config import use_numba_cache_dir as _use_numba_cache_dir
 
 _use_numba_cache_dir(__version__)  # before any kernel module is imported (see fastsw._config)
 
-from .pretokenize import Pretokenizer, GPT4O_PATTERN, SCRIPT_SPECIFIC_PATTERN, DEFAULT_SCRIPT_SPECIFIC_SCRIPTS
-from .tokenizer import Tokenizer, Merge
-from .trainer import train
-from .readers import iter_documents, InputError
-from .files import OutputError
-from .shard import shard  # noqa: E402 (fastsw.shard(...); the module's other names: from fastsw.shard import ...)
-from . import metrics  # noqa: E402,F401 (fastsw.metrics: evaluation formulas)
-from . import mingram  # noqa: E402,F401 (registers the "mingram" model kind with Tokenizer.load)
-from . import interop  # noqa: E402,F401 (attaches Tokenizer.save_hf, load_paper, ... : interop imports the tokenizer)
-from . import tiktoken_vocab  # noqa: E402,F401 (attaches Tokenizer.load_tiktoken and from_tiktoken)
-from . import formats  # noqa: E402,F401 (attaches Tokenizer.from_file: any model file, by its content)
-from .notes import VocabularyNotReachedWarning, OptionWarning, ExtensionMissingWarning, PatternNotCompiledWarning
-from .memory import MemoryLimitError
+from fastsw.pretokenizers.pretokenize import Pretokenizer, GPT4O_PATTERN, SCRIPT_SPECIFIC_PATTERN, DEFAULT_SCRIPT_SPECIFIC_SCRIPTS
+from fastsw.tokenizer import Tokenizer, Merge
+from fastsw.trainers.train import train
+from fastsw.corpus.readers import iter_documents, InputError
+from fastsw.files import OutputError
+from fastsw.encoding.shard import shard  # noqa: E402 (fastsw.shard(...); the module's other names: from fastsw.encoding.shard import ...)
+from fastsw.eval import metrics  # noqa: E402,F401 (fastsw.metrics: evaluation formulas)
+from fastsw.trainers import mingram  # noqa: E402,F401 (registers the "mingram" model kind with Tokenizer.load)
+from fastsw.io import interop  # noqa: E402,F401 (attaches Tokenizer.save_hf, load_paper, ... : interop imports the tokenizer)
+from fastsw.io import tiktoken_vocab  # noqa: E402,F401 (attaches Tokenizer.load_tiktoken and from_tiktoken)
+from fastsw.io import formats  # noqa: E402,F401 (attaches Tokenizer.from_file: any model file, by its content)
+from fastsw.notes import VocabularyNotReachedWarning, OptionWarning, ExtensionMissingWarning, PatternNotCompiledWarning
+from fastsw.corpus.memory import MemoryLimitError
 
 load = Tokenizer.load
 

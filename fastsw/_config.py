@@ -56,13 +56,13 @@ _HAVE_EXTENSION = None
 
 
 def have_extension() -> bool:
-    """Whether the compiled extension ``fastsw._pretok`` imports (checked once). Without it ``"auto"`` is the
+    """Whether the compiled extension ``fastsw.pretokenizers._pretok`` imports (checked once). Without it ``"auto"`` is the
     pure-Python paths (``import fastsw`` then warns once, :class:`fastsw.notes.ExtensionMissingWarning`): the
     Numba paths rely on it for their input."""
     global _HAVE_EXTENSION
     if _HAVE_EXTENSION is None:
         try:
-            from . import _pretok  # noqa: F401
+            from fastsw.pretokenizers import _pretok  # noqa: F401
             _HAVE_EXTENSION = True
         except ImportError:
             _HAVE_EXTENSION = False

@@ -17,7 +17,7 @@ Alphabets:
   training sorted by code point, ids 0..k-1, optionally followed by 256
   byte-fallback tokens for characters outside the alphabet.
 * ``atoms`` (:class:`AtomAlphabet`): a byte alphabet (or none) followed by *atomic tokens beyond
-  bytes* -- boundary markers and caps codes (:mod:`fastsw.boundary`), SCRIPT block/index tokens.
+  bytes* -- boundary markers and caps codes (:mod:`fastsw.pretokenizers.boundary`), SCRIPT block/index tokens.
 
 Atomic tokens beyond bytes (one mechanism for every scheme)
 -----------------------------------------------------------
@@ -329,7 +329,7 @@ def atom_bytes_packed(pieces: Sequence[str]):
         [5, 3, 3]
     """
     import numpy as np
-    from ._config import gc_paused
+    from fastsw._config import gc_paused
     with gc_paused():
         encoded = [p.encode("utf-8", "surrogatepass") for p in pieces]
         lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))

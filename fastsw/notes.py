@@ -28,14 +28,15 @@ class OptionWarning(UserWarning):
 
 
 class ExtensionMissingWarning(RuntimeWarning):
-    """The compiled extension ``fastsw._pretok`` cannot be imported, so fastsw runs on its pure-Python paths (the
+    """The compiled extension ``fastsw.pretokenizers._pretok`` cannot be imported, so fastsw runs on its pure-Python paths (the
     same results, slower). Given once per process, at ``import fastsw``, unless ``FASTSW_PUREPYTHON`` asks for
     those paths anyway."""
 
 
 class PatternNotCompiledWarning(RuntimeWarning):
     """A pre-tokenizer pattern is none of those the compiled scanner runs (GPT-4o's / o200k_base's, cl100k_base's in
-    either spelling, GPT-2's; recognised by what they do, however spelled: :mod:`fastsw.compiled_patterns`), so it
+    either spelling, GPT-2's; recognised by what they do, however spelled:
+    :func:`fastsw.pretokenizers.pretokenize.compiled_pattern`), so it
     runs on the ``regex`` path: the same pretokens, several times slower. Given once per pattern and process, when
     the pattern is first used. Silence it with
     ``warnings.filterwarnings("ignore", category=fastsw.PatternNotCompiledWarning)``."""

@@ -3,7 +3,7 @@
 Encoding a document:
 
 0. Normalize it as in training (``normalize``: None = unchanged, the default; ``"nfc"``; ``"nfkc"``;
-   :func:`fastsw.pretokenize.normalize_text`). Everything after this step, offsets included,
+   :func:`fastsw.pretokenizers.pretokenize.normalize_text`). Everything after this step, offsets included,
    refers to the normalized text.
 1. Pre-tokenize exactly as in training.
 2. Each pretoken: if its bytes are a *reachable* regular token (its text,
@@ -17,8 +17,8 @@ Encoding a document:
 Encoding with and without the shortcut gives the same ids (tests assert it).
 
 Two backends compute the same ids. ``"python"`` is the code in this module, the
-readable specification (:func:`fastsw.bpe.apply_merges` per pretoken and per run,
-with a per-pretoken cache). ``"numba"`` is :mod:`fastsw.fast_encode`: one kernel
+readable specification (:func:`fastsw.trainers.bpe.apply_merges` per pretoken and per run,
+with a per-pretoken cache). ``"numba"`` is :mod:`fastsw.encoding.encode_fast`: one kernel
 call per batch of documents (shortcut lookup, regular merges with a tournament tree
 that is never quadratic, supermerge runs); a text of at most ``SMALL_TEXT`` characters
 (shortcut on) takes the small-input path instead: the python backend's
@@ -40,11 +40,11 @@ from typing import AbstractSet, Collection, Dict, Iterable, List, Literal, Optio
 
 import regex
 
-from ._config import gc_paused, resolve_backend
-from .alphabet import ATOM_ERRORS, Alphabet, atom_text, check_utf8, decode_with_atoms, get_profile, render
-from .bpe import apply_merges
-from .model_io import ALGOS, load_model_data, save_model
-from .pretokenize import Pretokenizer, check_normalize, normalize_text
+from fastsw._config import gc_paused, resolve_backend
+from fastsw.alphabet import ATOM_ERRORS, Alphabet, atom_text, check_utf8, decode_with_atoms, get_profile, render
+from fastsw.trainers.bpe import apply_merges
+from fastsw.io.model_file import ALGOS, load_model_data, save_model
+from fastsw.pretokenizers.pretokenize import Pretokenizer, check_normalize, normalize_text
 
 Merge = namedtuple("Merge", ["id", "left", "right", "count", "super"])
 Merge.__doc__ = "One merge: the token ``id`` it creates from ``left`` + ``right`` (ids), its count, and whether it is a supermerge."
@@ -58,7 +58,7 @@ _CACHE_LIMIT = 1 << 16
 # path (its kernel call plus the cache's Python work), so the limit stays at 128.
 SMALL_TEXT = 128
 _FAST_LOCK = threading.Lock()
-#: ``algo -> class`` of model kinds defined in modules above this one (:mod:`fastsw.mingram` registers
+#: ``algo -> class`` of model kinds defined in modules above this one (:mod:`fastsw.trainers.mingram` registers
 #: ``"mingram"``); :meth:`Tokenizer.load` builds a file of that algo with its class.
 MODEL_CLASSES: dict = {}  # one FastEncoder per tokenizer, even when threads ask at once
 
@@ -296,29 +296,29 @@ class Tokenizer:
 
     def _fast_ready(self, backend: Optional[str] = None) -> bool:
         """Whether the fast encoder can run without compiling its kernels first (see
-        :func:`fastsw.fast_encode.kernels_ready`); always with ``backend="numba"`` asked for by the call or the
+        :func:`fastsw.encoding.encode_fast.kernels_ready`); always with ``backend="numba"`` asked for by the call or the
         tokenizer. Where it cannot, the small jobs that the reference does quicker than a compilation
         take the reference (same ids)."""
         if "_fast_encoder" in self.__dict__ or "numba" in (backend, getattr(self, "backend", "auto")):
             return True
-        from .fast_encode import kernels_ready
+        from fastsw.encoding.encode_fast import kernels_ready
         return kernels_ready()
 
     def _fast_supported(self) -> bool:
         supported = self.__dict__.get("_fast_ok")
         if supported is None:
-            from .fast_encode import supported as check
+            from fastsw.encoding.encode_fast import supported as check
             supported = check(self.alphabet)
             if not supported and type(self)._new_fast_encoder is Tokenizer._new_fast_encoder:
-                from .wide_encode import wide_alphabet  # FastEncoder's models: three-byte atoms (SCRIPT v3) too
+                from fastsw.encoding.wide_fast import wide_alphabet  # FastEncoder's models: three-byte atoms (SCRIPT v3) too
                 supported = wide_alphabet(self.alphabet)
             self._fast_ok = supported
         return supported
 
     def _encoder_tables(self, shortcut=None, eligible=None):
-        """The plain tables the fast encoder is built from (:class:`fastsw.fast_encode.EncoderTables`);
+        """The plain tables the fast encoder is built from (:class:`fastsw.encoding.encode_fast.EncoderTables`);
         ``shortcut`` and ``eligible`` default to this model's."""
-        from .fast_encode import EncoderTables
+        from fastsw.encoding.encode_fast import EncoderTables
         return EncoderTables(self._token_bytes, self._regular_ranks, self._super_ranks,
                              self._shortcut if shortcut is None else shortcut,
                              self._eligible if eligible is None else eligible,
@@ -332,7 +332,7 @@ class Tokenizer:
         return state
 
     def _fast(self):
-        """This tokenizer's :class:`fastsw.fast_encode.FastEncoder`, built on first use (thread-safe)."""
+        """This tokenizer's :class:`fastsw.encoding.encode_fast.FastEncoder`, built on first use (thread-safe)."""
         enc = self.__dict__.get("_fast_encoder")
         if enc is None:
             with _FAST_LOCK:
@@ -346,12 +346,12 @@ class Tokenizer:
         return self._encoder_class()(self._encoder_tables())
 
     def _encoder_class(self):
-        """:class:`fastsw.fast_encode.FastEncoder`, or for three-byte atoms (SCRIPT v3) its subclass
-        :class:`fastsw.wide_encode.WideFastEncoder` (per-call one-byte codes around the same kernel)."""
-        from .wide_encode import WideFastEncoder, wide_alphabet
+        """:class:`fastsw.encoding.encode_fast.FastEncoder`, or for three-byte atoms (SCRIPT v3) its subclass
+        :class:`fastsw.encoding.wide_fast.WideFastEncoder` (per-call one-byte codes around the same kernel)."""
+        from fastsw.encoding.wide_fast import WideFastEncoder, wide_alphabet
         if wide_alphabet(self.alphabet):
             return WideFastEncoder
-        from .fast_encode import FastEncoder
+        from fastsw.encoding.encode_fast import FastEncoder
         return FastEncoder
 
     @staticmethod
@@ -379,7 +379,7 @@ class Tokenizer:
 
     def _encode_chunk(self, text: str, shortcut: bool, out: List[int], fast=None, runs=None) -> None:
         """Append the ids of ``text`` (no special tokens) to ``out``. With ``fast`` (a
-        :class:`fastsw.fast_encode.FastEncoder`, ``shortcut`` on) the pretokens missing
+        :class:`fastsw.encoding.encode_fast.FastEncoder`, ``shortcut`` on) the pretokens missing
         from the cache are encoded first, all in one kernel call, instead of by
         :meth:`encode_pretoken`; the ids are the same. ``runs``: see :meth:`_flush_run`."""
         run: List[int] = []
@@ -729,7 +729,7 @@ class Tokenizer:
     # -- decoding ---------------------------------------------------------------
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
         """The concatenated bytes of the tokens (special tokens as their text). For a model whose
-        pre-tokenizer emits atoms (boundary markers, caps codes; :mod:`fastsw.boundary`), the UTF-8 of the
+        pre-tokenizer emits atoms (boundary markers, caps codes; :mod:`fastsw.pretokenizers.boundary`), the UTF-8 of the
         decoded text, invalid bytes kept as they are (``surrogateescape``)."""
         if hasattr(self.alphabet, "atoms"):
             return self.decode(ids, errors="surrogateescape").encode("utf-8", "surrogateescape")
@@ -908,7 +908,7 @@ class Tokenizer:
         ``Encoding.offsets`` starts; a token that starts inside a character (part of
         a multi-byte character's UTF-8) gets that character's offset. For a model with
         ``normalize`` set the offsets refer to the normalized text
-        (``fastsw.pretokenize.normalize_text(text, tok.normalize)``), not to ``text``.
+        (``fastsw.pretokenizers.pretokenize.normalize_text(text, tok.normalize)``), not to ``text``.
 
         >>> tok.encode_with_offsets("héllo wörld")[1][:1]
         [0]
@@ -929,7 +929,7 @@ class Tokenizer:
         """The character offset where each token of ``ids`` starts in their decoded text (tiktoken's rule: a
         token that starts inside a character gets that character's offset, never below 0)."""
         rule = getattr(self.pretokenizer, "token_offsets", None)
-        if rule is not None:  # markers (fastsw.boundary): a marker pair stands for a space, other atoms for nothing
+        if rule is not None:  # markers (fastsw.pretokenizers.boundary): a marker pair stands for a space, other atoms for nothing
             return rule(ids, self._token_bytes, self._special_by_id)
         token_bytes = self._token_bytes
         n = len(token_bytes)
@@ -991,17 +991,17 @@ class Tokenizer:
         return self.n_vocab - 1
 
     def show(self, text, **kwargs):
-        """See the tokens of ``text`` (a ``str`` or a list of them): a :class:`fastsw.show.TokenView`, drawn as
+        """See the tokens of ``text`` (a ``str`` or a list of them): a :class:`fastsw.eval.show.TokenView`, drawn as
         HTML in Jupyter (hover a token for its id, bytes, merge rank and training count), ``str()`` the
         terminal view without colour (tokens separated by ``│``, supermerges in ``⟪ ⟫``), ``.to_terminal(color=True)``
-        with ANSI colours, ``.spans`` the :class:`fastsw.show.TokenSpan` of every token. Special-token strings are
+        with ANSI colours, ``.spans`` the :class:`fastsw.eval.show.TokenSpan` of every token. Special-token strings are
         shown as special tokens (``allowed_special=set()`` encodes them as ordinary text); ``label`` names the
         model on the view.
 
         >>> "".join(span.text for span in tok.show("hello world").spans[0])
         'hello world'
         """
-        from .show import TokenView
+        from fastsw.eval.show import TokenView
         return TokenView(self, text, **kwargs)
 
     def _token_widths(self):
@@ -1012,7 +1012,7 @@ class Tokenizer:
             self._widths = None if rule is None else rule(self._token_bytes)
         return self._widths
 
-    # -- persistence (the exports are functions of fastsw.interop) ---------------
+    # -- persistence (the exports are functions of fastsw.io.interop) ---------------
     def save(self, path) -> None:
         """Write the model to ``path`` (fastsw's JSON model format, atomically)."""
         save_model(self, path)
@@ -1022,7 +1022,7 @@ class Tokenizer:
         """Read a model written by :meth:`save`."""
         data = load_model_data(path)
         kind = MODEL_CLASSES.get(data.get("algo"))
-        if kind is not None:  # a model kind registered by a module above this one (fastsw.mingram)
+        if kind is not None:  # a model kind registered by a module above this one (fastsw.trainers.mingram)
             cls = kind
             del data["algo"]
         try:

@@ -95,8 +95,8 @@ def golden_dir():
 @pytest.fixture(scope="session")
 def golden_counts(golden_dir):
     """Pretoken counts and letter runs of the golden training text (default pre-tokenizer)."""
-    from fastsw.readers import iter_documents
-    from fastsw.trainer import count_corpus
+    from fastsw.corpus.readers import iter_documents
+    from fastsw.trainers.train import count_corpus
     return count_corpus(iter_documents(golden_dir / "inputs/wikitext2_valid.jsonl"),
                         fastsw.Pretokenizer(), collect_runs=True)
 
@@ -109,7 +109,7 @@ def golden_json(golden_dir, name):
 @pytest.fixture(scope="session")
 def sample_docs():
     """All documents of the bundled sample corpus (12 languages, ~520 kB)."""
-    from fastsw.sample import sample_documents
+    from fastsw.corpus.sample import sample_documents
     return list(sample_documents())
 
 

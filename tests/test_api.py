@@ -250,7 +250,7 @@ def test_str_subclasses_are_text(bpe, sample_docs, kind, backend):
     elif kind == "boundless":
         tok = fastsw.train(sample_docs[:200], algo="boundless", vocab_size=400)
     else:
-        from fastsw.tiktoken_vocab import bpe_openai_rank_file
+        from fastsw.io.tiktoken_vocab import bpe_openai_rank_file
         tok = fastsw.Tokenizer.load_tiktoken(bpe_openai_rank_file("o200k_base"))
 
     class Text(str):
@@ -415,7 +415,7 @@ def test_approximate_exports_are_refused_unless_asked_for(multilingual_superbpe,
 def test_from_file_recognises_a_cl100k_base_rank_file_and_asks_the_pattern_of_others(tmp_path):
     """A rank file through from_file gets its own pattern and special tokens, as through load_tiktoken: never
     o200k's by default."""
-    from fastsw.tiktoken_vocab import PATTERNS, bpe_openai_rank_file
+    from fastsw.io.tiktoken_vocab import PATTERNS, bpe_openai_rank_file
 
     tok = fastsw.Tokenizer.from_file(bpe_openai_rank_file("cl100k_base"))
     assert tok.pretokenizer.main_pattern == PATTERNS["cl100k"] and tok.n_vocab == 100277

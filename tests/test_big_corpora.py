@@ -1,9 +1,9 @@
 """Training at scale: BoundlessBPE's candidate cut keeps the model exact, and a table that cannot fit fails early.
 
-``fastsw.fast_train.cut_candidates`` splits the supermerge candidates wherever the pair's weight (positions times
+``fastsw.trainers.bpe_fast.cut_candidates`` splits the supermerge candidates wherever the pair's weight (positions times
 count) is at or below the smallest regular-merge count, since no supermerge can ever be taken there. These tests
 check that it cuts real text a lot and changes nothing, including the case where every pair is cut (the sentinel
-word keeps Algorithm 1 replaying the regular merges). ``fastsw.memory`` checks each table's estimate against the
+word keeps Algorithm 1 replaying the regular merges). ``fastsw.corpus.memory`` checks each table's estimate against the
 memory the process can get: under a small ``RLIMIT_AS`` a phase 2 that cannot fit raises ``MemoryLimitError``
 before allocating, and the CLI reports it as one error line without writing a model.
 """
@@ -22,11 +22,11 @@ from hypothesis import given, settings, strategies as st
 
 import fastsw
 from fastsw.alphabet import default_alphabet, get_profile
-from fastsw.counting import count_corpus
-from fastsw.fast_train import FastBackend, cut_candidates, pack_candidates, unpack_candidates
-from fastsw.memory import MemoryLimitError, available_memory
-from fastsw.superword import ReferenceBackend, boundless_phase2
-from fastsw.trainer import phase1_tokenizer
+from fastsw.corpus.counting import count_corpus
+from fastsw.trainers.bpe_fast import FastBackend, cut_candidates, pack_candidates, unpack_candidates
+from fastsw.corpus.memory import MemoryLimitError, available_memory
+from fastsw.trainers.superword import ReferenceBackend, boundless_phase2
+from fastsw.trainers.train import phase1_tokenizer
 
 from conftest import HYPOTHESIS_EXAMPLES, assert_error, read_jsonl_texts, run, shared_path, write_jsonl
 
@@ -99,8 +99,8 @@ CHILD = textwrap.dedent("""
     import resource, sys
     import numpy as np
     from fastsw.alphabet import get_profile
-    from fastsw.fast_train import FastBackend, warmup
-    from fastsw.memory import MemoryLimitError, available_memory
+    from fastsw.trainers.bpe_fast import FastBackend, warmup
+    from fastsw.corpus.memory import MemoryLimitError, available_memory
     warmup()
     n, length = 2_000_000, 8
     rng = np.random.default_rng(0)
@@ -159,7 +159,7 @@ def test_cli_reports_a_table_that_cannot_fit_as_one_error(tmp_path, capsys, monk
 def test_counting_stops_early_when_its_tables_would_not_fit(monkeypatch, capsys, tmp_path):
     # The guard compares the tables' growth (times FINISH_FACTOR, made huge here) with the memory left,
     # every COUNT_CHECK_BYTES of text (here every batch): counting stops with one clear error.
-    from fastsw import memory
+    from fastsw.corpus import memory
     monkeypatch.setattr(memory, "COUNT_CHECK_BYTES", 1)
     monkeypatch.setattr(memory.CountingGuard, "FINISH_FACTOR", 1e12)
     docs = read_jsonl_texts(shared_path("corpus/en/heldout.jsonl"))
@@ -179,8 +179,8 @@ def test_counting_stops_early_when_its_tables_would_not_fit(monkeypatch, capsys,
 def test_superbpe_cut_at_a_guessed_floor_is_exact_or_rerun(cands, n_super, cut_factor, profile):
     # A small CUT_FACTOR makes the guessed floor too high for many examples: the driver must notice a
     # supermerge at or below it and run again on the whole candidates.
-    from fastsw import fast_train
-    from fastsw.superword import superbpe_phase2
+    from fastsw.trainers import bpe_fast as fast_train
+    from fastsw.trainers.superword import superbpe_phase2
     token_bytes = [bytes([97 + i]) for i in range(6)]
     ref_bytes, fast_bytes = list(token_bytes), list(token_bytes)
     ref = superbpe_phase2(cands, ref_bytes, n_super, get_profile(profile))
@@ -193,9 +193,9 @@ def test_superbpe_cut_at_a_guessed_floor_is_exact_or_rerun(cands, n_super, cut_f
 
 
 def test_superbpe_cut_on_real_text_is_exact(monkeypatch):
-    from fastsw import fast_train
+    from fastsw.trainers import bpe_fast as fast_train
     monkeypatch.setattr(fast_train, "PRUNE_MIN", 1)  # the held-out text has fewer pairs than the default minimum
-    from fastsw.superword import superbpe_phase2
+    from fastsw.trainers.superword import superbpe_phase2
     docs = read_jsonl_texts(shared_path("corpus/en/heldout.jsonl"))
     counts = count_corpus(docs, fastsw.Pretokenizer(), collect_runs=True)
     alph = default_alphabet("paper")
@@ -213,7 +213,7 @@ def test_superbpe_cut_on_real_text_is_exact(monkeypatch):
 
 
 def test_memory_sizes_are_read_and_shown_in_sensible_units(monkeypatch):
-    from fastsw import memory
+    from fastsw.corpus import memory
     assert memory._parse_bytes("10T") == 10 << 40
     assert memory._parse_bytes("1.5g") == 3 << 29
     assert memory._parse_bytes("50M") == 50 << 20

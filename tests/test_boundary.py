@@ -13,11 +13,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import fastsw
-from fastsw import boundary
+from fastsw.pretokenizers import boundary
 from fastsw.alphabet import atom_bytes
-from fastsw.boundary import CAPS, MARKER, SHIFT, BoundaryPretokenizer, show
-from fastsw.duplication import model_duplication
-from fastsw.pretokenize import make_pretokenizer
+from fastsw.pretokenizers.boundary import CAPS, MARKER, SHIFT, BoundaryPretokenizer, show
+from fastsw.eval.duplication import model_duplication
+from fastsw.pretokenizers.pretokenize import make_pretokenizer
 
 from conftest import HYPOTHESIS_EXAMPLES, assert_error, read_jsonl_texts, run, shared_path, write_jsonl
 
@@ -341,7 +341,7 @@ def test_save_load_records_the_scheme(marker_models, tmp_path):
 
 
 def test_counts_round_trip_and_training_from_counts(sample_docs, tmp_path):
-    from fastsw.counting import count_corpus, load_counts
+    from fastsw.corpus.counting import count_corpus, load_counts
     pretok = make_pretokenizer("boundary[w,p]+shift")
     counts = count_corpus(sample_docs[:30], pretok, collect_runs=True)
     path = tmp_path / "c.jsonl.gz"
@@ -361,7 +361,7 @@ def test_counts_round_trip_and_training_from_counts(sample_docs, tmp_path):
 def test_compiled_counting_equals_the_reference_loop(language_samples, scheme):
     """MarkCounter (the compiled segmentation feeding the default counter's table, one per thread, merged) against
     CountTable's plain loop over the Python reference pre-tokenizer: the same table, order included."""
-    from fastsw.counting import CountTable, NativeCountTable, count_corpus, native_counting
+    from fastsw.corpus.counting import CountTable, NativeCountTable, count_corpus, native_counting
     docs = [t for texts in language_samples.values() for t in texts]
     pretok = make_pretokenizer(scheme)
     assert native_counting(pretok), "the extension is not built"
@@ -389,7 +389,7 @@ def test_compiled_counting_equals_the_reference_loop(language_samples, scheme):
 @settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(texts=st.lists(_ADVERSARIAL, max_size=4), scheme=st.sampled_from(SCHEMES), drop=st.booleans())
 def test_hypothesis_compiled_counting_equals_reference(texts, scheme, drop):
-    from fastsw.counting import CountTable, NativeCountTable
+    from fastsw.corpus.counting import CountTable, NativeCountTable
     pretok = BoundaryPretokenizer(scheme, drop_unlisted=drop)
     ref_pretok = BoundaryPretokenizer(scheme, drop_unlisted=drop)
     ref_pretok.pretokenize = ref_pretok.pretokenize_reference
@@ -406,7 +406,7 @@ def test_packing_one_byte_atoms_equals_the_codec():
     """pack_pretokens' vectorized spelling of one-byte atoms against the codec error handler (the reference
     spelling), next to characters whose UTF-8 also starts with 0xED (U+D000..U+D7FF)."""
     import numpy as np
-    import fastsw.fast_train as ft
+    import fastsw.trainers.bpe_fast as ft
     from fastsw.alphabet import atom_bytes
     pretok = make_pretokenizer("boundary[w,p,d]+caps")
     pieces = sorted({x for t in ("The CAT, 3 dogs 퀀\ud7ff x íñ", "ΟΔΟΣ 日本 a") for x in pretok.pretokenize(t)})
@@ -470,7 +470,7 @@ def test_hypothesis_token_bytes_batch(texts, scheme, drop):
 def test_compiled_counting_of_drop_unlisted_and_final_sigma():
     """The compiled counter's rarer branches: unlisted code points dropped (the descriptors then refer to a
     filtered copy) and a capital sigma, whose final form only the reference's caps_code decides."""
-    from fastsw.counting import count_corpus, count_corpus_reference
+    from fastsw.corpus.counting import count_corpus, count_corpus_reference
     docs = ["ΟΔΟΣ Σήμερα ΣΗΜΕΡΑ σΣ", "a\ue000b \u0378 The Cat", "\U000e0002", "ΟΔΟΣ Σ Ab"]  # U+E000, U+0378,
     # U+E0002: not in the Scripts file
     for kw in ({}, {"drop_unlisted": True}):
@@ -487,9 +487,9 @@ def test_compiled_counting_of_drop_unlisted_and_final_sigma():
 def test_exports_refuse_plainly(marker_models):
     tok = marker_models["bpe", "numba"]
     with pytest.raises(ValueError, match="cannot be exported to tiktoken"):
-        fastsw.interop.to_tiktoken(tok)
+        fastsw.io.interop.to_tiktoken(tok)
     with pytest.raises(ValueError, match="cannot be exported to HF tokenizers"):
-        fastsw.interop.hf_tokenizer_json(tok)
+        fastsw.io.interop.hf_tokenizer_json(tok)
 
 
 def test_duplication_statistics(marker_models, sample_docs):
@@ -512,7 +512,7 @@ def test_unknown_scheme_is_one_clear_error(name):
 
 def test_script_v3_names_dispatch_or_say_unavailable():
     try:
-        import fastsw.script_v3 as sv  # noqa: F401
+        import fastsw.pretokenizers.script_v3 as sv  # noqa: F401
         has_class = hasattr(sv, "ScriptPretokenizer")
     except ImportError:
         has_class = False
@@ -579,7 +579,7 @@ def test_cli_unknown_scheme(capsys, tmp_path):
 
 
 def test_eval_reports_duplication(marker_models):
-    from fastsw.evaluate import evaluate, markdown_table
+    from fastsw.eval.evaluate import evaluate, markdown_table
     result = evaluate({"marked": marker_models["bpe", "numba"]}, {"en": ["The cat sat on the mat."]})
     assert result["models"][0]["duplication"]["space"] == 0.0
     assert "case duplicates" in markdown_table(result)
@@ -594,6 +594,6 @@ def test_atom_bytes_spelling():
 def test_a_scheme_takes_one_caps_flag(name):
     """One rule: at most one of +caps (both codes), +shift, +upper; two flags were read as +caps silently."""
     with pytest.raises(ValueError, match=r"one caps flag.*\+caps"):
-        fastsw.boundary.parse_scheme(name)
+        fastsw.pretokenizers.boundary.parse_scheme(name)
     with pytest.raises(ValueError, match="one caps flag"):
         fastsw.train(["Hello World"], algo="bpe", vocab_size=300, pretokenizer=name)

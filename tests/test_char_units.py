@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from fastsw import _encode_kernels as K
-from fastsw import fast_encode
+from fastsw.encoding import encode_kernels as K
+from fastsw.encoding import encode_fast as fast_encode
 from fastsw.alphabet import ByteAlphabet
-from fastsw.bpe import apply_merges
-from fastsw.interop import rank_table_encode
-from fastsw.pretokenize import Pretokenizer
-from fastsw.tiktoken_vocab import two_way_splits
+from fastsw.trainers.bpe import apply_merges
+from fastsw.io.interop import rank_table_encode
+from fastsw.pretokenizers.pretokenize import Pretokenizer
+from fastsw.io.tiktoken_vocab import two_way_splits
 
 from conftest import HYPOTHESIS_EXAMPLES, read_jsonl_texts, shared_path
 

@@ -10,9 +10,10 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fastsw import _unicode, chunking
-from fastsw._unicode import SCRIPT_NAMES, script_id, script_table
-from fastsw.chunking import script_chunks, script_chunks_py
+from fastsw.pretokenizers import _unicode
+from fastsw.pretokenizers import chunking
+from fastsw.pretokenizers._unicode import SCRIPT_NAMES, script_id, script_table
+from fastsw.pretokenizers.chunking import script_chunks, script_chunks_py
 
 MAX_EXAMPLES = int(os.environ.get("HYPOTHESIS_MAX_EXAMPLES", "200"))
 
@@ -20,9 +21,9 @@ MAX_EXAMPLES = int(os.environ.get("HYPOTHESIS_MAX_EXAMPLES", "200"))
 def _native():
     """The chunker fused into the compiled scanner (``_script_chunks`` in ``_pretok.pyx``)."""
     try:
-        from fastsw import _pretok
+        from fastsw.pretokenizers import _pretok
     except ImportError as e:
-        pytest.fail(f"the compiled scanner fastsw._pretok is not built ({e}); run 'pip install -e .'")
+        pytest.fail(f"the compiled scanner fastsw.pretokenizers._pretok is not built ({e}); run 'pip install -e .'")
     return _pretok.script_chunks
 
 

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 import fastsw
-from fastsw import cli, fast_encode
-from fastsw.sample import sample_documents, sample_files
+from fastsw import cli
+from fastsw.encoding import encode_fast as fast_encode
+from fastsw.corpus.sample import sample_documents, sample_files
 from conftest import assert_error, run, write_jsonl
 
 REPO_ROOT = Path(fastsw.__file__).resolve().parents[1]
@@ -299,7 +300,7 @@ def test_interrupt(files, capsys, monkeypatch):
         raise KeyboardInterrupt
 
     monkeypatch.chdir(files)
-    monkeypatch.setattr("fastsw.trainer.train", interrupted)
+    monkeypatch.setattr("fastsw.trainers.train.train", interrupted)
     code, out, err = run(capsys, "train", "good.jsonl", "--no-progress", "-o", "out.json")
     assert code == 130 and "interrupted" in err and "Traceback" not in err
     assert not (files / "out.json").exists()
@@ -471,20 +472,20 @@ def test_progress_lines_give_the_whole_input_and_no_stray_count(tmp_path, capsys
     # must give the input's bytes. The kernel-loading stage counts nothing: no "0" after it.
     # the compiled counter's threads, also in CI's pure-Python pass (the scanner's switch is read at import)
     monkeypatch.delenv("FASTSW_PUREPYTHON", raising=False)
-    import fastsw.trainer
-    monkeypatch.setattr(fastsw.pretokenize, "HAVE_NATIVE_PRETOKENIZER", True)
+    import fastsw.trainers.train
+    monkeypatch.setattr(fastsw.pretokenizers.pretokenize, "HAVE_NATIVE_PRETOKENIZER", True)
     corpus = tmp_path / "c.txt"
     corpus.write_text(("the cat sat on the mat " * 45 + "\n") * 1000, encoding="utf-8")
     size_mb = f"{corpus.stat().st_size / 1e6:.1f} MB"
-    monkeypatch.setattr(fastsw.trainer, "default_workers", lambda: 2)
+    monkeypatch.setattr(fastsw.trainers.train, "default_workers", lambda: 2)
     code, out, err = run(capsys, "train", corpus, "--algo", "bpe", "--vocab-size", "260", "--backend", "numba",
                          "-o", tmp_path / "m.json")
     assert code == 0, err
     assert f"1000 docs, {size_mb} (" in _line(err, "pre-tokenizing (2 threads): ")
     assert re.fullmatch(r"loading Numba kernels \(\d+\.\ds\)", _line(err, "loading Numba kernels"))
 
-    import fastsw.counting
-    monkeypatch.setattr(fastsw.counting, "default_workers", lambda: 2)
+    import fastsw.corpus.counting
+    monkeypatch.setattr(fastsw.corpus.counting, "default_workers", lambda: 2)
     code, out, err = run(capsys, "count", corpus, "-o", tmp_path / "c.counts")
     assert code == 0, err
     assert f"1000 docs, {size_mb} (" in _line(err, "counting (2 threads): ")
@@ -494,7 +495,8 @@ def test_first_run_says_kernels_compile(tmp_path, capsys, monkeypatch):
     # A cold Numba cache makes the first 'fastsw train' compile for ~30 s: it says so, once,
     # before the loading line. Here the cold cache is two fresh kernels that really compile.
     from numba import njit
-    from fastsw import fast_train, trainer
+    from fastsw.trainers import bpe_fast as fast_train
+    from fastsw.trainers import train as trainer
     fresh = [njit(lambda x: x + 1), njit(lambda x: x * 2)]
     monkeypatch.setattr(fast_train, "warmup", lambda: [kernel(1) for kernel in fresh])
     (tmp_path / "c.txt").write_text("the cat sat on the mat\n" * 50, encoding="utf-8")
@@ -510,7 +512,7 @@ def test_first_run_says_kernels_compile(tmp_path, capsys, monkeypatch):
 
 # A fresh install: Numba's on-disk cache is empty, so whatever a run calls compiles. The child reports which
 # kernels it compiled (their signatures); no wall clock is looked at.
-_COMPILED = ("from fastsw import fast_encode, _train_kernels\n"
+_COMPILED = ("from fastsw.encoding import encode_fast as fast_encode\nfrom fastsw.trainers import bpe_kernels as _train_kernels\n"
              "def compiled(kernels): return sorted(k.__name__ for k in kernels if k.signatures)\n")
 
 

@@ -16,9 +16,10 @@ import pytest
 import zstandard
 
 import fastsw
-from fastsw import cli, readers
-from fastsw.counting import load_counts
-from fastsw.sample import sample_documents
+from fastsw import cli
+from fastsw.corpus import readers
+from fastsw.corpus.counting import load_counts
+from fastsw.corpus.sample import sample_documents
 from conftest import assert_error, run, write_jsonl
 
 

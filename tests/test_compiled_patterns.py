@@ -1,6 +1,7 @@
-r"""Which patterns run on the compiled scanner (fastsw.compiled_patterns): recognised by what they do, however
-spelled; a pattern that cuts any text differently stays on regex, with one PatternNotCompiledWarning. The scanners
-themselves are compared with regex on the corpus and Hypothesis text in test_tiktoken_vocab.py."""
+r"""Which patterns run on the compiled scanner (fastsw.pretokenizers.pretokenize.compiled_pattern): recognised by
+what they do, however spelled; a pattern that cuts any text differently stays on regex, with one
+PatternNotCompiledWarning. The scanners themselves are compared with regex on the corpus and Hypothesis text in
+test_tiktoken_vocab.py."""
 import warnings
 
 import pytest
@@ -8,10 +9,10 @@ import tiktoken
 import tiktoken_ext.openai_public as openai_public
 
 import fastsw
-from fastsw.compiled_patterns import COMPILED_PATTERNS, compiled_pattern
-from fastsw.counting import native_counting
-from fastsw.pretokenize import (CL100K_LEGACY_PATTERN, CL100K_PATTERN, GPT2_PATTERN, GPT4O_PATTERN,
-                                SCRIPT_SPECIFIC_PATTERN, Pretokenizer)
+from fastsw.pretokenizers.pretokenize import COMPILED_PATTERNS, compiled_pattern
+from fastsw.corpus.counting import native_counting
+from fastsw.pretokenizers.pretokenize import (CL100K_LEGACY_PATTERN, CL100K_PATTERN, GPT2_PATTERN, GPT4O_PATTERN,
+                                              SCRIPT_SPECIFIC_PATTERN, Pretokenizer)
 
 # Equivalent spellings, each with the compiled pattern it means.
 SAME = [
@@ -47,6 +48,13 @@ DIFFERENT = [
 def test_reference_spellings(name):
     assert compiled_pattern(COMPILED_PATTERNS[name][0]) == name
     assert compiled_pattern(SCRIPT_SPECIFIC_PATTERN, candidates=("specific",)) == "specific"
+
+
+def test_the_known_spellings_are_proven():
+    """The spellings looked up without probing mean what the table says: the probes agree."""
+    from fastsw.pretokenizers import pretokenize as pt
+    for spelling, name in pt._KNOWN.items():
+        assert pt._recognise(spelling, (name,)) == name, name
 
 
 @pytest.mark.parametrize("spelling,name", SAME)
@@ -91,7 +99,7 @@ def test_gpt2_pattern_by_hand():
 
 def test_one_warning_per_pattern_and_how_to_silence_it():
     pattern = r"[a-z]+|[^a-z]+"  # ASCII words: no compiled scanner
-    import fastsw.pretokenize as pt
+    import fastsw.pretokenizers.pretokenize as pt
     pt._WARNED.discard(("simple", pattern, None))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -112,7 +120,7 @@ def test_one_warning_per_pattern_and_how_to_silence_it():
 
 
 def test_no_warning_without_the_compiled_path(monkeypatch):
-    import fastsw.pretokenize as pt
+    import fastsw.pretokenizers.pretokenize as pt
     pattern = r"[a-y]+|[^a-y]+"
     pt._WARNED.discard(("simple", pattern, None))
     with warnings.catch_warnings():

@@ -2,7 +2,8 @@
 import pytest
 
 import fastsw
-from fastsw import _config, counting
+from fastsw import _config
+from fastsw.corpus import counting
 
 
 @pytest.mark.parametrize("value, pure", [("", False), ("0", False), ("1", True), ("yes", True)])

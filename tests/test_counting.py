@@ -1,4 +1,4 @@
-"""Counting (fastsw.counting): fast and parallel counters against the reference, count files, training from
+"""Counting (fastsw.corpus.counting): fast and parallel counters against the reference, count files, training from
 counts, and bad input."""
 import gzip
 import json
@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 import fastsw
-from fastsw import counting
+from fastsw.corpus import counting
 from fastsw.cli import main
-from fastsw.counting import (Counts, CountTable, count_corpus, count_corpus_parallel, count_corpus_reference,
+from fastsw.corpus.counting import (Counts, CountTable, count_corpus, count_corpus_parallel, count_corpus_reference,
                              load_counts)
-from fastsw.readers import InputError, iter_documents
-from fastsw.trainer import _counting_workers
+from fastsw.corpus.readers import InputError, iter_documents
+from fastsw.trainers.train import _counting_workers
 
 from conftest import shared_path
 
@@ -34,7 +34,7 @@ def same_table(a: Counts, b: Counts) -> None:
 def model_dict(tok) -> dict:
     d = tok.to_dict() if hasattr(tok, "to_dict") else None
     if d is None:
-        from fastsw.model_io import model_to_dict
+        from fastsw.io.model_file import model_to_dict
         d = model_to_dict(tok)
     d.pop("training")
     return d
@@ -135,13 +135,13 @@ def test_train_workers_rule(tmp_path, monkeypatch):
         assert _counting_workers(["a document"], None, runs) == 1
         assert _counting_workers(iter(["a document"]), None, runs) == 1
         assert _counting_workers(["a document"], 1, runs) == 1
-    monkeypatch.setattr(fastsw.trainer, "PARALLEL_MIN_BYTES", 5)
-    monkeypatch.setattr(fastsw.trainer, "default_workers", lambda: 2)
+    monkeypatch.setattr(fastsw.trainers.train, "PARALLEL_MIN_BYTES", 5)
+    monkeypatch.setattr(fastsw.trainers.train, "default_workers", lambda: 2)
     assert _counting_workers([small], None, False) == 2
     assert _counting_workers(str(small), None, False) == 2
     # letter runs: in-process on fewer than 4 cores (the merge of run tables ate the gain)
     assert _counting_workers(str(small), None, True) == 1
-    monkeypatch.setattr(fastsw.trainer, "default_workers", lambda: 8)
+    monkeypatch.setattr(fastsw.trainers.train, "default_workers", lambda: 8)
     assert _counting_workers(str(small), None, True) == 8
     assert _counting_workers(["a document"], 3, True) == 3
 
@@ -392,8 +392,8 @@ def test_counts_that_sum_beyond_int64_are_refused_by_both_backends(tmp_path, cap
 
 def test_the_pair_count_check_is_the_same_in_both_merge_loops():
     from fastsw.alphabet import get_profile
-    from fastsw.bpe import learn_merges
-    from fastsw.fast_train import learn_merges_fast
+    from fastsw.trainers.bpe import learn_merges
+    from fastsw.trainers.bpe_fast import learn_merges_fast
     tb = [bytes([i]) for i in range(4)]
     limit = 2 ** 63 - 1
     for learn in (learn_merges, learn_merges_fast):
@@ -610,7 +610,7 @@ def test_invalid_utf8_propagates(tmp_path, capsys):
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
 
 
-# ---- the compiled counter (fastsw._pretok.Counter): threads, packed runs, adversarial Unicode ---------------------
+# ---- the compiled counter (fastsw.pretokenizers._pretok.Counter): threads, packed runs, adversarial Unicode ---------------------
 
 
 def test_native_counter_is_used_for_the_default_pretokenizers(monkeypatch):

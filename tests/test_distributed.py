@@ -1,4 +1,4 @@
-"""fastsw.distributed on a real Dask LocalCluster (worker processes on loopback): counts, candidates and models
+"""fastsw.corpus.distributed on a real Dask LocalCluster (worker processes on loopback): counts, candidates and models
 identical to single-process counting and training whatever the sharding, and the faults of issue 12 (a worker
 killed mid-shard, an unreadable shard, an unreachable scheduler, mixed formats, a mismatched phase-1 model).
 
@@ -22,13 +22,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import fastsw
-from fastsw import distributed
-from fastsw.counting import count_corpus
-from fastsw.fast_train import FastBackend, unpack_candidates
-from fastsw.pretokenize import Pretokenizer
-from fastsw.readers import iter_documents
-from fastsw.superword import ReferenceBackend
-from fastsw.trainer import phase1_tokenizer
+from fastsw.corpus import distributed
+from fastsw.corpus.counting import count_corpus
+from fastsw.trainers.bpe_fast import FastBackend, unpack_candidates
+from fastsw.pretokenizers.pretokenize import Pretokenizer
+from fastsw.corpus.readers import iter_documents
+from fastsw.trainers.superword import ReferenceBackend
+from fastsw.trainers.train import phase1_tokenizer
 from fastsw.alphabet import default_alphabet
 
 from conftest import HYPOTHESIS_EXAMPLES, assert_error, run, shared_path, sigint_default, write_jsonl
@@ -162,7 +162,7 @@ def test_cli_dask_local_starts_and_stops_a_cluster(documents, tmp_path, capsys):
     assert code == 0, err
     assert "counting on Dask (2 shards)" in err
     local = count_corpus(iter_documents(shards), Pretokenizer(), collect_runs=False)
-    same_counts(fastsw.counting.Counts.load(tmp_path / "d.gz"), local)
+    same_counts(fastsw.corpus.counting.Counts.load(tmp_path / "d.gz"), local)
 
 
 def test_cli_dask_options_that_do_not_go_together(tmp_path, capsys):
@@ -437,7 +437,7 @@ def not_dask(request):
 def test_address_of_a_service_that_is_not_dask_is_a_connection_error(not_dask, tmp_path):
     """The API within its timeout (the call runs in a child, so that a hang fails the test instead of hanging it),
     and the CLI with one line."""
-    code = (f"from fastsw import distributed\n"
+    code = (f"from fastsw.corpus import distributed\n"
             f"try:\n"
             f"    with distributed.connect({not_dask.address!r}, timeout=2):\n"
             f"        print('connected')\n"

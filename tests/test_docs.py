@@ -105,8 +105,8 @@ def all_blocks() -> List[Block]:
 
 def _write_corpus(directory: Path) -> None:
     """``corpus.jsonl`` and ``corpus.txt`` from the sample corpus shipped in the package."""
-    from fastsw.readers import iter_documents
-    from fastsw.sample import SEPARATOR, sample_files
+    from fastsw.corpus.readers import iter_documents
+    from fastsw.corpus.sample import SEPARATOR, sample_files
     with open(directory / "corpus.jsonl", "w", encoding="utf-8") as jsonl, \
             open(directory / "corpus.txt", "w", encoding="utf-8") as txt:
         for path in sample_files():
@@ -313,7 +313,7 @@ def test_api_docstrings_become_markdown():
         from griffe_docstrings import markdown_docstring
     finally:
         sys.path.remove(str(ROOT / "tools"))
-    text = ("See :class:`~fastsw.counting.Counts` and :func:`fastsw.train`.\n\n"
+    text = ("See :class:`~fastsw.corpus.counting.Counts` and :func:`fastsw.train`.\n\n"
             "* an item\n\n    >>> tok.encode_with_offsets(text)[1][:1]\n    [0]\n\n"
             "Args:\n    x: a value\n\n        >>> x\n\nAfter.\n```text\n>>> kept\n```\n")
     assert markdown_docstring(text).splitlines() == [

@@ -1,5 +1,5 @@
 """The fast encoder's driver: the scanner's one-call input per slice of documents
-(``fastsw._pretok.scan_utf8``: pretoken byte ends and UTF-8, GIL released) against its plain-Python twin
+(``fastsw.pretokenizers._pretok.scan_utf8``: pretoken byte ends and UTF-8, GIL released) against its plain-Python twin
 ``fast_encode.pieces_reference`` on every corpus language and Hypothesis text; the batch lists
 (``ids_to_lists``) against ``ndarray.tolist``; the 8-byte shortcut keys against the byte loop; batches equal to
 one-by-one encoding; two threads on one tokenizer."""
@@ -13,10 +13,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import fastsw
-from fastsw import _encode_kernels as K
-from fastsw import _pretok, fast_encode
-from fastsw import tiktoken_vocab as tv
-from fastsw.pretokenize import CL100K_PATTERN, Pretokenizer
+from fastsw.encoding import encode_kernels as K
+from fastsw.pretokenizers import _pretok
+from fastsw.encoding import encode_fast as fast_encode
+from fastsw.io import tiktoken_vocab as tv
+from fastsw.pretokenizers.pretokenize import CL100K_PATTERN, Pretokenizer
 
 from conftest import HYPOTHESIS_EXAMPLES, read_jsonl_texts, shared_path
 
@@ -222,7 +223,7 @@ def plain_bpe(sample_docs):
 
 @pytest.mark.parametrize("model", ["o200k", "plain_bpe"])
 def test_cached_ids_equal_the_python_loop(request, model):
-    """``fastsw._pretok.cached_ids`` (the small-text path's compiled pass over the per-pretoken cache) against its
+    """``fastsw.pretokenizers._pretok.cached_ids`` (the small-text path's compiled pass over the per-pretoken cache) against its
     reference, the tokenizer's Python loop over the same cache, on short slices of every corpus language."""
     tok = request.getfixturevalue(model)
     fast = tok._fast()

@@ -1,4 +1,4 @@
-"""Tests for fastsw.evaluate and ``fastsw eval``: table values worked by hand on tiny models, the --json structure,
+"""Tests for fastsw.eval.evaluate and ``fastsw eval``: table values worked by hand on tiny models, the --json structure,
 parallel vs non-parallel Gini, the --report files, bad inputs; and a real-data run on the parallel XQuAD test set."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import fastsw
-from fastsw.evaluate import MATPLOTLIB_MISSING, evaluate, markdown_table, to_json, write_report
-from fastsw.sample import sample_documents
+from fastsw.eval.evaluate import MATPLOTLIB_MISSING, evaluate, markdown_table, to_json, write_report
+from fastsw.corpus.sample import sample_documents
 
 from conftest import assert_error, run, shared_path, write_jsonl
 
@@ -39,12 +39,12 @@ def toy(tmp_path_factory):
 
 
 def test_docstring_examples():
-    # the examples in fastsw.evaluate's docstrings must stay true
+    # the examples in fastsw.eval.evaluate's docstrings must stay true
     import doctest
 
-    import fastsw.evaluate
+    import fastsw.eval.evaluate
 
-    result = doctest.testmod(fastsw.evaluate, optionflags=doctest.ELLIPSIS)
+    result = doctest.testmod(fastsw.eval.evaluate, optionflags=doctest.ELLIPSIS)
     assert result.attempted >= 5 and result.failed == 0
 
 
@@ -199,7 +199,7 @@ def test_report_without_supermerges_has_no_curve(toy, tmp_path):
 
 
 def test_report_curve_is_thinned():
-    from fastsw.evaluate import CURVE_POINTS, _curve
+    from fastsw.eval.evaluate import CURVE_POINTS, _curve
 
     class Fake:
         merges = [fastsw.Merge(id=300 + i, left=1, right=2, count=5000 - i, super=True) for i in range(2000)]
@@ -281,10 +281,10 @@ def test_real_parallel_text():
     assert result["parallel"] and entry["gini_of"] == "tokens"
     for lang, path in texts.items():
         docs = list(fastsw.iter_documents(path))
-        expected = fastsw.metrics.text_metrics(tok, docs)
+        expected = fastsw.eval.metrics.text_metrics(tok, docs)
         assert {k: entry["languages"][lang][k] for k in expected} == expected
     tokens = {lang: m["tokens"] for lang, m in entry["languages"].items()}
-    assert entry["gini"] == fastsw.metrics.gini(tokens)
+    assert entry["gini"] == fastsw.eval.metrics.gini(tokens)
     assert entry["languages"]["de"]["token_ratio"] == tokens["de"] / tokens["en"]
 
 

@@ -14,8 +14,8 @@ import pytest
 
 import fastsw
 from fastsw import cli
-from fastsw.counting import Counts, count_corpus, language_weights, scaled_weights
-from fastsw.pretokenize import make_pretokenizer
+from fastsw.corpus.counting import Counts, count_corpus, language_weights, scaled_weights
+from fastsw.pretokenizers.pretokenize import make_pretokenizer
 
 from conftest import shared_path
 

@@ -1,4 +1,4 @@
-"""The fast encoder (fastsw.fast_encode, backend="numba") gives exactly the reference's
+"""The fast encoder (fastsw.encoding.encode_fast, backend="numba") gives exactly the reference's
 ids (backend="python"): on the golden runs, real held-out text of every corpus
 language, Hypothesis strings, pathological inputs and random merge tables; the
 batch APIs agree with one-at-a-time encoding; bad input fails the same way."""
@@ -11,11 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import fastsw
-from fastsw import _encode_kernels as K
-from fastsw import fast_encode
+from fastsw.encoding import encode_kernels as K
+from fastsw.encoding import encode_fast as fast_encode
 from fastsw.alphabet import ByteAlphabet, CharAlphabet
-from fastsw.bpe import apply_merges
-from fastsw.readers import iter_documents
+from fastsw.trainers.bpe import apply_merges
+from fastsw.corpus.readers import iter_documents
 
 from conftest import GOLDEN_RUNS, HYPOTHESIS_EXAMPLES, golden_json, read_jsonl_texts, shared_path
 
@@ -125,8 +125,8 @@ def test_merge_loops_equal_tiktoken_on_random_rank_tables(short_limit, data):
     # rank, several pairs share a rank, and a part may rank after the token it forms, so a merge can
     # create a pair of a lower rank than the one just applied. Both loops must still be tiktoken's
     # algorithm (interop.rank_table_encode, the plain-Python twin), on pieces long enough for the tree.
-    from fastsw.interop import rank_table_encode
-    from fastsw.tiktoken_vocab import two_way_splits
+    from fastsw.io.interop import rank_table_encode
+    from fastsw.io.tiktoken_vocab import two_way_splits
     alphabet = [b"a", b"b", b"c"]
     extra = data.draw(st.lists(st.text("abc", min_size=2, max_size=5), max_size=25, unique=True))
     tokens = alphabet + [t.encode() for t in extra]
@@ -371,7 +371,7 @@ def test_to_list_gives_plain_ints(golden_models):
     out = enc.to_list(ids)
     assert out == ids.tolist() and all(type(i) is int for i in out)
     assert enc.to_list(np.zeros(0, np.int32)) == []
-    # the compiled loop (fastsw._pretok.ids_to_list) against its reference, ndarray.tolist, on real ids
+    # the compiled loop (fastsw.pretokenizers._pretok.ids_to_list) against its reference, ndarray.tolist, on real ids
     many = enc.encode_docs([" ".join(read_jsonl_texts(shared_path("corpus/en/heldout.jsonl"), 3))])[0]
     assert enc.to_list(many) == many.tolist() and len(many) > 1000
     with pytest.raises(IndexError, match="outside the vocabulary"):

@@ -1,6 +1,6 @@
-"""The fast training path (fastsw.fast_train, Numba kernels in fastsw._train_kernels) gives
+"""The fast training path (fastsw.trainers.bpe_fast, Numba kernels in fastsw.trainers.bpe_kernels) gives
 the same merges, counts, final words and token bytes as the reference path
-(fastsw.bpe.learn_merges, fastsw.superword.boundless_phase2 / superbpe_phase2),
+(fastsw.trainers.bpe.learn_merges, fastsw.trainers.superword.boundless_phase2 / superbpe_phase2),
 for both profiles: hand examples, the golden wikitext input, the multilingual
 sample corpus and random small word lists."""
 
@@ -9,12 +9,14 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import fastsw
-from fastsw import _train_kernels, fast_train, trainer
+from fastsw.trainers import bpe_kernels as _train_kernels
+from fastsw.trainers import bpe_fast as fast_train
+from fastsw.trainers import train as trainer
 from fastsw.alphabet import default_alphabet, get_profile
-from fastsw.bpe import learn_merges
-from fastsw.fast_train import FastBackend, _unpack_words, learn_merges_fast, pack_candidates, unpack_candidates, warmup
-from fastsw.superword import ReferenceBackend, boundless_phase2, interleave, superbpe_phase2
-from fastsw.trainer import count_corpus, phase1_tokenizer
+from fastsw.trainers.bpe import learn_merges
+from fastsw.trainers.bpe_fast import FastBackend, _unpack_words, learn_merges_fast, pack_candidates, unpack_candidates, warmup
+from fastsw.trainers.superword import ReferenceBackend, boundless_phase2, interleave, superbpe_phase2
+from fastsw.trainers.train import count_corpus, phase1_tokenizer
 
 from conftest import HYPOTHESIS_EXAMPLES, golden_json
 

@@ -7,10 +7,10 @@ import pytest
 
 import fastsw
 from fastsw.alphabet import default_alphabet, render
-from fastsw.readers import iter_documents
-from fastsw.fast_train import FastBackend, unpack_candidates
-from fastsw.superword import ReferenceBackend
-from fastsw.trainer import phase1_tokenizer
+from fastsw.corpus.readers import iter_documents
+from fastsw.trainers.bpe_fast import FastBackend, unpack_candidates
+from fastsw.trainers.superword import ReferenceBackend
+from fastsw.trainers.train import phase1_tokenizer
 
 from conftest import GOLDEN_RUNS as RUNS, golden_json
 

@@ -3,7 +3,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from conftest import HYPOTHESIS_EXAMPLES
-from fastsw.superword import aggregate_candidates, frequent_ngrams, greedy_split, split_candidates
+from fastsw.trainers.superword import aggregate_candidates, frequent_ngrams, greedy_split, split_candidates
 
 CANDS = {(1, 2, 3): 10, (1, 2): 5, (2, 3, 4): 3}
 
@@ -30,9 +30,9 @@ def test_greedy_split_by_hand():
 
 
 def _packed_aggregate(runs, single):
-    """``fastsw._pretok.aggregate_runs`` (the fast path's twin) on a dict of runs, as a dict."""
+    """``fastsw.pretokenizers._pretok.aggregate_runs`` (the fast path's twin) on a dict of runs, as a dict."""
     import numpy as np
-    from fastsw._pretok import aggregate_runs
+    from fastsw.pretokenizers._pretok import aggregate_runs
     flat = [p for run in runs for p in run]
     offsets = np.cumsum([0] + [len(run) for run in runs]).astype(np.int64)
     tokens, cand_offsets, counts = aggregate_runs(np.array(flat, np.int32), offsets,
@@ -62,7 +62,7 @@ def test_packed_aggregate_equals_python(args):
 
 def test_packed_aggregate_rejects_bad_runs():
     import numpy as np
-    from fastsw._pretok import aggregate_runs
+    from fastsw.pretokenizers._pretok import aggregate_runs
     with pytest.raises(IndexError, match="pretoken 7"):
         aggregate_runs(np.array([0, 7], np.int32), np.array([0, 2], np.int64), np.array([1], np.int64),
                        np.array([1, 2], np.int64))

@@ -9,18 +9,26 @@ from pathlib import Path
 import fastsw
 
 PACKAGE = Path(fastsw.__file__).resolve().parent
-MODULES = {("fastsw" if p.stem == "__init__" else f"fastsw.{p.stem}"): p for p in PACKAGE.glob("*.py")}
-MODULES.update((f"fastsw.{p.stem}", None) for p in PACKAGE.glob("*.pyx"))  # compiled: they import no fastsw module
 
 
-def _imports(path: Path) -> set:
+def _dotted(path: Path) -> str:
+    parts = ("fastsw",) + path.relative_to(PACKAGE).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_dotted(p): p for p in PACKAGE.rglob("*.py")}
+MODULES.update((_dotted(p), None) for p in PACKAGE.rglob("*.pyx"))  # compiled: they import no fastsw module
+
+
+def _imports(name: str, path: Path) -> set:
     """The fastsw modules a file imports, anywhere in it (module level or inside functions)."""
+    package = name if path.stem == "__init__" else name.rpartition(".")[0]
     out = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
-            base = "fastsw" if node.level else ""
+            base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1]) if node.level else ""
             base = ".".join(x for x in (base, node.module or "") if x)
             # `from . import x` / `from fastsw import x` imports the submodule x when there is one
             names = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names]
@@ -30,7 +38,7 @@ def _imports(path: Path) -> set:
     return out
 
 
-GRAPH = {name: _imports(path) - {name} if path else set() for name, path in MODULES.items()}
+GRAPH = {name: _imports(name, path) - {name} if path else set() for name, path in MODULES.items()}
 
 
 def _reach(start: str) -> set:
@@ -45,7 +53,7 @@ def _reach(start: str) -> set:
 
 def test_the_graph_sees_lazy_imports():
     # the parser is what the other tests trust: a `from .x import y` inside a function is an edge
-    assert "fastsw.pretokenize" in GRAPH["fastsw.cli"] and "fastsw.tokenizer" in GRAPH["fastsw.interop"]
+    assert "fastsw.pretokenizers.pretokenize" in GRAPH["fastsw.cli"] and "fastsw.tokenizer" in GRAPH["fastsw.io.interop"]
 
 
 def test_no_import_circle():
@@ -54,9 +62,9 @@ def test_no_import_circle():
 
 
 def test_dependencies_point_one_way():
-    assert "fastsw.interop" not in _reach("fastsw.tokenizer")
+    assert "fastsw.io.interop" not in _reach("fastsw.tokenizer")
     importers_of_tokenizer = {m for m in GRAPH if "fastsw.tokenizer" in _reach(m)}
     assert not (_reach("fastsw.tokenizer") & importers_of_tokenizer), "the tokenizer imports a module that imports it"
-    for low in ("fastsw.model_io", "fastsw.fast_encode", "fastsw.files"):
+    for low in ("fastsw.io.model_file", "fastsw.encoding.encode_fast", "fastsw.files"):
         assert "fastsw.tokenizer" not in _reach(low), f"{low} imports the tokenizer"
     assert GRAPH["fastsw.files"] == set(), "the file helpers import nothing of fastsw"

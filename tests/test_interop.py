@@ -9,7 +9,7 @@ import tiktoken
 import tokenizers
 
 import fastsw
-from fastsw import interop
+from fastsw.io import interop
 from fastsw.alphabet import ByteAlphabet, CharAlphabet
 
 from conftest import GOLDEN_RUNS as RUNS, golden_json, shared_path
@@ -394,7 +394,7 @@ def _run_export(tok, name, tmp_path):
 
 @pytest.fixture(scope="module")
 def export_models():
-    from fastsw.tiktoken_vocab import bpe_openai_rank_file
+    from fastsw.io.tiktoken_vocab import bpe_openai_rank_file
     docs = ["the cat sat on the mat", "the dog sat on the log", "a cat and a dog"] * 10
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -52,7 +52,7 @@ def corpus(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def warm_kernels() -> None:
     """The training and encoding kernels compiled into Numba's on-disk cache before any child starts."""
-    r = subprocess.run([sys.executable, "-c", "from fastsw import fast_train, fast_encode\n"
+    r = subprocess.run([sys.executable, "-c", "from fastsw.trainers import bpe_fast as fast_train\nfrom fastsw.encoding import encode_fast as fast_encode\n"
                         "fast_train.warmup()\nfast_encode.warmup()"], capture_output=True, text=True, env=_env())
     assert r.returncode == 0, r.stderr
 
@@ -68,7 +68,10 @@ def _env() -> dict:
 _CHILD = """
 import os, signal, sys, threading
 import fastsw
-from fastsw import fast_train, superword, trainer, cli
+from fastsw import cli
+from fastsw.trainers import bpe_fast as fast_train
+from fastsw.trainers import superword
+from fastsw.trainers import train as trainer
 
 def sigint_soon():
     threading.Timer(0.02, os.kill, (os.getpid(), signal.SIGINT)).start()
@@ -314,8 +317,8 @@ def test_api_ctrl_c_while_encoding_raises_keyboard_interrupt(tmp_path, warm_kern
 
 QUEUE_CHILD = textwrap.dedent("""
     import signal, sys, threading
-    from fastsw import counting
-    from fastsw.pretokenize import Pretokenizer
+    from fastsw.corpus import counting
+    from fastsw.pretokenizers.pretokenize import Pretokenizer
 
     counting.BATCH_DOCS = 3  # several batches, so the main thread puts often
     docs = ["the cat sat on the mat"] * 12

@@ -12,9 +12,9 @@ from fractions import Fraction
 import pytest
 
 import fastsw
-from fastsw.counting import Counts, count_corpus, count_languages, language_weights, load_counts, scaled_weights
-from fastsw.pretokenize import Pretokenizer
-from fastsw.readers import InputError, iter_language_documents
+from fastsw.corpus.counting import Counts, count_corpus, count_languages, language_weights, load_counts, scaled_weights
+from fastsw.pretokenizers.pretokenize import Pretokenizer
+from fastsw.corpus.readers import InputError, iter_language_documents
 
 from conftest import assert_error, run, shared_path
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import fastsw
-from fastsw import metrics
+from fastsw.eval import metrics
 from fastsw.alphabet import default_alphabet
 
 from conftest import read_jsonl_texts, shared_path

@@ -1,5 +1,5 @@
-"""MinGram (fastsw.mingram): MINGRAM.md section 6's worked example step by step, the tie rule, the
-minimum-token-count property, and the fast path (fastsw._mingram_kernels) against the reference on real text
+"""MinGram (fastsw.trainers.mingram): MINGRAM.md section 6's worked example step by step, the tie rule, the
+minimum-token-count property, and the fast path (fastsw.trainers.mingram_kernels) against the reference on real text
 in several languages and on Hypothesis inputs."""
 import math
 import warnings
@@ -9,10 +9,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import fastsw
-from fastsw import _mingram_kernels as K, fast_train
+from fastsw.trainers import mingram_kernels as K
+from fastsw.trainers import bpe_fast as fast_train
 from fastsw.alphabet import CharAlphabet, get_profile
-from fastsw.bpe import learn_merges
-from fastsw.mingram import (LOG_PROB_FLOOR, MinGramTokenizer, _FastLattice, _min_cover, build_trie_reference,
+from fastsw.trainers.bpe import learn_merges
+from fastsw.trainers.mingram import (LOG_PROB_FLOOR, MinGramTokenizer, _FastLattice, _min_cover, build_trie_reference,
                             costs, e_step_reference, initial_log_probs, learn_mingram, mi_scores_reference,
                             seed_counts_from_words, seed_token_atoms, viterbi)
 
@@ -169,7 +170,7 @@ def test_minimum_token_count(extra, scores, word):
 
 
 def packed_corpus(tok_alphabet, docs, pretok):
-    from fastsw.counting import count_corpus
+    from fastsw.corpus.counting import count_corpus
     counts = count_corpus(docs, pretok, collect_runs=False)
     return counts, [tok_alphabet.initial_ids(p) for p in counts.pretokens]
 
@@ -212,7 +213,7 @@ def test_fast_equals_reference_on_real_text(multilingual_docs, criterion):
 
 def test_mi_scores_kernel_equals_reference(multilingual_docs):
     """MinGram-PP's scores from the kernel and the reference on a trained model's vocabulary."""
-    from fastsw.mingram import _mi_scores_fast
+    from fastsw.trainers.mingram import _mi_scores_fast
     tok = fastsw.train(multilingual_docs[:20], algo="mingram", vocab_size=600)
     counts, words = packed_corpus(tok.alphabet, multilingual_docs[:20], tok.pretokenizer)
     atoms = list(tok.tokens)

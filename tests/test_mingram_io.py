@@ -6,9 +6,9 @@ import warnings
 import pytest
 
 import fastsw
-from fastsw.counting import count_corpus
-from fastsw.interop import MINGRAM_HF_REASONS
-from fastsw.mingram import MinGramTokenizer
+from fastsw.corpus.counting import count_corpus
+from fastsw.io.interop import MINGRAM_HF_REASONS
+from fastsw.trainers.mingram import MinGramTokenizer
 from fastsw.notes import VocabularyNotReachedWarning
 
 from conftest import assert_error, read_jsonl_texts, run, shared_path, write_jsonl
@@ -64,7 +64,7 @@ def test_hf_export_is_approximate_and_verified(model, docs, tmp_path):
     assert hf["model"]["type"] == "Unigram"
     i = model.encode_single_token(" the")
     assert hf["model"]["vocab"][i][1] == pytest.approx(1e-5 * model.log_probs[i] - 1)
-    result = fastsw.interop.verify_export(model, tmp_path / "tokenizer.json", docs)
+    result = fastsw.io.interop.verify_export(model, tmp_path / "tokenizer.json", docs)
     assert result["roundtrip_ok"]
     assert result["token_count_difference"] == 0  # same objective: the same (minimum) number of tokens
     with pytest.raises(ValueError, match="Unigram"):
@@ -190,7 +190,7 @@ def semingram_file(tmp_path, *, config_class="UTF8Pretokenizer", drop_byte=None,
 
 @pytest.mark.parametrize("gz", [False, True])
 def test_load_semingram(tmp_path, gz):
-    from fastsw.mingram import load_semingram
+    from fastsw.trainers.mingram import load_semingram
     with pytest.raises(ValueError, match="remove_unassigned.*allow_approximate=True"):  # it would not be exact
         load_semingram(semingram_file(tmp_path, gz=gz))
     tok = load_semingram(semingram_file(tmp_path, gz=gz), allow_approximate=True)
@@ -207,7 +207,7 @@ def test_load_semingram(tmp_path, gz):
 
 
 def test_load_semingram_refuses(tmp_path):
-    from fastsw.mingram import load_semingram
+    from fastsw.trainers.mingram import load_semingram
     with pytest.raises(ValueError, match="ScriptPretokenizer.*not one fastsw implements"):
         load_semingram(semingram_file(tmp_path, config_class="ScriptPretokenizer"))
     with pytest.raises(ValueError, match="do not cover the atomic alphabet"):

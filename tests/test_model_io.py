@@ -5,7 +5,7 @@ import os
 import pytest
 
 import fastsw
-from fastsw.model_io import FORMAT_VERSION
+from fastsw.io.model_file import FORMAT_VERSION
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +32,7 @@ def test_save_load_round_trip(small_model, tmp_path, sample_docs):
 def test_model_io_reads_plain_data(small_model, tmp_path):
     """model_io converts between files and plain data: load_model_data gives the
     Tokenizer's keyword arguments."""
-    from fastsw import model_io
+    from fastsw.io import model_file as model_io
     path = tmp_path / "m.json"
     small_model.save(path)
     data = model_io.load_model_data(path)

@@ -1,4 +1,4 @@
-"""The compiled pre-tokenizer (fastsw._pretok) against the regex reference path.
+"""The compiled pre-tokenizer (fastsw.pretokenizers._pretok) against the regex reference path.
 
 `Pretokenizer.pretokenize_reference` runs `regex` per script chunk and is the specification;
 `Pretokenizer.pretokenize` must return exactly the same list of str whenever it uses the compiled
@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 
 from conftest import HYPOTHESIS_EXAMPLES, read_jsonl_texts, shared_path
 
-import fastsw.pretokenize as pt
-from fastsw._unicode import (compile_pattern, PT_FOLD, PT_LETTER, PT_LOWER, PT_MARK, PT_NUMBER, PT_SPACE, PT_UPPER,
+import fastsw.pretokenizers.pretokenize as pt
+from fastsw.pretokenizers._unicode import (compile_pattern, PT_FOLD, PT_LETTER, PT_LOWER, PT_MARK, PT_NUMBER, PT_SPACE, PT_UPPER,
                              contraction_folds, pretoken_table)
-from fastsw.pretokenize import (GPT4O_PATTERN, SCRIPT_SPECIFIC_PATTERN, Pretokenizer,
+from fastsw.pretokenizers.pretokenize import (GPT4O_PATTERN, SCRIPT_SPECIFIC_PATTERN, Pretokenizer,
                                 HAVE_NATIVE_PRETOKENIZER)
 
 NON_DEFAULT_SCRIPTS = ("Latin", "Cyrillic", "Han", "Devanagari")
@@ -36,7 +36,7 @@ def test_native_is_built_and_used():
         assert not HAVE_NATIVE_PRETOKENIZER
         assert not Pretokenizer().uses_native
         return
-    assert HAVE_NATIVE_PRETOKENIZER, "fastsw._pretok is not built; run pip install -e ."
+    assert HAVE_NATIVE_PRETOKENIZER, "fastsw.pretokenizers._pretok is not built; run pip install -e ."
     for p in PRETOKENIZERS.values():
         assert p.uses_native
     # custom patterns fall back to regex

@@ -12,9 +12,9 @@ import warnings
 import pytest
 
 import fastsw
-from fastsw.counting import Counts, count_corpus, count_corpus_parallel, native_counting
-from fastsw import pretokenize
-from fastsw.pretokenize import Pretokenizer
+from fastsw.corpus.counting import Counts, count_corpus, count_corpus_parallel, native_counting
+from fastsw.pretokenizers import pretokenize
+from fastsw.pretokenizers.pretokenize import Pretokenizer
 from conftest import assert_error, run
 
 BACKENDS = ("python", "numba")
@@ -290,7 +290,7 @@ def test_language_tagged_counts_keep_the_normalization(tmp_path):
     import json
     import unicodedata
 
-    from fastsw.counting import Counts, count_languages
+    from fastsw.corpus.counting import Counts, count_languages
     en = ["Cafe\u0301 au lait", "the cafe\u0301"] * 5
     de = ["Gru\u0308\u00dfe aus Ko\u0308ln"] * 5
     nfc = lambda docs: [unicodedata.normalize("NFC", d) for d in docs]  # noqa: E731

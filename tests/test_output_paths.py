@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 import fastsw
-from fastsw.counting import count_corpus
-from fastsw.model_io import OutputError
+from fastsw.corpus.counting import count_corpus
+from fastsw.io.model_file import OutputError
 from conftest import assert_error, run
 
 REPO_ROOT = Path(fastsw.__file__).resolve().parents[1]
@@ -46,7 +46,8 @@ def write(request, tok, counts):
 
 def test_file_helpers_have_their_own_module():
     """atomic_open and OutputError live in fastsw.files, still importable from the old places."""
-    from fastsw import files, model_io
+    from fastsw import files
+    from fastsw.io import model_file as model_io
     assert fastsw.OutputError is model_io.OutputError is files.OutputError is OutputError
     assert model_io.atomic_open is files.atomic_open and model_io.resolve_output_path is files.resolve_output_path
 

@@ -88,7 +88,7 @@ def test_every_folder_with_package_files_is_a_listed_package():
 
 
 def test_the_extension_compiles_without_cython_warnings(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "cython", "-3", str(PACKAGE / "_pretok.pyx"), "-o",
+    r = subprocess.run([sys.executable, "-m", "cython", "-3", str(PACKAGE / "pretokenizers" / "_pretok.pyx"), "-o",
                         str(tmp_path / "_pretok.c")], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     assert "warning" not in (r.stdout + r.stderr).lower(), r.stdout + r.stderr
@@ -96,12 +96,12 @@ def test_the_extension_compiles_without_cython_warnings(tmp_path):
 
 MISSING_EXTENSION = """
 import sys, warnings
-sys.modules["fastsw._pretok"] = None  # as if the extension had not been built: importing it raises ImportError
+sys.modules["fastsw.pretokenizers._pretok"] = None  # as if the extension had not been built: importing it raises ImportError
 warnings.simplefilter("always")
 import fastsw
-import fastsw.pretokenize, fastsw.counting, fastsw.fast_encode
+import fastsw.pretokenizers.pretokenize, fastsw.corpus.counting, fastsw.encoding.encode_fast
 tok = fastsw.train(["the cat sat on the mat", "the dog sat on the log"] * 5, algo="bpe", vocab_size=250)
-print(tok.decode(tok.encode("the cat sat")), fastsw.pretokenize.HAVE_NATIVE_PRETOKENIZER)
+print(tok.decode(tok.encode("the cat sat")), fastsw.pretokenizers.pretokenize.HAVE_NATIVE_PRETOKENIZER)
 """
 
 
@@ -111,7 +111,7 @@ def test_a_missing_extension_warns_once_and_falls_back():
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["the", "cat", "sat", "False"]
     assert r.stderr.count("ExtensionMissingWarning") == 1, r.stderr
-    assert "fastsw._pretok cannot be imported" in r.stderr and "build_ext --inplace" in r.stderr
+    assert "fastsw.pretokenizers._pretok cannot be imported" in r.stderr and "build_ext --inplace" in r.stderr
     quiet = subprocess.run([sys.executable, "-c", MISSING_EXTENSION], capture_output=True, text=True, timeout=600,
                            env=subprocess_env(FASTSW_PUREPYTHON="1"))  # the pure-Python paths were asked for
     assert quiet.returncode == 0 and "ExtensionMissingWarning" not in quiet.stderr, quiet.stderr
@@ -123,7 +123,10 @@ if sys.argv[1] == "numba-first":
     import numba  # reads NUMBA_CACHE_DIR before fastsw sets it
 import os
 import fastsw
-from fastsw import _encode_kernels, _mingram_kernels, _parity_kernels, _train_kernels
+from fastsw.encoding import encode_kernels as _encode_kernels
+from fastsw.trainers import mingram_kernels as _mingram_kernels
+from fastsw.trainers import parity_kernels as _parity_kernels
+from fastsw.trainers import bpe_kernels as _train_kernels
 from numba.core.registry import CPUDispatcher
 kernels = [v for m in (_encode_kernels, _mingram_kernels, _parity_kernels, _train_kernels)
            for v in vars(m).values() if isinstance(v, CPUDispatcher) and v._cache is not None]

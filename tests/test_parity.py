@@ -1,4 +1,4 @@
-"""Parity-aware BPE reference (fastsw.parity): hand-worked toys, the window and hybrid variants, the published
+"""Parity-aware BPE reference (fastsw.trainers.parity): hand-worked toys, the window and hybrid variants, the published
 script's recorded runs on real multilingual text (tests/data/parity_script), and bad input."""
 import collections
 import doctest
@@ -9,18 +9,18 @@ from pathlib import Path
 
 import pytest
 
-import fastsw.parity
+import fastsw.trainers.parity
 from fastsw.alphabet import get_profile
-from fastsw.bpe import apply_merges, learn_merges
-from fastsw.fast_parity import learn_parity_merges_fast
-from fastsw.parity import learn_parity_merges
+from fastsw.trainers.bpe import apply_merges, learn_merges
+from fastsw.trainers.parity_fast import learn_parity_merges_fast
+from fastsw.trainers.parity import learn_parity_merges
 
 from conftest import shared_path
 
 
 @pytest.fixture(params=["reference", "fast"])
 def learn(request):
-    """The worked-by-hand tests run on both twins: fastsw.parity.learn_parity_merges and its fast path."""
+    """The worked-by-hand tests run on both twins: fastsw.trainers.parity.learn_parity_merges and its fast path."""
     return learn_parity_merges if request.param == "reference" else learn_parity_merges_fast
 
 
@@ -39,7 +39,7 @@ def spelled(token_bytes, merges):
 
 
 def test_docstring_example():
-    assert doctest.testmod(fastsw.parity, optionflags=doctest.ELLIPSIS).failed == 0
+    assert doctest.testmod(fastsw.trainers.parity, optionflags=doctest.ELLIPSIS).failed == 0
 
 
 # The hand-worked toy: two languages, one dev document each (parallel).

@@ -1,6 +1,6 @@
 """Parity-aware BPE when a language runs out of pairs: by default (``exhausted="skip"``) it is passed over and
 training goes on with the other languages; ``exhausted="stop"`` keeps the published script's rule. Hand-worked
-toys on both twins (fastsw.parity and fastsw.fast_parity), then real text with Thai, which runs out first under
+toys on both twins (fastsw.trainers.parity and fastsw.trainers.parity_fast), then real text with Thai, which runs out first under
 the default ``script`` pre-tokenizer (every Thai letter is its own pretoken)."""
 import contextlib
 import gzip
@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 import fastsw
-from fastsw.fast_parity import learn_parity_merges_fast
+from fastsw.trainers.parity_fast import learn_parity_merges_fast
 from fastsw.notes import VocabularyNotReachedWarning
-from fastsw.parity import learn_parity_merges
+from fastsw.trainers.parity import learn_parity_merges
 
 from conftest import shared_path
 

@@ -1,5 +1,5 @@
-"""Parity-aware BPE's fast path (fastsw.fast_parity, fastsw._parity_kernels) against its plain-Python twin
-fastsw.parity.learn_parity_merges: the same merges with counts, language choices, criterion lengths and final
+"""Parity-aware BPE's fast path (fastsw.trainers.parity_fast, fastsw.trainers.parity_kernels) against its plain-Python twin
+fastsw.trainers.parity.learn_parity_merges: the same merges with counts, language choices, criterion lengths and final
 words, on real multilingual text (../shared/corpus, XQuAD) and on Hypothesis inputs; through train() the same
 models on both backends; bad input refused the same way."""
 import doctest
@@ -10,12 +10,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import fastsw
-import fastsw.fast_parity
+import fastsw.trainers.parity_fast
 from fastsw.alphabet import default_alphabet
-from fastsw.counting import count_corpus
-from fastsw.fast_parity import learn_parity_merges_fast
-from fastsw.parity import learn_parity_merges
-from fastsw.pretokenize import Pretokenizer
+from fastsw.corpus.counting import count_corpus
+from fastsw.trainers.parity_fast import learn_parity_merges_fast
+from fastsw.trainers.parity import learn_parity_merges
+from fastsw.pretokenizers.pretokenize import Pretokenizer
 
 from conftest import HYPOTHESIS_EXAMPLES, shared_path, sigint_default
 
@@ -64,7 +64,7 @@ def assert_same(ref, tb_ref, fast, tb_fast):
 
 
 def test_docstring_example():
-    assert doctest.testmod(fastsw.fast_parity, optionflags=doctest.ELLIPSIS).failed == 0
+    assert doctest.testmod(fastsw.trainers.parity_fast, optionflags=doctest.ELLIPSIS).failed == 0
 
 
 @pytest.fixture(scope="module", params=["paper", "hf"])
@@ -233,7 +233,7 @@ def test_train_refuses_a_language_without_text_on_both_backends(criterion):
 
 _SIGINT_CHILD = r"""
 import gzip, json, os, signal, sys, threading
-import fastsw, fastsw.fast_parity as fp
+import fastsw, fastsw.trainers.parity_fast as fp
 
 def docs(lang, n_bytes=1_000_000):
     out, size = [], 0

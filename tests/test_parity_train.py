@@ -1,5 +1,5 @@
 """Parity-aware BPE through train() and the CLI (algo='parity-bpe', phase1='parity-bpe'): the issue's target on
-XQuAD (lower Gini than BPE), faithfulness to fastsw.parity.learn_parity_merges, models that save, load, export and
+XQuAD (lower Gini than BPE), faithfulness to fastsw.trainers.parity.learn_parity_merges, models that save, load, export and
 round-trip, BoundlessBPE/SuperBPE on a parity phase 1, and one clear error per bad input."""
 import doctest
 import json
@@ -7,12 +7,12 @@ import json
 import pytest
 
 import fastsw
-import fastsw.trainer
+import fastsw.trainers.train
 from fastsw.alphabet import default_alphabet
-from fastsw.counting import count_corpus
-from fastsw.metrics import gini
-from fastsw.parity import learn_parity_merges
-from fastsw.pretokenize import make_pretokenizer
+from fastsw.corpus.counting import count_corpus
+from fastsw.eval.metrics import gini
+from fastsw.trainers.parity import learn_parity_merges
+from fastsw.pretokenizers.pretokenize import make_pretokenizer
 
 from conftest import assert_error, run, shared_path
 
@@ -31,7 +31,7 @@ def merges(tok):
 
 
 def test_docstring_example():
-    assert doctest.testmod(fastsw.trainer, optionflags=doctest.ELLIPSIS).failed == 0
+    assert doctest.testmod(fastsw.trainers.train, optionflags=doctest.ELLIPSIS).failed == 0
 
 
 # ---- the issue's target: lower Gini than ordinary BPE at the same vocabulary ---------------------------------------
@@ -140,9 +140,9 @@ def test_replay_counts_worked_by_hand():
     merges_ = [(0, 1, 5), (2, 3, 2), (4, 5, 4)]
     words = [[4], [5], [5, 0], [6, 1]]
     counts = [1, 6, 9, 3]
-    assert fastsw.trainer.replay_counts(merges_, words, counts, 4) == [6, 6, 4]
+    assert fastsw.trainers.train.replay_counts(merges_, words, counts, 4) == [6, 6, 4]
     # ordinary BPE (counts never rise, a token is a whole pretoken at most as often as it was made): the counts
-    assert fastsw.trainer.replay_counts([(0, 1, 5), (2, 3, 3)], [[4], [5, 5]], [5, 1], 4) == [5, 3]
+    assert fastsw.trainers.train.replay_counts([(0, 1, 5), (2, 3, 3)], [[4], [5, 5]], [5, 1], 4) == [5, 3]
 
 
 @pytest.mark.parametrize("algo, extra", [("boundless", {}), ("superbpe", {"supermerges": 20})])
@@ -288,7 +288,7 @@ def test_count_tables_and_lang_field_equal_dict_inputs(tmp_path):
     train = {lang: xquad("dev", lang, 30) for lang in ("en", "de")}
     dev = {lang: xquad("test", lang, 20) for lang in ("en", "de")}
     pretok = make_pretokenizer("script")
-    from fastsw.counting import Counts
+    from fastsw.corpus.counting import Counts
     table = Counts.from_languages({lang: count_corpus(docs, pretok, collect_runs=False, threads=1)
                                    for lang, docs in train.items()})
     table.save(tmp_path / "c.gz")

@@ -6,7 +6,7 @@ import pytest
 
 import fastsw
 from fastsw.alphabet import BYTE_TO_UNICODE, ByteAlphabet, get_profile, unrender
-from fastsw.bpe import apply_merges, learn_merges, word_pairs
+from fastsw.trainers.bpe import apply_merges, learn_merges, word_pairs
 
 from conftest import read_jsonl_texts, shared_path
 

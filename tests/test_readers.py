@@ -1,4 +1,4 @@
-"""Tests for fastsw.readers: formats, document modes, streaming, error messages, and the shared corpora."""
+"""Tests for fastsw.corpus.readers: formats, document modes, streaming, error messages, and the shared corpora."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from fastsw import readers
-from fastsw.readers import InputError, iter_documents, open_text
+from fastsw.corpus import readers
+from fastsw.corpus.readers import InputError, iter_documents, open_text
 
 
 def shared_file(relative: str) -> Path:

@@ -1,4 +1,4 @@
-"""The compiled scanner's letter runs taken several code units at a time (``_lower_run`` in fastsw/_pretok.pyx):
+"""The compiled scanner's letter runs taken several code units at a time (``_lower_run`` in fastsw/pretokenizers/_pretok.pyx):
 ASCII a-z eight code units per step in 1-byte strings and eight per two words in 2-byte strings, anything else
 through the class table. Its reference is the ``regex`` path (``Pretokenizer.pretokenize_reference``); these
 texts put the end of a run and the non-ASCII letters that continue one at every offset of those steps, in all
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from conftest import HYPOTHESIS_EXAMPLES
 
-from fastsw.pretokenize import Pretokenizer
+from fastsw.pretokenizers.pretokenize import Pretokenizer
 
 # 1-byte kind: "é" (0xE9, a lower-case letter above 0x7F); 2-byte kind: "š", "ʼ" (Lm, both classes) and the
 # curly quote (punctuation); 4-byte kind: an emoji; ASCII that stops a run: "{" and "`" (next to a-z in

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fastsw import script_v3 as sv
+from fastsw.pretokenizers import script_v3 as sv
 from conftest import HYPOTHESIS_EXAMPLES, read_jsonl_texts, shared_path
 
 T = sv.table()
@@ -259,8 +259,8 @@ def _script_words(texts):
 
 def _check_trainers_agree_and_respect_the_rule(texts, n_merges, rule_matters=True):
     from fastsw.alphabet import get_profile
-    from fastsw.bpe import learn_merges
-    from fastsw.fast_train import learn_merges_fast
+    from fastsw.trainers.bpe import learn_merges
+    from fastsw.trainers.bpe_fast import learn_merges_fast
     words, counts, token_bytes = _script_words(texts)
     rule = sv.merge_rule(sv.atom_kinds())
     for profile in ("paper", "hf"):
@@ -306,7 +306,7 @@ def test_trainers_agree_under_the_rule(texts, n_merges):
 # -- the pre-tokenizer: script-v3 and script-v3+boundary[...] ----------------------------------------------------
 
 from fastsw.alphabet import atom_text  # noqa: E402
-from fastsw.pretokenize import make_pretokenizer  # noqa: E402
+from fastsw.pretokenizers.pretokenize import make_pretokenizer  # noqa: E402
 
 SCHEMES = ("script-v3", "script-v3+boundary[w]", "script-v3+boundary[w,p]", "script-v3+boundary[w,p,d]+caps")
 
@@ -397,7 +397,7 @@ def test_pretokenizer_round_trip_hypothesis(text, name, drop):
 def _count_both(p, texts):
     """The compiled counter (a SpelledCounter: pieces counted before spelling) and CountTable's loop over the
     plain-Python pre-tokenizer, as Counts."""
-    from fastsw.counting import CountTable, NativeCountTable
+    from fastsw.corpus.counting import CountTable, NativeCountTable
     ref_p = sv.ScriptPretokenizer(p.name, drop_unlisted=p.drop_unlisted)
     ref_p.pretokenize = ref_p.pretokenize_reference
     fast, ref = NativeCountTable(p, collect_runs=True), CountTable(ref_p, collect_runs=True)
@@ -414,7 +414,7 @@ def _same_table(a, b):
 
 
 def test_compiled_counting_equals_reference_on_shared_corpus():
-    from fastsw.counting import count_corpus, native_counting
+    from fastsw.corpus.counting import count_corpus, native_counting
     texts = _corpus_texts()
     for name, sample in (("script-v3", texts[::10]), ("script-v3+boundary[w,p,d]+caps", texts[1::20])):
         p = make_pretokenizer(name)
@@ -433,7 +433,7 @@ def test_compiled_counting_hypothesis(texts, name, drop):
 
 def test_compiled_counting_merges_a_spelled_payload():
     # a worker process sends its table spelled (NativeCountTable.payload); merging unspells it first
-    from fastsw.counting import NativeCountTable
+    from fastsw.corpus.counting import NativeCountTable
     p = make_pretokenizer("script-v3")
     one, two = NativeCountTable(p, True), NativeCountTable(p, True)
     one.add_batch(["the cat 日本", "x\ue000y"])
@@ -447,7 +447,7 @@ def test_compiled_counting_merges_a_spelled_payload():
 
 @pytest.fixture(scope="module")
 def small_corpus():
-    from fastsw.sample import sample_documents
+    from fastsw.corpus.sample import sample_documents
     docs = list(sample_documents())
     english = [d[:20000] for d in docs if sum(c.isascii() for c in d) > 0.95 * len(d)][:4]
     # English enough for supermerges, a little of every language, and unlisted characters (byte fallback)
@@ -533,7 +533,7 @@ def test_fast_encoder_equals_reference(trained, codes, monkeypatch):
     trained SCRIPT model; ``codes`` below 256 shrinks a call's codes so that every chunking and fallback path runs
     (pieces and runs with more distinct ids than one call holds go through bpe.apply_merges; the text made of the
     model's eligible `` word`` tokens is one long supermerge run)."""
-    from fastsw import wide_encode
+    from fastsw.encoding import wide_fast as wide_encode
     monkeypatch.setattr(wide_encode, "_CODES", codes)
     for key, tok in trained.items():
         words = [tok.decode([t]) for t in sorted(tok._eligible)]
@@ -563,7 +563,7 @@ def test_exports_are_refused_plainly(trained, tmp_path):
 
 def test_cli_train_encode_decode_pretokenize_inspect(tmp_path, capsys):
     from conftest import run, write_jsonl
-    from fastsw.sample import sample_documents
+    from fastsw.corpus.sample import sample_documents
     docs = [d[:2000] for d in sample_documents()][::6] + ["ΟΔΟΣ \ue000 x"]
     data = write_jsonl(tmp_path / "in.jsonl", docs)
     model = tmp_path / "m.json"

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import fastsw
-from fastsw.shard import (ShardError, dtype_for, encode_arrays, frame, header_bytes, load_index, load_shard, model_hash,
+from fastsw.encoding.shard import (ShardError, dtype_for, encode_arrays, frame, header_bytes, load_index, load_shard, model_hash,
                           resolve_inputs, verify)
 
 from conftest import assert_error, run, shared_path, sigint_default
@@ -437,7 +437,7 @@ def shard_bytes(out):
 
 @pytest.fixture(scope="module")
 def client():
-    from fastsw import distributed
+    from fastsw.corpus import distributed
     with distributed.connect(local_workers=2) as c:
         yield c
 
@@ -658,7 +658,7 @@ def test_cli_says_when_the_model_has_no_end_of_text(capsys, sample_docs, tmp_pat
 
 
 def test_o200k_ids_need_uint32(tmp_path):
-    from fastsw import tiktoken_vocab as tv
+    from fastsw.io import tiktoken_vocab as tv
     o200k = fastsw.Tokenizer.load_tiktoken(tv.bpe_openai_rank_file("o200k_base"), pattern="o200k")
     src = write_jsonl(tmp_path / "a.jsonl", heldout("en", 2))
     with pytest.raises(ValueError, match="dtype=uint16 cannot hold this model's ids"):
@@ -673,8 +673,8 @@ def test_o200k_ids_need_uint32(tmp_path):
 def test_docstring_examples():
     import doctest
     import warnings
-    import fastsw.readers
-    for module in (sys.modules["fastsw.shard"], fastsw.readers):  # readers: its spans of files and of stdin
+    import fastsw.corpus.readers
+    for module in (sys.modules["fastsw.encoding.shard"], fastsw.corpus.readers):  # readers: its spans of files and of stdin
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # the examples' models reach their vocabulary size
             assert doctest.testmod(module, optionflags=doctest.ELLIPSIS).failed == 0
@@ -785,7 +785,7 @@ def test_progress_has_an_eta_within_a_single_file(tok, mixed, tmp_path, monkeypa
 
 @pytest.mark.parametrize("reading", [{}, {"doc_mode": "file"}, {"separator": "。"}, {"separator": "\n\n"}])
 def test_document_spans_are_the_documents_and_their_bytes(mixed, tmp_path, reading):
-    from fastsw.readers import iter_document_spans
+    from fastsw.corpus.readers import iter_document_spans
     path = tmp_path / "t.txt"
     path.write_text("\n".join(heldout("zh", 8)) + "\n\n\nend", encoding="utf-8")
     data = path.read_bytes()

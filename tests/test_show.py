@@ -1,4 +1,4 @@
-"""Seeing the tokens (fastsw.show): the spans every view is made of, the terminal view (through a real
+"""Seeing the tokens (fastsw.eval.show): the spans every view is made of, the terminal view (through a real
 pseudo-terminal), Tokenizer.show, the comparison page (opened in a real headless Chromium) and the CLI's errors."""
 import os
 import pty
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import fastsw
-from fastsw.show import (BYTES, ATOM, TokenView, display_width, page_html, render_terminal, sample_documents,
+from fastsw.eval.show import (BYTES, ATOM, TokenView, display_width, page_html, render_terminal, sample_documents,
                          token_spans, use_color, Sample)
 
 from conftest import assert_error, run, write_jsonl
@@ -29,8 +29,8 @@ ADVERSARIAL = [
 
 
 def _lang_docs(langs=("en", "zh", "ar", "ja"), chars=20000):
-    from fastsw.readers import iter_documents
-    from fastsw.sample import SEPARATOR, sample_files
+    from fastsw.corpus.readers import iter_documents
+    from fastsw.corpus.sample import SEPARATOR, sample_files
     docs = {}
     for f in sample_files():
         if f.stem in langs:
@@ -88,7 +88,7 @@ def test_spans_cover_the_text_exactly(models, lang_docs):
 def test_starts_without_offsets_follow_the_rule(models, lang_docs):
     """SCRIPT with markers has no encode_with_offsets: the pieces' starts equal decoding every prefix, and for the
     marker model they equal its encode_with_offsets."""
-    from fastsw.show import _starts, _starts_exact
+    from fastsw.eval.show import _starts, _starts_exact
     for text in [t[:400] for t in _texts(lang_docs)]:
         tok = models[0]["script"]
         ids = tok.encode(text, allowed_special="all", disallowed_special=())
@@ -358,11 +358,11 @@ def test_cli_errors(models, tmp_path, capsys):
 def test_page_is_written_atomically(models, tmp_path, capsys, monkeypatch):
     page = tmp_path / "page.html"
     page.write_text("old", encoding="utf-8")
-    import fastsw.evaluate
+    import fastsw.eval.evaluate
 
     def broken(*a, **k):
         raise KeyboardInterrupt
-    monkeypatch.setattr(fastsw.evaluate, "tokens_page", broken)
+    monkeypatch.setattr(fastsw.eval.evaluate, "tokens_page", broken)
     code, _, _ = run(capsys, "show", "--html", page, "-m", models[1] / "super.json", "x", "--no-progress")
     assert code == 130 and page.read_text(encoding="utf-8") == "old"
     assert os.listdir(tmp_path) == ["page.html"]
@@ -395,7 +395,7 @@ def test_page_in_chromium(models, lang_docs, tmp_path):
     toks = {"super": models[0]["super"], "marker": models[0]["marker"]}
     samples = {lang: sample_documents(docs, 700) for lang, docs in lang_docs.items()}
     samples["edge"] = Sample(["x😀<|endoftext|>y\tz\n"], 18)
-    from fastsw.evaluate import evaluate, metrics_html
+    from fastsw.eval.evaluate import evaluate, metrics_html
     result = evaluate(toks, {lang: docs[:4] for lang, docs in lang_docs.items()})
     path = tmp_path / "page.html"
     path.write_text(page_html(toks, samples, metrics=metrics_html(result), command="fastsw show --html page.html"),
@@ -453,5 +453,5 @@ def test_page_in_chromium(models, lang_docs, tmp_path):
 
 def test_docstring_examples():
     import doctest
-    import fastsw.show
-    assert doctest.testmod(fastsw.show, optionflags=doctest.ELLIPSIS).failed == 0
+    import fastsw.eval.show
+    assert doctest.testmod(fastsw.eval.show, optionflags=doctest.ELLIPSIS).failed == 0

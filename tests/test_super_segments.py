@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import fastsw
-from fastsw import _encode_kernels as K
-from fastsw import fast_encode
+from fastsw.encoding import encode_kernels as K
+from fastsw.encoding import encode_fast as fast_encode
 from fastsw.alphabet import ByteAlphabet
-from fastsw.bpe import apply_merges
-from fastsw.pretokenize import Pretokenizer
+from fastsw.trainers.bpe import apply_merges
+from fastsw.pretokenizers.pretokenize import Pretokenizer
 
 from conftest import HYPOTHESIS_EXAMPLES, read_jsonl_texts, shared_path
 

@@ -15,8 +15,8 @@ import tiktoken
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import fastsw
-from fastsw import tiktoken_vocab as tv
-from fastsw.pretokenize import CL100K_PATTERN, GPT4O_PATTERN, Pretokenizer
+from fastsw.io import tiktoken_vocab as tv
+from fastsw.pretokenizers.pretokenize import CL100K_PATTERN, GPT4O_PATTERN, Pretokenizer
 
 from conftest import HYPOTHESIS_EXAMPLES, read_jsonl_texts, shared_path
 
@@ -110,7 +110,7 @@ def test_o200k_pattern_is_fastsws_default_and_cl100k_is_tiktokens():
     assert "|".join(consts[0]) == GPT4O_PATTERN == tv.PATTERNS["o200k"]
     assert CL100K_PATTERN in openai_public.cl100k_base.__code__.co_consts
     # the compiled counter keeps using the GPT-4o scanner only
-    from fastsw.counting import native_counting
+    from fastsw.corpus.counting import native_counting
     assert not native_counting(Pretokenizer(mode="simple", main_pattern=CL100K_PATTERN))
 
 
@@ -243,7 +243,7 @@ def test_reference_rank_merge_is_not_quadratic(vocabs, pat):
     """The reference's rank loop looks up a bounded number of pairs per merge (a heap over the adjacent
     pairs), not every pair of the piece again after each merge: for one letter repeated n times the
     lookups grow linearly with n (a rescan after every merge needs about n * n / 4)."""
-    from fastsw.interop import rank_table_encode
+    from fastsw.io.interop import rank_table_encode
     tok, enc = vocabs[pat]
     per_char = []
     for n in (2048, 8192):
@@ -310,7 +310,7 @@ def test_random_rank_tables(tmp_path_factory, data):
     """Random tokens over a three-letter alphabet in random rank order (most are not BPE-trained, so
     parts often rank after the tokens they form): every path gives tiktoken's ids."""
     # dense vocabularies (20-60 of the 117 strings of 2-4 letters) and texts of 20+ letters: about one draw in six
-    # tells the bucket loop without note (6) of fastsw._encode_kernels from tiktoken (measured on 200 random draws)
+    # tells the bucket loop without note (6) of fastsw.encoding.encode_kernels from tiktoken (measured on 200 random draws)
     extra = data.draw(st.lists(st.text("abc", min_size=2, max_size=4), min_size=20, max_size=60, unique=True))
     texts = data.draw(st.lists(st.text("abc", min_size=20, max_size=80), min_size=1, max_size=4))
     path, ranks = rank_file(tmp_path_factory.mktemp("r") / "r.tiktoken", extra)

@@ -208,7 +208,7 @@ def test_bool_and_float_are_not_integer_options(kw, name):
 
 
 def test_train_caps_workers_at_the_cores_with_a_warning(monkeypatch):
-    monkeypatch.setattr(fastsw.trainer, "default_workers", lambda: 2)
+    monkeypatch.setattr(fastsw.trainers.train, "default_workers", lambda: 2)
     docs = ["the cat sat on the mat"] * 20
     with pytest.warns(fastsw.OptionWarning,
                       match=r"^workers=1000 is more than the 2 cores this process may use; counting with 2$") as w:
@@ -220,8 +220,8 @@ def test_train_caps_workers_at_the_cores_with_a_warning(monkeypatch):
 
 @pytest.mark.parametrize("command", ["count", "train"])
 def test_cli_caps_workers_at_the_cores_with_a_note(tmp_path, capsys, monkeypatch, command):
-    import fastsw.counting
-    monkeypatch.setattr(fastsw.counting, "default_workers", lambda: 2)
+    import fastsw.corpus.counting
+    monkeypatch.setattr(fastsw.corpus.counting, "default_workers", lambda: 2)
     corpus = tmp_path / "tiny.txt"
     corpus.write_text("the cat sat on the mat\nthe dog sat on the log\n" * 5, encoding="utf-8")
     extra = ["--algo", "bpe", "--vocab-size", "250"] if command == "train" else []

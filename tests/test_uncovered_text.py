@@ -2,7 +2,7 @@
 
 A pretokenizer pattern need not cover the text.  The text between two matches (and before the first,
 after the last) becomes a pretoken of its own, as HF ``tokenizers``' ``Split(Regex(pattern),
-behavior="isolated")`` cuts it (``fastsw.pretokenize.isolated_spans``).  Checked here: worked examples,
+behavior="isolated")`` cuts it (``fastsw.pretokenizers.pretokenize.isolated_spans``).  Checked here: worked examples,
 counting (hand-worked counts and letter runs, every counting path), encoding round trips on both backends
 for plain BPE and the superword algorithms, and equality with HF on real text and Hypothesis text.
 """
@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from conftest import HYPOTHESIS_EXAMPLES, read_jsonl_texts, shared_path
 
 import fastsw
-from fastsw.counting import count_corpus, count_corpus_parallel, count_corpus_reference
-from fastsw.pretokenize import Pretokenizer, isolated_spans, split_isolated
+from fastsw.corpus.counting import count_corpus, count_corpus_parallel, count_corpus_reference
+from fastsw.pretokenizers.pretokenize import Pretokenizer, isolated_spans, split_isolated
 
 ISSUE_TEXT = "hello world, x"
 # Patterns that leave text unmatched; the HF comparison is in simple mode (HF has no script chunking).
@@ -75,7 +75,7 @@ def test_default_patterns_cover_everything(sample_docs):
         for doc in sample_docs[::7]:
             assert p.pretokenize_reference(doc) == p.pretokenize(doc)
             assert "".join(p.pretokenize_reference(doc)) == doc
-    from fastsw.pretokenize import GPT4O_PATTERN
+    from fastsw.pretokenizers.pretokenize import GPT4O_PATTERN
     doc = sample_docs[0]
     assert Pretokenizer(mode="simple").pretokenize_reference(doc) == regex.findall(GPT4O_PATTERN, doc)
 

@@ -12,9 +12,9 @@ import regex
 import tiktoken
 
 import fastsw
-from fastsw import _unicode
-from fastsw import tiktoken_vocab as tv
-from fastsw.pretokenize import GPT4O_PATTERN, SCRIPT_SPECIFIC_PATTERN, Pretokenizer
+from fastsw.pretokenizers import _unicode
+from fastsw.io import tiktoken_vocab as tv
+from fastsw.pretokenizers.pretokenize import GPT4O_PATTERN, SCRIPT_SPECIFIC_PATTERN, Pretokenizer
 
 REPO_ROOT = Path(fastsw.__file__).resolve().parents[1]
 CHUNK = 50_000  # code points per encoded text

@@ -7,7 +7,7 @@ The file lists every assigned code point's General_Category as ranges (``XXXX..Y
 points that are not listed are unassigned (``Cn``). A last section lists White_Space, which is not a category:
 by PropList.txt it is Zs, Zl, Zp and the controls U+0009..U+000D and U+0085 (unchanged since Unicode 6.3).
 Running the script again with the same unicodedata2 gives a byte-identical file (a test checks the shipped file
-against its own header's counts). fastsw reads it in :mod:`fastsw._unicode`.
+against its own header's counts). fastsw reads it in :mod:`fastsw.pretokenizers._unicode`.
 """
 import sys
 from pathlib import Path

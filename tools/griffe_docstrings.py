@@ -3,7 +3,7 @@
 * doctest examples (lines from ``>>>`` to the next blank line) become fenced ``pycon`` blocks, so their
   prompts are not read as block quotes nor their ``[1][:1]`` as links; outside a Google-style section
   (``Args:``, ``Examples:``, ...) the block is moved to the left margin, where Markdown reads a fence;
-* Sphinx roles such as ``:class:`~fastsw.counting.Counts``` become code spans (``Counts``).
+* Sphinx roles such as ``:class:`~fastsw.corpus.counting.Counts``` become code spans (``Counts``).
 """
 from __future__ import annotations
 

@@ -84,7 +84,7 @@ def _styled(s: str, state: dict) -> str:
 def main() -> None:
     from playwright.sync_api import sync_playwright
     import fastsw
-    from fastsw.sample import sample_documents, sample_files
+    from fastsw.corpus.sample import sample_documents, sample_files
 
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:

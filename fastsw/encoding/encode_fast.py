@@ -1,0 +1,522 @@
+"""The fast encoding path: the driver around :func:`fastsw.encoding.encode_kernels._encode_docs`.
+
+:class:`FastEncoder` is built from an :class:`EncoderTables` (plain data: vocabulary bytes,
+rank dicts, shortcut, eligible set, pre-tokenizer; a :class:`fastsw.Tokenizer` builds one on
+its first fast encode and keeps the encoder; this module never imports the tokenizer) and
+holds them as numpy arrays: the rank tables of the regular merges and of the supermerges,
+the whole-pretoken shortcut table of the reachable tokens, the atomic id of every
+byte and the eligibility flags. Encoding a batch of documents costs, in Python,
+one call of the compiled scanner's ``scan_utf8`` for the whole batch (pretoken ends
+in bytes and the UTF-8, GIL released; without the extension or with a custom pattern,
+one ``pretokenize`` call per document and the pretokens' lengths via ``map(len, ...)``;
+no per-pretoken Python code either way) and one kernel call; the kernel does the
+shortcut lookups, the regular merges and the supermerge runs.
+
+The result is identical to the reference (:meth:`fastsw.Tokenizer.encode_ordinary`
+with ``backend="python"``); tests assert it on the goldens, real text in every
+corpus language, Hypothesis strings and pathological inputs.
+
+Design notes: see docs/internals.md, section "Encoding" (the driver, and the kernel notes it refers to).
+"""
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from itertools import chain
+from typing import AbstractSet, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+
+import numpy as np
+
+from fastsw.encoding import encode_kernels as K
+from fastsw._interrupt import call_kernel
+from fastsw.alphabet import Alphabet, AtomAlphabet, ByteAlphabet, atom_bytes_packed, check_utf8
+from fastsw.pretokenizers.pretokenize import Pretokenizer
+
+try:  # the compiled id -> int list loop (FastEncoder.to_list); absent in a pure-Python install
+    from fastsw.pretokenizers._pretok import ids_to_list as _ids_to_list
+except ImportError:
+    _ids_to_list = None
+try:  # a batch's lists in one pass, and the scanner's one-call input (pretoken byte ends + UTF-8) per slice
+    from fastsw.pretokenizers._pretok import cached_ids as _cached_ids, ids_to_lists as _ids_to_lists, scan_utf8 as _scan_utf8
+except ImportError:
+    _cached_ids = _ids_to_lists = _scan_utf8 = None
+
+SHORT_LIMIT = 16          # sequences up to this length use the scan loop, longer ones the tournament tree
+#: Kernel calls on at least this many UTF-8 bytes from the main thread run in a worker thread (Ctrl-C).
+_WORKER_BYTES = 1 << 20
+_SLICE_BYTES = 1 << 18    # documents per thread-pool task: about this many characters
+_MIN_SLICE = 1 << 13
+_ID_LIMIT = (1 << 31) - 1
+# Use Pretokenizer.pretoken_ends (the compiled scanner's offsets) when it is available;
+# otherwise (or when False) the lengths of Pretokenizer.pretokenize's strings.
+USE_PRETOKEN_ENDS = True
+# Use fastsw.pretokenizers._pretok.scan_utf8 (pretoken byte ends and the UTF-8 of a slice in one GIL-free call) when it is
+# available; when False, the per-document path above (for measurements and its twin test).
+USE_SCAN_UTF8 = True
+# Start missed pretokens from the character table's units (kernel module note (7)); False: from bytes only (for
+# measurements and the tests that compare both).
+USE_CHAR_TABLE = True
+
+
+def _table_size(n: int) -> int:
+    size = 8
+    while size < 2 * n + 2:
+        size <<= 1
+    return size
+
+
+class PairArrays(NamedTuple):
+    """A rank table as four equal-length int64 arrays (one entry per pair), for models whose
+    ``(left, right) -> (rank, new id)`` dict would be expensive to build (tiktoken's vocabularies:
+    :mod:`fastsw.io.tiktoken_vocab`); :func:`pair_table` takes it in place of the dict."""
+    lefts: np.ndarray
+    rights: np.ndarray
+    ranks: np.ndarray
+    news: np.ndarray
+
+
+def pair_arrays(ranks) -> PairArrays:
+    """A ``(left, right) -> (rank, new id)`` dict (or a :class:`PairArrays`) as a :class:`PairArrays` of
+    contiguous int64 arrays, checked to fit the kernels' 32-bit fields."""
+    if isinstance(ranks, PairArrays):
+        lefts, rights, rk, news = (np.ascontiguousarray(a, dtype=np.int64) for a in ranks)
+    else:
+        n = len(ranks)
+        lefts = np.fromiter((p[0] for p in ranks), np.int64, n)
+        rights = np.fromiter((p[1] for p in ranks), np.int64, n)
+        rk = np.fromiter((v[0] for v in ranks.values()), np.int64, n)
+        news = np.fromiter((v[1] for v in ranks.values()), np.int64, n)
+    if lefts.shape[0] and (max(lefts.max(), rights.max(), news.max()) > _ID_LIMIT or rk.max() > _ID_LIMIT):
+        raise ValueError("token ids and ranks must be below 2**31 for the fast path; use backend='python'")
+    return PairArrays(lefts, rights, rk, news)
+
+
+def pair_table(ranks) -> np.ndarray:
+    """The int64 rank table (see :mod:`fastsw.encoding.encode_kernels`) of a
+    ``(left, right) -> (rank, new id)`` dict (or a :class:`PairArrays`)."""
+    pairs = pair_arrays(ranks)
+    return K._build_pair_table(*pairs, _table_size(pairs.lefts.shape[0]))
+
+
+#: The kernel's character table when no character may be composed (atoms, wide alphabets).
+NO_CHARS = np.full(K._CHAR_BLOCKS, -1, np.int64)
+
+
+def supported(alphabet: Alphabet) -> bool:
+    """Whether a model with ``alphabet`` has a fast encoding path (byte alphabets only)."""
+    return isinstance(alphabet, ByteAlphabet) or (isinstance(alphabet, AtomAlphabet) and alphabet.short_only)
+
+
+class EncoderTables(NamedTuple):
+    """What the fast encoder reads of a model, as plain data (``Tokenizer._encoder_tables()``)."""
+    token_bytes: Sequence[bytes]                    # by id, special tokens excluded
+    regular_ranks: Mapping[Tuple[int, int], Tuple[int, int]]   # (left, right) -> (rank, new id)
+    super_ranks: Mapping[Tuple[int, int], Tuple[int, int]]
+    shortcut: Mapping[bytes, int]                   # whole-pretoken shortcut: bytes -> reachable token id
+    eligible: AbstractSet[int]                      # ids that may take part in a supermerge
+    pretokenizer: Pretokenizer
+    alphabet: Alphabet                              # a byte alphabet: the atomic id of every byte
+    n_vocab: int                                    # all ids, special tokens included
+
+
+class FastEncoder:
+    """The numpy tables of one model (an :class:`EncoderTables`) and the batch encoder. An alphabet with
+    three-byte atoms (SCRIPT v3) takes the subclass :class:`fastsw.encoding.wide_fast.WideFastEncoder`."""
+
+    _wide = False  # True for WideFastEncoder
+
+    def __init__(self, tables: EncoderTables):
+        alphabet = tables.alphabet
+        if not (supported(alphabet) or self._wide):
+            raise ValueError(f"the fast encoder supports byte alphabets only, not {alphabet.kind!r}; "
+                             "use backend='python'")
+        self._init_shared(alphabet, tables.pretokenizer, tables.n_vocab, tables.token_bytes, tables.shortcut)
+        regular = pair_arrays(tables.regular_ranks)
+        self.r_table = pair_table(regular)
+        # characters a missed pretoken starts from as their token (module note (7) of the kernels); not with
+        # atoms, whose one-byte codes are not UTF-8, nor wide alphabets' per-call codes
+        self.chars = (NO_CHARS if self.atoms or self._wide or not USE_CHAR_TABLE else
+                      K._build_char_table(self.tb, self.tb_off, self.byte_ids, self.r_table, regular.lefts,
+                                          regular.rights, regular.ranks))
+        supers = tables.super_ranks
+        sup = pair_arrays(supers)
+        self.s_table = pair_table(sup)
+        x_lefts, x_rights = cross_pairs(supers)
+        # the pair filter, then the cross filter (K._CROSS_WORDS on): one array, one kernel argument
+        self.s_bits = np.concatenate((K._build_pair_bits(sup.lefts, sup.rights),
+                                      K._build_pair_bits(x_lefts, x_rights)))
+        self.use_super = int(bool(supers))
+        # per id: 1 eligible (a run of eligible single-token pretokens may take supermerges)
+        self.flags = np.zeros(max(len(tables.token_bytes), 1), np.uint8)
+        self.flags[np.fromiter(tables.eligible, np.int64, len(tables.eligible))] |= 1
+
+    # -- one kernel call ---------------------------------------------------------
+    def _init_shared(self, alphabet: Alphabet, pretokenizer, n_vocab: int, token_bytes: Sequence[bytes],
+                     shortcut: Mapping[bytes, int]) -> None:
+        """What every encoder over these kernels' byte tables holds (this class and MinGram's subclass, which has
+        its own merge tables): the pre-tokenizer, the byte -> atomic id table, the token bytes (``tb``,
+        ``tb_off``), the whole-pretoken shortcut tables and the id-to-``int`` caches of :meth:`to_list`."""
+        self.pretokenizer = pretokenizer
+        self.atoms = isinstance(alphabet, AtomAlphabet)  # pieces as token bytes, ends in bytes
+        self.n_vocab = n_vocab
+        self.byte_ids = np.array([alphabet.id_of_byte(b) for b in range(256)], dtype=np.int32)
+        lens = np.fromiter(map(len, token_bytes), np.int64, len(token_bytes))
+        self.tb_off = np.zeros(len(token_bytes) + 1, np.int64)
+        np.cumsum(lens, out=self.tb_off[1:])
+        self.tb = np.frombuffer(b"".join(token_bytes) or b"\0", np.uint8).copy()
+        shortcut_ids = np.fromiter(shortcut.values(), np.int32, len(shortcut))
+        short = lens[shortcut_ids] <= 8
+        self.sc_short = K._build_short_table(self.tb, self.tb_off, shortcut_ids[short],
+                                             _table_size(int(short.sum())))
+        self.sc_long = K._build_long_table(self.tb, self.tb_off, shortcut_ids[~short],
+                                           _table_size(int((~short).sum())))
+        self._id_objects = None
+        self._id_list = None
+        self._kernel_tables = None
+
+    def encode_docs(self, texts: Sequence[str], shortcut: bool = True,
+                    short_limit: int = SHORT_LIMIT) -> Tuple[np.ndarray, np.ndarray]:
+        """Encode ``texts`` (already checked to be ``str``) in one kernel call;
+        returns ``(ids int32, offsets int64)``."""
+        pretok = self.pretokenizer
+        if self.atoms:
+            direct = getattr(pretok, "token_bytes_batch", None)  # markers: the pieces' bytes without their strs
+            got = direct(texts) if direct is not None else None
+            if got is not None:
+                return self._kernel(got[0], got[1], got[2], shortcut, short_limit)
+            return self._encode_pieces_of([pretok.pretokenize(t) for t in texts], shortcut, short_limit)
+        scanner = self._slice_scanner()
+        if scanner is not None:
+            return self._kernel(*self._scan(scanner, texts), shortcut, short_limit)
+        if USE_PRETOKEN_ENDS and getattr(pretok, "uses_native", False):
+            # the compiled scanner's end offsets: no str object per pretoken
+            ends = [pretok.pretoken_ends(t) for t in texts]
+            n_pieces = np.fromiter(map(len, ends), np.int64, len(ends))
+            piece_ends = ends[0] if len(ends) == 1 else (np.concatenate(ends) if ends else np.zeros(0, np.int64))
+        else:
+            pieces = [pretok.pretokenize(t) for t in texts]
+            n_pieces = np.fromiter(map(len, pieces), np.int64, len(pieces))
+            cum = np.cumsum(np.fromiter(map(len, chain.from_iterable(pieces)), np.int64, int(n_pieces.sum())))
+            before = np.concatenate((np.zeros(1, np.int64), cum))[np.cumsum(n_pieces) - n_pieces]
+            piece_ends = cum - np.repeat(before, n_pieces)
+        piece_ends = np.ascontiguousarray(piece_ends, dtype=np.int64)
+        doc_pieces = np.zeros(len(texts) + 1, np.int64)
+        np.cumsum(n_pieces, out=doc_pieces[1:])
+        # each document's pretokens must end at its length (else the kernel would misread bytes)
+        has = n_pieces > 0
+        last = np.zeros(len(texts), np.int64)
+        last[has] = piece_ends[doc_pieces[1:][has] - 1]
+        if not np.array_equal(last, np.fromiter(map(len, texts), np.int64, len(texts))):
+            raise RuntimeError("the pre-tokenizer's pretokens do not concatenate back to the text; "
+                               "this is a bug in the pre-tokenizer (encode with backend='python')")
+        try:
+            data = "".join(texts).encode("utf-8")
+        except UnicodeEncodeError:
+            for t in texts:
+                check_utf8(t)
+            raise
+        return self._kernel(data, piece_ends, doc_pieces, shortcut, short_limit)
+
+    def _slice_scanner(self):
+        """The compiled scanner whose :func:`fastsw.pretokenizers._pretok.scan_utf8` gives the kernel's input in one call (the
+        default patterns with the extension built), or None (then the per-document path of :meth:`encode_docs`)."""
+        if _scan_utf8 is None or not USE_SCAN_UTF8 or not USE_PRETOKEN_ENDS:
+            return None
+        scanner = self.__dict__.get("_scanner")
+        if scanner is None:  # found once per encoder (False: none); the switches above are read per call
+            pretok = self.pretokenizer
+            scanner = False
+            # a subclass's kernel (MinGram's) reads code-point ends; atoms are not substrings of the text
+            if (not self.atoms and type(self)._kernel is FastEncoder._kernel and isinstance(pretok, Pretokenizer)
+                    and pretok.uses_native):
+                scanner = pretok._any_scanner()
+            self._scanner = scanner
+        return scanner or None
+
+    @staticmethod
+    def _scan(scanner, texts):
+        """``(UTF-8 bytes, pretoken byte ends, doc_pieces)`` of ``texts`` (``scan_utf8``, GIL released); a lone
+        surrogate gets :func:`fastsw.alphabet.check_utf8`'s error."""
+        got = _scan_utf8(scanner, texts if isinstance(texts, list) else list(texts))
+        if got is None:
+            for t in texts:
+                check_utf8(t)
+            raise UnicodeEncodeError("utf-8", "", 0, 1, "a text is not encodable as UTF-8")
+        return got
+
+    def _kernel(self, data, piece_ends, doc_pieces, shortcut, short_limit=SHORT_LIMIT,
+                interruptible: bool = False):
+        """One call of the kernel on UTF-8 ``data`` with this model's tables. ``interruptible`` calls, and
+        every call on at least ``_WORKER_BYTES`` from the main thread, go through
+        :func:`fastsw._interrupt.call_kernel` (a worker thread), so Ctrl-C is a plain KeyboardInterrupt once
+        the call returns (the call is bounded by its input: no stop flag to poll); a kernel run in the main
+        thread could surface the signal inside a Numba callback as a chained SystemError. Small calls stay in
+        the calling thread: a thread start (~50 us) would be most of their time."""
+        # read-only view of the bytes (no copy); never empty, so one signature (scan_utf8's array: never empty)
+        text = data if isinstance(data, np.ndarray) else np.frombuffer(data or b"\0", np.uint8)
+        tables = self._kernel_tables
+        if tables is None:  # the model's arrays, gathered once (a short text's call is a few microseconds)
+            tables = self._kernel_tables = (self.byte_ids, self.sc_short, self.sc_long, self.tb, self.r_table,
+                                            self.s_table, self.s_bits, self.flags, self.chars)
+        args = (text, piece_ends, doc_pieces, *tables, int(bool(shortcut)), self.use_super, int(short_limit))
+        if interruptible or (len(data) >= _WORKER_BYTES and threading.current_thread() is threading.main_thread()):
+            return call_kernel(K._encode_docs, *args, stop=False)
+        return K._encode_docs(*args)
+
+    def encode_pieces(self, pieces: Sequence[str], shortcut: bool = False,
+                      interruptible: bool = False) -> Tuple[np.ndarray, np.ndarray]:
+        """Each of ``pieces`` (checked ``str``) taken as one whole pretoken, without
+        running the pre-tokenizer: ``(ids int32, offsets int64)`` as in
+        :meth:`encode_docs`. For callers that already know each piece is one
+        pretoken (the tokenizer's reachability check, with ``interruptible=True`` since
+        training runs it; the short-text path's cache misses)."""
+        n = len(pieces)
+        if self.atoms:
+            return self._encode_pieces_of([[p] for p in pieces], shortcut, interruptible=interruptible)
+        piece_ends = np.fromiter(map(len, pieces), np.int64, n)
+        doc_pieces = np.arange(n + 1, dtype=np.int64)
+        return self._kernel("".join(pieces).encode("utf-8"), piece_ends, doc_pieces, shortcut,
+                            interruptible=interruptible)
+
+    def _encode_pieces_of(self, docs: Sequence[Sequence[str]], shortcut: bool, short_limit: int = SHORT_LIMIT,
+                          interruptible: bool = False) -> Tuple[np.ndarray, np.ndarray]:
+        """One kernel call over documents given as their pieces (atoms as lone surrogates): the data is the
+        pieces' token bytes and each piece's end is given in bytes from its document's start."""
+        n_pieces = np.fromiter(map(len, docs), np.int64, len(docs))
+        data, lengths = atom_bytes_packed(list(chain.from_iterable(docs)))  # no codec error handler per atom
+        cum = np.cumsum(lengths)
+        before = np.concatenate((np.zeros(1, np.int64), cum))[np.cumsum(n_pieces) - n_pieces]
+        piece_ends = np.ascontiguousarray(cum - np.repeat(before, n_pieces), dtype=np.int64)
+        doc_pieces = np.zeros(len(docs) + 1, np.int64)
+        np.cumsum(n_pieces, out=doc_pieces[1:])
+        return self._kernel(data.tobytes(), piece_ends, doc_pieces, shortcut, short_limit,
+                            interruptible=interruptible)
+
+    def encode(self, text: str, shortcut: bool = True) -> List[int]:
+        """One document (a checked ``str``) as a list of ids: :meth:`encode_docs`
+        without its per-batch bookkeeping, which dominates on short texts."""
+        pretok = self.pretokenizer
+        scanner = self._slice_scanner()
+        if scanner is not None:
+            ids = self._kernel(*self._scan(scanner, [text]), shortcut)[0]
+            objects = self._id_list
+            if objects is not None:  # the kernel's ids are contiguous int32: to_list's conversion is not needed
+                return _ids_to_list(ids, objects)
+            return self.to_list(ids)
+        if not (USE_PRETOKEN_ENDS and getattr(pretok, "uses_native", False)):
+            return self.to_list(self.encode_docs([text], shortcut)[0])
+        ends = pretok.pretoken_ends(text)
+        n = ends.shape[0]
+        if (ends[n - 1] if n else 0) != len(text):
+            raise RuntimeError("the pre-tokenizer's pretokens do not concatenate back to the text; "
+                               "this is a bug in the pre-tokenizer (encode with backend='python')")
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:
+            check_utf8(text)
+            raise
+        ids, _ = self._kernel(data, np.ascontiguousarray(ends, dtype=np.int64), np.array((0, n), np.int64), shortcut)
+        return self.to_list(ids)
+
+    def cached_ids(self, text: str, cache: dict):
+        """The ids of a short ``text`` (a checked ``str``) from the tokenizer's per-pretoken cache, or None when a
+        pretoken is not cached or there is no compiled scanner (``fastsw.pretokenizers._pretok.cached_ids``; the caller's Python
+        loop is its reference). For models without supermerges."""
+        scanner = self._slice_scanner()
+        if scanner is None or _cached_ids is None:
+            return None
+        return _cached_ids(scanner, text, cache)
+
+    def to_list(self, ids: np.ndarray) -> List[int]:
+        """``ids.tolist()`` for token ids of this model (special tokens included), faster: the Python ``int``
+        of every id is made once (an object array) and shared, so a call copies
+        references instead of allocating (and later freeing) one ``int`` per token."""
+        if _ids_to_list is not None:
+            objects = self._id_list
+            if objects is None:
+                objects = self._id_list = list(range(max(self.n_vocab, 1)))
+            # the compiled loop: one reference copy per token (its reference is ids.tolist())
+            return _ids_to_list(np.ascontiguousarray(ids, dtype=np.int32), objects)
+        objects = self._id_objects
+        if objects is None:
+            objects = self._id_objects = np.array(range(max(self.n_vocab, 1)), dtype=object)
+        return objects.take(ids).tolist()
+
+    def lists_of(self, ids: np.ndarray, offsets: np.ndarray) -> List[List[int]]:
+        """Document d's ids ``ids[offsets[d]:offsets[d + 1]]`` as a list of Python ints, for every document:
+        one compiled pass (``fastsw.pretokenizers._pretok.ids_to_lists``) over the shared ints of :meth:`to_list`."""
+        if _ids_to_lists is not None:
+            if self._id_list is None:
+                self.to_list(ids[:0])
+            return _ids_to_lists(np.ascontiguousarray(ids, dtype=np.int32),
+                                 np.ascontiguousarray(offsets, dtype=np.int64), self._id_list)
+        flat = self.to_list(ids)
+        bounds = offsets.tolist()
+        return [flat[a:b] for a, b in zip(bounds, bounds[1:])]
+
+    # -- batches -----------------------------------------------------------------
+    def _run_slices(self, texts: Sequence[str], num_threads, work, finish=None) -> list:
+        """``work(a, b)`` on consecutive slices ``texts[a:b]`` of about ``_SLICE_BYTES`` characters (at least one
+        per thread when the batch is small) on ``num_threads`` threads (None: all cores; the caller has checked
+        it); the results in order, each passed through ``finish`` (if given) in the calling thread as soon as it
+        is ready, while the workers go on with the next slices."""
+        for t in texts:
+            if not isinstance(t, str):
+                raise TypeError(f"encode expects str, got {type(t).__name__}")
+        threads = num_threads or os.cpu_count() or 1
+        total = sum(map(len, texts))
+        slices = _slices(texts, max(min(_SLICE_BYTES, -(-total // threads)), _MIN_SLICE))
+        finish = finish or (lambda part: part)
+        if threads == 1 or len(slices) <= 1:
+            return [finish(work(a, b)) for a, b in slices]
+        with ThreadPoolExecutor(max_workers=min(threads, len(slices))) as pool:
+            return [finish(part) for part in pool.map(lambda ab: work(*ab), slices)]
+
+    def encode_to_numpy(self, texts: Sequence[str], num_threads=None,
+                        shortcut: bool = True) -> Tuple[np.ndarray, np.ndarray]:
+        """All ``texts`` as ``(ids int32, offsets int64)`` using ``num_threads``
+        threads (None: all cores; the caller has checked it, see ``Tokenizer.encode_batch_to_numpy``)."""
+        texts = list(texts)
+        parts = self._run_slices(texts, num_threads, lambda a, b: self.encode_docs(texts[a:b], shortcut))
+        return _concat(parts, len(texts))
+
+    def encode_lists(self, texts: Sequence[str], num_threads=None, shortcut: bool = True) -> List[List[int]]:
+        """All ``texts`` as lists of ids (``encode_ordinary_batch``), threads as in :meth:`encode_to_numpy`. The
+        calling thread builds each slice's lists (:meth:`lists_of`; that needs the GIL) as soon as the slice is
+        encoded, while the workers scan and merge the next slices without the GIL."""
+        texts = list(texts)
+        parts = self._run_slices(texts, num_threads, lambda a, b: self.encode_docs(texts[a:b], shortcut),
+                                 lambda part: self.lists_of(*part))
+        return parts[0] if len(parts) == 1 else list(chain.from_iterable(parts))
+
+
+def cross_pairs(supers: Mapping[Tuple[int, int], Tuple[int, int]]) -> Tuple[np.ndarray, np.ndarray]:
+    """The pairs ``(a, b)`` of ids that a supermerge may ever join across, as int64 ``(lefts, rights)``: for
+    every supermerge ``(l, r)``, each id ``a`` that can end ``l`` and each ``b`` that can begin ``r``. A token
+    ends with itself and, when a supermerge ``(x, y)`` makes it, with whatever can end ``y`` (begins: ``x``).
+    So when two adjacent tokens of a run are not such a pair, no merge of the run ever joins the tokens left of
+    that boundary to those right of it (every merge joins two adjacent tokens, and the tokens' ends stay at the
+    boundary), and the two sides merge independently: the kernel cuts its supermerge runs there (see
+    :mod:`fastsw.encoding.encode_kernels`). Computed to a fixpoint, so the order of the merges does not matter.
+
+    >>> [a.tolist() for a in cross_pairs({(5, 6): (0, 9), (9, 7): (1, 10)})]
+    [[5, 6, 9], [6, 7, 7]]
+    """
+    ends = {}    # id -> the ids that can end it (itself left out)
+    begins = {}  # id -> the ids that can begin it
+    changed = True
+    while changed:
+        changed = False
+        for (left, right), (_, new) in supers.items():
+            for table, part in ((ends, right), (begins, left)):
+                got = table.setdefault(new, set())
+                more = {part} | table.get(part, set())
+                if not more <= got:
+                    got |= more
+                    changed = True
+    pairs = set()
+    for left, right in supers:
+        for a in ends.get(left, set()) | {left}:
+            for b in begins.get(right, set()) | {right}:
+                pairs.add((a, b))
+    pairs = sorted(pairs)
+    return (np.fromiter((p[0] for p in pairs), np.int64, len(pairs)),
+            np.fromiter((p[1] for p in pairs), np.int64, len(pairs)))
+
+
+def pieces_reference(pretokenizer: Pretokenizer, texts: Sequence[str]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The plain-Python twin of :func:`fastsw.pretokenizers._pretok.scan_utf8` (the kernel's input for a slice of documents):
+    ``(UTF-8 bytes uint8, each pretoken's end in bytes from its document's start int64, doc_pieces int64)`` from
+    :meth:`Pretokenizer.pretokenize_reference` (``regex``) and ``str.encode``. Tests assert equal arrays."""
+    ends: List[int] = []
+    doc_pieces = [0]
+    for t in texts:
+        pos = 0
+        for piece in pretokenizer.pretokenize_reference(t):
+            pos += len(piece.encode("utf-8"))
+            ends.append(pos)
+        doc_pieces.append(len(ends))
+    data = "".join(texts).encode("utf-8")
+    return (np.frombuffer(data or b"\0", np.uint8), np.array(ends, np.int64), np.array(doc_pieces, np.int64))
+
+
+def _slices(texts: Sequence[str], target: int):
+    """Consecutive ``(start, end)`` ranges of about ``target`` characters each."""
+    out = []
+    start, size = 0, 0
+    for i, t in enumerate(texts):
+        size += len(t)
+        if size >= target:
+            out.append((start, i + 1))
+            start, size = i + 1, 0
+    if start < len(texts) or not out:
+        out.append((start, len(texts)))
+    return out
+
+
+def _concat(parts, n_docs: int) -> Tuple[np.ndarray, np.ndarray]:
+    ids = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int32)
+    offsets = np.zeros(n_docs + 1, np.int64)
+    d, base = 0, 0
+    for part_ids, part_off in parts:
+        k = part_off.shape[0] - 1
+        offsets[d + 1:d + k + 1] = part_off[1:] + base
+        d += k
+        base += part_ids.shape[0]
+    return np.ascontiguousarray(ids, dtype=np.int32), offsets
+
+
+def encoder_for(tok) -> FastEncoder:
+    """The tokenizer's :class:`FastEncoder` (built on first use; the old name of ``tok._fast()``)."""
+    return tok._fast()
+
+
+#: The kernels a :class:`FastEncoder` runs: its tables' builders and the encoder (one signature each).
+KERNELS = (K._encode_docs, K._build_pair_table, K._build_short_table, K._build_long_table, K._build_pair_bits,
+           K._build_char_table)
+
+_on_disk: Optional[bool] = None  # whether Numba's on-disk cache holds every kernel (looked up once)
+
+
+def _in_disk_cache(kernel) -> bool:
+    """Whether Numba's on-disk cache holds ``kernel`` compiled for this machine from this source (its index
+    has an entry whose key, signature apart, is the one this process would look up). Numba's cache keeps no
+    public query for this; where its layout differs, the answer is ``False`` (the caller then takes the
+    plain-Python twin, which gives the same ids)."""
+    try:
+        cache = kernel._cache
+        codegen = kernel.targetctx.codegen()
+        return any(cache._index_key(key[0], codegen) == key for key in cache._cache_file._load_index())
+    except Exception:  # noqa: BLE001 - any other Numba: "not known to be cached"
+        return False
+
+
+def kernels_ready() -> bool:
+    """Whether the encoding kernels run without compiling first: compiled in this process, or in Numba's
+    on-disk cache. The first run after installing compiles them (many seconds, see "Cold start" in
+    docs/internals.md; a later run loads them in a fraction of a second), so work that the plain-Python twin
+    does in far less time (a model's reachability check, a short text) takes the twin while this is
+    ``False``; the first longer text compiles the kernels.
+
+    >>> isinstance(kernels_ready(), bool)
+    True
+    """
+    global _on_disk
+    if not all(hasattr(k, "signatures") for k in KERNELS):
+        return True  # NUMBA_DISABLE_JIT=1: plain Python functions, nothing compiles
+    if all(k.signatures for k in KERNELS):
+        return True
+    if _on_disk is None:
+        _on_disk = all(_in_disk_cache(k) for k in KERNELS)
+    return _on_disk
+
+
+def warmup() -> None:
+    """Compile (or load from Numba's on-disk cache) the encoding kernels, one signature each."""
+    # a + a -> 243, aa + a -> 244 (regular); aaa + aaa -> 245 (super); aa and aaa reachable and eligible
+    alphabet = ByteAlphabet("bytes243")
+    tables = EncoderTables(list(alphabet.tokens) + [b"aa", b"aaa", b"aaaaaa"],
+                           {(97, 97): (0, 243), (243, 97): (1, 244)}, {(244, 244): (0, 245)},
+                           {b"aa": 243, b"aaa": 244}, frozenset((243, 244)), Pretokenizer(), alphabet, 246)
+    FastEncoder(tables).encode_docs(["aaa aaa", ""])

@@ -1,0 +1,516 @@
+"""tiktoken's own vocabularies (``o200k_base``, ``cl100k_base``, any ``.tiktoken`` rank file) in fastsw.
+
+:meth:`fastsw.Tokenizer.load_tiktoken` reads a rank file (``base64(token) rank`` per line, gzip
+accepted) and :meth:`fastsw.Tokenizer.from_tiktoken` takes a ``tiktoken.Encoding``; both return a
+:class:`TiktokenTokenizer`, a :class:`fastsw.Tokenizer` in *rank mode* whose ids are tiktoken's,
+token for token. Nothing is downloaded: the caller gives the file or the Encoding.
+
+Rank semantics (tiktoken's, not merge rules): a piece that is a token is that token (the whole-piece
+shortcut, for every token); otherwise, starting from its bytes, the adjacent pair whose
+*concatenated bytes* have the lowest rank is joined, the leftmost on equal ranks, until no
+concatenation is a token. A token can be split into two tokens in several ways, so one merge rule
+per token would give other ids. Rank mode registers every two-way split: ``(x, y) -> (rank t, t)``
+for each token ``t = x + y`` with ``x`` and ``y`` tokens (o200k_base: 446,189 splits, 143,514 tokens
+with more than one; cl100k_base: 233,378 and 76,836).
+
+Two paths, one answer: the reference path (``backend="python"``) is
+:func:`fastsw.io.interop.rank_table_encode`, tiktoken's loop over byte strings and the rank dict; the
+fast path is the encoder kernel of :mod:`fastsw.encoding.encode_fast` with the split table (module note (6)
+of :mod:`fastsw.encoding.encode_kernels` says why its loops give tiktoken's order). Tests assert both give
+tiktoken's ids on every corpus language, Hypothesis text, special tokens and pathological inputs.
+
+Pre-tokenization: ``pattern="o200k"`` is fastsw's ``GPT4O_PATTERN`` (the same string as tiktoken's),
+``"cl100k"`` is :data:`CL100K_PATTERN`, ``"cl100k_legacy"`` its older spelling (Llama 3's), ``"gpt2"`` GPT-2's;
+all run on the compiled scanner in ``simple`` mode, and so does any regex that means one of them however it is
+spelled (:func:`fastsw.pretokenizers.pretokenize.compiled_pattern`). Any other regex runs on ``regex``; note
+that tiktoken drops text its pattern does not match, fastsw keeps it as a pretoken of its own
+(``fastsw.pretokenizers.pretokenize.isolated_spans``), so for such patterns the
+ids differ exactly where tiktoken loses text.
+
+Design notes: see docs/internals.md, section "tiktoken vocabularies".
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import gzip
+import hashlib
+import os
+from pathlib import Path
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from fastsw._config import cache_dir
+from fastsw.alphabet import ByteAlphabet, check_utf8
+from fastsw.files import atomic_open
+from fastsw.io.interop import rank_table_encode
+from fastsw.pretokenizers.pretokenize import (CL100K_LEGACY_PATTERN, CL100K_PATTERN, GPT2_PATTERN, GPT4O_PATTERN,
+                                              Pretokenizer)
+from fastsw.tokenizer import Tokenizer
+
+__all__ = ["TiktokenTokenizer", "load_tiktoken", "from_tiktoken", "read_rank_file", "check_ranks",
+           "two_way_splits", "PATTERNS", "SPECIAL_TOKENS", "CL100K_PATTERN", "O200K_PATTERN", "CL100K_LEGACY_PATTERN",
+           "GPT2_PATTERN",
+           "bpe_openai_rank_file", "cache_dir", "KNOWN_RANK_FILES"]
+
+#: tiktoken's o200k_base pattern: fastsw's GPT-4o pattern, the same string.
+O200K_PATTERN = GPT4O_PATTERN
+#: The pattern names ``pattern=`` accepts (also with ``_base``): tiktoken's o200k_base and cl100k_base,
+#: cl100k_base's older spelling (Llama 3's pattern; it cuts a whitespace run with a newline at the text's end
+#: differently), and GPT-2's (r50k_base, p50k_base). All run on the compiled scanner.
+PATTERNS = {"o200k": O200K_PATTERN, "cl100k": CL100K_PATTERN, "cl100k_legacy": CL100K_LEGACY_PATTERN,
+            "gpt2": GPT2_PATTERN, "r50k": GPT2_PATTERN, "p50k": GPT2_PATTERN}
+_VOCABULARY_OF = {"cl100k_legacy": "cl100k"}  # a pattern name -> the vocabulary whose special tokens it takes
+#: The special tokens of each named encoding (tiktoken_ext.openai_public), used when
+#: ``special_tokens=None``.
+SPECIAL_TOKENS = {
+    "o200k": {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
+    "cl100k": {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
+               "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276},
+    "gpt2": {"<|endoftext|>": 50256}, "r50k": {"<|endoftext|>": 50256}, "p50k": {"<|endoftext|>": 50256},
+}
+#: OpenAI's rank files that fastsw knows, by the SHA-256 of their (uncompressed) content -- the hashes
+#: tiktoken_ext.openai_public checks -- with the name of their pattern and special tokens.
+KNOWN_RANK_FILES = {
+    "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d": "o200k",
+    "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7": "cl100k",
+}
+_CACHE_VERSION = 1
+
+
+# ---------------------------------------------------------------------------
+# Rank files
+# ---------------------------------------------------------------------------
+def read_rank_file(path) -> Tuple[List[bytes], bytes]:
+    """``(tokens by rank, the file's raw bytes)`` of a ``.tiktoken`` rank file (gzip accepted),
+    checked by :func:`check_ranks`; ``ValueError`` naming the file and line for bad input.
+
+    >>> tokens, raw = read_rank_file(bpe_openai_rank_file("cl100k_base"))  # doctest: +SKIP
+    """
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise ValueError(f"cannot read the rank file {str(path)!r}: {e.strerror or e}") from None
+    return _parse(raw, str(path)), raw
+
+
+def _parse(raw: bytes, where: str) -> List[bytes]:
+    data = raw
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(raw)
+        except (OSError, EOFError) as e:
+            raise ValueError(f"{where}: not a valid gzip file ({e}); give the .tiktoken file or its .gz") from None
+    pairs: Dict[bytes, int] = {}
+    line_of: Dict[bytes, int] = {}
+    for number, line in enumerate(data.splitlines(), 1):
+        if not line.strip():
+            continue
+        fields = line.split()
+        if len(fields) != 2:
+            raise ValueError(f"{where}, line {number}: expected 'base64-token rank', got {line[:60]!r}; "
+                             "is this a .tiktoken rank file?")
+        b64, rank = fields
+        try:
+            token = base64.b64decode(b64, validate=True)
+        except (binascii.Error, ValueError):
+            raise ValueError(f"{where}, line {number}: {b64[:60]!r} is not valid base64; each line is "
+                             "'base64(token bytes) rank'") from None
+        try:
+            r = int(rank)
+        except ValueError:
+            raise ValueError(f"{where}, line {number}: rank {rank[:30]!r} is not an integer") from None
+        if token in pairs:
+            raise ValueError(f"{where}, line {number}: token {token!r} appears twice (also on line "
+                             f"{line_of[token]}); each token must have exactly one rank")
+        pairs[token] = r
+        line_of[token] = number
+    return check_ranks(pairs, where)
+
+
+def check_ranks(ranks: Mapping[bytes, int], where: str = "rank table") -> List[bytes]:
+    """The tokens of a ``bytes -> rank`` table in rank order, after checking what fastsw's ids rely
+    on: ranks are ``0 .. n-1`` (no duplicates, no gaps) and all 256 single bytes are tokens.
+
+    >>> check_ranks({bytes([b]): b for b in range(256)})[:2]
+    [b'\\x00', b'\\x01']
+    >>> check_ranks({b"a": 0, b"b": 0})
+    Traceback (most recent call last):
+    ...
+    ValueError: rank table: rank 0 is given to two tokens (b'a' and b'b'); ranks must be unique
+    """
+    if not ranks:
+        raise ValueError(f"{where}: no tokens; a rank file has one 'base64-token rank' line per token")
+    tokens: List[Optional[bytes]] = [None] * len(ranks)
+    for token, r in ranks.items():
+        if not isinstance(token, bytes) or isinstance(r, bool) or not isinstance(r, int):
+            raise ValueError(f"{where}: entries must be bytes -> int, got {token!r} -> {r!r}")
+        if r < 0:
+            raise ValueError(f"{where}: token {token!r} has the negative rank {r}; ranks are 0 .. n-1")
+        if r >= len(tokens):
+            continue  # a gap below: reported after the loop
+        if tokens[r] is not None:
+            raise ValueError(f"{where}: rank {r} is given to two tokens ({tokens[r]!r} and {token!r}); "
+                             "ranks must be unique")
+        tokens[r] = token
+    if any(t is None for t in tokens):
+        missing = [r for r, t in enumerate(tokens) if t is None]
+        extra = sorted(r for r in ranks.values() if r >= len(tokens))
+        dup = len(set(ranks.values())) < len(ranks)
+        what = (f"rank {extra[0]} is given to two tokens" if dup and not extra else
+                f"the ranks have gaps: {len(missing)} missing below {max(ranks.values())} "
+                f"(first {missing[0]})")
+        raise ValueError(f"{where}: {what}; fastsw uses ranks as token ids, so they must be 0 .. n-1 "
+                         "(renumber the file)")
+    singles = {t[0] for t in tokens if len(t) == 1}
+    if len(singles) < 256:
+        missing_bytes = [b for b in range(256) if b not in singles]
+        raise ValueError(f"{where}: {256 - len(singles)} single bytes are not tokens (first "
+                         f"{bytes([missing_bytes[0]])!r}); every byte must be a token, else some text "
+                         "could not be encoded")
+    if any(len(t) == 0 for t in tokens):
+        raise ValueError(f"{where}: the empty byte string is not a token")
+    return tokens  # type: ignore[return-value]
+
+
+def two_way_splits(tokens: Sequence[bytes], rank_of: Mapping[bytes, int]) -> np.ndarray:
+    """Every two-way split of every token: int32 array of shape ``(k, 3)``, rows ``(left, right,
+    token)`` (ids = ranks) with ``tokens[left] + tokens[right] == tokens[token]``, by token then split.
+
+    >>> two_way_splits([b"a", b"b", b"ab"], {b"a": 0, b"b": 1, b"ab": 2}).tolist()
+    [[0, 1, 2]]
+    """
+    rows: List[int] = []
+    get = rank_of.get
+    for t, tb in enumerate(tokens):
+        for i in range(1, len(tb)):
+            x = get(tb[:i])
+            if x is not None:
+                y = get(tb[i:])
+                if y is not None:
+                    rows += (x, y, t)
+    return np.array(rows, dtype=np.int32).reshape(-1, 3)
+
+
+# ---------------------------------------------------------------------------
+# The cache (keyed by the source's SHA-256)
+# ---------------------------------------------------------------------------
+def _payload_digest(tb: np.ndarray, tb_off: np.ndarray, splits: np.ndarray) -> str:
+    h = hashlib.sha256()
+    for a in (tb, tb_off, splits):
+        h.update(str(a.shape).encode())
+        h.update(np.ascontiguousarray(a).data)
+    return h.hexdigest()
+
+
+def _read_cache(path: Path, source: str):
+    """``(tokens, splits)`` from a cache file, or None when it is missing or not to be trusted."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            meta = z["meta"].tolist()
+            tb, tb_off, splits = z["tb"], z["tb_off"], z["splits"]
+        version, src, digest = meta
+        if int(version) != _CACHE_VERSION or src != source:
+            return None
+        if tb.dtype != np.uint8 or tb_off.dtype != np.int64 or splits.dtype != np.int32 or splits.ndim != 2:
+            return None
+        if _payload_digest(tb, tb_off, splits) != digest:
+            return None
+    except Exception:  # a truncated, foreign or hand-edited file: rebuild it
+        return None
+    buf = tb.tobytes()
+    offs = tb_off.tolist()
+    tokens = [buf[a:b] for a, b in zip(offs, offs[1:])]
+    return tokens, splits
+
+
+def _write_cache(path: Path, source: str, tokens: Sequence[bytes], splits: np.ndarray) -> None:
+    lens = np.fromiter(map(len, tokens), np.int64, len(tokens))
+    tb_off = np.zeros(len(tokens) + 1, np.int64)
+    np.cumsum(lens, out=tb_off[1:])
+    tb = np.frombuffer(b"".join(tokens), np.uint8)
+    meta = np.array([str(_CACHE_VERSION), source, _payload_digest(tb, tb_off, splits)])
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_open(path, "wb") as f:
+            np.savez(f, meta=meta, tb=tb, tb_off=tb_off, splits=splits)
+    except OSError:
+        pass  # an unwritable cache only costs the rebuild next time (OutputError is an OSError)
+
+
+def _cached_tables(source: str, tokens_fn, use_cache: bool):
+    """``(tokens, splits)`` for the vocabulary whose SHA-256 is ``source``; ``tokens_fn()`` parses
+    and checks the source when the cache cannot serve it."""
+    path = cache_dir() / f"tiktoken-{source[:40]}.npz"
+    if use_cache:
+        hit = _read_cache(path, source)
+        if hit is not None:
+            return hit
+    tokens = tokens_fn()
+    splits = two_way_splits(tokens, {t: r for r, t in enumerate(tokens)})
+    if use_cache:
+        _write_cache(path, source, tokens, splits)
+    return tokens, splits
+
+
+# ---------------------------------------------------------------------------
+# The tokenizer in rank mode
+# ---------------------------------------------------------------------------
+class RankAlphabet(ByteAlphabet):
+    """The 256 single bytes of a rank table, each with its rank as id (bytes256 order for
+    o200k_base and cl100k_base, any order for other files)."""
+
+    def __init__(self, tokens: Sequence[bytes]):
+        self.kind = "ranks"
+        self._id_of_byte = [-1] * 256
+        for r, t in enumerate(tokens):
+            if len(t) == 1:
+                self._id_of_byte[t[0]] = r
+        self.tokens = [bytes([b]) for b in sorted(range(256), key=self._id_of_byte.__getitem__)]
+
+    def to_config(self) -> dict:
+        return {"kind": "ranks"}
+
+
+class TiktokenTokenizer(Tokenizer):
+    """A :class:`fastsw.Tokenizer` over a tiktoken vocabulary, in rank mode (module docstring): ids,
+    special tokens, ``n_vocab`` and ``eot_token`` are tiktoken's. Build one with
+    :meth:`fastsw.Tokenizer.load_tiktoken` or :meth:`fastsw.Tokenizer.from_tiktoken`.
+
+    It has no merge list (``merges`` is empty): ``regular_ranks`` holds every two-way split instead.
+    ``save`` is refused: keep the rank file.
+    """
+
+    def __init__(self, tokens: Sequence[bytes], splits: np.ndarray, pattern: str,
+                 special_tokens: Optional[Mapping[str, int]] = None, *, name: str = "tiktoken",
+                 backend: str = "auto"):
+        from fastsw._config import resolve_backend
+        resolve_backend(backend)
+        self.backend = backend
+        self.name = name
+        self.alphabet = RankAlphabet(tokens)
+        self.pretokenizer = Pretokenizer(mode="simple", main_pattern=pattern)
+        self.profile = "hf"
+        self.algo = "bpe"
+        self.normalize = None
+        self.training_info = {"source": "tiktoken", "name": name}
+        self._merges = ()
+        self._token_bytes = tuple(tokens)
+        self._splits = splits
+        self._regular_ranks_dict = None
+        self._super_ranks = {}
+        self._shortcut = {t: r for r, t in enumerate(self._token_bytes)}  # every token: tiktoken's whole-piece lookup
+        self._eligible = frozenset()
+        n = len(self._token_bytes)
+        specials = dict(special_tokens or {})
+        for s, tid in specials.items():
+            if not isinstance(s, str) or not s:
+                raise ValueError(f"special token {s!r}: special tokens are non-empty strings")
+            if isinstance(tid, bool) or not isinstance(tid, int) or tid < n:
+                raise ValueError(f"special token {s!r} has id {tid!r}, which is taken by the vocabulary "
+                                 f"(ids 0..{n - 1}); give it an id >= {n}")
+        if len(set(specials.values())) < len(specials):
+            raise ValueError(f"two special tokens share one id: {specials}")
+        self._special_tokens = specials
+        self._special_by_id = {tid: s.encode("utf-8") for s, tid in specials.items()}
+        self._plans = {}
+        self._cache = {}
+
+    def __repr__(self) -> str:
+        return f"<fastsw.TiktokenTokenizer {self.name} n_vocab={self.n_vocab}>"
+
+    @property
+    def n_vocab(self) -> int:
+        """The largest id + 1, special tokens included (tiktoken's ``n_vocab``)."""
+        return max([len(self._token_bytes)] + [t + 1 for t in self._special_tokens.values()])
+
+    @property
+    def n_regular(self) -> int:
+        return len(self._token_bytes) - 256
+
+    @property
+    def regular_ranks(self):
+        """Read-only ``(left, right) -> (rank, token id)`` of every two-way split (built on first use)."""
+        from types import MappingProxyType
+        if self._regular_ranks_dict is None:
+            s = self._splits
+            self._regular_ranks_dict = {(int(x), int(y)): (int(t), int(t)) for x, y, t in s.tolist()}
+        return MappingProxyType(self._regular_ranks_dict)
+
+    @property
+    def n_splits(self) -> int:
+        """The number of two-way splits (446,189 for o200k_base)."""
+        return int(self._splits.shape[0])
+
+    def encode_pretoken(self, piece: str, *, shortcut: bool = True) -> List[int]:
+        """tiktoken's encoding of one pretoken (the reference path): the piece's own id when it is a
+        token (with ``shortcut``), else :func:`fastsw.io.interop.rank_table_encode` over its bytes."""
+        try:
+            b = piece.encode("utf-8")
+        except UnicodeEncodeError:
+            check_utf8(piece)
+            raise
+        if shortcut:
+            tid = self._shortcut.get(b)
+            if tid is not None:
+                return [tid]
+        return rank_table_encode(b, self._shortcut)
+
+    def _encoder_tables(self, shortcut=None, eligible=None):
+        from fastsw.encoding.encode_fast import EncoderTables, PairArrays
+        s = self._splits.astype(np.int64)
+        pairs = PairArrays(s[:, 0], s[:, 1], s[:, 2], s[:, 2])
+        return EncoderTables(self._token_bytes, pairs, {},
+                             self._shortcut if shortcut is None else shortcut,
+                             self._eligible if eligible is None else eligible,
+                             self.pretokenizer, self.alphabet, self.n_vocab)
+
+    def save(self, path) -> None:
+        raise ValueError("a tiktoken vocabulary is not saved as a fastsw model; keep its .tiktoken file "
+                         "and load it with fastsw.Tokenizer.load_tiktoken(path, pattern=...)")
+
+
+def _resolve_pattern(pattern: str) -> Tuple[str, Optional[str]]:
+    """``(regex, name or None)`` of a ``pattern`` argument."""
+    if not isinstance(pattern, str) or not pattern:
+        raise ValueError(f"pattern={pattern!r}: pass one of {', '.join(map(repr, PATTERNS))} or a regular "
+                         "expression")
+    if pattern in PATTERNS:
+        return PATTERNS[pattern], pattern
+    base = pattern[:-5] if pattern.endswith("_base") else None
+    if base in PATTERNS:
+        return PATTERNS[base], base
+    for name, regex_ in PATTERNS.items():
+        if pattern == regex_:
+            return regex_, name
+    if pattern.isidentifier():
+        raise ValueError(f"unknown pattern name {pattern!r}: use one of {', '.join(map(repr, PATTERNS))} or "
+                         "pass the regular expression itself")
+    import regex
+    from fastsw.pretokenizers._unicode import compile_pattern
+    try:
+        compile_pattern(pattern)
+    except regex.error as e:
+        raise ValueError(f"pattern {pattern!r} is not a valid regular expression ({e}); use 'o200k', "
+                         "'cl100k' or a regex") from None
+    return pattern, None
+
+
+def _known_file(raw: bytes) -> Optional[str]:
+    """The pattern name of one of OpenAI's rank files (:data:`KNOWN_RANK_FILES`), else None."""
+    data = raw
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(raw)
+        except (OSError, EOFError):
+            return None  # _parse says what is wrong with it
+    return KNOWN_RANK_FILES.get(hashlib.sha256(data).hexdigest())
+
+
+def load_tiktoken(path, pattern: Optional[str] = None, special_tokens: Optional[Mapping[str, int]] = None, *,
+                  backend: str = "auto", cache: bool = True) -> TiktokenTokenizer:
+    """A tokenizer for a ``.tiktoken`` rank file (``base64(token) rank`` per line; gzip accepted),
+    with tiktoken's ids.
+
+    ``pattern``: ``"o200k"`` (GPT-4o), ``"cl100k"`` (GPT-4), ``"cl100k_legacy"`` (cl100k_base's older
+    spelling, Llama 3's), ``"gpt2"`` (= ``"r50k"``, ``"p50k"``) or a regular expression. It may be left out
+    for OpenAI's own o200k_base and cl100k_base files, which are recognised by their content (SHA-256,
+    whatever the file is called); any other file needs it. A named pattern that is not the known file's
+    own is refused.
+    ``special_tokens``: ``{text: id}``; None gives the encoding's own (o200k_base:
+    ``<|endoftext|>`` 199999 and ``<|endofprompt|>`` 200018), none for a custom regex; ``{}`` for none.
+    ``cache``: keep the expensive tables in :func:`cache_dir` (keyed by the file's SHA-256).
+
+    >>> import fastsw
+    >>> from fastsw.io.tiktoken_vocab import bpe_openai_rank_file
+    >>> enc = fastsw.Tokenizer.load_tiktoken(bpe_openai_rank_file("cl100k_base"))
+    >>> enc.encode("<|endoftext|>", allowed_special="all"), enc.n_vocab
+    ([100257], 100277)
+    """
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise ValueError(f"cannot read the rank file {str(path)!r}: {e.strerror or e}") from None
+    known = _known_file(raw)
+    if pattern is None:
+        if known is None:
+            raise ValueError(f"{path}: pattern= is required for this rank file: it is not one of OpenAI's files "
+                             "that fastsw recognises by their content (o200k_base, cl100k_base); pass "
+                             "pattern='o200k', 'cl100k' or the regular expression the vocabulary was trained with")
+        pattern = known
+    regex_, name = _resolve_pattern(pattern)
+    if known is not None and name is not None and _VOCABULARY_OF.get(name, name) != known:
+        raise ValueError(f"{path} is OpenAI's {known}_base, but pattern={pattern!r} is {name}_base's; leave "
+                         f"pattern out (or pass {known!r}) for {known}_base's ids")
+    if known is not None:
+        name = known
+    source = hashlib.sha256(raw).hexdigest()
+    tokens, splits = _cached_tables(source, lambda: _parse(raw, str(path)), cache)
+    if special_tokens is None:
+        special_tokens = SPECIAL_TOKENS.get(name, {}) if name else {}
+        n = len(tokens)
+        if any(t < n for t in special_tokens.values()):
+            special_tokens = {}  # another vocabulary read with a named pattern: its ids are taken
+    label = path.name.split(".")[0]
+    return TiktokenTokenizer(tokens, splits, regex_, special_tokens, name=label, backend=backend)
+
+
+def from_tiktoken(enc, *, backend: str = "auto", cache: bool = True) -> TiktokenTokenizer:
+    """A tokenizer with the vocabulary, pattern and special tokens of a ``tiktoken.Encoding``, giving
+    its ids. The pattern runs on fastsw's compiled scanner when it means o200k_base's, cl100k_base's (in either
+    spelling, as Llama 3's) or GPT-2's (r50k_base, p50k_base), however it is spelled
+    (:func:`fastsw.pretokenizers.pretokenize.compiled_pattern`); any other runs on ``regex`` with one
+    :class:`fastsw.PatternNotCompiledWarning`.
+
+    >>> import tiktoken, fastsw
+    >>> from fastsw.io.tiktoken_vocab import bpe_openai_rank_file, CL100K_PATTERN
+    >>> ranks = tiktoken.load.load_tiktoken_bpe(str(bpe_openai_rank_file("cl100k_base")))  # doctest: +SKIP
+    >>> enc = tiktoken.Encoding("cl100k_base", pat_str=CL100K_PATTERN, mergeable_ranks=ranks,
+    ...                         special_tokens={"<|endoftext|>": 100257})  # doctest: +SKIP
+    >>> fastsw.Tokenizer.from_tiktoken(enc).encode("hello world") == enc.encode("hello world")  # doctest: +SKIP
+    True
+    """
+    try:
+        ranks = enc._mergeable_ranks
+        pat = enc._pat_str
+        specials = dict(enc._special_tokens)
+        name = enc.name
+    except AttributeError:
+        raise TypeError(f"from_tiktoken expects a tiktoken.Encoding, got {type(enc).__name__}; for a "
+                        ".tiktoken file use Tokenizer.load_tiktoken(path)") from None
+    where = f"tiktoken.Encoding {name!r}"
+    tokens_sorted = sorted(ranks.items(), key=lambda kv: kv[1])
+    h = hashlib.sha256(b"ranks\0")
+    for t, r in tokens_sorted:
+        h.update(b"%d %d " % (r, len(t)))
+        h.update(t)
+    tokens, splits = _cached_tables(h.hexdigest(), lambda: check_ranks(ranks, where), cache)
+    regex_, _ = _resolve_pattern(pat)
+    return TiktokenTokenizer(tokens, splits, regex_, specials, name=name, backend=backend)
+
+
+def bpe_openai_rank_file(name: str = "o200k_base") -> Path:
+    """The path of a rank file shipped in the ``bpe-openai`` package's ``data/`` folder
+    (``o200k_base``, ``cl100k_base``, gzip-compressed; MIT). A test and benchmark helper:
+    ``bpe-openai`` is in the ``[test]`` and ``[bench]`` extras, never a runtime dependency."""
+    import importlib.util
+    # find_spec locates the package without importing it (its 74 MB extension takes seconds to load)
+    spec = importlib.util.find_spec("bpe_openai")
+    if spec is None or not spec.submodule_search_locations:
+        raise ValueError("the bpe-openai package is not installed; pip install 'fastsw[test]' (or "
+                         "bpe-openai) for its rank files, or pass your own .tiktoken file")
+    root = Path(list(spec.submodule_search_locations)[0]) / "data"
+    path = root / f"{name}.tiktoken.gz"
+    if not path.is_file():
+        raise ValueError(f"bpe-openai ships no rank file {name!r}; it has "
+                         f"{sorted(p.name.split('.')[0] for p in root.glob('*.tiktoken.gz'))}")
+    return path
+
+
+# ``fastsw.Tokenizer.load_tiktoken`` / ``Tokenizer.from_tiktoken``: attached here (``import fastsw`` imports this
+# module), as fastsw.io.interop attaches its methods, so the tokenizer module never imports this one.
+Tokenizer.load_tiktoken = staticmethod(load_tiktoken)
+Tokenizer.from_tiktoken = staticmethod(from_tiktoken)

@@ -1,0 +1,695 @@
+# Included by _pretok.pyx: the compiled counter (pre-tokenize and count without Python objects).
+#
+# ``fastsw.corpus.counting.count_corpus_reference`` is the readable specification: a ``Counter`` fed the
+# same documents holds the same multiset of (pretoken, count) and of (letter run, count).
+#
+# Design notes: see docs/internals.md, section "Counting".
+
+from libc.stdlib cimport malloc
+from libc.string cimport memcpy
+from libc.stdint cimport int32_t, uint64_t
+
+cdef extern from "Python.h":
+    object PyUnicode_FromKindAndData(int kind, const void* buffer, Py_ssize_t size)
+
+
+cdef struct SeqTable:
+    uint32_t* items      # the sequences, concatenated
+    int64_t n_items
+    int64_t items_cap
+    int64_t* offsets     # entry e is items[offsets[e]:offsets[e + 1]]
+    int64_t* counts
+    uint64_t* hashes     # the key of each entry (see _hash_seq)
+    int64_t n            # entries
+    int64_t cap          # capacity of offsets (cap + 1), counts, hashes
+    int64_t* slots       # entry number, or -1 for an empty slot
+    int64_t n_slots      # a power of two
+
+
+cdef int _table_init(SeqTable* t) noexcept nogil:
+    t.items_cap = 1024
+    t.cap = 256
+    t.n_slots = 1024
+    t.n_items = 0
+    t.n = 0
+    t.items = <uint32_t*> malloc(t.items_cap * sizeof(uint32_t))
+    t.offsets = <int64_t*> malloc((t.cap + 1) * sizeof(int64_t))
+    t.counts = <int64_t*> malloc(t.cap * sizeof(int64_t))
+    t.hashes = <uint64_t*> malloc(t.cap * sizeof(uint64_t))
+    t.slots = <int64_t*> malloc(t.n_slots * sizeof(int64_t))
+    if t.items == NULL or t.offsets == NULL or t.counts == NULL or t.hashes == NULL or t.slots == NULL:
+        return -1
+    memset(t.slots, 0xFF, t.n_slots * sizeof(int64_t))
+    t.offsets[0] = 0
+    return 0
+
+
+cdef void _table_free(SeqTable* t) noexcept nogil:
+    free(t.items)
+    free(t.offsets)
+    free(t.counts)
+    free(t.hashes)
+    free(t.slots)
+    t.items = NULL
+    t.offsets = NULL
+    t.counts = NULL
+    t.hashes = NULL
+    t.slots = NULL
+
+
+cdef inline uint64_t _mix(uint64_t h) noexcept nogil:
+    h ^= h >> 33
+    h *= 0xff51afd7ed558ccdULL
+    h ^= h >> 33
+    return h
+
+
+cdef inline uint64_t _hash_seq(const char_t* s, Py_ssize_t n) noexcept nogil:
+    """The key of the values ``s[0:n]`` (the same for every storage type holding the same values).
+
+    A short sequence (at most 7 values, each < 256: most pretokens) is its own key: the values
+    packed into bytes with the length above them, so equal keys mean equal sequences. Any other
+    sequence gets a hash with the top bit set, so it never equals a short key, and equal keys
+    must still be confirmed by comparing the values."""
+    cdef uint64_t h, packed = 0
+    cdef Py_ssize_t i
+    if n <= 7:
+        for i in range(n):
+            if s[i] >= 256:
+                break
+            packed |= (<uint64_t> s[i]) << (8 * i)
+        else:
+            return packed | (<uint64_t> n << 56)
+    h = 0x9E3779B97F4A7C15ULL ^ <uint64_t> n
+    for i in range(n):
+        h = ((h << 5) | (h >> 59)) ^ <uint64_t> s[i]
+        h *= 0x517cc1b727220a95ULL
+    return _mix(h) | 0x8000000000000000ULL
+
+
+cdef int _table_rehash(SeqTable* t) noexcept nogil:
+    cdef int64_t n_slots = 2 * t.n_slots, e, s
+    cdef int64_t mask = n_slots - 1
+    cdef int64_t* slots = <int64_t*> malloc(n_slots * sizeof(int64_t))
+    if slots == NULL:
+        return -1
+    memset(slots, 0xFF, n_slots * sizeof(int64_t))
+    for e in range(t.n):
+        s = <int64_t> (_mix(t.hashes[e]) & <uint64_t> mask)
+        while slots[s] != -1:
+            s = (s + 1) & mask
+        slots[s] = e
+    free(t.slots)
+    t.slots = slots
+    t.n_slots = n_slots
+    return 0
+
+
+cdef int64_t _table_find_or_add(SeqTable* t, const char_t* s, Py_ssize_t n, uint64_t h,
+                                bint* added) noexcept nogil:
+    """The entry holding ``s[0:n]`` (key ``h`` from ``_hash_seq``), appended with count 0 if new
+    (``added[0]`` set); -1 when out of memory."""
+    cdef int64_t mask = t.n_slots - 1
+    cdef int64_t slot = <int64_t> (_mix(h) & <uint64_t> mask), e, o, i, cap
+    cdef const uint32_t* item
+    cdef bint same
+    added[0] = False
+    while True:
+        e = t.slots[slot]
+        if e == -1:
+            break
+        if t.hashes[e] == h:
+            if not (h >> 63):
+                return e  # a short key is the sequence itself
+            if t.offsets[e + 1] - t.offsets[e] != n:
+                slot = (slot + 1) & mask
+                continue
+            item = t.items + t.offsets[e]
+            same = True
+            for i in range(n):
+                if item[i] != <uint32_t> s[i]:
+                    same = False
+                    break
+            if same:
+                return e
+        slot = (slot + 1) & mask
+    # a new entry
+    if t.n_items + n > t.items_cap:
+        cap = max(2 * t.items_cap, t.n_items + n)
+        item = <uint32_t*> realloc(t.items, cap * sizeof(uint32_t))
+        if item == NULL:
+            return -1
+        t.items = <uint32_t*> item
+        t.items_cap = cap
+    if t.n == t.cap:
+        cap = 2 * t.cap
+        if _realloc64(&t.offsets, cap + 1) < 0 or _realloc64(&t.counts, cap) < 0 \
+                or _realloc64(<int64_t**> &t.hashes, cap) < 0:
+            return -1
+        t.cap = cap
+    for i in range(n):
+        t.items[t.n_items + i] = <uint32_t> s[i]
+    e = t.n
+    t.n_items += n
+    t.offsets[e + 1] = t.n_items
+    t.counts[e] = 0
+    t.hashes[e] = h
+    t.slots[slot] = e
+    t.n += 1
+    added[0] = True
+    if 2 * t.n > t.n_slots and _table_rehash(t) < 0:
+        return -1
+    return e
+
+
+cdef int _realloc64(int64_t** p, int64_t n) noexcept nogil:
+    cdef int64_t* q = <int64_t*> realloc(p[0], n * sizeof(int64_t))
+    if q == NULL:
+        return -1
+    p[0] = q
+    return 0
+
+
+cdef enum:
+    CACHE_SLOTS = 4096  # a power of two (the slot is the top 12 bits of a hash); 64 KB, within L2
+    WINDOW = 4096  # pretokens matched before they are counted (48 KB of scratch, whatever the document)
+
+
+cdef struct CountState:
+    SeqTable pre         # pretokens (code points) and their counts
+    uint8_t* letter      # per pretoken: 1 when it contains a \p{L}
+    int64_t letter_cap
+    SeqTable runs        # letter runs (pretoken indices) and their counts
+    bint collect_runs
+    int64_t ends[WINDOW]        # scratch: pretoken ends of the current window
+    uint32_t window_ids[WINDOW]  # scratch: their pretoken indices
+    uint32_t* ids        # scratch: the pretoken indices of the current letter run
+    int64_t ids_cap
+    int64_t run_len
+    Chunks chunks        # scratch: script chunks of one document
+    int64_t n_documents
+    int64_t n_bytes
+    uint64_t cache_key[CACHE_SLOTS]   # a direct-mapped cache of short keys -> pretoken entries, so the
+    int64_t cache_entry[CACHE_SLOTS]  # most frequent pretokens are found without touching the big table
+
+
+cdef inline int64_t _utf8_length(const char_t* s, Py_ssize_t n) noexcept nogil:
+    """UTF-8 length of ``s[0:n]`` (a lone surrogate counts 3 bytes, as with 'surrogatepass')."""
+    cdef int64_t total = n
+    cdef Py_ssize_t i
+    cdef uint32_t c
+    for i in range(n):
+        c = s[i]
+        total += (c >= 0x80) + (c >= 0x800) + (c >= 0x10000)
+    return total
+
+
+cdef inline int64_t _add_pretoken(CountState* st, const Tables* tb, const char_t* s, Py_ssize_t n) noexcept nogil:
+    """Count one occurrence of the pretoken ``s[0:n]``; its entry, or -1 when out of memory."""
+    cdef uint64_t h = _hash_seq(s, n)
+    cdef Py_ssize_t slot = <Py_ssize_t> ((h ^ (h >> 29)) * 0x9E3779B97F4A7C15ULL >> 52)  # top 12 bits
+    cdef int64_t e, i
+    cdef bint added
+    cdef uint8_t letter
+    if st.cache_key[slot] == h:  # only short keys are cached, and a short key is the pretoken itself
+        e = st.cache_entry[slot]
+        st.pre.counts[e] += 1
+        return e
+    e = _table_find_or_add(&st.pre, s, n, h, &added)
+    if e < 0:
+        return -1
+    if not (h >> 63):
+        st.cache_key[slot] = h
+        st.cache_entry[slot] = e
+    if added:
+        letter = 0
+        for i in range(n):
+            if tb.cls[s[i]] & PT_LETTER:
+                letter = 1
+                break
+        if _new_letter(st, e, letter) < 0:
+            return -1
+    st.pre.counts[e] += 1
+    return e
+
+
+cdef int _new_letter(CountState* st, int64_t e, uint8_t letter) noexcept nogil:
+    """Record the letter flag of the new pretoken entry ``e``; -1 when out of memory."""
+    cdef int64_t cap
+    cdef uint8_t* grown
+    if e >= st.letter_cap:
+        cap = 2 * st.letter_cap
+        grown = <uint8_t*> realloc(st.letter, cap)
+        if grown == NULL:
+            return -1
+        st.letter = grown
+        st.letter_cap = cap
+    st.letter[e] = letter
+    return 0
+
+
+cdef int64_t _add_str(SeqTable* t, str s, bint* added) noexcept:
+    """``_table_find_or_add`` for the code points of ``s`` (any storage kind)."""
+    cdef int kind = PyUnicode_KIND(s)
+    cdef void* data = PyUnicode_DATA(s)
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(s)
+    if kind == PyUnicode_1BYTE_KIND:
+        return _table_find_or_add(t, <const uint8_t*> data, n, _hash_seq(<const uint8_t*> data, n), added)
+    if kind == PyUnicode_2BYTE_KIND:
+        return _table_find_or_add(t, <const uint16_t*> data, n, _hash_seq(<const uint16_t*> data, n), added)
+    return _table_find_or_add(t, <const uint32_t*> data, n, _hash_seq(<const uint32_t*> data, n), added)
+
+
+cdef int _add_runs(CountState* st, const uint32_t* items, const int64_t* offsets, const int64_t* counts,
+                   int64_t n_runs, const int64_t* remap, int64_t n_remap) noexcept nogil:
+    """Add ``n_runs`` letter runs of another table (run ``r``: the pretoken indices
+    ``items[offsets[r]:offsets[r + 1]]``, counted ``counts[r]`` times), re-indexed through ``remap``
+    (that table's pretoken index -> this one's); -1 when out of memory, -2 for an index outside ``remap``."""
+    cdef int64_t r, k, o, m, e, cap = 0
+    cdef uint32_t* buf = NULL
+    cdef int rc = 0
+    cdef bint added
+    for r in range(n_runs):
+        o = offsets[r]
+        m = offsets[r + 1] - o
+        if m > cap:
+            cap = max(m, 2 * cap)
+            free(buf)
+            buf = <uint32_t*> malloc(cap * sizeof(uint32_t))
+            if buf == NULL:
+                return -1
+        for k in range(m):
+            if items[o + k] >= <uint64_t> n_remap:
+                rc = -2
+                break
+            buf[k] = <uint32_t> remap[items[o + k]]
+        if rc < 0:
+            break
+        e = _table_find_or_add(&st.runs, buf, m, _hash_seq(buf, m), &added)
+        if e < 0:
+            rc = -1
+            break
+        st.runs.counts[e] += counts[r]
+    free(buf)
+    return rc
+
+
+cdef inline int _end_run(CountState* st) noexcept nogil:
+    """Count the current letter run (if it has >= 2 pretokens) and start a new one."""
+    cdef bint added
+    cdef int64_t e
+    if st.run_len >= 2:
+        e = _table_find_or_add(&st.runs, st.ids, st.run_len, _hash_seq(st.ids, st.run_len), &added)
+        if e < 0:
+            return -1
+        st.runs.counts[e] += 1
+    st.run_len = 0
+    return 0
+
+
+cdef int _count_window(CountState* st, const Tables* tb, const char_t* s, Py_ssize_t start,
+                       Py_ssize_t n_pieces) noexcept nogil:
+    """Count the ``n_pieces`` pretokens whose ends are in ``st.ends`` (the first starts at ``start``)
+    and extend the current letter run with them."""
+    cdef Py_ssize_t k, end
+    cdef int64_t e, cap
+    cdef uint32_t* grown
+    for k in range(n_pieces):
+        end = st.ends[k]
+        e = _add_pretoken(st, tb, s + start, end - start)
+        if e < 0:
+            return -1
+        st.window_ids[k] = <uint32_t> e
+        start = end
+    if not st.collect_runs:
+        return 0
+    for k in range(n_pieces):
+        e = st.window_ids[k]
+        if st.letter[e]:
+            if st.run_len == st.ids_cap:
+                cap = max(64, 2 * st.ids_cap)
+                grown = <uint32_t*> realloc(st.ids, cap * sizeof(uint32_t))
+                if grown == NULL:
+                    return -1
+                st.ids = grown
+                st.ids_cap = cap
+            st.ids[st.run_len] = <uint32_t> e
+            st.run_len += 1
+        elif _end_run(st) < 0:
+            return -1
+    return 0
+
+
+cdef int _count_text(CountState* st, const Tables* tb, const uint8_t* scripts,
+                     const uint8_t* specific_by_script, bint script_chunking,
+                     const char_t* s, Py_ssize_t length) noexcept nogil:
+    """Pre-tokenize one document and add its pretokens and letter runs; -1 when out of memory.
+
+    The matchers of ``_scan`` fill a window of ``WINDOW`` pretoken ends, which is then counted, so
+    the scratch memory is the window, the chunk bounds and the current letter run, never one slot
+    per code point or per pretoken of the document."""
+    cdef Py_ssize_t n_chunks, c, i, n, k, start
+    cdef int64_t whole[2]
+    cdef uint8_t main_only = 0
+    cdef const int64_t* bounds
+    cdef const uint8_t* specific
+    st.n_documents += 1
+    st.n_bytes += _utf8_length(s, length)
+    if length == 0:
+        return 0
+    if script_chunking:
+        n_chunks = _script_chunks(s, length, scripts, specific_by_script, &st.chunks)
+        if n_chunks < 0:
+            return -1
+        bounds = st.chunks.bounds
+        specific = st.chunks.specific
+    else:
+        whole[0] = 0
+        whole[1] = length
+        n_chunks = 1
+        bounds = whole
+        specific = &main_only
+    st.run_len = 0
+    for c in range(n_chunks):
+        i = bounds[c]
+        n = bounds[c + 1]
+        while i < n:
+            start = i
+            k = 0
+            if specific[c]:
+                while i < n and k < WINDOW:
+                    i = _match_specific(s, tb, i, n)
+                    st.ends[k] = i
+                    k += 1
+            else:
+                while i < n and k < WINDOW:
+                    i = _match_main(s, tb, i, n)
+                    st.ends[k] = i
+                    k += 1
+            if _count_window(st, tb, s, start, k) < 0:
+                return -1
+    if st.collect_runs and _end_run(st) < 0:
+        return -1
+    return 0
+
+
+cdef class Counter:
+    """Pretoken and letter-run counts of the documents given to :meth:`add_batch`.
+
+    ``Counter(scanner, collect_runs)``: ``scanner`` is the :class:`Scanner` of the pre-tokenizer
+    (its letter test is ``\\p{L}``). Not thread-safe: use one ``Counter`` per thread (they release
+    the GIL while counting) and :meth:`merge` them.
+    """
+    cdef CountState st
+    cdef Scanner scanner
+    cdef bint ok
+
+    def __cinit__(self, Scanner scanner not None, bint collect_runs):
+        self.scanner = scanner
+        memset(&self.st, 0, sizeof(CountState))
+        memset(self.st.cache_key, 0xFF, sizeof(self.st.cache_key))  # all ones: never a short key
+        self.st.collect_runs = collect_runs
+        self.st.letter_cap = 256
+        self.st.letter = <uint8_t*> malloc(self.st.letter_cap)
+        self.ok = (_table_init(&self.st.pre) == 0 and _table_init(&self.st.runs) == 0
+                   and self.st.letter != NULL)
+        if not self.ok:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        _table_free(&self.st.pre)
+        _table_free(&self.st.runs)
+        free(self.st.letter)
+        free(self.st.ids)
+        free(self.st.chunks.bounds)
+        free(self.st.chunks.specific)
+
+    @property
+    def n_documents(self):
+        return self.st.n_documents
+
+    @property
+    def n_bytes(self):
+        return self.st.n_bytes
+
+    @property
+    def n_pretokens(self):
+        return self.st.pre.n
+
+    @property
+    def scratch_bytes(self):
+        """Bytes of per-document scratch memory held (the current run's indices and the chunk bounds)."""
+        return self.st.ids_cap * 4 + self.st.chunks.capacity * 9
+
+    @property
+    def collect_runs(self):
+        return bool(self.st.collect_runs)
+
+    def add_batch(self, list docs):
+        """Count every document of ``docs`` (a list of ``str``), without the GIL."""
+        cdef Py_ssize_t n = len(docs), i
+        cdef int rc = 0
+        if not self.ok:
+            raise RuntimeError("this Counter ran out of memory earlier; its counts are incomplete")
+        for i in range(n):
+            if type(docs[i]) is not str:
+                raise TypeError(f"documents must be str, not {type(docs[i]).__name__} (item {i} of the batch)")
+        cdef int* kinds = <int*> PyMem_Malloc(max(n, 1) * sizeof(int))
+        cdef void** datas = <void**> PyMem_Malloc(max(n, 1) * sizeof(void*))
+        cdef Py_ssize_t* lengths = <Py_ssize_t*> PyMem_Malloc(max(n, 1) * sizeof(Py_ssize_t))
+        if kinds == NULL or datas == NULL or lengths == NULL:
+            PyMem_Free(kinds)
+            PyMem_Free(datas)
+            PyMem_Free(lengths)
+            raise MemoryError()
+        for i in range(n):
+            doc = docs[i]
+            kinds[i] = PyUnicode_KIND(doc)
+            datas[i] = PyUnicode_DATA(doc)
+            lengths[i] = PyUnicode_GET_LENGTH(doc)
+        cdef Scanner sc = self.scanner
+        with nogil:  # ``docs`` keeps every buffer alive
+            for i in range(n):
+                if kinds[i] == PyUnicode_1BYTE_KIND:
+                    rc = _count_text(&self.st, &sc.tb, sc.scripts, sc.specific_by_script, sc.script_chunking,
+                                     <const uint8_t*> datas[i], lengths[i])
+                elif kinds[i] == PyUnicode_2BYTE_KIND:
+                    rc = _count_text(&self.st, &sc.tb, sc.scripts, sc.specific_by_script, sc.script_chunking,
+                                     <const uint16_t*> datas[i], lengths[i])
+                else:
+                    rc = _count_text(&self.st, &sc.tb, sc.scripts, sc.specific_by_script, sc.script_chunking,
+                                     <const uint32_t*> datas[i], lengths[i])
+                if rc < 0:
+                    break
+        PyMem_Free(kinds)
+        PyMem_Free(datas)
+        PyMem_Free(lengths)
+        if rc < 0:
+            self.ok = False
+            raise MemoryError("out of memory while counting")
+
+    def merge(self, Counter other not None):
+        """Add ``other``'s counts (documents, bytes, pretokens, runs) to this counter."""
+        cdef SeqTable* src = &other.st.pre
+        cdef int64_t j, e, o
+        cdef bint added
+        cdef int rc = 0
+        if not (self.ok and other.ok):
+            raise RuntimeError("a Counter ran out of memory earlier; its counts are incomplete")
+        if self.st.collect_runs != other.st.collect_runs:
+            raise ValueError("cannot merge a counter with letter runs and one without")
+        cdef int64_t* remap = <int64_t*> PyMem_Malloc(max(src.n, 1) * sizeof(int64_t))
+        if remap == NULL:
+            raise MemoryError()
+        with nogil:
+            for j in range(src.n):
+                o = src.offsets[j]
+                e = _table_find_or_add(&self.st.pre, src.items + o, src.offsets[j + 1] - o, src.hashes[j], &added)
+                if e < 0 or (added and _new_letter(&self.st, e, other.st.letter[j]) < 0):
+                    rc = -1
+                    break
+                self.st.pre.counts[e] += src.counts[j]
+                remap[j] = e
+            if rc == 0 and self.st.collect_runs:
+                rc = _add_runs(&self.st, other.st.runs.items, other.st.runs.offsets, other.st.runs.counts,
+                               other.st.runs.n, remap, src.n)
+        PyMem_Free(remap)
+        self._merged(rc, other.st.n_documents, other.st.n_bytes)
+
+    def merge_table(self, list pretokens, const int64_t[::1] counts, const uint8_t[::1] has_letter, runs,
+                    int64_t n_documents, int64_t n_bytes):
+        """Add a table given as arrays: what :meth:`pretokens` and :meth:`runs` of another counter
+        return (``runs`` None for a counter without letter runs). How a worker process's counts come
+        back (a ``Counter`` does not pickle; its arrays do)."""
+        cdef Py_ssize_t n = len(pretokens), j, n_runs = 0
+        cdef int64_t e
+        cdef bint added
+        cdef int rc = 0
+        cdef const int32_t[::1] run_ids = None
+        cdef const int64_t[::1] run_offsets = None, run_counts = None
+        if not self.ok:
+            raise RuntimeError("this Counter ran out of memory earlier; its counts are incomplete")
+        if counts.shape[0] != n or has_letter.shape[0] != n:
+            raise ValueError("counts and has_letter must have one entry per pretoken")
+        if (runs is None) == bool(self.st.collect_runs):
+            raise ValueError("cannot merge a counter with letter runs and one without")
+        if runs is not None:
+            run_ids, run_offsets, run_counts = runs
+            n_runs = run_counts.shape[0]
+            if run_offsets.shape[0] != n_runs + 1 or run_offsets[0] != 0 or run_offsets[n_runs] > run_ids.shape[0]:
+                raise ValueError("run offsets do not match the run ids")
+        cdef int64_t* remap = <int64_t*> PyMem_Malloc(max(n, 1) * sizeof(int64_t))
+        if remap == NULL:
+            raise MemoryError()
+        try:
+            for j in range(n):
+                piece = pretokens[j]
+                if type(piece) is not str:
+                    raise TypeError(f"pretokens must be str, not {type(piece).__name__}")
+                e = _add_str(&self.st.pre, <str> piece, &added)
+                if e < 0 or (added and _new_letter(&self.st, e, has_letter[j] != 0) < 0):
+                    rc = -1
+                    break
+                self.st.pre.counts[e] += counts[j]
+                remap[j] = e
+            if rc == 0 and n_runs:
+                with nogil:
+                    rc = _add_runs(&self.st, <const uint32_t*> &run_ids[0], &run_offsets[0], &run_counts[0],
+                                   n_runs, remap, n)
+        finally:
+            PyMem_Free(remap)
+        if rc == -2:
+            raise IndexError(f"a letter run refers to a pretoken outside 0..{n - 1}")
+        self._merged(rc, n_documents, n_bytes)
+
+    cdef _merged(self, int rc, int64_t n_documents, int64_t n_bytes):
+        if rc < 0:
+            self.ok = False
+            raise MemoryError("out of memory while merging counters")
+        self.st.n_documents += n_documents
+        self.st.n_bytes += n_bytes
+
+    def pretokens(self):
+        """``(pretokens, counts, has_letter)``: a list of ``str`` in first-seen order, ``int64`` and
+        ``uint8`` numpy arrays."""
+        cdef SeqTable* t = &self.st.pre
+        cdef Py_ssize_t e
+        cdef list out = PyList_New(t.n)
+        for e in range(t.n):
+            piece = PyUnicode_FromKindAndData(4, t.items + t.offsets[e], t.offsets[e + 1] - t.offsets[e])
+            Py_INCREF(piece)
+            PyList_SET_ITEM(out, e, piece)
+        counts = np.empty(t.n, dtype=np.int64)
+        letter = np.empty(t.n, dtype=np.uint8)
+        cdef int64_t[::1] cv = counts
+        cdef uint8_t[::1] lv = letter
+        for e in range(t.n):
+            cv[e] = t.counts[e]
+            lv[e] = self.st.letter[e]
+        return out, counts, letter
+
+    def runs(self):
+        """``(ids, offsets, counts)``: the letter runs as numpy arrays (``int32`` pretoken indices of
+        all runs concatenated, ``int64`` offsets with one more entry than runs, ``int64`` counts)."""
+        cdef SeqTable* t = &self.st.runs
+        cdef Py_ssize_t e
+        ids = np.empty(t.n_items, dtype=np.int32)
+        offsets = np.empty(t.n + 1, dtype=np.int64)
+        counts = np.empty(t.n, dtype=np.int64)
+        cdef int32_t[::1] iv = ids
+        cdef int64_t[::1] ov = offsets
+        cdef int64_t[::1] cv = counts
+        with nogil:
+            for e in range(t.n_items):
+                iv[e] = <int32_t> t.items[e]
+            for e in range(t.n + 1):
+                ov[e] = t.offsets[e]
+            for e in range(t.n):
+                cv[e] = t.counts[e]
+        return ids, offsets, counts
+
+
+def aggregate_runs(const int32_t[::1] run_ids, const int64_t[::1] run_offsets, const int64_t[::1] run_counts,
+                   const int64_t[::1] single_token):
+    """Supermerge candidates from letter runs given as flat arrays (see :meth:`Counter.runs`);
+    the packed twin of :func:`fastsw.trainers.superword.aggregate_candidates` (the same multiset).
+
+    ``single_token[p]`` is pretoken ``p``'s phase-1 token when that is one eligible token, else -1.
+    Every run is cut at its other pretokens; each piece of >= 2 tokens adds the run's count to
+    that token sequence. Returns ``(tokens, offsets, counts)``: ``int32`` token ids of all
+    candidates concatenated, ``int64`` offsets (one more than candidates) and ``int64`` counts.
+    """
+    cdef SeqTable t
+    cdef Py_ssize_t n_runs = run_counts.shape[0], n_single = single_token.shape[0]
+    cdef int64_t r, i, o, m, start, e, cap = 64, bad = -1
+    cdef int rc = 0
+    cdef bint added
+    if run_offsets.shape[0] != n_runs + 1:
+        raise ValueError("run_offsets must have one more entry than run_counts")
+    if n_runs and (run_offsets[0] != 0 or run_offsets[n_runs] > run_ids.shape[0]):
+        raise ValueError("run_offsets do not match run_ids")
+    if _table_init(&t) < 0:
+        _table_free(&t)
+        raise MemoryError()
+    cdef uint32_t* buf = <uint32_t*> malloc(cap * sizeof(uint32_t))
+    if buf == NULL:
+        _table_free(&t)
+        raise MemoryError()
+    try:
+        with nogil:
+            for r in range(n_runs):
+                o = run_offsets[r]
+                m = run_offsets[r + 1] - o
+                if m > cap:
+                    cap = max(m, 2 * cap)
+                    free(buf)
+                    buf = <uint32_t*> malloc(cap * sizeof(uint32_t))
+                    if buf == NULL:
+                        rc = -1
+                        break
+                start = 0
+                for i in range(m + 1):
+                    if i < m:
+                        e = run_ids[o + i]
+                        if e < 0 or e >= n_single:
+                            bad = e
+                            rc = -2
+                            break
+                        e = single_token[e]
+                        if e >= 0:
+                            buf[i] = <uint32_t> e
+                            continue
+                    if i - start >= 2:
+                        e = _table_find_or_add(&t, buf + start, i - start, _hash_seq(buf + start, i - start),
+                                               &added)
+                        if e < 0:
+                            rc = -1
+                            break
+                        t.counts[e] += run_counts[r]
+                    start = i + 1
+                if rc < 0:
+                    break
+        if rc == -2:
+            raise IndexError(f"a letter run refers to pretoken {bad}, outside 0..{n_single - 1}")
+        if rc < 0:
+            raise MemoryError()
+        tokens = np.empty(t.n_items, dtype=np.int32)
+        offsets = np.empty(t.n + 1, dtype=np.int64)
+        counts = np.empty(t.n, dtype=np.int64)
+        if t.n_items:
+            memcpy(_addr_i32(tokens), t.items, t.n_items * sizeof(uint32_t))
+        memcpy(_addr_i64(offsets), t.offsets, (t.n + 1) * sizeof(int64_t))
+        if t.n:
+            memcpy(_addr_i64(counts), t.counts, t.n * sizeof(int64_t))
+        return tokens, offsets, counts
+    finally:
+        free(buf)
+        _table_free(&t)
+
+
+cdef void* _addr_i32(int32_t[::1] a):
+    return <void*> &a[0]
+
+
+cdef void* _addr_i64(int64_t[::1] a):
+    return <void*> &a[0]

@@ -1,0 +1,938 @@
+"""Numba kernels for the fast training path (the merge loop of phase 1 and phase 2).
+
+Private functions over contiguous numpy arrays only: no Python objects, no I/O.
+The driver :mod:`fastsw.trainers.bpe_fast` coerces its inputs once (ids int32, offsets and
+counts int64, token bytes uint8), so every kernel compiles exactly one signature.
+The reference these kernels must agree with, merge for merge and count for count,
+is :class:`fastsw.trainers.bpe.PairMerger`.
+
+Design notes: see docs/internals.md, section "Phase 1: the merge loop".
+"""
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils, config
+from numba.extending import intrinsic
+
+if config.DISABLE_JIT:
+    def _prefetch(arr, i):
+        """A no-op when the kernels run as plain Python."""
+else:
+    @intrinsic
+    def _prefetch(typingctx, arr, i):
+        """Ask the CPU to start loading ``arr[i]`` into the cache (``llvm.prefetch``:
+        never faults, no effect on results). An intrinsic, not a kernel."""
+        def codegen(context, builder, sig, args):
+            aryty = sig.args[0]
+            ary = context.make_array(aryty)(context, builder, args[0])
+            ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]])
+            i8p = builder.bitcast(ptr, ir.IntType(8).as_pointer())
+            i32 = ir.IntType(32)
+            fnty = ir.FunctionType(ir.VoidType(), [i8p.type, i32, i32, i32])
+            # the typed-pointer name; LLVM with opaque pointers upgrades it
+            fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0i8")
+            builder.call(fn, [i8p, i32(0), i32(3), i32(1)])  # read, high locality, data
+            return context.get_dummy_value()
+        return types.void(arr, i), codegen
+
+
+@njit(cache=True)
+def _grow_i32(a, cap):
+    """A copy of int32 ``a`` with capacity ``cap`` (>= len(a)); the tail is undefined."""
+    b = np.empty(cap, np.int32)
+    for i in range(a.shape[0]):  # a loop: a slice copy compiles its shape-mismatch error message too
+        b[i] = a[i]
+    return b
+
+
+@njit(cache=True)
+def _grow_i64(a, cap):
+    """A copy of int64 ``a`` with capacity ``cap`` (>= len(a)); the tail is undefined."""
+    b = np.empty(cap, np.int64)
+    for i in range(a.shape[0]):  # a loop: a slice copy compiles its shape-mismatch error message too
+        b[i] = a[i]
+    return b
+
+
+@njit(cache=True)
+def _grow_u8(a, cap):
+    """A copy of uint8 ``a`` with capacity ``cap`` (>= len(a)); the tail is undefined."""
+    b = np.empty(cap, np.uint8)
+    for i in range(a.shape[0]):  # a loop: a slice copy compiles its shape-mismatch error message too
+        b[i] = a[i]
+    return b
+
+
+_MAX_ID = 2 ** 31 - 1  # pair and word ids are stored in 32 bits
+
+
+@njit(cache=True)
+def _kth_smallest(a, k):
+    """The value ``np.sort(a)[k]`` (``0 <= k < len(a)``), found in place (``a`` is reordered): a
+    quickselect with three-way partitions (runs of equal counts are common) around pivots picked by a
+    fixed pseudo-random sequence. ``np.partition`` gives the same value but its compilation (with
+    ``np.unique`` and a sort for its argument checks) costs more than the merge loop's own."""
+    lo = np.int64(0)
+    hi = np.int64(a.shape[0]) - 1
+    seed = np.uint64(0x9E3779B97F4A7C15)
+    while lo < hi:
+        seed = seed * np.uint64(6364136223846793005) + np.uint64(1442695040888963407)
+        pivot = a[lo + np.int64((seed >> np.uint64(33)) % np.uint64(hi - lo + 1))]
+        # a[lo:lt] < pivot, a[lt:i] == pivot, a[gt+1:hi+1] > pivot
+        lt, i, gt = lo, lo, hi
+        while i <= gt:
+            v = a[i]
+            if v < pivot:
+                a[i] = a[lt]
+                a[lt] = v
+                lt += 1
+                i += 1
+            elif v > pivot:
+                a[i] = a[gt]
+                a[gt] = v
+                gt -= 1
+            else:
+                i += 1
+        if k < lt:
+            hi = lt - 1
+        elif k > gt:
+            lo = gt + 1
+        else:
+            return pivot
+    return a[k]
+
+
+@njit(cache=True)
+def _hash(key):
+    """32 well-mixed bits (a non-negative int64) of a pair key ``left << 32 | right``."""
+    h = ((key >> 32) * 0x9E3779B1) ^ ((key & 0xFFFFFFFF) * 0x85EBCA77)  # < 2**63: no overflow
+    return (h ^ (h >> 32)) & 0xFFFFFFFF
+
+
+@njit(cache=True)
+def _find(htab, rec, key, fp):
+    """Linear probing over the int64 hash table ``htab`` (-1 = empty slot, else
+    ``fp << 32 | pair id``; the home slot of hash ``fp`` is ``fp * len(htab) >> 32``).
+    A slot whose stored hash equals ``fp`` is confirmed on the pair's key
+    ``rec[3 * id]``. Returns the pair id, or ``-1 - s`` for the empty slot ``s``
+    where ``key`` belongs."""
+    n = htab.shape[0]
+    s = (fp * n) >> 32
+    while True:
+        v = htab[s]
+        if v == -1:
+            return -1 - s
+        if ((v >> 32) & 0xFFFFFFFF) == fp:
+            q = v & 0xFFFFFFFF
+            if rec[3 * q] == key:
+                return q
+        s += 1
+        if s == n:
+            s = 0
+
+
+@njit(cache=True)
+def _rehash(htab, size):
+    """A new hash table of ``size`` slots holding the entries of ``htab`` (the
+    stored hashes place them; the pair records are not read)."""
+    out = np.full(size, -1, np.int64)
+    for i in range(htab.shape[0]):
+        v = htab[i]
+        if v != -1:
+            s = ((((v >> 32) & 0xFFFFFFFF) * size) >> 32)
+            while out[s] != -1:
+                s += 1
+                if s == size:
+                    s = 0
+            out[s] = v
+    return out
+
+
+@njit(cache=True)
+def _pair_id(htab, rec, plen, n_pairs, x, y):
+    """The id of pair ``(x, y)``, creating it (count 0, no occurrences) when new.
+
+    The caller has made room: the pair arrays have capacity > ``n_pairs`` and the
+    hash table has a free slot. Returns ``(pair id, new n_pairs)``.
+    """
+    key = (np.int64(x) << 32) | np.int64(y)
+    fp = _hash(key)
+    q = _find(htab, rec, key, fp)
+    if q >= 0:
+        return q, n_pairs
+    htab[-1 - q] = (fp << 32) | n_pairs
+    rec[3 * n_pairs] = key
+    rec[3 * n_pairs + 1] = 0
+    rec[3 * n_pairs + 2] = -1
+    plen[n_pairs] = 0
+    return n_pairs, n_pairs + 1
+
+
+@njit(cache=True)
+def _room_for_pairs(rec, plen, htab, need):
+    """``(rec, plen, htab)`` with room for ``need`` pairs: the pair arrays grown by
+    1.25x (each growth briefly holds old and new) and the hash table by 1.5x at 3/4
+    load, or the same arrays when they already fit."""
+    cap = plen.shape[0]
+    if need > cap:
+        cap = max(cap + cap // 4, need)
+        if cap > _MAX_ID:
+            raise ValueError("too many pairs for the merge loop (pair ids are 32-bit)")
+        rec = _grow_i64(rec, 3 * cap)
+        plen = _grow_i32(plen, cap)
+    if 4 * need > 3 * htab.shape[0]:
+        size = htab.shape[0]
+        while 4 * need > 3 * size:
+            size += size // 2
+        htab = _rehash(htab, size)
+    return rec, plen, htab
+
+
+@njit(cache=True)
+def _compact(occ, plen, rec, n_pairs, floor):
+    """Move the occurrence segments of pairs ``0 .. n_pairs - 1`` that can still be
+    chosen (count above ``floor``) to the front of ``occ``, keeping their order
+    (segments lie in ``occ`` in pair id order); drop the others. Returns the used
+    length."""
+    k = 0
+    for q in range(n_pairs):
+        n = plen[q]
+        if n == 0:
+            continue
+        if rec[3 * q + 1] <= floor:
+            plen[q] = 0
+            continue
+        s = rec[3 * q + 2]
+        if s != k:
+            for i in range(n):
+                occ[k + i] = occ[s + i]
+            rec[3 * q + 2] = k
+        k += n
+    return k
+
+
+@njit(cache=True)
+def _cmp_bytes(tb, tb_off, x, y):
+    """Compare token ``x``'s bytes with token ``y``'s (uint8 ``tb``, int64
+    ``tb_off``): -1, 0 or 1; unsigned bytes, a proper prefix first."""
+    if x == y:
+        return 0
+    ox = tb_off[x]
+    oy = tb_off[y]
+    nx = tb_off[x + 1] - ox
+    ny = tb_off[y + 1] - oy
+    n = min(nx, ny)
+    for i in range(n):
+        a = tb[ox + i]
+        b = tb[oy + i]
+        if a != b:
+            return -1 if a < b else 1
+    if nx == ny:
+        return 0
+    return -1 if nx < ny else 1
+
+
+@njit(cache=True)
+def _prefix_key(tb, tb_off, t):
+    """Token ``t``'s first 8 bytes, zero-padded, big-endian, with the sign bit
+    flipped: where two tokens' prefix keys differ, their order is the order of
+    their byte strings (equal keys decide nothing)."""
+    o = tb_off[t]
+    n = min(tb_off[t + 1] - o, 8)
+    v = np.int64(0)
+    for i in range(8):
+        v <<= 8
+        if i < n:
+            v |= np.int64(tb[o + i])
+    return v ^ (np.int64(1) << 63)
+
+
+@njit(cache=True)
+def _cmp_token(tpre, tb, tb_off, x, y):
+    """Token ``x``'s bytes against token ``y``'s (-1, 0 or 1): the prefix keys
+    ``tpre`` decide when they differ, else the bytes themselves."""
+    if x == y:
+        return 0
+    if tpre[x] != tpre[y]:
+        return -1 if tpre[x] < tpre[y] else 1
+    return _cmp_bytes(tb, tb_off, x, y)
+
+
+@njit(cache=True)
+def _better(kp, cp, kq, cq, tpre, tb, tb_off, tie_bytes):
+    """True when the pair with key ``kp`` (``left << 32 | right``) and count ``cp``
+    ranks strictly above the pair with key ``kq`` and count ``cq``: higher count,
+    then the smaller tie key. Comparing keys compares ``(left id, right id)``; with
+    ``tie_bytes`` the tokens' byte strings come first, decided by their prefix keys
+    ``tpre`` when those differ."""
+    if cp != cq:
+        return cp > cq
+    if tie_bytes != 0 and kp != kq:
+        c = _cmp_token(tpre, tb, tb_off, kp >> 32, kq >> 32)
+        if c != 0:
+            return c < 0
+        c = _cmp_token(tpre, tb, tb_off, kp & 0xFFFFFFFF, kq & 0xFFFFFFFF)
+        if c != 0:
+            return c < 0
+    return kp < kq
+
+
+@njit(cache=True)
+def _sift_down(heap_key, heap_count, size, i, tpre, tb, tb_off, tie_bytes):
+    """Restore the max-heap below position ``i`` (pair keys ``heap_key``, counts ``heap_count``)."""
+    p = heap_key[i]
+    c = heap_count[i]
+    while True:
+        child = 2 * i + 1
+        if child >= size:
+            break
+        other = child + 1
+        if other < size and _better(heap_key[other], heap_count[other], heap_key[child],
+                                    heap_count[child], tpre, tb, tb_off, tie_bytes):
+            child = other
+        if not _better(heap_key[child], heap_count[child], p, c, tpre, tb, tb_off, tie_bytes):
+            break
+        heap_key[i] = heap_key[child]
+        heap_count[i] = heap_count[child]
+        i = child
+    heap_key[i] = p
+    heap_count[i] = c
+
+
+@njit(cache=True)
+def _push(heap_key, heap_count, size, p, c, tpre, tb, tb_off, tie_bytes):
+    """Push the pair with key ``p`` and count ``c`` (capacity must allow it); returns the new size."""
+    i = size
+    while i > 0:
+        parent = (i - 1) // 2
+        if not _better(p, c, heap_key[parent], heap_count[parent], tpre, tb, tb_off, tie_bytes):
+            break
+        heap_key[i] = heap_key[parent]
+        heap_count[i] = heap_count[parent]
+        i = parent
+    heap_key[i] = p
+    heap_count[i] = c
+    return size + 1
+
+
+@njit(cache=True)
+def _top(heap_key, heap_count, hsize, htab, rec, floor, tpre, tb, tb_off, tie_bytes):
+    """The best pair: re-key stale tops with their current count, drop those at
+    or below ``floor``. Returns ``(pair id or -1 when none is left, new heap size)``."""
+    while hsize > 0:
+        key = heap_key[0]
+        q = _find(htab, rec, key, _hash(key))
+        current = rec[3 * q + 1]
+        if heap_count[0] == current:
+            return q, hsize
+        if current > floor:
+            heap_count[0] = current
+        else:
+            hsize -= 1
+            heap_key[0] = heap_key[hsize]
+            heap_count[0] = heap_count[hsize]
+        _sift_down(heap_key, heap_count, hsize, np.int64(0), tpre, tb, tb_off, tie_bytes)
+    return -1, hsize
+
+
+@njit(cache=True, inline="always")
+def _allowed(key, tkind, rule):
+    """Whether the pair ``key`` (``left << 32 | right``) may be merged: ``rule[kind of left, kind of right]``
+    is the new token's kind, or -1 for a forbidden merge (see :func:`_merge_loop`)."""
+    return rule[tkind[key >> 32], tkind[key & 0xFFFFFFFF]] >= 0
+
+
+@njit(cache=True)
+def _push_created(heap_key, heap_count, hsize, rec, first, last, floor, tpre, tb, tb_off, tie_bytes, tkind, rule):
+    """Push the pairs ``first .. last - 1`` whose count is above ``floor`` and that the merge rule allows;
+    returns the heap size."""
+    for q in range(first, last):
+        if rec[3 * q + 1] > floor and _allowed(rec[3 * q], tkind, rule):
+            hsize = _push(heap_key, heap_count, hsize, rec[3 * q], rec[3 * q + 1], tpre, tb, tb_off,
+                          tie_bytes)
+    return hsize
+
+
+@njit(cache=True, inline="always")
+def _pair_counts(x, y, i, last_eq, overlapping):
+    """:func:`fastsw.trainers.bpe.word_pairs`'s rule for every walk over a word's pairs: whether the pair ``x y`` at
+    position ``i`` counts, and the walk's next ``last_eq`` (start at -2). Inlined: it runs once per pair."""
+    if x == y and overlapping == 0:
+        if last_eq == i - 1:
+            return False, -2
+        return True, i
+    return True, last_eq
+
+
+@njit(cache=True)
+def _count_words(tokens, offsets, lengths, word_counts, w, overlapping, htab, rec, plen, n_pairs, tq, t0):
+    """The initial pair counts of the words from ``w`` on; ``tq[o - t0 + i]`` gets
+    the pair at position ``i`` of the word at ``o`` when it is the pair's first
+    occurrence in the word, else -1 (``rec[3 * q + 2]`` is the last word counted
+    in pair ``q``'s ``plen``). Stops before a word the pair arrays or the hash
+    table lack room for; returns ``(w, n_pairs)`` (``w`` = n_words when done). A
+    separate function for the reason given at :func:`_rewrite_words`."""
+    n_words = offsets.shape[0] - 1
+    while w < n_words:
+        o = offsets[w]
+        L = lengths[w]
+        if L < 2:
+            w += 1
+            continue
+        need = n_pairs + L + 1
+        if need > plen.shape[0] or 4 * need > 3 * htab.shape[0]:
+            return w, n_pairs
+        c = word_counts[w]
+        last_eq = -2
+        for i in range(L - 1):
+            x = tokens[o + i]
+            y = tokens[o + i + 1]
+            counted, last_eq = _pair_counts(x, y, i, last_eq, overlapping)
+            if not counted:
+                tq[o - t0 + i] = -1
+                continue
+            q, n_pairs = _pair_id(htab, rec, plen, n_pairs, x, y)
+            rec[3 * q + 1] += c
+            if rec[3 * q + 2] != w:
+                rec[3 * q + 2] = w
+                plen[q] += 1
+                tq[o - t0 + i] = q
+            else:
+                tq[o - t0 + i] = -1
+        w += 1
+    return w, n_pairs
+
+
+@njit(cache=True)
+def _rewrite_words(tokens, offsets, lengths, word_counts, occ, seg, t, seg_n, a, b, new, overlapping,
+                   htab, rec, plen, n_pairs, buf_q, buf_w, n_buf, win_lo, win_hi, win_n):
+    """Merge ``(a, b)`` into ``new`` in the words ``occ[seg + t : seg + seg_n]``,
+    updating pair counts and collecting the new token's occurrences in ``buf_q``,
+    ``buf_w``. Stops early, before changing a word, when the pair arrays, the hash
+    table or the buffer lack room for it. Returns ``(t, n_pairs, n_buf)``: where
+    it stopped (``seg_n`` when done) and the new sizes.
+
+    A separate function, so that its arrays are loop invariants (the caller
+    grows them between calls)."""
+    while t < seg_n:
+        # the words ahead are scattered in memory: fetch their offset, length and
+        # count 12 words ahead and their first tokens 6 words ahead
+        if t + 12 < seg_n:
+            w2 = occ[seg + t + 12]
+            _prefetch(offsets, w2)
+            _prefetch(lengths, w2)
+            _prefetch(word_counts, w2)
+        if t + 6 < seg_n:
+            _prefetch(tokens, offsets[occ[seg + t + 6]])
+        w = occ[seg + t]
+        o = offsets[w]
+        L = lengths[w]
+
+        # windows around the replacements, in the old word's coordinates: a
+        # replacement at i changes the pairs of tokens i-1 .. i+2; with the
+        # non-overlapping rule the window is widened to the whole runs of
+        # equal tokens at its ends, so a window's pairs count the same inside
+        # it as in the word. Windows that overlap are joined.
+        n_win = 0
+        cur_n = 0
+        cur_lo = 0
+        cur_hi = 0
+        i = 0
+        while i < L - 1:
+            if tokens[o + i] != a or tokens[o + i + 1] != b:
+                i += 1
+                continue
+            lo = i - 1 if i > 0 else 0
+            hi = i + 3 if i + 3 < L else L
+            if overlapping == 0:
+                # widen to whole runs of equal tokens, walking only through tokens
+                # the current window does not cover: reaching cur_hi - 1 going left
+                # joins the windows anyway, and a walk right from inside the window
+                # would stop at cur_hi (a run boundary or L), so each token is walked
+                # at most twice per word (linear in a run of 10^6 equal tokens)
+                floor = cur_hi - 1 if cur_n > 0 else 0
+                while lo > floor and lo > 0 and tokens[o + lo - 1] == tokens[o + lo]:
+                    lo -= 1
+                if cur_n == 0 or hi > cur_hi:
+                    while hi < L and tokens[o + hi] == tokens[o + hi - 1]:
+                        hi += 1
+            if cur_n > 0 and lo < cur_hi:
+                cur_hi = max(cur_hi, hi)
+                cur_n += 1
+            else:
+                if cur_n > 0:
+                    win_lo[n_win] = cur_lo
+                    win_hi[n_win] = cur_hi
+                    win_n[n_win] = cur_n
+                    n_win += 1
+                cur_lo = lo
+                cur_hi = hi
+                cur_n = 1
+            i += 2
+        if cur_n == 0:
+            t += 1
+            continue  # stale entry: an earlier merge removed the pair from this word
+        win_lo[n_win] = cur_lo
+        win_hi[n_win] = cur_hi
+        win_n[n_win] = cur_n
+        n_win += 1
+        c = word_counts[w]
+
+        need = n_pairs + L + 1
+        if need > plen.shape[0] or 4 * need > 3 * htab.shape[0] or n_buf + L > buf_q.shape[0]:
+            return t, n_pairs, n_buf  # the caller makes room, then calls again from t
+
+        # old pairs of each window out
+        for v in range(n_win):
+            last_eq = -2
+            for i in range(win_lo[v], win_hi[v] - 1):
+                x = tokens[o + i]
+                y = tokens[o + i + 1]
+                counted, last_eq = _pair_counts(x, y, i, last_eq, overlapping)
+                if not counted:
+                    continue
+                key = (np.int64(x) << 32) | np.int64(y)
+                q = _find(htab, rec, key, _hash(key))
+                rec[3 * q + 1] -= c
+
+        # rewrite in place from the first replacement, left to right, non-overlapping
+        i = win_lo[0]
+        k = i
+        while i < L:
+            if i + 1 < L and tokens[o + i] == a and tokens[o + i + 1] == b:
+                tokens[o + k] = new
+                i += 2
+            else:
+                tokens[o + k] = tokens[o + i]
+                i += 1
+            k += 1
+        L = k
+        lengths[w] = L
+
+        # new pairs of each window in (a window shifts left by one token per
+        # replacement before it and shrinks by one per replacement inside it);
+        # only pairs with the new token are new to the word's occurrences
+        shift = 0
+        for v in range(n_win):
+            lo = win_lo[v] - shift
+            shift += win_n[v]
+            hi = win_hi[v] - shift
+            last_eq = -2
+            for i in range(lo, hi - 1):
+                x = tokens[o + i]
+                y = tokens[o + i + 1]
+                counted, last_eq = _pair_counts(x, y, i, last_eq, overlapping)
+                if not counted:
+                    continue
+                q, n_pairs = _pair_id(htab, rec, plen, n_pairs, x, y)
+                rec[3 * q + 1] += c
+                if (x == new or y == new) and rec[3 * q + 2] != w:
+                    rec[3 * q + 2] = w
+                    plen[q] += 1
+                    buf_q[n_buf] = q
+                    buf_w[n_buf] = w
+                    n_buf += 1
+
+        t += 1
+    return t, n_pairs, n_buf
+
+
+@njit(cache=True, nogil=True)
+def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie_bytes,
+                max_steps, use_replay, replay, tkind_in, rule, prune_top, stop):
+    """The merge loop over aggregated words, optionally interleaved with a replay of
+    regular merges (BoundlessBPE, Algorithm 1).
+
+    Reads ``offsets`` (int64, n_words + 1), ``word_counts`` (int64, n_words),
+    ``tb_in``/``tb_off_in`` (uint8 bytes of the current vocabulary, int64 offsets
+    of length n_tokens + 1) and ``replay`` (int64 counts of the regular merges; used
+    when ``use_replay`` is 1). Rewrites ``tokens`` (int32) in place.
+
+    Without replay: up to ``max_steps`` merges, each the best pair. With replay:
+    up to ``max_steps`` steps; a step takes the best pair only when its count is
+    strictly greater than ``replay[j]``, else it takes regular merge ``j``; the loop
+    stops when no pair is left. New tokens get ids ``n_tokens, n_tokens + 1, ...``.
+
+    ``prune_top`` (without replay; 0 = off): keep heap entries and segments only
+    for pairs counted above the ``prune_top + 1``-th largest initial count (a guess at
+    a floor the chosen pairs stay above). The result is exact whenever the loop
+    never runs out of such pairs while others are left; otherwise ``exact`` is 0
+    and the caller runs again without pruning (on the original ``tokens``).
+
+    Merge rule (atomic tokens that must not merge freely, e.g. SCRIPT's no partial characters, see
+    :func:`fastsw.pretokenizers.script_v3.merge_allowed`): ``tkind_in`` (uint8, n_tokens) gives each token a kind and
+    ``rule`` (int8, K x K) the kind of the token ``left + right`` makes, -1 where that merge is forbidden. A
+    forbidden pair is counted like any other but never gets a heap entry, so it is never chosen (kinds never
+    change, so a forbidden pair stays forbidden). No rule: all kinds 0 and ``rule = [[0]]``.
+
+    ``stop`` (int64, 1 element) is polled before each step: when another thread sets
+    ``stop[0]`` (Ctrl-C, see :func:`fastsw._interrupt.call_kernel`) the loop ends there,
+    with the steps done so far (the caller discards them). Releases the GIL.
+
+    Returns ``(n_steps, kinds, lefts, rights, pair_counts, lengths, exact)``: per
+    step, ``kinds`` (int8: 1 = merge of a pair, 0 = regular replay step), the pair
+    and its count (int64); ``lengths`` (int64, n_words) the final word lengths;
+    ``exact`` 1 unless pruning made the result unreliable.
+    """
+    n_words = offsets.shape[0] - 1
+    # A pair whose count is at or below ``floor`` can never be chosen: with replay
+    # a pair is taken only when its count exceeds replay[j] >= min(replay), and a
+    # pair's count never grows after the step that creates it. Such pairs get no
+    # occurrence segment and no heap entry (with replay, about 9 in 10 pairs).
+    # Without replay the floor is a guess (``prune_top``): every chosen pair is
+    # above it, so it beats every pruned pair, as long as the heap does not run dry
+    # while pruned pairs are left (then ``exact`` is 0).
+    floor = np.int64(0)
+    if use_replay != 0 and replay.shape[0] > 0:
+        floor = replay[0]
+        for k in range(replay.shape[0]):
+            floor = min(floor, replay[k])
+        floor = max(floor, np.int64(0))
+    if n_words > _MAX_ID:
+        raise ValueError("too many words for the merge loop (word ids are 32-bit)")
+    lengths = offsets[1:] - offsets[:-1]
+    n_tokens = tb_off_in.shape[0] - 1
+    tb = tb_in.copy()
+    tb_off = _grow_i64(tb_off_in, n_tokens + 1 + max(max_steps, 0))
+    tb_used = tb_off[n_tokens]
+    tpre = np.empty(n_tokens + max(max_steps, 0), np.int64)
+    for t in range(n_tokens):
+        tpre[t] = _prefix_key(tb, tb_off, t)
+    tkind = np.empty(n_tokens + max(max_steps, 0), np.uint8)
+    for t in range(n_tokens):
+        tkind[t] = tkind_in[t]
+
+    # pairs: rec[3q] = key (left << 32 | right), rec[3q + 1] = count, rec[3q + 2] =
+    # start of the occurrence segment occ[start:start + plen[q]] (while the segment
+    # is being collected: the last word added)
+    cap = 1024
+    rec = np.empty(3 * cap, np.int64)
+    plen = np.empty(cap, np.int32)
+    n_pairs = np.int64(0)  # typed, so helpers compile one signature
+    htab = np.full(4096, -1, np.int64)
+    max_len = 0
+    n_tok = 0
+    for w in range(n_words):
+        max_len = max(max_len, lengths[w])
+        n_tok += lengths[w]
+    win_lo = np.empty(max_len // 2 + 1, np.int64)
+    win_hi = np.empty(max_len // 2 + 1, np.int64)
+    win_n = np.empty(max_len // 2 + 1, np.int64)
+
+    # ---- initial pair counts; tq[o - t0 + i] = the pair at position i of the word at o
+    # when it is the pair's first occurrence in the word, else -1
+    tq = np.empty(n_tok, np.int32)
+    t0 = offsets[0] if n_words > 0 else 0
+    w = np.int64(0)
+    while True:
+        w, n_pairs = _count_words(tokens, offsets, lengths, word_counts, w, overlapping, htab, rec, plen,
+                                  n_pairs, tq, t0)
+        if w >= n_words:
+            break
+        rec, plen, htab = _room_for_pairs(rec, plen, htab, n_pairs + lengths[w] + 1)
+
+    # ---- the guessed floor without replay: the prune_top-th largest initial count
+    guessed = False
+    if use_replay == 0 and prune_top > 0 and n_pairs > prune_top:
+        initial = np.empty(n_pairs, np.int64)
+        for q in range(n_pairs):
+            initial[q] = rec[3 * q + 1]
+        # the (prune_top + 1)-th largest: the prune_top largest stay above it (ties aside)
+        floor = _kth_smallest(initial, n_pairs - prune_top - 1)
+        guessed = floor > 0
+        initial = np.empty(0, np.int64)
+
+    # ---- occurrence segments of the initial pairs, in pair id order, each in word order
+    n_occ = np.int64(0)
+    for q in range(n_pairs):
+        if rec[3 * q + 1] <= floor:
+            plen[q] = 0
+        rec[3 * q + 2] = n_occ
+        n_occ += plen[q]
+    occ_cap = n_occ + n_occ // 8 + 1024
+    occ = np.empty(occ_cap, np.int32)
+    for w in range(n_words):
+        o = offsets[w] - t0
+        for i in range(lengths[w] - 1):
+            q = tq[o + i]
+            if q >= 0 and plen[q] > 0:
+                occ[rec[3 * q + 2]] = w
+                rec[3 * q + 2] += 1
+    for q in range(n_pairs):
+        rec[3 * q + 2] -= plen[q]
+    tq = np.empty(0, np.int32)  # free it
+
+    # ---- heap of all pairs with a positive count (bottom-up heapify)
+    hsize = 0
+    for q in range(n_pairs):
+        if rec[3 * q + 1] > floor and _allowed(rec[3 * q], tkind, rule):
+            hsize += 1
+    heap_cap = max(hsize + hsize // 8, 1024)
+    heap_key = np.empty(heap_cap, np.int64)
+    heap_count = np.empty(heap_cap, np.int64)
+    hsize = 0
+    for q in range(n_pairs):
+        if rec[3 * q + 1] > floor and _allowed(rec[3 * q], tkind, rule):
+            heap_key[hsize] = rec[3 * q]
+            heap_count[hsize] = rec[3 * q + 1]
+            hsize += 1
+    for i in range(hsize // 2 - 1, -1, -1):
+        _sift_down(heap_key, heap_count, np.int64(hsize), np.int64(i), tpre, tb, tb_off, tie_bytes)
+
+    # the step's new occurrences (pair, word), before they become segments
+    buf_cap = 1024
+    buf_q = np.empty(buf_cap, np.int32)
+    buf_w = np.empty(buf_cap, np.int32)
+
+    n_out = max(max_steps, 0)
+    kinds = np.zeros(n_out, np.int8)
+    out_left = np.zeros(n_out, np.int32)
+    out_right = np.zeros(n_out, np.int32)
+    out_count = np.zeros(n_out, np.int64)
+    n_steps = 0
+    j = 0
+
+    while n_steps < max_steps:
+        if stop[0] != 0:  # one load per step: no measurable cost (see fastsw.trainers.bpe_fast)
+            break
+        # ---- best pair: re-key or drop stale tops
+        best, hsize = _top(heap_key, heap_count, np.int64(hsize), htab, rec, floor, tpre, tb, tb_off,
+                           tie_bytes)
+        if best < 0:
+            # no pair above the floor: no pair will ever be taken again, and nothing
+            # changes during replay steps, so every remaining step replays a regular
+            # merge while any pair is left (Algorithm 1's loop condition)
+            left = False
+            if floor > 0:
+                for q in range(n_pairs):
+                    if rec[3 * q + 1] > 0 and _allowed(rec[3 * q], tkind, rule):
+                        left = True
+                        break
+            if not left:
+                break
+            if guessed:  # pairs are left below the guessed floor: not the exact result
+                return n_steps, kinds, out_left, out_right, out_count, lengths, 0
+            while n_steps < max_steps and j < replay.shape[0]:
+                kinds[n_steps] = 0
+                out_count[n_steps] = replay[j]
+                j += 1
+                n_steps += 1
+            break
+        best_count = rec[3 * best + 1]
+        if use_replay != 0 and best_count <= replay[j]:
+            kinds[n_steps] = 0
+            out_count[n_steps] = replay[j]
+            j += 1
+            n_steps += 1
+            continue
+        a = rec[3 * best] >> 32
+        b = rec[3 * best] & 0xFFFFFFFF
+        kinds[n_steps] = 1
+        out_left[n_steps] = a
+        out_right[n_steps] = b
+        out_count[n_steps] = best_count
+        n_steps += 1
+
+        # ---- the new token's bytes
+        new = n_tokens
+        n_tokens += 1
+        la = tb_off[a + 1] - tb_off[a]
+        lb = tb_off[b + 1] - tb_off[b]
+        if tb_used + la + lb > tb.shape[0]:
+            tb = _grow_u8(tb, max(2 * tb.shape[0], tb_used + la + lb))
+        for i in range(la):
+            tb[tb_used + i] = tb[tb_off[a] + i]
+        for i in range(lb):
+            tb[tb_used + la + i] = tb[tb_off[b] + i]
+        tb_used += la + lb
+        tb_off[new + 1] = tb_used
+        tpre[new] = _prefix_key(tb, tb_off, new)
+        tkind[new] = rule[tkind[a], tkind[b]]
+
+        # ---- rewrite every word of the pair's occurrence segment
+        first_new_pair = n_pairs
+        seg = rec[3 * best + 2]
+        seg_n = plen[best]
+        plen[best] = 0
+        n_buf = np.int64(0)
+        t = np.int64(0)
+        while True:
+            t, n_pairs, n_buf = _rewrite_words(tokens, offsets, lengths, word_counts, occ, seg, t,
+                                               np.int64(seg_n), a, b, new, overlapping, htab, rec, plen,
+                                               n_pairs, buf_q, buf_w, n_buf, win_lo, win_hi, win_n)
+            if t >= seg_n:
+                break
+            L = lengths[occ[seg + t]]
+            rec, plen, htab = _room_for_pairs(rec, plen, htab, n_pairs + L + 1)
+            if n_buf + L > buf_cap:
+                buf_cap = max(buf_cap + buf_cap // 2, n_buf + L)
+                buf_q = _grow_i32(buf_q, buf_cap)
+                buf_w = _grow_i32(buf_w, buf_cap)
+
+        # ---- the step's occurrences become the segments of the pairs created in
+        # it, appended in pair id order (compacting, then growing, when full)
+        for q in range(first_new_pair, n_pairs):
+            if rec[3 * q + 1] <= floor:
+                plen[q] = 0  # never chosen: no segment
+        if n_occ + n_buf > occ_cap:
+            n_occ = _compact(occ, plen, rec, np.int64(first_new_pair), floor)
+            if 4 * (n_occ + n_buf) > 3 * occ_cap:
+                occ_cap = max(occ_cap + occ_cap // 4, n_occ + n_buf + n_buf // 2)
+                occ = _grow_i32(occ[:n_occ], occ_cap)
+        for q in range(first_new_pair, n_pairs):
+            rec[3 * q + 2] = n_occ
+            n_occ += plen[q]
+        for t in range(n_buf):
+            q = buf_q[t]
+            if plen[q] > 0:
+                occ[rec[3 * q + 2]] = buf_w[t]
+                rec[3 * q + 2] += 1
+        for q in range(first_new_pair, n_pairs):
+            rec[3 * q + 2] -= plen[q]
+
+        # ---- heap entries for the pairs with the new token, the only pairs whose
+        # count can grow (merging only shortens runs and never joins old tokens);
+        # they are exactly the pairs created during this step
+        n_created = n_pairs - first_new_pair
+        if hsize + n_created > heap_key.shape[0]:
+            heap_cap = max(heap_key.shape[0] + heap_key.shape[0] // 4, hsize + n_created)
+            heap_key = _grow_i64(heap_key[:hsize], heap_cap)
+            heap_count = _grow_i64(heap_count[:hsize], heap_cap)
+        hsize = _push_created(heap_key, heap_count, np.int64(hsize), rec, np.int64(first_new_pair), n_pairs,
+                              floor, tpre, tb, tb_off, tie_bytes, tkind, rule)
+
+    return n_steps, kinds, out_left, out_right, out_count, lengths, 1
+
+
+@njit(cache=True)
+def _pair_slot(table, key):
+    """The slot of ``key`` in the open-addressing table ``table`` (int64, 2 entries per slot: the key, -1 for
+    an empty slot, and its weight; a power of two of at most 2**31 slots): where it is, or the empty slot where
+    it goes. The home slot is ``_hash(key) * n_slots >> 32`` (no overflow, also as plain Python)."""
+    n_slots = table.shape[0] >> 1
+    mask = n_slots - 1
+    s = (_hash(key) * n_slots) >> 32
+    while table[2 * s] != key and table[2 * s] != -1:
+        s = (s + 1) & mask
+    return s
+
+
+@njit(cache=True)
+def _cut_weights(tokens, offsets, counts, table, pid):
+    """The first pass of :func:`_cut_candidates`: the pair weights summed in ``table`` (empty: all keys -1), each
+    position's slot noted in ``pid``. Returns the number of distinct pairs, or -1 as soon as one more would make
+    the table more than half full (the caller starts again with a table twice as large). Keeping the growth out of
+    this loop made the pass 35-40 % faster (0.60 -> 0.37 s CPU on 100 MB of English's 10.5 M positions): re-pointing
+    the slots noted so far inside the loop kept the compiler from tightening it."""
+    limit = table.shape[0] >> 2
+    n_pairs = 0
+    for w in range(offsets.shape[0] - 1):
+        c = counts[w]
+        for i in range(offsets[w], offsets[w + 1] - 1):
+            key = (np.int64(tokens[i]) << 32) | np.int64(tokens[i + 1])
+            s = _pair_slot(table, key)
+            if table[2 * s] == -1:
+                if n_pairs == limit:
+                    return -1
+                table[2 * s] = key
+                table[2 * s + 1] = 0
+                n_pairs += 1
+            pid[i] = s
+            table[2 * s + 1] += c
+    return n_pairs
+
+
+@njit(cache=True)
+def _cut_candidates(tokens, offsets, counts, floor, top, marker):
+    """Cut packed candidates at the boundaries no merge can ever cross (BoundlessBPE's phase 2).
+
+    Reads ``tokens`` (int32), ``offsets`` (int64, n_words + 1, starting at 0) and ``counts`` (int64).
+    The weight of an adjacent token pair ``(a, b)`` is the number of positions where ``a`` is followed by
+    ``b``, each times its word's count: an upper bound on the count of ``(a, b)`` and of every pair made
+    later across such a position (a token's last and first phase-1 tokens never change, so every
+    occurrence of a later pair ``(L, R)`` sits on a position of the same ``(a, b)``). A position whose pair
+    weighs at most ``floor`` can therefore never be merged across, and every pair there stays at or below
+    ``floor``: the words split there without changing any pair above ``floor``.
+
+    One hashing pass (:func:`_cut_weights`) sums the weights in ``table`` (int64 key/weight slots, linear
+    probing, at most half full, so a lookup is one cache miss; sized for ~0.4 distinct pairs per token, started
+    again twice as large when that is too small) and notes each position's slot in ``pid`` (int32 over the
+    tokens); the table then becomes one cut flag per slot (a bool array 1/16 of its size, which stays in cache)
+    and is freed; a second pass counts the cut positions through the flags and a third writes the output, both
+    reading ``pid`` sequentially. The scratch memory is 4 bytes per token plus 32 bytes per distinct pair at most.
+
+    ``top`` > 0 (SuperBPE, whose floor is not known in advance): ``floor`` is replaced by the ``top + 1``-th
+    largest pair weight (0 when there are not more pairs), a guess the caller verifies: the cut is exact for
+    a merge loop whose every chosen pair counts more than it.
+
+    Returns ``(ids, new_offsets, sentinel, floor)``: the words with ``marker`` (int32, an id above every token)
+    inserted at each such position (one int32 array, int64 offsets), ready for
+    ``fastsw.pretokenizers._pretok.aggregate_runs`` with ``marker`` mapped to -1; and ``sentinel`` (int64, 3 entries)
+    ``(a, b, count)`` of the first cut position in a word of positive count (count -1 if none), which
+    the caller keeps as a word ``[a, b]`` so that a pair stays left whenever one did before.
+    """
+    n_words = offsets.shape[0] - 1
+    n_tok = tokens.shape[0]
+    bits = 16
+    while (1 << bits) < n_tok // 4:  # ~ distinct pairs / 0.4 on English candidates
+        bits += 1
+    pid = np.zeros(n_tok, np.int32)
+    while True:
+        table = np.full(2 << bits, -1, np.int64)
+        n_pairs = _cut_weights(tokens, offsets, counts, table, pid)
+        if n_pairs >= 0:
+            break
+        if bits >= 31:
+            raise ValueError("too many distinct pairs for the candidate cut (slots are 32-bit)")
+        table = np.empty(0, np.int64)  # free it before the larger one
+        bits += 1
+    n_slots = table.shape[0] >> 1
+    if top > 0:
+        floor = np.int64(0)
+        if n_pairs > top:
+            weights = np.empty(n_pairs, np.int64)
+            k = 0
+            for t in range(n_slots):
+                if table[2 * t] != -1:
+                    weights[k] = table[2 * t + 1]
+                    k += 1
+            floor = _kth_smallest(weights, n_pairs - top - 1)
+    cut = np.zeros(n_slots, np.bool_)
+    for t in range(n_slots):
+        if table[2 * t] != -1 and table[2 * t + 1] <= floor:
+            cut[t] = True
+    table = np.empty(0, np.int64)  # free it
+    n_cut = 0
+    for w in range(n_words):
+        for i in range(offsets[w], offsets[w + 1] - 1):
+            if cut[pid[i]]:
+                n_cut += 1
+    ids = np.empty(n_tok + n_cut, np.int32)
+    new_offsets = np.empty(n_words + 1, np.int64)
+    sentinel = np.full(3, -1, np.int64)
+    o = 0
+    new_offsets[0] = 0
+    for w in range(n_words):
+        end = offsets[w + 1]
+        for i in range(offsets[w], end - 1):
+            ids[o] = tokens[i]
+            o += 1
+            if cut[pid[i]]:
+                ids[o] = marker
+                o += 1
+                if sentinel[2] < 0 and counts[w] > 0:
+                    sentinel[0] = tokens[i]
+                    sentinel[1] = tokens[i + 1]
+                    sentinel[2] = counts[w]
+        if end > offsets[w]:
+            ids[o] = tokens[end - 1]
+            o += 1
+        new_offsets[w + 1] = o
+    return ids, new_offsets, sentinel, floor
+
+KERNELS = (_grow_i32, _grow_i64, _grow_u8, _kth_smallest, _hash, _find, _rehash, _pair_id, _room_for_pairs, _compact, _cmp_bytes,
+           _pair_counts, _prefix_key, _cmp_token, _better,
+           _sift_down, _push, _top, _allowed, _push_created, _count_words, _rewrite_words, _merge_loop, _pair_slot,
+           _cut_weights, _cut_candidates)
