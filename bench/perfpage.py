@@ -44,6 +44,10 @@ SUITE = [
     ("languages", "bench_languages.py", [], ["--quick"], "Encoding in every language",
      "Encoding each language's held-out text with a BPE model trained by fastsw, the same model run by tiktoken "
      "(`to_tiktoken()`) and HF `tokenizers` (`save_hf`)."),
+    ("script", "bench_script.py", [], ["--quick"], "SCRIPT v3 models",
+     "Training and encoding with the SCRIPT v3 pre-tokenizer (`script-v3`: characters as block and index atoms) "
+     "against the default pre-tokenizer (`script`), the same text and vocabulary size, each model trained in its "
+     "own process."),
     ("tiktoken", "bench_tiktoken.py", [], ["--quick"], "tiktoken's own vocabularies and patterns",
      "o200k_base and cl100k_base loaded by fastsw (`Tokenizer.load_tiktoken`), and cl100k_base's ranks with the older "
      "spelling of its pattern (Llama 3's) and with GPT-2's pattern (`Tokenizer.from_tiktoken`), against tiktoken, "
@@ -272,7 +276,8 @@ def plot_shard(tables, images: Path, tag: str) -> list:
 
 PLOTS = {"train": plot_train, "scale": plot_scale, "languages": plot_languages, "tiktoken": plot_tiktoken,
          "shard": plot_shard,
-         "coldstart": lambda tables, images, tag: []}  # a table only
+         "coldstart": lambda tables, images, tag: [],  # a table only
+         "script": lambda tables, images, tag: []}
 
 
 # ---- the page ---------------------------------------------------------------------------------------------------
