@@ -187,7 +187,7 @@ def normalize_text(text: str, form) -> str:
     """
     if form is None:
         return text
-    return unicodedata.normalize(_FORMS[form], text)
+    return unicodedata.normalize(_FORMS[form], text)  # type: ignore[arg-type]  # _FORMS holds NFC and NFKC
 
 
 _FORMS = {"nfc": "NFC", "nfkc": "NFKC"}
@@ -213,7 +213,7 @@ def _native_tables():
 
 _NATIVE_TABLES = None
 _UNKNOWN = object()
-_WARNED = set()  # the patterns PatternNotCompiledWarning was given for
+_WARNED: set = set()  # the patterns PatternNotCompiledWarning was given for
 
 
 def _warn_not_compiled(pretok: "Pretokenizer") -> None:
@@ -452,7 +452,7 @@ COMPILED_PATTERNS: Dict[str, Tuple[str, int]] = {
 # Other spellings known to mean one of them (step 1); the tests prove each with the probes and on the corpus.
 _KNOWN: Dict[str, Optional[str]] = {spelling: name for name, (spelling, _) in COMPILED_PATTERNS.items()}
 _KNOWN[r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""] = "gpt2"  # tiktoken's
-_REJECTED = set()  # (pattern, candidates) found to mean none of the candidates
+_REJECTED: set = set()  # (pattern, candidates) found to mean none of the candidates
 _LOCK = threading.Lock()
 
 # escapes whose meaning regex decides (step 2); \p{..} of unpinned properties come from pin_pattern
@@ -660,7 +660,7 @@ def make_pretokenizer(spec) -> Pretokenizer:
         if name.startswith("script-v3"):
             return _script_v3()(name)
         if is_scheme_name(name):
-            return BoundaryPretokenizer(name)
+            return BoundaryPretokenizer(name)  # type: ignore[return-value]  # a scheme object, not a subclass
         if name not in MODES:
             raise ValueError(f"unknown pre-tokenizer {spec!r}; {_valid_names_message()}")
         return Pretokenizer(mode=spec)
