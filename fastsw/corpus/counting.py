@@ -1044,7 +1044,8 @@ class NativeCountTable:
         self.counter.add_batch(docs if type(docs) is list else list(docs))
 
     def payload(self):
-        runs = self.counter.runs() if self.collect_runs else None
+        """The table as arrays, to send to another process (the counter gives up its letter runs)."""
+        runs = self.counter.take_runs() if self.collect_runs else None
         return (*self.counter.pretokens(), runs, self.counter.n_documents, self.counter.n_bytes)
 
     def merge_payload(self, payload) -> None:
@@ -1058,7 +1059,7 @@ class NativeCountTable:
         c.counts = counts.tolist()
         c.has_letter = (letter != 0).tolist()
         if self.collect_runs:
-            c._packed_runs = self.counter.runs()
+            c._packed_runs = self.counter.take_runs()  # no copy: the arrays own the counter's run table
         c.n_documents, c.n_bytes = self.counter.n_documents, self.counter.n_bytes
         return c
 

@@ -999,6 +999,9 @@ class SpelledCounter:
     def runs(self):
         return self.counter.runs()
 
+    def take_runs(self):
+        return self.counter.take_runs()
+
 
 def _has_surrogate(text: str) -> bool:
     try:

@@ -232,6 +232,41 @@ def test_compiled_and_reference_merge_agree(sample_docs, collect_runs):
     same_table(par, count_corpus_reference(sample_docs, PRETOK, collect_runs=collect_runs))
 
 
+def test_take_runs_hands_over_the_run_table_without_a_copy(sample_docs):
+    # finish() and payload() take the letter runs out of the compiled counter: the same arrays as runs(), owned
+    # by numpy (writable, alive after the counter is gone), and the counter keeps none
+    table = counting.NativeCountTable(PRETOK, collect_runs=True)
+    table.add_batch(sample_docs[:80])
+    copied = table.counter.runs()
+    taken = table.counter.take_runs()
+    assert len(copied[2]) > 1000
+    for a, b in zip(copied, taken):
+        assert a.dtype == b.dtype and a.tolist() == b.tolist()
+        assert b.flags.writeable and b.base is not None  # a view of the counter's former block, not a copy
+    del table
+    taken[2][0] += 1  # the block outlives the counter
+    assert taken[2][0] == copied[2][0] + 1
+    counter = counting.NativeCountTable(PRETOK, collect_runs=True).counter
+    counter.add_batch(["big cat sat", "no"])
+    counter.take_runs()
+    assert [a.tolist() for a in counter.runs()] == [[], [0], []]  # nothing left, and usable again
+    counter.add_batch(["big cat sat"])
+    ids, offsets, counts = counter.runs()
+    assert (ids.tolist(), offsets.tolist(), counts.tolist()) == ([0, 1, 2], [0, 3], [1])
+
+
+def test_builtin_patterns_compile_on_first_use():
+    # the compiled scanner and counter never use the regex form of the default patterns; a user's pattern is
+    # still checked when the pre-tokenizer is made
+    pretok = fastsw.Pretokenizer()
+    assert pretok._regexes == {}
+    assert pretok.pretokenize_reference("Hello world 12345") == ["Hello", " world", " ", "123", "45"]
+    assert pretok.has_letter("12a") and not pretok.has_letter("123")
+    assert set(pretok._regexes) == {"_main", "_letter"}
+    with pytest.raises(ValueError, match="invalid pre-tokenizer regex"):
+        fastsw.Pretokenizer(main_pattern="(")
+
+
 def test_merge_table_refuses_bad_tables():
     table = counting.NativeCountTable(PRETOK, collect_runs=True)
     table.add("Hello world, big cat!")
