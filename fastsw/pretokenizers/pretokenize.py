@@ -101,7 +101,8 @@ DEFAULT_SCRIPT_SPECIFIC_SCRIPTS = ("Han", "Hiragana", "Katakana", "Thai", "Myanm
 # A pretoken is a possible part of a supermerge only if it contains a letter.
 LETTER_PATTERN = r"\p{L}"
 #: the patterns fastsw ships (valid by construction), whose ``regex`` form a Pretokenizer compiles on first use
-_BUILTIN_PATTERNS = frozenset((GPT4O_PATTERN, CL100K_PATTERN, SCRIPT_SPECIFIC_PATTERN, LETTER_PATTERN))
+_BUILTIN_PATTERNS = frozenset((GPT4O_PATTERN, CL100K_PATTERN, CL100K_LEGACY_PATTERN, GPT2_PATTERN, SCRIPT_SPECIFIC_PATTERN,
+                               LETTER_PATTERN))
 
 MODES = ("script", "simple", "none")
 
