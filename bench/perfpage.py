@@ -54,6 +54,11 @@ SUITE = [
      "rs-bpe and bpe-openai (their built-in o200k_base and cl100k_base) and HF `tokenizers` with the same vocabulary, "
      "ids checked identical to tiktoken's; the first table gives fastsw's ratio to each peer per language and "
      "pattern."),
+    ("short", "bench_short.py", [], ["--quick"], "Short texts and start-up",
+     "Fixed costs with tiktoken's vocabularies: microseconds per call on one short sentence encoded again and again "
+     "and on distinct snippets of 8-64 characters in the 12 languages, fastsw against tiktoken, rs-bpe, bpe-openai "
+     "and HF `tokenizers` (ids checked identical to tiktoken's); building fastsw's tokenizer from tiktoken, and "
+     "process start to the first ids."),
     ("coldstart", "bench_coldstart.py", ["--repeat", "3"], ["--quick"], "Cold start",
      "What a fresh install pays: the README's first training command with an empty Numba cache and again warm, "
      "and a loaded model's first encodes with an empty cache and a warm one, each in its own process."),
@@ -276,7 +281,7 @@ def plot_shard(tables, images: Path, tag: str) -> list:
 
 PLOTS = {"train": plot_train, "scale": plot_scale, "languages": plot_languages, "tiktoken": plot_tiktoken,
          "shard": plot_shard,
-         "coldstart": lambda tables, images, tag: [],  # a table only
+         "coldstart": lambda tables, images, tag: [], "short": lambda tables, images, tag: [],  # tables only
          "script": lambda tables, images, tag: []}
 
 
