@@ -1,17 +1,25 @@
-"""tiktoken's own vocabularies (o200k_base, cl100k_base): fastsw against tiktoken, rs-bpe, bpe-openai and HF
-``tokenizers``, single thread and batch, on the 12 languages' held-out text, 10 MB of English and the worst cases.
+"""tiktoken's own vocabularies and patterns: fastsw against tiktoken, rs-bpe, bpe-openai and HF ``tokenizers``, single
+thread and batch, on the 12 languages' held-out text, 10 MB of English and the worst cases.
 
 One command:
 
-    python bench/bench_tiktoken.py                         # the whole run (~6 min on 2 cores)
-    python bench/bench_tiktoken.py --vocabs o200k_base     # one vocabulary
+    python bench/bench_tiktoken.py                         # the whole run: every encoding below (~12 min on 2 cores)
+    python bench/bench_tiktoken.py --vocabs o200k_base     # one of them
     python bench/bench_tiktoken.py --quick                 # 2 MB English, repeat 2
     python bench/bench_tiktoken.py --quick --json tiktoken.json   # also the tables for bench/perfpage.py
     python bench/bench_tiktoken.py --verify-corpus         # no timing: ids on ALL the corpus
 
+The encodings (``--vocabs``): ``o200k_base`` and ``cl100k_base`` with their own patterns, and cl100k_base's ranks
+with two other patterns fastsw runs on its compiled scanner: ``cl100k_base-legacy``, the older spelling of
+cl100k_base's pattern (older tiktoken releases, Llama 3's tokenizer), and ``gpt2-on-cl100k``, GPT-2's pattern
+(r50k_base and p50k_base; their rank files are not shipped with any installed package, so cl100k_base's ranks stand
+in: the pattern is what is measured). fastsw and tiktoken run each of them from one ``tiktoken.Encoding``
+(``Tokenizer.load_tiktoken`` for the first two, ``Tokenizer.from_tiktoken`` for the others).
+
 Encoders, each given the same vocabulary: fastsw (``Tokenizer.load_tiktoken`` on the rank files of the
 ``bpe-openai`` package), tiktoken (a ``tiktoken.Encoding`` of the same ranks and pattern), rs-bpe and
-bpe-openai (their built-in o200k_base / cl100k_base) and HF ``tokenizers`` (a byte-level BPE converted from the
+bpe-openai (their built-in o200k_base / cl100k_base, so only for those two encodings) and HF ``tokenizers`` (a
+byte-level BPE converted from the
 ranks: every two-way split as a merge, in the token's rank order, ``ignore_merges=True``, the pattern as an
 isolated ``Split``). Single thread: ``encode_ordinary`` (HF: ``encode``) per document. Batch: each library's
 batch call on 2 threads (fastsw, tiktoken, bpe-openai: ``num_threads=2``; rs-bpe ``encode_batch_parallel`` and
@@ -52,7 +60,9 @@ from _report import add_arguments, rounded, table as json_table, write_json  # n
 from fastsw.io import tiktoken_vocab as tv  # noqa: E402
 
 LANGS = ["en", "de", "fr", "ru", "fi", "ar", "ko", "zh", "ja", "th", "hi", "my"]
-VOCABS = {"o200k_base": "o200k", "cl100k_base": "cl100k"}
+#: encoding -> (rank file of the bpe-openai package, fastsw pattern name)
+VOCABS = {"o200k_base": ("o200k_base", "o200k"), "cl100k_base": ("cl100k_base", "cl100k"),
+          "cl100k_base-legacy": ("cl100k_base", "cl100k_legacy"), "gpt2-on-cl100k": ("cl100k_base", "gpt2")}
 THREADS = 2
 ENCODERS = ["fastsw", "tiktoken", "rs-bpe", "bpe-openai", "hf"]
 
@@ -79,12 +89,26 @@ def hf_from_ranks(tok, pattern: str):
     return hf
 
 
-def make_encoders(name: str, pat: str):
-    """``{encoder: (single docs -> ids, batch docs -> ids)}`` for one vocabulary."""
+def fastsw_and_tiktoken(name: str):
+    """fastsw's tokenizer and the ``tiktoken.Encoding`` of one of :data:`VOCABS`."""
     import tiktoken
-    tok = fastsw.Tokenizer.load_tiktoken(tv.bpe_openai_rank_file(name), pattern=pat)
+    rank_file, pat = VOCABS[name]
+    own = rank_file.split("_")[0]  # the rank file's own pattern name
+    tok = fastsw.Tokenizer.load_tiktoken(tv.bpe_openai_rank_file(rank_file), pattern=own)
     enc = tiktoken.Encoding(name, pat_str=tv.PATTERNS[pat], mergeable_ranks={t: r for r, t in enumerate(tok.vocab)},
-                            special_tokens=tv.SPECIAL_TOKENS[pat])
+                            special_tokens=tv.SPECIAL_TOKENS[own])
+    if pat != own:
+        tok = fastsw.Tokenizer.from_tiktoken(enc)
+    if not tok.pretokenizer.uses_native:
+        raise SystemExit(f"{name}: fastsw's pattern is not on the compiled scanner")
+    return tok, enc
+
+
+def make_encoders(name: str):
+    """``{encoder: (single docs -> ids, batch docs -> ids)}`` for one of :data:`VOCABS`."""
+    rank_file, pat = VOCABS[name]
+    tok, enc = fastsw_and_tiktoken(name)
+    own = name == rank_file  # rs-bpe and bpe-openai: only their built-in encodings
     out = {
         "fastsw": (lambda docs: [tok.encode_ordinary(d) for d in docs],
                    lambda docs: tok.encode_ordinary_batch(docs, num_threads=THREADS)),
@@ -92,14 +116,19 @@ def make_encoders(name: str, pat: str):
                      lambda docs: enc.encode_ordinary_batch(docs, num_threads=THREADS)),
     }
     try:
+        if not own:
+            raise ImportError(f"no {name} encoding")
         from rs_bpe import openai as rs_openai
         rs = getattr(rs_openai, name)()
         options = rs_openai.ParallelOptions(1, 64, THREADS)  # (min_batch_size, chunk_size, max_threads)
         out["rs-bpe"] = (lambda docs: [rs.encode(d) for d in docs],
                          lambda docs: rs.encode_batch_parallel(docs, options)[0])
     except ImportError as e:
-        print(f"rs-bpe not available ({e}); pip install 'fastsw[bench]'", file=sys.stderr)
+        if own:
+            print(f"rs-bpe not available ({e}); pip install 'fastsw[bench]'", file=sys.stderr)
     try:
+        if not own:
+            raise ImportError(f"no {name} encoding")
         import bpe_openai
         bo = bpe_openai.get_encoding(name)
         # _encode_plain: encode_ordinary without bpe-openai's 200,000-token chunk limit (the worst cases pass it)
@@ -107,7 +136,8 @@ def make_encoders(name: str, pat: str):
                              lambda docs: bo.encode_ordinary_batch(docs, num_threads=THREADS)
                              if max(map(len, docs)) < 150_000 else [bo._encode_plain(d) for d in docs])
     except ImportError as e:
-        print(f"bpe-openai not available ({e}); pip install 'fastsw[bench]'", file=sys.stderr)
+        if own:
+            print(f"bpe-openai not available ({e}); pip install 'fastsw[bench]'", file=sys.stderr)
     try:
         hf = hf_from_ranks(tok, tv.PATTERNS[pat])
         out["hf"] = (lambda docs: [hf.encode(d, add_special_tokens=False).ids for d in docs],
@@ -183,9 +213,12 @@ def profile_fastsw(tok, docs):
             "total encode_ordinary": t_all}
 
 
-def load_times(name: str, pat: str):
+def load_times(name: str):
     """fastsw's load of a rank file: cold (empty cache: parse, splits, cache write) and warm (cache hit), plus
     the first encode (the fast encoder's tables; the kernels come from Numba's on-disk cache)."""
+    rank_file, pat = VOCABS[name]
+    if rank_file != name:
+        return {}  # the same rank file as cl100k_base's: measured there
     path = tv.bpe_openai_rank_file(name)
     out = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -218,10 +251,10 @@ def run(args):
     english = f"en {args.english_mb:g} MB"
     results = {"threads": THREADS, "repeat": args.repeat, "vocabs": {}}
     for name in args.vocabs:
-        pat = VOCABS[name]
         print(f"== {name}", file=sys.stderr)
-        res = results["vocabs"][name] = {"load": load_times(name, pat), "single": {}, "batch": {}, "differs": {}}
-        tok, enc, encoders = make_encoders(name, pat)
+        res = results["vocabs"][name] = {"load": load_times(name), "single": {}, "batch": {}, "differs": {},
+                                         "pattern": VOCABS[name][1]}
+        tok, enc, encoders = make_encoders(name)
         for label, docs in list(texts.items()) + list(worst.items()):
             want = [enc.encode_ordinary(d) for d in docs]
             first = {}  # the id check is each encoder's warm-up pass; its time sets the inner repeats
@@ -321,13 +354,19 @@ def write_report(results, out: Path):
         total = prof["total encode_ordinary"]
         lines += [f"fastsw single thread on {english}, where time goes: " +
                   ", ".join(f"{k} {v:.2f} s ({100 * v / total:.0f} %)" for k, v in prof.items()), ""]
+    summary = summary_table(results)
+    lines += ["## " + summary["title"], "", "| " + " | ".join(summary["columns"]) + " |",
+              "|---" * len(summary["columns"]) + "|"]
+    lines += ["| " + " | ".join("-" if c is None else str(c) for c in row) + " |" for row in summary["rows"]]
+    lines += ["", summary["notes"], ""]
     (out / "tiktoken.md").write_text("\n".join(lines))
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        fig, axes = plt.subplots(2, 1, figsize=(12, 8))
-        for ax, (name, res) in zip(axes, results["vocabs"].items()):
+        n_plots = len(results["vocabs"])
+        fig, axes = plt.subplots(n_plots, 1, figsize=(12, 4 * n_plots), squeeze=False)
+        for ax, (name, res) in zip(axes[:, 0], results["vocabs"].items()):
             labels = [k for k in res["single"] if k not in res["worst_labels"]]
             width = 0.8 / len(ENCODERS)
             for k, who in enumerate(ENCODERS):
@@ -344,13 +383,44 @@ def write_report(results, out: Path):
     print((out / "tiktoken.md").read_text())
 
 
+def summary_table(results):
+    """One thread, per language (rows) and encoding: fastsw's MB/s over tiktoken's, and for the encodings rs-bpe
+    and bpe-openai have, over theirs too."""
+    columns, cells = ["language"], []
+    for name, res in results["vocabs"].items():
+        peers = ["tiktoken"] + [w for w in ("rs-bpe", "bpe-openai")
+                                if any(w in res["single"].get(lang, {}) for lang in LANGS)]
+        for who in peers:
+            columns.append(f"{name}: fastsw / {who}")
+            cells.append((res["single"], who))
+    rows = []
+    for lang in LANGS + ["lowest"]:
+        row = [lang]
+        for single, who in cells:
+            if lang == "lowest":
+                got = [single[x]["fastsw"] / single[x][who] for x in LANGS
+                       if who in single.get(x, {}) and "fastsw" in single.get(x, {})]
+                row.append(rounded(min(got)) if got else None)
+            else:
+                r = single.get(lang, {})
+                row.append(rounded(r["fastsw"] / r[who]) if "fastsw" in r and who in r else None)
+        rows.append(row)
+    notes = ("fastsw's MB/s over each peer's on each language's held-out text, one thread, `encode_ordinary` per "
+             "document, same run; above 1 means fastsw is faster. cl100k_base-legacy is cl100k_base with the older "
+             "spelling of its pattern (Llama 3's); gpt2-on-cl100k is GPT-2's pattern (r50k_base, p50k_base) over "
+             "cl100k_base's ranks. Every pattern runs on fastsw's compiled scanner; ids asserted identical to "
+             "tiktoken's before timing.")
+    return json_table("tiktoken's patterns: fastsw / peer, one thread, per language", columns, rows, notes)
+
+
 def json_tables(results):
-    """The tables ``bench/perfpage.py`` renders: per vocabulary, one thread, batch and the worst cases."""
+    """The tables ``bench/perfpage.py`` renders: the per-language summary, then per encoding one thread, batch
+    and the worst cases."""
     english = results["english"]
     peers = [w for w in ENCODERS if w != "fastsw"]
-    out = []
+    out = [summary_table(results)]
     for name, res in results["vocabs"].items():
-        load = ", ".join(f"{k} {v:.2f}" for k, v in res["load"].items())
+        load = ", ".join(f"{k} {v:.2f}" for k, v in res["load"].items()) or "as cl100k_base (the same rank file)"
         differs = "; ".join(f"{w}: {', '.join(v)}" for w, v in res["differs"].items())
         notes = (f"MB/s (10**6 UTF-8 bytes per second), best of {results['repeat']} runs; ids asserted identical "
                  "to tiktoken's before timing; a ratio above 1 means fastsw is faster. fastsw loading: " + load
@@ -376,12 +446,9 @@ def json_tables(results):
 
 
 def verify_corpus():
-    """Every document of the shared corpus, both vocabularies: fastsw's ids == tiktoken's."""
-    import tiktoken
-    for name, pat in VOCABS.items():
-        tok = fastsw.Tokenizer.load_tiktoken(tv.bpe_openai_rank_file(name), pattern=pat)
-        enc = tiktoken.Encoding(name, pat_str=tv.PATTERNS[pat],
-                                mergeable_ranks={t: r for r, t in enumerate(tok.vocab)}, special_tokens={})
+    """Every document of the shared corpus, every encoding: fastsw's ids == tiktoken's."""
+    for name in VOCABS:
+        tok, enc = fastsw_and_tiktoken(name)
         for lang in LANGS:
             n_docs = n_bytes = 0
             for path in (SHARED / f"corpus/{lang}/heldout.jsonl", SHARED / f"corpus/{lang}/train.jsonl.gz"):

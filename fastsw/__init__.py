@@ -29,11 +29,12 @@ import fastsw.io.interop  # noqa: E402,F401
 import fastsw.io.tiktoken_vocab  # noqa: E402,F401
 import fastsw.io.formats  # noqa: E402,F401
 import fastsw.io.model_kinds  # noqa: E402,F401
-from fastsw.notes import VocabularyNotReachedWarning, OptionWarning, ExtensionMissingWarning
+from fastsw.notes import VocabularyNotReachedWarning, OptionWarning, ExtensionMissingWarning, PatternNotCompiledWarning
 from fastsw.corpus.memory import MemoryLimitError
 
 load = Tokenizer.load
 
 __all__ = ["train", "load", "shard", "Tokenizer", "Merge", "Pretokenizer", "iter_documents", "InputError", "OutputError",
-           "VocabularyNotReachedWarning", "OptionWarning", "ExtensionMissingWarning", "MemoryLimitError", "metrics",
+           "VocabularyNotReachedWarning", "OptionWarning", "ExtensionMissingWarning", "PatternNotCompiledWarning",
+           "MemoryLimitError", "metrics",
            "GPT4O_PATTERN", "SCRIPT_SPECIFIC_PATTERN", "DEFAULT_SCRIPT_SPECIFIC_SCRIPTS", "__version__"]

@@ -20,9 +20,11 @@ of :mod:`fastsw.encoding.encode_kernels` says why its loops give tiktoken's orde
 tiktoken's ids on every corpus language, Hypothesis text, special tokens and pathological inputs.
 
 Pre-tokenization: ``pattern="o200k"`` is fastsw's ``GPT4O_PATTERN`` (the same string as tiktoken's),
-``"cl100k"`` is :data:`CL100K_PATTERN`; both run on the compiled scanner in ``simple`` mode. Any
-other regex runs on ``regex``; note that tiktoken drops text its pattern does not match, fastsw
-keeps it as a pretoken of its own (``fastsw.pretokenizers.pretokenize.isolated_spans``), so for such patterns the
+``"cl100k"`` is :data:`CL100K_PATTERN`, ``"cl100k_legacy"`` its older spelling (Llama 3's), ``"gpt2"`` GPT-2's;
+all run on the compiled scanner in ``simple`` mode, and so does any regex that means one of them however it is
+spelled (:func:`fastsw.pretokenizers.pretokenize.compiled_pattern`). Any other regex runs on ``regex``; note
+that tiktoken drops text its pattern does not match, fastsw keeps it as a pretoken of its own
+(``fastsw.pretokenizers.pretokenize.isolated_spans``), so for such patterns the
 ids differ exactly where tiktoken loses text.
 
 Design notes: see docs/internals.md, section "tiktoken vocabularies".
@@ -43,22 +45,30 @@ from fastsw._types import PathLike
 from fastsw.alphabet import ByteAlphabet, check_utf8
 from fastsw.files import atomic_open
 from fastsw.io.interop import rank_table_encode
-from fastsw.pretokenizers.pretokenize import CL100K_PATTERN, GPT4O_PATTERN, Pretokenizer
+from fastsw.pretokenizers.pretokenize import (CL100K_LEGACY_PATTERN, CL100K_PATTERN, GPT2_PATTERN, GPT4O_PATTERN,
+                                              Pretokenizer)
 from fastsw.tokenizer import Tokenizer
 
 __all__ = ["TiktokenTokenizer", "load_tiktoken", "from_tiktoken", "read_rank_file", "check_ranks",
            "two_way_splits", "two_way_splits_numpy", "PATTERNS", "SPECIAL_TOKENS", "CL100K_PATTERN",
-           "O200K_PATTERN", "bpe_openai_rank_file", "cache_dir", "KNOWN_RANK_FILES"]
+           "O200K_PATTERN", "CL100K_LEGACY_PATTERN", "GPT2_PATTERN", "bpe_openai_rank_file", "cache_dir",
+           "KNOWN_RANK_FILES"]
 
 #: tiktoken's o200k_base pattern: fastsw's GPT-4o pattern, the same string.
 O200K_PATTERN = GPT4O_PATTERN
-PATTERNS = {"o200k": O200K_PATTERN, "cl100k": CL100K_PATTERN}
+#: The pattern names ``pattern=`` accepts (also with ``_base``): tiktoken's o200k_base and cl100k_base,
+#: cl100k_base's older spelling (Llama 3's pattern; it cuts a whitespace run with a newline at the text's end
+#: differently), and GPT-2's (r50k_base, p50k_base). All run on the compiled scanner.
+PATTERNS = {"o200k": O200K_PATTERN, "cl100k": CL100K_PATTERN, "cl100k_legacy": CL100K_LEGACY_PATTERN,
+            "gpt2": GPT2_PATTERN, "r50k": GPT2_PATTERN, "p50k": GPT2_PATTERN}
+_VOCABULARY_OF = {"cl100k_legacy": "cl100k"}  # a pattern name -> the vocabulary whose special tokens it takes
 #: The special tokens of each named encoding (tiktoken_ext.openai_public), used when
 #: ``special_tokens=None``.
 SPECIAL_TOKENS = {
     "o200k": {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
     "cl100k": {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
                "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276},
+    "gpt2": {"<|endoftext|>": 50256}, "r50k": {"<|endoftext|>": 50256}, "p50k": {"<|endoftext|>": 50256},
 }
 #: OpenAI's rank files that fastsw knows, by the SHA-256 of their (uncompressed) content -- the hashes
 #: tiktoken_ext.openai_public checks -- with the name of their pattern and special tokens.
@@ -428,7 +438,8 @@ class TiktokenTokenizer(Tokenizer):
 def _resolve_pattern(pattern: str) -> Tuple[str, Optional[str]]:
     """``(regex, name or None)`` of a ``pattern`` argument."""
     if not isinstance(pattern, str) or not pattern:
-        raise ValueError(f"pattern={pattern!r}: pass 'o200k', 'cl100k' or a regular expression")
+        raise ValueError(f"pattern={pattern!r}: pass one of {', '.join(map(repr, PATTERNS))} or a regular "
+                         "expression")
     if pattern in PATTERNS:
         return PATTERNS[pattern], pattern
     base = pattern[:-5] if pattern.endswith("_base") else None
@@ -438,8 +449,8 @@ def _resolve_pattern(pattern: str) -> Tuple[str, Optional[str]]:
         if pattern == regex_:
             return regex_, name
     if pattern.isidentifier():
-        raise ValueError(f"unknown pattern name {pattern!r}: use 'o200k', 'cl100k' or pass the regular "
-                         "expression itself")
+        raise ValueError(f"unknown pattern name {pattern!r}: use one of {', '.join(map(repr, PATTERNS))} or "
+                         "pass the regular expression itself")
     import regex
     from fastsw.pretokenizers._unicode import compile_pattern
     try:
@@ -466,7 +477,8 @@ def load_tiktoken(path: PathLike, pattern: Optional[str] = None, special_tokens:
     """A tokenizer for a ``.tiktoken`` rank file (``base64(token) rank`` per line; gzip accepted),
     with tiktoken's ids.
 
-    ``pattern``: ``"o200k"`` (GPT-4o), ``"cl100k"`` (GPT-4) or a regular expression. It may be left out
+    ``pattern``: ``"o200k"`` (GPT-4o), ``"cl100k"`` (GPT-4), ``"cl100k_legacy"`` (cl100k_base's older
+    spelling, Llama 3's), ``"gpt2"`` (= ``"r50k"``, ``"p50k"``) or a regular expression. It may be left out
     for OpenAI's own o200k_base and cl100k_base files, which are recognised by their content (SHA-256,
     whatever the file is called); any other file needs it. A named pattern that is not the known file's
     own is refused.
@@ -493,7 +505,7 @@ def load_tiktoken(path: PathLike, pattern: Optional[str] = None, special_tokens:
                              "pattern='o200k', 'cl100k' or the regular expression the vocabulary was trained with")
         pattern = known
     regex_, name = _resolve_pattern(pattern)
-    if known is not None and name is not None and name != known:
+    if known is not None and name is not None and _VOCABULARY_OF.get(name, name) != known:
         raise ValueError(f"{path} is OpenAI's {known}_base, but pattern={pattern!r} is {name}_base's; leave "
                          f"pattern out (or pass {known!r}) for {known}_base's ids")
     if known is not None:
@@ -511,7 +523,10 @@ def load_tiktoken(path: PathLike, pattern: Optional[str] = None, special_tokens:
 
 def from_tiktoken(enc: Any, *, backend: str = "auto", cache: bool = True) -> TiktokenTokenizer:
     """A tokenizer with the vocabulary, pattern and special tokens of a ``tiktoken.Encoding``, giving
-    its ids. The pattern runs on fastsw's compiled scanner when it is o200k_base's or cl100k_base's.
+    its ids. The pattern runs on fastsw's compiled scanner when it means o200k_base's, cl100k_base's (in either
+    spelling, as Llama 3's) or GPT-2's (r50k_base, p50k_base), however it is spelled
+    (:func:`fastsw.pretokenizers.pretokenize.compiled_pattern`); any other runs on ``regex`` with one
+    :class:`fastsw.PatternNotCompiledWarning`.
 
     >>> import tiktoken, fastsw
     >>> from fastsw.io.tiktoken_vocab import bpe_openai_rank_file, CL100K_PATTERN

@@ -1,5 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False, cdivision=True
-"""Compiled pre-tokenizer for the two default patterns; ``regex.findall`` is its reference.
+"""Compiled pre-tokenizer for the two default patterns (and tiktoken's others, ``_cl100k.pxi``); ``regex.findall`` is
+its reference.
 
 The module also holds the compiled counter (``Counter``, included from ``_counter.pxi``: pre-tokenize
 and count pretokens and letter runs without a ``str`` per pretoken; its reference is
@@ -468,8 +469,8 @@ cdef class Scanner:
     :func:`fastsw.pretokenizers._unicode.script_table`, a ``uint8`` array of 256 flags, 1 for the script ids
     whose chunks use ``SCRIPT_SPECIFIC_PATTERN`` (a text without a real script uses
     ``GPT4O_PATTERN``), and whether to chunk by script (mode "script") or match the whole text
-    with ``GPT4O_PATTERN`` (mode "simple"); ``pattern=1`` matches the whole text with cl100k_base's
-    pattern instead (``_cl100k.pxi``).
+    with ``GPT4O_PATTERN`` (mode "simple"); ``pattern`` 1, 2 or 3 matches the whole text with cl100k_base's
+    pattern, its older spelling (Llama 3's) or GPT-2's instead (``_cl100k.pxi``).
 
     Design note (the cache of recent pretokens): see docs/internals.md, section "Pre-tokenization".
     """
@@ -478,15 +479,17 @@ cdef class Scanner:
     cdef uint8_t specific_by_script[256]
     cdef const uint8_t* scripts
     cdef bint script_chunking
-    cdef int pattern  # 0: GPT4O_PATTERN (and script chunks), 1: CL100K_PATTERN (_cl100k.pxi, whole text)
+    cdef int pattern  # 0: GPT4O_PATTERN (and script chunks); 1 CL100K_PATTERN, 2 CL100K_LEGACY_PATTERN, 3 GPT2_PATTERN
+    # (_cl100k.pxi, whole text)
     cdef PyObject* cache[CACHE_SIZE]
 
     def __cinit__(self, const uint8_t[::1] table, const uint32_t[::1] fold_cps,
                   const uint8_t[::1] fold_letters, const uint8_t[::1] scripts,
                   const uint8_t[::1] specific_by_script, bint script_chunking, int pattern=0):
         cdef Py_ssize_t k
-        if pattern not in (0, 1) or (pattern == 1 and script_chunking):
-            raise ValueError("pattern must be 0 (GPT-4o) or 1 (cl100k_base, without script chunking)")
+        if pattern not in (0, 1, 2, 3) or (pattern != 0 and script_chunking):
+            raise ValueError("pattern must be 0 (GPT-4o), or without script chunking 1 (cl100k_base), 2 (cl100k_base's "
+                             "older spelling) or 3 (GPT-2)")
         self.pattern = pattern
         memset(self.cache, 0, sizeof(self.cache))
         if table.shape[0] < N_CODE_POINTS:
@@ -525,8 +528,8 @@ cdef class Scanner:
         ends = <int64_t*> PyMem_Malloc(length * sizeof(int64_t))
         if ends == NULL:
             raise MemoryError()
-        if self.pattern == 1:
-            count = _dispatch_cl100k(text, &self.tb, ends)
+        if self.pattern != 0:
+            count = _dispatch_cl100k(text, &self.tb, ends, self.pattern)
         elif not self.script_chunking:
             whole[0] = 0
             whole[1] = length

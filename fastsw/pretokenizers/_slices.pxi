@@ -140,8 +140,8 @@ cdef Py_ssize_t _scan_any(Scanner sc, const char_t* s, Py_ssize_t n, int64_t* en
     cdef Py_ssize_t n_chunks, count = 0
     if n == 0:
         return 0
-    if sc.pattern == 1:
-        return _scan_cl100k(s, &sc.tb, n, ends)
+    if sc.pattern != 0:
+        return _scan_cl100k(s, &sc.tb, n, ends, sc.pattern)
     if not sc.script_chunking:
         whole[0] = 0
         whole[1] = n

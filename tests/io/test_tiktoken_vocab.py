@@ -111,11 +111,11 @@ def test_corpus_ids_equal_tiktoken(vocabs, pat, lang):
         assert tok.encode_ordinary(text[:1000], backend="python") == enc.encode_ordinary(text[:1000])
 
 
-@pytest.mark.parametrize("pat", ["o200k", "cl100k"])
+@pytest.mark.parametrize("pat", ["o200k", "cl100k", "cl100k_legacy", "gpt2"])
 @pytest.mark.parametrize("lang", LANGS)
 def test_compiled_scanner_equals_regex(pat, lang):
-    """The compiled scanner serves both patterns (no fallback to regex) and cuts every corpus language as
-    ``regex`` does (tiktoken's pre-tokenization: the ids above equal tiktoken's)."""
+    """The compiled scanner serves each of tiktoken's patterns (no fallback to regex) and cuts every corpus
+    language as ``regex`` does (tiktoken's pre-tokenization: the ids above equal tiktoken's)."""
     p = Pretokenizer(mode="simple", main_pattern=tv.PATTERNS[pat])
     assert p.uses_native
     for text in corpus_sample(lang, per_file=10, max_chars=20000):
@@ -153,6 +153,59 @@ def test_hypothesis_text(vocabs, text):
         assert tok.decode(want) == text
         p = tok.pretokenizer
         assert p.pretokenize(text) == p.pretokenize_reference(text)
+
+
+SCANNER_PATTERNS = ["o200k", "cl100k", "cl100k_legacy", "gpt2"]
+
+
+@pytest.fixture(scope="module")
+def respelled(vocabs):
+    """cl100k_base's ranks with cl100k_base's older pattern (Llama 3's) and with GPT-2's, through
+    ``Tokenizer.from_tiktoken`` as a user builds them: ``{pattern name: (fastsw tokenizer, tiktoken.Encoding)}``."""
+    ranks = {t: r for r, t in enumerate(vocabs["cl100k"][0].vocab)}
+    out = {}
+    for pat in ("cl100k_legacy", "gpt2"):
+        enc = tiktoken.Encoding(f"cl100k_base-{pat}", pat_str=tv.PATTERNS[pat], mergeable_ranks=ranks,
+                                special_tokens={"<|endoftext|>": 100257})
+        out[pat] = (fastsw.Tokenizer.from_tiktoken(enc), enc)
+    return out
+
+
+@pytest.mark.parametrize("pat", ["cl100k_legacy", "gpt2"])
+@pytest.mark.parametrize("lang", LANGS)
+def test_respelled_patterns_give_tiktokens_ids(respelled, pat, lang):
+    """The older cl100k_base spelling and GPT-2's pattern run on the compiled scanner from a tiktoken Encoding and
+    give tiktoken's ids on every corpus language, both paths."""
+    tok, enc = respelled[pat]
+    assert tok.pretokenizer.uses_native
+    texts = corpus_sample(lang, per_file=4, max_chars=5000)
+    want = enc.encode_ordinary_batch(texts)
+    assert tok.encode_ordinary_batch(texts) == want
+    assert [tok.encode_ordinary(t) for t in texts] == want
+    assert tok.encode_ordinary(texts[0], backend="python") == want[0]
+
+
+@SETTINGS
+@given(text=_TEXT)
+def test_hypothesis_every_compiled_pattern(respelled, text):
+    """Each compiled pattern cuts adversarial text as ``regex`` does, and the new ones give tiktoken's ids."""
+    for pat in SCANNER_PATTERNS:
+        p = _scanner_pretokenizer(pat)
+        want = p.pretokenize_reference(text)
+        assert p.pretokenize(text) == want, pat
+        assert p.pretoken_ends(text).tolist() == list(itertools.accumulate(map(len, want))), pat
+    for tok, enc in respelled.values():
+        assert tok.encode_ordinary(text) == enc.encode_ordinary(text)
+
+
+_PRETOKENIZERS = {}
+
+
+def _scanner_pretokenizer(pat):
+    if pat not in _PRETOKENIZERS:
+        _PRETOKENIZERS[pat] = Pretokenizer(mode="simple", main_pattern=tv.PATTERNS[pat])
+        assert _PRETOKENIZERS[pat].uses_native
+    return _PRETOKENIZERS[pat]
 
 
 def test_special_tokens_follow_tiktoken(vocabs):
@@ -374,8 +427,8 @@ def test_bad_rank_files(tmp_path, content, words):
 
 def test_bad_arguments(tmp_path):
     path, _ = rank_file(tmp_path / "r.tiktoken", ["ab"])
-    with pytest.raises(ValueError, match="unknown pattern name 'gpt2'.*'o200k', 'cl100k'"):
-        fastsw.Tokenizer.load_tiktoken(path, pattern="gpt2")
+    with pytest.raises(ValueError, match="unknown pattern name 'gpt5'.*'o200k', 'cl100k', 'cl100k_legacy', 'gpt2'"):
+        fastsw.Tokenizer.load_tiktoken(path, pattern="gpt5")
     with pytest.raises(ValueError, match="not a valid regular expression"):
         fastsw.Tokenizer.load_tiktoken(path, pattern="(unclosed")
     with pytest.raises(ValueError, match="cannot read the rank file"):
