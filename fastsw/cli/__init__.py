@@ -1409,7 +1409,7 @@ def cmd_pretokenize(args) -> int:
     tok = _load(args.model) if args.model else None
     pretok = tok.pretokenizer if tok else make_pretokenizer(args.pretokenizer or "script")
     form = tok.normalize if tok else None  # a model's documents are normalized before pre-tokenization
-    show = getattr(pretok, "show", None)  # a scheme's atoms in readable form (markers as ¦ ↑ ⇑)
+    show = pretok.show if pretok.atoms else None  # a scheme's atoms in readable form (markers as ¦ ↑ ⇑)
     out = _Output()
     flush_each = unit == "line"
     for doc in documents:
@@ -1470,7 +1470,7 @@ def cmd_inspect(args) -> int:
         best = sorted(range(tok.vocab_size), key=lambda i: -tok.log_probs[i])[:10]
         lines.append(f"{len(best)} most probable tokens:")
         render = _render
-        if hasattr(tok.alphabet, "atoms") and hasattr(tok.pretokenizer, "show"):  # atoms (markers) as ¦ ↑ ⇑
+        if hasattr(tok.alphabet, "atoms"):  # atoms (markers) as ¦ ↑ ⇑
             render = _atom_renderer(tok.pretokenizer.show)
         lines += [f"  {i:>6}: {render(vocab[i])}  (log_prob {tok.log_probs[i]:.4f})" for i in best]
         for text in lines:
@@ -1479,7 +1479,7 @@ def cmd_inspect(args) -> int:
         return EXIT_OK
     shown = tok.merges[:10]
     render = _render
-    if hasattr(tok.alphabet, "atoms") and hasattr(tok.pretokenizer, "show"):  # atoms (markers) as ¦ ↑ ⇑
+    if hasattr(tok.alphabet, "atoms"):  # atoms (markers) as ¦ ↑ ⇑
         render = _atom_renderer(tok.pretokenizer.show)
     lines.append(f"first {len(shown)} merges:" if shown else "merges:         none")
     for m in shown:

@@ -81,8 +81,7 @@ class WideFastEncoder(FastEncoder):
     def encode_docs(self, texts: Sequence[str], shortcut: bool = True,
                     short_limit: int = SHORT_LIMIT) -> Tuple[np.ndarray, np.ndarray]:
         # the pre-tokenizer's own initial ids (SCRIPT: read per code point, no spelled str) when it has them
-        rule = getattr(self.pretokenizer, "initial_symbols", None)
-        got = rule(texts, self.slot_ids) if rule is not None else None
+        got = self.pretokenizer.initial_symbols(texts, self.slot_ids)
         if got is not None:
             return self._encode_symbols(*got, short_limit, False)
         return self._encode_pieces_of([self.pretokenizer.pretokenize(t) for t in texts], shortcut, short_limit)

@@ -38,7 +38,8 @@ from pathlib import Path
 from fastsw.pretokenizers._unicode import UNICODE_VERSION
 from fastsw.alphabet import PROFILE_ALPHABETS, alphabet_from_config
 from fastsw.files import OutputError, atomic_open, atomic_write_text, resolve_output_path  # noqa: F401 (re-exported)
-from fastsw.pretokenizers.pretokenize import NORMALIZATIONS, Pretokenizer
+from fastsw.pretokenizers.pretokenize import NORMALIZATIONS
+from fastsw.pretokenizers.registry import pretokenizer_from_config
 
 FORMAT = "fastsw"
 FORMAT_VERSION = 1
@@ -274,7 +275,7 @@ def load_model_data(path) -> dict:
         return dict(reader(path, data), algo=data["algo"])
     check_model_data(path, data)
     try:
-        pretokenizer = Pretokenizer.from_config(data["pretokenizer"])
+        pretokenizer = pretokenizer_from_config(data["pretokenizer"])
     except ValueError as e:
         raise ValueError(f"{path}: field pretokenizer: {e}") from e
     try:

@@ -596,14 +596,14 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
                              "or from_counts=")
         pretok = make_pretokenizer("script" if pretokenizer is None else pretokenizer)
         n_workers = None if tagged else _counting_workers(inputs, workers, collect_runs=needs_runs)
-    if parity is not None and pretok.mode == "script-v3":  # its learner has no merge rule (fastsw.pretokenizers.script_v3)
-        raise ValueError(f"parity-aware BPE cannot train with pretokenizer {pretok.to_config()['scheme']!r}: its "
+    if parity is not None and pretok.has_merge_rule:  # its learner applies no merge rule (fastsw.pretokenizers.script_v3)
+        raise ValueError(f"parity-aware BPE cannot train with pretokenizer {pretok.name!r}: its "
                          "merges would not respect SCRIPT's rule that a token is whole characters; use algo='bpe', "
                          "'boundless' or 'superbpe' (phase1='bpe') with SCRIPT, or another pre-tokenizer")
-    if pretok.mode == "none" and needs_runs:
+    if not pretok.splits_text and needs_runs:
         raise ValueError(f"algo={algo!r} needs a pre-tokenizer that splits documents into words: supermerges "
-                         "join runs of >= 2 pretokens, and pretokenizer='none' makes one pretoken per document; "
-                         "use algo='bpe' with pretokenizer='none', or pretokenizer='script'")
+                         f"join runs of >= 2 pretokens, and pretokenizer={pretok.name!r} makes one pretoken per "
+                         f"document; use algo='bpe' with pretokenizer={pretok.name!r}, or pretokenizer='script'")
     prof = get_profile(profile)
     stages = _backend(backend, progress)
     info: dict = {"backend": stages.name, "options": {"algo": requested_algo, "vocab_size": vocab_size, "supermerges": supermerges,
@@ -688,11 +688,12 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
     info["unique_pretokens"] = len(counts.pretokens)
 
     # 3. phase 1: the alphabet, the merges it leaves room for, the merges
-    if hasattr(pretok, "make_alphabet"):  # a scheme with atoms beyond bytes (markers, SCRIPT; fastsw.alphabet)
+    own_alphabet = pretok.make_alphabet(profile)  # a scheme with atoms beyond bytes (markers, SCRIPT; fastsw.alphabet)
+    if own_alphabet is not None:
         if alphabet != "bytes":
-            raise ValueError(f"alphabet={alphabet!r} does not go with pretokenizer {pretok.to_config().get('scheme')!r}"
+            raise ValueError(f"alphabet={alphabet!r} does not go with pretokenizer {pretok.name!r}"
                              ", whose alphabet is the profile's bytes plus its atoms; leave alphabet unset")
-        alph: Alphabet = pretok.make_alphabet(profile)
+        alph: Alphabet = own_alphabet
     elif alphabet == "bytes":
         alph = default_alphabet(profile)
     else:
@@ -767,7 +768,7 @@ def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optio
             cands = stages.candidates(counts, words, tok1)
         else:  # counted from the text on a cluster (fastsw.corpus.distributed)
             cands = _count_candidates(stages, counts, words, tok1)
-        forbidden = getattr(pretok, "supermerge_forbidden", None)
+        forbidden = pretok.supermerge_forbidden
         if forbidden is not None:  # e.g. never two touching boundary markers in one token (SPEC section 9)
             cands = stages.cut(cands, tok1.vocab, forbidden)
         if from_counts is None:  # the candidates replace the letter runs (freed for phase 2 on big corpora)
