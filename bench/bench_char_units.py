@@ -33,9 +33,9 @@ sys.path.insert(0, str(HERE))
 
 import fastsw  # noqa: E402
 from _corpus import SHARED, read_docs  # noqa: E402
-from fastsw import _encode_kernels as K  # noqa: E402
+from fastsw.encoding import encode_kernels as K  # noqa: E402
 from bench_languages import model as cached_model  # noqa: E402
-from fastsw import fast_encode  # noqa: E402
+from fastsw.encoding import encode_fast as fast_encode  # noqa: E402
 
 
 def best(fns, rounds: int):

@@ -34,7 +34,7 @@ LANGS = ["en", "de", "fr", "ru", "fi", "ar", "ko", "zh", "ja", "th", "hi", "my"]
 
 import fastsw  # noqa: E402
 from _corpus import read_docs as _read_docs  # noqa: E402
-from fastsw import fast_encode  # noqa: E402
+from fastsw.encoding import encode_fast as fast_encode  # noqa: E402
 
 
 def read_docs(path: Path, limit_bytes=None, skip_bytes: int = 0):

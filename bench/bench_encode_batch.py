@@ -23,8 +23,8 @@ sys.path.insert(0, str(HERE))
 
 import fastsw  # noqa: E402
 from _corpus import SHARED, read_docs  # noqa: E402
-from fastsw import fast_encode as FE  # noqa: E402
-from fastsw import tiktoken_vocab as tv  # noqa: E402
+from fastsw.encoding import encode_fast as FE  # noqa: E402
+from fastsw.io import tiktoken_vocab as tv  # noqa: E402
 
 THREADS = 2
 

@@ -45,7 +45,7 @@ sys.path.insert(0, str(HERE))
 import fastsw  # noqa: E402
 from _corpus import SHARED, read_docs  # noqa: E402
 from _report import add_arguments, rounded, table as json_table, write_json  # noqa: E402
-from fastsw import fast_encode  # noqa: E402
+from fastsw.encoding import encode_fast as fast_encode  # noqa: E402
 
 LANGS = ["en", "de", "fr", "ru", "fi", "ar", "ko", "zh", "ja", "th", "hi", "my"]
 VOCAB = 32768

@@ -31,9 +31,9 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from _corpus import SHARED, read_docs  # noqa: E402
-from fastsw import _encode_kernels as K  # noqa: E402
+from fastsw.encoding import encode_kernels as K  # noqa: E402
 from bench_languages import model as cached_model  # noqa: E402
-from fastsw import fast_encode  # noqa: E402
+from fastsw.encoding import encode_fast as fast_encode  # noqa: E402
 
 
 def kernel_args(enc, scanned, flags=None, use_super=None, s_bits=None):

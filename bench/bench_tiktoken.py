@@ -50,7 +50,7 @@ import numpy as np  # noqa: E402
 import fastsw  # noqa: E402
 from _corpus import SHARED, read_docs  # noqa: E402
 from _report import add_arguments, rounded, table as json_table, write_json  # noqa: E402
-from fastsw import tiktoken_vocab as tv  # noqa: E402
+from fastsw.io import tiktoken_vocab as tv  # noqa: E402
 
 LANGS = ["en", "de", "fr", "ru", "fi", "ar", "ko", "zh", "ja", "th", "hi", "my"]
 VOCABS = {"o200k_base": "o200k", "cl100k_base": "cl100k"}

@@ -512,7 +512,7 @@ def test_first_run_says_kernels_compile(tmp_path, capsys, monkeypatch):
 
 # A fresh install: Numba's on-disk cache is empty, so whatever a run calls compiles. The child reports which
 # kernels it compiled (their signatures); no wall clock is looked at.
-_COMPILED = ("from fastsw import fast_encode, _train_kernels\n"
+_COMPILED = ("from fastsw.encoding import encode_fast as fast_encode\nfrom fastsw.trainers import bpe_kernels as _train_kernels\n"
              "def compiled(kernels): return sorted(k.__name__ for k in kernels if k.signatures)\n")
 
 

@@ -437,7 +437,7 @@ def not_dask(request):
 def test_address_of_a_service_that_is_not_dask_is_a_connection_error(not_dask, tmp_path):
     """The API within its timeout (the call runs in a child, so that a hang fails the test instead of hanging it),
     and the CLI with one line."""
-    code = (f"from fastsw import distributed\n"
+    code = (f"from fastsw.corpus import distributed\n"
             f"try:\n"
             f"    with distributed.connect({not_dask.address!r}, timeout=2):\n"
             f"        print('connected')\n"

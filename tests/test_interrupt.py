@@ -52,7 +52,7 @@ def corpus(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def warm_kernels() -> None:
     """The training and encoding kernels compiled into Numba's on-disk cache before any child starts."""
-    r = subprocess.run([sys.executable, "-c", "from fastsw import fast_train, fast_encode\n"
+    r = subprocess.run([sys.executable, "-c", "from fastsw.trainers import bpe_fast as fast_train\nfrom fastsw.encoding import encode_fast as fast_encode\n"
                         "fast_train.warmup()\nfast_encode.warmup()"], capture_output=True, text=True, env=_env())
     assert r.returncode == 0, r.stderr
 
