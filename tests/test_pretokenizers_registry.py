@@ -297,3 +297,12 @@ def test_the_probe_finder_finds_probes():
     tree = ast.parse("a = getattr(pretok, 'run_break', None)\nb = hasattr(tok.pretokenizer, 'show')\n"
                      "c = getattr(x, 'native_counter', None)\nd = hasattr(self.alphabet, 'atoms')\n")
     assert [line for line, _ in _probes(tree)] == [1, 2, 3]
+
+
+def test_the_interface_docstring_examples_run():
+    import doctest
+
+    from fastsw.pretokenizers import base, registry
+    for module in (base, registry):
+        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert result.attempted >= 3 and result.failed == 0, module.__name__
