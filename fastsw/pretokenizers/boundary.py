@@ -475,13 +475,13 @@ _LETTER = compile_pattern(r"\p{L}")
 class SchemeSettings(BasePretokenizer):
     """The settings (model file ``pretokenizer`` entry) shared by the scheme pre-tokenizers
     (:class:`BoundaryPretokenizer`, :class:`fastsw.pretokenizers.script_v3.ScriptPretokenizer`): ``mode``, the scheme's name
-    and the three options. A subclass sets ``_MODE``, ``_DEFAULT_SCHEME`` and ``_LABEL`` (for the error)."""
+    and the three options. A subclass sets ``mode``, ``_DEFAULT_SCHEME`` and ``_LABEL`` (for the error)."""
 
-    _MODE = _DEFAULT_SCHEME = _LABEL = ""
+    _DEFAULT_SCHEME = _LABEL = ""
     _KEYS = frozenset({"mode", "scheme", "drop_unlisted", "single_char_shift", "min_caps_length"})
 
     def to_config(self) -> dict:
-        return {"mode": self._MODE, "scheme": self.name, "drop_unlisted": self.drop_unlisted,
+        return {"mode": self.mode, "scheme": self.name, "drop_unlisted": self.drop_unlisted,
                 "single_char_shift": self.single_char_shift, "min_caps_length": self.min_caps_length}
 
     @classmethod
@@ -534,7 +534,7 @@ class BoundaryPretokenizer(SchemeSettings):
         self.min_caps_length = min_caps_length
 
     # -- configuration ------------------------------------------------------------------------------------------
-    _MODE, _DEFAULT_SCHEME, _LABEL = "boundary", "", "boundary"
+    _DEFAULT_SCHEME, _LABEL = "", "boundary"
 
     @property
     def name(self) -> str:

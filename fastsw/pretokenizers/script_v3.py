@@ -656,7 +656,7 @@ class ScriptPretokenizer(SchemeSettings):
         self.min_caps_length = min_caps_length
 
     # -- configuration ------------------------------------------------------------------------------------------
-    _MODE, _DEFAULT_SCHEME, _LABEL = "script-v3", "script-v3", "SCRIPT"
+    _DEFAULT_SCHEME, _LABEL = "script-v3", "SCRIPT"
 
     @property
     def name(self) -> str:
