@@ -44,6 +44,10 @@ SUITE = [
     ("languages", "bench_languages.py", [], ["--quick"], "Encoding in every language",
      "Encoding each language's held-out text with a BPE model trained by fastsw, the same model run by tiktoken "
      "(`to_tiktoken()`) and HF `tokenizers` (`save_hf`)."),
+    ("script", "bench_script.py", [], ["--quick"], "SCRIPT v3 models",
+     "Training and encoding with the SCRIPT v3 pre-tokenizer (`script-v3`: characters as block and index atoms) "
+     "against the default pre-tokenizer (`script`), the same text and vocabulary size, each model trained in its "
+     "own process."),
     ("tiktoken", "bench_tiktoken.py", [], ["--quick", "--vocabs", "o200k_base"], "tiktoken's own vocabularies",
      "o200k_base and cl100k_base (`--quick`: o200k_base only) loaded by fastsw (`Tokenizer.load_tiktoken`) against tiktoken, rs-bpe, "
      "bpe-openai and HF `tokenizers` with the same vocabulary, ids checked identical to tiktoken's."),
@@ -269,7 +273,8 @@ def plot_shard(tables, images: Path, tag: str) -> list:
 
 PLOTS = {"train": plot_train, "scale": plot_scale, "languages": plot_languages, "tiktoken": plot_tiktoken,
          "shard": plot_shard,
-         "coldstart": lambda tables, images, tag: []}  # a table only
+         "coldstart": lambda tables, images, tag: [],  # a table only
+         "script": lambda tables, images, tag: []}
 
 
 # ---- the page ---------------------------------------------------------------------------------------------------

@@ -314,8 +314,8 @@ class Tokenizer:
             from fastsw.encoding.encode_fast import supported as check
             supported = check(self.alphabet)
             if not supported and type(self)._new_fast_encoder is Tokenizer._new_fast_encoder:
-                from fastsw.encoding.wide_fast import wide_alphabet  # FastEncoder's models: three-byte atoms (SCRIPT v3) too
-                supported = wide_alphabet(self.alphabet)
+                from fastsw.encoding.wide_fast import atom_pairs_first, wide_alphabet  # three-byte atoms too
+                supported = wide_alphabet(self.alphabet) and atom_pairs_first(self.alphabet, self._regular_ranks)
             self._fast_ok = supported
         return supported
 
@@ -351,7 +351,7 @@ class Tokenizer:
 
     def _encoder_class(self):
         """:class:`fastsw.encoding.encode_fast.FastEncoder`, or for three-byte atoms (SCRIPT v3) its subclass
-        :class:`fastsw.encoding.wide_fast.WideFastEncoder` (per-call one-byte codes around the same kernel)."""
+        :class:`fastsw.encoding.wide_fast.WideFastEncoder` (the same kernel with a wider byte table)."""
         from fastsw.encoding.wide_fast import WideFastEncoder, wide_alphabet
         if wide_alphabet(self.alphabet):
             return WideFastEncoder

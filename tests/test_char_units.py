@@ -64,7 +64,7 @@ def unit(enc, key):
         data = bytes([before] if before is not None else []) + unit_bytes + bytes([after] if after is not None else [])
         text = np.frombuffer(data, np.uint8)
         out = np.zeros(16, np.int32)
-        n = K._initial_ids(text, 0, len(text), enc.byte_ids, enc.chars, out, 0)
+        n = K._initial_ids(text, 0, len(text), enc.byte_ids, enc.chars, enc.r_table, out, 0)
         start = 1 if before is not None else 0
         return n == len(text) - len(unit_bytes) + 1 and out[start] == enc.chars[record]
 
@@ -132,7 +132,8 @@ def test_a_space_and_a_character_are_one_unit():
     assert ids_of(enc, [" éé", "a é", " é"]) == [[space_e, e], [ID[b"a"], space_e], [space_e]]
     text = np.frombuffer(" éé".encode(), np.uint8)
     out = np.zeros(8, np.int32)
-    assert K._initial_ids(text, 0, len(text), enc.byte_ids, enc.chars, out, 0) == 2  # two units, not five bytes
+    # two units, not five bytes
+    assert K._initial_ids(text, 0, len(text), enc.byte_ids, enc.chars, enc.r_table, out, 0) == 2
     assert out[:2].tolist() == [space_e, e]
 
 
@@ -154,6 +155,19 @@ def test_no_table_without_char_tokens_or_when_switched_off():
     assert encoder(vocab, ranks).chars.shape[0] == K._CHAR_BLOCKS  # no character token: an empty table
     vocab, ranks = model([(b"\xc3", b"\xa9")])
     assert encoder(vocab, ranks, use_table=False).chars is fast_encode.NO_CHARS
+
+
+def test_a_character_in_a_block_without_units_is_its_bytes():
+    # 中 (U+4E2D) is a unit; 文 (U+6587) sits in a block of 256 code points with none, so the kernel writes its three
+    # bytes without decoding it (the English model on Thai): the ids of the byte-by-byte path and of apply_merges
+    zh, wen = "中".encode(), "文".encode()
+    vocab, ranks = model([(zh[:1], zh[1:2]), (zh[:2], zh[2:]), (wen[1:2], wen[2:])])
+    on = encoder(vocab, ranks)
+    off = encoder(vocab, ranks, use_table=False)
+    assert unit(on, ord("中"))[0] is not None and on.chars[ord("文") >> 8] < 0
+    pieces = ["中文中", "文", "x文中", " 文文", "文中文\u0e01"]
+    expect = [apply_merges([ID[bytes([b])] for b in p.encode()], ranks) for p in pieces]
+    assert ids_of(on, pieces) == ids_of(off, pieces) == expect
 
 
 CHARS = ["a", " ", "é", "ü", "中", "文", "𝄞"]  # 1, 2, 3 and 4 bytes; é and ü share their lead byte

@@ -305,7 +305,7 @@ def test_trainers_agree_under_the_rule(texts, n_merges):
 
 # -- the pre-tokenizer: script-v3 and script-v3+boundary[...] ----------------------------------------------------
 
-from fastsw.alphabet import atom_text  # noqa: E402
+from fastsw.alphabet import RESERVED_SLOTS, atom_bytes, atom_bytes_packed, atom_code, atom_text  # noqa: E402
 from fastsw.pretokenizers.pretokenize import make_pretokenizer  # noqa: E402
 
 SCHEMES = ("script-v3", "script-v3+boundary[w]", "script-v3+boundary[w,p]", "script-v3+boundary[w,p,d]+caps")
@@ -527,14 +527,12 @@ def _encode_texts():
     return [t[:3000] for t in texts] + ["".join(t[:400] for t in texts), "x\ue000y \U000f0000 日本", "", " "]
 
 
-@pytest.mark.parametrize("codes", [256, 7, 2])
-def test_fast_encoder_equals_reference(trained, codes, monkeypatch):
-    """WideFastEncoder (per-call one-byte codes around the unchanged kernel) against the reference path, for every
-    trained SCRIPT model; ``codes`` below 256 shrinks a call's codes so that every chunking and fallback path runs
-    (pieces and runs with more distinct ids than one call holds go through bpe.apply_merges; the text made of the
-    model's eligible `` word`` tokens is one long supermerge run)."""
+def test_fast_encoder_equals_reference(trained):
+    """WideFastEncoder (the kernel reading three-byte atom codes through its wide byte table, with the model's
+    shortcut) against the reference path, for every trained SCRIPT model: documents one by one, in one batch, and
+    pieces as whole pretokens (the reachability path); the text made of the model's eligible `` word`` tokens is one
+    long supermerge run."""
     from fastsw.encoding import wide_fast as wide_encode
-    monkeypatch.setattr(wide_encode, "_CODES", codes)
     for key, tok in trained.items():
         words = [tok.decode([t]) for t in sorted(tok._eligible)]
         texts = _encode_texts() + ["".join(w for w in words if w[:1] == " " and w[1:].isalpha()) * 2]
@@ -550,6 +548,116 @@ def test_fast_encoder_equals_reference(trained, codes, monkeypatch):
         ids, offsets = enc.encode_pieces(pieces)
         assert [ids[offsets[k]:offsets[k + 1]].tolist() for k in range(len(pieces))] == \
             [tok.encode_pretoken(p, shortcut=False) for p in pieces], key
+        assert [tok.encode(t, backend="numba", shortcut=False) for t in texts[:3]] == ref[:3], key
+
+
+def test_wide_byte_table_reads_atom_codes(trained):
+    # the kernel's wide table: a three-byte atom code is one id (alphabet.initial_ids), a byte is its byte's id; with
+    # the model's rank table, an atom and the next one whose pair merges (a character: block, index) are their token
+    from fastsw.encoding import encode_kernels as K
+    from fastsw.encoding.encode_fast import NO_CHARS, pair_table
+    from fastsw.encoding.wide_fast import wide_byte_ids
+    tok = trained["bpe", "script-v3+boundary[w,p,d]+caps"]
+    table = wide_byte_ids(tok.alphabet)
+    pieces = tok.pretokenizer.pretokenize("The cat, 日本 \ue000 ꙮ")
+    data, lengths = atom_bytes_packed(pieces)
+    wide = {i for i in range(len(tok.alphabet)) if tok.vocab[i][:1] == b"\xf5"}
+
+    def pairs_first(ids):  # left to right: an atom and the atom after it, merged when the pair has a merge
+        out = []
+        for x in ids:
+            if out and out[-1] in wide and x in wide and (out[-1], x) in tok.regular_ranks:
+                out[-1] = tok.regular_ranks[out[-1], x][1]
+            else:
+                out.append(x)
+        return out
+
+    for ranks, expect in (({}, lambda p: tok.alphabet.initial_ids(p)),
+                          (tok.regular_ranks, lambda p: pairs_first(tok.alphabet.initial_ids(p)))):
+        out = np.empty(data.shape[0], np.int32)
+        got, start = [], 0
+        for n in lengths.tolist():
+            m = K._initial_ids(data, start, start + n, table, NO_CHARS, pair_table(dict(ranks)), out, 0)
+            got.append(out[:m].tolist())
+            start += n
+        assert got == [expect(p) for p in pieces]
+    assert sum(map(len, got)) < sum(len(tok.alphabet.initial_ids(p)) for p in pieces)   # characters were merged
+
+
+def test_atom_pairs_first_is_required_for_the_fast_encoder(trained):
+    # a model where an index atom is also the left of another merge: the pairs of atoms may not be merged first, so
+    # "auto" encodes on the reference path and the fast encoder refuses plainly
+    import fastsw
+    from fastsw.encoding.wide_fast import WideFastEncoder, atom_pairs_first
+    tok = trained["bpe", "script-v3"]
+    assert atom_pairs_first(tok.alphabet, tok.regular_ranks)
+    first = tok.merges[0]   # block + index
+    merges = [(m.left, m.right, m.count, m.super) for m in tok.merges[:50]] + [(first.right, ord("x"), 1, False)]
+    odd = fastsw.Tokenizer(alphabet=tok.alphabet, merges=merges, pretokenizer=tok.pretokenizer)
+    assert not atom_pairs_first(odd.alphabet, odd.regular_ranks)
+    assert odd._resolve_backend("auto") == "python"
+    with pytest.raises(ValueError, match="backend='python'"):
+        WideFastEncoder(odd._encoder_tables())
+    assert odd.decode(odd.encode("the cat 日本")) == "the cat 日本"
+
+
+def _spelled_reference(p, texts):
+    """The reference pieces' token bytes: (bytes, each piece's end in bytes from its text's start, pieces per text)."""
+    data, ends, firsts = b"", [], [0]
+    for t in texts:
+        pos = 0
+        for piece in p.pretokenize_reference(t):
+            code = atom_bytes(piece)
+            data += code
+            pos += len(code)
+            ends.append(pos)
+        firsts.append(len(ends))
+    return data, ends, firsts
+
+
+def _same_spelled(p, texts):
+    got = p.token_bytes_batch(texts)
+    data, ends, firsts = _spelled_reference(p, texts)
+    assert bytes(got[0]) == (data or b"\0") and got[1].tolist() == ends and got[2].tolist() == firsts
+    assert not got[0].flags.writeable   # the byte path's read-only type: one kernel signature
+
+
+def test_token_bytes_batch_equals_reference_on_shared_corpus():
+    # the compiled spelling (one table of every code point's bytes) against the reference pieces' atom_bytes
+    texts = _corpus_texts()
+    for name, sample in (("script-v3", texts[::6]), ("script-v3+boundary[w,p,d]+caps", texts[1::18])):
+        p = make_pretokenizer(name)
+        _same_spelled(p, sample)          # one batch
+        for t in sample[:20]:
+            _same_spelled(p, [t])         # one text
+    _same_spelled(make_pretokenizer("script-v3"), [])
+    with pytest.raises(ValueError, match="lone surrogate"):
+        make_pretokenizer("script-v3").token_bytes_batch(["ok", "x\ud800"])
+    if hasattr(sv._spell_bytes, "signatures"):   # compiled (not NUMBA_DISABLE_JIT): one signature
+        assert len(sv._spell_bytes.signatures) == 1
+
+
+@settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(text_no_surrogates, max_size=4), st.sampled_from(SCHEMES), st.booleans())
+def test_token_bytes_batch_hypothesis(texts, name, drop):
+    _same_spelled(sv.ScriptPretokenizer(name, drop_unlisted=drop), texts)
+
+
+def test_spelled_bytes_table_is_spell_then_atom_bytes():
+    # every listed block start, ASCII, a stride over all code points, and every atom slot
+    spelled = sv._spelled_bytes()
+    cps = sorted(set(range(128)) | set(range(0, 0x110000, 97)) | {ord(c[0]) for _, _, c in T.blocks})
+    for cp in cps:
+        if 0xD800 <= cp <= 0xDFFF:
+            continue
+        v = int(spelled[cp])
+        assert v.to_bytes(8, "little")[:v >> 56] == atom_bytes(sv.spell(chr(cp))), hex(cp)
+    for slot in range(0x800):
+        v = int(spelled[0xD800 + slot])
+        if slot in RESERVED_SLOTS:
+            assert v >> 56 == 0
+        else:
+            assert v.to_bytes(8, "little")[:v >> 56] == atom_code(slot), slot
 
 
 def test_exports_are_refused_plainly(trained, tmp_path):

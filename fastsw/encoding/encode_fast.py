@@ -136,7 +136,7 @@ class FastEncoder:
         regular = pair_arrays(tables.regular_ranks)
         self.r_table = pair_table(regular)
         # characters a missed pretoken starts from as their token (module note (7) of the kernels); not with
-        # atoms, whose one-byte codes are not UTF-8, nor wide alphabets' per-call codes
+        # atoms, whose codes are not UTF-8 (wide alphabets' included)
         self.chars = (NO_CHARS if self.atoms or self._wide or not USE_CHAR_TABLE else
                       K._build_char_table(self.tb, self.tb_off, self.byte_ids, self.r_table, regular.lefts,
                                           regular.rights, regular.ranks))
@@ -182,7 +182,7 @@ class FastEncoder:
         returns ``(ids int32, offsets int64)``."""
         pretok = self.pretokenizer
         if self.atoms:
-            got = pretok.token_bytes_batch(texts)  # markers: the pieces' bytes without their strs
+            got = pretok.token_bytes_batch(texts)  # markers, SCRIPT v3: the pieces' bytes without their strs
             if got is not None:
                 return self._kernel(got[0], got[1], got[2], shortcut, short_limit)
             return self._encode_pieces_of([pretok.pretokenize(t) for t in texts], shortcut, short_limit)

@@ -12,7 +12,8 @@ with, id for id, is :meth:`fastsw.tokenizer.Tokenizer.encode_ordinary` with
 
 Design notes: see docs/internals.md, section "Encoding": the kernel's tables, the merge loops and the numbered
 notes this module refers to -- (1)-(3) and (5) why both merge loops give the reference's answer, (5) runs of
-one id, (6) rank mode, (7) whole characters first, (8) few merges -- and the supermerge runs.
+one id, (6) rank mode, (7) whole characters first, (8) few merges, (9) the wide byte table of SCRIPT models --
+and the supermerge runs.
 """
 from __future__ import annotations
 
@@ -77,6 +78,20 @@ def _pair_lookup(table, left, right):
     b = _filter_bit(key)
     if (table[_DIRECT + (b >> 6)] >> (b & 63)) & 1 == 0:
         return np.int64(-1)
+    s = _pair_slot(table, key)
+    if table[_HASHED + 2 * s] == key:
+        return table[_HASHED + 2 * s + 1]
+    return np.int64(-1)
+
+
+@njit(cache=True, nogil=True)
+def _pair_probe(table, left, right):
+    """:func:`_pair_lookup` without the table's filter word, for pairs that another filter has already let through
+    (the supermerges' pair filter ``s_bits``: nearly every pair it passes has a merge, so the filter word would be
+    one more memory access that rejects almost nothing)."""
+    if (left | right) < 256:
+        return table[(np.int64(left) << 8) | np.int64(right)]
+    key = (np.int64(left) << 32) | np.int64(right)
     s = _pair_slot(table, key)
     if table[_HASHED + 2 * s] == key:
         return table[_HASHED + 2 * s + 1]
@@ -334,19 +349,58 @@ def _build_char_table(tb, tb_off, byte_ids, table, lefts, rights, ranks):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _initial_ids(text, s, e, byte_ids, chars, out, w):
+def _initial_ids(text, s, e, byte_ids, chars, table, out, w):
     """Write the atomic ids of the pretoken ``text[s:e]`` at ``out[w:]``: each byte's id, except that a unit (a
     character of 2-4 bytes, or a space and one) found in the table ``chars`` (:func:`_build_char_table`) that
-    allows the bytes around it is written as its token (module note (7)). Returns the number of ids written.
+    allows the bytes around it is written as its token (module note (7)); with a wide ``byte_ids`` (more than 256
+    entries: module note (9)), each three-byte atom code is one id, and two atoms whose pair has a merge in the rank
+    ``table`` are written as the merged token. Returns the number of ids written.
     (The table look-up is written out here: as a helper function it cost three times as much.)"""
     if chars.shape[0] <= _CHAR_BLOCKS:  # no character table (atoms, wide alphabets): the bytes
-        for i in range(s, e):
-            out[w + i - s] = byte_ids[text[i]]
-        return e - s
+        if byte_ids.shape[0] == 256:
+            for i in range(s, e):
+                out[w + i - s] = byte_ids[text[i]]
+            return e - s
+        # a wide alphabet's table (module note (9)): a three-byte atom code 0xF5, 0x80 | slot >> 6,
+        # 0x80 | slot & 0x3F is one id, byte_ids[256 + slot]; an atom and the atom after it whose pair merges
+        # (a SCRIPT character: block, index) are written as their merged token
+        m = 0
+        i = s
+        held = np.int64(-1)  # the last atom written, while the next code may pair with it
+        while i < e:
+            b = text[i]
+            if b == 0xF5 and i + 3 <= e:
+                a = byte_ids[256 + (((np.int64(text[i + 1]) & 0x3F) << 6) | (np.int64(text[i + 2]) & 0x3F))]
+                i += 3
+                if held >= 0:
+                    v = _pair_lookup(table, out[w + m - 1], a)
+                    if v >= 0:
+                        out[w + m - 1] = np.int32(v & _LOW32)
+                        held = -1
+                        continue
+                out[w + m] = a
+                m += 1
+                held = 1
+            else:
+                out[w + m] = byte_ids[b]
+                m += 1
+                i += 1
+                held = -1
+        return m
     m = 0
     i = s
     while i < e:
         b = text[i]
+        if 0xE0 <= b < 0xF0 and i + 3 <= e and 0x80 <= text[i + 1] < 0xC0 and 0x80 <= text[i + 2] < 0xC0 \
+                and chars[((np.int64(b) & 0x0F) << 4) | ((np.int64(text[i + 1]) & 0x3F) >> 2)] < 0:
+            # a three-byte character in a block of 256 code points without any unit (the English model on Thai):
+            # its bytes, without decoding it (the ids the byte-by-byte path below gives it)
+            out[w + m] = byte_ids[b]
+            out[w + m + 1] = byte_ids[text[i + 1]]
+            out[w + m + 2] = byte_ids[text[i + 2]]
+            m += 3
+            i += 3
+            continue
         if b >= 0xC2 or (b == 0x20 and i + 2 < e and text[i + 1] >= 0xC2):
             spaced = 1 if b == 0x20 else 0
             cp, n = _utf8_char(text, i + spaced, e)
@@ -527,6 +581,7 @@ def _filtered_lookup(table, bits, use_bits, left, right):
         b = _pair_bit(left, right)
         if (bits[b >> 6] >> np.uint64(b & 63)) & np.uint64(1) == 0:
             return np.int64(-1)
+        return _pair_probe(table, left, right)
     return _pair_lookup(table, left, right)
 
 
@@ -965,7 +1020,7 @@ def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc_short, sc_long, tb,
                             for i in range(n):
                                 out[w + i] = out[src + i]
             if n == 0:
-                n = _initial_ids(text, s, e, byte_ids, chars, out, w)
+                n = _initial_ids(text, s, e, byte_ids, chars, r_table, out, w)
                 if n <= short_limit:
                     n = _merge_scan(out, w, n, r_table, heap, s_bits, 0)
                 else:
@@ -984,7 +1039,7 @@ def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc_short, sc_long, tb,
                 pair = np.int64((s_bits[b >> 6] >> sh) & np.uint64(1))
             if run_can > soft:  # the segment before ends here and may have a supermerge
                 if run_len == 2:  # most often: one lookup, no call
-                    v = _pair_lookup(s_table, out[run_start], out[run_start + 1])
+                    v = _pair_probe(s_table, out[run_start], out[run_start + 1])  # its bit is set
                     m = 2
                     if v >= 0:
                         out[run_start] = np.int32(v & _LOW32)
@@ -1020,7 +1075,7 @@ def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc_short, sc_long, tb,
             # (moving both into one helper call measured ~9 % slower on superword models, 35.2 -> 38.4 ms per
             # 2 MB; a call passes each array as seven words)
             if run_len == 2:
-                v = _pair_lookup(s_table, out[run_start], out[run_start + 1])
+                v = _pair_probe(s_table, out[run_start], out[run_start + 1])
                 m = 2
                 if v >= 0:
                     out[run_start] = np.int32(v & _LOW32)

@@ -19,7 +19,7 @@ Hooks by stage (who calls each is in its docstring):
 * training: :attr:`~BasePretokenizer.splits_text`, :attr:`~BasePretokenizer.atoms`,
   :meth:`~BasePretokenizer.make_alphabet`, :attr:`~BasePretokenizer.has_merge_rule`,
   :attr:`~BasePretokenizer.supermerge_forbidden`;
-* encoding: :meth:`~BasePretokenizer.token_bytes_batch`, :meth:`~BasePretokenizer.initial_symbols`;
+* encoding: :meth:`~BasePretokenizer.token_bytes_batch`;
 * decoding and offsets: :meth:`~BasePretokenizer.decode_text`, :meth:`~BasePretokenizer.decoding_bytes`,
   :attr:`~BasePretokenizer.token_offsets`, :meth:`~BasePretokenizer.token_widths`;
 * display: :meth:`~BasePretokenizer.show`, :meth:`~BasePretokenizer.entry_text`.
@@ -211,15 +211,8 @@ class BasePretokenizer:
         """The fast encoder's input for ``texts`` without a ``str`` per pretoken, for a family with
         :attr:`atoms`: ``(data, piece_ends, doc_pieces)``, the token bytes of every pretoken concatenated, each
         pretoken's end in bytes and the texts' first pretokens; or None (the default): the encoder spells the
-        pieces of :meth:`pretokenize`. Called by :class:`fastsw.encoding.encode_fast.FastEncoder`."""
-        return None
-
-    def initial_symbols(self, texts: Sequence[str], slot_ids: np.ndarray) -> Optional[Tuple[np.ndarray, np.ndarray,
-                                                                                            List[int]]]:
-        """The wide encoder's input for ``texts`` without spelling the pieces: ``(ids int32, offsets int64 per
-        piece, pieces per text)``, each piece's initial token ids (``slot_ids``: atom slot -> model id); or None
-        (the default): the encoder spells the pieces of :meth:`pretokenize`. Called by
-        :class:`fastsw.encoding.wide_fast.WideFastEncoder` (SCRIPT v3 reads its table per code point)."""
+        pieces of :meth:`pretokenize`. Called by :class:`fastsw.encoding.encode_fast.FastEncoder` (and its wide
+        twin) for models with atoms: the marker schemes and SCRIPT v3 build it without a ``str`` per pretoken."""
         return None
 
     # -- decoding and offsets -----------------------------------------------------------------------------------
@@ -268,7 +261,7 @@ class BasePretokenizer:
         "pretokenize_reference", "pretokenize", "native_scanner", "uses_native", "pretoken_ends",
         "letter_pattern", "has_letter", "native_counter", "run_break",
         "splits_text", "atoms", "make_alphabet", "has_merge_rule", "supermerge_forbidden",
-        "token_bytes_batch", "initial_symbols",
+        "token_bytes_batch",
         "decode_text", "decoding_bytes", "token_offsets", "token_widths",
         "show", "entry_text",
     )

@@ -467,16 +467,17 @@ _WORKER_CHARS = 1 << 20
 _NO_STOP = np.zeros(1, dtype=np.int64)
 
 
-def _plain_end_array(text: str) -> np.ndarray:
-    """The end offsets of ``text``'s plain SCRIPT pretokens (``int64``), from the kernel."""
+def _plain_end_array(text: str, codes: Optional[np.ndarray] = None) -> np.ndarray:
+    """The end offsets of ``text``'s plain SCRIPT pretokens (``int64``), from the kernel (``codes``: the text's
+    :func:`_codes`, when the caller has them)."""
     from fastsw.pretokenizers.boundary import class_table
     t = class_table()
     if not text:
         return np.zeros(0, dtype=np.int64)
     if len(text) >= _WORKER_CHARS:
         from fastsw._interrupt import call_kernel
-        return call_kernel(_plain_ends, _codes(text), t.cls, t.kind)
-    return _plain_ends(_codes(text), t.cls, t.kind, _NO_STOP)
+        return call_kernel(_plain_ends, _codes(text) if codes is None else codes, t.cls, t.kind)
+    return _plain_ends(_codes(text) if codes is None else codes, t.cls, t.kind, _NO_STOP)
 
 
 def _plain_end_offsets(text: str) -> List[int]:
@@ -544,6 +545,89 @@ def _slot_atom() -> List[int]:
     for a in range(table().n_atoms):
         out[SLOTS[a]] = a
     return out
+
+
+@functools.lru_cache(maxsize=None)
+def _spelled_bytes() -> np.ndarray:
+    """``uint64[0x110000]``: the token bytes of every code point in a SCRIPT piece, little-endian, and their number
+    in the top byte: a listed character's block and index atom codes (6 bytes), an atom of an inner scheme (a lone
+    surrogate) its code (1 or 3 bytes; a reserved slot 0 bytes: it has none), any other code point its UTF-8 (byte
+    fallback). The table of :func:`_spell_bytes`, the vectorised twin of :func:`spell` followed by
+    :func:`fastsw.alphabet.atom_bytes`; tests compare them.
+
+    >>> t = [int(v) for v in _spelled_bytes()[[ord("a"), ord("日"), 0xE000]]]
+    >>> from fastsw.alphabet import atom_bytes
+    >>> all(v.to_bytes(8, "little")[:v >> 56] == atom_bytes(spell(c)) for v, c in zip(t, "a日\ue000"))
+    True
+    """
+    from fastsw.alphabet import N_SHORT_ATOMS, RESERVED_SLOTS
+    t = table()
+    cp = np.arange(_N_CODE_POINTS, dtype=np.int64)
+    n8 = 1 + (cp >= 0x80) + (cp >= 0x800) + (cp >= 0x10000)
+    lead = np.select([n8 == 1, n8 == 2, n8 == 3], [cp, 0xC0 | (cp >> 6), 0xE0 | (cp >> 12)], 0xF0 | (cp >> 18))
+    packed = lead.astype(np.uint64)
+    for k in range(1, 4):  # continuation byte k of a character of more than k bytes
+        more = n8 > k
+        cont = 0x80 | ((cp[more] >> (6 * (n8[more] - 1 - k))) & 0x3F)
+        packed[more] |= cont.astype(np.uint64) << np.uint64(8 * k)
+    length = n8.astype(np.uint64)
+
+    def code(slot):  # the three-byte code of long atom slots, packed
+        return (0xF5 | ((0x80 | (slot >> 6)) << 8) | ((0x80 | (slot & 0x3F)) << 16)).astype(np.uint64)
+
+    slot = cp[0xD800:0xE000] - 0xD800
+    short = slot < N_SHORT_ATOMS
+    packed[0xD800:0xE000] = np.where(short, (0xF8 + slot).astype(np.uint64), code(slot))
+    length[0xD800:0xE000] = np.where(short, 1, 3)
+    length[0xD800 + RESERVED_SLOTS.start:0xD800 + RESERVED_SLOTS.stop] = 0
+    listed = np.flatnonzero(t.block_of >= 0)
+    slots = np.asarray(SLOTS, np.int64)
+    packed[listed] = code(slots[t.block_of[listed]]) | (code(slots[t.n_blocks + t.index_of[listed]]) << np.uint64(24))
+    length[listed] = 6
+    return packed | (length << np.uint64(56))
+
+
+@njit(cache=True, nogil=True)
+def _spell_bytes(codes, spelled, ends, doc_pieces, doc_starts, atoms_ok):
+    """The token bytes of pretokens given as code points, and their ends in bytes (the fast encoder's input).
+
+    Reads ``codes`` (``uint32``, the texts' code points, concatenated), ``spelled`` (:func:`_spelled_bytes`),
+    ``ends`` (``int64``, each pretoken's end in code points from its text's start), ``doc_pieces`` (``int64``, the
+    texts' first pretokens, one more than texts), ``doc_starts`` (``int64``, each text's first code point) and
+    ``atoms_ok`` (0: a lone surrogate is an error, not an atom). Returns ``(data uint8, byte_ends int64, bad)``:
+    every code point's bytes in order (``data`` never empty), each pretoken's end in bytes from its text's start,
+    and the number of code points that have no bytes (a reserved atom slot, or a surrogate when ``atoms_ok`` is
+    0); their bytes are left out."""
+    data = np.zeros(6 * codes.shape[0] + 1, np.uint8)  # six bytes at most per code point
+    byte_ends = np.empty(ends.shape[0], np.int64)
+    bad = 0
+    w = 0
+    for d in range(doc_pieces.shape[0] - 1):
+        i = doc_starts[d]
+        first = w
+        for k in range(doc_pieces[d], doc_pieces[d + 1]):
+            stop = doc_starts[d] + ends[k]
+            while i < stop:
+                c = codes[i]
+                v = spelled[c]
+                size = np.int64(v >> np.uint64(56))
+                if size == 6:  # a listed character: its two atom codes (most code points)
+                    data[w] = np.uint8(v & np.uint64(0xFF))
+                    data[w + 1] = np.uint8((v >> np.uint64(8)) & np.uint64(0xFF))
+                    data[w + 2] = np.uint8((v >> np.uint64(16)) & np.uint64(0xFF))
+                    data[w + 3] = np.uint8((v >> np.uint64(24)) & np.uint64(0xFF))
+                    data[w + 4] = np.uint8((v >> np.uint64(32)) & np.uint64(0xFF))
+                    data[w + 5] = np.uint8((v >> np.uint64(40)) & np.uint64(0xFF))
+                elif size == 0 or (atoms_ok == 0 and 0xD800 <= c <= 0xDFFF):
+                    bad += 1
+                    size = 0
+                else:
+                    for j in range(size):
+                        data[w + j] = np.uint8((v >> np.uint64(8 * j)) & np.uint64(0xFF))
+                w += size
+                i += 1
+            byte_ends[k] = w - first
+    return data[:max(w, 1)], byte_ends, bad
 
 
 def unspell(s: str, broken: Optional[str] = "\ufffd") -> str:
@@ -698,51 +782,60 @@ class ScriptPretokenizer(SchemeSettings):
             counter = None if scanner is None else EndsCounter(scanner, collect_runs)
         return None if counter is None else SpelledCounter(self, counter)
 
-    def initial_symbols(self, texts: Sequence[str], slot_ids: np.ndarray):
-        """The fast encoder's input without spelling (:class:`fastsw.encoding.wide_fast.WideFastEncoder`): ``(ids int32,
-        offsets int64 per piece, pieces per text)``, each piece's initial ids as ``alphabet.initial_ids`` of its
-        spelled form gives them -- a listed character's block and index atoms, a marker's atom -- read from the
-        table per code point (``slot_ids``: atom slot -> model id). None when a text keeps an unlisted character
-        (byte fallback), or an atom is not in the model: then the encoder spells the pieces."""
-        t = table()
-        raws, ends = [], []
+    def token_bytes_batch(self, texts: Sequence[str]):
+        """The fast encoder's input for ``texts`` without a ``str`` per pretoken (:mod:`fastsw.encoding.wide_fast`):
+        ``(data, piece_ends, doc_pieces)``, the token bytes of every pretoken (:func:`fastsw.alphabet.atom_bytes` of
+        :meth:`pretokenize`'s pieces, concatenated; read-only ``uint8``), each pretoken's end in bytes from its text's
+        start (``int64``) and the texts' first pretokens (``int64``, one more than texts). Every code point's bytes
+        come from one table (:func:`_spelled_bytes`, written by :func:`_spell_bytes`); None for an inner scheme's atom
+        in a reserved slot (then the pieces' route raises the codec's error). Tests compare it with the reference
+        pieces' ``atom_bytes``.
+
+            >>> data, ends, docs = ScriptPretokenizer().token_bytes_batch(["Hi 日本", ""])
+            >>> p = ScriptPretokenizer().pretokenize("Hi 日本")
+            >>> from fastsw.alphabet import atom_bytes
+            >>> bytes(data) == b"".join(map(atom_bytes, p)), ends.tolist(), docs.tolist()
+            (True, [12, 18, 30], [0, 3, 3])
+        """
+        plain = self.inner is None
+        raws, ends, codes = [], [], None
         for text in texts:
-            s = self._text(text)
-            if self.inner is None:
-                e = _plain_end_array(s)
+            # plain SCRIPT: a lone surrogate is found by the kernel below (then _text raises its error)
+            s = self._text(text, check=not plain)
+            if plain:
+                codes = _codes(s)
+                e = _plain_end_array(s, codes)
             else:
                 pieces = self.inner.pretokenize(s)
                 s = "".join(pieces)
                 e = np.cumsum(np.fromiter(map(len, pieces), np.int64, len(pieces)))
             raws.append(s)
             ends.append(e)
-        cps = _codes("".join(raws)).astype(np.int64)
-        block = t.block_of[cps]
-        listed = block >= 0
-        atom = (cps >= 0xD800) & (cps <= 0xDFFF)  # a marker scheme's atoms
-        if not (listed | atom).all():
+        if len(raws) != 1 or codes is None:
+            codes = _codes("".join(raws))
+        n_pieces = np.fromiter(map(len, ends), np.int64, len(ends))
+        doc_pieces = np.zeros(len(ends) + 1, np.int64)
+        np.cumsum(n_pieces, out=doc_pieces[1:])
+        doc_starts = np.zeros(len(raws) + 1, np.int64)
+        np.cumsum(np.fromiter(map(len, raws), np.int64, len(raws)), out=doc_starts[1:])
+        piece_ends = (np.concatenate(ends) if len(ends) != 1 else ends[0]) if ends else np.zeros(0, np.int64)
+        data, byte_ends, bad = _spell_bytes(codes, _spelled_bytes(), np.ascontiguousarray(piece_ends, np.int64),
+                                            doc_pieces, doc_starts, int(not plain))
+        if bad:
+            if plain:
+                for text in texts:
+                    self._text(text)  # raises for the lone surrogate
             return None
-        local_ids = slot_ids[np.asarray(SLOTS[:t.n_atoms])]
-        n_sym = np.where(listed, 2, 1)
-        csum = np.zeros(cps.shape[0] + 1, np.int64)
-        np.cumsum(n_sym, out=csum[1:])
-        ids = np.empty(int(csum[-1]), np.int32)
-        pos = csum[:-1]
-        ids[pos[listed]] = local_ids[block[listed]]
-        ids[pos[listed] + 1] = local_ids[t.n_blocks + t.index_of[cps[listed]]]
-        ids[pos[atom]] = slot_ids[cps[atom] - 0xD800]
-        if ids.size and ids.min() < 0:
-            return None
-        starts = np.cumsum([0] + [len(r) for r in raws[:-1]]) if raws else []
-        piece_ends = np.concatenate([e + int(a) for e, a in zip(ends, starts)]) if ends else np.zeros(0, np.int64)
-        offsets = np.concatenate((np.zeros(1, np.int64), csum[piece_ends.astype(np.int64)]))
-        return ids, offsets, [len(e) for e in ends]
+        data.flags.writeable = False  # the type of the byte path's read-only view of UTF-8: one kernel signature
+        return data, byte_ends, doc_pieces
 
-    def _text(self, text: str) -> str:
+    def _text(self, text: str, check: bool = True) -> str:
+        """``text`` checked (a ``str``; with ``check``, without lone surrogates) and, with ``drop_unlisted``, without
+        its unlisted code points."""
         from fastsw.alphabet import check_utf8
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, not {type(text).__name__}")
-        if _has_surrogate(text):
+        if (check or self.drop_unlisted) and _has_surrogate(text):
             check_utf8(text)
         return remove_unlisted(text) if self.drop_unlisted else text
 
