@@ -160,7 +160,7 @@ def run_speed(args) -> None:
     schemes = [s.strip() for s in args.schemes.split(";")]
     pretoks = [make_pretokenizer(s) for s in schemes]
     langs = [x.strip() for x in args.langs.split(",")]
-    print(f"| language | MB | " + " | ".join(f"`{s}` MB/s" for s in schemes) + " | " +
+    print("| language | MB | " + " | ".join(f"`{s}` MB/s" for s in schemes) + " | " +
           " | ".join(f"`{s}` / `{schemes[0]}`" for s in schemes[1:]) + " |")
     print("|---" * (2 + 2 * len(schemes) - 1) + "|")
     for lang in langs:

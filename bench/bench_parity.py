@@ -35,7 +35,6 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 from _corpus import SHARED, read_docs  # noqa: E402  (bench/ is on sys.path when run as a script)
 
-import fastsw  # noqa: E402
 from fastsw.notes import VocabularyNotReachedWarning  # noqa: E402
 
 LANGS = ["ar", "de", "en", "fi", "fr", "hi", "ja", "ko", "my", "ru", "th", "zh"]
@@ -98,7 +97,7 @@ def main() -> None:
                  backend="numba")
     n_alpha = 256
     rows = []
-    ratio_all = {l: 1 for l in LANGS}
+    ratio_all = dict.fromkeys(LANGS, 1)
     setups = [
         (f"{len(LANGS)} languages, ratio 1 each", train,
          [("PA-BPE", {"ratios": ratio_all}),

@@ -45,7 +45,6 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "true")
 
-import numpy as np  # noqa: E402
 
 import fastsw  # noqa: E402
 from _corpus import SHARED, read_docs  # noqa: E402

@@ -266,7 +266,7 @@ def main() -> None:
         (outdir / f"train-{args.lang}-{args.mb:g}MB-{args.vocab}.md").write_text(text)
         return
 
-    fast = [t for t in ALL_TRAINERS]
+    fast = list(ALL_TRAINERS)
     refs = ["fastsw-bpe-paper-ref", "fastsw-boundless-paper-ref", "fastsw-superbpe-paper-ref"]
     grid = [("en", 10, 32768, fast + refs), ("en", 50, 32768, fast), ("en", 100, 32768, fast),
             ("en", 50, 8192, fast), ("en", 50, 131072, fast)]

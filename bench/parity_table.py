@@ -82,7 +82,7 @@ def main() -> None:
         langs = XQUAD if setup == "xquad7" else LANGS
         inputs = {lang: train[lang] for lang in langs}
         criterion = {"dev": {lang: dev[lang] for lang in langs}} if setup == "xquad7" else \
-            {"ratios": {lang: 1 for lang in langs}}
+            {"ratios": dict.fromkeys(langs, 1)}
         for vocab in args.vocab:
             variants = [("BPE", {"algo": "bpe"}),
                         ("PA-BPE", {"algo": "parity-bpe", **criterion}),

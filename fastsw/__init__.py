@@ -23,10 +23,12 @@ from fastsw.corpus.readers import iter_documents, InputError
 from fastsw.files import OutputError
 from fastsw.encoding.shard import shard  # noqa: E402 (fastsw.shard(...); the module's other names: from fastsw.encoding.shard import ...)
 from fastsw.eval import metrics  # noqa: E402,F401 (fastsw.metrics: evaluation formulas)
-from fastsw.trainers import mingram  # noqa: E402,F401 (registers the "mingram" model kind with Tokenizer.load)
-from fastsw.io import interop  # noqa: E402,F401 (attaches Tokenizer.save_hf, load_paper, ... : interop imports the tokenizer)
-from fastsw.io import tiktoken_vocab  # noqa: E402,F401 (attaches Tokenizer.load_tiktoken and from_tiktoken)
-from fastsw.io import formats  # noqa: E402,F401 (attaches Tokenizer.from_file: any model file, by its content)
+# the documented modules above the tokenizer, reachable as fastsw.io.interop, ... after `import fastsw` (the
+# Tokenizer's methods import them themselves: nothing here is needed for them to work)
+import fastsw.io.interop  # noqa: E402,F401
+import fastsw.io.tiktoken_vocab  # noqa: E402,F401
+import fastsw.io.formats  # noqa: E402,F401
+import fastsw.io.model_kinds  # noqa: E402,F401
 from fastsw.notes import VocabularyNotReachedWarning, OptionWarning, ExtensionMissingWarning
 from fastsw.corpus.memory import MemoryLimitError
 

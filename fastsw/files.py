@@ -33,7 +33,7 @@ class OutputError(OSError):
         self.filename = path
 
     def __str__(self) -> str:
-        return self.strerror if self.filename is None else f"{self.filename}: {self.strerror}"
+        return str(self.strerror) if self.filename is None else f"{self.filename}: {self.strerror}"
 
 
 # errno -> (what happened, what to do), for the failures a user can act on.
@@ -51,7 +51,7 @@ def _write_error(name: str, directory: str, e: OSError) -> OutputError:
     if e.errno in (errno.EACCES, errno.EPERM):
         problem, advice = f"permission denied in {directory}", "choose a writable directory"
     else:
-        problem, advice = _WRITE_ADVICE.get(e.errno, (e.strerror or str(e) or type(e).__name__,
+        problem, advice = _WRITE_ADVICE.get(e.errno or 0, (e.strerror or str(e) or type(e).__name__,
                                                       "check the path or choose another output path"))
     return OutputError(name, f"{problem} while writing it; {advice}", e.errno or errno.EIO)
 
@@ -220,3 +220,15 @@ def atomic_write_text(path, text: str) -> None:
     """Write ``text`` to ``path`` atomically (see :func:`atomic_open`)."""
     with atomic_open(path, "w") as f:
         f.write(text)
+
+
+def read_head(path: "os.PathLike[str] | str", size: int, what: str) -> bytes:
+    """The first ``size`` bytes of the file ``path`` (to tell its format by content); a missing or unreadable file is
+    one ``ValueError`` naming it as ``what`` (``"model file"``, ``"count file"``)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(size)
+    except FileNotFoundError:
+        raise ValueError(f"{path}: {what} not found") from None
+    except OSError as e:
+        raise ValueError(f"{path}: cannot read {what} ({e.strerror or e})") from None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import Optional
 
 
 class Progress:
@@ -28,7 +29,7 @@ class Progress:
         isatty = getattr(self.stream, "isatty", None)
         self.tty = bool(isatty and isatty())
 
-    def update(self, n: int = 1, extra: str = None) -> None:
+    def update(self, n: int = 1, extra: Optional[str] = None) -> None:
         self.n += n
         if extra is not None:
             self.extra = extra

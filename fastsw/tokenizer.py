@@ -36,15 +36,22 @@ import warnings
 from collections import namedtuple
 from pathlib import Path
 from types import MappingProxyType
-from typing import AbstractSet, Collection, Dict, Iterable, List, Literal, Optional, Sequence, Tuple, Union
+from typing import (TYPE_CHECKING, AbstractSet, Any, Collection, Dict, Iterable, List, Literal, Mapping, Optional, Sequence, Tuple,
+                    Union)
 
 import regex
 
 from fastsw._config import gc_paused, resolve_backend
+from fastsw._types import PathLike
 from fastsw.alphabet import ATOM_ERRORS, Alphabet, atom_text, check_utf8, decode_with_atoms, get_profile, render
 from fastsw.trainers.bpe import apply_merges
-from fastsw.io.model_file import ALGOS, load_model_data, save_model
+from fastsw.io.model_file import ALGOS, model_kwargs, read_model_json, save_model
 from fastsw.pretokenizers.pretokenize import Pretokenizer, check_normalize, normalize_text
+
+if TYPE_CHECKING:
+    import numpy
+
+    from fastsw.eval.show import TokenView
 
 Merge = namedtuple("Merge", ["id", "left", "right", "count", "super"])
 Merge.__doc__ = "One merge: the token ``id`` it creates from ``left`` + ``right`` (ids), its count, and whether it is a supermerge."
@@ -57,10 +64,7 @@ _CACHE_LIMIT = 1 << 16
 # 128, and about the same at 256; a text whose pretokens all miss costs ~2 x the kernel
 # path (its kernel call plus the cache's Python work), so the limit stays at 128.
 SMALL_TEXT = 128
-_FAST_LOCK = threading.Lock()
-#: ``algo -> class`` of model kinds defined in modules above this one (:mod:`fastsw.trainers.mingram` registers
-#: ``"mingram"``); :meth:`Tokenizer.load` builds a file of that algo with its class.
-MODEL_CLASSES: dict = {}  # one FastEncoder per tokenizer, even when threads ask at once
+_FAST_LOCK = threading.Lock()  # one FastEncoder per tokenizer, even when threads ask at once
 
 
 def _token_id(t) -> int:
@@ -95,7 +99,7 @@ class Tokenizer:
                  profile: str = "paper", algo: str = "bpe",
                  special_tokens: Optional[Dict[str, int]] = None,
                  training_info: Optional[dict] = None, backend: str = "auto", normalize: Optional[str] = None,
-                 _reachability=None):
+                 _reachability: Optional[tuple] = None):
         if algo not in ALGOS:
             raise ValueError(f"algo {algo!r} is not one of {', '.join(ALGOS)}")
         self._init_settings(alphabet, pretokenizer, profile, backend, normalize, training_info)
@@ -131,8 +135,8 @@ class Tokenizer:
         n_alpha = len(self.alphabet)
         token_bytes: List[bytes] = list(self.alphabet.tokens)
         merge_list = []
-        self._regular_ranks = {}
-        self._super_ranks = {}
+        self._regular_ranks: Dict[Tuple[int, int], Tuple[int, int]] = {}  # (left, right) -> (rank, new id)
+        self._super_ranks: Dict[Tuple[int, int], Tuple[int, int]] = {}
         for k, m in enumerate(merges):
             left, right, count, is_super = (int(m[0]), int(m[1]), int(m[2]), bool(m[3]))
             new_id = n_alpha + k
@@ -145,7 +149,7 @@ class Tokenizer:
         self._merges = tuple(merge_list)
         self._token_bytes = tuple(token_bytes)
         self._set_special_tokens(special_tokens, len(token_bytes))
-        self._plans = {}  # (allowed_special, disallowed_special) -> _special_plan
+        self._plans: Dict[tuple, tuple] = {}  # (allowed_special, disallowed_special) -> _special_plan
         self._cache: Dict[str, List[int]] = {}
         if reachability is not None:
             self._shortcut, self._eligible = self._reachable_from(reachability)
@@ -190,7 +194,7 @@ class Tokenizer:
                 f"regular={self.n_regular} super={self.n_super}>")
 
     # -- reachability and eligibility ------------------------------------------
-    def reachability(self):
+    def reachability(self) -> tuple:
         """This model's reachable and eligible regular tokens by *regular rank id* (an
         alphabet token's id, or ``n_alphabet + k`` for the k-th regular merge):
         ``(shortcut bytes -> rank id, eligible rank ids)``. They depend only on the
@@ -449,9 +453,9 @@ class Tokenizer:
                 fast = self.__dict__.get("_fast_encoder")
                 if fast is None:  # once built (the usual case) this costs what self._fast() did
                     if not self._fast_ready(backend):
-                        out = []
-                        self._encode_chunk(text, True, out)
-                        return out
+                        small: List[int] = []
+                        self._encode_chunk(text, True, small)
+                        return small
                     fast = self._fast()
                 if not self._super_ranks:  # every pretoken in the cache: one compiled pass (fast_encode)
                     ids = fast.cached_ids(text, self._cache)
@@ -572,7 +576,7 @@ class Tokenizer:
         """``[(segment, special id or None)]``: the ordinary text between the allowed
         special tokens that ``split`` finds, each followed by the id of the special
         token that ends it (None at the end)."""
-        segments = []
+        segments: List[Tuple[str, Optional[int]]] = []
         start = 0
         for m in split.finditer(text):
             segments.append((text[start:m.start()], self._special_tokens[m.group()]))
@@ -642,7 +646,7 @@ class Tokenizer:
                         allowed_special: Union[Literal["all"], AbstractSet[str]] = frozenset(),
                         disallowed_special: Union[Literal["all"], Collection[str]] = "all",
                         num_threads: Optional[int] = None, shortcut: bool = True,
-                        backend: Optional[str] = None):
+                        backend: Optional[str] = None) -> "numpy.ndarray":
         """:meth:`encode` of one text as a 1-D ``numpy.uint32`` array, as tiktoken's
         ``Encoding.encode_to_numpy`` (same special-token options). A long text on the
         numba backend is encoded in slices on ``num_threads`` threads (None: all cores).
@@ -664,9 +668,8 @@ class Tokenizer:
                                               shortcut=shortcut, backend=backend)
         self._check_type(text)
         if len(text) <= SMALL_TEXT or self._resolve_backend(backend) != "numba":
-            ids = self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special,
-                              shortcut=shortcut, backend=backend)
-            return np.array(ids, dtype=np.uint32)
+            return np.array(self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special,
+                                        shortcut=shortcut, backend=backend), dtype=np.uint32)
         ids, _ = self.encode_batch_to_numpy([text], allowed_special=allowed_special,
                                             disallowed_special=disallowed_special, num_threads=num_threads,
                                             shortcut=shortcut, backend=backend)
@@ -676,7 +679,7 @@ class Tokenizer:
                               allowed_special: Union[Literal["all"], AbstractSet[str]] = frozenset(),
                               disallowed_special: Union[Literal["all"], Collection[str]] = "all",
                               num_threads: Optional[int] = None, shortcut: bool = True,
-                              backend: Optional[str] = None):
+                              backend: Optional[str] = None) -> Tuple["numpy.ndarray", "numpy.ndarray"]:
         """:meth:`encode` of every text as numpy arrays: ``(ids, offsets)``, ids int32
         and offsets int64 with ``len(texts) + 1`` entries, text ``i`` being
         ``ids[offsets[i]:offsets[i + 1]]``. Special tokens as in :meth:`encode`
@@ -718,14 +721,14 @@ class Tokenizer:
                 specials.append(-1 if special is None else special)
             first.append(len(segments))
         seg_ids, seg_off = self._fast().encode_to_numpy(segments, num_threads, shortcut)
-        specials = np.array(specials, np.int64)
-        has = specials >= 0
+        special_ids = np.array(specials, np.int64)
+        has = special_ids >= 0
         # each segment's ids, then its special id if it has one
         ends = np.cumsum(np.diff(seg_off) + has)
         ids = np.empty(int(ends[-1]) if len(ends) else 0, np.int32)
         at_special = np.zeros(ids.shape[0], bool)
         at_special[ends[has] - 1] = True
-        ids[at_special] = specials[has]
+        ids[at_special] = special_ids[has]
         ids[~at_special] = seg_ids
         bounds = np.concatenate((np.zeros(1, np.int64), ends))
         return ids, np.ascontiguousarray(bounds[np.array(first, np.int64)], dtype=np.int64)
@@ -773,7 +776,7 @@ class Tokenizer:
         """
         if hasattr(self.alphabet, "atoms"):
             data = self._token_bytes_of(ids, self._decoding_bytes())
-            return self.pretokenizer.decode_text(decode_with_atoms(data, errors))
+            return self.pretokenizer.decode_text(decode_with_atoms(data, errors))  # type: ignore[attr-defined]
         return self._token_bytes_of(ids).decode("utf-8", errors)
 
     def decode_batch(self, batch: Iterable[Iterable[int]], *, errors: str = "replace") -> List[str]:
@@ -993,7 +996,7 @@ class Tokenizer:
         """
         return self.n_vocab - 1
 
-    def show(self, text, **kwargs):
+    def show(self, text: Union[str, Sequence[str]], **kwargs: Any) -> "TokenView":
         """See the tokens of ``text`` (a ``str`` or a list of them): a :class:`fastsw.eval.show.TokenView`, drawn as
         HTML in Jupyter (hover a token for its id, bytes, merge rank and training count), ``str()`` the
         terminal view without colour (tokens separated by ``│``, supermerges in ``⟪ ⟫``), ``.to_terminal(color=True)``
@@ -1014,23 +1017,143 @@ class Tokenizer:
             self._widths = self.pretokenizer.token_widths(self._token_bytes)
         return self._widths
 
-    # -- persistence (the exports are functions of fastsw.io.interop) ---------------
-    def save(self, path) -> None:
-        """Write the model to ``path`` (fastsw's JSON model format, atomically)."""
+    # -- persistence: fastsw's model file here; the other formats are functions of fastsw.io, imported when called
+    # (those modules build Tokenizers, so they import this one; tests/test_imports.py lists these delegations)
+    def save(self, path: PathLike) -> None:
+        """Write the model to ``path`` (fastsw's JSON model format, atomically); :meth:`load` reads it.
+
+        >>> import pathlib, tempfile
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "model.json"
+        >>> tok.save(path)
+        >>> fastsw.Tokenizer.load(path).merges == tok.merges
+        True
+        """
         save_model(self, path)
 
     @classmethod
-    def load(cls, path) -> "Tokenizer":
-        """Read a model written by :meth:`save`."""
-        data = load_model_data(path)
-        kind = MODEL_CLASSES.get(data.get("algo"))
-        if kind is not None:  # a model kind registered by a module above this one (fastsw.trainers.mingram)
-            cls = kind
-            del data["algo"]
+    def load(cls, path: PathLike) -> "Tokenizer":
+        """Read a model written by :meth:`save` (any model kind: a MinGram file gives a
+        :class:`fastsw.trainers.mingram.MinGramTokenizer`). An example: :meth:`save`.
+        """
+        from fastsw.io.model_kinds import model_kind
+        data = read_model_json(path)
+        kind = model_kind(data.get("algo"))
+        if kind is None:
+            kwargs = model_kwargs(path, data)
+        else:  # a model kind with its own class and fields (fastsw.io.model_kinds lists them)
+            cls, kwargs = kind.cls, kind.read(path, data)
         try:
-            return cls(**data)
+            return cls(**kwargs)
         except (ValueError, TypeError) as e:
             raise ValueError(f"{Path(path)}: invalid model file: {e}") from e
+
+    @staticmethod
+    def from_file(path: PathLike, *, pattern: Optional[str] = None,
+                  special_tokens: Optional[Mapping[str, int]] = None, allow_approximate: bool = False) -> "Tokenizer":
+        """Load any model file fastsw reads, by its content (HF's name): a fastsw model, the authors' text
+        format, a ``.tiktoken`` rank file (``pattern`` and ``special_tokens`` as in :meth:`load_tiktoken`) or a
+        ``semingram-v1`` MinGram file (refused where it cannot be read exactly unless ``allow_approximate=True``).
+        See :func:`fastsw.io.formats.from_file`.
+
+        >>> import pathlib, tempfile
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> tok.save(folder / "model.json")
+        >>> tok.save_tiktoken(folder / "ranks.tiktoken")
+        >>> pattern = tok.pretokenizer.main_pattern
+        >>> [fastsw.Tokenizer.from_file(folder / name, pattern=pattern).encode("hello world")
+        ...  for name in ("model.json", "ranks.tiktoken")] == [tok.encode("hello world")] * 2
+        True
+        """
+        from fastsw.io.formats import from_file
+        return from_file(path, pattern=pattern, special_tokens=special_tokens, allow_approximate=allow_approximate)
+
+    @staticmethod
+    def load_tiktoken(path: PathLike, pattern: Optional[str] = None,
+                      special_tokens: Optional[Mapping[str, int]] = None, *, backend: str = "auto",
+                      cache: bool = True) -> "Tokenizer":
+        """A tokenizer for a ``.tiktoken`` rank file (gzip accepted) with tiktoken's ids: a
+        :class:`fastsw.io.tiktoken_vocab.TiktokenTokenizer`. OpenAI's o200k_base and cl100k_base files are
+        recognised by their content; any other rank file needs its ``pattern``. See
+        :func:`fastsw.io.tiktoken_vocab.load_tiktoken`.
+
+        >>> import pathlib, tempfile
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "ranks.tiktoken"
+        >>> tok.save_tiktoken(path)
+        >>> ranks = fastsw.Tokenizer.load_tiktoken(path, pattern=tok.pretokenizer.main_pattern)
+        >>> ranks.encode("hello world") == tok.encode("hello world")
+        True
+        """
+        from fastsw.io.tiktoken_vocab import load_tiktoken
+        return load_tiktoken(path, pattern, special_tokens, backend=backend, cache=cache)
+
+    @staticmethod
+    def from_tiktoken(enc: Any, *, backend: str = "auto", cache: bool = True) -> "Tokenizer":
+        """A tokenizer with the vocabulary, pattern and special tokens of a ``tiktoken.Encoding``, giving its ids
+        (a :class:`fastsw.io.tiktoken_vocab.TiktokenTokenizer`). See :func:`fastsw.io.tiktoken_vocab.from_tiktoken`.
+
+        >>> enc = tok.to_tiktoken()  # or tiktoken.get_encoding("o200k_base")
+        >>> fastsw.Tokenizer.from_tiktoken(enc).encode("hello world") == enc.encode("hello world")
+        True
+        """
+        from fastsw.io.tiktoken_vocab import from_tiktoken
+        return from_tiktoken(enc, backend=backend, cache=cache)
+
+    @classmethod
+    def load_paper(cls, path: PathLike) -> "Tokenizer":
+        """Read a model in the authors' text format (``BoundlessBPE v2 KIND``).
+        See :func:`fastsw.io.interop.load_paper_model`."""
+        from fastsw.io.interop import load_paper_model
+        return load_paper_model(path)
+
+    def save_paper(self, path: PathLike, corpus: Optional[Iterable[str]] = None) -> None:
+        """Write the model in the authors' text format (alphabet ``bytes243``, profile ``paper``, only);
+        ``corpus`` fills the count columns. See :func:`fastsw.io.interop.save_paper_model`."""
+        from fastsw.io.interop import save_paper_model
+        save_paper_model(self, path, corpus)
+
+    def to_tiktoken(self, name: str = "fastsw", *, allow_approximate: bool = False,
+                    drop_duplicates: bool = False) -> Any:
+        """A ``tiktoken.Encoding`` for a plain BPE model with a byte alphabet (exact in ``simple``
+        pre-tokenizer mode; other modes are refused unless ``allow_approximate=True``).
+        See :func:`fastsw.io.interop.to_tiktoken`.
+
+        >>> enc = tok.to_tiktoken()
+        >>> enc.encode("hello world") == tok.encode("hello world")
+        True
+        """
+        from fastsw.io.interop import to_tiktoken
+        return to_tiktoken(self, name, allow_approximate=allow_approximate, drop_duplicates=drop_duplicates)
+
+    def save_tiktoken(self, path: PathLike, *, drop_duplicates: bool = False) -> None:
+        """Write a ``.tiktoken`` rank file (``base64(token) rank`` per line), readable by
+        ``tiktoken.load.load_tiktoken_bpe``. See :func:`fastsw.io.interop.write_tiktoken_ranks`."""
+        from fastsw.io.interop import write_tiktoken_ranks
+        write_tiktoken_ranks(self, path, drop_duplicates=drop_duplicates)
+
+    def save_hf(self, path: PathLike, *, ignore_merges: Optional[bool] = None,
+                allow_approximate: bool = False) -> dict:
+        """Write an HF ``tokenizer.json`` (``tokenizers.Tokenizer.from_file`` loads it); returns
+        ``{"exact": bool, "reasons": [what is not exact]}``. Exact for plain BPE in ``simple`` mode; other
+        models are refused unless ``allow_approximate=True``. See :func:`fastsw.io.interop.save_hf`.
+
+        >>> import pathlib, tempfile
+        >>> tok.save_hf(pathlib.Path(tempfile.mkdtemp()) / "tokenizer.json")
+        {'exact': True, 'reasons': []}
+        """
+        from fastsw.io.interop import save_hf
+        return save_hf(self, path, ignore_merges=ignore_merges, allow_approximate=allow_approximate)
+
+    def verify_export(self, exported: Any, texts: Iterable[str]) -> dict:
+        """How often an exported encoder (a ``tiktoken.Encoding``, an HF ``tokenizers.Tokenizer`` or a path to
+        its file) agrees with this tokenizer on ``texts``. See :func:`fastsw.io.interop.verify_export`."""
+        from fastsw.io.interop import verify_export
+        return verify_export(self, exported, texts)
+
+    def merge_conflicts(self) -> List[dict]:
+        """Pieces on which a merge-rule encoder (fastsw, HF) and a rank-table encoder (tiktoken) disagree.
+        See :func:`fastsw.io.interop.merge_conflicts`."""
+        from fastsw.io.interop import merge_conflicts
+        return merge_conflicts(self)
 
 
 def rendered_vocab(tok) -> Dict[str, int]:

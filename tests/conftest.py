@@ -17,7 +17,18 @@ import pytest
 # tests must not write into the working tree.
 hypothesis.configuration.set_hypothesis_home_dir(tempfile.mkdtemp(prefix="fastsw-hypothesis-"))
 
-import fastsw
+import fastsw  # noqa: E402
+
+
+#: The two paths of every computation with a fast twin: the plain-Python reference and the Numba kernels
+#: (``backend=`` of :func:`fastsw.train` and the encoders).
+BACKENDS = ("python", "numba")
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request) -> str:
+    """Each twin test runs once per backend (``test_x[python]``, ``test_x[numba]``) and asserts the same answer."""
+    return request.param
 
 
 def shared_path(relative: str) -> Path:

@@ -12,7 +12,7 @@ from fastsw.trainers.bpe_fast import FastBackend, unpack_candidates
 from fastsw.trainers.superword import ReferenceBackend
 from fastsw.trainers.train import phase1_tokenizer
 
-from conftest import GOLDEN_RUNS as RUNS, golden_json
+from conftest import BACKENDS, GOLDEN_RUNS as RUNS, golden_json
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +21,7 @@ def counts(golden_counts):
 
 
 @pytest.fixture(scope="module", params=[(name, backend) for name in sorted(RUNS)
-                                        for backend in ("python", "numba")],
+                                        for backend in BACKENDS],
                 ids=lambda p: f"{p[0]}-{p[1]}")
 def run(request, golden_dir):
     """Each golden run, trained on the reference path and on the Numba path."""

@@ -18,7 +18,7 @@ kind, and the tables are merged (letter runs re-indexed by pretoken): the compil
 
 All paths give the same multiset of ``(pretoken, count)`` and of ``(letter run as pretoken strings, count)``; the
 order of ``Counts.pretokens`` may differ, and training does not depend on it (ties are broken by the profile's
-rules on token bytes, never by pretoken order; ``tests/test_counting.py`` checks this).
+rules on token bytes, never by pretoken order; ``tests/corpus/test_counting.py`` checks this).
 
 Count file format (version 1), written by :meth:`Counts.save`: gzip-compressed UTF-8 JSON Lines.
 
@@ -61,11 +61,13 @@ from decimal import Decimal
 from fractions import Fraction
 from itertools import chain, islice
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from fastsw._config import pure_python
+from fastsw._types import PathLike
+from fastsw.files import read_head
 from fastsw.io.model_file import atomic_open
 from fastsw.pretokenizers.base import BasePretokenizer
 from fastsw.pretokenizers.pretokenize import LETTER_PATTERN, check_normalize, normalize_text
@@ -168,7 +170,7 @@ class Counts:
         """The number of distinct letter runs."""
         return len(self._packed_runs[2]) if self._packed_runs is not None else len(self._letter_runs)
 
-    def packed_runs(self):
+    def packed_runs(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The letter runs as numpy arrays ``(ids, offsets, counts)``: ``int32`` pretoken indices of all runs
         concatenated, ``int64`` offsets (one more than runs) and ``int64`` counts, in the order of
         :attr:`letter_runs`."""
@@ -358,7 +360,7 @@ class Counts:
         return self
 
     # -- files ------------------------------------------------------------------------------------------------
-    def save(self, path) -> None:
+    def save(self, path: PathLike) -> None:
         """Write the table to ``path`` (format in the module docstring; atomic).
 
         Rows are written in a canonical order (pretokens by code points, letter-run lines as strings), so the
@@ -418,7 +420,7 @@ class Counts:
         return lines
 
     @classmethod
-    def load(cls, path) -> "Counts":
+    def load(cls, path: PathLike) -> "Counts":
         """Read a table written by :meth:`save`; a bad file is a ``ValueError`` naming it (and the line)."""
         return _load(Path(path))
 
@@ -480,13 +482,7 @@ def _count_too_large(x) -> Optional[str]:
 
 
 def _load(path: Path) -> Counts:
-    try:
-        with open(path, "rb") as f:
-            magic = f.read(2)
-    except FileNotFoundError:
-        raise ValueError(f"{path}: count file not found") from None
-    except OSError as e:
-        raise ValueError(f"{path}: cannot read count file ({e})") from e
+    magic = read_head(path, 2, "count file")
     if magic != b"\x1f\x8b":
         raise ValueError(f"{path}: not a fastsw count file (not gzip data); write one with 'fastsw count'")
     lineno = 0
@@ -699,7 +695,7 @@ def _load_rows_fast(lines: List[bytes], n_pre: int, n_runs: int, c: Counts) -> b
     return True
 
 
-def load_counts(sources) -> Counts:
+def load_counts(sources: Union[Counts, PathLike, Sequence[Union[Counts, PathLike]]]) -> Counts:
     """One :class:`Counts` from a ``Counts``, a count file path, or a list of them (merged, in order).
 
     A list is never modified: loaded or given tables are merged into a new table.
@@ -782,7 +778,7 @@ def check_count_limits(counts: Counts, what: Optional[str] = None) -> Counts:
 # the words change the same way (the recorded counts are D times as large). The comparisons with a constant are
 # "count >= 1" (D*c >= 1 <=> c >= 1 for integers) and, with greedy_split only, min_count = max(c_min,
 # min_count_floor), where the floor is compared with the weighted counts: exactly what it is compared with when
-# the text is included D times (tests/test_language_weights.py checks weight 2 == text twice).
+# the text is included D times (tests/trainers/test_train_language_weights.py checks weight 2 == text twice).
 #
 # D can be huge: shares give w = 100000 * p / B, whose denominators are about the languages' byte counts, so D is
 # about their product (x1e18 for five languages of 10 kB). Where the scaled counts pass 2**63-1, the factors are
@@ -1050,7 +1046,8 @@ class NativeCountTable:
         self.counter.add_batch(docs if type(docs) is list else list(docs))
 
     def payload(self):
-        runs = self.counter.runs() if self.collect_runs else None
+        """The table as arrays, to send to another process (the counter gives up its letter runs)."""
+        runs = self.counter.take_runs() if self.collect_runs else None
         return (*self.counter.pretokens(), runs, self.counter.n_documents, self.counter.n_bytes)
 
     def merge_payload(self, payload) -> None:
@@ -1064,7 +1061,7 @@ class NativeCountTable:
         c.counts = counts.tolist()
         c.has_letter = (letter != 0).tolist()
         if self.collect_runs:
-            c._packed_runs = self.counter.runs()
+            c._packed_runs = self.counter.take_runs()  # no copy: the arrays own the counter's run table
         c.n_documents, c.n_bytes = self.counter.n_documents, self.counter.n_bytes
         return c
 

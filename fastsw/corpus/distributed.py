@@ -22,7 +22,7 @@ Two passes over the shards, as SPEC section 5 splits the work:
 
 Exactness. A shard's table is a multiset of ``(pretoken, count)`` and ``(run, count)``; merging adds multisets,
 so the result is the single-process table whatever the sharding, the tree's shape or the number of workers, and
-training depends only on the multisets (ties are broken by token bytes). ``tests/test_distributed.py`` trains on a
+training depends only on the multisets (ties are broken by token bytes). ``tests/corpus/test_distributed.py`` trains on a
 real ``LocalCluster`` and compares models and count files with single-process training.
 
 Faults. Each shard is one task with its own key, and each key appears exactly once in the merge tree, so a shard's
@@ -43,10 +43,11 @@ import os
 import threading
 import time
 import uuid
-from typing import Iterator, List, Optional, Sequence
+from typing import Dict, Iterator, List, Optional, Sequence
 
 from fastsw._config import resolve_backend
 from fastsw.corpus.counting import BATCH_BYTES, BATCH_DOCS, Counts, _batches, _make_table
+from fastsw.pretokenizers.base import BasePretokenizer
 from fastsw.pretokenizers.pretokenize import Pretokenizer, check_normalize, make_pretokenizer, normalize_text
 from fastsw.progress import Progress
 from fastsw.corpus.readers import InputError, _format, iter_documents
@@ -241,7 +242,7 @@ def _start_local_cluster(d, n: int):
         thread = threading.Thread(target=start, name="fastsw-dask-start", daemon=True)
         thread.start()
     finally:
-        if blocked:
+        if old is not None:
             signal.pthread_sigmask(signal.SIG_SETMASK, old)
     try:
         thread.join()
@@ -287,7 +288,7 @@ def check_shards(shards) -> List[str]:
         if os.path.isdir(path):
             raise ValueError(f"{path} is a directory, not a shard file; give the files in it, e.g. "
                              f"{os.path.join(path, '*.jsonl.gz')}")
-    kinds = {}
+    kinds: Dict[str, str] = {}  # format -> its first shard
     for path in paths:
         kinds.setdefault(_format(path)[0], path)
     if len(kinds) > 1:
@@ -296,7 +297,7 @@ def check_shards(shards) -> List[str]:
     return paths
 
 
-def _job(pretokenizer: Pretokenizer, normalize, collect_runs: bool, text_field, doc_mode: str, separator) -> dict:
+def _job(pretokenizer: BasePretokenizer, normalize, collect_runs: bool, text_field, doc_mode: str, separator) -> dict:
     """What every task of one job needs: plain data, pickled once per task."""
     return {"pretokenizer": pretokenizer.to_config(), "normalize": check_normalize(normalize),
             "collect_runs": bool(collect_runs), "text_field": text_field, "doc_mode": doc_mode,

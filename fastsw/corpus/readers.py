@@ -467,7 +467,7 @@ def iter_stdin_documents(stream: BinaryIO, *, fmt: str = "auto", text_field: str
             if line.strip():
                 yield _jsonl_line(line, STDIN_NAME, lineno, text_field or "text", hint=hint)
         return
-    for lineno, line in itertools.chain(held, lines):
+    for _lineno, line in itertools.chain(held, lines):
         yield line if keep_newline or not line.endswith("\n") else line[:-1]
 
 

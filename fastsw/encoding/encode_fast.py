@@ -24,7 +24,7 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from itertools import chain
-from typing import AbstractSet, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import AbstractSet, Dict, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
@@ -403,8 +403,8 @@ def cross_pairs(supers: Mapping[Tuple[int, int], Tuple[int, int]]) -> Tuple[np.n
     >>> [a.tolist() for a in cross_pairs({(5, 6): (0, 9), (9, 7): (1, 10)})]
     [[5, 6, 9], [6, 7, 7]]
     """
-    ends = {}    # id -> the ids that can end it (itself left out)
-    begins = {}  # id -> the ids that can begin it
+    ends: Dict[int, Set[int]] = {}    # id -> the ids that can end it (itself left out)
+    begins: Dict[int, Set[int]] = {}  # id -> the ids that can begin it
     changed = True
     while changed:
         changed = False
@@ -415,12 +415,12 @@ def cross_pairs(supers: Mapping[Tuple[int, int], Tuple[int, int]]) -> Tuple[np.n
                 if not more <= got:
                     got |= more
                     changed = True
-    pairs = set()
+    found = set()
     for left, right in supers:
         for a in ends.get(left, set()) | {left}:
             for b in begins.get(right, set()) | {right}:
-                pairs.add((a, b))
-    pairs = sorted(pairs)
+                found.add((a, b))
+    pairs = sorted(found)
     return (np.fromiter((p[0] for p in pairs), np.int64, len(pairs)),
             np.fromiter((p[1] for p in pairs), np.int64, len(pairs)))
 

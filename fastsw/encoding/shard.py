@@ -40,13 +40,17 @@ import threading
 import time
 import warnings
 from pathlib import Path
-from typing import Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from fastsw._types import PathLike
 from fastsw.files import OutputError, atomic_open, atomic_write_text
 from fastsw.notes import OptionWarning
 from fastsw.corpus.readers import InputError, iter_document_spans, iter_documents, iter_stdin_documents
+
+if TYPE_CHECKING:
+    from fastsw.tokenizer import Tokenizer
 
 __all__ = ["shard", "verify", "load_shard", "load_index", "resolve_inputs", "frame", "encode_stream", "FORMATS",
            "DEFAULT_SHARD_TOKENS", "ShardError"]
@@ -635,11 +639,12 @@ def _prepare(out_dir: Path, fresh: dict, files: List[str]) -> dict:
 # ---- the pipeline -------------------------------------------------------------------------------------------------
 
 
-def shard(inputs, model, out_dir, *, format: str = "bin", dtype: Optional[str] = None,
+def shard(inputs: Union[PathLike, Sequence[PathLike]], model: Union["Tokenizer", PathLike], out_dir: PathLike, *,
+          format: str = "bin", dtype: Optional[str] = None,
           eot: Union[str, int, None] = "auto", bos: Union[str, int, None] = None,
           shard_tokens: int = DEFAULT_SHARD_TOKENS, workers: Optional[int] = None,
           text_field: Optional[str] = None, doc_mode: str = "auto", separator: Optional[str] = None,
-          batch_chars: int = DEFAULT_BATCH_CHARS, progress: bool = False, client=None) -> dict:
+          batch_chars: int = DEFAULT_BATCH_CHARS, progress: bool = False, client: Any = None) -> dict:
     """Encode the documents of ``inputs`` with ``model`` into token shards in the folder ``out_dir``; returns the
     manifest (also written to ``out_dir/manifest.json``).
 

@@ -21,10 +21,15 @@ import json
 import os
 from fractions import Fraction
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
+from fastsw._types import PathLike
 from fastsw.eval import metrics
 from fastsw.eval.duplication import model_duplication
+
+if TYPE_CHECKING:
+    from fastsw.progress import Progress
+    from fastsw.tokenizer import Tokenizer
 
 __all__ = ["evaluate", "markdown_table", "write_report", "metrics_html", "tokens_page", "REPORT_FILES",
            "MATPLOTLIB_MISSING"]
@@ -40,7 +45,7 @@ def _label(item, index: int) -> str:
     return os.fspath(item) if isinstance(item, (str, os.PathLike)) else f"model {index}"
 
 
-def _load_models(models) -> List[Tuple[str, object]]:
+def _load_models(models) -> List[Tuple[str, Tokenizer]]:
     """``[(label, Tokenizer)]`` from a mapping ``{label: Tokenizer or path}`` or a sequence of Tokenizers/paths."""
     from fastsw.tokenizer import Tokenizer
 
@@ -91,6 +96,7 @@ def _curve(tok) -> List[List[int]]:
     counted from 1 among supermerges; evenly thinned to :data:`CURVE_POINTS`, the first and last kept."""
     counts = [m.count for m in tok.merges if m.super]
     n = len(counts)
+    picks: Iterable[int]
     if n <= CURVE_POINTS:
         picks = range(n)
     else:
@@ -98,7 +104,9 @@ def _curve(tok) -> List[List[int]]:
     return [[i + 1, int(counts[i])] for i in picks]
 
 
-def evaluate(models, texts, *, alpha: float = 2.5, reading: Optional[dict] = None, progress=None) -> dict:
+def evaluate(models: Union[Mapping[str, Union["Tokenizer", PathLike]], Sequence[Union["Tokenizer", PathLike]]],
+             texts: Mapping[str, Any], *, alpha: float = 2.5, reading: Optional[dict] = None,
+             progress: Optional["Progress"] = None) -> dict:
     """Encode every text with every model and measure it with :func:`fastsw.eval.metrics.text_metrics`.
 
     ``models``: a sequence of model paths or :class:`~fastsw.Tokenizer` objects (labelled by the path, or
@@ -143,7 +151,7 @@ def evaluate(models, texts, *, alpha: float = 2.5, reading: Optional[dict] = Non
             if progress is not None:
                 progress.update(1)
         # the quantity compared across languages: tokens (parallel) or tokens per byte, exact
-        quantity = {lang: Fraction(m["tokens"]) if parallel else Fraction(m["tokens"], m["bytes"])
+        quantity = {lang: Fraction(int(m["tokens"])) if parallel else Fraction(int(m["tokens"]), int(m["bytes"]))
                     for lang, m in per_lang.items()}
         for lang in langs:
             per_lang[lang]["token_ratio"] = float(quantity[lang] / quantity[reference])
@@ -331,7 +339,7 @@ def metrics_html(result: dict) -> str:
     return "".join(out) + "</section>"
 
 
-def tokens_page(models: Mapping[str, object], texts: Mapping[str, object], result: dict, *,
+def tokens_page(models: Mapping[str, Any], texts: Mapping[str, Any], result: dict, *,
                 reading: Optional[dict] = None, sample_chars: Optional[int] = None, command: str = "",
                 allowed_special="all") -> str:
     """The comparison page of an evaluation (:func:`fastsw.eval.show.page_html`; ``fastsw eval --report DIR`` writes it

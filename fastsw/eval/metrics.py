@@ -19,7 +19,12 @@ import math
 from collections import Counter
 from fractions import Fraction
 from numbers import Integral, Real
-from typing import Dict, Iterable, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterable, Mapping, Optional, Sequence, Union, cast
+
+from fastsw._types import Number
+
+if TYPE_CHECKING:
+    from fastsw.tokenizer import Tokenizer
 
 __all__ = [
     "bytes_per_token", "chars_per_token", "sentences_per_token", "renyi_efficiency", "type_token_ratio", "gini",
@@ -27,7 +32,7 @@ __all__ = [
     "text_metrics", "pretoken_type_token_ratio", "candidate_type_token_ratio", "pretoken_single_token_share",
 ]
 
-Counts = Union[Mapping[object, Real], Iterable[Real]]
+Counts = Union[Mapping[Any, Number], Iterable[Number]]
 
 #: Bytes per element of the dtype names :func:`embedding_memory` accepts.
 DTYPE_BYTES = {"fp64": 8, "float64": 8, "fp32": 4, "float32": 4, "tf32": 4, "bf16": 2, "bfloat16": 2,
@@ -39,7 +44,7 @@ NLL_UNITS = ("nats", "bits")
 # ---- argument checks -----------------------------------------------------------------------------------------------
 
 
-def _number(name: str, value, *, positive: bool = False) -> Real:
+def _number(name: str, value, *, positive: bool = False) -> Number:
     """``value`` as a finite real >= 0 (> 0 if ``positive``), else one clear error naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, Real):
         raise TypeError(f"{name} must be a number, not {type(value).__name__} ({value!r})")
@@ -77,7 +82,7 @@ def _ratio(numerator, denominator) -> float:
 # ---- compression ---------------------------------------------------------------------------------------------------
 
 
-def bytes_per_token(n_bytes: Real, n_tokens: Real) -> float:
+def bytes_per_token(n_bytes: Number, n_tokens: Number) -> float:
     """Compression in UTF-8 bytes per token: ``n_bytes / n_tokens`` (higher means shorter token sequences).
 
         >>> bytes_per_token(len("héllo".encode("utf-8")), 2)   # 6 bytes in 2 tokens
@@ -86,7 +91,7 @@ def bytes_per_token(n_bytes: Real, n_tokens: Real) -> float:
     return _ratio(_number("n_bytes", n_bytes), _number("n_tokens", n_tokens, positive=True))
 
 
-def chars_per_token(n_chars: Real, n_tokens: Real) -> float:
+def chars_per_token(n_chars: Number, n_tokens: Number) -> float:
     """Compression in characters (Unicode code points) per token: ``n_chars / n_tokens``.
 
         >>> chars_per_token(len("héllo"), 2)   # 5 code points in 2 tokens
@@ -95,7 +100,7 @@ def chars_per_token(n_chars: Real, n_tokens: Real) -> float:
     return _ratio(_number("n_chars", n_chars), _number("n_tokens", n_tokens, positive=True))
 
 
-def sentences_per_token(n_sentences: Real, n_tokens: Real) -> float:
+def sentences_per_token(n_sentences: Number, n_tokens: Number) -> float:
     """Seed 001's "compression" on parallel text: ``n_sentences / n_tokens``, the number of sentences (documents,
     lines) divided by their total token count. On a parallel set every language has the same sentences, so a
     larger value means shorter token sequences for the same content.
@@ -109,7 +114,7 @@ def sentences_per_token(n_sentences: Real, n_tokens: Real) -> float:
 # ---- distributions -------------------------------------------------------------------------------------------------
 
 
-def renyi_efficiency(token_counts: Counts, vocab_size: int, *, alpha: Real = 2.5) -> float:
+def renyi_efficiency(token_counts: Counts, vocab_size: int, *, alpha: Number = 2.5) -> float:
     """Rényi efficiency of a token distribution: ``H_alpha(p) / log |V|``.
 
     ``p_i = c_i / sum(c)`` from the per-token counts ``token_counts`` (a mapping ``{id: count}`` or the counts
@@ -180,7 +185,7 @@ def gini(values: Counts) -> float:
     return _ratio(pair_sum, 2 * n * Fraction(total))  # 2 n^2 mean = 2 n total
 
 
-def single_token_share(token_lengths: Sequence[int], counts: Optional[Sequence[Real]] = None) -> float:
+def single_token_share(token_lengths: Sequence[int], counts: Optional[Sequence[Number]] = None) -> float:
     """Share of pretokens encoded as one token: ``sum_i c_i [len_i == 1] / sum_i c_i`` where ``len_i`` is the
     number of tokens pretoken ``i`` became and ``c_i`` its count (every ``c_i = 1`` when ``counts`` is None).
 
@@ -204,7 +209,7 @@ def single_token_share(token_lengths: Sequence[int], counts: Optional[Sequence[R
 # ---- vocabulary ----------------------------------------------------------------------------------------------------
 
 
-def vocab_duplication(vocab, *, case_codes: Sequence[str] = ()) -> Dict[str, float]:
+def vocab_duplication(vocab: Union["Tokenizer", Sequence[Union[bytes, str]]], *, case_codes: Sequence[str] = ()) -> Dict[str, float]:
     """Vocabulary duplication as in seed 002 Table 5: the share of entries that duplicate another entry.
 
     ``vocab`` is a sequence of entries (``bytes`` or ``str``; a :class:`~fastsw.Tokenizer` means its ``vocab``,
@@ -219,11 +224,11 @@ def vocab_duplication(vocab, *, case_codes: Sequence[str] = ()) -> Dict[str, flo
         >>> vocab_duplication([b"the", b" the", b"The", b"cat"])   # the/ the: space; the/The: case
         {'space': 0.5, 'case': 0.5}
     """
-    vocab = getattr(vocab, "vocab", vocab)
-    if isinstance(vocab, (str, bytes)):
+    entries_of = cast(Sequence[Union[bytes, str]], getattr(vocab, "vocab", vocab))  # a Tokenizer: its vocab
+    if isinstance(entries_of, (str, bytes)):
         raise TypeError("vocab must be a sequence of entries (bytes or str), not one string")
     entries = []
-    for i, e in enumerate(vocab):
+    for i, e in enumerate(entries_of):
         if isinstance(e, str):
             e = e.encode("utf-8", "surrogatepass")
         elif not isinstance(e, (bytes, bytearray)):
@@ -282,7 +287,7 @@ def embedding_memory(rows: int, width: int, bytes_per_element: Union[int, str] =
     return int(rows) * int(width) * int(bytes_per_element) * (1 if tied else 2)
 
 
-def bits_per_byte(nll: Real, n_bytes: Real, *, unit: str = "nats") -> float:
+def bits_per_byte(nll: Number, n_bytes: Number, *, unit: str = "nats") -> float:
     """Bits per byte: the summed negative log-likelihood of a text's token sequence, in bits, divided by the
     text's UTF-8 byte count: ``nll / n_bytes`` for ``unit="bits"``, ``nll / (ln 2 * n_bytes)`` for ``"nats"``
     (the unit of a summed cross-entropy loss). Unlike perplexity, the denominator does not depend on the tokenizer.
@@ -321,7 +326,7 @@ def _pretoken_counts(pretokenizer, texts):
     return count_corpus(texts, pretokenizer, collect_runs=True, threads=1)
 
 
-def text_metrics(tokenizer, texts: Iterable[str], *, alpha: Real = 2.5) -> Dict[str, float]:
+def text_metrics(tokenizer: "Tokenizer", texts: Iterable[str], *, alpha: Number = 2.5) -> Dict[str, float]:
     """Encode ``texts`` (documents) with ``tokenizer`` and measure them: the counts ``documents``, ``bytes``
     (UTF-8), ``characters``, ``tokens``, and :func:`bytes_per_token`, :func:`chars_per_token`,
     ``documents_per_token`` (:func:`sentences_per_token`) and :func:`renyi_efficiency` of the token counts.
@@ -350,7 +355,7 @@ def text_metrics(tokenizer, texts: Iterable[str], *, alpha: Real = 2.5) -> Dict[
     }
 
 
-def pretoken_type_token_ratio(tokenizer, texts: Iterable[str]) -> float:
+def pretoken_type_token_ratio(tokenizer: "Tokenizer", texts: Iterable[str]) -> float:
     """:func:`type_token_ratio` of the pretokens of ``texts`` under ``tokenizer``'s pretokenizer (or a
     :class:`~fastsw.Pretokenizer` given directly): distinct pretokens / pretoken occurrences.
 
@@ -370,7 +375,7 @@ def _phase1_words(tokenizer, counts) -> list:
     return [tokenizer.encode_pretoken(p) for p in counts.pretokens]
 
 
-def candidate_type_token_ratio(tokenizer, texts: Iterable[str]) -> float:
+def candidate_type_token_ratio(tokenizer: "Tokenizer", texts: Iterable[str]) -> float:
     """:func:`type_token_ratio` of the supermerge candidates of ``texts`` (SPEC section 5: maximal runs of >= 2
     consecutive pretokens that ``tokenizer``'s regular merges make single eligible tokens), aggregated by their
     token ids as phase 2 sees them: distinct candidates / candidate occurrences (seed 000 Figures 2 and 9).
@@ -389,7 +394,7 @@ def candidate_type_token_ratio(tokenizer, texts: Iterable[str]) -> float:
     return type_token_ratio(candidates)
 
 
-def pretoken_single_token_share(tokenizer, texts: Iterable[str]) -> float:
+def pretoken_single_token_share(tokenizer: "Tokenizer", texts: Iterable[str]) -> float:
     """:func:`single_token_share` of the pretokens of ``texts``: the share of pretoken occurrences that
     ``tokenizer``'s regular merges encode as one token (supermerges across pretokens are not applied).
 

@@ -430,8 +430,8 @@ def _cells(span: TokenSpan, k: int, color: bool) -> Tuple[List[Tuple[str, int]],
         lines.pop()
         plain.pop()
     out = []
-    for drawn, text in zip(lines, plain):
-        drawn, text = "".join(drawn), "".join(text)
+    for drawn_parts, text_parts in zip(lines, plain):
+        drawn, text = "".join(drawn_parts), "".join(text_parts)
         if _is_rtl(text):  # bidi isolates: a terminal reorders inside this token, never across tokens
             drawn = f"{_FSI}{drawn}{_PDI}"
         out.append((f"{open_}{drawn}{close}", display_width(open_ + text + close) if not color

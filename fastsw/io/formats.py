@@ -8,6 +8,7 @@ import zlib
 from pathlib import Path
 from typing import Optional
 
+from fastsw.files import read_head
 from fastsw.io.interop import load_paper_model
 from fastsw.trainers.mingram import load_semingram
 from fastsw.io.tiktoken_vocab import load_tiktoken
@@ -23,22 +24,11 @@ def from_file(path, *, pattern: Optional[str] = None, special_tokens=None, allow
     (:meth:`Tokenizer.load_tiktoken` with ``pattern`` and ``special_tokens``: OpenAI's o200k_base and
     cl100k_base files are recognised by their content, any other rank file needs ``pattern``), or the MinGram
     seed authors' ``semingram-v1`` JSON (:func:`fastsw.trainers.mingram.load_semingram`, which refuses a file it cannot
-    read exactly unless ``allow_approximate=True``).
-
-    >>> import pathlib, tempfile
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "model.json"
-    >>> tok.save(path)
-    >>> fastsw.Tokenizer.from_file(path).encode("hello world") == tok.encode("hello world")
-    True
+    read exactly unless ``allow_approximate=True``). :meth:`fastsw.Tokenizer.from_file` calls it (an example
+    there).
     """
     path = Path(path)
-    try:
-        with open(path, "rb") as f:
-            head = f.read(4096)
-    except FileNotFoundError:
-        raise ValueError(f"{path}: model file not found") from None
-    except OSError as e:
-        raise ValueError(f"{path}: cannot read model file ({e.strerror or e})") from None
+    head = read_head(path, 4096, "model file")
     gz = head[:2] == b"\x1f\x8b"
     if gz:  # a gzip-compressed rank file or seed authors' MinGram model
         try:
@@ -66,5 +56,3 @@ def from_file(path, *, pattern: Optional[str] = None, special_tokens=None, allow
                      "format (first line 'BoundlessBPE v2 KIND') or a .tiktoken rank file ('base64-token rank' "
                      "lines)")
 
-
-Tokenizer.from_file = staticmethod(from_file)

@@ -1,9 +1,9 @@
 """Interoperability: the authors' model format, tiktoken, HF ``tokenizers``,
 and the merge-rule / rank-table conflict detector (SPEC sections 7 and 11).
 
-Free functions over a :class:`fastsw.Tokenizer` (this module imports the tokenizer, never the
-reverse); ``Tokenizer.load_paper``, ``tok.save_paper``, ``tok.save_hf``, ... are aliases that
-the end of this module attaches to the class (``import fastsw`` imports it):
+Free functions over a :class:`fastsw.Tokenizer` (this module imports the tokenizer at module level; the
+methods users call, ``Tokenizer.load_paper``, ``tok.save_paper``, ``tok.save_hf``, ..., are defined in the
+class and import this module when called):
 
 * :func:`load_paper_model` / :func:`save_paper_model` -- the authors' text
   format (``BoundlessBPE v2 KIND``). Only the ``bytes243`` alphabet (profile
@@ -31,13 +31,13 @@ Decisions (see each function for details):
 from __future__ import annotations
 
 import base64
-import functools
 import heapq
 import json
 import os
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
+from fastsw._types import PathLike
 from fastsw.alphabet import BYTE_TO_UNICODE, ByteAlphabet, render, unrender
 from fastsw.trainers.bpe import apply_merges
 from fastsw.files import atomic_write_text
@@ -159,7 +159,7 @@ def _pretokenizer_from_paper(r: _Lines, cfg: dict, lineno: int) -> Pretokenizer:
         raise r.error(f"invalid pre-tokenizer settings: {e}", lineno) from None
 
 
-def load_paper_model(path):
+def load_paper_model(path: PathLike) -> Tokenizer:
     """Read a model in the authors' text format (SPEC section 11).
 
     Token ids follow the vocabulary section (regular and super tokens interleave
@@ -194,10 +194,10 @@ def load_paper_model(path):
     specials: Dict[str, int] = {}
     for k in range(n_special):
         line = r.next(f"special token {k}")
-        tid, sep, s = line.partition(" ")
-        if not sep or not tid.isdigit() or not s:
+        id_text, sep, s = line.partition(" ")
+        if not sep or not id_text.isdigit() or not s:
             raise r.error(f"expected 'ID STRING', found {line[:80]!r}")
-        specials[s] = int(tid)
+        specials[s] = int(id_text)
 
     r.expect("words")
     words_line = r.i + 1
@@ -269,7 +269,7 @@ _EXPORT_TARGETS = {"save_paper": "the authors' model format", "save_hf": "HF tok
                    "merge_conflicts": "merge_conflicts (merge rules against a rank table)"}
 
 
-def supported_exports(tok) -> List[str]:
+def supported_exports(tok: Tokenizer) -> List[str]:
     """The exports (Tokenizer method names) that can express ``tok``; any other one raises a ``ValueError``
     that says why and lists these.
 
@@ -356,7 +356,8 @@ def _corpus_statistics(tok, corpus: Iterable[str]):
             ids = tok.encode_pretoken(piece)
             if len(ids) == 1:
                 single.add(ids[0])
-        out, runs = [], []  # the encoding, and where each run of >= 2 eligible pretokens landed in it
+        out: List[int] = []  # the encoding, and where each run of >= 2 eligible pretokens landed in it
+        runs: List[Tuple[int, int]] = []
         tok._encode_chunk(doc, True, out, runs=runs)
         if tok.algo == "bpe":
             runs = [(0, len(out))]
@@ -414,7 +415,7 @@ def paper_model_text(tok, corpus: Optional[Iterable[str]] = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def save_paper_model(tok, path, corpus: Optional[Iterable[str]] = None) -> None:
+def save_paper_model(tok: Tokenizer, path: PathLike, corpus: Optional[Iterable[str]] = None) -> None:
     """Write ``tok`` in the authors' text format (only alphabet ``bytes243``).
 
     Columns the model itself does not determine:
@@ -471,7 +472,7 @@ def duplicate_tokens(tok) -> Dict[bytes, List[int]]:
     return {b: ids for b, ids in seen.items() if len(ids) > 1}
 
 
-def tiktoken_ranks(tok, *, drop_duplicates: bool = False) -> Dict[bytes, int]:
+def tiktoken_ranks(tok: Tokenizer, *, drop_duplicates: bool = False) -> Dict[bytes, int]:
     """``bytes -> rank`` with rank = fastsw id, plus the missing bytes after ``n_vocab``."""
     _check_byte_alphabet(tok, "tiktoken")
     if tok.algo == "mingram":
@@ -514,7 +515,8 @@ def _export_pattern(tok) -> str:
     return r"[\s\S]+" if tok.pretokenizer.mode == "none" else tok.pretokenizer.main_pattern
 
 
-def to_tiktoken(tok, name: str = "fastsw", *, allow_approximate: bool = False, drop_duplicates: bool = False):
+def to_tiktoken(tok: Tokenizer, name: str = "fastsw", *, allow_approximate: bool = False,
+                drop_duplicates: bool = False) -> Any:
     """A ``tiktoken.Encoding`` for a plain BPE model with a byte alphabet.
 
     ``pat_str`` is the pre-tokenizer's main pattern (exact only in ``simple``
@@ -533,7 +535,7 @@ def to_tiktoken(tok, name: str = "fastsw", *, allow_approximate: bool = False, d
                              special_tokens=dict(tok.special_tokens))
 
 
-def write_tiktoken_ranks(tok, path, *, drop_duplicates: bool = False) -> None:
+def write_tiktoken_ranks(tok: Tokenizer, path: PathLike, *, drop_duplicates: bool = False) -> None:
     """Write a ``.tiktoken`` file (``base64(token) rank`` per line, rank order),
     readable by ``tiktoken.load.load_tiktoken_bpe``. Special tokens and the
     pre-tokenizer regex are not part of this format."""
@@ -552,7 +554,7 @@ def rank_table_encode(piece: bytes, ranks: Dict[bytes, int], *, whole_piece: boo
     return _rank_table_encode_atoms([piece[i:i + 1] for i in range(len(piece))], ranks)
 
 
-def merge_conflicts(tok) -> List[dict]:
+def merge_conflicts(tok: Tokenizer) -> List[dict]:
     """Pieces on which a merge-rule encoder (fastsw; HF ``ignore_merges=False``)
     and a rank-table encoder (tiktoken) would disagree (seed 001's ``abc``/``xabc``).
 
@@ -603,7 +605,7 @@ def merge_conflicts(tok) -> List[dict]:
                 rule = None
         else:
             # Not valid UTF-8 on its own: encode its atomic tokens (byte alphabets only).
-            rule = apply_merges([alpha.id_of_byte(b) for b in tb], tok.regular_ranks) if byte_level else None
+            rule = apply_merges([alpha.id_of_byte(b) for b in tb], tok.regular_ranks) if byte_level else None  # type: ignore[attr-defined]
         if rule is None:
             continue
         if byte_level:
@@ -684,7 +686,7 @@ def _conflict(kind, tok, tid, tb, rule, table, **extra) -> dict:
 # ---------------------------------------------------------------------------
 # HF tokenizers
 # ---------------------------------------------------------------------------
-def hf_tokenizer_json(tok, *, ignore_merges: Optional[bool] = None) -> dict:
+def hf_tokenizer_json(tok: Tokenizer, *, ignore_merges: Optional[bool] = None) -> dict:
     """The ``tokenizer.json`` content :func:`save_hf` writes, as a dict."""
     _require_export(tok, "save_hf")
     if tok.algo == "mingram":  # a Unigram model with scores score_delta * lp - 1 (fastsw.trainers.mingram)
@@ -784,7 +786,8 @@ def hf_export_losses(tok) -> List[str]:
     return reasons
 
 
-def save_hf(tok, path, *, ignore_merges: Optional[bool] = None, allow_approximate: bool = False) -> dict:
+def save_hf(tok: Tokenizer, path: PathLike, *, ignore_merges: Optional[bool] = None,
+            allow_approximate: bool = False) -> dict:
     """Write an HF ``tokenizer.json`` (loadable by ``tokenizers.Tokenizer.from_file``).
 
     BPE model: vocab = GPT-2 rendered token -> fastsw id (plus the bytes missing
@@ -841,7 +844,7 @@ def _export_encoder(exported):
                     f"not {type(exported).__name__}")
 
 
-def verify_export(tok, exported, texts: Iterable[str]) -> dict:
+def verify_export(tok: Tokenizer, exported: Any, texts: Iterable[str]) -> dict:
     """Compare fastsw's encoding with an exported encoder on ``texts``.
 
     Returns ``{"documents", "identical_documents", "agreement"`` (share of
@@ -875,21 +878,3 @@ def verify_export(tok, exported, texts: Iterable[str]) -> dict:
             "fastsw_tokens": mine_total, "export_tokens": theirs_total,
             "token_count_difference": theirs_total - mine_total, "roundtrip_ok": roundtrip_ok,
             "first_difference": first}
-
-
-# ---------------------------------------------------------------------------
-# The Tokenizer methods users know: aliases of the functions above
-# ---------------------------------------------------------------------------
-def _alias(name: str, func, method=None):
-    """``Tokenizer.<name>``: a method that calls ``func(tok, ...)``, with ``func``'s signature and docs."""
-    method = method or functools.wraps(func)(lambda self, *args, **kwargs: func(self, *args, **kwargs))
-    method.__name__, method.__qualname__ = name, f"Tokenizer.{name}"
-    method.__doc__ = f"Alias of :func:`fastsw.interop.{func.__name__}`.\n\n{func.__doc__}"
-    return method
-
-
-for _name, _func in (("save_paper", save_paper_model), ("to_tiktoken", to_tiktoken), ("save_hf", save_hf),
-                     ("save_tiktoken", write_tiktoken_ranks), ("verify_export", verify_export),
-                     ("merge_conflicts", merge_conflicts)):
-    setattr(Tokenizer, _name, _alias(_name, _func))
-Tokenizer.load_paper = classmethod(_alias("load_paper", load_paper_model, lambda cls, path: load_paper_model(path)))

@@ -27,14 +27,16 @@ bytes concatenated, so the file is lossless without storing token strings.
 Files are written atomically (:func:`fastsw.files.atomic_open`). Pickle is never used.
 
 This module converts between files and plain data only (:func:`model_to_dict`,
-:func:`load_model_data`); :meth:`fastsw.Tokenizer.save` and :meth:`fastsw.Tokenizer.load`
-call it, so it never imports the tokenizer.
+:func:`read_model_json`, :func:`model_kwargs`); :meth:`fastsw.Tokenizer.save` and :meth:`fastsw.Tokenizer.load`
+call it, so it never imports the tokenizer. Model kinds with their own fields (MinGram) are read by the
+reader :mod:`fastsw.io.model_kinds` registers for their ``algo``.
 """
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from fastsw._types import PathLike
 from fastsw.pretokenizers._unicode import UNICODE_VERSION
 from fastsw.alphabet import PROFILE_ALPHABETS, alphabet_from_config
 from fastsw.files import OutputError, atomic_open, atomic_write_text, resolve_output_path  # noqa: F401 (re-exported)
@@ -44,9 +46,6 @@ from fastsw.pretokenizers.registry import pretokenizer_from_config
 FORMAT = "fastsw"
 FORMAT_VERSION = 1
 ALGOS = ("bpe", "boundless", "superbpe")
-#: ``algo -> reader(path, data) -> keyword arguments`` for model kinds that live in modules above the tokenizer
-#: (:mod:`fastsw.trainers.mingram` registers ``"mingram"``), so this module imports none of them.
-MODEL_READERS: dict = {}
 
 
 def model_to_dict(tok) -> dict:
@@ -245,10 +244,10 @@ def check_model_data(path, data: dict) -> None:
         raise bad("training", f"must be an object, not {_json_type(training)}")
 
 
-def load_model_data(path) -> dict:
-    """Read and check a model file: the keyword arguments of :class:`fastsw.Tokenizer`
-    (``alphabet``, ``merges``, ``pretokenizer``, ``profile``, ``algo``, ``special_tokens``,
-    ``training_info``) as plain data. Every failure is a ``ValueError`` naming the file."""
+def read_model_json(path: PathLike) -> dict:
+    """Read a fastsw model file's JSON object and check its header (format, format version, Unicode version);
+    the fields of its ``algo`` are checked by :func:`model_kwargs` or the reader of its model kind
+    (:mod:`fastsw.io.model_kinds`). Every failure is a ``ValueError`` naming the file."""
     path = Path(path)
     raw = read_model_text(path)
     try:
@@ -259,7 +258,7 @@ def load_model_data(path) -> dict:
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ValueError(f"{path}: not a fastsw model file (missing \"format\": \"fastsw\")")
     version = data.get("format_version")
-    if not _is_int(version):
+    if isinstance(version, bool) or not isinstance(version, int):
         raise ValueError(f"{path}: model file has no integer format_version")
     if version > FORMAT_VERSION:
         raise ValueError(f"{path}: model format version {version} is newer than this fastsw supports "
@@ -270,9 +269,19 @@ def load_model_data(path) -> dict:
     if unicode_version != UNICODE_VERSION:
         raise ValueError(f"{path}: the model was made with the Unicode {unicode_version!r} classes, but this fastsw "
                          f"pre-tokenizes with Unicode {UNICODE_VERSION}; load it with the fastsw that saved it")
-    reader = MODEL_READERS.get(data.get("algo"))
-    if reader is not None:  # a model kind defined above the tokenizer (fastsw.trainers.mingram registers "mingram")
-        return dict(reader(path, data), algo=data["algo"])
+    return data
+
+
+def load_model_data(path: PathLike) -> dict:
+    """Read and check a BPE-family model file: the keyword arguments of :class:`fastsw.Tokenizer`
+    (``alphabet``, ``merges``, ``pretokenizer``, ``profile``, ``algo``, ``special_tokens``,
+    ``training_info``) as plain data. Every failure is a ``ValueError`` naming the file."""
+    return model_kwargs(path, read_model_json(path))
+
+
+def model_kwargs(path: PathLike, data: dict) -> dict:
+    """The :class:`fastsw.Tokenizer` keyword arguments of a BPE-family model file's JSON object (read by
+    :func:`read_model_json`), every field checked (:func:`check_model_data`)."""
     check_model_data(path, data)
     try:
         pretokenizer = pretokenizer_from_config(data["pretokenizer"])

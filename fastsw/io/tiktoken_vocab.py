@@ -33,13 +33,13 @@ import base64
 import binascii
 import gzip
 import hashlib
-import os
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, cast
 
 import numpy as np
 
 from fastsw._config import cache_dir
+from fastsw._types import PathLike
 from fastsw.alphabet import ByteAlphabet, check_utf8
 from fastsw.files import atomic_open
 from fastsw.io.interop import rank_table_encode
@@ -72,7 +72,7 @@ _CACHE_VERSION = 1
 # ---------------------------------------------------------------------------
 # Rank files
 # ---------------------------------------------------------------------------
-def read_rank_file(path) -> Tuple[List[bytes], bytes]:
+def read_rank_file(path: PathLike) -> Tuple[List[bytes], bytes]:
     """``(tokens by rank, the file's raw bytes)`` of a ``.tiktoken`` rank file (gzip accepted),
     checked by :func:`check_ranks`; ``ValueError`` naming the file and line for bad input.
 
@@ -154,15 +154,16 @@ def check_ranks(ranks: Mapping[bytes, int], where: str = "rank table") -> List[b
                 f"(first {missing[0]})")
         raise ValueError(f"{where}: {what}; fastsw uses ranks as token ids, so they must be 0 .. n-1 "
                          "(renumber the file)")
-    singles = {t[0] for t in tokens if len(t) == 1}
+    full = cast(List[bytes], tokens)  # every rank has its token
+    singles = {t[0] for t in full if len(t) == 1}
     if len(singles) < 256:
         missing_bytes = [b for b in range(256) if b not in singles]
         raise ValueError(f"{where}: {256 - len(singles)} single bytes are not tokens (first "
                          f"{bytes([missing_bytes[0]])!r}); every byte must be a token, else some text "
                          "could not be encoded")
-    if any(len(t) == 0 for t in tokens):
+    if any(len(t) == 0 for t in full):
         raise ValueError(f"{where}: the empty byte string is not a token")
-    return tokens  # type: ignore[return-value]
+    return full
 
 
 def two_way_splits(tokens: Sequence[bytes], rank_of: Mapping[bytes, int]) -> np.ndarray:
@@ -357,7 +358,7 @@ class TiktokenTokenizer(Tokenizer):
                              self._eligible if eligible is None else eligible,
                              self.pretokenizer, self.alphabet, self.n_vocab)
 
-    def save(self, path) -> None:
+    def save(self, path: PathLike) -> None:
         raise ValueError("a tiktoken vocabulary is not saved as a fastsw model; keep its .tiktoken file "
                          "and load it with fastsw.Tokenizer.load_tiktoken(path, pattern=...)")
 
@@ -398,7 +399,7 @@ def _known_file(raw: bytes) -> Optional[str]:
     return KNOWN_RANK_FILES.get(hashlib.sha256(data).hexdigest())
 
 
-def load_tiktoken(path, pattern: Optional[str] = None, special_tokens: Optional[Mapping[str, int]] = None, *,
+def load_tiktoken(path: PathLike, pattern: Optional[str] = None, special_tokens: Optional[Mapping[str, int]] = None, *,
                   backend: str = "auto", cache: bool = True) -> TiktokenTokenizer:
     """A tokenizer for a ``.tiktoken`` rank file (``base64(token) rank`` per line; gzip accepted),
     with tiktoken's ids.
@@ -446,7 +447,7 @@ def load_tiktoken(path, pattern: Optional[str] = None, special_tokens: Optional[
     return TiktokenTokenizer(tokens, splits, regex_, special_tokens, name=label, backend=backend)
 
 
-def from_tiktoken(enc, *, backend: str = "auto", cache: bool = True) -> TiktokenTokenizer:
+def from_tiktoken(enc: Any, *, backend: str = "auto", cache: bool = True) -> TiktokenTokenizer:
     """A tokenizer with the vocabulary, pattern and special tokens of a ``tiktoken.Encoding``, giving
     its ids. The pattern runs on fastsw's compiled scanner when it is o200k_base's or cl100k_base's.
 
@@ -493,9 +494,3 @@ def bpe_openai_rank_file(name: str = "o200k_base") -> Path:
         raise ValueError(f"bpe-openai ships no rank file {name!r}; it has "
                          f"{sorted(p.name.split('.')[0] for p in root.glob('*.tiktoken.gz'))}")
     return path
-
-
-# ``fastsw.Tokenizer.load_tiktoken`` / ``Tokenizer.from_tiktoken``: attached here (``import fastsw`` imports this
-# module), as fastsw.io.interop attaches its methods, so the tokenizer module never imports this one.
-Tokenizer.load_tiktoken = staticmethod(load_tiktoken)
-Tokenizer.from_tiktoken = staticmethod(from_tiktoken)

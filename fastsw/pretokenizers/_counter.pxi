@@ -22,8 +22,15 @@ cdef struct SeqTable:
     uint64_t* hashes     # the key of each entry (see _hash_seq)
     int64_t n            # entries
     int64_t cap          # capacity of offsets (cap + 1), counts, hashes
-    int64_t* slots       # entry number, or -1 for an empty slot
+    uint64_t* slots      # (tag << 32) | entry number, or all ones when empty (see _table_find_or_add)
     int64_t n_slots      # a power of two
+
+
+# A slot holds the entry number in its low 32 bits and, above them, a tag: the high 32 bits of the
+# mixed key, whose low bits chose the slot. A probe compares the tag in the slot it already read and
+# looks at the entry's key (another cache line, often another page) only when the tags agree, so a
+# new sequence -- most letter runs -- costs one cache miss instead of one per occupied slot passed.
+# EMPTY_SLOT: all ones (entry 0xFFFFFFFF, never used: at most 0xFFFFFFFE entries)
 
 
 cdef int _table_init(SeqTable* t) noexcept nogil:
@@ -36,10 +43,10 @@ cdef int _table_init(SeqTable* t) noexcept nogil:
     t.offsets = <int64_t*> malloc((t.cap + 1) * sizeof(int64_t))
     t.counts = <int64_t*> malloc(t.cap * sizeof(int64_t))
     t.hashes = <uint64_t*> malloc(t.cap * sizeof(uint64_t))
-    t.slots = <int64_t*> malloc(t.n_slots * sizeof(int64_t))
+    t.slots = <uint64_t*> malloc(t.n_slots * sizeof(uint64_t))
     if t.items == NULL or t.offsets == NULL or t.counts == NULL or t.hashes == NULL or t.slots == NULL:
         return -1
-    memset(t.slots, 0xFF, t.n_slots * sizeof(int64_t))
+    memset(t.slots, 0xFF, t.n_slots * sizeof(uint64_t))
     t.offsets[0] = 0
     return 0
 
@@ -90,15 +97,17 @@ cdef inline uint64_t _hash_seq(const char_t* s, Py_ssize_t n) noexcept nogil:
 cdef int _table_rehash(SeqTable* t) noexcept nogil:
     cdef int64_t n_slots = 2 * t.n_slots, e, s
     cdef int64_t mask = n_slots - 1
-    cdef int64_t* slots = <int64_t*> malloc(n_slots * sizeof(int64_t))
+    cdef uint64_t m
+    cdef uint64_t* slots = <uint64_t*> malloc(n_slots * sizeof(uint64_t))
     if slots == NULL:
         return -1
-    memset(slots, 0xFF, n_slots * sizeof(int64_t))
+    memset(slots, 0xFF, n_slots * sizeof(uint64_t))
     for e in range(t.n):
-        s = <int64_t> (_mix(t.hashes[e]) & <uint64_t> mask)
-        while slots[s] != -1:
+        m = _mix(t.hashes[e])
+        s = <int64_t> (m & <uint64_t> mask)
+        while slots[s] != 0xFFFFFFFFFFFFFFFFULL:
             s = (s + 1) & mask
-        slots[s] = e
+        slots[s] = (m & 0xFFFFFFFF00000000ULL) | <uint64_t> e
     free(t.slots)
     t.slots = slots
     t.n_slots = n_slots
@@ -110,14 +119,20 @@ cdef int64_t _table_find_or_add(SeqTable* t, const char_t* s, Py_ssize_t n, uint
     """The entry holding ``s[0:n]`` (key ``h`` from ``_hash_seq``), appended with count 0 if new
     (``added[0]`` set); -1 when out of memory."""
     cdef int64_t mask = t.n_slots - 1
-    cdef int64_t slot = <int64_t> (_mix(h) & <uint64_t> mask), e, o, i, cap
+    cdef uint64_t m = _mix(h)
+    cdef uint64_t tag = m & 0xFFFFFFFF00000000ULL, v
+    cdef int64_t slot = <int64_t> (m & <uint64_t> mask), e, o, i, cap
     cdef const uint32_t* item
     cdef bint same
     added[0] = False
     while True:
-        e = t.slots[slot]
-        if e == -1:
+        v = t.slots[slot]
+        if v == 0xFFFFFFFFFFFFFFFFULL:
             break
+        if (v & 0xFFFFFFFF00000000ULL) != tag:
+            slot = (slot + 1) & mask
+            continue
+        e = <int64_t> (v & 0xFFFFFFFFULL)
         if t.hashes[e] == h:
             if not (h >> 63):
                 return e  # a short key is the sequence itself
@@ -141,6 +156,8 @@ cdef int64_t _table_find_or_add(SeqTable* t, const char_t* s, Py_ssize_t n, uint
             return -1
         t.items = <uint32_t*> item
         t.items_cap = cap
+    if t.n >= 0xFFFFFFFELL:
+        return -1  # the slots hold 32-bit entry numbers
     if t.n == t.cap:
         cap = 2 * t.cap
         if _realloc64(&t.offsets, cap + 1) < 0 or _realloc64(&t.counts, cap) < 0 \
@@ -154,7 +171,7 @@ cdef int64_t _table_find_or_add(SeqTable* t, const char_t* s, Py_ssize_t n, uint
     t.offsets[e + 1] = t.n_items
     t.counts[e] = 0
     t.hashes[e] = h
-    t.slots[slot] = e
+    t.slots[slot] = tag | <uint64_t> e
     t.n += 1
     added[0] = True
     if 2 * t.n > t.n_slots and _table_rehash(t) < 0:
@@ -170,8 +187,72 @@ cdef int _realloc64(int64_t** p, int64_t n) noexcept nogil:
     return 0
 
 
+cdef class _Block:
+    """A ``malloc``'d block that numpy arrays view without a copy (``np.frombuffer``); freed with the last
+    array that views it. How a table's arrays leave the C side: a copy would touch every page again (a
+    page fault each, and twice the memory until the table is freed)."""
+    cdef void* data
+    cdef Py_ssize_t nbytes
+    cdef Py_ssize_t shape[1]
+
+    def __getbuffer__(self, Py_buffer* buf, int flags):
+        self.shape[0] = self.nbytes
+        buf.buf = self.data
+        buf.obj = self
+        buf.len = self.nbytes
+        buf.readonly = 0
+        buf.itemsize = 1
+        buf.format = "B"
+        buf.ndim = 1
+        buf.shape = self.shape
+        buf.strides = NULL
+        buf.suboffsets = NULL
+        buf.internal = NULL
+
+    def __releasebuffer__(self, Py_buffer* buf):
+        pass
+
+    def __dealloc__(self):
+        free(self.data)
+
+
+cdef object _hand_over(void** p, int64_t n, Py_ssize_t itemsize, dtype):
+    """The first ``n`` items of the block ``p[0]`` as a numpy array of ``dtype`` that owns the block
+    (trimmed to size); ``p[0]`` becomes NULL."""
+    cdef void* data = p[0]
+    cdef void* trimmed
+    p[0] = NULL
+    if n == 0:
+        free(data)
+        return np.empty(0, dtype=dtype)
+    trimmed = realloc(data, n * itemsize)
+    if trimmed != NULL:
+        data = trimmed
+    cdef _Block block = _Block.__new__(_Block)
+    block.data = data
+    block.nbytes = n * itemsize
+    return np.frombuffer(block, dtype=dtype)
+
+
+cdef tuple _take_table(SeqTable* t):
+    """``(items as int32, offsets, counts)`` of ``t`` without copying; ``t`` is left empty (initialised again),
+    or freed (all NULL) when memory ran out."""
+    free(t.slots)
+    free(t.hashes)
+    t.slots = NULL
+    t.hashes = NULL
+    items = _hand_over(<void**> &t.items, t.n_items, sizeof(uint32_t), np.int32)
+    offsets = _hand_over(<void**> &t.offsets, t.n + 1, sizeof(int64_t), np.int64)
+    counts = _hand_over(<void**> &t.counts, t.n, sizeof(int64_t), np.int64)
+    if _table_init(t) < 0:
+        _table_free(t)
+        raise MemoryError()
+    return items, offsets, counts
+
+
 cdef enum:
-    CACHE_SLOTS = 4096  # a power of two (the slot is the top 12 bits of a hash); 64 KB, within L2
+    CACHE_SLOTS = 16384  # a power of two: the slot is the top CACHE_BITS bits of a hash; 256 KB, within L2
+    CACHE_SHIFT = 50  # 64 - CACHE_BITS (14)
     WINDOW = 4096  # pretokens matched before they are counted (48 KB of scratch, whatever the document)
 
 
@@ -189,8 +270,8 @@ cdef struct CountState:
     Chunks chunks        # scratch: script chunks of one document
     int64_t n_documents
     int64_t n_bytes
-    uint64_t cache_key[CACHE_SLOTS]   # a direct-mapped cache of short keys -> pretoken entries, so the
-    int64_t cache_entry[CACHE_SLOTS]  # most frequent pretokens are found without touching the big table
+    uint64_t cache_key[CACHE_SLOTS]   # a direct-mapped cache of keys -> pretoken entries, so the most
+    int64_t cache_entry[CACHE_SLOTS]  # frequent pretokens are found without probing the big table
 
 
 cdef inline int64_t _utf8_length(const char_t* s, Py_ssize_t n) noexcept nogil:
@@ -205,22 +286,38 @@ cdef inline int64_t _utf8_length(const char_t* s, Py_ssize_t n) noexcept nogil:
 
 
 cdef inline int64_t _add_pretoken(CountState* st, const Tables* tb, const char_t* s, Py_ssize_t n) noexcept nogil:
-    """Count one occurrence of the pretoken ``s[0:n]``; its entry, or -1 when out of memory."""
+    """Count one occurrence of the pretoken ``s[0:n]``; its entry, or -1 when out of memory.
+
+    The cache holds the last entry seen under each slot. A short key is the pretoken itself; a long one
+    (a hash) is confirmed against the entry's code points, which for a frequent pretoken are in cache:
+    so a frequent long word costs no probe of the big table's slots and keys either."""
     cdef uint64_t h = _hash_seq(s, n)
-    cdef Py_ssize_t slot = <Py_ssize_t> ((h ^ (h >> 29)) * 0x9E3779B97F4A7C15ULL >> 52)  # top 12 bits
-    cdef int64_t e, i
-    cdef bint added
+    cdef Py_ssize_t slot = <Py_ssize_t> ((h ^ (h >> 29)) * 0x9E3779B97F4A7C15ULL >> CACHE_SHIFT)
+    cdef int64_t e, i, o
+    cdef bint added, same
     cdef uint8_t letter
-    if st.cache_key[slot] == h:  # only short keys are cached, and a short key is the pretoken itself
+    cdef const uint32_t* item
+    if st.cache_key[slot] == h:
         e = st.cache_entry[slot]
-        st.pre.counts[e] += 1
-        return e
+        same = True
+        if h >> 63:
+            o = st.pre.offsets[e]
+            if st.pre.offsets[e + 1] - o != n:
+                same = False
+            else:
+                item = st.pre.items + o
+                for i in range(n):
+                    if item[i] != <uint32_t> s[i]:
+                        same = False
+                        break
+        if same:
+            st.pre.counts[e] += 1
+            return e
     e = _table_find_or_add(&st.pre, s, n, h, &added)
     if e < 0:
         return -1
-    if not (h >> 63):
-        st.cache_key[slot] = h
-        st.cache_entry[slot] = e
+    st.cache_key[slot] = h
+    st.cache_entry[slot] = e
     if added:
         letter = 0
         for i in range(n):
@@ -407,7 +504,7 @@ cdef class Counter:
     def __cinit__(self, Scanner scanner not None, bint collect_runs):
         self.scanner = scanner
         memset(&self.st, 0, sizeof(CountState))
-        memset(self.st.cache_key, 0xFF, sizeof(self.st.cache_key))  # all ones: never a short key
+        memset(self.st.cache_key, 0xFF, sizeof(self.st.cache_key))  # all ones: never a key (_hash_seq)
         self.st.collect_runs = collect_runs
         self.st.letter_cap = 256
         self.st.letter = <uint8_t*> malloc(self.st.letter_cap)
@@ -608,6 +705,13 @@ cdef class Counter:
                 cv[e] = t.counts[e]
         return ids, offsets, counts
 
+    def take_runs(self):
+        """What :meth:`runs` returns, without a copy: the arrays take over the table's memory and the counter
+        keeps no letter runs afterwards (counting more documents starts them again from none)."""
+        if not self.ok:
+            raise RuntimeError("this Counter ran out of memory earlier; its counts are incomplete")
+        return _take_table(&self.st.runs)
+
 
 def aggregate_runs(const int32_t[::1] run_ids, const int64_t[::1] run_offsets, const int64_t[::1] run_counts,
                    const int64_t[::1] single_token):
@@ -673,22 +777,10 @@ def aggregate_runs(const int32_t[::1] run_ids, const int64_t[::1] run_offsets, c
             raise IndexError(f"a letter run refers to pretoken {bad}, outside 0..{n_single - 1}")
         if rc < 0:
             raise MemoryError()
-        tokens = np.empty(t.n_items, dtype=np.int32)
-        offsets = np.empty(t.n + 1, dtype=np.int64)
-        counts = np.empty(t.n, dtype=np.int64)
-        if t.n_items:
-            memcpy(_addr_i32(tokens), t.items, t.n_items * sizeof(uint32_t))
-        memcpy(_addr_i64(offsets), t.offsets, (t.n + 1) * sizeof(int64_t))
-        if t.n:
-            memcpy(_addr_i64(counts), t.counts, t.n * sizeof(int64_t))
-        return tokens, offsets, counts
+        return _take_table(&t)
     finally:
         free(buf)
         _table_free(&t)
-
-
-cdef void* _addr_i32(int32_t[::1] a):
-    return <void*> &a[0]
 
 
 cdef void* _addr_i64(int64_t[::1] a):

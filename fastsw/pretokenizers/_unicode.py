@@ -23,12 +23,13 @@ import functools
 import os
 import tempfile
 import unicodedata
+from typing import Dict, List
 from pathlib import Path
 
 import numpy as np
 import regex
 
-__all__ = ["UNKNOWN", "COMMON", "INHERITED", "SCRIPT_NAMES", "script_id", "script_table"]
+__all__ = ["UNKNOWN", "COMMON", "INHERITED", "SCRIPT_NAMES", "script_id", "script_table"]  # noqa: F822 (SCRIPT_NAMES: __getattr__)
 
 UNKNOWN, COMMON, INHERITED = 0, 1, 2
 N_CODE_POINTS = 0x110000
@@ -63,7 +64,7 @@ def _primary_key(names):
 
 
 _REGEX_ALIASES = _regex_script_aliases()  # NAME -> regex value id
-_by_value = {}
+_by_value: Dict[int, List[str]] = {}
 for _name, _value in _REGEX_ALIASES.items():
     _by_value.setdefault(_value, []).append(_name)
 _fixed = [_REGEX_ALIASES[k] for k in ("UNKNOWN", "COMMON", "INHERITED")]

@@ -140,9 +140,7 @@ class ClassTable:
         for lo, hi, c in entries:
             cls[lo:hi + 1] = c
         self.cls = cls
-        self.names = [None] * len(ids)
-        for key, i in ids.items():
-            self.names[i] = key
+        self.names = sorted(ids, key=ids.__getitem__)  # class id -> (script, superclass)
         kind = np.zeros(len(ids), dtype=np.uint8)
         for i, (script, sup) in enumerate(self.names):
             if sup == "LM" and script in SPACE_USING_SCRIPTS:
@@ -479,6 +477,14 @@ class SchemeSettings(BasePretokenizer):
 
     _DEFAULT_SCHEME = _LABEL = ""
     _KEYS = frozenset({"mode", "scheme", "drop_unlisted", "single_char_shift", "min_caps_length"})
+    drop_unlisted: bool
+    single_char_shift: bool
+    min_caps_length: int
+
+    @property
+    def name(self) -> str:
+        """The scheme's name as the user spells it (``boundary[w,p]+caps``, ``script-v3+boundary[w]``)."""
+        raise NotImplementedError(f"{type(self).__name__} names its scheme")
 
     def to_config(self) -> dict:
         return {"mode": self.mode, "scheme": self.name, "drop_unlisted": self.drop_unlisted,
@@ -489,7 +495,7 @@ class SchemeSettings(BasePretokenizer):
         unknown = set(config) - cls._KEYS
         if unknown:
             raise ValueError(f"unknown {cls._LABEL} pre-tokenizer settings: {', '.join(sorted(unknown))}")
-        return cls(config.get("scheme", cls._DEFAULT_SCHEME), drop_unlisted=config.get("drop_unlisted", False),
+        return cls(config.get("scheme", cls._DEFAULT_SCHEME), drop_unlisted=config.get("drop_unlisted", False),  # type: ignore[call-arg]
                    single_char_shift=config.get("single_char_shift", True),
                    min_caps_length=config.get("min_caps_length", 2))
 
@@ -497,7 +503,7 @@ class SchemeSettings(BasePretokenizer):
     def from_name(cls, name: str):
         """The scheme a user names ``name`` (``"boundary[w,p,d]+caps"``, ``"script-v3+boundary[w]"``), default
         options."""
-        return cls(name)
+        return cls(name)  # type: ignore[call-arg]  # each subclass takes the name first
 
 
 class BoundaryPretokenizer(SchemeSettings):

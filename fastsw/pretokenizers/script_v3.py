@@ -58,7 +58,6 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
-import regex
 from numba import njit
 
 from fastsw.pretokenizers._unicode import compile_pattern
@@ -208,7 +207,7 @@ def table() -> ScriptTable:
 def _char_atoms() -> Dict[str, Tuple[int, ...]]:
     """``{character: (block atom, index atom)}`` for every listed character."""
     t = table()
-    out = {}
+    out: Dict[str, Tuple[int, ...]] = {}
     for block, (_, _, chars) in enumerate(t.blocks):
         base = t.n_blocks
         for i, c in enumerate(chars):
@@ -513,7 +512,7 @@ def _spelling() -> Dict[int, str]:
     table: unlisted characters and atoms of other schemes stay as they are)."""
     from fastsw.alphabet import atom_char
     t = table()
-    out = {}
+    out: Dict[int, str] = {}
     for block, (_, _, chars) in enumerate(t.blocks):
         b = atom_char(SLOTS[block])
         for i, c in enumerate(chars):
@@ -671,7 +670,7 @@ def _alphabet_base():
     return AtomAlphabet
 
 
-class ScriptAlphabet(_alphabet_base()):
+class ScriptAlphabet(_alphabet_base()):  # type: ignore[misc]  # a base class returned by a call
     """The alphabet of a SCRIPT model: the profile's byte alphabet (byte fallback for unlisted characters), the
     inner marker scheme's atoms (if any), then the 1,710 SCRIPT atoms. Its :attr:`merge_rule` is what the trainers
     read to refuse partial characters; a saved model records it as a plain ``atoms`` alphabet (encoding and
@@ -806,7 +805,7 @@ class ScriptPretokenizer(SchemeSettings):
                 codes = _codes(s)
                 e = _plain_end_array(s, codes)
             else:
-                pieces = self.inner.pretokenize(s)
+                pieces = self.inner.pretokenize(s)  # type: ignore[union-attr]  # not plain: inner is set
                 s = "".join(pieces)
                 e = np.cumsum(np.fromiter(map(len, pieces), np.int64, len(pieces)))
             raws.append(s)
@@ -995,6 +994,9 @@ class SpelledCounter:
 
     def runs(self):
         return self.counter.runs()
+
+    def take_runs(self):
+        return self.counter.take_runs()
 
 
 def _has_surrogate(text: str) -> bool:

@@ -114,7 +114,8 @@ class PairMerger:
         self.token_bytes = token_bytes
         self.overlapping = profile.overlapping
         self.tie_by_bytes = profile.tie == "bytes"
-        self.kinds = self.table = None
+        self.kinds: List[int] = []  # with a merge rule: the kind of every token
+        self.table: Optional[List[List[int]]] = None
         if merge_rule is not None:
             kinds, table = merge_rule
             self.kinds = [int(k) for k in kinds] + [0] * (len(token_bytes) - len(kinds))
@@ -132,6 +133,7 @@ class PairMerger:
         heapq.heapify(self.heap)
 
     def _entry(self, pair: Pair, count: int):
+        key: tuple
         if self.tie_by_bytes:
             key = (self.token_bytes[pair[0]], self.token_bytes[pair[1]])
         else:

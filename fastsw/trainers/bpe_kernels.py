@@ -16,7 +16,7 @@ from numba import njit, types
 from numba.core import cgutils, config
 from numba.extending import intrinsic
 
-if config.DISABLE_JIT:
+if config.DISABLE_JIT:  # type: ignore[attr-defined]  # set from the environment at import
     def _prefetch(arr, i):
         """A no-op when the kernels run as plain Python."""
 else:

@@ -35,7 +35,7 @@ import math
 from itertools import chain
 import time
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -43,8 +43,8 @@ from fastsw.pretokenizers._unicode import UNICODE_VERSION
 from fastsw.alphabet import Alphabet, ByteAlphabet, alphabet_from_config
 from fastsw.files import atomic_write_text
 from fastsw.pretokenizers.pretokenize import Pretokenizer
-from fastsw.io.model_file import MODEL_READERS, approximate_error
-from fastsw.tokenizer import MODEL_CLASSES, Tokenizer
+from fastsw.io.model_file import approximate_error
+from fastsw.tokenizer import Tokenizer
 
 #: The score an atomic token with lp = -inf gets in a :class:`MinGramTokenizer` (MINGRAM.md 2.3, M:112-114).
 LOG_PROB_FLOOR = -100.0
@@ -450,8 +450,8 @@ def learn_mingram(words, counts, token_atoms: Sequence[Sequence[int]], seed_coun
 
     lp = initial_log_probs(seed_counts)
     order = list(range(n_tokens))
-    removed = {"M Step Low Count": [], "Prune/Score": [], "Finalize": []}
-    history = [("seed", list(order), lp.copy(), None)]
+    removed: Dict[str, List[int]] = {"M Step Low Count": [], "Prune/Score": [], "Finalize": []}
+    history: List[tuple] = [("seed", list(order), lp.copy(), None)]
     dropped: List[List[int]] = []  # refill candidates, newest first
     iterations = 0
     usage = None
@@ -554,7 +554,7 @@ def train_from_seed(counts, alphabet: Alphabet, pretokenizer: Pretokenizer, prof
     if backend == "numba":
         from fastsw.trainers.bpe_fast import pack_pretokens
         sym, offsets, _ = pack_pretokens(counts.pretokens, counts.counts, alphabet)
-        corpus = (sym, offsets)
+        corpus: Union[Tuple[np.ndarray, np.ndarray], List[List[int]]] = (sym, offsets)
     else:
         corpus = [alphabet.initial_ids(p) for p in counts.pretokens]
     t0 = time.perf_counter()
@@ -710,7 +710,7 @@ class MinGramTokenizer(Tokenizer):
         names = {}
         atoms = getattr(self.alphabet, "atoms", None)
         if atoms:  # marker / caps-code atoms: named, not hex (their bytes are fastsw's internal codes)
-            names = {self.alphabet.n_base + k: a.name for k, a in enumerate(atoms)}
+            names = {self.alphabet.n_base + k: a.name for k, a in enumerate(atoms)}  # type: ignore[attr-defined]
 
         def record(i):
             t = self.tokens[i]
@@ -721,7 +721,7 @@ class MinGramTokenizer(Tokenizer):
                 "score_delta": self.score_delta, "tokens": [record(i) for i in range(len(self.tokens))]}
 
     @classmethod
-    def load(cls, path) -> "MinGramTokenizer":
+    def load(cls, path) -> Tokenizer:
         """Read a model written by :meth:`save` (or any fastsw model file; see :func:`fastsw.load`)."""
         return Tokenizer.load(path)
 
@@ -930,6 +930,3 @@ def load_semingram(path, *, allow_approximate: bool = False) -> MinGramTokenizer
             "them as bytes, so texts with such characters get other tokens"])
     return tok
 
-
-MODEL_READERS["mingram"] = mingram_from_data
-MODEL_CLASSES["mingram"] = MinGramTokenizer

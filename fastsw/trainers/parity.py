@@ -31,6 +31,7 @@ from fractions import Fraction
 from numbers import Real
 from typing import Dict, Hashable, List, NamedTuple, Optional, Sequence, Tuple
 
+from fastsw._types import Number
 from fastsw.alphabet import Profile, get_profile
 from fastsw.trainers.bpe import PairMerger
 
@@ -54,12 +55,13 @@ class ParityMerges(NamedTuple):
     ``lengths``: the lengths the choice is made on, one ``{lang: tokens}`` per state: ``lengths[0]`` before
     the first merge, ``lengths[k + 1]`` after merge ``k``. With dev texts these are the dev texts' token
     counts; with target ratios, the training texts'.
-    ``words``: per language, its training words after all merges (parallel to the input words).
+    ``words``: per language, its training words after all merges (parallel to the input words); None from the
+    fast path, which returns the words as packed arrays beside this record.
     """
     merges: List[Tuple[int, int, int]]
     languages: List[Optional[Lang]]
     lengths: List[Dict[Lang, int]]
-    words: Dict[Lang, List[List[int]]]
+    words: Optional[Dict[Lang, List[List[int]]]]
 
 
 def _check_words(what: str, lang, value) -> Tuple[List[Sequence[int]], List[int]]:
@@ -157,8 +159,8 @@ def check_parity_args(train_words, profile, n_merges, *, dev_words=None, dev_siz
 def learn_parity_merges(train_words: Dict[Lang, Words], token_bytes: List[bytes], profile, n_merges: int, *,
                         dev_words: Optional[Dict[Lang, Words]] = None,
                         dev_sizes: Optional[Dict[Lang, int]] = None,
-                        ratios: Optional[Dict[Lang, Real]] = None,
-                        global_merges: int = 0, variant: str = "base", window: int = 100, alpha: Real = 2,
+                        ratios: Optional[Dict[Lang, Number]] = None,
+                        global_merges: int = 0, variant: str = "base", window: int = 100, alpha: Number = 2,
                         min_frequency: int = 2, exhausted: str = "skip", progress=None) -> ParityMerges:
     """Learn up to ``n_merges`` parity-aware BPE merges.
 

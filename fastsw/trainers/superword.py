@@ -143,7 +143,7 @@ def interleave(steps, n_alphabet: int) -> List[Tuple[int, int, int, bool]]:
     """Turn Algorithm 1's steps into final merges ``(left, right, count, is_super)``
     with ids in the interleaved order (alphabet ids unchanged)."""
     final_of: Dict[int, int] = {i: i for i in range(n_alphabet)}
-    merges = []
+    merges: List[tuple] = []
     for kind, index, left, right, count in steps:
         new_final = n_alphabet + len(merges)
         if left not in final_of or right not in final_of:

@@ -18,13 +18,15 @@ import time
 import warnings
 from fractions import Fraction
 from numbers import Real
-from typing import Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence, Union
 
 from fastsw._config import resolve_backend
+from fastsw._types import Number, PathLike, PretokenizerSpec, TrainInputs
 from fastsw.alphabet import PROFILE_ALPHABETS, Alphabet, CharAlphabet, default_alphabet, get_profile
 from fastsw.corpus.counting import (PARALLEL_MIN_BYTES, Counts, count_corpus, count_corpus_parallel,  # noqa: F401 (re-exported)
                        as_integer, capped_workers, count_languages, default_workers, int64_overflow,
                        language_weights, load_counts, native_counting, weighted_counts)
+from fastsw.pretokenizers.base import BasePretokenizer
 from fastsw.pretokenizers.pretokenize import Pretokenizer, check_normalize, make_pretokenizer
 from fastsw.notes import OptionWarning, VocabularyNotReachedWarning
 from fastsw.trainers.parity import EXHAUSTED as PARITY_EXHAUSTED, VARIANTS as PARITY_VARIANTS, learn_parity_merges
@@ -189,7 +191,7 @@ def _counting_workers(inputs, workers: Optional[int], collect_runs: bool) -> int
     return default_workers() if size >= PARALLEL_MIN_BYTES else 1
 
 
-def _pretokenizer_for_counts(counts: Counts, pretokenizer) -> Pretokenizer:
+def _pretokenizer_for_counts(counts: Counts, pretokenizer) -> BasePretokenizer:
     if counts.pretokenizer_config is None:
         raise ValueError("the count table does not record its pretokenizer; count it with fastsw.corpus.counting "
                          "(count_corpus or 'fastsw count')")
@@ -381,18 +383,22 @@ def _parity_record(parity: dict, result, languages, dev_counts) -> dict:
     return record
 
 
-def train(inputs=None, *, algo: str = "bpe", vocab_size: int, supermerges: Optional[int] = None,
-          profile: str = "paper", pretokenizer=None, normalize: Optional[str] = None, alphabet: str = "bytes",
+def train(inputs: TrainInputs = None, *, algo: str = "bpe", vocab_size: int, supermerges: Optional[int] = None,
+          profile: str = "paper", pretokenizer: PretokenizerSpec = None, normalize: Optional[str] = None,
+          alphabet: str = "bytes",
           byte_fallback: bool = False, greedy_split: bool = False, min_count_floor: int = 15,
           max_ngram_len: int = 30, special_tokens: Sequence[str] = (), text_field: Optional[str] = None,
           doc_mode: str = "auto", separator: Optional[str] = None, progress: bool = False,
-          backend: str = "auto", workers: Optional[int] = None, from_counts=None, weights=None, shares=None,
-          lang_field: Optional[str] = None, phase1: Optional[str] = None, dev=None, ratios=None,
+          backend: str = "auto", workers: Optional[int] = None,
+          from_counts: Union[Counts, PathLike, Sequence[Union[Counts, PathLike]], None] = None,
+          weights: Optional[Mapping[str, Number]] = None, shares: Optional[Mapping[str, Number]] = None,
+          lang_field: Optional[str] = None, phase1: Optional[str] = None, dev: Optional[Mapping[str, Any]] = None,
+          ratios: Optional[Mapping[str, Number]] = None,
           global_merges: Optional[int] = None, parity_variant: Optional[str] = None, window: Optional[int] = None,
-          alpha=None, min_frequency: Optional[int] = None, parity_exhausted: Optional[str] = None,
+          alpha: Optional[Number] = None, min_frequency: Optional[int] = None, parity_exhausted: Optional[str] = None,
           overshoot: Optional[float] = None,
           em_iterations: Optional[int] = None, score_delta: Optional[float] = None,
-          prune_criterion: Optional[str] = None, refill: bool = False, _count_candidates=None) -> Tokenizer:
+          prune_criterion: Optional[str] = None, refill: bool = False, _count_candidates: Any = None) -> Tokenizer:
     """Train a BPE, BoundlessBPE, SuperBPE or parity-aware BPE tokenizer.
 
     Args:

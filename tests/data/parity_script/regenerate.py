@@ -1,4 +1,4 @@
-"""Record the published parity-aware BPE script's runs that ``tests/test_parity.py`` compares fastsw against.
+"""Record the published parity-aware BPE script's runs that ``tests/trainers/test_parity.py`` compares fastsw against.
 
 The script is ``parity_aware_bpe/parity_aware_learn_bpe.py`` of cimeister/parity-aware-bpe (MIT). The tests
 need neither the script nor the network: they read the JSON files this writes next to itself, one per

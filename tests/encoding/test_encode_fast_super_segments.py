@@ -1,0 +1,130 @@
+"""The supermerge runs of the fast encoder are cut into segments where no supermerge can ever join the two sides
+(``fast_encode.cross_pairs``, the kernel's cross filter) and merged segment by segment, segments of three tokens by
+``_merge_three``: the ids must stay the reference's (``apply_merges`` over the whole run, ``backend="python"``) on
+real French text, where runs are long and most adjacent pairs have a supermerge, and on random supermerge tables
+built so that supermerges chain across segments (Hypothesis)."""
+import gzip
+import json
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import fastsw
+from fastsw.encoding import encode_kernels as K
+from fastsw.encoding import encode_fast as fast_encode
+from fastsw.alphabet import ByteAlphabet
+from fastsw.trainers.bpe import apply_merges
+from fastsw.pretokenizers.pretokenize import Pretokenizer
+
+from conftest import HYPOTHESIS_EXAMPLES, read_jsonl_texts, shared_path
+
+
+@pytest.fixture(scope="module")
+def french_boundless():
+    """A BoundlessBPE model of ~1 MB of French training text (a few hundred supermerges)."""
+    docs = []
+    with gzip.open(shared_path("corpus/fr/train.jsonl.gz"), "rt", encoding="utf-8") as f:
+        for line in f:
+            docs.append(json.loads(line)["text"])
+            if len(docs) >= 300:
+                break
+    docs = sorted(docs, key=len)[:200]
+    return fastsw.train(docs, algo="boundless", vocab_size=2500, pretokenizer="simple")
+
+
+def test_cross_pairs_worked_by_hand():
+    # 5 6 -> 9, 9 7 -> 10, 8 9 -> 11: what can end 9 is 6 (and 9), what can begin 9 is 5 (and 9)
+    lefts, rights = fast_encode.cross_pairs({(5, 6): (0, 9), (9, 7): (1, 10), (8, 9): (2, 11)})
+    assert sorted(zip(lefts.tolist(), rights.tolist())) == [(5, 6), (6, 7), (8, 5), (8, 9), (9, 7)]
+    # the order of the merges does not matter (computed to a fixpoint): the merge that makes 9 comes last here
+    lefts, rights = fast_encode.cross_pairs({(9, 7): (0, 10), (8, 9): (1, 11), (5, 6): (2, 9)})
+    assert sorted(zip(lefts.tolist(), rights.tolist())) == [(5, 6), (6, 7), (8, 5), (8, 9), (9, 7)]
+    assert [a.tolist() for a in fast_encode.cross_pairs({})] == [[], []]
+
+
+def test_french_heldout_runs_are_cut_and_merged_exactly(french_boundless):
+    tok = french_boundless
+    enc = fast_encode.encoder_for(tok)
+    texts = read_jsonl_texts(shared_path("corpus/fr/heldout.jsonl"), limit=25)
+    ref = [tok.encode_ordinary(t, backend="python") for t in texts]
+    assert [tok.encode_ordinary(t, backend="numba") for t in texts] == ref
+    assert [enc.encode(t) for t in texts] == ref  # the kernel itself (short texts take another path)
+    assert tok.encode_ordinary_batch(texts, num_threads=2) == ref
+    # the cut is exercised: adjacent eligible tokens of the text in the cross pairs and outside them
+    lefts, rights = fast_encode.cross_pairs(tok.super_ranks)
+    cross = set(zip(lefts.tolist(), rights.tolist()))
+    assert set(tok.super_ranks) <= cross
+    pieces = [enc.encode_pieces([p])[0].tolist() for p in enc.pretokenizer.pretokenize(" ".join(texts[:3]))]
+    singles = [ids[0] if len(ids) == 1 and enc.flags[ids[0]] & 1 else None for ids in pieces]
+    pairs = [(a, b) for a, b in zip(singles, singles[1:]) if a is not None and b is not None]
+    assert sum(p in cross for p in pairs) > 20 and sum(p not in cross for p in pairs) > 20
+
+
+def _super_model(data):
+    """A byte-level model whose pretokens are single letters (eligible atoms) and whose supermerges are drawn
+    at random over the letters and the supermerges before them (so they chain across any cut)."""
+    alphabet = ByteAlphabet("bytes256")
+    tokens = list(alphabet.tokens)
+    letters = [alphabet.id_of_byte(b) for b in b"abcdef"[:data.draw(st.integers(2, 6))]]
+    supers = {}
+    pool = list(letters)
+    for _ in range(data.draw(st.integers(0, 25))):
+        left, right = data.draw(st.sampled_from(pool)), data.draw(st.sampled_from(pool))
+        if (left, right) in supers:
+            continue
+        supers[(left, right)] = (len(supers), len(tokens))
+        pool.append(len(tokens))
+        tokens.append(tokens[left] + tokens[right])
+    tables = fast_encode.EncoderTables(tokens, {}, supers, {bytes([b]): alphabet.id_of_byte(b) for b in b"abcdef"},
+                                       frozenset(letters), Pretokenizer(), alphabet, len(tokens))
+    return fast_encode.FastEncoder(tables), letters, supers
+
+
+@pytest.mark.parametrize("short_limit", [0, 16], ids=["tree", "scan"])
+@settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None)
+@given(data=st.data())
+def test_segments_equal_apply_merges_on_random_supermerges(short_limit, data):
+    enc, letters, supers = _super_model(data)
+    docs = [data.draw(st.lists(st.sampled_from(letters), max_size=40)) for _ in range(data.draw(st.integers(1, 3)))]
+    raw = bytes(b for doc in docs for b in bytes(enc.tb[i] for i in doc))  # one byte per letter id
+    ends = np.array([k + 1 for doc in docs for k in range(len(doc))], np.int64)
+    doc_pieces = np.cumsum([0] + [len(doc) for doc in docs]).astype(np.int64)
+    ids, offsets = enc._kernel(raw, ends, doc_pieces, True, short_limit)
+    got = [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])]
+    assert got == [apply_merges(doc, supers) for doc in docs]
+
+
+@settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None)
+@given(data=st.data())
+def test_merge_three_equals_apply_merges(data):
+    # the three-token case on its own, on tables where both pairs, one or none have a merge, equal ranks among them
+    n = 4
+    ranks = {}
+    for k in range(data.draw(st.integers(0, 10))):
+        pair = (data.draw(st.integers(0, n + k - 1)), data.draw(st.integers(0, n + k - 1)))
+        ranks.setdefault(pair, (len(ranks), n + k))
+    ids = data.draw(st.lists(st.integers(0, n - 1), min_size=3, max_size=3))
+    table = fast_encode.pair_table(ranks)
+    lefts = np.array([p[0] for p in ranks], np.int64)
+    rights = np.array([p[1] for p in ranks], np.int64)
+    bits = K._build_pair_bits(lefts, rights)
+    buf = np.array([7] + ids + [7], np.int32)
+    m = K._merge_three(buf, 1, table, bits)
+    assert buf[1:1 + m].tolist() == apply_merges(ids, ranks) and buf[0] == 7
+
+
+def test_long_runs_of_one_segment_and_many(french_boundless):
+    # a run of one repeated supermerge pair (one segment, longer than the scan loop's limit) and shuffled words
+    tok = french_boundless
+    (a, b), _ = next(iter(tok.super_ranks.items()))
+    words = [tok.decode([x]) for x, _ in list(tok.super_ranks)[:60]] + [tok.decode([y]) for _, y in tok.super_ranks]
+    rng = random.Random(5)
+    texts = [(tok.decode([a]) + tok.decode([b])) * 40]
+    for _ in range(30):
+        rng.shuffle(words)
+        texts.append("".join(words[:30]))
+    enc = fast_encode.encoder_for(tok)
+    for t in texts:
+        assert enc.encode(t) == tok.encode_ordinary(t, backend="python"), t[:60]

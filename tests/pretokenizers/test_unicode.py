@@ -1,0 +1,170 @@
+"""The pinned Unicode version: the pre-tokenizers' classes come from the shipped Unicode 16.0 table (tiktoken's
+version), not from the installed ``regex``, on both paths. Every code point is encoded in context by fastsw's
+tiktoken vocabularies on both paths and by tiktoken itself; the shipped table is regenerated from the Unicode
+16.0 data; the compiled scanner's classes and the regex path's are the table's."""
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import regex
+import tiktoken
+
+import fastsw
+from fastsw.pretokenizers import _unicode
+from fastsw.io import tiktoken_vocab as tv
+from fastsw.pretokenizers.pretokenize import Pretokenizer
+
+REPO_ROOT = Path(fastsw.__file__).resolve().parents[1]
+CHUNK = 50_000  # code points per encoded text
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cache_dir(tmp_path_factory):
+    mp = pytest.MonkeyPatch()
+    mp.setenv("FASTSW_CACHE_DIR", str(tmp_path_factory.mktemp("fastsw-cache")))
+    yield
+    mp.undo()
+
+
+def every_code_point():
+    """Every code point but the surrogates (which tiktoken cannot encode)."""
+    return [cp for cp in range(0x110000) if not 0xD800 <= cp < 0xE000]
+
+
+def code_points_regex_classifies_otherwise():
+    """The code points whose general category or \\s membership in the installed ``regex`` differs from the
+    pinned table's: where a path that read regex's own classes would give other ids."""
+    cps = np.arange(0x110000)
+    cps = cps[(cps < 0xD800) | (cps >= 0xE000)]
+    text = "".join(map(chr, cps.tolist()))
+    category = _unicode.category_table()
+    differ = np.zeros(0x110000, bool)
+    classes = [(f"\\p{{{name}}}", category == i) for i, name in enumerate(_unicode.CATEGORIES)]
+    for cls, pinned in classes + [(r"\s", _unicode.white_space_table())]:
+        installed = np.zeros(0x110000, bool)
+        for m in regex.finditer(f"(?:{cls})+", text):
+            installed[cps[m.start():m.end()]] = True
+        differ |= installed != pinned
+    differ[0xD800:0xE000] = False  # surrogates: not in the text, not encodable
+    return np.flatnonzero(differ).tolist()
+
+
+@pytest.mark.parametrize("name, pat", [("o200k_base", "o200k"), ("cl100k_base", "cl100k")])
+def test_every_code_point_encodes_as_tiktoken_on_both_paths(name, pat):
+    # each code point followed by a contraction and a space: a letter takes "'s" into its word, anything else
+    # leaves it to the next pretoken, so any class that differs from tiktoken's Unicode version shows in the ids
+    # (regex 2026's \p{L} has CJK Ext. J U+323B0, unassigned in Unicode 16: "\U000323B0's" was one id too few).
+    # The compiled path encodes every code point; the pure-Python merges (a plain BPE loop per pretoken, minutes
+    # for a million pretokens) and the regex pre-tokenizer every code point the installed regex classifies
+    # otherwise, and a sample of the rest
+    tok = fastsw.Tokenizer.load_tiktoken(tv.bpe_openai_rank_file(name), pattern=pat)
+    enc = tiktoken.Encoding(name, pat_str=tv.PATTERNS[pat], mergeable_ranks={t: r for r, t in enumerate(tok.vocab)},
+                            special_tokens={})
+    cps = every_code_point()
+    for start in range(0, len(cps), CHUNK):
+        text = "".join(chr(cp) + "'s " for cp in cps[start:start + CHUNK])
+        assert tok.encode_ordinary(text) == enc.encode_ordinary(text), f"fast path, code points from U+{cps[start]:04X}"
+    rng = np.random.default_rng(0)
+    otherwise = code_points_regex_classifies_otherwise()
+    checked = sorted(set(otherwise) | set(rng.choice(cps, 20_000, replace=False).tolist()))
+    for start in range(0, len(checked), CHUNK):
+        text = "".join(chr(cp) + "'s " for cp in checked[start:start + CHUNK])
+        assert tok.encode_ordinary(text, backend="python") == enc.encode_ordinary(text), \
+            f"python path, code points from U+{checked[start]:04X}"
+        assert tok.pretokenizer.pretokenize_reference(text) == tok.pretokenizer.pretokenize(text), \
+            f"the regex path's pretokens, code points from U+{checked[start]:04X}"
+    if pat == "o200k":
+        assert tok.encode_ordinary("\U000323B0's", backend="python") == [172, 110, 236, 108, 6, 82]
+
+
+def test_shipped_table_is_the_generators_output(tmp_path):
+    out = tmp_path / "table.txt"
+    r = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "generate_unicode_tables.py"), str(out)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    shipped = _unicode._CATEGORY_FILE
+    assert out.read_bytes() == shipped.read_bytes()
+
+
+def test_table_is_unicode_16():
+    import unicodedata2
+    assert unicodedata2.unidata_version == _unicode.UNICODE_VERSION == "16.0.0"
+    cat = _unicode.category_table()
+    names = np.array(_unicode.CATEGORIES)
+    rng = np.random.default_rng(0)
+    for cp in np.concatenate([rng.integers(0, 0x110000, 20000), [0x41, 0x323B0, 0x1AE2, 0x0E01, 0x10FFFF]]).tolist():
+        want = unicodedata2.category(chr(cp))
+        assert names[cat[cp]] == want, hex(cp)
+    assert names[cat[0x323B0]] == "Cn" and names[cat[0x1AE2]] == "Cn"  # assigned only after Unicode 16
+
+
+def all_text():
+    return np.arange(0x110000, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
+
+
+@pytest.mark.parametrize("cls", [r"\p{L}", r"\p{Lu}", r"\p{Ll}", r"\p{Lt}", r"\p{Lm}", r"\p{Lo}", r"\p{M}", r"\p{N}",
+                                 r"\P{L}", r"[^\r\n\p{L}\p{N}]", r"\s", r"\S", r"\d", r"\p{Letter}", r"\p{gc=Nd}",
+                                 r"\pL", r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"])
+def test_pinned_classes_match_the_table(cls):
+    cat = _unicode.category_table()
+    names = np.array(_unicode.CATEGORIES)[cat]
+    white = _unicode.white_space_table()
+    major = np.array([n[0] for n in _unicode.CATEGORIES])[cat]
+    expect = {r"\p{L}": major == "L", r"\p{Lu}": names == "Lu", r"\p{Ll}": names == "Ll", r"\p{Lt}": names == "Lt",
+              r"\p{Lm}": names == "Lm", r"\p{Lo}": names == "Lo", r"\p{M}": major == "M", r"\p{N}": major == "N",
+              r"\P{L}": major != "L", r"\s": white, r"\S": ~white, r"\d": names == "Nd", r"\p{Letter}": major == "L",
+              r"\p{gc=Nd}": names == "Nd", r"\pL": major == "L"}
+    expect[r"[^\r\n\p{L}\p{N}]"] = (major != "L") & (major != "N")
+    expect[r"[^\r\n\p{L}\p{N}]"][[0x0D, 0x0A]] = False
+    expect[r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"] = np.isin(names, ["Ll", "Lm", "Lo"]) | (major == "M")
+    got = np.zeros(0x110000, dtype=bool)
+    for m in _unicode.compile_pattern(cls + "+").finditer(all_text()):
+        got[m.start():m.end()] = True
+    assert (got == expect[cls]).all(), np.flatnonzero(got != expect[cls])[:10]
+
+
+def test_compiled_scanner_reads_the_pinned_table():
+    t = _unicode.pretoken_table()
+    cat = np.array(_unicode.CATEGORIES)[_unicode.category_table()]
+    major = np.array([n[0] for n in cat])
+    assert (((t & _unicode.PT_LETTER) != 0) == (major == "L")).all()
+    assert (((t & _unicode.PT_NUMBER) != 0) == (major == "N")).all()
+    assert (((t & _unicode.PT_MARK) != 0) == (major == "M")).all()
+    assert (((t & _unicode.PT_SPACE) != 0) == _unicode.white_space_table()).all()
+    assert t[0x323B0] == 0 and t[0x1AE2] == 0
+
+
+@pytest.mark.parametrize("mode", ["script", "simple"])
+def test_both_paths_pretokenize_new_characters_alike(mode):
+    p = Pretokenizer(mode=mode)
+    text = "x\U000323B0's \U000323B0\U000323B0 1\u1AE2 a\u1AE2b"
+    assert p.pretokenize(text) == p.pretokenize_reference(text)
+    assert p.pretokenize_reference("\U000323B0's") == ["\U000323B0'", "s"]
+
+
+def test_custom_patterns_are_pinned_and_unpinned_classes_warn():
+    assert Pretokenizer(mode="simple", main_pattern=r"\p{L}+|\P{L}").pretokenize_reference("a\U000323B0b") == \
+        ["a", "\U000323B0", "b"]
+    with pytest.warns(_unicode.UnicodeVersionWarning, match=r"\\p\{Han\}"):
+        _unicode.compile_pattern(r"\p{Han}+|.")
+    pinned, unpinned = _unicode.pin_pattern(r"[\p{L}\]]\\p{L}\w")
+    assert unpinned == [r"\w"] and pinned.endswith(r"]\\p{L}\w")  # an escaped backslash stays a backslash
+
+
+def test_model_files_record_the_unicode_version(tmp_path):
+    import json
+    tok = fastsw.train(["the cat sat on the mat", "a dog"] * 5, vocab_size=250)
+    path = tmp_path / "m.json"
+    tok.save(path)
+    data = json.loads(path.read_text())
+    assert data["unicode_version"] == _unicode.UNICODE_VERSION == "16.0.0"
+    # a file from before the field is read with the pinned tables, the only ones this fastsw has
+    del data["unicode_version"]
+    path.write_text(json.dumps(data))
+    assert fastsw.load(path).encode("the cat") == tok.encode("the cat")
+    data["unicode_version"] = "17.0.0"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match="Unicode '17.0.0' classes.*Unicode 16.0.0"):
+        fastsw.load(path)
