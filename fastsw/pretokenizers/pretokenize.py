@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import unicodedata
 import warnings
-from typing import Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 import regex
@@ -322,12 +322,12 @@ class Pretokenizer(BasePretokenizer):
         return self.mode != "none"
 
     # -- splitting ----------------------------------------------------------
-    def native_scanner(self):
+    def native_scanner(self) -> Optional[Any]:
         """The compiled scanner of :meth:`pretokenize` (GPT-4o's patterns, or cl100k_base's in ``simple`` mode),
         or None (custom patterns, ``none`` mode, no extension, ``FASTSW_PUREPYTHON=1``)."""
         return self._any_scanner()
 
-    def native_counter(self, collect_runs: bool):
+    def native_counter(self, collect_runs: bool) -> Optional[Any]:
         """The compiled counter (``fastsw.pretokenizers._pretok.Counter``) for the default patterns and letter
         test, or None."""
         if pure_python() or self.letter_pattern != LETTER_PATTERN:
