@@ -47,7 +47,20 @@ t.append((time.perf_counter(), time.process_time()))  # (reading the text is not
 tok.encode(text)
 t.append((time.perf_counter(), time.process_time()))
 steps = [[b[0] - a[0], b[1] - a[1]] for a, b in zip(t, t[1:])]
-print(json.dumps(steps[:2] + steps[3:]))
+steps = steps[:2] + steps[3:]
+from fastsw.encoding import encode_fast as fast_encode
+background = [None, None]
+if fast_encode._background is not None:  # the kernels compiling in a background process: its wall and CPU
+    import os
+    _, _, use = os.wait4(fast_encode._background.pid, 0)
+    background = [time.perf_counter() - t[3][0], use.ru_utime + use.ru_stime]
+    fast_encode._background.returncode = 0
+    a = (time.perf_counter(), time.process_time())
+    tok.encode(text + " ")
+    steps.append([time.perf_counter() - a[0], time.process_time() - a[1]])
+else:
+    steps.append([None, None])
+print(json.dumps(steps + [background]))
 """
 
 
@@ -81,7 +94,8 @@ def one_round(checkout: Path) -> dict:
             wall, cpu, stdout = run(["-c", ENCODE], tmp, env)
             steps = json.loads(stdout.splitlines()[-1])
             out[f"process {cache}"] = (wall, cpu)
-            for step, (w, c) in zip(("load", "encode hello", "encode 20k chars"), steps):
+            for step, (w, c) in zip(("load", "encode hello", "encode 20k chars", "encode again", "background"),
+                                    steps):
                 out[f"{step} {cache}"] = (w, c)
     return out
 
@@ -92,11 +106,13 @@ ROWS = [  # (key, what the row is)
     ("load cold", "fastsw.load(model), empty Numba cache"),
     ("encode hello cold", "then tok.encode('hello')"),
     ("encode 20k chars cold", "then tok.encode(20,000 characters)"),
-    ("process cold", "that whole process (import, load, both encodes)"),
+    ("background cold", "the kernels' compilation in the background process (from that encode to its end)"),
+    ("encode again cold", "then tok.encode(20,000 characters) again, the kernels loaded from the cache"),
+    ("process cold", "that whole process (import, load, the encodes, waiting for the background process)"),
     ("load warm", "fastsw.load(model), kernels in the cache"),
     ("encode hello warm", "then tok.encode('hello')"),
     ("encode 20k chars warm", "then tok.encode(20,000 characters)"),
-    ("process warm", "that whole process (import, load, both encodes)"),
+    ("process warm", "that whole process (import, load, the encodes)"),
 ]
 
 

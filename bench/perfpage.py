@@ -51,6 +51,11 @@ SUITE = [
     ("tiktoken", "bench_tiktoken.py", [], ["--quick", "--vocabs", "o200k_base"], "tiktoken's own vocabularies",
      "o200k_base and cl100k_base (`--quick`: o200k_base only) loaded by fastsw (`Tokenizer.load_tiktoken`) against tiktoken, rs-bpe, "
      "bpe-openai and HF `tokenizers` with the same vocabulary, ids checked identical to tiktoken's."),
+    ("short", "bench_short.py", [], ["--quick"], "Short texts and start-up",
+     "Fixed costs with tiktoken's vocabularies: microseconds per call on one short sentence encoded again and again "
+     "and on distinct snippets of 8-64 characters in the 12 languages, fastsw against tiktoken, rs-bpe, bpe-openai "
+     "and HF `tokenizers` (ids checked identical to tiktoken's); building fastsw's tokenizer from tiktoken, and "
+     "process start to the first ids."),
     ("coldstart", "bench_coldstart.py", ["--repeat", "3"], ["--quick"], "Cold start",
      "What a fresh install pays: the README's first training command with an empty Numba cache and again warm, "
      "and a loaded model's first encodes with an empty cache and a warm one, each in its own process."),
@@ -273,7 +278,7 @@ def plot_shard(tables, images: Path, tag: str) -> list:
 
 PLOTS = {"train": plot_train, "scale": plot_scale, "languages": plot_languages, "tiktoken": plot_tiktoken,
          "shard": plot_shard,
-         "coldstart": lambda tables, images, tag: [],  # a table only
+         "coldstart": lambda tables, images, tag: [], "short": lambda tables, images, tag: [],  # tables only
          "script": lambda tables, images, tag: []}
 
 

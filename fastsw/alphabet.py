@@ -503,3 +503,13 @@ class AtomAlphabet(Alphabet):
         if base not in (None, "bytes243", "bytes256"):
             raise ValueError(f"alphabet.base {base!r} is not one of null, 'bytes243', 'bytes256'")
         return cls(base, [Atom(*a) for a in atoms])
+
+
+def fast_supported(alphabet: Alphabet) -> bool:
+    """Whether a model with ``alphabet`` has the fast encoding path of :mod:`fastsw.encoding.encode_fast` (byte
+    alphabets, and atoms of one byte); asked without importing that module (and Numba).
+
+    >>> fast_supported(ByteAlphabet("bytes256"))
+    True
+    """
+    return isinstance(alphabet, ByteAlphabet) or (isinstance(alphabet, AtomAlphabet) and alphabet.short_only)

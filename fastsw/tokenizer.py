@@ -21,9 +21,8 @@ readable specification (:func:`fastsw.trainers.bpe.apply_merges` per pretoken an
 with a per-pretoken cache). ``"numba"`` is :mod:`fastsw.encoding.encode_fast`: one kernel
 call per batch of documents (shortcut lookup, regular merges with a tournament tree
 that is never quadratic, supermerge runs); a text of at most ``SMALL_TEXT`` characters
-(shortcut on) takes the small-input path instead: the python backend's
-per-pretoken cache, the pretokens it misses encoded by one kernel call (a kernel
-call's set-up costs more than encoding a short sentence from the cache). The
+(shortcut on) is looked up whole in a small cache of recent short texts first
+(the kernel's own ids, kept when texts repeat: see :class:`_TextCache`). The
 default ``"auto"`` picks ``"numba"`` for byte alphabets unless the environment
 sets ``FASTSW_PUREPYTHON=1``. Choose per tokenizer (``Tokenizer(..., backend=...)``
 or the ``backend`` attribute) or per call (``encode*(..., backend=...)``).
@@ -39,7 +38,7 @@ from types import MappingProxyType
 from typing import (TYPE_CHECKING, AbstractSet, Any, Collection, Dict, Iterable, List, Literal, Mapping, Optional, Sequence, Tuple,
                     Union)
 
-import regex
+import re
 
 from fastsw._config import gc_paused, resolve_backend
 from fastsw._types import PathLike
@@ -57,13 +56,46 @@ Merge = namedtuple("Merge", ["id", "left", "right", "count", "super"])
 Merge.__doc__ = "One merge: the token ``id`` it creates from ``left`` + ``right`` (ids), its count, and whether it is a supermerge."
 
 _CACHE_LIMIT = 1 << 16
-# Texts up to this many characters take the small-input path on the numba backend:
-# the per-pretoken cache of the reference path, its misses encoded by one kernel call.
-# Measured (BPE 4096 and 32768, slices of the multilingual sample): with the cache warm
-# this path takes about half the kernel path's time at 30 characters and 0.7-0.9 x at
-# 128, and about the same at 256; a text whose pretokens all miss costs ~2 x the kernel
-# path (its kernel call plus the cache's Python work), so the limit stays at 128.
+# Texts up to this many characters are looked up whole in a small cache first (:class:`_TextCache`) on the
+# numba backend; a text that misses it is encoded by the kernel, as a longer text is.
 SMALL_TEXT = 128
+_TEXT_CACHE_LIMIT = 1 << 12   # texts held at once
+# Short texts the plain-Python twin encodes before the fast encoder is built (Tokenizer._small_encoder).
+_TWIN_CALLS = 256
+
+
+class _TextCache(dict):
+    """Short texts -> their ids (tuples), for the numba backend's short-text path (the kernel's ids, put here by
+    that path). A text is kept the second time it is seen: the first time it only goes into ``seen`` (a set of
+    texts, cleared when it holds ``4 * _TEXT_CACHE_LIMIT``), so a stream of distinct texts costs a dict and a set
+    lookup per call (~0.1 us against the kernel call's few us) and never the copy of its ids, and a text that
+    repeats is a dict lookup from its second call on. At most ``_TEXT_CACHE_LIMIT`` texts; when full it is
+    cleared (the texts that still repeat come back on their next two calls).
+
+    >>> c = _TextCache(); c.remember("hi", [1, 2]); c.get("hi")
+    >>> c.remember("hi", [1, 2]); c.get("hi")
+    (1, 2)
+    """
+
+    __slots__ = ("seen",)
+
+    def __init__(self):
+        super().__init__()
+        self.seen = set()
+
+    def remember(self, text: str, ids: List[int]) -> None:
+        """Note ``text``, whose ids (the kernel's) are ``ids``; keep them if it was noted before."""
+        seen = self.seen
+        if text not in seen:
+            if len(seen) >= 4 * _TEXT_CACHE_LIMIT:
+                seen.clear()
+            seen.add(text)
+            return
+        if len(self) >= _TEXT_CACHE_LIMIT:
+            self.clear()
+        self[text] = tuple(ids)
+
+
 _FAST_LOCK = threading.Lock()  # one FastEncoder per tokenizer, even when threads ask at once
 
 
@@ -294,13 +326,34 @@ class Tokenizer:
         return apply_merges(run, self._super_ranks) if self._super_ranks else list(run)
 
     # -- encoding ---------------------------------------------------------------
-    def _resolve_backend(self, backend: Optional[str]) -> str:
-        """``"python"`` or ``"numba"`` for a call's ``backend`` (None: the tokenizer's)."""
+    def _resolve_backend(self, backend: Optional[str], work: Optional[int] = None) -> str:
+        """``"python"`` or ``"numba"`` for a call's ``backend`` (None: the tokenizer's). With ``work`` (the call's
+        characters), ``"auto"`` also asks :meth:`_kernels_for` whether the kernels can serve the call now."""
         if backend is None:
             backend = getattr(self, "backend", "auto")
         if backend == "auto" and resolve_backend(backend) == "numba":
-            return "numba" if self._fast_supported() else "python"
+            if not self._fast_supported():
+                return "python"
+            if work is not None and "_fast_encoder" not in self.__dict__ and not self._kernels_for(work):
+                return "python"
+            return "numba"
         return resolve_backend(backend)
+
+    @staticmethod
+    def _kernels_for(work: int) -> bool:
+        """Whether a call of ``work`` characters takes the kernels. When they are neither compiled nor in Numba's
+        on-disk cache (a fresh install), a background process compiles them
+        (:func:`fastsw.encoding.encode_fast.compile_in_background`) and, until it ends, calls of at most
+        ``fast_encode.TWIN_WORK`` characters take the plain-Python twin (same ids, no pause); a larger call
+        waits for it (its kernel time then dwarfs what the twin would take)."""
+        from fastsw.encoding import encode_fast as fast_encode
+        if fast_encode.kernels_ready():
+            return True
+        process = fast_encode.compile_in_background()
+        if work <= fast_encode.TWIN_WORK:
+            return False
+        process.wait()  # then the kernels load from the cache (or compile here, if that process failed)
+        return True
 
     def _fast_ready(self, backend: Optional[str] = None) -> bool:
         """Whether the fast encoder can run without compiling its kernels first (see
@@ -315,8 +368,8 @@ class Tokenizer:
     def _fast_supported(self) -> bool:
         supported = self.__dict__.get("_fast_ok")
         if supported is None:
-            from fastsw.encoding.encode_fast import supported as check
-            supported = check(self.alphabet)
+            from fastsw.alphabet import fast_supported
+            supported = fast_supported(self.alphabet)
             if not supported and type(self)._new_fast_encoder is Tokenizer._new_fast_encoder:
                 from fastsw.encoding.wide_fast import atom_pairs_first, wide_alphabet  # three-byte atoms too
                 supported = wide_alphabet(self.alphabet) and atom_pairs_first(self.alphabet, self._regular_ranks)
@@ -385,21 +438,14 @@ class Tokenizer:
                 return [tid]
         return apply_merges(self.alphabet.initial_ids(piece), self._regular_ranks)
 
-    def _encode_chunk(self, text: str, shortcut: bool, out: List[int], fast=None, runs=None) -> None:
-        """Append the ids of ``text`` (no special tokens) to ``out``. With ``fast`` (a
-        :class:`fastsw.encoding.encode_fast.FastEncoder`, ``shortcut`` on) the pretokens missing
-        from the cache are encoded first, all in one kernel call, instead of by
-        :meth:`encode_pretoken`; the ids are the same. ``runs``: see :meth:`_flush_run`."""
+    def _encode_chunk(self, text: str, shortcut: bool, out: List[int], runs=None) -> None:
+        """Append the ids of ``text`` (no special tokens) to ``out`` (the reference path, with its per-pretoken
+        cache). ``runs``: see :meth:`_flush_run`."""
         run: List[int] = []
         eligible = self._eligible
         cache = self._cache
-        pieces = self.pretokenizer.pretokenize(text)
-        for piece in pieces:
+        for piece in self.pretokenizer.pretokenize(text):
             ids = cache.get(piece) if shortcut else None
-            if ids is None and fast is not None:
-                self._cache_pieces([p for p in pieces if p not in cache], fast)
-                fast = None
-                ids = cache.get(piece)
             if ids is None:
                 ids = self.encode_pretoken(piece, shortcut=shortcut)
                 if shortcut:
@@ -413,19 +459,6 @@ class Tokenizer:
             run = []
             out.extend(ids)
         self._flush_run(run, out, runs)
-
-    def _cache_pieces(self, pieces: List[str], fast) -> None:
-        """Put the regular-merge ids of ``pieces`` (whole pretokens, shortcut on) in the
-        per-pretoken cache, computed by one call of the fast encoder's kernel."""
-        cache = self._cache
-        pieces = list(dict.fromkeys(pieces))
-        ids, offsets = fast.encode_pieces(pieces, shortcut=True)
-        flat = fast.to_list(ids)
-        bounds = offsets.tolist()
-        if len(cache) + len(pieces) > _CACHE_LIMIT:
-            cache.clear()
-        for k, piece in enumerate(pieces):
-            cache[piece] = flat[bounds[k]:bounds[k + 1]]
 
     def _flush_run(self, run: List[int], out: List[int], runs: Optional[list] = None) -> None:
         """Append a run of eligible single-token pretokens' ids to ``out``, supermerged when it
@@ -448,29 +481,50 @@ class Tokenizer:
         if self.normalize is not None and isinstance(text, str):
             text = normalize_text(text, self.normalize)
         if self._resolve_backend(backend) == "numba":
-            if shortcut and isinstance(text, str) and len(text) <= SMALL_TEXT:
-                self._check_text(text)
-                fast = self.__dict__.get("_fast_encoder")
-                if fast is None:  # once built (the usual case) this costs what self._fast() did
-                    if not self._fast_ready(backend):
-                        small: List[int] = []
-                        self._encode_chunk(text, True, small)
-                        return small
-                    fast = self._fast()
-                if not self._super_ranks:  # every pretoken in the cache: one compiled pass (fast_encode)
-                    ids = fast.cached_ids(text, self._cache)
-                    if ids is not None:
-                        return ids
-                out: List[int] = []
-                self._encode_chunk(text, True, out, fast)
-                return out
-            # the fast driver encodes to UTF-8 once and reports a lone surrogate via _check_text
+            if shortcut and type(text) is str and len(text) <= SMALL_TEXT:
+                return self._encode_small(text, backend)
             self._check_type(text)
-            return self._fast().encode(text, shortcut)
+            if self._resolve_backend(backend, len(text)) == "numba":  # (a fresh install: maybe the twin, below)
+                # the fast driver encodes to UTF-8 once and reports a lone surrogate via _check_text
+                return self._fast().encode(text, shortcut)
         self._check_text(text)
-        out = []
+        out: List[int] = []
         self._encode_chunk(text, shortcut, out)
         return out
+
+    def _encode_small(self, text: str, backend: Optional[str]) -> List[int]:
+        """A short ``str`` on the numba backend, shortcut on: from the whole-text cache, else one kernel call (the
+        long texts' path; its ids go into the cache). While the kernels are not compiled (a fresh install), the
+        plain-Python twin with its per-pretoken cache: same ids, far sooner than a compilation."""
+        texts = self.__dict__.get("_texts")
+        if texts is None:
+            texts = self._texts = _TextCache()
+        ids = texts.get(text)
+        if ids is not None:
+            return list(ids)
+        fast = self.__dict__.get("_fast_encoder")
+        if fast is None:  # once built (the usual case) this costs what self._fast() did
+            fast = self._small_encoder(backend)
+            if fast is None:
+                self._check_text(text)
+                out: List[int] = []
+                self._encode_chunk(text, True, out)
+                self._twin_calls = self.__dict__.get("_twin_calls", 0) + 1
+                return out
+        ids = fast.encode(text, True)  # a lone surrogate: the same error as _check_text's
+        texts.remember(text, ids)
+        return ids
+
+    def _small_encoder(self, backend: Optional[str]):
+        """The fast encoder for a short text, or None for the plain-Python twin (same ids). The twin serves short
+        texts while the kernels are not compiled (:meth:`_fast_ready`), and, unless ``backend="numba"`` is asked,
+        for the first ``_TWIN_CALLS`` short texts: building the fast encoder (importing Numba, loading the kernels
+        from its cache, the model's tables) takes a few tenths of a second, which a process that encodes a few
+        short texts never needs to pay, and the twin's first calls cost far less (a few ms in all)."""
+        if "numba" not in (backend, getattr(self, "backend", "auto")):
+            if self.__dict__.get("_twin_calls", 0) < _TWIN_CALLS:
+                return None
+        return self._fast() if self._fast_ready(backend) else None
 
     def encode(self, text: str, *, allowed_special: Union[Literal["all"], AbstractSet[str]] = frozenset(),
                disallowed_special: Union[Literal["all"], Collection[str]] = "all",
@@ -503,9 +557,9 @@ class Tokenizer:
         if split is None:
             return self.encode_ordinary(text, shortcut=shortcut, backend=backend)
         self._check_text(text)
-        asked, backend = backend, self._resolve_backend(backend)
+        asked, backend = backend, self._resolve_backend(backend, len(text))
         segments = self._special_segments(text, split)
-        if backend == "numba" and not (shortcut and len(text) <= SMALL_TEXT):
+        if backend == "numba" and not (shortcut and len(text) <= SMALL_TEXT and not self._fast_ready(asked)):
             enc = self._fast()
             ids, offsets = enc.encode_docs([seg for seg, _ in segments], shortcut)
             if len(segments) == 1:
@@ -516,10 +570,9 @@ class Tokenizer:
                 if special is not None:
                     out.append(special)
             return out
-        fast = self._fast() if backend == "numba" and self._fast_ready(asked) else None
         out = []
         for seg, special in segments:
-            self._encode_chunk(seg, shortcut, out, fast)
+            self._encode_chunk(seg, shortcut, out)
             if special is not None:
                 out.append(special)
         return out
@@ -555,7 +608,8 @@ class Tokenizer:
         def alternation(strings):
             if not strings:
                 return None
-            return regex.compile("|".join(regex.escape(s) for s in sorted(strings, key=lambda s: (-len(s), s))))
+            # literal strings: the standard library's engine finds them ~3 x sooner than ``regex`` (same matches)
+            return re.compile("|".join(re.escape(s) for s in sorted(strings, key=lambda s: (-len(s), s))))
 
         plan = (alternation(disallowed), alternation(allowed))
         if len(plans) >= 64:
@@ -610,7 +664,7 @@ class Tokenizer:
         texts = self._batch_texts(texts, "encode_batch")
         if self.normalize is not None:
             texts = [normalize_text(t, self.normalize) for t in texts]
-        if self._resolve_backend(backend) == "numba":
+        if self._resolve_backend(backend, sum(map(len, texts))) == "numba":
             check, split = self._special_plan(allowed_special, disallowed_special)
             if split is None:  # no special token to cut at: lists built slice by slice as the threads finish
                 _check_num_threads(num_threads)
@@ -633,7 +687,7 @@ class Tokenizer:
         """``encode_ordinary`` for each text, in order (threads as in :meth:`encode_batch`)."""
         texts = self._batch_texts(texts, "encode_ordinary_batch")
         _check_num_threads(num_threads)
-        if self._resolve_backend(backend) == "numba":
+        if self._resolve_backend(backend, sum(map(len, texts))) == "numba":
             if self.normalize is not None:
                 texts = [normalize_text(t, self.normalize) for t in texts]
             return self._fast().encode_lists(texts, num_threads, shortcut)
@@ -699,7 +753,7 @@ class Tokenizer:
         if check is not None:
             for i, t in enumerate(texts):
                 self._check_disallowed(check, t, f"texts[{i}]")
-        if self._resolve_backend(backend) == "numba":
+        if self._resolve_backend(backend, sum(map(len, texts))) == "numba":
             fast = self._fast()
             if split is None:
                 return fast.encode_to_numpy(texts, num_threads, shortcut)

@@ -17,6 +17,14 @@ import pytest
 # tests must not write into the working tree.
 hypothesis.configuration.set_hypothesis_home_dir(tempfile.mkdtemp(prefix="fastsw-hypothesis-"))
 
+import sys  # noqa: E402
+
+# Test modules share helpers by module name (``from test_pretok import adversarial``): every folder of tests is on
+# the import path, whichever subset of files runs.
+for _folder in sorted(p for p in Path(__file__).resolve().parent.iterdir() if p.is_dir() and p.name != "data"):
+    if str(_folder) not in sys.path:
+        sys.path.append(str(_folder))
+
 import fastsw  # noqa: E402
 
 

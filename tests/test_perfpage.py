@@ -45,11 +45,15 @@ def write_results(folder: Path, report):
              for vocab in ("o200k_base", "fastsw BPE 32k")]
     shard.append(report.table("Superword: toy", columns[:7], [["mix", "fastsw shard (bin), superbpe8k", 20.0, 5.0,
                                                                0.4, 12.5, 250]]))
+    short = [report.table("Short texts, o200k_base: toy", ["texts", "encoder", "method", "us per call",
+                                                            "x tiktoken's time"],
+                          [["distinct", "fastsw", "encode_ordinary", 5.0, 0.75]]),
+             report.table("Start-up, o200k_base: toy", ["step", "seconds"], [["first ids: fastsw", 0.4]])]
     script = report.table("SCRIPT v3: toy", ["corpus", "algo", "pre-tokenizer", "encode MB/s",
                                               "encode speed / default"],
                           [["en 2.0 MB", "bpe", "script", 30.0, 1.0], ["en 2.0 MB", "bpe", "script-v3", 18.0, 0.6]])
     for name, data in (("train", train), ("scale", scale), ("languages", languages), ("tiktoken", tiktoken),
-                       ("shard", shard), ("coldstart", coldstart), ("script", script)):
+                       ("short", short), ("shard", shard), ("coldstart", coldstart), ("script", script)):
         report.write_json(folder / f"{name}.json", data)
 
 
@@ -74,7 +78,8 @@ def test_the_page_has_every_table_the_machine_the_versions_and_the_plots(perfpag
     assert "notes of the run" in page
     assert "## Cold start" in page and "| train, empty cache | 12.50 | 11.00 |" in page  # a table, no plot
     assert "| en | fastsw shard (bin) | 30.00 | 7.00 | 0.50 | 14.00 | 300 | 2.50 | 3.00 |" in page
-    assert page.count("```text\npython ") == 9  # each table's command, in a block the docs tests do not run
+    assert "## Short texts and start-up" in page and "| distinct | fastsw | encode\\_ordinary | 5.00 | 0.75 |" in page
+    assert page.count("```text\npython ") == 11  # each table's command, in a block the docs tests do not run
     assert "## SCRIPT v3 models" in page and "| en 2.0 MB | bpe | script-v3 | 18.00 | 0.60 |" in page
     for name in ("train", "scale", "languages", "tiktoken", "shard"):
         image = tmp_path / "docs" / "images" / f"perf-{name}-quick.png"

@@ -231,6 +231,17 @@ def _add_language_options(p: argparse.ArgumentParser, *, weights: bool) -> None:
 
 _positive = _int_arg(1, "a positive integer")
 _non_negative = _int_arg(0, "0 or more")
+
+
+def _seconds(value: str) -> float:
+    """A number of seconds > 0 (argparse type)."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = float("nan")
+    if not seconds > 0 or seconds == float("inf"):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds > 0")
+    return seconds
 _at_least_two = _int_arg(2, "2 or more")
 
 
@@ -297,17 +308,30 @@ def _add_reading_options(p: argparse.ArgumentParser, *, stdin_note: str, stdin: 
 
 
 def _add_dask_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("Dask cluster", "count INPUT files (the shards, one task each) on a Dask cluster "
-                             "(pip install 'fastsw[dask]'; see fastsw.corpus.distributed)").add_mutually_exclusive_group()
+    from fastsw.corpus.distributed import CONNECT_TIMEOUT
+
+    group = p.add_argument_group("Dask cluster", "count INPUT files (the shards, one task each) on a Dask cluster "
+                                 "(pip install 'fastsw[dask]'; see fastsw.corpus.distributed)")
+    g = group.add_mutually_exclusive_group()
     g.add_argument("--scheduler", metavar="ADDRESS", default=None,
                    help="the address of a running Dask scheduler, e.g. tcp://10.0.0.5:8786 (the workers must "
                         "be able to read the INPUT paths)")
     g.add_argument("--dask-local", type=_positive, metavar="N", default=None,
                    help="start a Dask LocalCluster of N worker processes on this machine for the run")
+    group.add_argument("--connect-timeout", type=_seconds, metavar="SECONDS", default=None,
+                       help=f"how long to wait for the scheduler of --scheduler to answer (default: "
+                            f"{CONNECT_TIMEOUT:g})")
+
+
+def _check_connect_timeout(args) -> None:
+    if args.connect_timeout is not None and args.scheduler is None:
+        raise CliError("--connect-timeout is how long to wait for the scheduler of --scheduler; give --scheduler "
+                       "ADDRESS, or leave --connect-timeout out")
 
 
 def _dask_check(args) -> bool:
     """Whether --scheduler/--dask-local was given, after checking the options that do not go with it."""
+    _check_connect_timeout(args)
     if args.scheduler is None and args.dask_local is None:
         return False
     flag = "--scheduler" if args.scheduler is not None else "--dask-local"
@@ -331,9 +355,9 @@ def _dask_check(args) -> bool:
 
 def _dask_client(args):
     """A Dask client for --scheduler/--dask-local (fastsw.corpus.distributed.connect)."""
-    from fastsw.corpus.distributed import connect
+    from fastsw.corpus.distributed import CONNECT_TIMEOUT, connect
 
-    return connect(args.scheduler, local_workers=args.dask_local)
+    return connect(args.scheduler, local_workers=args.dask_local, timeout=args.connect_timeout or CONNECT_TIMEOUT)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -1315,6 +1339,7 @@ def cmd_encode(args) -> int:
 def cmd_shard(args) -> int:
     from fastsw.encoding.shard import shard, verify
 
+    _check_connect_timeout(args)
     if args.verify:
         m = verify(args.output, _load(args.model))
         _info(f"{args.output}: {_plural(len(m['shards']), 'shard')} match the manifest"

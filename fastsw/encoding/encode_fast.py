@@ -30,7 +30,7 @@ import numpy as np
 
 from fastsw.encoding import encode_kernels as K
 from fastsw._interrupt import call_kernel
-from fastsw.alphabet import Alphabet, AtomAlphabet, ByteAlphabet, atom_bytes_packed, check_utf8
+from fastsw.alphabet import Alphabet, AtomAlphabet, ByteAlphabet, atom_bytes_packed, check_utf8, fast_supported
 from fastsw.pretokenizers.base import BasePretokenizer
 from fastsw.pretokenizers.pretokenize import Pretokenizer
 
@@ -39,9 +39,9 @@ try:  # the compiled id -> int list loop (FastEncoder.to_list); absent in a pure
 except ImportError:
     _ids_to_list = None
 try:  # a batch's lists in one pass, and the scanner's one-call input (pretoken byte ends + UTF-8) per slice
-    from fastsw.pretokenizers._pretok import cached_ids as _cached_ids, ids_to_lists as _ids_to_lists, scan_utf8 as _scan_utf8
+    from fastsw.pretokenizers._pretok import ids_to_lists as _ids_to_lists, scan_utf8 as _scan_utf8
 except ImportError:
-    _cached_ids = _ids_to_lists = _scan_utf8 = None
+    _ids_to_lists = _scan_utf8 = None
 
 SHORT_LIMIT = 16          # sequences up to this length use the scan loop, longer ones the tournament tree
 #: Kernel calls on at least this many UTF-8 bytes from the main thread run in a worker thread (Ctrl-C).
@@ -104,10 +104,7 @@ def pair_table(ranks) -> np.ndarray:
 NO_CHARS = np.full(K._CHAR_BLOCKS, -1, np.int64)
 
 
-def supported(alphabet: Alphabet) -> bool:
-    """Whether a model with ``alphabet`` has a fast encoding path (byte alphabets only)."""
-    return isinstance(alphabet, ByteAlphabet) or (isinstance(alphabet, AtomAlphabet) and alphabet.short_only)
-
+supported = fast_supported  # the old name
 
 class EncoderTables(NamedTuple):
     """What the fast encoder reads of a model, as plain data (``Tokenizer._encoder_tables()``)."""
@@ -264,13 +261,29 @@ class FastEncoder:
             return call_kernel(K._encode_docs, *args, stop=False)
         return K._encode_docs(*args)
 
+    def _kernel_direct(self, data: np.ndarray, piece_ends: np.ndarray, doc_pieces: np.ndarray, shortcut) -> np.ndarray:
+        """:meth:`_kernel`'s ids for the arrays of :func:`fastsw._pretok.scan_utf8` (always the same types), called
+        through the kernel's compiled entry point once the dispatcher has compiled or loaded it: the dispatcher's
+        type check of fifteen arguments (a read-only array takes its slow path) is most of a short text's call."""
+        entry = self.__dict__.get("_entry")
+        tables = self._kernel_tables
+        if entry is None or tables is None or data.shape[0] >= _WORKER_BYTES:
+            ids = self._kernel(data, piece_ends, doc_pieces, shortcut)[0]
+            if entry is None and self._kernel_tables is not None:
+                self._entry = _entry_point(K._encode_docs, (data, piece_ends, doc_pieces, *self._kernel_tables,
+                                                            1, self.use_super, SHORT_LIMIT))
+            return ids
+        if entry is False:
+            return self._kernel(data, piece_ends, doc_pieces, shortcut)[0]
+        return entry(data, piece_ends, doc_pieces, *tables, int(bool(shortcut)), self.use_super, SHORT_LIMIT)[0]
+
     def encode_pieces(self, pieces: Sequence[str], shortcut: bool = False,
                       interruptible: bool = False) -> Tuple[np.ndarray, np.ndarray]:
         """Each of ``pieces`` (checked ``str``) taken as one whole pretoken, without
         running the pre-tokenizer: ``(ids int32, offsets int64)`` as in
         :meth:`encode_docs`. For callers that already know each piece is one
         pretoken (the tokenizer's reachability check, with ``interruptible=True`` since
-        training runs it; the short-text path's cache misses)."""
+        training runs it)."""
         n = len(pieces)
         if self.atoms:
             return self._encode_pieces_of([[p] for p in pieces], shortcut, interruptible=interruptible)
@@ -296,14 +309,19 @@ class FastEncoder:
     def encode(self, text: str, shortcut: bool = True) -> List[int]:
         """One document (a checked ``str``) as a list of ids: :meth:`encode_docs`
         without its per-batch bookkeeping, which dominates on short texts."""
-        pretok = self.pretokenizer
-        scanner = self._slice_scanner()
-        if scanner is not None:
-            ids = self._kernel(*self._scan(scanner, [text]), shortcut)[0]
+        scanner = self.__dict__.get("_scanner")
+        if scanner is None:
+            scanner = self._slice_scanner()
+        if scanner and USE_SCAN_UTF8 and USE_PRETOKEN_ENDS:  # (the switches are read per call)
+            got = _scan_utf8(scanner, [text])
+            if got is None:  # a lone surrogate: _scan reports it
+                self._scan(scanner, [text])
+            ids = self._kernel_direct(got[0], got[1], got[2], shortcut)
             objects = self._id_list
             if objects is not None:  # the kernel's ids are contiguous int32: to_list's conversion is not needed
                 return _ids_to_list(ids, objects)
             return self.to_list(ids)
+        pretok = self.pretokenizer
         if not (USE_PRETOKEN_ENDS and pretok.uses_native):
             return self.to_list(self.encode_docs([text], shortcut)[0])
         ends = pretok.pretoken_ends(text)
@@ -318,15 +336,6 @@ class FastEncoder:
             raise
         ids, _ = self._kernel(data, np.ascontiguousarray(ends, dtype=np.int64), np.array((0, n), np.int64), shortcut)
         return self.to_list(ids)
-
-    def cached_ids(self, text: str, cache: dict):
-        """The ids of a short ``text`` (a checked ``str``) from the tokenizer's per-pretoken cache, or None when a
-        pretoken is not cached or there is no compiled scanner (``fastsw.pretokenizers._pretok.cached_ids``; the caller's Python
-        loop is its reference). For models without supermerges."""
-        scanner = self._slice_scanner()
-        if scanner is None or _cached_ids is None:
-            return None
-        return _cached_ids(scanner, text, cache)
 
     def to_list(self, ids: np.ndarray) -> List[int]:
         """``ids.tolist()`` for token ids of this model (special tokens included), faster: the Python ``int``
@@ -389,6 +398,17 @@ class FastEncoder:
         parts = self._run_slices(texts, num_threads, lambda a, b: self.encode_docs(texts[a:b], shortcut),
                                  lambda part: self.lists_of(*part))
         return parts[0] if len(parts) == 1 else list(chain.from_iterable(parts))
+
+
+def _entry_point(kernel, args):
+    """The compiled entry point of Numba ``kernel`` for the types of ``args`` (it takes the same arguments and skips
+    the dispatcher's type resolution; the caller passes arguments of exactly these types), or ``False`` when the
+    kernel is not compiled for them or Numba keeps its overloads otherwise (then the caller calls ``kernel``)."""
+    try:
+        from numba import typeof
+        return kernel.overloads[tuple(typeof(a) for a in args)].entry_point
+    except Exception:  # noqa: BLE001 - NUMBA_DISABLE_JIT, another Numba: the dispatcher serves every call
+        return False
 
 
 def cross_pairs(supers: Mapping[Tuple[int, int], Tuple[int, int]]) -> Tuple[np.ndarray, np.ndarray]:
@@ -492,6 +512,32 @@ def _in_disk_cache(kernel) -> bool:
         return False
 
 
+#: Characters of text (a call's total) that the plain-Python twin encodes while the kernels compile in the
+#: background (about a second of its work); a larger call waits for the compilation (Tokenizer._kernels_for).
+TWIN_WORK = 1 << 18
+_background = None  # the process compiling the kernels into Numba's on-disk cache (compile_in_background)
+_BACKGROUND_CODE = "from fastsw.encoding import encode_fast; encode_fast.warmup()"
+
+
+def compile_in_background():
+    """Start, once per process, a process that compiles the encoding kernels into Numba's on-disk cache (the
+    same ``fastsw`` and ``NUMBA_CACHE_DIR`` as this one; :func:`warmup`), and return it (a ``subprocess.Popen``).
+    While it runs, the tokenizer's twin serves calls of up to ``TWIN_WORK`` characters; when it ends,
+    :func:`kernels_ready` finds the kernels on disk and loading them takes a fraction of a second."""
+    global _background
+    if _background is None:
+        import subprocess
+        import sys
+        from pathlib import Path
+        env = dict(os.environ)
+        # the folder holding this fastsw package, wherever it is imported from (one level up per dotted part)
+        root = str(Path(__file__).resolve().parents[__name__.count(".")])
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
+        _background = subprocess.Popen([sys.executable, "-c", _BACKGROUND_CODE], env=env, stdin=subprocess.DEVNULL,
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return _background
+
+
 def kernels_ready() -> bool:
     """Whether the encoding kernels run without compiling first: compiled in this process, or in Numba's
     on-disk cache. The first run after installing compiles them (many seconds, see "Cold start" in
@@ -507,6 +553,8 @@ def kernels_ready() -> bool:
         return True  # NUMBA_DISABLE_JIT=1: plain Python functions, nothing compiles
     if all(k.signatures for k in KERNELS):
         return True
+    if not _on_disk and _background is not None and _background.poll() is not None:
+        _on_disk = None  # the background compilation has ended: look again
     if _on_disk is None:
         _on_disk = all(_in_disk_cache(k) for k in KERNELS)
     return _on_disk

@@ -288,27 +288,3 @@ cdef int _fill_slice(Scanner scanner, Py_ssize_t n_docs, const int* kinds, const
             filled += count
             doc_pieces[d + 1] = filled
     return status
-
-
-from cpython.dict cimport PyDict_GetItem
-from cpython.list cimport PyList_Append, PyList_CheckExact
-
-
-def cached_ids(Scanner scanner, str text, dict cache):
-    """The ids of ``text`` from the tokenizer's per-pretoken cache (``{pretoken str: list of ids}``): the scanner's
-    pretokens looked up one by one and their lists concatenated, or None as soon as one is missing (the caller then
-    takes its Python path, which fills the cache). Only for models without supermerges (their runs need the Python
-    path). Its reference is ``Tokenizer._encode_chunk`` (the loop over the same cache); one compiled pass instead of
-    a Python iteration per pretoken (a short sentence: ~2 us less per call)."""
-    cdef list pieces = scanner.pretokenize(text)
-    cdef list out = []
-    cdef PyObject* ids
-    cdef Py_ssize_t k, n
-    for piece in pieces:
-        ids = PyDict_GetItem(cache, piece)
-        if ids == NULL or not PyList_CheckExact(<object> ids):
-            return None
-        n = len(<list> ids)
-        for k in range(n):
-            PyList_Append(out, <object> PyList_GET_ITEM(<list> ids, k))
-    return out

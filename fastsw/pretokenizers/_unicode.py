@@ -12,19 +12,18 @@ Script ids (``uint8``): ``UNKNOWN = 0``, ``COMMON = 1``, ``INHERITED = 2``, then
 sorted by name (upper case, separators removed).  Ids may shift when a new ``regex`` adds script names,
 so persist names, never ids.
 
-The table is built once per process and cached on disk under ``$XDG_CACHE_HOME/fastsw`` (or
-``~/.cache/fastsw``), keyed by the Unicode and ``regex`` versions.  An unreadable cache or an unwritable
-directory only means the table is recomputed.
+The table is built once per process and cached on disk in :func:`fastsw._config.cache_dir`
+(``$FASTSW_CACHE_DIR``, else the user's cache folder), keyed by the Unicode and ``regex`` versions.  An
+unreadable cache or an unwritable directory only means the table is recomputed.
 
 This module owns the tables and the names; :mod:`fastsw.pretokenizers.chunking` applies the chunking rules.
 """
 
 import functools
-import os
-import tempfile
 import unicodedata
-from typing import Dict, List
+import zlib
 from pathlib import Path
+from typing import Dict, List
 
 import numpy as np
 import regex
@@ -106,9 +105,8 @@ def _compute_table():
 
 
 def _cache_path():
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "fastsw" / (f"script-table-v{_CACHE_FORMAT}-unicode-{UNICODE_VERSION}-regex-"
-                                     f"{regex.__version__}.bin")
+    from fastsw._config import cache_dir
+    return cache_dir() / f"script-table-v{_CACHE_FORMAT}-unicode-{UNICODE_VERSION}-regex-{regex.__version__}.bin"
 
 
 def _read_cache(path):
@@ -121,20 +119,16 @@ def _read_cache(path):
     return table
 
 
-def _write_cache(path, table):
-    tmp = None
+def _write_cache(path, data):
+    """Write the bytes ``data`` to ``path`` atomically (a reader never sees half a file); a folder that cannot be
+    written only means that nothing is cached."""
+    from fastsw.files import atomic_open
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-        with os.fdopen(fd, "wb") as f:
-            f.write(table.tobytes())
-        os.replace(tmp, path)
-    except OSError:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+        with atomic_open(path, "wb") as f:
+            f.write(data)
+    except OSError:  # OutputError included
+        pass
 
 
 @functools.lru_cache(maxsize=None)
@@ -147,7 +141,7 @@ def script_table():
     table = _read_cache(path)
     if table is None:
         table = _compute_table()
-        _write_cache(path, table)
+        _write_cache(path, table.tobytes())
     table = np.ascontiguousarray(table)
     table.flags.writeable = False
     return table
@@ -266,9 +260,28 @@ def _class_mask(cls):
 
 @functools.lru_cache(maxsize=None)
 def pretoken_table():
-    """Class bits (``PT_*``) of every code point: read-only ``uint8`` array of length 0x110000.
+    """Class bits (``PT_*``) of every code point: read-only ``uint8`` array of length 0x110000, built by
+    :func:`_build_pretoken_table` and kept on disk beside the script table (building it takes ~0.15 s, reading it
+    ~1 ms), under a name that holds a digest of this module's source, so a changed rule is never read stale."""
+    path = _cache_path().with_name(f"pretoken-table-{_source_digest()}-unicode-{UNICODE_VERSION}.bin")
+    try:
+        table = np.fromfile(path, dtype=np.uint8)
+    except (OSError, ValueError):
+        table = None
+    if table is None or table.shape != (N_CODE_POINTS,):
+        table = _build_pretoken_table()
+        _write_cache(path, table)
+    table.flags.writeable = False
+    return table
 
-    Built once per process from the pinned Unicode tables (:func:`category_table`,
+
+def _source_digest() -> str:
+    import hashlib
+    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
+
+
+def _build_pretoken_table():
+    """The table of :func:`pretoken_table`, built from the pinned Unicode tables (:func:`category_table`,
     :func:`white_space_table`), the classes :func:`compile_pattern` gives the regex path.  The native
     scanner relies on a few facts about these classes; they are checked here and a ``RuntimeError``
     names the one that fails (``fastsw.pretokenizers.pretokenize`` then keeps using ``regex``).
@@ -407,48 +420,196 @@ def property_ranges(name, negated=False):
         >>> property_ranges("Nd")[:2]
         [(48, 57), (1632, 1641)]
     """
+    return _ranges_of(_named_mask(name, negated))
+
+
+def _property_key(name):
+    """The short name (a general category or ``White_Space``) of a property of :data:`SUPPORTED_PROPERTIES`."""
     key = name.split("=", 1)[1] if "=" in name and _loose(name.split("=", 1)[0]) in ("GC", "GENERALCATEGORY") \
         else name
-    key = _PROPERTY_KEYS[_loose(key) if key != "L&" else key]
-    mask = _property_mask(key)
-    if negated:
-        mask = ~mask
+    return _PROPERTY_KEYS[_loose(key) if key != "L&" else key]
+
+
+def _named_mask(name, negated=False):
+    mask = _property_mask(_property_key(name))
+    return ~mask if negated else mask
+
+
+def _ranges_of(mask):
     edges = np.flatnonzero(np.diff(np.concatenate([[False], mask, [False]]).astype(np.int8)))
     return [(int(a), int(b) - 1) for a, b in zip(edges[::2], edges[1::2])]
 
 
-def _class_body(ranges):
-    return "".join(f"\\U{a:08X}" if a == b else f"\\U{a:08X}-\\U{b:08X}" for a, b in ranges)
+def _runs(cps):
+    """The ranges ``[(first, last), ...]`` of sorted code points ``cps`` (an integer array)."""
+    breaks = np.flatnonzero(np.diff(cps) != 1) + 1
+    return [(int(run[0]), int(run[-1])) for run in np.split(cps, breaks) if len(run)]
 
 
 class UnicodeVersionWarning(UserWarning):
     """A pattern uses a Unicode class that fastsw does not pin (it is left to the installed ``regex``)."""
 
 
+# Where the installed regex and the pinned tables disagree. A class written out as explicit ranges (thousands of
+# them for \p{L}) makes regex match ~30 times slower than with its own \p{L}, so pin_pattern keeps regex's class
+# and corrects it only on the code points where regex's Unicode version and the pinned one disagree: a class K
+# becomes ``(?:(?![D])K|[A])``, D the code points where regex's K and the pinned K differ, A the pinned K's code
+# points among them. Every supported property is a union of general categories or White_Space, so D lies within
+# the code points whose general category or White_Space differs: ~18k code points in a few dozen ranges when regex
+# knows a newer Unicode than the pinned one, none when it knows the same. Finding them takes a pass of regex over
+# every code point per category (~0.2 s), so they are kept in cache_dir(), keyed by regex's version and the
+# pinned table's checksum.
+_DIFFER_FORMAT = 1
+
+
+@functools.lru_cache(maxsize=None)
+def _category_file_checksum():
+    return zlib.crc32(_CATEGORY_FILE.read_bytes())
+
+
+def _differ_cache_path():
+    from fastsw._config import cache_dir
+    return cache_dir() / (f"regex-differs-v{_DIFFER_FORMAT}-unicode-{UNICODE_VERSION}-"
+                          f"{_category_file_checksum():08x}-regex-{regex.__version__}.bin")
+
+
+def _compute_regex_differs():
+    """:func:`regex_differs`, computed."""
+    text = _all_code_points_text()
+    cat, white = _pinned()
+    differ = np.zeros(N_CODE_POINTS, dtype=bool)
+    for cls, pinned in [(f"\\p{{{name}}}", cat == i) for i, name in enumerate(CATEGORIES)] + [(r"\s", white)]:
+        differ |= _matched(f"(?:{cls})+", text) != pinned
+    return _ranges_of(differ)
+
+
+def _read_differs(path):
+    """The ranges stored at ``path`` (uint32 pairs, then a CRC-32 of them), or None when the file is missing,
+    truncated or damaged."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    body, crc = data[:-4], data[-4:]
+    if len(data) < 4 or len(body) % 8 or zlib.crc32(body).to_bytes(4, "little") != crc:
+        return None
+    flat = np.frombuffer(body, dtype="<u4").tolist()
+    ranges = list(zip(flat[::2], flat[1::2]))
+    if any(not a <= b < N_CODE_POINTS for a, b in ranges) or any(
+            b + 1 >= c for (_, b), (c, _) in zip(ranges, ranges[1:])):
+        return None
+    return ranges
+
+
+@functools.lru_cache(maxsize=None)
+def regex_differs():
+    """The ranges ``[(first, last), ...]`` of the code points whose general category or White_Space in the
+    installed ``regex`` differs from the pinned Unicode version's: empty when regex knows the pinned version.
+    Computed once per installed regex and kept in :func:`fastsw._config.cache_dir` (a missing or damaged file is
+    recomputed and rewritten).
+
+        >>> (0x323B0, 0x33479) in regex_differs()  # CJK Ext. J, a block of letters of Unicode 17
+        True
+    """
+    path = _differ_cache_path()
+    ranges = _read_differs(path)
+    if ranges is None:
+        ranges = _compute_regex_differs()
+        body = np.array(ranges, dtype="<u4").reshape(-1).tobytes()
+        _write_cache(path, body + zlib.crc32(body).to_bytes(4, "little"))
+    return ranges
+
+
+@functools.lru_cache(maxsize=None)
+def _differs():
+    """``(mask, text, code points)``: :func:`regex_differs` as a ``bool`` mask over all code points, as a text of
+    them in order and as an array of them."""
+    mask = np.zeros(N_CODE_POINTS, dtype=bool)
+    for a, b in regex_differs():
+        mask[a:b + 1] = True
+    cps = np.flatnonzero(mask)
+    return mask, "".join(map(chr, cps.tolist())), cps
+
+
+def _class_body(ranges):
+    return "".join(f"\\U{a:08X}" if a == b else f"\\U{a:08X}-\\U{b:08X}" for a, b in ranges)
+
+
+def _matched(pattern, text, flags=0):
+    """Which characters of ``text`` the matches of ``pattern`` cover (a ``bool`` array)."""
+    got = np.zeros(len(text), dtype=bool)
+    for m in regex.finditer(pattern, text, flags):
+        got[m.start():m.end()] = True
+    return got
+
+
+@functools.lru_cache(maxsize=1024)
+def _corrected_atom(atom, pinned_on_differs):
+    """``atom`` (one character class of a pattern: ``\\p{L}``, ``[^\\s\\p{L}]``, ...) made to match as the pinned
+    class: itself where regex agrees with the pinned tables, else ``(?:(?![D])atom|[A])`` (see the comment above
+    ``regex_differs``). ``pinned_on_differs`` is the class written out with the pinned ranges cut to the code
+    points of :func:`regex_differs`, which it matches as the whole pinned class does."""
+    _, text, cps = _differs()
+    if not text:
+        return atom
+    members = _matched(f"(?:{pinned_on_differs})+", text)
+    differ = _matched(f"(?:{atom})+", text) != members
+    if not differ.any():
+        return atom
+    guard = f"(?![{_class_body(_runs(cps[differ]))}])"
+    members &= differ
+    if not members.any():
+        return f"(?:{guard}{atom})"
+    return f"(?:{guard}{atom}|[{_class_body(_runs(cps[members]))}])"
+
+
 def pin_pattern(pattern):
     """``pattern`` with every ``\\p{..}``/``\\P{..}`` of a supported property (:data:`SUPPORTED_PROPERTIES`),
-    ``\\pL``-style short forms, ``\\s``/``\\S`` (White_Space) and ``\\d``/``\\D`` (Nd) written out as explicit
-    ranges of the pinned Unicode version, inside character classes as well as outside. Other escapes are kept;
-    a property fastsw does not pin (a script, ``Alphabetic``, ...) or ``\\w``/``\\W``/``\\b`` is left to the
-    installed ``regex`` with a :class:`UnicodeVersionWarning`, since its meaning then depends on regex's Unicode
-    version. Returns ``(pinned pattern, names left to regex)``.
+    ``\\pL``-style short forms, ``\\s``/``\\S`` (White_Space) and ``\\d``/``\\D`` (Nd), inside character classes
+    as well as outside, given the meaning of the pinned Unicode version. The installed ``regex`` keeps matching its
+    own class (much faster than thousands of explicit ranges) except on the code points where its Unicode version
+    and the pinned one disagree (:func:`regex_differs`), where the pinned class decides: the pattern matches what
+    :func:`written_out_pattern` matches. Other escapes are kept; a property fastsw does not pin (a script,
+    ``Alphabetic``, ...) or ``\\w``/``\\W``/``\\b`` is left to the installed ``regex`` with a
+    :class:`UnicodeVersionWarning`, since its meaning then depends on regex's Unicode version. Returns
+    ``(pinned pattern, names left to regex)``.
 
-        >>> pin_pattern(r"\\p{Nd}+")[0][:28]
+        >>> regex.findall(pin_pattern(r"\\p{L}+")[0], "ab1cd\\U000323B0")  # U+323B0 became a letter in Unicode 17
+        ['ab', 'cd']
+    """
+    return _pin(pattern, written_out=False)
+
+
+def written_out_pattern(pattern):
+    """``pattern`` with every class that :func:`pin_pattern` pins written out as the explicit code point ranges of
+    the pinned Unicode version: the plain statement of what a pinned pattern matches (:func:`pin_pattern`'s
+    pattern matches the same, faster). Returns ``(pattern, names left to regex)``.
+
+        >>> written_out_pattern(r"\\p{Nd}+")[0][:28]
         '[\\\\U00000030-\\\\U00000039\\\\U0000'
     """
+    return _pin(pattern, written_out=True)
+
+
+def _pin(pattern, written_out):
+    # ``out`` holds (original text, written-out text) pairs and, for a pinned class (an escape outside brackets,
+    # or a bracketed class that holds one), (original, written out, written out cut to the differing code points).
     out, unpinned = [], []
-    i, n, in_class = 0, len(pattern), False
+    i, n = 0, len(pattern)
+    cls_start = None  # where the open bracketed class starts in ``out``
+    cls_pinned = False  # whether it holds a pinned class
     while i < n:
         c = pattern[i]
+        in_class = cls_start is not None
         if c == "\\" and i + 1 < n:
             e = pattern[i + 1]
-            ranges = None
+            key = mask = None
             end = i + 2
             if e in "pP":
                 if i + 2 < n and pattern[i + 2] == "{":
                     close = pattern.find("}", i + 3)
                     if close < 0:
-                        out.append(pattern[i:])
+                        out.append((pattern[i:],) * 3)
                         break
                     name, end = pattern[i + 3:close], close + 1
                 else:
@@ -457,39 +618,53 @@ def pin_pattern(pattern):
                 if name.startswith("^"):
                     name, negated = name[1:], not negated
                 try:
-                    ranges = property_ranges(name, negated)
+                    key = _property_key(name)
                 except KeyError:
                     unpinned.append(pattern[i:end])
             elif e in "sS":
-                ranges = property_ranges("White_Space", e == "S")
+                key, negated = "White_Space", e == "S"
             elif e in "dD":
-                ranges = property_ranges("Nd", e == "D")
+                key, negated = "Nd", e == "D"
             elif e in "wWbB":
                 unpinned.append("\\" + e)
-            if ranges is None:
-                out.append(pattern[i:end])
-            elif in_class:
-                out.append(_class_body(ranges))
+            original = pattern[i:end]
+            if key is not None:
+                # regex's class under its short name (regex reads "L&" as L, not as Lu, Ll and Lt)
+                original = f"\\{'P' if negated else 'p'}{{{key}}}"
+                mask = _named_mask(key, negated)
+            if mask is None:
+                out.append((original,) * 3)
             else:
-                out.append("[" + _class_body(ranges) + "]")
+                # only one of them is used; U+0000 stands for an empty cut (it never is a differing code point)
+                full = _class_body(_ranges_of(mask)) if written_out else ""
+                cut = "" if written_out else _class_body(_runs(_differs()[2][mask[_differs()[2]]])) or "\\x00"
+                if in_class:
+                    out.append((original, full, cut))
+                    cls_pinned = True
+                else:
+                    out.append((original, f"[{full}]", f"[{cut}]", True))
             i = end
             continue
         if not in_class and c == "[":
-            in_class = True
-            out.append(c)
-            i += 1
-            if i < n and pattern[i] == "^":
-                out.append("^")
-                i += 1
-            if i < n and pattern[i] == "]":  # a literal ] first in a class
-                out.append("]")
-                i += 1
+            cls_start, cls_pinned = len(out), False
+            j = i + 1
+            if j < n and pattern[j] == "^":
+                j += 1
+            if j < n and pattern[j] == "]":  # a literal ] first in a class
+                j += 1
+            out.append((pattern[i:j], pattern[i:j], pattern[i:j]))
+            i = j
             continue
+        out.append((c, c, c))
         if in_class and c == "]":
-            in_class = False
-        out.append(c)
+            if cls_pinned:  # the whole bracketed class is one pinned atom
+                parts = out[cls_start:]
+                out[cls_start:] = [tuple("".join(p[k] for p in parts) for k in range(3)) + (True,)]
+            cls_start = None
         i += 1
-    return "".join(out), unpinned
+    if written_out:
+        return "".join(p[1] for p in out), unpinned
+    return "".join(_corrected_atom(p[0], p[2]) if len(p) == 4 else p[0] for p in out), unpinned
 
 
 @functools.lru_cache(maxsize=256)

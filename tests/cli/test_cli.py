@@ -560,6 +560,30 @@ def test_loading_and_a_short_encode_on_a_fresh_install_compile_nothing(tmp_path,
     assert seen["ids"] == expected + expected
 
 
+def test_a_long_first_encode_on_a_fresh_install_does_not_wait_for_the_kernels(tmp_path, multilingual_boundless):
+    # A 20,000-character text on a fresh install: the twin encodes it at once while a background process
+    # compiles the encoding kernels into Numba's cache; once that process ends, the kernels load from the cache
+    # (nothing compiles in this process) and give the same ids.
+    multilingual_boundless.save(tmp_path / "m.json")
+    code = ("import fastsw, json\n"
+            "from fastsw.corpus.sample import sample_documents\n"
+            "tok = fastsw.load('m.json')\n"
+            "text = ' '.join(sample_documents())[:20000]\n"
+            "first = tok.encode(text)\n"
+            "seen = {'first': first, 'compiled_then': compiled(fast_encode.KERNELS)}\n"
+            "seen['background'] = fast_encode._background is not None and fast_encode._background.wait()\n"
+            "seen['ready'] = fast_encode.kernels_ready()\n"
+            "seen['again'] = tok.encode(text)\n"
+            "seen['loaded'] = compiled(fast_encode.KERNELS)\n"
+            "print(json.dumps(seen))")
+    seen = _fresh_cache_run(code, tmp_path)
+    want_text = " ".join(sample_documents())[:20000]
+    want = multilingual_boundless.encode(want_text, backend="python")
+    assert seen["first"] == want and seen["again"] == want
+    assert seen["compiled_then"] == [] and seen["background"] == 0 and seen["ready"] is True
+    assert "_encode_docs" in seen["loaded"]
+
+
 def test_encoding_kernels_in_the_disk_cache_are_ready_without_compiling(tmp_path):
     # Once a run has compiled the encoding kernels, a later process finds them in Numba's on-disk cache
     # (before loading any), and then the reachability check and short texts run on them again.

@@ -707,7 +707,7 @@ def test_packed_and_dict_runs_agree(sample_docs, tmp_path):
 
 def test_native_counter_on_adversarial_unicode():
     from hypothesis import HealthCheck, given, settings
-    from test_native_pretokenizer import HYPOTHESIS_EXAMPLES, adversarial
+    from test_pretok import HYPOTHESIS_EXAMPLES, adversarial
     from hypothesis import strategies as st
 
     @settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])

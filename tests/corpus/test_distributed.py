@@ -174,6 +174,14 @@ def test_cli_dask_options_that_do_not_go_together(tmp_path, capsys):
                       "-o", tmp_path / "m.json")[::2], "--from-counts")
     code, _, err = run(capsys, "count", s, "--dask-local", 1, "--scheduler", "tcp://x:1", "-o", tmp_path / "c.gz")
     assert code == 2 and "not allowed with" in err
+    for command in ("count", "train", "shard"):  # the timeout is the scheduler's
+        model = ["-m", tmp_path / "m.json"] if command == "shard" else []
+        assert_error(*run(capsys, command, s, *model, "--dask-local", 1, "--connect-timeout", 5,
+                          "-o", tmp_path / "out")[::2], "--connect-timeout", "--scheduler")
+    for bad in ("0", "-1", "x", "inf", "nan"):
+        code, _, err = run(capsys, "count", s, "--scheduler", "tcp://x:1", "--connect-timeout", bad, "-o",
+                           tmp_path / "c.gz")
+        assert code == 2 and "seconds > 0" in err, (bad, err)
 
 
 # ---- faults -------------------------------------------------------------------------------------------------------
@@ -448,10 +456,11 @@ def test_address_of_a_service_that_is_not_dask_is_a_connection_error(not_dask, t
     assert r.stdout.startswith(f"ConnectionError: the Dask scheduler at {not_dask.address} did not answer"), r
     assert r.stderr == "", r.stderr
     shard_file = write_jsonl(tmp_path / "a.jsonl", ["x y"])
-    p = _cli("count", shard_file.name, "--scheduler", not_dask.address, "--no-progress", "-o", "c.gz", cwd=tmp_path)
+    p = _cli("count", shard_file.name, "--scheduler", not_dask.address, "--connect-timeout", "2", "--no-progress",
+             "-o", "c.gz", cwd=tmp_path)
     out, err = p.communicate(timeout=60)
     assert p.returncode == 2, err
-    assert len(err.splitlines()) == 1 and not_dask.address in err, err
+    assert len(err.splitlines()) == 1 and not_dask.address in err and "within 2 s" in err, err
     assert sorted(os.listdir(tmp_path)) == ["a.jsonl"]
 
 

@@ -583,18 +583,18 @@ SHORT = ["The cat sat on the mat today.", "", " ", "Über 世界 — ok", "aaaa 
 
 
 @pytest.mark.parametrize("model", ["multilingual_boundless", "multilingual_superbpe"])
-def test_short_texts_skip_the_kernel_set_up(request, model, monkeypatch):
-    """A short text whose pretokens are cached needs no kernel call: encode and encode_ordinary (numba backend)
-    give the reference's ids with every kernel entry disabled; encode also skips the special-token pass."""
+def test_repeated_short_texts_skip_the_kernel(request, model, monkeypatch):
+    """A short text seen twice is in the whole-text cache: encode and encode_ordinary (numba backend) give the
+    reference's ids with every kernel entry disabled; encode also skips the special-token pass."""
     tok = request.getfixturevalue(model)
     ref = {t: tok.encode(t, backend="python") for t in SHORT}
-    for t in SHORT:
-        tok.encode(t, backend="numba")  # warm the per-pretoken cache
+    for t in SHORT * 2:
+        assert tok.encode(t, backend="numba") == ref[t]  # the first call notes the text, the second keeps it
 
     def no_kernel(*args, **kwargs):
-        raise AssertionError("kernel called for a short cached text")
+        raise AssertionError("kernel called for a repeated short text")
 
-    for name in ("encode_docs", "encode", "encode_pieces", "encode_to_numpy"):
+    for name in ("encode_docs", "encode", "encode_pieces", "encode_to_numpy", "_kernel", "_kernel_direct"):
         monkeypatch.setattr(fast_encode.FastEncoder, name, no_kernel)
     monkeypatch.setattr(type(tok), "_special_segments", no_kernel)
     for t in SHORT:
@@ -602,27 +602,24 @@ def test_short_texts_skip_the_kernel_set_up(request, model, monkeypatch):
         assert tok.encode_ordinary(t, backend="numba") == tok.encode_ordinary(t, backend="python")
 
 
-def test_small_input_misses_take_one_kernel_call(multilingual_superbpe, monkeypatch):
-    """The pretokens of a short text missing from the cache are encoded by one kernel call (encode_pieces), and the
-    ids equal the reference's and the kernel's whole-text answer; texts over SMALL_TEXT go to the kernel."""
+def test_distinct_short_texts_take_one_kernel_call_each(multilingual_superbpe, monkeypatch):
+    """A short text not in the whole-text cache is encoded by one kernel call on the whole text (as a long text
+    is), never pretoken by pretoken; the ids equal the reference's; a stream of distinct texts leaves the cache
+    empty (each is only noted as seen)."""
     from fastsw import tokenizer
     tok = multilingual_superbpe
+    tok._texts = tokenizer._TextCache()
     calls = []
-    real = fast_encode.FastEncoder.encode_pieces
+    real = fast_encode.FastEncoder._kernel_direct
 
-    def counting(self, pieces, shortcut=False):
-        calls.append(list(pieces))
-        return real(self, pieces, shortcut)
+    def counting(self, *args):
+        calls.append(args)
+        return real(self, *args)
 
-    monkeypatch.setattr(fast_encode.FastEncoder, "encode_pieces", counting)
-    text = "Zyxwvut qwertz uiopü asdfgh, Zyxwvut jklöä yxcvbn qwertz the the of"
-    tok._cache.clear()
-    ids = tok.encode_ordinary(text, backend="numba")
-    assert len(calls) == 1 and len(calls[0]) == len(set(calls[0]))  # each distinct missing pretoken once
-    assert ids == tok.encode_ordinary(text, backend="python")
-    assert ids == fast_encode.encoder_for(tok).encode(text)
-    long_text = text * (tokenizer.SMALL_TEXT // len(text) + 1)
-    tok._cache.clear()
-    calls.clear()
-    assert tok.encode_ordinary(long_text, backend="numba") == tok.encode_ordinary(long_text, backend="python")
-    assert calls == []
+    monkeypatch.setattr(fast_encode.FastEncoder, "_kernel_direct", counting)
+    monkeypatch.setattr(fast_encode.FastEncoder, "encode_pieces", None)
+    texts = [f"Zyxwvut qwertz uiopü {i} asdfgh, the the of" for i in range(50)]
+    for t in texts:
+        assert tok.encode_ordinary(t, backend="numba") == tok.encode_ordinary(t, backend="python")
+    assert len(calls) == len(texts)
+    assert len(tok._texts) == 0 and len(tok._texts.seen) == len(texts)

@@ -214,7 +214,7 @@ def test_two_threads_on_one_tokenizer(o200k):
         assert got[k][0] == want[k::2] and got[k][1] == want[k::2]
 
 
-# ---------------------------------------------------------------- short texts from the per-pretoken cache
+# ---------------------------------------------------------------- short texts: the whole-text cache
 
 @pytest.fixture(scope="module")
 def plain_bpe(sample_docs):
@@ -222,22 +222,25 @@ def plain_bpe(sample_docs):
 
 
 @pytest.mark.parametrize("model", ["o200k", "plain_bpe"])
-def test_cached_ids_equal_the_python_loop(request, model):
-    """``fastsw.pretokenizers._pretok.cached_ids`` (the small-text path's compiled pass over the per-pretoken cache) against its
-    reference, the tokenizer's Python loop over the same cache, on short slices of every corpus language."""
+def test_short_texts_equal_the_reference_across_cache_evictions(request, model, monkeypatch):
+    """Short slices of every corpus language, each encoded three times on the numba backend (first call: the
+    kernel; second: remembered; third: from the whole-text cache), with a cache of 8 texts so that it is cleared
+    again and again: every answer equals the reference's, and a caller changing a returned list changes nothing
+    that a later call returns."""
+    from fastsw import tokenizer
+    monkeypatch.setattr(tokenizer, "_TEXT_CACHE_LIMIT", 8)
     tok = request.getfixturevalue(model)
-    fast = tok._fast()
     texts = []
     for lang in LANGS:
         for doc in corpus_docs(lang, per_file=2, max_chars=2000):
-            texts += [doc[i:i + 120] for i in range(0, len(doc), 120)]
-    for text in texts:
-        want = tok.encode_ordinary(text, backend="python")
-        got = fast.cached_ids(text, tok._cache)
-        assert got is None or got == want
-        loop: list = []
-        tok._encode_chunk(text, True, loop, fast)  # fills the cache
-        assert loop == want
-        assert fast.cached_ids(text, tok._cache) == want  # every pretoken cached now
-        assert tok.encode_ordinary(text) == want
-    assert fast.cached_ids("an uncached pretoken: zqxjkvw", {}) is None
+            texts += [doc[i:i + n] for i, n in zip(range(0, len(doc), 97), itertools.cycle((5, 64, 128, 30)))]
+    wants = {t: tok.encode_ordinary(t, backend="python") for t in texts}
+    for round_ in range(3):
+        for text in texts:
+            got = tok.encode_ordinary(text, backend="numba")
+            assert got == wants[text], (round_, text)
+            got.append(-1)  # the caller's list is its own
+            assert tok.encode(text, backend="numba") == wants[text]
+    cache = tok._texts
+    assert 0 < len(cache) <= 8 and len(cache.seen) <= 32
+    assert all(list(ids) == wants[t] for t, ids in cache.items())

@@ -76,6 +76,25 @@ def test_every_two_way_split_is_registered(vocabs, pat, n_splits, n_multi):
 
 
 @pytest.mark.parametrize("pat", ["o200k", "cl100k"])
+def test_two_way_splits_numpy_equals_the_dict_loop(vocabs, pat):
+    """The numpy twin (hashes, then a byte check) gives the dict loop's array on the real vocabularies."""
+    tokens = list(vocabs[pat][0].vocab)
+    want = tv.two_way_splits(tokens, {t: r for r, t in enumerate(tokens)})
+    got = tv.two_way_splits_numpy(tokens)
+    assert got.dtype == want.dtype == np.int32 and np.array_equal(got, want)
+
+
+@SETTINGS
+@given(st.lists(st.binary(min_size=1, max_size=6), min_size=1, max_size=80, unique=True))
+def test_two_way_splits_numpy_on_random_vocabularies(tokens):
+    """Any vocabulary (repeated bytes, zero bytes, tokens that are no split of any other): the same rows in the
+    same order (by token, then split) as the dict loop."""
+    tokens = [bytes([b]) for b in range(256)] + [t for t in tokens if len(t) > 1]
+    want = tv.two_way_splits(tokens, {t: r for r, t in enumerate(tokens)})
+    assert np.array_equal(tv.two_way_splits_numpy(tokens), want)
+
+
+@pytest.mark.parametrize("pat", ["o200k", "cl100k"])
 @pytest.mark.parametrize("lang", LANGS)
 def test_corpus_ids_equal_tiktoken(vocabs, pat, lang):
     """Held-out and training text of every corpus language: both paths give tiktoken's ids, with and

@@ -125,6 +125,71 @@ def test_pinned_classes_match_the_table(cls):
     assert (got == expect[cls]).all(), np.flatnonzero(got != expect[cls])[:10]
 
 
+def test_every_supported_property_matches_the_table():
+    # the regex path keeps regex's own class and corrects it where regex's Unicode version differs: each kind of
+    # name fastsw pins must match exactly the table's code points (regex reads "L&" as L, for one); the general
+    # categories themselves are in test_pinned_classes_match_the_table, every alias must pin as its short name
+    names = np.array(_unicode.CATEGORIES)[_unicode.category_table()]
+    major = names.astype("<U1")
+    text = all_text()
+    long_names = dict(_unicode._LONG_NAMES)
+    for short, negated in [(c, False) for c in "LMNPSZC"] + [("LC", False), ("L&", False), ("L&", True),
+                                                            ("C", True), ("Cn", False), ("White_Space", True)]:
+        if short == "White_Space":
+            expect = _unicode.white_space_table()
+        elif short in ("LC", "L&"):
+            expect = np.isin(names, ["Lu", "Ll", "Lt"])
+        else:
+            expect = major == short if len(short) == 1 else names == short
+        expect = ~expect if negated else expect
+        cls = ("\\P{%s}" if negated else "\\p{%s}") % short
+        got = np.zeros(0x110000, dtype=bool)
+        for m in _unicode.compile_pattern(cls + "+").finditer(text):
+            got[m.start():m.end()] = True
+        assert (got == expect).all(), (cls, np.flatnonzero(got != expect)[:10])
+    for short, long in long_names.items():
+        for alias in (long, f"gc={short}", f"General_Category={long}", long.lower().replace("_", " ")):
+            assert _unicode.pin_pattern(f"\\p{{{alias}}}") == _unicode.pin_pattern(f"\\p{{{short}}}"), alias
+
+
+def test_the_differing_code_points_are_cached_on_disk(tmp_path, monkeypatch):
+    # what regex's Unicode version changes is found once per installed regex (a pass over every code point per
+    # category) and read back by later processes; a damaged file is recomputed and replaced, never trusted
+    def reset():
+        for f in (_unicode.regex_differs, _unicode._differs, _unicode._corrected_atom, _unicode.compile_pattern):
+            f.cache_clear()
+
+    monkeypatch.setenv("FASTSW_CACHE_DIR", str(tmp_path))
+    reset()
+    try:
+        computed = _unicode.regex_differs()
+        assert (0x323B0, 0x33479) in computed  # CJK Ext. J: letters of Unicode 17, unassigned in 16
+        files = list(tmp_path.iterdir())
+        assert [f.name for f in files] == [_unicode._differ_cache_path().name]
+        assert regex.__version__ in files[0].name and _unicode.UNICODE_VERSION in files[0].name
+        good = files[0].read_bytes()
+
+        def not_again():
+            raise AssertionError("recomputed although the cache file is there")
+
+        with monkeypatch.context() as m:
+            m.setattr(_unicode, "_compute_regex_differs", not_again)
+            reset()
+            assert _unicode.regex_differs() == computed
+        flipped = bytearray(good)
+        flipped[5] ^= 1
+        for damaged in (b"", good[:-1], good[:8] + good[-4:], bytes(flipped), b"\xff" * len(good)):
+            files[0].write_bytes(damaged)
+            reset()
+            assert _unicode.regex_differs() == computed
+            assert files[0].read_bytes() == good
+            assert _unicode.compile_pattern(r"\p{L}+").findall("a\U000323B0b") == ["a", "b"]
+        assert sorted(tmp_path.iterdir()) == files  # no temporary file left beside it
+    finally:
+        monkeypatch.undo()
+        reset()
+
+
 def test_compiled_scanner_reads_the_pinned_table():
     t = _unicode.pretoken_table()
     cat = np.array(_unicode.CATEGORIES)[_unicode.category_table()]
@@ -150,7 +215,9 @@ def test_custom_patterns_are_pinned_and_unpinned_classes_warn():
     with pytest.warns(_unicode.UnicodeVersionWarning, match=r"\\p\{Han\}"):
         _unicode.compile_pattern(r"\p{Han}+|.")
     pinned, unpinned = _unicode.pin_pattern(r"[\p{L}\]]\\p{L}\w")
-    assert unpinned == [r"\w"] and pinned.endswith(r"]\\p{L}\w")  # an escaped backslash stays a backslash
+    assert unpinned == [r"\w"] and pinned.endswith(r"\\p{L}\w")  # an escaped backslash stays a backslash
+    assert regex.fullmatch(pinned, "]\\p{L}x") and regex.fullmatch(pinned, "\u0295\\p{L}x")
+    assert not regex.fullmatch(pinned, "\U000323B0\\p{L}x")  # not a letter in Unicode 16
 
 
 def test_model_files_record_the_unicode_version(tmp_path):

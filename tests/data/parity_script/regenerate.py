@@ -27,7 +27,8 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parents[1]))  # tests/: test_parity and conftest
+sys.path.insert(0, str(HERE.parents[1]))  # tests/: conftest
+sys.path.insert(0, str(HERE.parents[1] / "trainers"))  # test_parity
 sys.path.insert(0, str(HERE.parents[2]))  # the repository root: fastsw
 
 from test_parity import LANGS, PUBLISHED_RUNS, inputs_digest, published_inputs  # noqa: E402
