@@ -267,6 +267,10 @@ class Tokenizer:
         n_alpha = len(self.alphabet)
         # a token's text: its UTF-8, with atoms (markers, SCRIPT tokens) as lone surrogates (fastsw.alphabet)
         to_text = atom_text if hasattr(self.alphabet, "atoms") else lambda b: b.decode("utf-8")
+        # a scheme with atoms (markers, SCRIPT) makes pieces that are not substrings of any one text, so every piece
+        # counts and the regular merges alone decide (the shortcut stays exact: a piece whose bytes are a token the
+        # merges make from those bytes is that token either way)
+        any_piece = bool(pretok.atoms)
         candidates = []  # (id, bytes, text) of regular tokens whose text is one pretoken
         for tid, tb in enumerate(self._token_bytes):
             if tid >= n_alpha and self._merges[tid - n_alpha].super:
@@ -275,7 +279,7 @@ class Tokenizer:
                 text = to_text(tb)
             except UnicodeDecodeError:
                 continue
-            if _is_one_pretoken(pretok, text):
+            if any_piece or len(pretok.pretokenize(text)) == 1:  # text can be a whole pretoken
                 candidates.append((tid, tb, text))
         # The kernel check runs ~10 times faster than apply_merges, but where the kernels are not compiled
         # yet (a fresh install) compiling them costs far more than apply_merges over every token
@@ -807,12 +811,11 @@ class Tokenizer:
         return b"".join(parts)
 
     def _decoding_bytes(self):
-        """Each token's bytes as :meth:`decode` reads them, made once: a pre-tokenizer with
-        ``decoding_bytes`` (SCRIPT: block/index atoms back to characters) rewrites them, else the token bytes."""
+        """Each token's bytes as :meth:`decode` reads them, made once: the pre-tokenizer's ``decoding_bytes``
+        (SCRIPT: block/index atoms back to characters; the token bytes themselves for the others)."""
         table = self.__dict__.get("_dec_bytes")
         if table is None:
-            rewrite = getattr(self.pretokenizer, "decoding_bytes", None)
-            table = self._dec_bytes = self._token_bytes if rewrite is None else rewrite(self._token_bytes)
+            table = self._dec_bytes = self.pretokenizer.decoding_bytes(self._token_bytes)
         return table
 
     def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
@@ -975,7 +978,7 @@ class Tokenizer:
         return ids, self._offsets_of(ids)
 
     def _check_offsets_supported(self, method: str) -> None:
-        if getattr(self.pretokenizer, "token_offsets", None) is not None:
+        if self.pretokenizer.token_offsets is not None:
             return
         if hasattr(self.alphabet, "atoms") and self._token_widths() is None:  # (SCRIPT alone has offsets: widths)
             raise ValueError(f"{method} needs tokens that are pieces of the text; this model's pre-tokenizer "
@@ -985,7 +988,7 @@ class Tokenizer:
     def _offsets_of(self, ids: List[int]) -> List[int]:
         """The character offset where each token of ``ids`` starts in their decoded text (tiktoken's rule: a
         token that starts inside a character gets that character's offset, never below 0)."""
-        rule = getattr(self.pretokenizer, "token_offsets", None)
+        rule = self.pretokenizer.token_offsets
         if rule is not None:  # markers (fastsw.pretokenizers.boundary): a marker pair stands for a space, other atoms for nothing
             return rule(ids, self._token_bytes, self._special_by_id)
         token_bytes = self._token_bytes
@@ -1065,8 +1068,7 @@ class Tokenizer:
         """Per token ``(starts inside a character, characters it ends)`` from the pre-tokenizer's ``token_widths``
         (made once), or None: then :meth:`encode_with_offsets` reads the UTF-8 bytes."""
         if "_widths" not in self.__dict__:
-            rule = getattr(self.pretokenizer, "token_widths", None)
-            self._widths = None if rule is None else rule(self._token_bytes)
+            self._widths = self.pretokenizer.token_widths(self._token_bytes)
         return self._widths
 
     # -- persistence: fastsw's model file here; the other formats are functions of fastsw.io, imported when called
@@ -1206,16 +1208,6 @@ class Tokenizer:
         See :func:`fastsw.io.interop.merge_conflicts`."""
         from fastsw.io.interop import merge_conflicts
         return merge_conflicts(self)
-
-
-def _is_one_pretoken(pretok, text: str) -> bool:
-    """Whether ``text`` (a regular token's text) can be a whole pretoken of ``pretok``, the first half of
-    reachability. A scheme with atoms (``decode_text``: markers, SCRIPT) makes pieces that are not substrings of
-    any one text, so every piece counts and the regular merges alone decide (the shortcut stays exact: a piece
-    whose bytes are a token the merges make from those bytes is that token either way)."""
-    if hasattr(pretok, "decode_text"):
-        return True
-    return len(pretok.pretokenize(text)) == 1
 
 
 def rendered_vocab(tok) -> Dict[str, int]:

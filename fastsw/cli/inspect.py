@@ -70,7 +70,7 @@ def cmd_inspect(args) -> int:
         best = sorted(range(tok.vocab_size), key=lambda i: -tok.log_probs[i])[:10]
         lines.append(f"{len(best)} most probable tokens:")
         render = _render
-        if hasattr(tok.alphabet, "atoms") and hasattr(tok.pretokenizer, "show"):  # atoms (markers) as ¦ ↑ ⇑
+        if hasattr(tok.alphabet, "atoms"):  # atoms (markers) as ¦ ↑ ⇑
             render = _atom_renderer(tok.pretokenizer.show)
         lines += [f"  {i:>6}: {render(vocab[i])}  (log_prob {tok.log_probs[i]:.4f})" for i in best]
         for text in lines:
@@ -79,7 +79,7 @@ def cmd_inspect(args) -> int:
         return EXIT_OK
     shown = tok.merges[:10]
     render = _render
-    if hasattr(tok.alphabet, "atoms") and hasattr(tok.pretokenizer, "show"):  # atoms (markers) as ¦ ↑ ⇑
+    if hasattr(tok.alphabet, "atoms"):  # atoms (markers) as ¦ ↑ ⇑
         render = _atom_renderer(tok.pretokenizer.show)
     lines.append(f"first {len(shown)} merges:" if shown else "merges:         none")
     for m in shown:

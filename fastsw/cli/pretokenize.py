@@ -34,7 +34,7 @@ def cmd_pretokenize(args) -> int:
     tok = _load(args.model) if args.model else None
     pretok = tok.pretokenizer if tok else make_pretokenizer(args.pretokenizer or "script")
     form = tok.normalize if tok else None  # a model's documents are normalized before pre-tokenization
-    show = getattr(pretok, "show", None)  # a scheme's atoms in readable form (markers as ¦ ↑ ⇑)
+    show = pretok.show if pretok.atoms else None  # a scheme's atoms in readable form (markers as ¦ ↑ ⇑)
     out = _Output()
     flush_each = unit == "line"
     for doc in documents:

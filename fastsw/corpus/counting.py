@@ -69,7 +69,10 @@ from fastsw._config import pure_python
 from fastsw._types import PathLike
 from fastsw.files import read_head
 from fastsw.io.model_file import atomic_open
-from fastsw.pretokenizers.pretokenize import LETTER_PATTERN, Pretokenizer, check_normalize, normalize_text
+from fastsw.pretokenizers.base import BasePretokenizer
+from fastsw.pretokenizers.pretokenize import LETTER_PATTERN, check_normalize, normalize_text
+from fastsw.pretokenizers.pretokenize import Pretokenizer  # noqa: F401 (the examples in the docstrings use it)
+from fastsw.pretokenizers.registry import pretokenizer_from_config
 
 __all__ = ["Counts", "CountTable", "count_corpus", "count_corpus_reference", "count_corpus_parallel",
            "load_counts", "default_workers", "COUNTS_FORMAT", "COUNTS_FORMAT_VERSION", "count_languages",
@@ -505,7 +508,7 @@ def _load(path: Path) -> Counts:
             config = header.get("pretokenizer")
             if not isinstance(config, dict):
                 raise ValueError("the header has no pretokenizer config")
-            Pretokenizer.from_config(config)  # validates it
+            pretokenizer_from_config(config)  # validates it
             normalize = header.get("normalize")
             if normalize not in ("nfc", "nfkc", None):
                 raise ValueError(f"the header's normalize {normalize!r} is not one of \"nfc\", \"nfkc\" (or absent)")
@@ -914,7 +917,7 @@ def weighted_counts(counts: Counts, *, weights=None, shares=None) -> Tuple[Count
     return table, record
 
 
-def count_languages(documents: Iterable[Tuple[str, str]], pretokenizer: Pretokenizer, *, collect_runs: bool,
+def count_languages(documents: Iterable[Tuple[str, str]], pretokenizer: BasePretokenizer, *, collect_runs: bool,
                     progress=None, normalize: Optional[str] = None) -> Counts:
     """Count ``(language, document)`` pairs in this process into a table with one column per language (in the
     order the languages first appear); each language is counted by its own table of the usual kind (the compiled
@@ -961,7 +964,7 @@ class CountTable:
         {('Hello', ' world'): 1, (' big', ' cat'): 1}
     """
 
-    def __init__(self, pretokenizer: Pretokenizer, collect_runs: bool, *, pure: Optional[bool] = None):
+    def __init__(self, pretokenizer: BasePretokenizer, collect_runs: bool, *, pure: Optional[bool] = None):
         if pure is not None:
             warnings.warn("CountTable(pure=...) is deprecated and ignored: a CountTable always counts in plain "
                           "Python (the compiled counter is NativeCountTable); drop the argument",
@@ -981,7 +984,7 @@ class CountTable:
         index, pretokens, counts, letter, runs = c.index, c.pretokens, c.counts, c.has_letter, c.letter_runs
         # a scheme may forbid a supermerge between two pieces (boundary markers: never two touching markers in
         # one token); a letter run is cut there, as the trainer cuts the candidates (fastsw.pretokenizers.boundary)
-        run_break = getattr(pretokenizer, "run_break", None) if collect_runs else None
+        run_break = pretokenizer.run_break if collect_runs else None
         run: List[int] = []
         for piece in pretokenizer.pretokenize(doc):
             i = index.get(piece)
@@ -1029,13 +1032,12 @@ class NativeCountTable:
     test (:func:`native_counting`), or a pre-tokenizer that makes its own compiled counter (``native_counter``:
     the marker schemes' ``fastsw.pretokenizers._pretok.MarkCounter``, a ``Counter`` fed by their compiled segmentation)."""
 
-    def __init__(self, pretokenizer: Pretokenizer, collect_runs: bool):
-        from fastsw.pretokenizers._pretok import Counter
+    def __init__(self, pretokenizer: BasePretokenizer, collect_runs: bool):
         self.pretokenizer = pretokenizer
         self.collect_runs = bool(collect_runs)
-        make = getattr(pretokenizer, "native_counter", None)
-        self.counter = make(self.collect_runs) if make is not None else \
-            Counter(pretokenizer._get_scanner(), self.collect_runs)
+        self.counter = pretokenizer.native_counter(self.collect_runs)
+        if self.counter is None:
+            raise ValueError(f"{pretokenizer!r} has no compiled counter (native_counting is False); use CountTable")
 
     def add(self, doc: str) -> None:
         self.counter.add_batch([doc])
@@ -1064,24 +1066,15 @@ class NativeCountTable:
         return c
 
 
-def native_counting(pretokenizer: Pretokenizer) -> bool:
+def native_counting(pretokenizer: BasePretokenizer) -> bool:
     """Whether :func:`count_corpus` counts with the compiled counter for ``pretokenizer``: the compiled scanner's
     patterns, the default letter test, the extension built and ``FASTSW_PUREPYTHON`` unset."""
     if pure_python() or pretokenizer.letter_pattern != LETTER_PATTERN:
         return False
-    make = getattr(pretokenizer, "native_counter", None)
-    if make is not None:
-        return make(False) is not None
-    if pretokenizer._get_scanner() is None:
-        return False
-    try:
-        from fastsw.pretokenizers._pretok import Counter  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return pretokenizer.native_counter(False) is not None
 
 
-def _make_table(pretokenizer: Pretokenizer, collect_runs: bool):
+def _make_table(pretokenizer: BasePretokenizer, collect_runs: bool):
     return NativeCountTable(pretokenizer, collect_runs) if native_counting(pretokenizer) \
         else CountTable(pretokenizer, collect_runs)
 
@@ -1100,7 +1093,7 @@ def _batches(documents: Iterable[str], batch_chars: int, batch_docs: int):
         yield batch
 
 
-def count_corpus(documents: Iterable[str], pretokenizer: Pretokenizer, *, collect_runs: bool,
+def count_corpus(documents: Iterable[str], pretokenizer: BasePretokenizer, *, collect_runs: bool,
                  progress=None, threads: Optional[int] = None, normalize: Optional[str] = None) -> Counts:
     """Stream ``documents`` once in this process; aggregate pretokens (and letter runs if ``collect_runs``).
 
@@ -1127,7 +1120,7 @@ def count_corpus(documents: Iterable[str], pretokenizer: Pretokenizer, *, collec
     return counts
 
 
-def _count_native(documents, pretokenizer: Pretokenizer, collect_runs: bool, progress, threads: int) -> Counts:
+def _count_native(documents, pretokenizer: BasePretokenizer, collect_runs: bool, progress, threads: int) -> Counts:
     from fastsw.corpus.memory import CountingGuard
     tables = [NativeCountTable(pretokenizer, collect_runs) for _ in range(threads)]
     batches = _batches(documents, BATCH_BYTES, BATCH_DOCS)
@@ -1191,7 +1184,7 @@ def _count_native(documents, pretokenizer: Pretokenizer, collect_runs: bool, pro
     return tables[0].finish()
 
 
-def count_corpus_reference(documents: Iterable[str], pretokenizer: Pretokenizer, *, collect_runs: bool,
+def count_corpus_reference(documents: Iterable[str], pretokenizer: BasePretokenizer, *, collect_runs: bool,
                            progress=None) -> Counts:
     """The reference counter (:class:`CountTable`): one dict operation per pretoken, runs cut as they are read."""
     table = CountTable(pretokenizer, collect_runs)
@@ -1246,7 +1239,7 @@ def default_workers() -> int:
 def _worker(config: dict, collect_runs: bool, tasks, results, worker_id: int) -> None:
     """Worker process: count the batches from ``tasks`` until ``None``, then send the table to ``results``."""
     try:
-        table = _make_table(Pretokenizer.from_config(config), collect_runs)
+        table = _make_table(pretokenizer_from_config(config), collect_runs)
         while True:
             batch = tasks.get()
             if batch is None:
@@ -1331,7 +1324,7 @@ class _WorkerPool:
         self.tasks.cancel_join_thread()
 
 
-def count_corpus_parallel(documents: Iterable[str], pretokenizer: Pretokenizer, *, collect_runs: bool,
+def count_corpus_parallel(documents: Iterable[str], pretokenizer: BasePretokenizer, *, collect_runs: bool,
                           workers: Optional[int] = None, progress=None, batch_bytes: Optional[int] = None,
                           batch_docs: Optional[int] = None, start_method: Optional[str] = None,
                           normalize: Optional[str] = None) -> Counts:

@@ -47,6 +47,7 @@ from typing import Dict, Iterator, List, Optional, Sequence
 
 from fastsw._config import resolve_backend
 from fastsw.corpus.counting import BATCH_BYTES, BATCH_DOCS, Counts, _batches, _make_table
+from fastsw.pretokenizers.base import BasePretokenizer
 from fastsw.pretokenizers.pretokenize import Pretokenizer, check_normalize, make_pretokenizer, normalize_text
 from fastsw.progress import Progress
 from fastsw.corpus.readers import InputError, _format, iter_documents
@@ -296,7 +297,7 @@ def check_shards(shards) -> List[str]:
     return paths
 
 
-def _job(pretokenizer: Pretokenizer, normalize, collect_runs: bool, text_field, doc_mode: str, separator) -> dict:
+def _job(pretokenizer: BasePretokenizer, normalize, collect_runs: bool, text_field, doc_mode: str, separator) -> dict:
     """What every task of one job needs: plain data, pickled once per task."""
     return {"pretokenizer": pretokenizer.to_config(), "normalize": check_normalize(normalize),
             "collect_runs": bool(collect_runs), "text_field": text_field, "doc_mode": doc_mode,

@@ -31,6 +31,7 @@ import numpy as np
 from fastsw.encoding import encode_kernels as K
 from fastsw._interrupt import call_kernel
 from fastsw.alphabet import Alphabet, AtomAlphabet, ByteAlphabet, atom_bytes_packed, check_utf8, fast_supported
+from fastsw.pretokenizers.base import BasePretokenizer
 from fastsw.pretokenizers.pretokenize import Pretokenizer
 
 try:  # the compiled id -> int list loop (FastEncoder.to_list); absent in a pure-Python install
@@ -112,7 +113,7 @@ class EncoderTables(NamedTuple):
     super_ranks: Mapping[Tuple[int, int], Tuple[int, int]]
     shortcut: Mapping[bytes, int]                   # whole-pretoken shortcut: bytes -> reachable token id
     eligible: AbstractSet[int]                      # ids that may take part in a supermerge
-    pretokenizer: Pretokenizer
+    pretokenizer: BasePretokenizer
     alphabet: Alphabet                              # a byte alphabet: the atomic id of every byte
     n_vocab: int                                    # all ids, special tokens included
 
@@ -178,15 +179,14 @@ class FastEncoder:
         returns ``(ids int32, offsets int64)``."""
         pretok = self.pretokenizer
         if self.atoms:
-            direct = getattr(pretok, "token_bytes_batch", None)  # markers: the pieces' bytes without their strs
-            got = direct(texts) if direct is not None else None
+            got = pretok.token_bytes_batch(texts)  # markers, SCRIPT v3: the pieces' bytes without their strs
             if got is not None:
                 return self._kernel(got[0], got[1], got[2], shortcut, short_limit)
             return self._encode_pieces_of([pretok.pretokenize(t) for t in texts], shortcut, short_limit)
         scanner = self._slice_scanner()
         if scanner is not None:
             return self._kernel(*self._scan(scanner, texts), shortcut, short_limit)
-        if USE_PRETOKEN_ENDS and getattr(pretok, "uses_native", False):
+        if USE_PRETOKEN_ENDS and pretok.uses_native:
             # the compiled scanner's end offsets: no str object per pretoken
             ends = [pretok.pretoken_ends(t) for t in texts]
             n_pieces = np.fromiter(map(len, ends), np.int64, len(ends))
@@ -225,9 +225,9 @@ class FastEncoder:
             pretok = self.pretokenizer
             scanner = False
             # a subclass's kernel (MinGram's) reads code-point ends; atoms are not substrings of the text
-            if (not self.atoms and type(self)._kernel is FastEncoder._kernel and isinstance(pretok, Pretokenizer)
-                    and pretok.uses_native):
-                scanner = pretok._any_scanner()
+            if not self.atoms and type(self)._kernel is FastEncoder._kernel:
+                found = pretok.native_scanner()
+                scanner = False if found is None else found
             self._scanner = scanner
         return scanner or None
 
@@ -322,7 +322,7 @@ class FastEncoder:
                 return _ids_to_list(ids, objects)
             return self.to_list(ids)
         pretok = self.pretokenizer
-        if not (USE_PRETOKEN_ENDS and getattr(pretok, "uses_native", False)):
+        if not (USE_PRETOKEN_ENDS and pretok.uses_native):
             return self.to_list(self.encode_docs([text], shortcut)[0])
         ends = pretok.pretoken_ends(text)
         n = ends.shape[0]

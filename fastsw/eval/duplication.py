@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Dict
 
 from fastsw.alphabet import atom_text
-from fastsw.pretokenizers.boundary import CAPS, SHIFT, show
+from fastsw.pretokenizers.boundary import CAPS, SHIFT
 from fastsw.eval.metrics import vocab_duplication
 
 __all__ = ["model_duplication"]
@@ -19,7 +19,7 @@ __all__ = ["model_duplication"]
 def model_duplication(tok) -> Dict[str, float]:
     """Seed 002 Table 5 for a model: ``{"space": s, "case": c}``, the shares of vocabulary entries that duplicate
     another by one leading space or by capitalization (:func:`fastsw.eval.metrics.vocab_duplication`, reused as it is).
-    A model with atoms is measured on its entries' readable form (:func:`show`: markers as ``¦``, caps codes as
+    A model with atoms is measured on its entries' readable form (its pre-tokenizer's ``entry_text``: markers as ``¦``, caps codes as
     ``↑``/``⇑``), with the caps codes as ``case_codes``, so ``↑¦the¦`` and ``¦The¦`` duplicate ``¦the¦``. (In that
     form a text character ``¦``, ``↑`` or ``⇑`` reads like an atom; it only matters for entries that hold one.)
 
@@ -30,7 +30,7 @@ def model_duplication(tok) -> Dict[str, float]:
     vocab = list(tok.vocab)
     if hasattr(tok.alphabet, "atoms"):
         entries = []
-        readable = getattr(tok.pretokenizer, "entry_text", show)  # SCRIPT: its atoms back to characters
+        readable = tok.pretokenizer.entry_text  # markers as ¦ ↑ ⇑; SCRIPT: its atoms back to characters
         for tb in vocab:
             try:
                 entries.append(readable(atom_text(tb)).encode("utf-8"))

@@ -363,7 +363,8 @@ def pretoken_type_token_ratio(tokenizer: "Tokenizer", texts: Iterable[str]) -> f
         >>> pretoken_type_token_ratio(fastsw.Pretokenizer(), ["the cat the cat"])   # the, " cat", " the", " cat"
         0.75
     """
-    pretokenizer = getattr(tokenizer, "pretokenizer", tokenizer)
+    from fastsw.pretokenizers.base import BasePretokenizer
+    pretokenizer = tokenizer if isinstance(tokenizer, BasePretokenizer) else tokenizer.pretokenizer
     counts = _pretoken_counts(pretokenizer, _texts(texts))
     if not counts.counts:
         raise ValueError("texts have no pretokens (all documents are empty); pass some text")

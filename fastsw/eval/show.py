@@ -130,15 +130,14 @@ class _Forms:
         self.memo: Dict[int, tuple] = {}
         if self.atoms:
             from fastsw.pretokenizers.boundary import CAPS, MARKER, SHIFT
-            model_atoms = {a.code for a in getattr(tok.pretokenizer, "atoms", ())}
+            model_atoms = {a.code for a in tok.pretokenizer.atoms}
             self.marker_codes = {c for c in (MARKER.code, SHIFT.code, CAPS.code) if c in model_atoms}
             self.decoding = tok._decoding_bytes()  # SCRIPT: whole characters back to UTF-8
-            self.show_atom = getattr(tok.pretokenizer, "show", None)
+            self.show_atom = tok.pretokenizer.show
 
     def _atom_pieces(self, data: bytes) -> List[Tuple[str, str]]:
         from fastsw.alphabet import atom_text
-        from fastsw.pretokenizers.boundary import show as show_markers
-        show_atom = self.show_atom or show_markers
+        show_atom = self.show_atom
         out: List[Tuple[str, str]] = []
         for is_atom, part in self.split_atoms(data):
             if is_atom:

@@ -328,8 +328,7 @@ def _require_export(tok, name: str) -> None:
 
 
 def _scheme_name(tok) -> str:
-    config = tok.pretokenizer.to_config()
-    return config.get("scheme") or config.get("name") or config.get("mode")
+    return tok.pretokenizer.name
 
 
 def _check_paper_expressible(tok) -> None:

@@ -40,7 +40,8 @@ from fastsw._types import PathLike
 from fastsw.pretokenizers._unicode import UNICODE_VERSION
 from fastsw.alphabet import PROFILE_ALPHABETS, alphabet_from_config
 from fastsw.files import OutputError, atomic_open, atomic_write_text, resolve_output_path  # noqa: F401 (re-exported)
-from fastsw.pretokenizers.pretokenize import NORMALIZATIONS, Pretokenizer
+from fastsw.pretokenizers.pretokenize import NORMALIZATIONS
+from fastsw.pretokenizers.registry import pretokenizer_from_config
 
 FORMAT = "fastsw"
 FORMAT_VERSION = 1
@@ -283,7 +284,7 @@ def model_kwargs(path: PathLike, data: dict) -> dict:
     :func:`read_model_json`), every field checked (:func:`check_model_data`)."""
     check_model_data(path, data)
     try:
-        pretokenizer = Pretokenizer.from_config(data["pretokenizer"])
+        pretokenizer = pretokenizer_from_config(data["pretokenizer"])
     except ValueError as e:
         raise ValueError(f"{path}: field pretokenizer: {e}") from e
     try:

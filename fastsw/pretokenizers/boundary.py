@@ -4,8 +4,9 @@ This module owns the marker schemes ``boundary[w]``, ``boundary[w,p]``, ``bounda
 ``+caps``, ``+shift`` or ``+upper``): the Unicode classes they are built on, the groups and spans, the marking rules,
 the caps-code decision, the inverse (decoding) and the scheme-name parser. The atoms themselves (how a marker lives
 inside a pretoken ``str`` and inside token bytes) are :mod:`fastsw.alphabet`'s; the trainers, the model file and the
-encoders handle them through :class:`BoundaryPretokenizer`'s protocol (``atoms``, ``make_alphabet``,
-``decode_text``, ``supermerge_forbidden``), never through anything specific to markers.
+encoders handle them through the pre-tokenizer interface (:class:`fastsw.pretokenizers.base.BasePretokenizer`:
+``atoms``, ``make_alphabet``, ``decode_text``, ``supermerge_forbidden``, ...), never through anything specific to
+markers.
 
 Classes. Every code point listed in ``data/unicode/Scripts-16.0.0.txt`` (the version the seed's authors used;
 shipped with the package) gets a class from its script and the general category in that file's comment column:
@@ -62,10 +63,12 @@ import regex
 
 from fastsw._config import pure_python
 from fastsw.pretokenizers._unicode import compile_pattern
+from fastsw.pretokenizers.base import BasePretokenizer
+from fastsw.pretokenizers.registry import valid_names_message
 from fastsw.alphabet import Atom, AtomAlphabet, PROFILE_ALPHABETS, atom_text, check_utf8
 
 __all__ = ["SPACE_USING_SCRIPTS", "HIGH_RESOURCE_SCRIPTS", "MARKER", "SHIFT", "CAPS", "ATOMS", "Scheme",
-           "parse_scheme", "is_scheme_name", "scheme_names", "BoundaryPretokenizer", "class_table", "groups",
+           "parse_scheme", "BoundaryPretokenizer", "class_table", "groups",
            "cut_candidates", "decode_marked", "show"]
 
 SCRIPTS_FILE = Path(__file__).resolve().parents[1] / "data" / "unicode" / "Scripts-16.0.0.txt"
@@ -223,24 +226,6 @@ _CODES = {"caps": (True, True), "shift": (True, False), "upper": (False, True)}
 _BOUNDARY_RE = re.compile(r"^boundary\[([a-z, ]*)\]((?:\+[a-z]+)*)$")
 
 
-def scheme_names() -> List[str]:
-    """Every valid pre-tokenizer name that is not a plain mode, for error messages."""
-    marks = ["boundary[w]", "boundary[w,p]", "boundary[w,p,d]"]
-    return (marks + [m + c for m in marks for c in ("+caps", "+shift", "+upper")]
-            + ["script-v3"] + ["script-v3+" + m for m in marks] + ["script-v3+boundary[w,p,d]+caps"])
-
-
-def _valid_names_message() -> str:
-    return ("valid pre-tokenizers: script (default), simple, none, boundary[w], boundary[w,p], boundary[w,p,d], "
-            "each optionally followed by +caps, +shift or +upper (e.g. boundary[w,p,d]+caps), script-v3 and "
-            "script-v3+boundary[...] (e.g. script-v3+boundary[w,p,d]+caps)")
-
-
-def is_scheme_name(name) -> bool:
-    """Whether ``name`` looks like a marker or SCRIPT scheme name (to be parsed by :func:`parse_scheme`)."""
-    return isinstance(name, str) and (name.startswith("boundary") or name.startswith("script-v3"))
-
-
 def parse_scheme(name: str) -> Scheme:
     """Parse ``boundary[w]``, ``boundary[w,p]`` or ``boundary[w,p,d]`` with an optional ``+caps`` / ``+shift`` /
     ``+upper`` (one of them: ``+caps`` is both codes). Anything else is one ``ValueError`` listing the valid
@@ -254,13 +239,13 @@ def parse_scheme(name: str) -> Scheme:
     m = _BOUNDARY_RE.match(name.strip()) if isinstance(name, str) else None
     kinds = m and m.group(1).replace(" ", "")
     if not m or kinds not in _KINDS:
-        raise ValueError(f"unknown pre-tokenizer {name!r}; {_valid_names_message()}")
+        raise ValueError(f"unknown pre-tokenizer {name!r}; {valid_names_message()}")
     punct, digit = _KINDS[kinds]
     flags = m.group(2).split("+")[1:]
     for flag in flags:
         if flag not in _CODES:
             raise ValueError(f"unknown flag +{flag} in pre-tokenizer {name!r}; the flags are +caps (both codes), "
-                             f"+shift (↑ title case) and +upper (⇑ upper case); {_valid_names_message()}")
+                             f"+shift (↑ title case) and +upper (⇑ upper case); {valid_names_message()}")
     if len(flags) > 1:
         raise ValueError(f"pre-tokenizer {name!r} has {len(flags)} flags; a scheme takes one caps flag: +caps (both "
                          "codes), +shift (↑ title case) or +upper (⇑ upper case)")
@@ -485,12 +470,12 @@ def _compiled_scheme(key: tuple):
 _LETTER = compile_pattern(r"\p{L}")
 
 
-class SchemeSettings:
-    """The settings (model file ``pretokenizer`` entry) and equality shared by the scheme pre-tokenizers
+class SchemeSettings(BasePretokenizer):
+    """The settings (model file ``pretokenizer`` entry) shared by the scheme pre-tokenizers
     (:class:`BoundaryPretokenizer`, :class:`fastsw.pretokenizers.script_v3.ScriptPretokenizer`): ``mode``, the scheme's name
-    and the three options. A subclass sets ``_MODE``, ``_DEFAULT_SCHEME`` and ``_LABEL`` (for the error)."""
+    and the three options. A subclass sets ``mode``, ``_DEFAULT_SCHEME`` and ``_LABEL`` (for the error)."""
 
-    _MODE = _DEFAULT_SCHEME = _LABEL = ""
+    _DEFAULT_SCHEME = _LABEL = ""
     _KEYS = frozenset({"mode", "scheme", "drop_unlisted", "single_char_shift", "min_caps_length"})
     drop_unlisted: bool
     single_char_shift: bool
@@ -502,7 +487,7 @@ class SchemeSettings:
         raise NotImplementedError(f"{type(self).__name__} names its scheme")
 
     def to_config(self) -> dict:
-        return {"mode": self._MODE, "scheme": self.name, "drop_unlisted": self.drop_unlisted,
+        return {"mode": self.mode, "scheme": self.name, "drop_unlisted": self.drop_unlisted,
                 "single_char_shift": self.single_char_shift, "min_caps_length": self.min_caps_length}
 
     @classmethod
@@ -514,10 +499,11 @@ class SchemeSettings:
                    single_char_shift=config.get("single_char_shift", True),
                    min_caps_length=config.get("min_caps_length", 2))
 
-    def __eq__(self, other) -> bool:
-        return type(other) is type(self) and self.to_config() == other.to_config()
-
-    __hash__ = None  # type: ignore[assignment]  # equal by settings, mutable caches inside: not hashable (as before)
+    @classmethod
+    def from_name(cls, name: str):
+        """The scheme a user names ``name`` (``"boundary[w,p,d]+caps"``, ``"script-v3+boundary[w]"``), default
+        options."""
+        return cls(name)  # type: ignore[call-arg]  # each subclass takes the name first
 
 
 class BoundaryPretokenizer(SchemeSettings):
@@ -554,7 +540,7 @@ class BoundaryPretokenizer(SchemeSettings):
         self.min_caps_length = min_caps_length
 
     # -- configuration ------------------------------------------------------------------------------------------
-    _MODE, _DEFAULT_SCHEME, _LABEL = "boundary", "", "boundary"
+    _DEFAULT_SCHEME, _LABEL = "", "boundary"
 
     @property
     def name(self) -> str:
@@ -574,19 +560,12 @@ class BoundaryPretokenizer(SchemeSettings):
         return AtomAlphabet(PROFILE_ALPHABETS[profile][0], self.atoms)
 
     # -- splitting -----------------------------------------------------------------------------------------------
-    @property
-    def uses_native(self) -> bool:
-        """Always False: the pieces are not substrings of the text, so the encoder's offsets path is not used
-        (the compiled twin is used by :meth:`pretokenize` when :attr:`compiled`)."""
-        return False
-
+    # (no native_scanner: the pieces are not substrings of the text, so the encoder's offsets path is not used;
+    # the compiled twin is used by pretokenize when compiled)
     @property
     def compiled(self) -> bool:
         """Whether :meth:`pretokenize` runs the Cython twin."""
         return _MarkScheme is not None and not pure_python()
-
-    def _get_scanner(self):
-        return None  # the default patterns' compiled counter does not apply
 
     def pretokenize_reference(self, text: str) -> List[str]:
         """The plain-Python rule (:func:`marked_pretokens`)."""

@@ -39,7 +39,9 @@ default patterns. A pattern is matched to a compiled scanner by what it does, no
 
 A pretokenizer is described by a plain dict (:meth:`Pretokenizer.to_config`) that
 is stored in model files, so a loaded model pre-tokenizes exactly as it was
-trained.
+trained. :class:`Pretokenizer` is the regex family of the pre-tokenizer interface
+(:class:`fastsw.pretokenizers.base.BasePretokenizer`), registered as ``script``, ``simple`` and
+``none`` (:mod:`fastsw.pretokenizers.registry`).
 """
 from __future__ import annotations
 
@@ -48,15 +50,17 @@ import itertools
 import threading
 import unicodedata
 import warnings
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 import regex
 
 from fastsw._config import pure_python
+from fastsw.pretokenizers.base import LETTER_PATTERN, BasePretokenizer
 from fastsw.pretokenizers.chunking import script_chunks
 from fastsw.pretokenizers._unicode import (CATEGORIES, category_table, compile_pattern, contraction_folds, pin_pattern,
                                           pretoken_table, script_id, script_table, white_space_table)
+from fastsw.pretokenizers.registry import make_pretokenizer  # noqa: F401 (defined in the registry; importable here)
 
 # The contraction suffixes use the ASCII apostrophe, as in tiktoken's o200k pattern.
 _CONTRACTIONS = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
@@ -98,8 +102,6 @@ SCRIPT_SPECIFIC_PATTERN = "|".join([
 
 DEFAULT_SCRIPT_SPECIFIC_SCRIPTS = ("Han", "Hiragana", "Katakana", "Thai", "Myanmar", "Khmer", "Lao")
 
-# A pretoken is a possible part of a supermerge only if it contains a letter.
-LETTER_PATTERN = r"\p{L}"
 #: the patterns fastsw ships (valid by construction), whose ``regex`` form a Pretokenizer compiles on first use
 _BUILTIN_PATTERNS = frozenset((GPT4O_PATTERN, CL100K_PATTERN, CL100K_LEGACY_PATTERN, GPT2_PATTERN, SCRIPT_SPECIFIC_PATTERN,
                                LETTER_PATTERN))
@@ -236,8 +238,8 @@ def _warn_not_compiled(pretok: "Pretokenizer") -> None:
                   PatternNotCompiledWarning, stacklevel=3)
 
 
-class Pretokenizer:
-    """Split documents into pretokens.
+class Pretokenizer(BasePretokenizer):
+    """Split documents into pretokens with regular expressions (the ``script``, ``simple`` and ``none`` modes).
 
     Parameters (keyword-only):
         mode: ``"script"`` (script chunking, default), ``"simple"`` or ``"none"`` (the whole
@@ -310,12 +312,13 @@ class Pretokenizer:
         }
 
     @classmethod
-    def from_config(cls, config: dict) -> "Pretokenizer":
-        if config.get("mode") == "boundary":  # a marker scheme (fastsw.pretokenizers.boundary)
-            from fastsw.pretokenizers.boundary import BoundaryPretokenizer
-            return BoundaryPretokenizer.from_config(config)
-        if config.get("mode") == "script-v3":
-            return _script_v3().from_config(config)
+    def from_config(cls, config: dict) -> "BasePretokenizer":
+        """The pre-tokenizer :meth:`to_config` described; the config of another family (its ``mode``) is read by
+        that family (:func:`fastsw.pretokenizers.registry.pretokenizer_from_config`)."""
+        from fastsw.pretokenizers.registry import _family_for_mode, pretokenizer_from_config
+        mode = config.get("mode", "script")
+        if mode not in MODES and isinstance(mode, str) and _family_for_mode(mode) not in (None, cls):
+            return pretokenizer_from_config(config)
         known = {"mode", "main_pattern", "script_specific_pattern", "script_specific_scripts",
                  "letter_pattern"}
         unknown = set(config) - known
@@ -323,8 +326,18 @@ class Pretokenizer:
             raise ValueError(f"unknown pre-tokenizer settings: {', '.join(sorted(unknown))}")
         return cls(**config)
 
+    @classmethod
+    def from_name(cls, name: str) -> "Pretokenizer":
+        """``Pretokenizer(mode=name)`` for ``"script"``, ``"simple"`` or ``"none"``."""
+        if name not in MODES:
+            from fastsw.pretokenizers.registry import valid_names_message
+            raise ValueError(f"unknown pre-tokenizer {name!r}; {valid_names_message()}")
+        return cls(mode=name)
+
     def __eq__(self, other) -> bool:
         return isinstance(other, Pretokenizer) and self.to_config() == other.to_config()
+
+    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"Pretokenizer(mode={self.mode!r}, scripts={list(self.script_specific_scripts)!r})"
@@ -334,11 +347,26 @@ class Pretokenizer:
         state["_scanner"] = None  # the compiled scanner is rebuilt on first use after unpickling
         return state
 
-    # -- splitting ----------------------------------------------------------
     @property
-    def uses_native(self) -> bool:
-        """True when :meth:`pretokenize` runs the compiled scanner (a pattern it has, the extension built)."""
-        return self._any_scanner() is not None
+    def splits_text(self) -> bool:  # type: ignore[override]
+        """False in ``none`` mode (a document is one pretoken)."""
+        return self.mode != "none"
+
+    # -- splitting ----------------------------------------------------------
+    def native_scanner(self) -> Optional[Any]:
+        """The compiled scanner of :meth:`pretokenize` (GPT-4o's patterns, or cl100k_base's in ``simple`` mode),
+        or None (custom patterns, ``none`` mode, no extension, ``FASTSW_PUREPYTHON=1``)."""
+        return self._any_scanner()
+
+    def native_counter(self, collect_runs: bool) -> Optional[Any]:
+        """The compiled counter (``fastsw.pretokenizers._pretok.Counter``) for the default patterns and letter
+        test, or None."""
+        if pure_python() or self.letter_pattern != LETTER_PATTERN:
+            return None
+        scanner = self._get_scanner()
+        if scanner is None:
+            return None
+        return _pretok.Counter(scanner, bool(collect_runs))
 
     def _scanner_id(self):
         """The ``fastsw.pretokenizers._pretok.Scanner`` pattern id for these patterns, or None (the ``regex`` path):
@@ -387,17 +415,6 @@ class Pretokenizer:
                 _warn_not_compiled(self)
             return self.pretokenize_reference(text)
         return scanner.pretokenize(text)
-
-    def pretoken_ends(self, text: str) -> np.ndarray:
-        """End offsets (code points, ``int64``) of the pretokens of ``text``; compiled scanner only.
-
-        Raises ``ValueError`` when the compiled scanner cannot be used (see :attr:`uses_native`).
-        """
-        scanner = self._any_scanner()
-        if scanner is None:
-            raise ValueError("pretoken_ends needs the compiled scanner: default patterns, the built "
-                             "fastsw.pretokenizers._pretok extension and FASTSW_PUREPYTHON unset; use pretokenize()")
-        return scanner.pretoken_ends(text)
 
     def pretokenize_reference(self, text: str) -> List[str]:
         """The ``regex`` path: the readable specification that the compiled scanner must match.
@@ -661,34 +678,3 @@ def probe_texts(pattern: str):
     yield from every
     yield "".join(every)
 
-
-def _script_v3():
-    """The SCRIPT v3 pre-tokenizer class (fastsw.pretokenizers.script_v3), or one clear error when this installation has none."""
-    try:
-        from fastsw.pretokenizers.script_v3 import ScriptPretokenizer
-    except ImportError:  # the module, or its class, is not in this installation
-        raise ValueError("the SCRIPT v3 pre-tokenizers (script-v3, script-v3+boundary[...]) are not available in "
-                         "this fastsw (no fastsw.pretokenizers.script_v3.ScriptPretokenizer); use script, simple, none or a "
-                         "boundary[...] scheme") from None
-    return ScriptPretokenizer
-
-
-def make_pretokenizer(spec) -> Pretokenizer:
-    """Accept a `Pretokenizer`, a mode name (``"script"``/``"simple"``/``"none"``), a marker or SCRIPT scheme
-    name (``"boundary[w,p,d]+caps"``, ``"script-v3"``, ``"script-v3+boundary[w]"``, see :mod:`fastsw.pretokenizers.boundary`),
-    a config dict, or a scheme pre-tokenizer object. An unknown name is one error listing the valid ones."""
-    if isinstance(spec, Pretokenizer) or hasattr(spec, "pretokenize_reference"):
-        return spec
-    if isinstance(spec, str):
-        from fastsw.pretokenizers.boundary import BoundaryPretokenizer, _valid_names_message, is_scheme_name
-        name = spec.strip()
-        if name.startswith("script-v3"):
-            return _script_v3()(name)
-        if is_scheme_name(name):
-            return BoundaryPretokenizer(name)  # type: ignore[return-value]  # a scheme object, not a subclass
-        if name not in MODES:
-            raise ValueError(f"unknown pre-tokenizer {spec!r}; {_valid_names_message()}")
-        return Pretokenizer(mode=spec)
-    if isinstance(spec, dict):
-        return Pretokenizer.from_config(spec)
-    raise ValueError(f"pretokenizer must be 'script', 'simple', 'none', a dict or a Pretokenizer, not {spec!r}")

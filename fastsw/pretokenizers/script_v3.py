@@ -718,9 +718,10 @@ class ScriptPretokenizer(SchemeSettings):
 
     def __init__(self, name: str = "script-v3", *, drop_unlisted: bool = False, single_char_shift: bool = True,
                  min_caps_length: int = 2):
-        from fastsw.pretokenizers.boundary import BoundaryPretokenizer, _valid_names_message
+        from fastsw.pretokenizers.boundary import BoundaryPretokenizer
+        from fastsw.pretokenizers.registry import valid_names_message
         if not isinstance(name, str) or not (name.strip() == "script-v3" or name.strip().startswith("script-v3+")):
-            raise ValueError(f"unknown pre-tokenizer {name!r}; {_valid_names_message()}")
+            raise ValueError(f"unknown pre-tokenizer {name!r}; {valid_names_message()}")
         name = name.strip()
         self.drop_unlisted = _check_drop(drop_unlisted)
         self.inner = None
@@ -738,7 +739,7 @@ class ScriptPretokenizer(SchemeSettings):
         self.min_caps_length = min_caps_length
 
     # -- configuration ------------------------------------------------------------------------------------------
-    _MODE, _DEFAULT_SCHEME, _LABEL = "script-v3", "script-v3", "SCRIPT"
+    _DEFAULT_SCHEME, _LABEL = "script-v3", "SCRIPT"
 
     @property
     def name(self) -> str:
@@ -758,12 +759,10 @@ class ScriptPretokenizer(SchemeSettings):
         from fastsw.alphabet import PROFILE_ALPHABETS
         return ScriptAlphabet(PROFILE_ALPHABETS[profile][0], self.atoms)
 
+    #: Its alphabet (:class:`ScriptAlphabet`) forbids merges that make a partial character.
+    has_merge_rule = True
+
     # -- splitting -----------------------------------------------------------------------------------------------
-    uses_native = False
-
-    def _get_scanner(self):
-        return None  # the default patterns' compiled counter does not apply
-
     def native_counter(self, collect_runs: bool):
         """The compiled twin of :class:`fastsw.corpus.counting.CountTable` for this pre-tokenizer (a
         :class:`SpelledCounter`), or None without the extension or with ``FASTSW_PUREPYTHON``."""
@@ -885,17 +884,14 @@ class ScriptPretokenizer(SchemeSettings):
         return [tb if 0xF5 not in tb else unspell(atom_text(tb), broken=None).encode("utf-8", ATOM_ERRORS)
                 for tb in token_bytes]
 
-    @property
-    def token_widths(self):
-        """:meth:`_token_widths` for plain SCRIPT; None with a marker scheme, whose markers and caps codes rewrite
-        the text (``encode_with_offsets`` then refuses, as for the marker schemes)."""
-        return self._token_widths if self.inner is None else None
-
-    def _token_widths(self, token_bytes: Sequence[bytes]) -> List[Tuple[bool, int]]:
+    def token_widths(self, token_bytes: Sequence[bytes]) -> Optional[List[Tuple[bool, int]]]:
         """Per token ``(starts inside a character, characters it completes)`` for ``Tokenizer.encode_with_offsets``:
         a block atom on its own starts its character and completes it (1), the index atom after it starts inside it
         and adds none; a token of whole characters counts them; fallback bytes follow UTF-8 (a continuation byte
-        starts inside)."""
+        starts inside). None with a marker scheme, whose markers and caps codes rewrite the text
+        (``encode_with_offsets`` then refuses, as for the marker schemes)."""
+        if self.inner is not None:
+            return None
         from fastsw.alphabet import atom_text
         t = table()
         slot_atom = _slot_atom()

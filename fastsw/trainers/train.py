@@ -25,6 +25,7 @@ from fastsw.alphabet import PROFILE_ALPHABETS, Alphabet, CharAlphabet, default_a
 from fastsw.corpus.counting import (PARALLEL_MIN_BYTES, Counts, count_corpus, count_corpus_parallel,  # noqa: F401 (re-exported)
                        as_integer, capped_workers, count_languages, default_workers, int64_overflow,
                        language_weights, load_counts, native_counting, weighted_counts)
+from fastsw.pretokenizers.base import BasePretokenizer
 from fastsw.pretokenizers.pretokenize import Pretokenizer, check_normalize, make_pretokenizer
 from fastsw.notes import OptionWarning, VocabularyNotReachedWarning
 from fastsw.progress import Progress
@@ -140,7 +141,7 @@ def _counting_workers(inputs, workers: Optional[int], collect_runs: bool) -> int
     return default_workers() if size >= PARALLEL_MIN_BYTES else 1
 
 
-def _pretokenizer_for_counts(counts: Counts, pretokenizer) -> Pretokenizer:
+def _pretokenizer_for_counts(counts: Counts, pretokenizer) -> BasePretokenizer:
     if counts.pretokenizer_config is None:
         raise ValueError("the count table does not record its pretokenizer; count it with fastsw.corpus.counting "
                          "(count_corpus or 'fastsw count')")
@@ -269,7 +270,7 @@ def _read_and_count(inputs, trainer: Trainer, parity, *, from_counts, pretokeniz
         pretok = make_pretokenizer("script" if pretokenizer is None else pretokenizer)
         n_workers = None if tagged else _counting_workers(inputs, workers, collect_runs=needs_runs)
     trainer.check(pretok, common)
-    if pretok.mode == "none" and needs_runs:
+    if not pretok.splits_text and needs_runs:
         raise OptionError("{algo:v} needs a pre-tokenizer that splits documents into words: supermerges join runs of "
                           ">= 2 pretokens, and {pretokenizer:'none} makes one pretoken per document; use {algo:'bpe} "
                           "with {pretokenizer:'none}, or {pretokenizer:'script}", algo=algo)
@@ -539,11 +540,12 @@ def train(inputs: TrainInputs = None, *, algo: str = "bpe", vocab_size: int, sup
                              lang_field=lang_field, count_candidates=_count_candidates, common=common)
     counts, pretok, form, stages, info, dev_counts = source
     # 3. the alphabet and the room it leaves
-    if hasattr(pretok, "make_alphabet"):  # a scheme with atoms beyond bytes (markers, SCRIPT; fastsw.alphabet)
+    own_alphabet = pretok.make_alphabet(profile)  # a scheme with atoms beyond bytes (markers, SCRIPT; fastsw.alphabet)
+    if own_alphabet is not None:
         if alphabet != "bytes":
-            raise ValueError(f"alphabet={alphabet!r} does not go with pretokenizer {pretok.to_config().get('scheme')!r}"
+            raise ValueError(f"alphabet={alphabet!r} does not go with pretokenizer {pretok.name!r}"
                              ", whose alphabet is the profile's bytes plus its atoms; leave alphabet unset")
-        alph: Alphabet = pretok.make_alphabet(profile)
+        alph: Alphabet = own_alphabet
     elif alphabet == "bytes":
         alph = default_alphabet(profile)
     else:

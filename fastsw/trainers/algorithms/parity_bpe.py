@@ -159,7 +159,7 @@ class ParityBPETrainer(Trainer):
 def check_parity_pretokenizer(pretok) -> None:
     """Parity-aware BPE cannot train with SCRIPT v3, whose learner has no merge rule
     (:mod:`fastsw.pretokenizers.script_v3`)."""
-    if pretok.mode == "script-v3":
-        raise ValueError(f"parity-aware BPE cannot train with pretokenizer {pretok.to_config()['scheme']!r}: its "
+    if pretok.has_merge_rule:
+        raise ValueError(f"parity-aware BPE cannot train with pretokenizer {pretok.name!r}: its "
                          "merges would not respect SCRIPT's rule that a token is whole characters; use algo='bpe', "
                          "'boundless' or 'superbpe' (phase1='bpe') with SCRIPT, or another pre-tokenizer")

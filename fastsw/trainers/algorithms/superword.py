@@ -138,7 +138,7 @@ class _SuperwordTrainer(Trainer):
             cands = stages.candidates(counts, p1.words, tok1)
         else:  # counted from the text on a cluster (fastsw.corpus.distributed)
             cands = run.count_candidates(stages, counts, p1.words, tok1)
-        forbidden = getattr(run.pretokenizer, "supermerge_forbidden", None)
+        forbidden = run.pretokenizer.supermerge_forbidden
         if forbidden is not None:  # e.g. never two touching boundary markers in one token (SPEC section 9)
             cands = stages.cut(cands, tok1.vocab, forbidden)
         if not run.from_counts:  # the candidates replace the letter runs (freed for phase 2 on big corpora)
