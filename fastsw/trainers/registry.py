@@ -25,7 +25,10 @@ def register_trainer(trainer: Type[Trainer], *, replace: bool = False) -> Type[T
         'SuperBPE'
     """
     _builtins()
-    name = getattr(trainer, "name", "")
+    try:
+        name = trainer.name
+    except AttributeError:
+        name = ""
     if not isinstance(name, str) or not name or name.startswith("-") or " " in name:
         raise ValueError(f"a trainer needs a name (its algo=), not {name!r}")
     if not (isinstance(trainer.Config, type) and issubclass(trainer.Config, TrainerConfig)):
