@@ -6,6 +6,7 @@ Environment variables:
 * ``FASTSW_DATA``: where benchmarks write the inputs they generate (corpus prefixes, synthetic text, shards);
   default: ``fastsw/bench-data`` in the user cache folder (``$XDG_CACHE_HOME``, else ``~/.cache``).
 """
+
 from __future__ import annotations
 
 import gzip

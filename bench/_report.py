@@ -5,6 +5,7 @@ A whole-run script given ``--json OUT`` writes one table or a list of tables, ea
 strings (``None`` for a figure that was not measured). A table may also carry ``"peak_rss_mb"`` when the script
 measures peak RSS per row, as one of its columns.
 """
+
 from __future__ import annotations
 
 import json

@@ -13,6 +13,7 @@ duplicate another by a leading space or by case (seed 002 Table 5, :func:`fastsw
 Writes ``bench/results/boundary-en-<mb>MB-<vocab>.md``. Ratios are against the default pre-tokenizer measured in the
 same run (they move less than absolute times from run to run). ``--check`` asserts and prints counts; it times nothing.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,20 +36,29 @@ from _corpus import SHARED, read_docs  # noqa: E402
 def train_one(scheme: str, mb: float, vocab: int, algo: str, out: str) -> dict:
     """Train in this process (the subprocess); save the model to ``out``; return the timings."""
     import fastsw
+
     docs, size = read_docs(SHARED / "corpus" / "en" / "train.jsonl.gz", int(mb * 1e6))
     t0, c0 = time.perf_counter(), time.process_time()
     tok = fastsw.train(docs, algo=algo, vocab_size=vocab, pretokenizer=scheme)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     tok.save(out)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # MB (Linux reports kB)
-    return {"scheme": scheme, "bytes": size, "wall": wall, "cpu": cpu, "peak_rss_mb": rss,
-            "stages": tok.training_info["seconds"], "unique_pretokens": tok.training_info["unique_pretokens"]}
+    return {
+        "scheme": scheme,
+        "bytes": size,
+        "wall": wall,
+        "cpu": cpu,
+        "peak_rss_mb": rss,
+        "stages": tok.training_info["seconds"],
+        "unique_pretokens": tok.training_info["unique_pretokens"],
+    }
 
 
 def measure(model_path: str, heldout) -> dict:
     import fastsw
     from fastsw.eval.duplication import model_duplication
     from fastsw.eval.metrics import text_metrics
+
     tok = fastsw.Tokenizer.load(model_path)
     m = text_metrics(tok, heldout)
     for doc in heldout[:200]:
@@ -60,8 +70,12 @@ def measure(model_path: str, heldout) -> dict:
             tok.encode(doc)
         best = min(best, time.perf_counter() - t0)
     n_bytes = sum(len(doc.encode("utf-8")) for doc in heldout)
-    return {"bytes_per_token": m["bytes_per_token"], "duplication": model_duplication(tok),
-            "vocab_size": tok.vocab_size, "encode_mb_s": n_bytes / 1e6 / best}
+    return {
+        "bytes_per_token": m["bytes_per_token"],
+        "duplication": model_duplication(tok),
+        "vocab_size": tok.vocab_size,
+        "encode_mb_s": n_bytes / 1e6 / best,
+    }
 
 
 def run_benchmark(args) -> None:
@@ -70,13 +84,42 @@ def run_benchmark(args) -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         # warm the Numba cache once, outside the timed runs
-        subprocess.run([sys.executable, __file__, "--one", "script", "--mb", "0.2", "--vocab", "1000",
-                        "--out", os.path.join(tmp, "warm.json")], check=True, capture_output=True)
+        subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--one",
+                "script",
+                "--mb",
+                "0.2",
+                "--vocab",
+                "1000",
+                "--out",
+                os.path.join(tmp, "warm.json"),
+            ],
+            check=True,
+            capture_output=True,
+        )
         for scheme in schemes:
             out = os.path.join(tmp, f"{len(rows)}.json")
-            res = subprocess.run([sys.executable, __file__, "--one", scheme, "--mb", str(args.mb), "--vocab",
-                                  str(args.vocab), "--algo", args.algo, "--out", out],
-                                 capture_output=True, text=True)
+            res = subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--one",
+                    scheme,
+                    "--mb",
+                    str(args.mb),
+                    "--vocab",
+                    str(args.vocab),
+                    "--algo",
+                    args.algo,
+                    "--out",
+                    out,
+                ],
+                capture_output=True,
+                text=True,
+            )
             if res.returncode:
                 raise SystemExit(f"training with {scheme} failed:\n{res.stderr}")
             timing = json.loads(res.stdout.strip().splitlines()[-1])
@@ -84,18 +127,24 @@ def run_benchmark(args) -> None:
             rows.append(timing)
             print(json.dumps(timing), flush=True)
     base = rows[0]
-    lines = [f"# Boundary markers: training and duplication, {args.mb:g} MB English, vocab {args.vocab}, "
-             f"algo {args.algo}", "",
-             "Measured by `python bench/bench_boundary.py` with these options; times are "
-             f"ratios against `{base['scheme']}` in the same run.", "",
-             "| pre-tokenizer | wall s | × default | count s | phase 1 s | peak RSS MB | space dup. | case dup. | "
-             "bytes/token (held-out) | encode MB/s (held-out, one thread) |", "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# Boundary markers: training and duplication, {args.mb:g} MB English, vocab {args.vocab}, algo {args.algo}",
+        "",
+        "Measured by `python bench/bench_boundary.py` with these options; times are "
+        f"ratios against `{base['scheme']}` in the same run.",
+        "",
+        "| pre-tokenizer | wall s | × default | count s | phase 1 s | peak RSS MB | space dup. | case dup. | "
+        "bytes/token (held-out) | encode MB/s (held-out, one thread) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         st = r["stages"]
-        lines.append(f"| `{r['scheme']}` | {r['wall']:.1f} | {r['wall'] / base['wall']:.2f} | "
-                     f"{st.get('pretokenize_and_count', 0):.1f} | {st.get('phase1', 0):.1f} | {r['peak_rss_mb']:.0f} | "
-                     f"{100 * r['duplication']['space']:.1f} % | {100 * r['duplication']['case']:.1f} % | "
-                     f"{r['bytes_per_token']:.3f} | {r['encode_mb_s']:.1f} |")
+        lines.append(
+            f"| `{r['scheme']}` | {r['wall']:.1f} | {r['wall'] / base['wall']:.2f} | "
+            f"{st.get('pretokenize_and_count', 0):.1f} | {st.get('phase1', 0):.1f} | {r['peak_rss_mb']:.0f} | "
+            f"{100 * r['duplication']['space']:.1f} % | {100 * r['duplication']['case']:.1f} % | "
+            f"{r['bytes_per_token']:.3f} | {r['encode_mb_s']:.1f} |"
+        )
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_write:
@@ -107,8 +156,12 @@ def run_benchmark(args) -> None:
 
 def _corpus_files():
     corpus = SHARED / "corpus"
-    files = sorted(corpus.glob("*/heldout.jsonl")) + sorted(corpus.glob("parallel/*.jsonl")) \
-        + sorted(corpus.glob("fixtures/*.txt")) + sorted(corpus.glob("*/train.jsonl.gz"), key=lambda p: p.stat().st_size)
+    files = (
+        sorted(corpus.glob("*/heldout.jsonl"))
+        + sorted(corpus.glob("parallel/*.jsonl"))
+        + sorted(corpus.glob("fixtures/*.txt"))
+        + sorted(corpus.glob("*/train.jsonl.gz"), key=lambda p: p.stat().st_size)
+    )
     return files  # the largest (English) last
 
 
@@ -124,8 +177,12 @@ def _docs_of(path: Path):
 
 def run_check(args) -> None:
     from fastsw.pretokenizers.boundary import BoundaryPretokenizer
-    schemes = [s.strip() for s in args.schemes.split(";")] if args.schemes != DEFAULT_SCHEMES else \
-        ["boundary[w]", "boundary[w,p]+upper", "boundary[w,p,d]+caps", "boundary[w,p,d]+shift"]
+
+    schemes = (
+        [s.strip() for s in args.schemes.split(";")]
+        if args.schemes != DEFAULT_SCHEMES
+        else ["boundary[w]", "boundary[w,p]+upper", "boundary[w,p,d]+caps", "boundary[w,p,d]+shift"]
+    )
     pretoks = [BoundaryPretokenizer(s) for s in schemes]
     assert all(p.compiled for p in pretoks), "build the extension first: python setup.py build_ext --inplace"
     total_docs = total_bytes = total_pieces = 0
@@ -144,8 +201,10 @@ def run_check(args) -> None:
             total_bytes += len(doc.encode("utf-8"))
         total_docs += n_docs
         print(f"{path.relative_to(SHARED)}: {n_docs} documents identical and invertible", flush=True)
-    print(f"all identical: {total_docs} documents, {total_bytes / 1e6:.1f} MB, {total_pieces} pretokens over "
-          f"{len(schemes)} schemes ({', '.join(schemes)}), {time.perf_counter() - t0:.0f} s")
+    print(
+        f"all identical: {total_docs} documents, {total_bytes / 1e6:.1f} MB, {total_pieces} pretokens over "
+        f"{len(schemes)} schemes ({', '.join(schemes)}), {time.perf_counter() - t0:.0f} s"
+    )
 
 
 DEFAULT_SCHEMES = "script;boundary[w,p,d]+caps"
@@ -157,11 +216,17 @@ def run_speed(args) -> None:
     first."""
     from fastsw.corpus.counting import count_corpus
     from fastsw.pretokenizers.pretokenize import make_pretokenizer
+
     schemes = [s.strip() for s in args.schemes.split(";")]
     pretoks = [make_pretokenizer(s) for s in schemes]
     langs = [x.strip() for x in args.langs.split(",")]
-    print("| language | MB | " + " | ".join(f"`{s}` MB/s" for s in schemes) + " | " +
-          " | ".join(f"`{s}` / `{schemes[0]}`" for s in schemes[1:]) + " |")
+    print(
+        "| language | MB | "
+        + " | ".join(f"`{s}` MB/s" for s in schemes)
+        + " | "
+        + " | ".join(f"`{s}` / `{schemes[0]}`" for s in schemes[1:])
+        + " |"
+    )
     print("|---" * (2 + 2 * len(schemes) - 1) + "|")
     for lang in langs:
         docs, size = read_docs(SHARED / "corpus" / lang / "train.jsonl.gz", int(args.mb * 1e6))
@@ -172,8 +237,14 @@ def run_speed(args) -> None:
                 count_corpus(docs, p, collect_runs=True, threads=1)
                 best[k] = min(best[k], time.perf_counter() - t0)
         speeds = [size / 1e6 / b for b in best]
-        print(f"| {lang} | {size / 1e6:.1f} | " + " | ".join(f"{v:.1f}" for v in speeds) + " | " +
-              " | ".join(f"{v / speeds[0]:.2f}" for v in speeds[1:]) + " |", flush=True)
+        print(
+            f"| {lang} | {size / 1e6:.1f} | "
+            + " | ".join(f"{v:.1f}" for v in speeds)
+            + " | "
+            + " | ".join(f"{v / speeds[0]:.2f}" for v in speeds[1:])
+            + " |",
+            flush=True,
+        )
 
 
 def main() -> None:

@@ -18,6 +18,7 @@ one) or ``o200k`` (tiktoken's vocabulary). For each language's held-out text:
 (the ratio ``bench/bench_languages.py`` reports, timed with more rounds and no batch encoders in between).
 Figures are ratios within one run.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -52,6 +53,7 @@ def best(fns, rounds: int):
 def model(spec_model: str, lang: str):
     if spec_model == "o200k":
         from fastsw.io import tiktoken_vocab as tv
+
         return fastsw.Tokenizer.load_tiktoken(tv.bpe_openai_rank_file("o200k_base"), pattern="o200k")
     # bench/bench_languages.py's models (20 MB of training text), trained and cached on first use
     return cached_model(lang if spec_model == "own" else spec_model, "bpe", "simple", 20)
@@ -60,10 +62,15 @@ def model(spec_model: str, lang: str):
 def tiktoken_of(tok):
     import tiktoken
     from fastsw.io import tiktoken_vocab as tv
+
     if not isinstance(tok, tv.TiktokenTokenizer):
         return tok.to_tiktoken()
-    return tiktoken.Encoding("o200k_base", pat_str=tv.PATTERNS["o200k"],
-                             mergeable_ranks={t: r for r, t in enumerate(tok.vocab)}, special_tokens={})
+    return tiktoken.Encoding(
+        "o200k_base",
+        pat_str=tv.PATTERNS["o200k"],
+        mergeable_ranks={t: r for r, t in enumerate(tok.vocab)},
+        special_tokens={},
+    )
 
 
 def units(tok, enc, docs):
@@ -82,8 +89,10 @@ def units(tok, enc, docs):
 
 
 def char_units(specs, rounds: int) -> None:
-    print("| text | model | missed bytes | merges per byte, bytes -> units | tiktoken ms | without table ms | "
-          "with table ms | gain | with table / tiktoken |")
+    print(
+        "| text | model | missed bytes | merges per byte, bytes -> units | tiktoken ms | without table ms | "
+        "with table ms | gain | with table / tiktoken |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for spec in specs:
         lang, which = spec.split(":")
@@ -103,12 +112,20 @@ def char_units(specs, rounds: int) -> None:
             if not on.encode(d) == off.encode(d) == tt.encode_ordinary(d):
                 sys.exit(f"{spec}: the encoders disagree; no timings reported")
         n_bytes, n_units, n_tokens = units(tok, on, docs)
-        t_tt, t_off, t_on = best([lambda: [tt.encode_ordinary(d) for d in docs],
-                                  lambda: [off.encode(d) for d in docs],
-                                  lambda: [on.encode(d) for d in docs]], rounds)
-        print(f"| {lang} | {which} | {n_bytes} | {(n_bytes - n_tokens) / n_bytes:.2f} -> "
-              f"{(n_units - n_tokens) / n_bytes:.2f} | {t_tt * 1e3:.2f} | {t_off * 1e3:.2f} | {t_on * 1e3:.2f} | "
-              f"{t_off / t_on:.2f} | {t_tt / t_on:.2f} |", flush=True)
+        t_tt, t_off, t_on = best(
+            [
+                lambda: [tt.encode_ordinary(d) for d in docs],
+                lambda: [off.encode(d) for d in docs],
+                lambda: [on.encode(d) for d in docs],
+            ],
+            rounds,
+        )
+        print(
+            f"| {lang} | {which} | {n_bytes} | {(n_bytes - n_tokens) / n_bytes:.2f} -> "
+            f"{(n_units - n_tokens) / n_bytes:.2f} | {t_tt * 1e3:.2f} | {t_off * 1e3:.2f} | {t_on * 1e3:.2f} | "
+            f"{t_off / t_on:.2f} | {t_tt / t_on:.2f} |",
+            flush=True,
+        )
 
 
 def superword(langs, rounds: int) -> None:
@@ -119,8 +136,10 @@ def superword(langs, rounds: int) -> None:
         bpe, boundless = (cached_model(lang, algo, "simple", 20) for algo in ("bpe", "boundless"))
         for tok in (bpe, boundless):
             tok.encode_ordinary(docs[0])  # build the encoder before timing
-        t_bpe, t_bl = best([lambda: [bpe.encode_ordinary(d) for d in docs],
-                            lambda: [boundless.encode_ordinary(d) for d in docs]], rounds)
+        t_bpe, t_bl = best(
+            [lambda: [bpe.encode_ordinary(d) for d in docs], lambda: [boundless.encode_ordinary(d) for d in docs]],
+            rounds,
+        )
         print(f"| {lang} | {t_bpe * 1e3:.2f} | {t_bl * 1e3:.2f} | {t_bpe / t_bl:.2f} |", flush=True)
 
 

@@ -13,6 +13,7 @@ the training kernels costs.
     python bench/bench_coldstart.py --repeat 3
     python bench/bench_coldstart.py --checkout OTHER_CHECKOUT      # the same runs on another checkout's code
 """
+
 from __future__ import annotations
 
 import argparse
@@ -94,8 +95,7 @@ def one_round(checkout: Path) -> dict:
             wall, cpu, stdout = run(["-c", ENCODE], tmp, env)
             steps = json.loads(stdout.splitlines()[-1])
             out[f"process {cache}"] = (wall, cpu)
-            for step, (w, c) in zip(("load", "encode hello", "encode 20k chars", "encode again", "background"),
-                                    steps):
+            for step, (w, c) in zip(("load", "encode hello", "encode 20k chars", "encode again", "background"), steps):
                 out[f"{step} {cache}"] = (w, c)
     return out
 
@@ -120,8 +120,9 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_arguments(p, quick="one run of each measurement (default: --repeat 3)")
     p.add_argument("--repeat", type=int, default=None, help="runs of each measurement; the median is shown")
-    p.add_argument("--checkout", type=Path, default=HERE.parent,
-                   help="the repository whose fastsw is measured (default: this one)")
+    p.add_argument(
+        "--checkout", type=Path, default=HERE.parent, help="the repository whose fastsw is measured (default: this one)"
+    )
     a = p.parse_args(argv)
     repeat = a.repeat or (1 if a.quick else 3)
     rounds = []
@@ -134,11 +135,14 @@ def main(argv=None) -> int:
         cpus = [r[key][1] for r in rounds]
         rows.append([what, rounded(statistics.median(walls), 3), rounded(statistics.median(cpus), 3)])
     compile_cpu = statistics.median(r["train cold"][1] - r["train warm"][1] for r in rounds)
-    notes = (f"Median of {repeat} run(s). CPU = user + system seconds of the child process (the encoding rows: "
-             "the child's own process time around each step). Compiling the kernels of the training command: "
-             f"{compile_cpu:.1f} s of CPU (cold run minus warm run).")
-    t = table("Cold start: a fresh install's first training run and first encodes",
-              ["run", "wall s", "CPU s"], rows, notes)
+    notes = (
+        f"Median of {repeat} run(s). CPU = user + system seconds of the child process (the encoding rows: "
+        "the child's own process time around each step). Compiling the kernels of the training command: "
+        f"{compile_cpu:.1f} s of CPU (cold run minus warm run)."
+    )
+    t = table(
+        "Cold start: a fresh install's first training run and first encodes", ["run", "wall s", "CPU s"], rows, notes
+    )
     for row in rows:
         print(f"{row[0]:<78} wall {row[1]:>7} s  CPU {row[2]:>7} s")
     print(t["notes"])

@@ -21,6 +21,7 @@ and stop apart; the start includes importing fastsw on the workers), the ratio t
 and a digest of the resulting table (all configurations must give the same). Markdown goes to
 ``bench/results/dask-<size>.md``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -88,7 +89,7 @@ def make_shards(mb: int, n: int, given: str | None) -> tuple[list, str]:
             k += 1
             out = open(paths[k], "wb")
     out.close()
-    for p in paths[k + 1:]:
+    for p in paths[k + 1 :]:
         p.write_bytes(b"")
     (folder / "DONE").write_text(label + "\n")
     return paths, label
@@ -112,6 +113,7 @@ def peak_rss_mb() -> float:
 def warm() -> None:
     from fastsw.corpus.counting import native_counting
     from fastsw.pretokenizers.pretokenize import Pretokenizer
+
     native_counting(Pretokenizer())
 
 
@@ -155,9 +157,13 @@ def main() -> None:
     ap.add_argument("--corpus", default=None, help="a JSONL file to cut instead (default: see the docstring)")
     ap.add_argument("--runs", action="store_true", help="collect letter runs too (default: pretokens only)")
     ap.add_argument("--modes", nargs="+", default=["single", "dask-1", "dask-2"])
-    ap.add_argument("--repeat", type=int, default=2,
-                    help="rounds (default 2; later rounds in reverse order, without dask-1); the table shows each "
-                         "configuration's fastest round, the JSON lines every round")
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=2,
+        help="rounds (default 2; later rounds in reverse order, without dask-1); the table shows each "
+        "configuration's fastest round, the JSON lines every round",
+    )
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--shard-list", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -170,12 +176,13 @@ def main() -> None:
     size = sum(p.stat().st_size for p in shards)
     listing = DATA / "dask-shards" / "current-list.json"
     listing.write_text(json.dumps([str(p) for p in shards]))
-    print(f"corpus: {label}, {size / 1e6:.0f} MB of JSONL in {len(shards)} shards under {shards[0].parent}",
-          flush=True)
+    print(f"corpus: {label}, {size / 1e6:.0f} MB of JSONL in {len(shards)} shards under {shards[0].parent}", flush=True)
     rounds = [list(args.modes)] + [[m for m in reversed(args.modes) if m != "dask-1"] for _ in range(args.repeat - 1)]
     results = []
     for k, mode in ((k, m) for k, modes in enumerate(rounds) for m in modes):
-        cmd = [sys.executable, __file__, "--child", mode, "--shard-list", str(listing)] + (["--runs"] if args.runs else [])
+        cmd = [sys.executable, __file__, "--child", mode, "--shard-list", str(listing)] + (
+            ["--runs"] if args.runs else []
+        )
         start = time.perf_counter()
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env)
@@ -190,20 +197,28 @@ def main() -> None:
     every = results
     results = [min((r for r in every if r["mode"] == m), key=lambda r: r["seconds"]) for m in args.modes]
     base = next((r for r in results if r["mode"] == "single"), results[0])
-    lines = [f"# Counting {size / 1e6:.0f} MB on Dask ({label})", "",
-             f"`python bench/bench_dask.py --mb {args.mb} --shards {args.shards}{' --runs' if args.runs else ''}`; "
-             f"{'pretokens and letter runs' if args.runs else 'pretokens only'}; the fastest "
-             f"of {len(rounds)} rounds per configuration (each round: "
-             + "; ".join(f"{r['mode']} {r['seconds']:.1f} s" for r in every) + "). "
-             f"Tables identical in every configuration: {'yes' if same else 'NO'} (digest {base['digest']}); "
-             f"{base['documents']} documents, {base['pretokens']} distinct pretokens"
-             + (f", {base['runs']} letter runs" if args.runs else "") + ".", "",
-             "| configuration | counting wall s | × single | cluster start s | peak RSS caller MB | peak RSS workers MB |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        f"# Counting {size / 1e6:.0f} MB on Dask ({label})",
+        "",
+        f"`python bench/bench_dask.py --mb {args.mb} --shards {args.shards}{' --runs' if args.runs else ''}`; "
+        f"{'pretokens and letter runs' if args.runs else 'pretokens only'}; the fastest "
+        f"of {len(rounds)} rounds per configuration (each round: "
+        + "; ".join(f"{r['mode']} {r['seconds']:.1f} s" for r in every)
+        + "). "
+        f"Tables identical in every configuration: {'yes' if same else 'NO'} (digest {base['digest']}); "
+        f"{base['documents']} documents, {base['pretokens']} distinct pretokens"
+        + (f", {base['runs']} letter runs" if args.runs else "")
+        + ".",
+        "",
+        "| configuration | counting wall s | × single | cluster start s | peak RSS caller MB | peak RSS workers MB |",
+        "|---|---|---|---|---|---|",
+    ]
     for r in results:
-        lines.append(f"| {r['mode']} | {r['seconds']:.1f} | {r['seconds'] / base['seconds']:.2f} | "
-                     f"{r.get('cluster_start', 0):.1f} | {r['peak_rss_mb']:.0f} | "
-                     f"{' + '.join(f'{x:.0f}' for x in r.get('worker_rss_mb', [])) or '-'} |")
+        lines.append(
+            f"| {r['mode']} | {r['seconds']:.1f} | {r['seconds'] / base['seconds']:.2f} | "
+            f"{r.get('cluster_start', 0):.1f} | {r['peak_rss_mb']:.0f} | "
+            f"{' + '.join(f'{x:.0f}' for x in r.get('worker_rss_mb', [])) or '-'} |"
+        )
     text = "\n".join(lines) + "\n"
     print(text)
     out = ROOT / "bench" / "results" / f"dask-{args.mb}MB{'-runs' if args.runs else ''}.md"

@@ -16,6 +16,7 @@ ordinary text. For every input, each encoder's ids are compared with fastsw's be
 is timed; a disagreement stops the run. Times are the best of ``--repeat`` runs
 (``time.perf_counter_ns``), after a warm-up run. Writes ``bench/results/encode-<tag>.md``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -88,6 +89,7 @@ class Encoders:
             self.fns["tiktoken"] = lambda docs: [enc.encode_ordinary(d) for d in docs]
             self.fns["tiktoken batch"] = lambda docs: enc.encode_ordinary_batch(docs, num_threads=threads)
             import tokenizers
+
             path = tmp / f"{name}.tokenizer.json"
             info = tok.save_hf(path, allow_approximate=True)
             if not info["exact"]:
@@ -124,10 +126,13 @@ def measure(encoders: Encoders, docs, names, repeat: int, ref_limit=None, strict
             msg = f"{name} disagrees with fastsw on {bad} of {len(docs)} documents"
             if strict:
                 sys.exit(msg + "; no timings reported")
-            first = next(i for i, (g, e) in enumerate(zip(got[0], expected[0])) if g != e) \
-                if len(docs) == 1 and got[0] != expected[0] else None
+            first = (
+                next(i for i, (g, e) in enumerate(zip(got[0], expected[0])) if g != e)
+                if len(docs) == 1 and got[0] != expected[0]
+                else None
+            )
             if first is not None:
-                piece = encoders.tok.decode_bytes(expected[0][max(first - 2, 0):first + 3])
+                piece = encoders.tok.decode_bytes(expected[0][max(first - 2, 0) : first + 3])
                 msg += f" (first difference at token {first}, around {piece!r})"
             notes.append(msg + "; not timed")
             continue
@@ -194,33 +199,49 @@ def main() -> None:
         path = models_dir / f"{algo}-simple-{v0}-{tag}.json"
         if not path.exists() and train_docs is None:
             train_docs = read_docs(train_path, int(args.train_mb * 1e6))
-        names[f"{algo} {v0}"] = model(f"{algo}-simple-{v0}-{tag}", train_docs, models_dir, algo=algo,
-                                      vocab_size=v0, **extra)
+        names[f"{algo} {v0}"] = model(
+            f"{algo}-simple-{v0}-{tag}", train_docs, models_dir, algo=algo, vocab_size=v0, **extra
+        )
     train_docs = None
 
     heldout_en = read_docs(SHARED / "corpus" / "en" / "heldout.jsonl")
     # training text the models saw (the first --text-mb MB); what matters is speed, not novelty
     text10 = read_docs(train_path, int(args.text_mb * 1e6))
     ordinary_1mb = ["".join(read_docs(train_path, 1_000_000))[:1_000_000]]
-    worst = {"1 MB ordinary text (one doc)": ordinary_1mb, '"a" * 1_000_000': ["a" * 1_000_000],
-             "1 MB random Unicode": [random_unicode(1_000_000)]}
+    worst = {
+        "1 MB ordinary text (one doc)": ordinary_1mb,
+        '"a" * 1_000_000': ["a" * 1_000_000],
+        "1 MB random Unicode": [random_unicode(1_000_000)],
+    }
     heldouts = {lang: read_docs(SHARED / "corpus" / lang / "heldout.jsonl") for lang in LANGS}
 
     # building a Tokenizer (token table, rank tables, reachability and the shortcut table,
     # the fast encoder's tables on first use): training builds two for the superword algorithms
     build = {}
     for mname, tok in names.items():
-        kwargs = dict(alphabet=tok.alphabet, merges=[m[1:] for m in tok.merges], pretokenizer=tok.pretokenizer,
-                      profile=tok.profile, algo=tok.algo)
-        build[mname] = (best_of(lambda: fastsw.Tokenizer(**kwargs), 2),
-                        best_of(lambda: fast_encode.FastEncoder(tok._encoder_tables()), 2))
+        kwargs = dict(
+            alphabet=tok.alphabet,
+            merges=[m[1:] for m in tok.merges],
+            pretokenizer=tok.pretokenizer,
+            profile=tok.profile,
+            algo=tok.algo,
+        )
+        build[mname] = (
+            best_of(lambda: fastsw.Tokenizer(**kwargs), 2),
+            best_of(lambda: fast_encode.FastEncoder(tok._encoder_tables()), 2),
+        )
 
-    lines = [f"# Encoding benchmark ({time.strftime('%Y-%m-%d')})", "",
-             f"Machine: {os.cpu_count()} cores; batch encoders use {args.threads} threads. Models trained "
-             f"by fastsw on the first {args.train_mb:g} MB of en/train.jsonl.gz, `pretokenizer=\"simple\"`. "
-             f"Best of {args.repeat} runs after a warm-up run; every encoder's ids were checked equal to "
-             f"fastsw's before timing. JIT warm-up (compile or cache load): {warm:.2f}s.", "",
-             "| input | encoder | MB/s | M tokens/s | ratios |", "|---|---|---|---|---|"]
+    lines = [
+        f"# Encoding benchmark ({time.strftime('%Y-%m-%d')})",
+        "",
+        f"Machine: {os.cpu_count()} cores; batch encoders use {args.threads} threads. Models trained "
+        f'by fastsw on the first {args.train_mb:g} MB of en/train.jsonl.gz, `pretokenizer="simple"`. '
+        f"Best of {args.repeat} runs after a warm-up run; every encoder's ids were checked equal to "
+        f"fastsw's before timing. JIT warm-up (compile or cache load): {warm:.2f}s.",
+        "",
+        "| input | encoder | MB/s | M tokens/s | ratios |",
+        "|---|---|---|---|---|",
+    ]
     summary = {}
     notes = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -230,46 +251,56 @@ def main() -> None:
             peers = tok.algo == "bpe"
             enc = Encoders(tok, args.threads, peers, tmp, mname.replace(" ", "-"))
             print(f"{mname}: {tok}", file=sys.stderr)
-            for label, docs in ((f"{mname}: en held-out", heldout_en),
-                                (f"{mname}: {args.text_mb:g} MB en train", text10)):
+            for label, docs in (
+                (f"{mname}: en held-out", heldout_en),
+                (f"{mname}: {args.text_mb:g} MB en train", text10),
+            ):
                 res = measure(enc, docs, all_enc, args.repeat, ref_limit=12e6)
                 lines += row(label, nbytes(docs), res)
                 summary[label] = {k: nbytes(docs) / 1e6 / s for k, (s, _) in res.items()}
                 print("\n".join(row(label, nbytes(docs), res)), file=sys.stderr)
             if mname == f"BPE {v0}" or not peers:
                 for lang, docs in heldouts.items():
-                    res = measure(enc, docs, ["fastsw", "fastsw batch", "tiktoken", "fastsw reference"],
-                                  args.repeat)
+                    res = measure(enc, docs, ["fastsw", "fastsw batch", "tiktoken", "fastsw reference"], args.repeat)
                     label = f"{mname}: {lang} held-out (per language)"
                     lines += row(label, nbytes(docs), res)
                     summary[label] = {k: nbytes(docs) / 1e6 / s for k, (s, _) in res.items()}
             for label, docs in worst.items():
                 # the reference path is O(n * distinct ranks) on one huge pretoken: not timed here
                 before = len(notes)
-                res = measure(enc, docs, ["fastsw", "tiktoken"], args.repeat, strict=False,
-                              notes=notes)
+                res = measure(enc, docs, ["fastsw", "tiktoken"], args.repeat, strict=False, notes=notes)
                 notes[before:] = [f"{mname}, {label}: {n}" for n in notes[before:]]
                 lines += row(f"{mname}: {label}", nbytes(docs), res)
                 summary[f"{mname}: {label}"] = {k: nbytes(docs) / 1e6 / s for k, (s, _) in res.items()}
 
-    lines += ["", "## Building a tokenizer", "",
-              "| model | Tokenizer(...) s | fast encoder tables s |", "|---|---|---|"]
+    lines += [
+        "",
+        "## Building a tokenizer",
+        "",
+        "| model | Tokenizer(...) s | fast encoder tables s |",
+        "|---|---|---|",
+    ]
     lines += [f"| {mname} | {a:.3f} | {b:.3f} |" for mname, (a, b) in build.items()]
     lines += ["", "## Targets", ""]
     for mname in names:
         for inp in ("en held-out", f"{args.text_mb:g} MB en train"):
             s = summary.get(f"{mname}: {inp}", {})
             if "tiktoken" in s:
-                lines.append(f"- {mname}, {inp}: fastsw single / tiktoken single = "
-                             f"{s['fastsw'] / s['tiktoken']:.2f} (target >= 1.5); fastsw batch / tiktoken batch = "
-                             f"{s['fastsw batch'] / s['tiktoken batch']:.2f} (target >= 1.0)")
+                lines.append(
+                    f"- {mname}, {inp}: fastsw single / tiktoken single = "
+                    f"{s['fastsw'] / s['tiktoken']:.2f} (target >= 1.5); fastsw batch / tiktoken batch = "
+                    f"{s['fastsw batch'] / s['tiktoken batch']:.2f} (target >= 1.0)"
+                )
             if "fastsw reference" in s:
-                lines.append(f"- {mname}, {inp}: fastsw / reference = {s['fastsw'] / s['fastsw reference']:.1f}x"
-                             + (" (target >= 20 for superword models)" if not mname.startswith("BPE") else ""))
+                lines.append(
+                    f"- {mname}, {inp}: fastsw / reference = {s['fastsw'] / s['fastsw reference']:.1f}x"
+                    + (" (target >= 20 for superword models)" if not mname.startswith("BPE") else "")
+                )
             base = summary.get(f"BPE {v0}: {inp}", {})
             if not mname.startswith("BPE") and base:
-                lines.append(f"- {mname}, {inp}: fastsw / fastsw BPE {v0} = {s['fastsw'] / base['fastsw']:.2f} "
-                             "(target >= 0.8)")
+                lines.append(
+                    f"- {mname}, {inp}: fastsw / fastsw BPE {v0} = {s['fastsw'] / base['fastsw']:.2f} (target >= 0.8)"
+                )
         w = summary.get(f"{mname}: 1 MB ordinary text (one doc)", {}).get("fastsw")
         for label in ('"a" * 1_000_000', "1 MB random Unicode"):
             x = summary.get(f"{mname}: {label}", {}).get("fastsw")

@@ -10,6 +10,7 @@ call, join and ``encode`` per slice under the GIL) and the lists made after all 
 then a slice per document), as the batch path was before. 2 threads. Ids are asserted equal to tiktoken's first.
 Wall time, best of ``--rounds`` interleaved rounds, each repeating the set until it lasts ~0.3 s; MB/s of UTF-8.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,6 +32,7 @@ THREADS = 2
 
 def main() -> None:
     import tiktoken
+
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--vocab", default="o200k_base", choices=["o200k_base", "cl100k_base"])
     ap.add_argument("--mb", type=float, default=4.0)
@@ -39,8 +41,9 @@ def main() -> None:
     args = ap.parse_args()
     pat = {"o200k_base": "o200k", "cl100k_base": "cl100k"}[args.vocab]
     tok = fastsw.Tokenizer.load_tiktoken(tv.bpe_openai_rank_file(args.vocab), pattern=pat)
-    enc = tiktoken.Encoding(args.vocab, pat_str=tv.PATTERNS[pat],
-                            mergeable_ranks={t: r for r, t in enumerate(tok.vocab)}, special_tokens={})
+    enc = tiktoken.Encoding(
+        args.vocab, pat_str=tv.PATTERNS[pat], mergeable_ranks={t: r for r, t in enumerate(tok.vocab)}, special_tokens={}
+    )
     fast = tok._fast()
     sets = {f"en {args.mb:g} MB": read_docs(SHARED / "corpus/en/train.jsonl.gz", int(args.mb * 1e6))[0]}
     for lang in args.langs:
@@ -82,9 +85,11 @@ def main() -> None:
                 best[name] = min(best[name], (time.perf_counter() - t0) / inner)
         mb = {name: size / 1e6 / t for name, t in best.items()}
         print(f"{label} ({size / 1e6:.2f} MB): " + ", ".join(f"{k} {v:.1f}" for k, v in mb.items()))
-        print(f"   single fastsw / tiktoken {mb['fastsw single'] / mb['tiktoken single']:.2f}; batch fastsw / tiktoken "
-              f"{mb['fastsw batch'] / mb['tiktoken batch']:.2f} (to_numpy {mb['fastsw to_numpy'] / mb['tiktoken batch']:.2f}, "
-              f"former batch {mb['fastsw former batch'] / mb['tiktoken batch']:.2f})")
+        print(
+            f"   single fastsw / tiktoken {mb['fastsw single'] / mb['tiktoken single']:.2f}; batch fastsw / tiktoken "
+            f"{mb['fastsw batch'] / mb['tiktoken batch']:.2f} (to_numpy {mb['fastsw to_numpy'] / mb['tiktoken batch']:.2f}, "
+            f"former batch {mb['fastsw former batch'] / mb['tiktoken batch']:.2f})"
+        )
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ CPU time moves less than wall time with whatever else the computer runs. Batch f
 the same way against ordinary English text of the same size class; the figure is the worst case's
 time per byte over ordinary text's (target <= 3). Writes ``bench/results/languages-<date>.md``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -65,6 +66,7 @@ def model(lang: str, algo: str, pretokenizer: str, train_mb: float):
     docs, _ = read_docs(SHARED / "corpus" / lang / "train.jsonl.gz", int(train_mb * 1e6))
     t0 = time.perf_counter()
     import warnings
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # small corpora (hi, my) stop below 32768: said in the report
         tok = fastsw.train(docs, backend="numba", pretokenizer=pretokenizer, algo=algo, vocab_size=VOCAB)
@@ -85,6 +87,7 @@ def encoders(tok, threads: int, peers: bool, tmp: Path, name: str):
         fns["tiktoken"] = lambda docs: [enc.encode_ordinary(d) for d in docs]
         fns["tiktoken batch"] = lambda docs: enc.encode_ordinary_batch(docs, num_threads=threads)
         import tokenizers
+
         path = tmp / f"{name}.tokenizer.json"
         info = tok.save_hf(path, allow_approximate=True)
         if info["exact"]:
@@ -108,7 +111,7 @@ def timed(fns, docs, rounds: int, check_reference=None):
     """``{encoder: best seconds}`` after checking every encoder's ids against fastsw's."""
     expected = as_lists(fns["fastsw batch"](docs))
     if check_reference is not None:
-        for d, e in zip(docs[:check_reference[1]], expected):
+        for d, e in zip(docs[: check_reference[1]], expected):
             if check_reference[0].encode_ordinary(d, backend="python") != e:
                 sys.exit("fastsw disagrees with its reference path; no timings reported")
     for name, fn in fns.items():
@@ -137,8 +140,9 @@ def timed(fns, docs, rounds: int, check_reference=None):
 def worst_inputs(scale: float):
     rng = random.Random(14)
     mb = lambda x: int(x * scale)  # noqa: E731
-    letters = "".join(c for c in " ".join(read_docs(SHARED / "corpus" / "en" / "train.jsonl.gz",
-                                                    mb(6_000_000))[0]) if c.isalpha())[:mb(5_000_000)]
+    letters = "".join(
+        c for c in " ".join(read_docs(SHARED / "corpus" / "en" / "train.jsonl.gz", mb(6_000_000))[0]) if c.isalpha()
+    )[: mb(5_000_000)]
     chars, size = [], 0
     while size < mb(10_000_000):
         cp = rng.randrange(0x110000)
@@ -147,16 +151,17 @@ def worst_inputs(scale: float):
         chars.append(chr(cp))
         size += len(chars[-1].encode("utf-8"))
     return {
-        '"a" repeated': "a" * mb(10 ** 7),
+        '"a" repeated': "a" * mb(10**7),
         "random code points": "".join(chars),
         "letters, no spaces": letters,
-        "spaces": " " * mb(10 ** 6),
+        "spaces": " " * mb(10**6),
         '"ab" repeated': "ab" * mb(500_000),
     }
 
 
 def json_tables(summary, worst_data, args, heldout):
     """The tables ``bench/perfpage.py`` renders: per language (one thread, and batch), and the worst cases."""
+
     def mbs(res, model, who):
         return rounded(size / res[model][who]) if who in res.get(model, {}) else None
 
@@ -169,43 +174,79 @@ def json_tables(summary, worst_data, args, heldout):
     rows, batch = [], []
     for lang, res in summary.items():
         size = nbytes(heldout[lang]) / 1e6
-        rows.append([lang, rounded(size, 3), mbs(res, "own BPE", "fastsw"),
-                     mbs(res, "own BPE", "tiktoken"), mbs(res, "own BPE", "HF"),
-                     over(res, "own BPE", "fastsw", "tiktoken"), over(res, "own BPE", "fastsw", "HF"),
-                     over(res, "en BPE", "fastsw", "tiktoken"),
-                     over(res, "own BoundlessBPE", "fastsw", "fastsw", "own BPE"),
-                     over(res, "en BoundlessBPE", "fastsw", "fastsw", "en BPE")])
-        batch.append([lang, mbs(res, "own BPE", "fastsw batch"), mbs(res, "own BPE", "tiktoken batch"),
-                      mbs(res, "own BPE", "HF batch"), over(res, "own BPE", "fastsw batch", "tiktoken batch"),
-                      over(res, "own BPE", "fastsw batch", "HF batch")])
-    models = (f"Models: plain BPE (`simple` pre-tokenizer) and BoundlessBPE, vocab {VOCAB}, trained by fastsw on up to "
-              f"{args.train_mb:g} MB of each language's training text (small corpora stop below {VOCAB}); "
-              "tiktoken and HF run the same model (`to_tiktoken()`, `save_hf`). Text: each language's held-out "
-              f"file. Every encoder's ids were checked equal to fastsw's before timing; best of {args.rounds} "
-              "round-robin rounds. A ratio above 1 means fastsw is faster.")
+        rows.append(
+            [
+                lang,
+                rounded(size, 3),
+                mbs(res, "own BPE", "fastsw"),
+                mbs(res, "own BPE", "tiktoken"),
+                mbs(res, "own BPE", "HF"),
+                over(res, "own BPE", "fastsw", "tiktoken"),
+                over(res, "own BPE", "fastsw", "HF"),
+                over(res, "en BPE", "fastsw", "tiktoken"),
+                over(res, "own BoundlessBPE", "fastsw", "fastsw", "own BPE"),
+                over(res, "en BoundlessBPE", "fastsw", "fastsw", "en BPE"),
+            ]
+        )
+        batch.append(
+            [
+                lang,
+                mbs(res, "own BPE", "fastsw batch"),
+                mbs(res, "own BPE", "tiktoken batch"),
+                mbs(res, "own BPE", "HF batch"),
+                over(res, "own BPE", "fastsw batch", "tiktoken batch"),
+                over(res, "own BPE", "fastsw batch", "HF batch"),
+            ]
+        )
+    models = (
+        f"Models: plain BPE (`simple` pre-tokenizer) and BoundlessBPE, vocab {VOCAB}, trained by fastsw on up to "
+        f"{args.train_mb:g} MB of each language's training text (small corpora stop below {VOCAB}); "
+        "tiktoken and HF run the same model (`to_tiktoken()`, `save_hf`). Text: each language's held-out "
+        f"file. Every encoder's ids were checked equal to fastsw's before timing; best of {args.rounds} "
+        "round-robin rounds. A ratio above 1 means fastsw is faster."
+    )
     return [
-        json_table("Encoding, one thread: fastsw against tiktoken and HF, per language",
-                   ["language", "text MB", "fastsw MB/s", "tiktoken MB/s", "HF MB/s", "fastsw / tiktoken",
-                    "fastsw / HF", "en model: fastsw / tiktoken", "own Boundless / own BPE",
-                    "en Boundless / en BPE"], rows,
-                   models + " One document per call, CPU time. 'en model': the English model on this language's "
-                   "text; 'Boundless / BPE': the superword model's speed over plain BPE's, both fastsw."),
-        json_table(f"Encoding, batch ({args.threads} threads), own-language BPE model",
-                   ["language", "fastsw MB/s", "tiktoken MB/s", "HF MB/s", "fastsw / tiktoken", "fastsw / HF"],
-                   batch, models + " fastsw `encode_batch_to_numpy(docs)`, tiktoken `encode_ordinary_batch`, HF "
-                   "`encode_batch`; wall time."),
-        json_table("Worst cases: one document, fastsw one thread, English models",
-                   ["model", "input", "MB", "MB/s", "time per byte / ordinary text"], worst_data,
-                   "Each input as one document, against ordinary English text of the same size class"
-                   + (" (--quick: a tenth of the full sizes)." if args.quick else ".")),
+        json_table(
+            "Encoding, one thread: fastsw against tiktoken and HF, per language",
+            [
+                "language",
+                "text MB",
+                "fastsw MB/s",
+                "tiktoken MB/s",
+                "HF MB/s",
+                "fastsw / tiktoken",
+                "fastsw / HF",
+                "en model: fastsw / tiktoken",
+                "own Boundless / own BPE",
+                "en Boundless / en BPE",
+            ],
+            rows,
+            models + " One document per call, CPU time. 'en model': the English model on this language's "
+            "text; 'Boundless / BPE': the superword model's speed over plain BPE's, both fastsw.",
+        ),
+        json_table(
+            f"Encoding, batch ({args.threads} threads), own-language BPE model",
+            ["language", "fastsw MB/s", "tiktoken MB/s", "HF MB/s", "fastsw / tiktoken", "fastsw / HF"],
+            batch,
+            models + " fastsw `encode_batch_to_numpy(docs)`, tiktoken `encode_ordinary_batch`, HF "
+            "`encode_batch`; wall time.",
+        ),
+        json_table(
+            "Worst cases: one document, fastsw one thread, English models",
+            ["model", "input", "MB", "MB/s", "time per byte / ordinary text"],
+            worst_data,
+            "Each input as one document, against ordinary English text of the same size class"
+            + (" (--quick: a tenth of the full sizes)." if args.quick else "."),
+        ),
     ]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--langs", default=",".join(LANGS))
-    ap.add_argument("--train-mb", type=float, default=None, help="MB of training text per model (default 20; "
-                                                                  "--quick: 2)")
+    ap.add_argument(
+        "--train-mb", type=float, default=None, help="MB of training text per model (default 20; --quick: 2)"
+    )
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--o200k", action="store_true", help="also tiktoken's o200k_base (needs bpe-openai)")
@@ -226,6 +267,7 @@ def main() -> None:
     o200k = None
     if args.o200k:
         from fastsw.io.tiktoken_vocab import bpe_openai_rank_file
+
         o200k = fastsw.Tokenizer.load_tiktoken(bpe_openai_rank_file("o200k_base"), pattern="o200k")
 
     rows, summary = [], {}
@@ -239,6 +281,7 @@ def main() -> None:
 
             import tiktoken
             from fastsw.io.tiktoken_vocab import O200K_PATTERN, bpe_openai_rank_file
+
             # tiktoken's Encoding built from the same rank file (no download)
             ranks = {}
             with gzip.open(bpe_openai_rank_file("o200k_base"), "rt") as f:
@@ -246,10 +289,12 @@ def main() -> None:
                     b64, r = line.split()
                     ranks[base64.b64decode(b64)] = int(r)
             enc = tiktoken.Encoding("o200k_base", pat_str=O200K_PATTERN, mergeable_ranks=ranks, special_tokens={})
-            o_fns = {"fastsw": lambda docs: [o200k.encode_ordinary(d) for d in docs],
-                     "fastsw batch": lambda docs: o200k.encode_batch_to_numpy(docs, num_threads=args.threads),
-                     "tiktoken": lambda docs: [enc.encode_ordinary(d) for d in docs],
-                     "tiktoken batch": lambda docs: enc.encode_ordinary_batch(docs, num_threads=args.threads)}
+            o_fns = {
+                "fastsw": lambda docs: [o200k.encode_ordinary(d) for d in docs],
+                "fastsw batch": lambda docs: o200k.encode_batch_to_numpy(docs, num_threads=args.threads),
+                "tiktoken": lambda docs: [enc.encode_ordinary(d) for d in docs],
+                "tiktoken batch": lambda docs: enc.encode_ordinary_batch(docs, num_threads=args.threads),
+            }
         for lang in langs:
             docs = heldout[lang]
             size = nbytes(docs) / 1e6
@@ -257,11 +302,16 @@ def main() -> None:
             own_bl = model(lang, "boundless", "simple", args.train_mb)
             own_script = model(lang, "bpe", "script", args.train_mb)
             res = {}
-            for mname, fns, ref in (("own BPE", encoders(own, args.threads, True, tmp, f"{lang}-bpe"), own),
-                                    ("en BPE", en_fns, en_bpe)):
+            for mname, fns, ref in (
+                ("own BPE", encoders(own, args.threads, True, tmp, f"{lang}-bpe"), own),
+                ("en BPE", en_fns, en_bpe),
+            ):
                 res[mname] = timed(fns, docs, args.rounds, (ref, 3))
-            for mname, tok, ref in (("own BoundlessBPE", own_bl, own_bl), ("en BoundlessBPE", en_bl, en_bl),
-                                    ("own BPE, script", own_script, own_script)):
+            for mname, tok, ref in (
+                ("own BoundlessBPE", own_bl, own_bl),
+                ("en BoundlessBPE", en_bl, en_bl),
+                ("own BPE, script", own_script, own_script),
+            ):
                 res[mname] = timed(encoders(tok, args.threads, False, tmp, mname), docs, args.rounds, (ref, 3))
             if o_fns is not None:
                 res["o200k"] = timed(o_fns, docs, args.rounds)
@@ -274,18 +324,22 @@ def main() -> None:
                         if peer in best and peer != name and not name.startswith(peer.split()[0]):
                             ratios.append(f"{best[peer] / sec:.2f}x {peer}")
                     if mname not in ("own BPE", "en BPE", "o200k") and name in base:
-                        ratios.append(f"{base[name] / sec:.2f}x fastsw {'own' if mname.startswith('own') else 'en'}"
-                                      f" BPE{' simple' if 'script' in mname else ''}")
+                        ratios.append(
+                            f"{base[name] / sec:.2f}x fastsw {'own' if mname.startswith('own') else 'en'}"
+                            f" BPE{' simple' if 'script' in mname else ''}"
+                        )
                     rows.append(f"| {lang} | {mname} | {name} | {size / sec:.1f} | {', '.join(ratios)} |")
-            line = " ".join(f"{m}: {size / b['fastsw']:.1f} MB/s" + (f" ({b['tiktoken'] / b['fastsw']:.2f}x tiktoken)"
-                                                                      if "tiktoken" in b else "")
-                            for m, b in res.items())
+            line = " ".join(
+                f"{m}: {size / b['fastsw']:.1f} MB/s"
+                + (f" ({b['tiktoken'] / b['fastsw']:.2f}x tiktoken)" if "tiktoken" in b else "")
+                for m, b in res.items()
+            )
             print(f"{lang} ({size:.3f} MB): {line}", file=sys.stderr)
 
         # worst cases, English models, one document each, against ordinary text of the same size class
         scale = 0.1 if args.quick else 1.0
         ordinary = " ".join(read_docs(SHARED / "corpus" / "en" / "train.jsonl.gz", int(6e6 * scale))[0])
-        ordinary = ordinary.encode("utf-8")[:int(5e6 * scale)].decode("utf-8", "ignore")
+        ordinary = ordinary.encode("utf-8")[: int(5e6 * scale)].decode("utf-8", "ignore")
         worst = worst_inputs(scale)
         worst_rows, worst_data = [], []
         for mname, tok in (("en BPE", en_bpe), ("en BoundlessBPE", en_bl)):
@@ -294,45 +348,75 @@ def main() -> None:
             fns = {"fastsw": one, "fastsw batch": one}
             base = timed(fns, [ordinary], 3)["fastsw"]
             base_rate = len(ordinary.encode("utf-8")) / base
-            worst_rows.append(f"| {mname} | ordinary English text, one document | "
-                              f"{len(ordinary.encode('utf-8')) / 1e6:.1f} | {base_rate / 1e6:.1f} | 1.00 |")
-            worst_data.append([mname, "ordinary English text, one document",
-                               rounded(len(ordinary.encode("utf-8")) / 1e6), rounded(base_rate / 1e6), 1.0])
+            worst_rows.append(
+                f"| {mname} | ordinary English text, one document | "
+                f"{len(ordinary.encode('utf-8')) / 1e6:.1f} | {base_rate / 1e6:.1f} | 1.00 |"
+            )
+            worst_data.append(
+                [
+                    mname,
+                    "ordinary English text, one document",
+                    rounded(len(ordinary.encode("utf-8")) / 1e6),
+                    rounded(base_rate / 1e6),
+                    1.0,
+                ]
+            )
             for label, text in worst.items():
                 size = len(text.encode("utf-8"))
                 sec = timed(fns, [text], 3)["fastsw"]
                 rate = size / sec
-                worst_rows.append(f"| {mname} | {label} | {size / 1e6:.1f} | {rate / 1e6:.1f} | "
-                                  f"{base_rate / rate:.2f} |")
+                worst_rows.append(
+                    f"| {mname} | {label} | {size / 1e6:.1f} | {rate / 1e6:.1f} | {base_rate / rate:.2f} |"
+                )
                 worst_data.append([mname, label, rounded(size / 1e6), rounded(rate / 1e6), rounded(base_rate / rate)])
                 print(worst_rows[-1], file=sys.stderr)
 
     if args.json:
         write_json(args.json, json_tables(summary, worst_data, args, heldout))
-    lines = [f"# Encoding speed in every language ({time.strftime('%Y-%m-%d')})", "",
-             f"Figures are ratios within one run; one-thread "
-             f"figures are CPU time, batch figures wall time. "
-             f"Batch encoders use {args.threads} threads. Held-out text of each language; models of vocab "
-             f"{VOCAB} trained by fastsw on up to {args.train_mb:g} MB of each language's training text "
-             f"(small corpora stop below 32768: hi 17250, my 7012; with `script` also ja and th). "
-             f"Best of {args.rounds} "
-             f"round-robin rounds; every encoder's ids were checked equal to fastsw's (and fastsw's to its "
-             f"reference path on the first 3 documents) before timing. JIT warm-up {warm:.2f}s.", "",
-             "## Targets (one thread)", "",
-             "| language | own BPE / tiktoken | en BPE / tiktoken | own Boundless / own BPE | "
-             "en Boundless / en BPE | own BPE script / simple | o200k / tiktoken |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# Encoding speed in every language ({time.strftime('%Y-%m-%d')})",
+        "",
+        f"Figures are ratios within one run; one-thread "
+        f"figures are CPU time, batch figures wall time. "
+        f"Batch encoders use {args.threads} threads. Held-out text of each language; models of vocab "
+        f"{VOCAB} trained by fastsw on up to {args.train_mb:g} MB of each language's training text "
+        f"(small corpora stop below 32768: hi 17250, my 7012; with `script` also ja and th). "
+        f"Best of {args.rounds} "
+        f"round-robin rounds; every encoder's ids were checked equal to fastsw's (and fastsw's to its "
+        f"reference path on the first 3 documents) before timing. JIT warm-up {warm:.2f}s.",
+        "",
+        "## Targets (one thread)",
+        "",
+        "| language | own BPE / tiktoken | en BPE / tiktoken | own Boundless / own BPE | "
+        "en Boundless / en BPE | own BPE script / simple | o200k / tiktoken |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for lang, res in summary.items():
         f = lambda m, p="tiktoken": f"{res[m][p] / res[m]['fastsw']:.2f}" if m in res else "-"  # noqa: E731
         g = lambda m, base: f"{res[base]['fastsw'] / res[m]['fastsw']:.2f}"  # noqa: E731
-        lines.append(f"| {lang} | {f('own BPE')} | {f('en BPE')} | {g('own BoundlessBPE', 'own BPE')} | "
-                     f"{g('en BoundlessBPE', 'en BPE')} | {g('own BPE, script', 'own BPE')} | {f('o200k')} |")
-    lines += ["", "Targets: own and en BPE >= 1.5 x tiktoken; superword (Boundless) >= 0.8 x fastsw plain BPE.", "",
-              "## Worst cases (one document, fastsw one thread)", "",
-              "| model | input | MB | MB/s | time per byte / ordinary text |", "|---|---|---|---|---|"]
+        lines.append(
+            f"| {lang} | {f('own BPE')} | {f('en BPE')} | {g('own BoundlessBPE', 'own BPE')} | "
+            f"{g('en BoundlessBPE', 'en BPE')} | {g('own BPE, script', 'own BPE')} | {f('o200k')} |"
+        )
+    lines += [
+        "",
+        "Targets: own and en BPE >= 1.5 x tiktoken; superword (Boundless) >= 0.8 x fastsw plain BPE.",
+        "",
+        "## Worst cases (one document, fastsw one thread)",
+        "",
+        "| model | input | MB | MB/s | time per byte / ordinary text |",
+        "|---|---|---|---|---|",
+    ]
     lines += worst_rows
-    lines += ["", "Target: no worst case above 3.", "",
-              "## All figures", "", "| language | model | encoder | MB/s | ratios |", "|---|---|---|---|---|"]
+    lines += [
+        "",
+        "Target: no worst case above 3.",
+        "",
+        "## All figures",
+        "",
+        "| language | model | encoder | MB/s | ratios |",
+        "|---|---|---|---|---|",
+    ]
     lines += rows
     tag = ("-quick" if args.quick else "") + ("-worst" if args.worst_only else "")
     out = HERE / "results" / f"languages-{time.strftime('%Y%m%d-%H%M%S')}{tag}.md"

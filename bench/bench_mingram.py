@@ -15,6 +15,7 @@ reference on a sample and the HF export must give the same number of tokens (sam
 
 Writes ``bench/results/mingram-en-<mb>MB-<vocab>.md`` (and ``.json``).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,6 +40,7 @@ def load_docs(mb: float, skip_mb: float = 0.0):
 
 def train_child(name: str, mb: float, vocab: int, out_dir: Path) -> dict:
     import warnings
+
     docs, n_bytes = load_docs(mb)
     warnings.simplefilter("ignore")
     if name.startswith("fastsw"):
@@ -46,6 +48,7 @@ def train_child(name: str, mb: float, vocab: int, out_dir: Path) -> dict:
         from fastsw.encoding import encode_fast as fast_encode
         from fastsw.trainers import bpe_fast as fast_train
         from fastsw.trainers import mingram
+
         fast_train.warmup()  # JIT (cached) outside the clock, as for every fastsw timing
         fast_encode.warmup()
         mingram.warmup()
@@ -65,24 +68,37 @@ def train_child(name: str, mb: float, vocab: int, out_dir: Path) -> dict:
     elif name == "hf-unigram":
         from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
         from fastsw import GPT4O_PATTERN
+
         tok = Tokenizer(models.Unigram())
-        tok.pre_tokenizer = pre_tokenizers.Sequence([
-            pre_tokenizers.Split(Regex(GPT4O_PATTERN), behavior="isolated"),
-            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
-        trainer = trainers.UnigramTrainer(vocab_size=vocab, show_progress=False,
-                                          initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+        tok.pre_tokenizer = pre_tokenizers.Sequence(
+            [
+                pre_tokenizers.Split(Regex(GPT4O_PATTERN), behavior="isolated"),
+                pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+            ]
+        )
+        trainer = trainers.UnigramTrainer(
+            vocab_size=vocab, show_progress=False, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+        )
         tok.train_from_iterator(docs, trainer=trainer)
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         extra["vocab"] = tok.get_vocab_size()
     elif name == "spm-unigram":
         import io
         import sentencepiece as spm
+
         lines = [line for d in docs for line in d.split("\n") if line.strip()]
         model = io.BytesIO()
-        spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=model, model_type="unigram",
-                                       vocab_size=vocab, input_sentence_size=0, max_sentence_length=1 << 20,
-                                       num_threads=os.cpu_count() or 1, hard_vocab_limit=False,
-                                       minloglevel=2)
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(lines),
+            model_writer=model,
+            model_type="unigram",
+            vocab_size=vocab,
+            input_sentence_size=0,
+            max_sentence_length=1 << 20,
+            num_threads=os.cpu_count() or 1,
+            hard_vocab_limit=False,
+            minloglevel=2,
+        )
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         extra["lines"] = len(lines)
     else:
@@ -94,6 +110,7 @@ def train_child(name: str, mb: float, vocab: int, out_dir: Path) -> dict:
 def encode_phase(mb: float, out_dir: Path) -> dict:
     import fastsw
     from tokenizers import Tokenizer as HFTokenizer
+
     docs, n_bytes = load_docs(mb, skip_mb=mb)  # text the models did not see
     bpe = fastsw.load(out_dir / "bpe.json")
     mg = fastsw.load(out_dir / "mingram.json")
@@ -142,23 +159,43 @@ def main() -> None:
     ap.add_argument("--dir", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        out = (train_child(args.child, args.mb, args.vocab, Path(args.dir)) if args.child != "encode"
-               else encode_phase(args.mb, Path(args.dir)))
+        out = (
+            train_child(args.child, args.mb, args.vocab, Path(args.dir))
+            if args.child != "encode"
+            else encode_phase(args.mb, Path(args.dir))
+        )
         print(json.dumps(out))
         return
     trainers = args.trainers.split(",")
     results = {"mb": args.mb, "vocab": args.vocab, "train": {}, "encode": None}
     with tempfile.TemporaryDirectory() as tmp:
         for name in trainers:
-            proc = subprocess.run([sys.executable, __file__, "--child", name, "--mb", str(args.mb), "--vocab",
-                                   str(args.vocab), "--dir", tmp], capture_output=True, text=True)
+            proc = subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--child",
+                    name,
+                    "--mb",
+                    str(args.mb),
+                    "--vocab",
+                    str(args.vocab),
+                    "--dir",
+                    tmp,
+                ],
+                capture_output=True,
+                text=True,
+            )
             if proc.returncode != 0:
                 raise SystemExit(f"{name} failed:\n{proc.stderr}")
             results["train"][name] = json.loads(proc.stdout.strip().splitlines()[-1])
             print(name, results["train"][name], flush=True)
         if not args.no_encode and {"fastsw-bpe", "fastsw-mingram"} <= set(trainers):
-            proc = subprocess.run([sys.executable, __file__, "--child", "encode", "--mb", str(args.mb), "--dir", tmp],
-                                  capture_output=True, text=True)
+            proc = subprocess.run(
+                [sys.executable, __file__, "--child", "encode", "--mb", str(args.mb), "--dir", tmp],
+                capture_output=True,
+                text=True,
+            )
             if proc.returncode != 0:
                 raise SystemExit(f"encoding failed:\n{proc.stderr}")
             results["encode"] = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -171,8 +208,12 @@ def write_report(r: dict) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     (out.with_suffix(".json")).write_text(json.dumps(r, indent=1))
     t = r["train"]
-    lines = [f"# MinGram, English {r['mb']:g} MB, vocab {r['vocab']}", "",
-             "| trainer | wall s | CPU s | peak RSS MB | MinGram / this |", "|---|---|---|---|---|"]
+    lines = [
+        f"# MinGram, English {r['mb']:g} MB, vocab {r['vocab']}",
+        "",
+        "| trainer | wall s | CPU s | peak RSS MB | MinGram / this |",
+        "|---|---|---|---|---|",
+    ]
     mg = t.get("fastsw-mingram", {}).get("wall")
     for name, row in t.items():
         ratio = f"{mg / row['wall']:.2f}" if mg else ""
@@ -180,19 +221,31 @@ def write_report(r: dict) -> None:
     e = r.get("encode")
     if e:
         mbs = lambda k, n: n / 1e6 / e[k]  # noqa: E731
-        lines += ["", f"Encoding {e['bytes'] / 1e6:.1f} MB of unseen English (MB/s; batch = all cores, single = "
-                  "one thread per document on a quarter of it):", "",
-                  "| encoder | batch MB/s | single MB/s | bytes/token |", "|---|---|---|---|"]
-        for key, label, bpt in (("bpe", "fastsw BPE", e["bytes_per_token"]["bpe"]),
-                                ("mingram", "fastsw MinGram", e["bytes_per_token"]["mingram"]),
-                                ("hf_unigram", "HF Unigram (MinGram export)", e["bytes_per_token"]["mingram"])):
-            lines.append(f"| {label} | {mbs(key + '_batch', e['bytes']):.1f} | "
-                         f"{mbs(key + '_single', e['one_thread_bytes']):.1f} | {bpt:.3f} |")
-        lines += ["", f"MinGram / BPE batch throughput: {e['bpe_batch'] / e['mingram_batch']:.2f}; "
-                  f"single: {e['bpe_single'] / e['mingram_single']:.2f}. MinGram / HF Unigram batch: "
-                  f"{e['hf_unigram_batch'] / e['mingram_batch']:.2f}; single: "
-                  f"{e['hf_unigram_single'] / e['mingram_single']:.2f}. HF export agreement on 200 documents: "
-                  f"{e['agreement_on_sample']:.3f} (identical token counts)."]
+        lines += [
+            "",
+            f"Encoding {e['bytes'] / 1e6:.1f} MB of unseen English (MB/s; batch = all cores, single = "
+            "one thread per document on a quarter of it):",
+            "",
+            "| encoder | batch MB/s | single MB/s | bytes/token |",
+            "|---|---|---|---|",
+        ]
+        for key, label, bpt in (
+            ("bpe", "fastsw BPE", e["bytes_per_token"]["bpe"]),
+            ("mingram", "fastsw MinGram", e["bytes_per_token"]["mingram"]),
+            ("hf_unigram", "HF Unigram (MinGram export)", e["bytes_per_token"]["mingram"]),
+        ):
+            lines.append(
+                f"| {label} | {mbs(key + '_batch', e['bytes']):.1f} | "
+                f"{mbs(key + '_single', e['one_thread_bytes']):.1f} | {bpt:.3f} |"
+            )
+        lines += [
+            "",
+            f"MinGram / BPE batch throughput: {e['bpe_batch'] / e['mingram_batch']:.2f}; "
+            f"single: {e['bpe_single'] / e['mingram_single']:.2f}. MinGram / HF Unigram batch: "
+            f"{e['hf_unigram_batch'] / e['mingram_batch']:.2f}; single: "
+            f"{e['hf_unigram_single'] / e['mingram_single']:.2f}. HF export agreement on 200 documents: "
+            f"{e['agreement_on_sample']:.3f} (identical token counts).",
+        ]
     out.write_text("\n".join(lines) + "\n")
     print(out.read_text())
 

@@ -21,6 +21,7 @@ Burmese pretokens are single letters: their counts reach a floor and PA-BPE stop
 
     python bench/bench_parity.py --mb 1 --vocab 32768
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,12 +46,14 @@ PHASE1_CPU = []
 
 def _cpu_timed(fn):
     """``fn`` recording its process CPU time in PHASE1_CPU (the kernels run in a worker thread of this process)."""
+
     def timed(*args, **kwargs):
         c0 = time.process_time()
         try:
             return fn(*args, **kwargs)
         finally:
             PHASE1_CPU.append(time.process_time() - c0)
+
     return timed
 
 
@@ -59,14 +62,19 @@ def main() -> None:
     ap.add_argument("--mb", type=float, default=1.0, help="MB of training text per language (at most)")
     ap.add_argument("--vocab", type=int, default=32768)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--pretokenizer", default="simple", choices=["script", "simple"],
-                    help="simple (default: GPT-4o's pattern, so Thai, Chinese, Burmese words merge and PA-BPE runs "
-                         "to the full vocabulary) or script (one letter per pretoken for those scripts)")
+    ap.add_argument(
+        "--pretokenizer",
+        default="simple",
+        choices=["script", "simple"],
+        help="simple (default: GPT-4o's pattern, so Thai, Chinese, Burmese words merge and PA-BPE runs "
+        "to the full vocabulary) or script (one letter per pretoken for those scripts)",
+    )
     ap.add_argument("--reference", action="store_true", help="also time the python reference (plain, one run)")
     ap.add_argument("--profile", action="store_true")
     args = ap.parse_args()
     import fastsw.trainers.parity_fast
     import fastsw.trainers.bpe_fast
+
     # phase 1's CPU time: the stage functions train() calls on the numba backend, timed
     fastsw.trainers.bpe_fast.FastBackend.phase1 = _cpu_timed(fastsw.trainers.bpe_fast.FastBackend.phase1)
     fastsw.trainers.parity_fast.parity_phase1_packed = _cpu_timed(fastsw.trainers.parity_fast.parity_phase1_packed)
@@ -93,18 +101,27 @@ def main() -> None:
         return best + (tok.n_regular,)
 
     fastsw.train(["warm up the kernels"], vocab_size=300, backend="numba")
-    fastsw.train({"a": ["warm up"], "b": ["up warm"]}, algo="parity-bpe", ratios={"a": 1, "b": 1}, vocab_size=300,
-                 backend="numba")
+    fastsw.train(
+        {"a": ["warm up"], "b": ["up warm"]},
+        algo="parity-bpe",
+        ratios={"a": 1, "b": 1},
+        vocab_size=300,
+        backend="numba",
+    )
     n_alpha = 256
     rows = []
     ratio_all = dict.fromkeys(LANGS, 1)
     setups = [
-        (f"{len(LANGS)} languages, ratio 1 each", train,
-         [("PA-BPE", {"ratios": ratio_all}),
-          ("PA-BPE hybrid", {"ratios": ratio_all, "global_merges": (args.vocab - n_alpha) // 2}),
-          ("PA-BPE window", {"ratios": ratio_all, "parity_variant": "window"})]),
-        (f"{len(dev_langs)} XQuAD languages, dev texts", {l: train[l] for l in dev_langs},
-         [("PA-BPE", {"dev": dev})]),
+        (
+            f"{len(LANGS)} languages, ratio 1 each",
+            train,
+            [
+                ("PA-BPE", {"ratios": ratio_all}),
+                ("PA-BPE hybrid", {"ratios": ratio_all, "global_merges": (args.vocab - n_alpha) // 2}),
+                ("PA-BPE window", {"ratios": ratio_all, "parity_variant": "window"}),
+            ],
+        ),
+        (f"{len(dev_langs)} XQuAD languages, dev texts", {l: train[l] for l in dev_langs}, [("PA-BPE", {"dev": dev})]),
     ]
     for name, inputs, variants in setups:
         print(f"-- {name}", flush=True)
@@ -128,19 +145,31 @@ def main() -> None:
         if args.profile:
             prof = cProfile.Profile()
             prof.enable()
-            fastsw.train(inputs, vocab_size=args.vocab, algo="parity-bpe", backend="numba",
-                         pretokenizer=args.pretokenizer, **variants[0][1])
+            fastsw.train(
+                inputs,
+                vocab_size=args.vocab,
+                algo="parity-bpe",
+                backend="numba",
+                pretokenizer=args.pretokenizer,
+                **variants[0][1],
+            )
             prof.disable()
             pstats.Stats(prof).sort_stats("tottime").print_stats(12)
 
-    print(f"\nvocab {args.vocab}, first {args.mb:g} MB per language, pre-tokenizer {args.pretokenizer}; best of "
-          f"{args.repeat}\n")
-    print("| text | tokenizer | merges | phase 1 wall (s) | phase 1 CPU (s) | train() wall (s) | train() CPU (s) | "
-          "phase 1 CPU / BPE's | train() CPU / BPE's |")
+    print(
+        f"\nvocab {args.vocab}, first {args.mb:g} MB per language, pre-tokenizer {args.pretokenizer}; best of "
+        f"{args.repeat}\n"
+    )
+    print(
+        "| text | tokenizer | merges | phase 1 wall (s) | phase 1 CPU (s) | train() wall (s) | train() CPU (s) | "
+        "phase 1 CPU / BPE's | train() CPU / BPE's |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for name, label, (p1, p1cpu, wall, cpu, merges), (_, bp1cpu, _, bcpu, _) in rows:
-        print(f"| {name} | {label} | {merges} | {p1:.2f} | {p1cpu:.2f} | {wall:.2f} | {cpu:.2f} | "
-              f"{p1cpu / bp1cpu:.2f}x | {cpu / bcpu:.2f}x |")
+        print(
+            f"| {name} | {label} | {merges} | {p1:.2f} | {p1cpu:.2f} | {wall:.2f} | {cpu:.2f} | "
+            f"{p1cpu / bp1cpu:.2f}x | {cpu / bcpu:.2f}x |"
+        )
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ For each text (10 MB of English, then the first ``--prefix-mb`` of every languag
 Outputs are asserted identical before anything is timed.  Prints a markdown table of MB/s (UTF-8
 bytes) and the ratios native/regex.  Usage: ``python bench/bench_pretokenize.py [--repeat 3]``.
 """
+
 import argparse
 import time
 
@@ -36,12 +37,13 @@ def best_time(fn, docs, repeat):
 
 def best_count_time(pretok, docs, repeat):
     from fastsw.pretokenizers._pretok import Counter
+
     best = float("inf")
     for _ in range(repeat):
         start = time.perf_counter_ns()
         counter = Counter(pretok._get_scanner(), False)
         for i in range(0, len(docs), 4096):
-            counter.add_batch(docs[i:i + 4096])
+            counter.add_batch(docs[i : i + 4096])
         counter.pretokens()
         best = min(best, time.perf_counter_ns() - start)
     return best / 1e9
@@ -78,9 +80,13 @@ def main():
             assert script.pretokenize(doc) == expected, (name, doc[:100])
             assert script.pretoken_ends(doc)[-1:].tolist() == ([len(doc)] if doc else [])
         mbs = {}
-        for label, fn in [("regex.findall", findall), ("reference", script.pretokenize_reference),
-                          ("native simple", simple.pretokenize), ("native script", script.pretokenize),
-                          ("ends script", script.pretoken_ends)]:
+        for label, fn in [
+            ("regex.findall", findall),
+            ("reference", script.pretokenize_reference),
+            ("native simple", simple.pretokenize),
+            ("native script", script.pretokenize),
+            ("ends script", script.pretoken_ends),
+        ]:
             mbs[label] = size / 1e6 / best_time(fn, docs, args.repeat)
         mbs["count simple"] = size / 1e6 / best_count_time(simple, docs, args.repeat)
         mbs["count script"] = size / 1e6 / best_count_time(script, docs, args.repeat)
@@ -88,17 +94,25 @@ def main():
         print(f"{name}: done", flush=True)
 
     print()
-    print("| text | MB | regex.findall | reference (script) | native simple | native script | ends script "
-          "| count simple | count script | simple / findall | count simple / findall | count script / reference |")
+    print(
+        "| text | MB | regex.findall | reference (script) | native simple | native script | ends script "
+        "| count simple | count script | simple / findall | count simple / findall | count script / reference |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, size, m in rows:
-        print(f"| {name} | {size / 1e6:.1f} | {m['regex.findall']:.1f} | {m['reference']:.1f} "
-              f"| {m['native simple']:.1f} | {m['native script']:.1f} | {m['ends script']:.1f} "
-              f"| {m['count simple']:.1f} | {m['count script']:.1f} "
-              f"| {m['native simple'] / m['regex.findall']:.1f}x | {m['count simple'] / m['regex.findall']:.1f}x "
-              f"| {m['count script'] / m['reference']:.1f}x |")
-    print("\nMB/s of UTF-8 input, best of", args.repeat, "runs, one core; native = list of str, "
-          "ends = int64 end offsets only, count = scan and count with the compiled counter (one thread).")
+        print(
+            f"| {name} | {size / 1e6:.1f} | {m['regex.findall']:.1f} | {m['reference']:.1f} "
+            f"| {m['native simple']:.1f} | {m['native script']:.1f} | {m['ends script']:.1f} "
+            f"| {m['count simple']:.1f} | {m['count script']:.1f} "
+            f"| {m['native simple'] / m['regex.findall']:.1f}x | {m['count simple'] / m['regex.findall']:.1f}x "
+            f"| {m['count script'] / m['reference']:.1f}x |"
+        )
+    print(
+        "\nMB/s of UTF-8 input, best of",
+        args.repeat,
+        "runs, one core; native = list of str, "
+        "ends = int64 end offsets only, count = scan and count with the compiled counter (one thread).",
+    )
 
 
 if __name__ == "__main__":

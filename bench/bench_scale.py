@@ -22,6 +22,7 @@ rustbpe the GPT-4o pattern (as ``bench/bench_train.py``). Writes ``bench/results
 ``scale_time.png`` and ``scale_rss.png`` (``--quick``: ``scale-quick.*``); ``--json OUT`` writes the table for
 ``bench/perfpage.py``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,7 +42,7 @@ import synth_corpus  # noqa: E402
 from _corpus import SHARED, read_docs  # noqa: E402
 from _report import add_arguments, rounded, table as json_table, write_json  # noqa: E402
 
-REAL_MAX = 100 * 10 ** 6
+REAL_MAX = 100 * 10**6
 TRAINERS = ["fastsw-bpe", "fastsw-boundless", "fastsw-superbpe", "rustbpe", "hf"]
 SIZES = ["10MB", "30MB", "100MB", "300MB", "1GB", "5GB"]
 QUICK_SIZES = ["3MB", "10MB"]
@@ -77,6 +78,7 @@ def input_file(size: int) -> Path:
 
 def _write(path: Path, docs) -> None:
     from fastsw.files import atomic_open
+
     with atomic_open(path, "w") as f:
         for doc in docs:
             f.write(json.dumps({"text": doc}, ensure_ascii=False) + "\n")
@@ -85,10 +87,14 @@ def _write(path: Path, docs) -> None:
 def worker(name: str, path: str) -> None:
     """One training run in this process; prints one JSON line."""
     from bench_train import run_trainer
+
     docs = path if name.startswith("fastsw") else synth_corpus.iter_jsonl(Path(path))
     algo = name.split("-")[1] if name.startswith("fastsw") else name
-    trainer = {"bpe": "fastsw-bpe-paper", "boundless": "fastsw-boundless-paper",
-               "superbpe": "fastsw-superbpe-paper"}.get(algo, name)
+    trainer = {
+        "bpe": "fastsw-bpe-paper",
+        "boundless": "fastsw-boundless-paper",
+        "superbpe": "fastsw-superbpe-paper",
+    }.get(algo, name)
     with tempfile.TemporaryDirectory() as tmp:
         result = run_trainer(trainer, docs, VOCAB, "default", os.path.join(tmp, "merges.json"))
     print(json.dumps(result))
@@ -113,8 +119,11 @@ def run_one(name: str, path: Path, cap_gb: float, timeout: float, lock_path: str
                 fcntl.flock(lock, fcntl.LOCK_UN)
     if proc.returncode != 0:
         tail = proc.stderr.strip().splitlines()[-1:] or [f"exit status {proc.returncode}"]
-        return {"name": name, "failed": f"did not fit under {cap_gb:g} GB or failed: {tail[0][:200]}",
-                "wall": time.perf_counter() - t0}
+        return {
+            "name": name,
+            "failed": f"did not fit under {cap_gb:g} GB or failed: {tail[0][:200]}",
+            "wall": time.perf_counter() - t0,
+        }
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
@@ -122,6 +131,7 @@ def _save(store: Path, size: int, kind: str, name: str, result: dict) -> list:
     """Add one result to scale.json as it is on disk now (two grids, e.g. a long 5 GB run beside the small
     sizes, can run at once without losing each other's rows)."""
     from fastsw.files import atomic_open
+
     rows = json.loads(store.read_text()) if store.exists() else []
     results = next((r for s, _, r in rows if s == size), None)
     if results is None:
@@ -135,23 +145,28 @@ def _save(store: Path, size: int, kind: str, name: str, result: dict) -> list:
 
 
 def table(rows) -> str:
-    lines = ["| size | text | trainer | wall s | cpu s | peak RSS MB | wall / fastsw BPE | cpu / fastsw BPE | "
-             "RSS / fastsw BPE | stages (wall s) |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| size | text | trainer | wall s | cpu s | peak RSS MB | wall / fastsw BPE | cpu / fastsw BPE | "
+        "RSS / fastsw BPE | stages (wall s) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for size, kind, results in rows:
         bpe = results.get("fastsw-bpe", {})
         for name, r in results.items():
             if "failed" in r:
-                lines.append(f"| {synth_corpus._label(size)} | {kind} | {name} | – | – | – | – | – | – | "
-                             f"{r['failed']} |")
+                lines.append(
+                    f"| {synth_corpus._label(size)} | {kind} | {name} | – | – | – | – | – | – | {r['failed']} |"
+                )
                 continue
             ok = "wall" in bpe and "failed" not in bpe
             ratio = f"{r['wall'] / bpe['wall']:.2f}" if ok else "–"
             cpu = f"{r['cpu'] / bpe['cpu']:.2f}" if ok else "–"
             rss = f"{r['rss_mb'] / bpe['rss_mb']:.2f}" if ok else "–"
             stages = ", ".join(f"{k} {v:.1f}" for k, v in r.get("stages", {}).items())
-            lines.append(f"| {synth_corpus._label(size)} | {kind} | {name} | {r['wall']:.1f} | {r['cpu']:.1f} | "
-                         f"{r['rss_mb']:.0f} | {ratio} | {cpu} | {rss} | {stages} |")
+            lines.append(
+                f"| {synth_corpus._label(size)} | {kind} | {name} | {r['wall']:.1f} | {r['cpu']:.1f} | "
+                f"{r['rss_mb']:.0f} | {ratio} | {cpu} | {rss} | {stages} |"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -159,12 +174,16 @@ def plots(rows, outdir: Path, prefix: str = "scale") -> None:
     """``scale_time.png`` (wall seconds and process CPU seconds side by side: CPU time moves less with whatever
     else the computer runs) and ``scale_rss.png`` (peak RSS), log-log, the synthetic range shaded."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     names = sorted({n for _, _, res in rows for n in res})
     top = max(size for size, _, _ in rows) / 1e6 * 1.2
-    for keys, fname in [((("wall", "wall seconds"), ("cpu", "process CPU seconds")), f"{prefix}_time.png"),
-                        ((("rss_mb", "peak RSS (MB)"),), f"{prefix}_rss.png")]:
+    for keys, fname in [
+        ((("wall", "wall seconds"), ("cpu", "process CPU seconds")), f"{prefix}_time.png"),
+        ((("rss_mb", "peak RSS (MB)"),), f"{prefix}_rss.png"),
+    ]:
         fig, axes = plt.subplots(1, len(keys), figsize=(6.5 * len(keys), 4.5), squeeze=False)
         for ax, (key, ylabel) in zip(axes[0], keys):
             for n in names:
@@ -195,29 +214,55 @@ def json_tables(rows) -> dict:
             if "failed" in r:
                 out.append([synth_corpus._label(size), kind, name, None, None, None, None, None, r["failed"]])
                 continue
-            out.append([synth_corpus._label(size), kind, name, rounded(r["wall"]), rounded(r["cpu"]),
-                        rounded(r["rss_mb"], 0), rounded(r["wall"] / bpe["wall"]) if ok else None,
-                        rounded(r["rss_mb"] / bpe["rss_mb"]) if ok else None, ""])
+            out.append(
+                [
+                    synth_corpus._label(size),
+                    kind,
+                    name,
+                    rounded(r["wall"]),
+                    rounded(r["cpu"]),
+                    rounded(r["rss_mb"], 0),
+                    rounded(r["wall"] / bpe["wall"]) if ok else None,
+                    rounded(r["rss_mb"] / bpe["rss_mb"]) if ok else None,
+                    "",
+                ]
+            )
     return json_table(
         f"Training time and peak RSS against corpus size (vocab {VOCAB})",
-        ["size", "text", "trainer", "wall s", "cpu s", "peak RSS MB", "wall / fastsw BPE", "RSS / fastsw BPE",
-         "failed"], out,
+        [
+            "size",
+            "text",
+            "trainer",
+            "wall s",
+            "cpu s",
+            "peak RSS MB",
+            "wall / fastsw BPE",
+            "RSS / fastsw BPE",
+            "failed",
+        ],
+        out,
         "English; real text up to 100 MB, SYNTHETIC text (bench/synth_corpus.py) above. Each trainer in its own "
         "process, streaming the file; peak RSS is the training process's. fastsw: paper profile, script "
-        "pre-tokenizer (SuperBPE: 4096 supermerges); HF and rustbpe: the GPT-4o pattern.")
+        "pre-tokenizer (SuperBPE: 4096 supermerges); HF and rustbpe: the GPT-4o pattern.",
+    )
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--sizes", default=None, help=f"comma-separated (default {','.join(SIZES)}; "
-                                                 f"--quick: {','.join(QUICK_SIZES)})")
+    p.add_argument(
+        "--sizes", default=None, help=f"comma-separated (default {','.join(SIZES)}; --quick: {','.join(QUICK_SIZES)})"
+    )
     p.add_argument("--trainers", default=",".join(TRAINERS))
     p.add_argument("--peer-max", default="1GB")
     p.add_argument("--at-5gb", default="fastsw-boundless", help="trainers run at sizes above 1 GB")
     p.add_argument("--cap-gb", type=float, default=14)
     p.add_argument("--timeout", type=float, default=3600)
-    p.add_argument("--lock", default=os.environ.get("FASTSW_BENCH_LOCK") or None, metavar="FILE",
-                   help="hold an exclusive flock on FILE during each run (default: $FASTSW_BENCH_LOCK, else none)")
+    p.add_argument(
+        "--lock",
+        default=os.environ.get("FASTSW_BENCH_LOCK") or None,
+        metavar="FILE",
+        help="hold an exclusive flock on FILE during each run (default: $FASTSW_BENCH_LOCK, else none)",
+    )
     p.add_argument("--again", action="store_true", help="measure again what scale.json already holds")
     p.add_argument("--report", action="store_true", help="no runs: the table and plots from scale.json")
     add_arguments(p)
@@ -233,7 +278,7 @@ def main() -> None:
     store = outdir / f"{prefix}.json"
     rows = json.loads(store.read_text()) if store.exists() else []  # resumed: a long grid can be stopped
     peer_max = synth_corpus._parse_size(args.peer_max)
-    for label in ([] if args.report else sizes.split(",")):
+    for label in [] if args.report else sizes.split(","):
         size = synth_corpus._parse_size(label)
         path = input_file(size)
         kind = "real" if size <= REAL_MAX else "SYNTHETIC"
@@ -244,7 +289,7 @@ def main() -> None:
         for name in args.trainers.split(","):
             if name in ("hf", "rustbpe") and size > peer_max:
                 continue
-            if size > 10 ** 9 and name not in args.at_5gb.split(","):
+            if size > 10**9 and name not in args.at_5gb.split(","):
                 continue
             if name in results and "failed" not in results[name] and not args.again:
                 continue  # measured in an earlier run of this command (bench/results/scale.json)
@@ -257,7 +302,7 @@ def main() -> None:
     if not args.report:  # the sizes of this command only
         wanted = {synth_corpus._parse_size(label) for label in sizes.split(",")}
         rows = [row for row in rows if row[0] in wanted]
-    text = ("# Scale benchmark (real English up to 100 MB, SYNTHETIC above)\n\n" + table(rows))
+    text = "# Scale benchmark (real English up to 100 MB, SYNTHETIC above)\n\n" + table(rows)
     (outdir / f"{prefix}.md").write_text(text)
     plots(rows, outdir, prefix)
     if args.json:

@@ -17,6 +17,7 @@ pretokens must equal the plain-Python rule's on the first documents of each lang
 Writes ``bench/results/script-<configs>-<vocab>.md``. Ratios are against the default pre-tokenizer (``script``)
 in the same run (encoding: the default model's time over this model's, so below 1 is slower).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,14 +38,16 @@ from _report import add_arguments, rounded, table, write_json  # noqa: E402
 
 def worker(args) -> None:
     import fastsw
+
     docs, size = read_docs(SHARED / "corpus" / args.lang / "train.jsonl.gz", int(args.mb * 1e6))
     heldout, held_bytes = read_docs(SHARED / "corpus" / args.lang / "heldout.jsonl")
     kw = {"supermerges": args.vocab // 8} if args.algo == "superbpe" else {}
     t0, c0 = time.perf_counter(), time.process_time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a vocabulary falling short is reported in the table
-        tok = fastsw.train(docs, algo=args.algo, vocab_size=args.vocab, pretokenizer=args.pretokenizer,
-                           backend="numba", **kw)
+        tok = fastsw.train(
+            docs, algo=args.algo, vocab_size=args.vocab, pretokenizer=args.pretokenizer, backend="numba", **kw
+        )
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     for doc in heldout:  # exact round trips before anything is timed (and the encoder tables are built)
@@ -66,19 +69,35 @@ def worker(args) -> None:
     if hasattr(tok.pretokenizer, "entry_text"):  # SCRIPT: merges that make one character from its two atoms
         from fastsw.alphabet import atom_text
         from fastsw.pretokenizers.script_v3 import unspell
+
         n_alpha = len(tok.alphabet)
         char_merges = sum(1 for tb in tok.vocab[n_alpha:] if len(unspell(atom_text(tb))) == 1)
     seconds = {k: round(v, 2) for k, v in tok.training_info["seconds"].items()}
-    print(json.dumps({"wall": wall, "cpu": cpu, "rss_mb": rss_mb, "bytes": size, "alphabet": len(tok.alphabet),
-                      "regular": tok.n_regular, "super": tok.n_super, "char_merges": char_merges,
-                      "heldout_bytes": held_bytes, "heldout_tokens": n_tokens, "encode_s": encode_s,
-                      "encode_ref_s": encode_ref_s,
-                      "stages": seconds}))
+    print(
+        json.dumps(
+            {
+                "wall": wall,
+                "cpu": cpu,
+                "rss_mb": rss_mb,
+                "bytes": size,
+                "alphabet": len(tok.alphabet),
+                "regular": tok.n_regular,
+                "super": tok.n_super,
+                "char_merges": char_merges,
+                "heldout_bytes": held_bytes,
+                "heldout_tokens": n_tokens,
+                "encode_s": encode_s,
+                "encode_ref_s": encode_ref_s,
+                "stages": seconds,
+            }
+        )
+    )
 
 
 def check_pretokens(lang: str, n_docs: int = 200) -> None:
     """The compiled SCRIPT path against the plain-Python rule on the first documents (asserted before timing)."""
     from fastsw.pretokenizers.pretokenize import make_pretokenizer
+
     docs, _ = read_docs(SHARED / "corpus" / lang / "train.jsonl.gz", 400_000)
     for name in ("script-v3", "script-v3+boundary[w,p,d]+caps"):
         p = make_pretokenizer(name)
@@ -107,20 +126,39 @@ def main() -> None:
         args.configs = "en:2,zh:1" if args.quick else "en:10,zh:5"
     configs = [(c.split(":")[0], float(c.split(":")[1])) for c in args.configs.split(",")]
     pretoks = args.pretokenizers.split(",")
-    lines = [f"# SCRIPT v3 against the default pre-tokenizer (vocab {args.vocab}, fast path)", "",
-             "Ratios are against `script` (the default) in the same run.", "",
-             "| corpus | algo | pre-tokenizer | train s | cpu s | peak RSS MB | × default time | held-out bytes/token "
-             "| × default | merges (chars) | supermerges | encode MB/s | × default encode speed | reference encode MB/s "
-             "| stages s |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# SCRIPT v3 against the default pre-tokenizer (vocab {args.vocab}, fast path)",
+        "",
+        "Ratios are against `script` (the default) in the same run.",
+        "",
+        "| corpus | algo | pre-tokenizer | train s | cpu s | peak RSS MB | × default time | held-out bytes/token "
+        "| × default | merges (chars) | supermerges | encode MB/s | × default encode speed | reference encode MB/s "
+        "| stages s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     rows = []
     for lang, mb in configs:
         check_pretokens(lang)
         for algo in args.algos.split(","):
             base = None
             for name in pretoks:
-                cmd = [sys.executable, __file__, "--worker", "--lang", lang, "--mb", str(mb), "--algo", algo,
-                       "--pretokenizer", name, "--vocab", str(args.vocab), "--rounds", str(args.rounds)]
+                cmd = [
+                    sys.executable,
+                    __file__,
+                    "--worker",
+                    "--lang",
+                    lang,
+                    "--mb",
+                    str(mb),
+                    "--algo",
+                    algo,
+                    "--pretokenizer",
+                    name,
+                    "--vocab",
+                    str(args.vocab),
+                    "--rounds",
+                    str(args.rounds),
+                ]
                 proc = subprocess.run(cmd, capture_output=True, text=True)
                 if proc.returncode != 0:
                     sys.exit(f"{lang} {algo} {name} failed:\n{proc.stderr}")
@@ -132,25 +170,49 @@ def main() -> None:
                 ratio_c = f"{bpt / (base['heldout_bytes'] / base['heldout_tokens']):.3f}" if base else "-"
                 speed = base["encode_s"] / r["encode_s"] if base else None
                 stages = ", ".join(f"{k} {v}" for k, v in r["stages"].items())
-                row = (f"| {lang} {r['bytes'] / 1e6:.1f} MB | {algo} | `{name}` | {r['wall']:.1f} | {r['cpu']:.1f} | "
-                       f"{r['rss_mb']:.0f} | {ratio_t} | {bpt:.3f} | {ratio_c} | {r['regular']} ({r['char_merges']}) | "
-                       f"{r['super']} | {r['heldout_bytes'] / 1e6 / r['encode_s']:.2f} | "
-                       f"{'-' if speed is None else f'{speed:.2f}'} | "
-                       f"{r['heldout_bytes'] / 1e6 / r['encode_ref_s']:.2f} | {stages} |")
+                row = (
+                    f"| {lang} {r['bytes'] / 1e6:.1f} MB | {algo} | `{name}` | {r['wall']:.1f} | {r['cpu']:.1f} | "
+                    f"{r['rss_mb']:.0f} | {ratio_t} | {bpt:.3f} | {ratio_c} | {r['regular']} ({r['char_merges']}) | "
+                    f"{r['super']} | {r['heldout_bytes'] / 1e6 / r['encode_s']:.2f} | "
+                    f"{'-' if speed is None else f'{speed:.2f}'} | "
+                    f"{r['heldout_bytes'] / 1e6 / r['encode_ref_s']:.2f} | {stages} |"
+                )
                 lines.append(row)
-                rows.append([f"{lang} {r['bytes'] / 1e6:.1f} MB", algo, name, rounded(r["wall"], 1),
-                             rounded(r["rss_mb"], 0), rounded(bpt, 3),
-                             rounded(r["heldout_bytes"] / 1e6 / r["encode_s"]), rounded(speed)])
+                rows.append(
+                    [
+                        f"{lang} {r['bytes'] / 1e6:.1f} MB",
+                        algo,
+                        name,
+                        rounded(r["wall"], 1),
+                        rounded(r["rss_mb"], 0),
+                        rounded(bpt, 3),
+                        rounded(r["heldout_bytes"] / 1e6 / r["encode_s"]),
+                        rounded(speed),
+                    ]
+                )
                 print(row, file=sys.stderr)
     if args.json:
-        write_json(args.json, table(
-            f"SCRIPT v3 against the default pre-tokenizer (vocab {args.vocab})",
-            ["corpus", "algo", "pre-tokenizer", "train s", "peak RSS MB", "held-out bytes/token", "encode MB/s",
-             "encode speed / default"], rows,
-            "Each model trained by fastsw in its own process on the first MB of the language's training text; "
-            "encoding: the language's held-out documents one by one, one thread, best of "
-            f"{args.rounds} passes in CPU time, ids checked equal to the reference path's. 'encode speed / default': "
-            "the default pre-tokenizer's (`script`) encoding time over this model's, same language and run."))
+        write_json(
+            args.json,
+            table(
+                f"SCRIPT v3 against the default pre-tokenizer (vocab {args.vocab})",
+                [
+                    "corpus",
+                    "algo",
+                    "pre-tokenizer",
+                    "train s",
+                    "peak RSS MB",
+                    "held-out bytes/token",
+                    "encode MB/s",
+                    "encode speed / default",
+                ],
+                rows,
+                "Each model trained by fastsw in its own process on the first MB of the language's training text; "
+                "encoding: the language's held-out documents one by one, one thread, best of "
+                f"{args.rounds} passes in CPU time, ids checked equal to the reference path's. 'encode speed / default': "
+                "the default pre-tokenizer's (`script`) encoding time over this model's, same language and run.",
+            ),
+        )
     out = HERE / "results" / f"script-{args.configs.replace(':', '').replace(',', '-')}-{args.vocab}.md"
     out.parent.mkdir(exist_ok=True)
     out.write_text("\n".join(lines) + "\n")

@@ -32,6 +32,7 @@ size trained on the bundled sample corpus, shard speed and the encoder alone (on
 on the mix: superword models against plain BPE. MB = 10**6 bytes of UTF-8 document text; tokens include the
 end-of-text tokens.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -53,11 +54,12 @@ import numpy as np  # noqa: E402
 
 LANGS = ["en", "de", "fr", "ru", "fi", "ar", "ko", "zh", "ja", "th", "hi", "my"]
 THREADS = 2
-SHARD_TOKENS = 10 ** 8
+SHARD_TOKENS = 10**8
 
 
 def corpus_docs(name: str, megabytes: float):
     from _corpus import SHARED, read_docs
+
     if name == "mix":
         docs = []
         for lang in LANGS:
@@ -91,8 +93,10 @@ def read_texts(files):
 
 def fastsw_tok(vocab):
     import fastsw
+
     if vocab == "o200k":
         from fastsw.io import tiktoken_vocab as tv
+
         return fastsw.Tokenizer.load_tiktoken(tv.bpe_openai_rank_file("o200k_base"), pattern="o200k")
     return fastsw.Tokenizer.load(vocab)
 
@@ -100,25 +104,32 @@ def fastsw_tok(vocab):
 def tiktoken_enc(vocab):
     import tiktoken
     from fastsw.io import tiktoken_vocab as tv
+
     tok = fastsw_tok(vocab)
     if vocab != "o200k":
         return tok.to_tiktoken()
-    return tiktoken.Encoding("o200k_base", pat_str=tv.PATTERNS["o200k"],
-                             mergeable_ranks={t: r for r, t in enumerate(tok.vocab)},
-                             special_tokens=tv.SPECIAL_TOKENS["o200k"])
+    return tiktoken.Encoding(
+        "o200k_base",
+        pat_str=tv.PATTERNS["o200k"],
+        mergeable_ranks={t: r for r, t in enumerate(tok.vocab)},
+        special_tokens=tv.SPECIAL_TOKENS["o200k"],
+    )
 
 
 def hf_tok(vocab):
     if vocab == "o200k":
         from bench_tiktoken import hf_from_ranks
         from fastsw.io import tiktoken_vocab as tv
+
         return hf_from_ranks(fastsw_tok(vocab), tv.PATTERNS["o200k"])
     import tokenizers
+
     return tokenizers.Tokenizer.from_file(vocab + ".hf.json")
 
 
 def dtype_of(tok):
     from fastsw.encoding.shard import dtype_for
+
     return dtype_for(tok.n_vocab)
 
 
@@ -139,6 +150,7 @@ def since(t0):
 def run_fastsw(files, out, fmt, vocab):
     import fastsw
     from fastsw.encoding.shard import encode_arrays
+
     tok = fastsw_tok(vocab)
     encode_arrays(tok, ["warm up"] * 4, THREADS)  # the encoder's tables, as the peers' tokenizers are built untimed
     t = clock()
@@ -149,6 +161,7 @@ def run_fastsw(files, out, fmt, vocab):
 def run_encode_only(files, out, vocab):
     """The encoder alone: the documents in memory, one thread, ids to a numpy array (no framing, no output)."""
     from fastsw.encoding.shard import encode_arrays
+
     tok = fastsw_tok(vocab)
     docs = list(read_texts(files))
     encode_arrays(tok, docs[:10], 1)
@@ -174,6 +187,7 @@ def run_llmc(files, out, vocab):
     """llm.c's dev/data/fineweb.py loop (see the module docstring for the one change)."""
     import multiprocessing as mp
     from fastsw.encoding.shard import header_bytes
+
     global _ENC, _DTYPE
     _ENC = tiktoken_enc(vocab)
     _DTYPE = dtype_of(fastsw_tok(vocab))
@@ -185,14 +199,14 @@ def run_llmc(files, out, vocab):
         token_count = 0
         for tokens in pool.imap(_llmc_tokenize, read_texts(files), chunksize=16):
             if token_count + len(tokens) < SHARD_TOKENS:
-                all_tokens_np[token_count:token_count + len(tokens)] = tokens
+                all_tokens_np[token_count : token_count + len(tokens)] = tokens
                 token_count += len(tokens)
             else:
                 remainder = SHARD_TOKENS - token_count
-                all_tokens_np[token_count:token_count + remainder] = tokens[:remainder]
+                all_tokens_np[token_count : token_count + remainder] = tokens[:remainder]
                 _llmc_write(os.path.join(out, f"shard_{shard_index:06d}.bin"), all_tokens_np, header_bytes)
                 shard_index += 1
-                all_tokens_np[0:len(tokens) - remainder] = tokens[remainder:]
+                all_tokens_np[0 : len(tokens) - remainder] = tokens[remainder:]
                 token_count = len(tokens) - remainder
         if token_count != 0:
             _llmc_write(os.path.join(out, f"shard_{shard_index:06d}.bin"), all_tokens_np[:token_count], header_bytes)
@@ -208,6 +222,7 @@ def _llmc_write(filename, toks, header_bytes):
 def run_nanogpt(files, out, vocab):
     """nanoGPT's data/openwebtext/prepare.py, on local JSONL files."""
     import datasets
+
     enc = tiktoken_enc(vocab)
     dtype = dtype_of(fastsw_tok(vocab))
     cache = tempfile.mkdtemp(dir=os.path.dirname(out))
@@ -229,7 +244,7 @@ def run_nanogpt(files, out, vocab):
     for batch_idx in range(total_batches):
         batch = tokenized.shard(num_shards=total_batches, index=batch_idx, contiguous=True).with_format("numpy")
         arr_batch = np.concatenate(batch["ids"])
-        arr[idx:idx + len(arr_batch)] = arr_batch
+        arr[idx : idx + len(arr_batch)] = arr_batch
         idx += len(arr_batch)
     arr.flush()
     del arr
@@ -277,8 +292,18 @@ def child(args) -> None:
 
 
 def run_child(name, files, out, vocab):
-    cmd = [sys.executable, __file__, "--child", name, "--files", json.dumps(files), "--out", str(out),
-           "--vocab", str(vocab)]
+    cmd = [
+        sys.executable,
+        __file__,
+        "--child",
+        name,
+        "--files",
+        json.dumps(files),
+        "--out",
+        str(out),
+        "--vocab",
+        str(vocab),
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "TOKENIZERS_PARALLELISM": "true"})
     if done.returncode != 0:
         raise SystemExit(f"{name} failed:\n{done.stderr}")
@@ -295,9 +320,15 @@ def best_of(names, files, folder: Path, vocab, rounds):
             out.parent.mkdir(parents=True, exist_ok=True)
             got = run_child(name, files, out, vocab)
             was = results.get(name)
-            results[name] = got if was is None else {
-                "seconds": min(was["seconds"], got["seconds"]), "cpu": min(was["cpu"], got["cpu"]),
-                "rss_mb": max(was["rss_mb"], got["rss_mb"])}
+            results[name] = (
+                got
+                if was is None
+                else {
+                    "seconds": min(was["seconds"], got["seconds"]),
+                    "cpu": min(was["cpu"], got["cpu"]),
+                    "rss_mb": max(was["rss_mb"], got["rss_mb"]),
+                }
+            )
             results[name]["out"] = out
     return results
 
@@ -321,10 +352,13 @@ def train_models(folder: Path):
     """The fastsw models trained on the bundled sample corpus: ``{name: path}``."""
     import fastsw
     from fastsw.corpus.sample import sample_documents
+
     sample = list(sample_documents())
-    specs = {"bpe32k": dict(algo="bpe", vocab_size=32768, pretokenizer="simple"),
-             "bpe8k": dict(algo="bpe", vocab_size=8000), "superbpe8k": dict(algo="superbpe", vocab_size=8000,
-                                                                            supermerges=1000)}
+    specs = {
+        "bpe32k": dict(algo="bpe", vocab_size=32768, pretokenizer="simple"),
+        "bpe8k": dict(algo="bpe", vocab_size=8000),
+        "superbpe8k": dict(algo="superbpe", vocab_size=8000, supermerges=1000),
+    }
     paths = {}
     for name, kw in specs.items():
         tok = fastsw.train(sample, special_tokens=["<|endoftext|>"], **kw)
@@ -355,9 +389,13 @@ def main() -> None:
         return
     mb = args.mb or (2 if args.quick else 20)
     rounds = args.rounds or (2 if args.quick else 3)
-    command = "python bench/bench_shard.py" + (" --quick" if args.quick else "") + \
-        (f" --mb {args.mb:g}" if args.mb else "") + (f" --rounds {args.rounds}" if args.rounds else "") + \
-        (f" --corpora {args.corpora}" if args.corpora != "en,zh,mix" else "")
+    command = (
+        "python bench/bench_shard.py"
+        + (" --quick" if args.quick else "")
+        + (f" --mb {args.mb:g}" if args.mb else "")
+        + (f" --rounds {args.rounds}" if args.rounds else "")
+        + (f" --corpora {args.corpora}" if args.corpora != "en,zh,mix" else "")
+    )
     work = Path(tempfile.mkdtemp(prefix="bench-shard-"))
     try:
         run(args, mb, rounds, command, work)
@@ -369,8 +407,17 @@ def run(args, mb, rounds, command, work: Path) -> None:
     fastsw_tok("o200k")  # builds the cached tables once, outside the timed runs
     models = train_models(work)
     vocabs = {"o200k_base": "o200k", "fastsw BPE 32k": models["bpe32k"]}
-    columns = ["corpus", "pipeline", "MB/s", "M tokens/s", "CPU s", "M tokens per CPU s", "peak RSS (MB)",
-               "vs fastest peer (wall)", "vs fastest peer (CPU)"]
+    columns = [
+        "corpus",
+        "pipeline",
+        "MB/s",
+        "M tokens/s",
+        "CPU s",
+        "M tokens per CPU s",
+        "peak RSS (MB)",
+        "vs fastest peer (wall)",
+        "vs fastest peer (CPU)",
+    ]
     tables, summary = [], []
     for vocab_name, vocab in vocabs.items():
         rows = []
@@ -390,19 +437,34 @@ def run(args, mb, rounds, command, work: Path) -> None:
             wall_peer = min(r["seconds"] for r in peers.values())
             cpu_peer = min(r["cpu"] for r in peers.values())
             for name, r in results.items():
-                rows.append([corpus, name, round(nbytes / r["seconds"] / 1e6, 2),
-                             round(tokens / r["seconds"] / 1e6, 3), round(r["cpu"], 2),
-                             round(tokens / r["cpu"] / 1e6, 3), round(r["rss_mb"]),
-                             round(wall_peer / r["seconds"], 2), round(cpu_peer / r["cpu"], 2)])
+                rows.append(
+                    [
+                        corpus,
+                        name,
+                        round(nbytes / r["seconds"] / 1e6, 2),
+                        round(tokens / r["seconds"] / 1e6, 3),
+                        round(r["cpu"], 2),
+                        round(tokens / r["cpu"] / 1e6, 3),
+                        round(r["rss_mb"]),
+                        round(wall_peer / r["seconds"], 2),
+                        round(cpu_peer / r["cpu"], 2),
+                    ]
+                )
                 print(vocab_name, "\t".join(map(str, rows[-1])), flush=True)
             mine = results["fastsw shard (bin)"]
-            summary.append(f"{vocab_name} {corpus}: {wall_peer / mine['seconds']:.2f}x wall, "
-                           f"{cpu_peer / mine['cpu']:.2f}x CPU")
-        tables.append({"title": f"Preparing training data: files in, token shards on disk ({vocab_name}, "
-                                f"{THREADS} threads)",
-                       "command": command, "columns": columns, "rows": rows,
-                       "notes": "vs fastest peer: the fastest peer's seconds (wall, or CPU) over this pipeline's "
-                                "(>1 is faster). Every peer's output bytes equal fastsw's."})
+            summary.append(
+                f"{vocab_name} {corpus}: {wall_peer / mine['seconds']:.2f}x wall, {cpu_peer / mine['cpu']:.2f}x CPU"
+            )
+        tables.append(
+            {
+                "title": f"Preparing training data: files in, token shards on disk ({vocab_name}, {THREADS} threads)",
+                "command": command,
+                "columns": columns,
+                "rows": rows,
+                "notes": "vs fastest peer: the fastest peer's seconds (wall, or CPU) over this pipeline's "
+                "(>1 is faster). Every peer's output bytes equal fastsw's.",
+            }
+        )
     # superword models against plain BPE, both trained here on the bundled sample corpus
     folder = work / "superword"
     folder.mkdir()
@@ -416,22 +478,39 @@ def run(args, mb, rounds, command, work: Path) -> None:
                 tokens = int(np.load(r["out"] / "count.npy")[0])
             else:
                 tokens = json.loads((r["out"] / "manifest.json").read_text())["tokens"]
-            rows.append(["mix", f"{name}, {algo}", round(nbytes / r["seconds"] / 1e6, 2),
-                         round(tokens / r["seconds"] / 1e6, 3), round(r["cpu"], 2),
-                         round(tokens / r["cpu"] / 1e6, 3), round(r["rss_mb"])])
+            rows.append(
+                [
+                    "mix",
+                    f"{name}, {algo}",
+                    round(nbytes / r["seconds"] / 1e6, 2),
+                    round(tokens / r["seconds"] / 1e6, 3),
+                    round(r["cpu"], 2),
+                    round(tokens / r["cpu"] / 1e6, 3),
+                    round(r["rss_mb"]),
+                ]
+            )
             print("\t".join(map(str, rows[-1])), flush=True)
         sw[algo] = got
-    ratio = {f"{what} {k}": sw["bpe8k"][n][k] / sw["superbpe8k"][n][k]
-             for what, n in (("shard", "fastsw shard (bin)"), ("encoder", ENCODE_ONLY)) for k in ("seconds", "cpu")}
-    notes = ("SuperBPE 8k speed over BPE 8k (MB/s; same text): shard " + f"{ratio['shard seconds']:.2f} wall, "
-             f"{ratio['shard cpu']:.2f} CPU; the encoder alone {ratio['encoder seconds']:.2f} wall, "
-             f"{ratio['encoder cpu']:.2f} CPU. SuperBPE models encode fewer, longer tokens; where the two "
-             "ratios agree, the difference is the encoder's, not the pipeline's.")
-    tables.append({"title": "Superword against plain BPE in fastsw shard (models trained on the sample corpus)",
-                   "command": command,
-                   "columns": ["corpus", "pipeline", "MB/s", "M tokens/s", "CPU s", "M tokens per CPU s",
-                               "peak RSS (MB)"],
-                   "rows": rows, "notes": notes})
+    ratio = {
+        f"{what} {k}": sw["bpe8k"][n][k] / sw["superbpe8k"][n][k]
+        for what, n in (("shard", "fastsw shard (bin)"), ("encoder", ENCODE_ONLY))
+        for k in ("seconds", "cpu")
+    }
+    notes = (
+        "SuperBPE 8k speed over BPE 8k (MB/s; same text): shard " + f"{ratio['shard seconds']:.2f} wall, "
+        f"{ratio['shard cpu']:.2f} CPU; the encoder alone {ratio['encoder seconds']:.2f} wall, "
+        f"{ratio['encoder cpu']:.2f} CPU. SuperBPE models encode fewer, longer tokens; where the two "
+        "ratios agree, the difference is the encoder's, not the pipeline's."
+    )
+    tables.append(
+        {
+            "title": "Superword against plain BPE in fastsw shard (models trained on the sample corpus)",
+            "command": command,
+            "columns": ["corpus", "pipeline", "MB/s", "M tokens/s", "CPU s", "M tokens per CPU s", "peak RSS (MB)"],
+            "rows": rows,
+            "notes": notes,
+        }
+    )
     print("fastsw shard (bin) vs the fastest peer: " + "; ".join(summary))
     print(notes)
     if args.json:

@@ -25,6 +25,7 @@ empty: a new ``FASTSW_CACHE_DIR``, Numba's cache kept) and warm; and from proces
 ``encode("hello world")`` (``python -c``: import, build from the same rank file, encode) for fastsw, tiktoken,
 rs-bpe and bpe-openai (their built-in vocabularies), wall and CPU seconds.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -62,7 +63,7 @@ def snippets(n: int, seed: int = 0) -> list:
         got = {}
         for doc in docs:
             for i in range(0, max(len(doc) - 8, 0), 13):
-                s = doc[i:i + rng.randint(8, 64)]
+                s = doc[i : i + rng.randint(8, 64)]
                 if len(s) >= 8:
                     got[s] = None
                     if len(got) >= per_lang:
@@ -80,6 +81,7 @@ def encoders(name: str):
     ``bench/bench_tiktoken.py`` (``encode_ordinary`` or its equivalent, one call per text), and fastsw's and
     tiktoken's ``encode``."""
     from bench_tiktoken import make_encoders
+
     tok, enc, out = make_encoders(name, name.split("_")[0])
     fns = {f"{who} encode_ordinary": single for who, (single, _) in out.items()}
     fns["fastsw encode"] = lambda docs: [tok.encode(d) for d in docs]
@@ -91,7 +93,7 @@ def per_call(fns: dict, texts: list, rounds: int) -> dict:
     """Best CPU microseconds per call of each encoder over ``texts``: in each round every encoder in turn encodes
     all of ``texts`` (blocks of ``ROUND_CALLS``), and its best round counts."""
     best = {k: float("inf") for k in fns}
-    blocks = [texts[a:a + ROUND_CALLS] for a in range(0, len(texts), ROUND_CALLS)]
+    blocks = [texts[a : a + ROUND_CALLS] for a in range(0, len(texts), ROUND_CALLS)]
     for _ in range(rounds):
         for label, fn in fns.items():
             total = 0.0
@@ -107,8 +109,7 @@ def check(fns: dict, enc, texts: list) -> dict:
     """The encoders whose ids equal tiktoken's on every text (fastsw disagreeing stops the run)."""
     ok = {}
     for label, fn in fns.items():
-        want = [enc.encode(t) for t in texts] if label.endswith(" encode") else \
-            [enc.encode_ordinary(t) for t in texts]
+        want = [enc.encode(t) for t in texts] if label.endswith(" encode") else [enc.encode_ordinary(t) for t in texts]
         got = fn(texts)
         bad = next((t for t, g, w in zip(texts, got, want) if list(g) != w), None)
         if bad is None:
@@ -142,8 +143,8 @@ print(json.dumps([[t1[0] - t0[0], t1[1] - t0[1]], [t2[0] - t1[0], t2[1] - t1[1]]
 FIRST_IDS = {  # process start to the first ids of encode("hello world"), all from the same plain rank file
     "fastsw": "import fastsw; print(fastsw.Tokenizer.load_tiktoken({path!r}).encode('hello world'))",
     "tiktoken": "import tiktoken, tiktoken.load; print(tiktoken.Encoding({name!r}, pat_str={pattern!r}, "
-                "mergeable_ranks=tiktoken.load.load_tiktoken_bpe({path!r}), special_tokens={specials!r})"
-                ".encode('hello world'))",
+    "mergeable_ranks=tiktoken.load.load_tiktoken_bpe({path!r}), special_tokens={specials!r})"
+    ".encode('hello world'))",
     "rs-bpe": "from rs_bpe.bpe import openai; print(openai.{name}().encode('hello world'))",
     "bpe-openai": "import bpe_openai; print(bpe_openai.get_encoding({name!r}).encode('hello world'))",
 }
@@ -164,9 +165,11 @@ def run(args, env) -> tuple:
 def startup(name: str, runs: int) -> list:
     """Rows ``[what, seconds]`` of the start-up figures (medians of ``runs`` processes)."""
     import fastsw  # noqa: F401 - sets NUMBA_CACHE_DIR (the user's cache folder), which the children keep
+
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE.parent), env.get("PYTHONPATH")]))
     from fastsw.io import tiktoken_vocab as tv
+
     rows = []
     builds = {"first": [], "warm": []}
     plain = tempfile.TemporaryDirectory()
@@ -182,21 +185,34 @@ def startup(name: str, runs: int) -> list:
                 builds[key].append(json.loads(out.splitlines()[-1]))
     for key in ("first", "warm"):
         for k, what in enumerate(("Tokenizer.from_tiktoken(enc)", "Tokenizer.load_tiktoken(path)")):
-            rows.append([f"{what}, {key} time"] + [rounded(statistics.median(b[k][c] for b in builds[key]), 3)
-                                                    for c in (0, 1)])
+            rows.append(
+                [f"{what}, {key} time"] + [rounded(statistics.median(b[k][c] for b in builds[key]), 3) for c in (0, 1)]
+            )
     env.pop("FASTSW_CACHE_DIR")
     for who, code in FIRST_IDS.items():
         times = []
         for _ in range(runs + 1):  # the first run fills the caches
-            took, out = run(["-c", code.format(name=name, path=path, pattern=tv.PATTERNS[name.split("_")[0]],
-                                                   specials=tv.SPECIAL_TOKENS[name.split("_")[0]])], env)
+            took, out = run(
+                [
+                    "-c",
+                    code.format(
+                        name=name,
+                        path=path,
+                        pattern=tv.PATTERNS[name.split("_")[0]],
+                        specials=tv.SPECIAL_TOKENS[name.split("_")[0]],
+                    ),
+                ],
+                env,
+            )
             if took is None:
                 print(f"{who} start-up failed: {out}", file=sys.stderr)
                 break
             times.append(took)
         if len(times) > 1:
-            rows.append([f"process start to first ids: {who}"] + [rounded(statistics.median(t[c] for t in times[1:]), 3)
-                                                                   for c in (0, 1)])
+            rows.append(
+                [f"process start to first ids: {who}"]
+                + [rounded(statistics.median(t[c] for t in times[1:]), 3) for c in (0, 1)]
+            )
     plain.cleanup()
     return rows
 
@@ -226,20 +242,31 @@ def main(argv=None) -> int:
                 base = got[f"tiktoken {method}"] if f"tiktoken {method}" in got else got["tiktoken encode_ordinary"]
                 rows.append([kind, who, method, rounded(us, 3), rounded(us / base, 3)])
                 print(f"{name} {kind:9} {label:26} {us:7.2f} us  {us / base:5.2f} x tiktoken", file=sys.stderr)
-        tables.append(table(f"Short texts, {name}: microseconds per call (CPU, one thread)",
-                            ["texts", "encoder", "method", "us per call", "x tiktoken's time"], rows,
-                            f"repeated: {SENTENCE!r} ({len(SENTENCE)} characters) over and over; distinct: "
-                            f"{len(texts):,} different snippets of 8-64 characters from the 12 languages' held-out "
-                            "text. Lower is better; the target is <= 0.8 x tiktoken's time."))
+        tables.append(
+            table(
+                f"Short texts, {name}: microseconds per call (CPU, one thread)",
+                ["texts", "encoder", "method", "us per call", "x tiktoken's time"],
+                rows,
+                f"repeated: {SENTENCE!r} ({len(SENTENCE)} characters) over and over; distinct: "
+                f"{len(texts):,} different snippets of 8-64 characters from the 12 languages' held-out "
+                "text. Lower is better; the target is <= 0.8 x tiktoken's time.",
+            )
+        )
         srows = startup(name, runs)
         for r in srows:
             print(f"{name} {r[0]:55} wall {r[1]} s  CPU {r[2]} s", file=sys.stderr)
-        tables.append(table(f"Start-up, {name}: seconds (median of {runs} processes)", ["step", "wall s", "CPU s"],
-                            srows, "first time: fastsw's table cache empty (Numba's kernels cached); warm: the "
-                            "tables cached (both timed inside one process; CPU: its process time). Process start "
-                            "to first ids: `python -c` importing the library, building the encoding from the same "
-                            "rank file and encoding one short text, caches warm (CPU: the child's user + system "
-                            "time). CPU time moves less than wall time with whatever else the computer runs."))
+        tables.append(
+            table(
+                f"Start-up, {name}: seconds (median of {runs} processes)",
+                ["step", "wall s", "CPU s"],
+                srows,
+                "first time: fastsw's table cache empty (Numba's kernels cached); warm: the "
+                "tables cached (both timed inside one process; CPU: its process time). Process start "
+                "to first ids: `python -c` importing the library, building the encoding from the same "
+                "rank file and encoding one short text, caches warm (CPU: the child's user + system "
+                "time). CPU time moves less than wall time with whatever else the computer runs.",
+            )
+        )
     if a.json:
         write_json(a.json, tables)
     return 0

@@ -16,6 +16,7 @@ For each language's held-out text, the own-language plain BPE and BoundlessBPE m
 
 Compare the ratios within one run more than the absolute figures.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,10 +39,20 @@ from fastsw.encoding import encode_fast as fast_encode  # noqa: E402
 
 def kernel_args(enc, scanned, flags=None, use_super=None, s_bits=None):
     """The kernel's arguments for each scanned document, some of the model's tables replaced."""
-    tables = (enc.byte_ids, enc.sc_short, enc.sc_long, enc.tb, enc.r_table, enc.s_table,
-              enc.s_bits if s_bits is None else s_bits, enc.flags if flags is None else flags, enc.chars)
-    return [(*s, *tables, 1, enc.use_super if use_super is None else use_super, fast_encode.SHORT_LIMIT)
-            for s in scanned]
+    tables = (
+        enc.byte_ids,
+        enc.sc_short,
+        enc.sc_long,
+        enc.tb,
+        enc.r_table,
+        enc.s_table,
+        enc.s_bits if s_bits is None else s_bits,
+        enc.flags if flags is None else flags,
+        enc.chars,
+    )
+    return [
+        (*s, *tables, 1, enc.use_super if use_super is None else use_super, fast_encode.SHORT_LIMIT) for s in scanned
+    ]
 
 
 def run_stats(tok, enc, scanned):
@@ -96,10 +107,14 @@ def main() -> None:
         s_bpe = [e_bpe._scan(e_bpe._slice_scanner(), [d]) for d in docs]
         s_bl = [e_bl._scan(e_bl._slice_scanner(), [d]) for d in docs]
         c, segments = run_stats(bl, e_bl, s_bl)
-        print(f"{lang} ({kb:.0f} kB): " + ", ".join(f"{k} {v}" for k, v in c.items())
-              + "; segments of 1/2/3/4+: " + "/".join(str(segments[k]) for k in (1, 2, 3, 4)))
+        print(
+            f"{lang} ({kb:.0f} kB): "
+            + ", ".join(f"{k} {v}" for k, v in c.items())
+            + "; segments of 1/2/3/4+: "
+            + "/".join(str(segments[k]) for k in (1, 2, 3, 4))
+        )
         no_pairs = e_bl.s_bits.copy()
-        no_pairs[:K._CROSS_WORDS] = 0
+        no_pairs[: K._CROSS_WORDS] = 0
         configs = {
             "BPE": kernel_args(e_bpe, s_bpe),
             "BPE, no runs": kernel_args(e_bpe, s_bpe, np.zeros_like(e_bpe.flags)),

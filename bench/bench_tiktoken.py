@@ -35,6 +35,7 @@ per vocabulary measured, and ``tiktoken.md`` and ``tiktoken.png`` from all of th
 ``--verify-corpus`` encodes every document of ``../shared/corpus/*/`` (held-out and training text) with fastsw
 (batch) and tiktoken and compares the ids, for both vocabularies; it stops at the first difference.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -61,8 +62,12 @@ from fastsw.io import tiktoken_vocab as tv  # noqa: E402
 
 LANGS = ["en", "de", "fr", "ru", "fi", "ar", "ko", "zh", "ja", "th", "hi", "my"]
 #: encoding -> (rank file of the bpe-openai package, fastsw pattern name)
-VOCABS = {"o200k_base": ("o200k_base", "o200k"), "cl100k_base": ("cl100k_base", "cl100k"),
-          "cl100k_base-legacy": ("cl100k_base", "cl100k_legacy"), "gpt2-on-cl100k": ("cl100k_base", "gpt2")}
+VOCABS = {
+    "o200k_base": ("o200k_base", "o200k"),
+    "cl100k_base": ("cl100k_base", "cl100k"),
+    "cl100k_base-legacy": ("cl100k_base", "cl100k_legacy"),
+    "gpt2-on-cl100k": ("cl100k_base", "gpt2"),
+}
 THREADS = 2
 ENCODERS = ["fastsw", "tiktoken", "rs-bpe", "bpe-openai", "hf"]
 
@@ -75,6 +80,7 @@ def hf_from_ranks(tok, pattern: str):
     """An HF ``tokenizers`` byte-level BPE with tiktoken's encoding of the vocabulary (see the module doc)."""
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
     from fastsw.alphabet import render
+
     vocab = {render(b): i for i, b in enumerate(tok.vocab)}
     splits = tok._splits[tok._splits[:, 2].argsort(kind="stable")]
     merges = [(render(tok.vocab[x]), render(tok.vocab[y])) for x, y, _ in splits.tolist()]
@@ -82,9 +88,12 @@ def hf_from_ranks(tok, pattern: str):
     # Oniguruma reads cl100k's possessive ``{1,3}+`` as a repeated group ("2024" would be one piece); plain
     # ``{1,3}`` is the same match here (nothing follows it in its alternative)
     pattern = pattern.replace(r"\p{N}{1,3}+", r"\p{N}{1,3}")
-    hf.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(pattern), behavior="isolated"),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    hf.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(pattern), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
     hf.decoder = decoders.ByteLevel()
     return hf
 
@@ -92,11 +101,16 @@ def hf_from_ranks(tok, pattern: str):
 def fastsw_and_tiktoken(name: str):
     """fastsw's tokenizer and the ``tiktoken.Encoding`` of one of :data:`VOCABS`."""
     import tiktoken
+
     rank_file, pat = VOCABS[name]
     own = rank_file.split("_")[0]  # the rank file's own pattern name
     tok = fastsw.Tokenizer.load_tiktoken(tv.bpe_openai_rank_file(rank_file), pattern=own)
-    enc = tiktoken.Encoding(name, pat_str=tv.PATTERNS[pat], mergeable_ranks={t: r for r, t in enumerate(tok.vocab)},
-                            special_tokens=tv.SPECIAL_TOKENS[own])
+    enc = tiktoken.Encoding(
+        name,
+        pat_str=tv.PATTERNS[pat],
+        mergeable_ranks={t: r for r, t in enumerate(tok.vocab)},
+        special_tokens=tv.SPECIAL_TOKENS[own],
+    )
     if pat != own:
         tok = fastsw.Tokenizer.from_tiktoken(enc)
     if not tok.pretokenizer.uses_native:
@@ -110,19 +124,26 @@ def make_encoders(name: str):
     tok, enc = fastsw_and_tiktoken(name)
     own = name == rank_file  # rs-bpe and bpe-openai: only their built-in encodings
     out = {
-        "fastsw": (lambda docs: [tok.encode_ordinary(d) for d in docs],
-                   lambda docs: tok.encode_ordinary_batch(docs, num_threads=THREADS)),
-        "tiktoken": (lambda docs: [enc.encode_ordinary(d) for d in docs],
-                     lambda docs: enc.encode_ordinary_batch(docs, num_threads=THREADS)),
+        "fastsw": (
+            lambda docs: [tok.encode_ordinary(d) for d in docs],
+            lambda docs: tok.encode_ordinary_batch(docs, num_threads=THREADS),
+        ),
+        "tiktoken": (
+            lambda docs: [enc.encode_ordinary(d) for d in docs],
+            lambda docs: enc.encode_ordinary_batch(docs, num_threads=THREADS),
+        ),
     }
     try:
         if not own:
             raise ImportError(f"no {name} encoding")
         from rs_bpe import openai as rs_openai
+
         rs = getattr(rs_openai, name)()
         options = rs_openai.ParallelOptions(1, 64, THREADS)  # (min_batch_size, chunk_size, max_threads)
-        out["rs-bpe"] = (lambda docs: [rs.encode(d) for d in docs],
-                         lambda docs: rs.encode_batch_parallel(docs, options)[0])
+        out["rs-bpe"] = (
+            lambda docs: [rs.encode(d) for d in docs],
+            lambda docs: rs.encode_batch_parallel(docs, options)[0],
+        )
     except ImportError as e:
         if own:
             print(f"rs-bpe not available ({e}); pip install 'fastsw[bench]'", file=sys.stderr)
@@ -130,18 +151,26 @@ def make_encoders(name: str):
         if not own:
             raise ImportError(f"no {name} encoding")
         import bpe_openai
+
         bo = bpe_openai.get_encoding(name)
         # _encode_plain: encode_ordinary without bpe-openai's 200,000-token chunk limit (the worst cases pass it)
-        out["bpe-openai"] = (lambda docs: [bo._encode_plain(d) for d in docs],
-                             lambda docs: bo.encode_ordinary_batch(docs, num_threads=THREADS)
-                             if max(map(len, docs)) < 150_000 else [bo._encode_plain(d) for d in docs])
+        out["bpe-openai"] = (
+            lambda docs: [bo._encode_plain(d) for d in docs],
+            lambda docs: (
+                bo.encode_ordinary_batch(docs, num_threads=THREADS)
+                if max(map(len, docs)) < 150_000
+                else [bo._encode_plain(d) for d in docs]
+            ),
+        )
     except ImportError as e:
         if own:
             print(f"bpe-openai not available ({e}); pip install 'fastsw[bench]'", file=sys.stderr)
     try:
         hf = hf_from_ranks(tok, tv.PATTERNS[pat])
-        out["hf"] = (lambda docs: [hf.encode(d, add_special_tokens=False).ids for d in docs],
-                     lambda docs: [e.ids for e in hf.encode_batch(docs, add_special_tokens=False)])
+        out["hf"] = (
+            lambda docs: [hf.encode(d, add_special_tokens=False).ids for d in docs],
+            lambda docs: [e.ids for e in hf.encode_batch(docs, add_special_tokens=False)],
+        )
     except Exception as e:  # noqa: BLE001 - a peer that cannot load the vocabulary is reported, not fatal
         print(f"HF tokenizers cannot load {name}: {e}", file=sys.stderr)
     return tok, enc, out
@@ -168,10 +197,13 @@ def inputs(english_mb: float):
     out[f"en {english_mb:g} MB"] = read_docs(SHARED / "corpus/en/train.jsonl.gz", int(english_mb * 1e6))[0]
     rng = random.Random(15)
     worst = {
-        "a * 10**6": ["a" * 10 ** 6],
-        "random code points 1 MB": ["".join(chr(rng.choice([rng.randrange(0x20, 0xD800), rng.randrange(0xE000, 0x110000)]))
-                                            for _ in range(260_000))],
-        "letters, no spaces 1 MB": ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(10 ** 6))],
+        "a * 10**6": ["a" * 10**6],
+        "random code points 1 MB": [
+            "".join(
+                chr(rng.choice([rng.randrange(0x20, 0xD800), rng.randrange(0xE000, 0x110000)])) for _ in range(260_000)
+            )
+        ],
+        "letters, no spaces 1 MB": ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(10**6))],
     }
     return out, worst
 
@@ -183,6 +215,7 @@ def profile_fastsw(tok, docs):
     excess over the three is the per-call Python work. Timing each part alone over all the documents
     instead keeps that part's tables in cache: it left ~20 % of the total unaccounted for."""
     from fastsw.pretokenizers._pretok import scan_utf8
+
     fast = tok._fast()
     scanner = tok.pretokenizer._any_scanner()
     for d in docs[:50]:
@@ -208,9 +241,13 @@ def profile_fastsw(tok, docs):
     for d in docs:
         tok.encode_ordinary(d)
     t_all = clock() - t0
-    return {"scan_utf8 (pretokens + UTF-8)": t_scan, "kernel": t_kernel, "to list": t_list,
-            "per-call Python (the rest)": max(t_all - t_scan - t_kernel - t_list, 0.0),
-            "total encode_ordinary": t_all}
+    return {
+        "scan_utf8 (pretokens + UTF-8)": t_scan,
+        "kernel": t_kernel,
+        "to list": t_list,
+        "per-call Python (the rest)": max(t_all - t_scan - t_kernel - t_list, 0.0),
+        "total encode_ordinary": t_all,
+    }
 
 
 def load_times(name: str):
@@ -252,8 +289,13 @@ def run(args):
     results = {"threads": THREADS, "repeat": args.repeat, "vocabs": {}}
     for name in args.vocabs:
         print(f"== {name}", file=sys.stderr)
-        res = results["vocabs"][name] = {"load": load_times(name), "single": {}, "batch": {}, "differs": {},
-                                         "pattern": VOCABS[name][1]}
+        res = results["vocabs"][name] = {
+            "load": load_times(name),
+            "single": {},
+            "batch": {},
+            "differs": {},
+            "pattern": VOCABS[name][1],
+        }
         tok, enc, encoders = make_encoders(name)
         for label, docs in list(texts.items()) + list(worst.items()):
             want = [enc.encode_ordinary(d) for d in docs]
@@ -282,10 +324,13 @@ def run(args):
                     continue
                 res["single"].setdefault(label, {})[who] = size / 1e6 / timed(single, docs, args.repeat, first[who][0])
                 if label in texts:
-                    res["batch"].setdefault(label, {})[who] = size / 1e6 / timed(batch, docs, args.repeat,
-                                                                                 first[who][1])
-            print(f"   {label}: " + ", ".join(f"{w} {v:.1f}" for w, v in res["single"][label].items()) + " MB/s",
-                  file=sys.stderr)
+                    res["batch"].setdefault(label, {})[who] = (
+                        size / 1e6 / timed(batch, docs, args.repeat, first[who][1])
+                    )
+            print(
+                f"   {label}: " + ", ".join(f"{w} {v:.1f}" for w, v in res["single"][label].items()) + " MB/s",
+                file=sys.stderr,
+            )
         res["profile"] = profile_fastsw(tok, texts[english])
         res["worst_labels"] = list(worst)
     results["english"] = english
@@ -318,60 +363,93 @@ def ratio(a, b):
 def write_report(results, out: Path):
     out.mkdir(parents=True, exist_ok=True)
     english = results["english"]
-    lines = ["# tiktoken's vocabularies: fastsw and its peers", "",
-             f"MB/s (10**6 UTF-8 bytes per second), best of {results['repeat']} runs; batch = {THREADS} threads. "
-             "Compare the ratios (same run) more than the absolute figures. "
-             f"Ids asserted identical to tiktoken's before timing. Peak RSS {results['peak_rss_mb']:.0f} MB.", ""]
+    lines = [
+        "# tiktoken's vocabularies: fastsw and its peers",
+        "",
+        f"MB/s (10**6 UTF-8 bytes per second), best of {results['repeat']} runs; batch = {THREADS} threads. "
+        "Compare the ratios (same run) more than the absolute figures. "
+        f"Ids asserted identical to tiktoken's before timing. Peak RSS {results['peak_rss_mb']:.0f} MB.",
+        "",
+    ]
     for name, res in results["vocabs"].items():
         load = res["load"]
-        lines += [f"## {name}", "",
-                  "Loading (fastsw): " + ", ".join(f"{k} {v:.2f}" for k, v in load.items()), ""]
+        lines += [f"## {name}", "", "Loading (fastsw): " + ", ".join(f"{k} {v:.2f}" for k, v in load.items()), ""]
         for mode in ("single", "batch"):
             table = res[mode]
             who = [w for w in ENCODERS if any(w in row for row in table.values())]
-            lines += [f"### {'single thread' if mode == 'single' else 'batch (2 threads)'}", "",
-                      "| input | " + " | ".join(who) + " | fastsw / tiktoken | fastsw / rs-bpe | fastsw / bpe-openai |",
-                      "|---" * (len(who) + 4) + "|"]
+            lines += [
+                f"### {'single thread' if mode == 'single' else 'batch (2 threads)'}",
+                "",
+                "| input | " + " | ".join(who) + " | fastsw / tiktoken | fastsw / rs-bpe | fastsw / bpe-openai |",
+                "|---" * (len(who) + 4) + "|",
+            ]
             for label, row in table.items():
                 f = row.get("fastsw")
-                lines.append(f"| {label} | " + " | ".join(f"{row[w]:.1f}" if w in row else "-" for w in who)
-                             + f" | {ratio(f, row.get('tiktoken'))} | {ratio(f, row.get('rs-bpe'))} | "
-                             f"{ratio(f, row.get('bpe-openai'))} |")
+                lines.append(
+                    f"| {label} | "
+                    + " | ".join(f"{row[w]:.1f}" if w in row else "-" for w in who)
+                    + f" | {ratio(f, row.get('tiktoken'))} | {ratio(f, row.get('rs-bpe'))} | "
+                    f"{ratio(f, row.get('bpe-openai'))} |"
+                )
             lines.append("")
         single = res["single"]
-        lines += ["### worst cases, MB/s relative to the same encoder on " + english, "",
-                  "| input | " + " | ".join(ENCODERS) + " |", "|---" * (len(ENCODERS) + 1) + "|"]
+        lines += [
+            "### worst cases, MB/s relative to the same encoder on " + english,
+            "",
+            "| input | " + " | ".join(ENCODERS) + " |",
+            "|---" * (len(ENCODERS) + 1) + "|",
+        ]
         for label in res["worst_labels"]:
             row = single.get(label, {})
-            lines.append(f"| {label} | " + " | ".join(
-                f"{row[w] / single[english][w]:.2f}" if w in row and w in single[english] else "-"
-                for w in ENCODERS) + " |")
+            lines.append(
+                f"| {label} | "
+                + " | ".join(
+                    f"{row[w] / single[english][w]:.2f}" if w in row and w in single[english] else "-" for w in ENCODERS
+                )
+                + " |"
+            )
         lines.append("")
         if res["differs"]:
-            lines += ["Ids differ from tiktoken's or the input was refused (not timed): " +
-                      "; ".join(f"{w}: {', '.join(v)}" for w, v in res["differs"].items()), ""]
+            lines += [
+                "Ids differ from tiktoken's or the input was refused (not timed): "
+                + "; ".join(f"{w}: {', '.join(v)}" for w, v in res["differs"].items()),
+                "",
+            ]
         prof = res["profile"]
         total = prof["total encode_ordinary"]
-        lines += [f"fastsw single thread on {english}, where time goes: " +
-                  ", ".join(f"{k} {v:.2f} s ({100 * v / total:.0f} %)" for k, v in prof.items()), ""]
+        lines += [
+            f"fastsw single thread on {english}, where time goes: "
+            + ", ".join(f"{k} {v:.2f} s ({100 * v / total:.0f} %)" for k, v in prof.items()),
+            "",
+        ]
     summary = summary_table(results)
-    lines += ["## " + summary["title"], "", "| " + " | ".join(summary["columns"]) + " |",
-              "|---" * len(summary["columns"]) + "|"]
+    lines += [
+        "## " + summary["title"],
+        "",
+        "| " + " | ".join(summary["columns"]) + " |",
+        "|---" * len(summary["columns"]) + "|",
+    ]
     lines += ["| " + " | ".join("-" if c is None else str(c) for c in row) + " |" for row in summary["rows"]]
     lines += ["", summary["notes"], ""]
     (out / "tiktoken.md").write_text("\n".join(lines))
     try:
         import matplotlib
+
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+
         n_plots = len(results["vocabs"])
         fig, axes = plt.subplots(n_plots, 1, figsize=(12, 4 * n_plots), squeeze=False)
         for ax, (name, res) in zip(axes[:, 0], results["vocabs"].items()):
             labels = [k for k in res["single"] if k not in res["worst_labels"]]
             width = 0.8 / len(ENCODERS)
             for k, who in enumerate(ENCODERS):
-                ax.bar([i + k * width for i in range(len(labels))],
-                       [res["single"][lab].get(who, 0) for lab in labels], width, label=who)
+                ax.bar(
+                    [i + k * width for i in range(len(labels))],
+                    [res["single"][lab].get(who, 0) for lab in labels],
+                    width,
+                    label=who,
+                )
             ax.set_xticks([i + 0.4 - width / 2 for i in range(len(labels))], labels, rotation=30)
             ax.set_ylabel("MB/s, one thread")
             ax.set_title(f"{name} (ids identical to tiktoken's)")
@@ -388,8 +466,9 @@ def summary_table(results):
     and bpe-openai have, over theirs too."""
     columns, cells = ["language"], []
     for name, res in results["vocabs"].items():
-        peers = ["tiktoken"] + [w for w in ("rs-bpe", "bpe-openai")
-                                if any(w in res["single"].get(lang, {}) for lang in LANGS)]
+        peers = ["tiktoken"] + [
+            w for w in ("rs-bpe", "bpe-openai") if any(w in res["single"].get(lang, {}) for lang in LANGS)
+        ]
         for who in peers:
             columns.append(f"{name}: fastsw / {who}")
             cells.append((res["single"], who))
@@ -398,18 +477,23 @@ def summary_table(results):
         row = [lang]
         for single, who in cells:
             if lang == "lowest":
-                got = [single[x]["fastsw"] / single[x][who] for x in LANGS
-                       if who in single.get(x, {}) and "fastsw" in single.get(x, {})]
+                got = [
+                    single[x]["fastsw"] / single[x][who]
+                    for x in LANGS
+                    if who in single.get(x, {}) and "fastsw" in single.get(x, {})
+                ]
                 row.append(rounded(min(got)) if got else None)
             else:
                 r = single.get(lang, {})
                 row.append(rounded(r["fastsw"] / r[who]) if "fastsw" in r and who in r else None)
         rows.append(row)
-    notes = ("fastsw's MB/s over each peer's on each language's held-out text, one thread, `encode_ordinary` per "
-             "document, same run; above 1 means fastsw is faster. cl100k_base-legacy is cl100k_base with the older "
-             "spelling of its pattern (Llama 3's); gpt2-on-cl100k is GPT-2's pattern (r50k_base, p50k_base) over "
-             "cl100k_base's ranks. Every pattern runs on fastsw's compiled scanner; ids asserted identical to "
-             "tiktoken's before timing.")
+    notes = (
+        "fastsw's MB/s over each peer's on each language's held-out text, one thread, `encode_ordinary` per "
+        "document, same run; above 1 means fastsw is faster. cl100k_base-legacy is cl100k_base with the older "
+        "spelling of its pattern (Llama 3's); gpt2-on-cl100k is GPT-2's pattern (r50k_base, p50k_base) over "
+        "cl100k_base's ranks. Every pattern runs on fastsw's compiled scanner; ids asserted identical to "
+        "tiktoken's before timing."
+    )
     return json_table("tiktoken's patterns: fastsw / peer, one thread, per language", columns, rows, notes)
 
 
@@ -422,26 +506,51 @@ def json_tables(results):
     for name, res in results["vocabs"].items():
         load = ", ".join(f"{k} {v:.2f}" for k, v in res["load"].items()) or "as cl100k_base (the same rank file)"
         differs = "; ".join(f"{w}: {', '.join(v)}" for w, v in res["differs"].items())
-        notes = (f"MB/s (10**6 UTF-8 bytes per second), best of {results['repeat']} runs; ids asserted identical "
-                 "to tiktoken's before timing; a ratio above 1 means fastsw is faster. fastsw loading: " + load
-                 + f". Peak RSS of the whole run {results['peak_rss_mb']:.0f} MB."
-                 + (f" Not timed (ids differ or the input was refused): {differs}." if differs else ""))
+        notes = (
+            f"MB/s (10**6 UTF-8 bytes per second), best of {results['repeat']} runs; ids asserted identical "
+            "to tiktoken's before timing; a ratio above 1 means fastsw is faster. fastsw loading: "
+            + load
+            + f". Peak RSS of the whole run {results['peak_rss_mb']:.0f} MB."
+            + (f" Not timed (ids differ or the input was refused): {differs}." if differs else "")
+        )
         for mode, title in (("single", "one thread"), ("batch", f"batch ({results['threads']} threads)")):
             rows = []
             for label, row in res[mode].items():
                 if label in res["worst_labels"]:
                     continue
                 f = row.get("fastsw")
-                rows.append([label] + [rounded(row.get(w)) for w in ENCODERS]
-                            + [rounded(f / row[w]) if f and row.get(w) else None for w in peers])
-            out.append(json_table(f"tiktoken's {name}: {title}", ["input", *[f"{w} MB/s" for w in ENCODERS],
-                                                                  *[f"fastsw / {w}" for w in peers]], rows, notes))
+                rows.append(
+                    [label]
+                    + [rounded(row.get(w)) for w in ENCODERS]
+                    + [rounded(f / row[w]) if f and row.get(w) else None for w in peers]
+                )
+            out.append(
+                json_table(
+                    f"tiktoken's {name}: {title}",
+                    ["input", *[f"{w} MB/s" for w in ENCODERS], *[f"fastsw / {w}" for w in peers]],
+                    rows,
+                    notes,
+                )
+            )
         single = res["single"]
-        rows = [[label] + [rounded(single[label][w] / single[english][w])
-                           if w in single.get(label, {}) and w in single[english] else None for w in ENCODERS]
-                for label in res["worst_labels"]]
-        out.append(json_table(f"tiktoken's {name}: worst cases, MB/s relative to the same encoder on {english}",
-                              ["input", *ENCODERS], rows, "One document each, one thread."))
+        rows = [
+            [label]
+            + [
+                rounded(single[label][w] / single[english][w])
+                if w in single.get(label, {}) and w in single[english]
+                else None
+                for w in ENCODERS
+            ]
+            for label in res["worst_labels"]
+        ]
+        out.append(
+            json_table(
+                f"tiktoken's {name}: worst cases, MB/s relative to the same encoder on {english}",
+                ["input", *ENCODERS],
+                rows,
+                "One document each, one thread.",
+            )
+        )
     return out
 
 
@@ -480,8 +589,13 @@ def main():
     ap.add_argument("--english-mb", type=float, default=10.0)
     ap.add_argument("--out", type=Path, default=HERE / "results")
     ap.add_argument("--verify-corpus", action="store_true", help="no timing: compare ids on the whole corpus")
-    ap.add_argument("--vocabs", nargs="+", default=list(VOCABS), choices=list(VOCABS),
-                    help="measure these (one lock each keeps a run under 10 minutes); the report merges all")
+    ap.add_argument(
+        "--vocabs",
+        nargs="+",
+        default=list(VOCABS),
+        choices=list(VOCABS),
+        help="measure these (one lock each keeps a run under 10 minutes); the report merges all",
+    )
     ap.add_argument("--report-only", action="store_true", help="rewrite the report from the saved JSON")
     add_arguments(ap, "2 MB of English, repeat 2")
     args = ap.parse_args()

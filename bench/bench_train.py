@@ -17,6 +17,7 @@ and every other language's training file at vocab 8192, the pure-Python referenc
 path only at 10 MB, and writes ``bench/results/sweep.md``, ``sweep.json`` and PNG
 plots (time vs corpus size, time vs vocabulary size, stage breakdown).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,9 +36,10 @@ from _corpus import SHARED, read_docs  # noqa: E402  (bench/ is on sys.path when
 from _report import add_arguments, rounded, table as json_table, write_json  # noqa: E402
 
 ALL_TRAINERS = [
-    "hf", "rustbpe",
-    "fastsw-bpe-hf-simple",      # the configuration that must equal HF's merges
-    "fastsw-bpe-paper",          # the paper's setting: script-aware pre-tokenization
+    "hf",
+    "rustbpe",
+    "fastsw-bpe-hf-simple",  # the configuration that must equal HF's merges
+    "fastsw-bpe-paper",  # the paper's setting: script-aware pre-tokenization
     "fastsw-boundless-paper",
     "fastsw-superbpe-paper",
 ]
@@ -50,33 +52,41 @@ def load_docs(lang: str, mb: float):
 def run_trainer(name: str, docs, vocab: int, backend: str, merges_out: str) -> dict:
     """Train once in this process; return timings and write the merges (hex pairs) to merges_out."""
     from fastsw import GPT4O_PATTERN
+
     stages = {}
     t0, c0 = time.perf_counter(), time.process_time()
     if name == "hf":
         from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
         from fastsw.alphabet import unrender
+
         tok = Tokenizer(models.BPE())
-        tok.pre_tokenizer = pre_tokenizers.Sequence([
-            pre_tokenizers.Split(Regex(GPT4O_PATTERN), behavior="isolated"),
-            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
-        trainer = trainers.BpeTrainer(vocab_size=vocab, show_progress=False,
-                                      initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+        tok.pre_tokenizer = pre_tokenizers.Sequence(
+            [
+                pre_tokenizers.Split(Regex(GPT4O_PATTERN), behavior="isolated"),
+                pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+            ]
+        )
+        trainer = trainers.BpeTrainer(
+            vocab_size=vocab, show_progress=False, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+        )
         tok.train_from_iterator(docs, trainer)
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         raw = json.loads(tok.to_str())["model"]["merges"]
-        merges = [(unrender(a).hex(), unrender(b).hex())
-                  for a, b in (m if isinstance(m, list) else m.split(" ") for m in raw)]
+        merges = [
+            (unrender(a).hex(), unrender(b).hex()) for a, b in (m if isinstance(m, list) else m.split(" ") for m in raw)
+        ]
     elif name == "rustbpe":
         import rustbpe
+
         tok = rustbpe.Tokenizer()
         tok.train_from_iterator(iter(docs), vocab, pattern=GPT4O_PATTERN)
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         merges = []
     else:
         import fastsw
+
         _, algo, profile, *rest = name.split("-")
-        kwargs = dict(algo=algo, vocab_size=vocab, profile=profile,
-                      pretokenizer=rest[0] if rest else "script")
+        kwargs = dict(algo=algo, vocab_size=vocab, profile=profile, pretokenizer=rest[0] if rest else "script")
         if algo == "superbpe":
             kwargs["supermerges"] = vocab // 8
         if backend != "default":
@@ -106,8 +116,22 @@ def run_config(lang: str, mb: float, vocab: int, trainers, backend: str = "defau
             be = "python" if name.endswith("-ref") else backend
             base = name[:-4] if name.endswith("-ref") else name
             out = os.path.join(tmp, f"{name}.json")
-            cmd = [sys.executable, __file__, "--worker", base, "--merges-out", out, "--mb", str(mb),
-                   "--vocab", str(vocab), "--lang", lang, "--backend", be]
+            cmd = [
+                sys.executable,
+                __file__,
+                "--worker",
+                base,
+                "--merges-out",
+                out,
+                "--mb",
+                str(mb),
+                "--vocab",
+                str(vocab),
+                "--lang",
+                lang,
+                "--backend",
+                be,
+            ]
             # '-ref' is the whole pure-Python reference path: regex pre-tokenization,
             # Python counting and Python merge loops (FASTSW_PUREPYTHON=1)
             env = dict(os.environ, FASTSW_PUREPYTHON="1") if name.endswith("-ref") else None
@@ -119,17 +143,18 @@ def run_config(lang: str, mb: float, vocab: int, trainers, backend: str = "defau
             results[name]["name"] = name
             merges[name] = json.loads(Path(out).read_text())
             r = results[name]
-            print(f"{lang} {mb:g}MB v{vocab} {name:30s} wall {r['wall']:8.2f}s  cpu {r['cpu']:8.2f}s  "
-                  f"rss {r['rss_mb']:7.0f} MB", file=sys.stderr)
+            print(
+                f"{lang} {mb:g}MB v{vocab} {name:30s} wall {r['wall']:8.2f}s  cpu {r['cpu']:8.2f}s  "
+                f"rss {r['rss_mb']:7.0f} MB",
+                file=sys.stderr,
+            )
     if "hf" in merges and "fastsw-bpe-hf-simple" in merges:
         if merges["hf"] != merges["fastsw-bpe-hf-simple"]:
-            sys.exit(f"{lang} {mb} MB vocab {vocab}: fastsw's hf profile differs from HF's merges; "
-                     "no timings reported")
+            sys.exit(f"{lang} {mb} MB vocab {vocab}: fastsw's hf profile differs from HF's merges; no timings reported")
         print("fastsw hf profile == HF merges: True", file=sys.stderr)
     for name in merges:  # the fast path must give the reference path's model before times count
         if name.endswith("-ref") and name[:-4] in merges and merges[name] != merges[name[:-4]]:
-            sys.exit(f"{lang} {mb} MB vocab {vocab}: {name[:-4]} differs from the reference path; "
-                     "no timings reported")
+            sys.exit(f"{lang} {mb} MB vocab {vocab}: {name[:-4]} differs from the reference path; no timings reported")
     size = next(iter(results.values()))["bytes"] if results else 0
     return {"lang": lang, "mb": mb, "vocab": vocab, "bytes": size, "results": results}
 
@@ -141,44 +166,66 @@ def json_tables(config: dict, missing) -> dict:
     rb = results.get("rustbpe", {}).get("wall")
     rows = []
     for name, r in results.items():
-        rows.append([name, rounded(r["wall"]), rounded(r["cpu"]), rounded(r["rss_mb"], 0),
-                     rounded(size / 1e6 / r["wall"]), rounded(r["wall"] / hf) if hf else None,
-                     rounded(r["wall"] / rb) if rb else None])
-    notes = (f"{config['lang']} training text, {size / 1e6:.1f} MB held in memory, vocab {config['vocab']}; each "
-             "trainer in its own process (wall and CPU seconds of training alone; peak RSS of the process, which "
-             "holds the documents too). fastsw-bpe-hf-simple gave exactly HF's merge list before any time was "
-             "kept. fastsw's wall time includes loading its compiled kernels (jit_warmup). 'wall / HF' below 1: faster "
-             "than HF.")
+        rows.append(
+            [
+                name,
+                rounded(r["wall"]),
+                rounded(r["cpu"]),
+                rounded(r["rss_mb"], 0),
+                rounded(size / 1e6 / r["wall"]),
+                rounded(r["wall"] / hf) if hf else None,
+                rounded(r["wall"] / rb) if rb else None,
+            ]
+        )
+    notes = (
+        f"{config['lang']} training text, {size / 1e6:.1f} MB held in memory, vocab {config['vocab']}; each "
+        "trainer in its own process (wall and CPU seconds of training alone; peak RSS of the process, which "
+        "holds the documents too). fastsw-bpe-hf-simple gave exactly HF's merge list before any time was "
+        "kept. fastsw's wall time includes loading its compiled kernels (jit_warmup). 'wall / HF' below 1: faster "
+        "than HF."
+    )
     if missing:
         notes += " Not run: " + "; ".join(missing) + "."
-    return json_table(f"Training: fastsw against HF tokenizers and rustbpe ({config['lang']}, "
-                      f"{size / 1e6:.1f} MB, vocab {config['vocab']})",
-                      ["trainer", "wall s", "cpu s", "peak RSS MB", "MB/s", "wall / HF", "wall / rustbpe"], rows, notes)
+    return json_table(
+        f"Training: fastsw against HF tokenizers and rustbpe ({config['lang']}, "
+        f"{size / 1e6:.1f} MB, vocab {config['vocab']})",
+        ["trainer", "wall s", "cpu s", "peak RSS MB", "MB/s", "wall / HF", "wall / rustbpe"],
+        rows,
+        notes,
+    )
 
 
 def table(config: dict) -> str:
     results, size = config["results"], config["bytes"]
-    lines = [f"### {config['lang']}, {size / 1e6:.1f} MB, vocab {config['vocab']}", "",
-             "| trainer | wall s | cpu s | peak RSS MB | MB/s | wall / HF | wall / rustbpe | stages |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"### {config['lang']}, {size / 1e6:.1f} MB, vocab {config['vocab']}",
+        "",
+        "| trainer | wall s | cpu s | peak RSS MB | MB/s | wall / HF | wall / rustbpe | stages |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     hf = results.get("hf", {}).get("wall")
     rb = results.get("rustbpe", {}).get("wall")
     for name, r in results.items():
         stages = ", ".join(f"{k} {v:.2f}" for k, v in r["stages"].items())
-        lines.append(f"| {name} | {r['wall']:.2f} | {r['cpu']:.2f} | {r['rss_mb']:.0f} | "
-                     f"{size / 1e6 / r['wall']:.2f} | {r['wall'] / hf if hf else float('nan'):.2f} | "
-                     f"{r['wall'] / rb if rb else float('nan'):.2f} | {stages} |")
+        lines.append(
+            f"| {name} | {r['wall']:.2f} | {r['cpu']:.2f} | {r['rss_mb']:.0f} | "
+            f"{size / 1e6 / r['wall']:.2f} | {r['wall'] / hf if hf else float('nan'):.2f} | "
+            f"{r['wall'] / rb if rb else float('nan'):.2f} | {stages} |"
+        )
     for algo in ("boundless", "superbpe"):
         fast, ref = results.get(f"fastsw-{algo}-paper"), results.get(f"fastsw-{algo}-paper-ref")
         bpe = results.get("fastsw-bpe-paper")
         if fast and bpe:
-            lines.append(f"\n{algo}: wall / fastsw BPE = {fast['wall'] / bpe['wall']:.2f}"
-                         + (f"; reference / fastsw = {ref['wall'] / fast['wall']:.1f}x" if ref else ""))
+            lines.append(
+                f"\n{algo}: wall / fastsw BPE = {fast['wall'] / bpe['wall']:.2f}"
+                + (f"; reference / fastsw = {ref['wall'] / fast['wall']:.1f}x" if ref else "")
+            )
     return "\n".join(lines) + "\n"
 
 
 def plots(configs, outdir: Path) -> None:
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -188,8 +235,9 @@ def plots(configs, outdir: Path) -> None:
         return chosen, names
 
     for key, select, fname, xlabel in [
-            ("mb", lambda c: c["lang"] == "en" and c["vocab"] == 32768, "time_vs_size.png", "corpus MB (English)"),
-            ("vocab", lambda c: c["lang"] == "en" and c["mb"] == 50, "time_vs_vocab.png", "vocabulary size")]:
+        ("mb", lambda c: c["lang"] == "en" and c["vocab"] == 32768, "time_vs_size.png", "corpus MB (English)"),
+        ("vocab", lambda c: c["lang"] == "en" and c["mb"] == 50, "time_vs_vocab.png", "vocabulary size"),
+    ]:
         chosen, names = series(select, key)
         if len(chosen) < 2:
             continue
@@ -236,9 +284,12 @@ def main() -> None:
     p.add_argument("--mb", type=float, default=None, help="MB of training text (default 10; --quick: 5)")
     p.add_argument("--vocab", type=int, default=None, help="vocabulary size (default 8192)")
     p.add_argument("--lang", default="en")
-    p.add_argument("--trainers", default=",".join(ALL_TRAINERS),
-                   help="comma-separated; a '-ref' suffix runs a fastsw trainer on the pure-Python "
-                        "reference path (FASTSW_PUREPYTHON=1)")
+    p.add_argument(
+        "--trainers",
+        default=",".join(ALL_TRAINERS),
+        help="comma-separated; a '-ref' suffix runs a fastsw trainer on the pure-Python "
+        "reference path (FASTSW_PUREPYTHON=1)",
+    )
     p.add_argument("--backend", default="default", help="fastsw backend passed to train()")
     p.add_argument("--sweep", action="store_true", help="run the whole grid and draw plots")
     p.add_argument("--worker", help=argparse.SUPPRESS)
@@ -255,9 +306,11 @@ def main() -> None:
     outdir.mkdir(exist_ok=True)
     if not args.sweep:
         trainers = args.trainers.split(",")
-        missing = [f"{peer} ({module} is not installed)" for peer, module in (("hf", "tokenizers"),
-                                                                              ("rustbpe", "rustbpe"))
-                   if peer in trainers and importlib.util.find_spec(module) is None]
+        missing = [
+            f"{peer} ({module} is not installed)"
+            for peer, module in (("hf", "tokenizers"), ("rustbpe", "rustbpe"))
+            if peer in trainers and importlib.util.find_spec(module) is None
+        ]
         config = run_config(args.lang, args.mb, args.vocab, trainers, args.backend)
         if args.json:
             write_json(args.json, json_tables(config, missing))
@@ -268,10 +321,17 @@ def main() -> None:
 
     fast = list(ALL_TRAINERS)
     refs = ["fastsw-bpe-paper-ref", "fastsw-boundless-paper-ref", "fastsw-superbpe-paper-ref"]
-    grid = [("en", 10, 32768, fast + refs), ("en", 50, 32768, fast), ("en", 100, 32768, fast),
-            ("en", 50, 8192, fast), ("en", 50, 131072, fast)]
-    grid += [(lang, 5, 8192, ["hf", "rustbpe", "fastsw-bpe-paper", "fastsw-boundless-paper",
-                              "fastsw-superbpe-paper"]) for lang in SWEEP_LANGS]
+    grid = [
+        ("en", 10, 32768, fast + refs),
+        ("en", 50, 32768, fast),
+        ("en", 100, 32768, fast),
+        ("en", 50, 8192, fast),
+        ("en", 50, 131072, fast),
+    ]
+    grid += [
+        (lang, 5, 8192, ["hf", "rustbpe", "fastsw-bpe-paper", "fastsw-boundless-paper", "fastsw-superbpe-paper"])
+        for lang in SWEEP_LANGS
+    ]
     configs = []
     for lang, mb, vocab, trainers in grid:
         configs.append(run_config(lang, mb, vocab, trainers, args.backend))

@@ -23,6 +23,7 @@ floor, and plain PA-BPE with dev texts keeps choosing Thai (the longest dev text
 
     python bench/parity_table.py --mb 1 --vocab 8192 32768 [--pretokenizer simple] [--markdown out.md]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,8 +50,12 @@ def main() -> None:
     ap.add_argument("--mb", type=float, default=1.0, help="MB of training text per language (at most)")
     ap.add_argument("--vocab", type=int, nargs="+", default=[8192, 32768])
     ap.add_argument("--setups", nargs="+", default=["xquad7", "all12"], choices=["xquad7", "all12"])
-    ap.add_argument("--pretokenizer", default="script", choices=["script", "simple"],
-                    help="script (default: Han, Thai, Myanmar, ... one letter per pretoken) or simple (GPT-4o)")
+    ap.add_argument(
+        "--pretokenizer",
+        default="script",
+        choices=["script", "simple"],
+        help="script (default: Han, Thai, Myanmar, ... one letter per pretoken) or simple (GPT-4o)",
+    )
     ap.add_argument("--markdown", type=Path, help="also write the table to this file")
     args = ap.parse_args()
     warnings.simplefilter("ignore", VocabularyNotReachedWarning)  # the early stop is in the table
@@ -68,26 +73,38 @@ def main() -> None:
     print(f"training text (MB): {shown}")
 
     fastsw.train(["warm up the kernels"], vocab_size=300, backend="numba")
-    fastsw.train({"a": ["warm up"], "b": ["up warm"]}, algo="parity-bpe", ratios={"a": 1, "b": 1}, vocab_size=300,
-                 backend="numba")
+    fastsw.train(
+        {"a": ["warm up"], "b": ["up warm"]},
+        algo="parity-bpe",
+        ratios={"a": 1, "b": 1},
+        vocab_size=300,
+        backend="numba",
+    )
 
-    lines = [f"Pre-tokenizer `{args.pretokenizer}`. Training text: first {args.mb:g} MB per language ({shown} MB); "
-             "evaluation: `xquad.test` of "
-             f"{', '.join(XQUAD)} ({n_docs} parallel documents each). Gini of per-language test token counts "
-             "(lower = fairer), compression = documents / tokens over the 7 test texts (higher = shorter). "
-             "Time: `train()` wall, numba backend.", "",
-             "| setup | vocab | tokenizer | merges | Gini | compression | tokens en / hi / th | train() (s) | "
-             "time / BPE's |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"Pre-tokenizer `{args.pretokenizer}`. Training text: first {args.mb:g} MB per language ({shown} MB); "
+        "evaluation: `xquad.test` of "
+        f"{', '.join(XQUAD)} ({n_docs} parallel documents each). Gini of per-language test token counts "
+        "(lower = fairer), compression = documents / tokens over the 7 test texts (higher = shorter). "
+        "Time: `train()` wall, numba backend.",
+        "",
+        "| setup | vocab | tokenizer | merges | Gini | compression | tokens en / hi / th | train() (s) | "
+        "time / BPE's |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for setup in args.setups:
         langs = XQUAD if setup == "xquad7" else LANGS
         inputs = {lang: train[lang] for lang in langs}
-        criterion = {"dev": {lang: dev[lang] for lang in langs}} if setup == "xquad7" else \
-            {"ratios": dict.fromkeys(langs, 1)}
+        criterion = (
+            {"dev": {lang: dev[lang] for lang in langs}} if setup == "xquad7" else {"ratios": dict.fromkeys(langs, 1)}
+        )
         for vocab in args.vocab:
-            variants = [("BPE", {"algo": "bpe"}),
-                        ("PA-BPE", {"algo": "parity-bpe", **criterion}),
-                        ("PA-BPE hybrid", {"algo": "parity-bpe", "global_merges": (vocab - 256) // 2, **criterion}),
-                        ("PA-BPE window", {"algo": "parity-bpe", "parity_variant": "window", **criterion})]
+            variants = [
+                ("BPE", {"algo": "bpe"}),
+                ("PA-BPE", {"algo": "parity-bpe", **criterion}),
+                ("PA-BPE hybrid", {"algo": "parity-bpe", "global_merges": (vocab - 256) // 2, **criterion}),
+                ("PA-BPE window", {"algo": "parity-bpe", "parity_variant": "window", **criterion}),
+            ]
             bpe_time = None
             for label, kw in variants:
                 t0 = time.perf_counter()
@@ -97,9 +114,11 @@ def main() -> None:
                 counts = {lang: sum(len(ids) for ids in tok.encode_batch(test[lang])) for lang in XQUAD}
                 g = gini(counts)
                 comp = sentences_per_token(n_docs * len(XQUAD), sum(counts.values()))
-                row = (f"| {setup} | {vocab} | {label} | {tok.n_regular} | {g:.4f} | {comp:.5f} | "
-                       f"{counts['en']} / {counts['hi']} / {counts['th']} | {seconds:.2f} | "
-                       f"{seconds / bpe_time:.2f}x |")
+                row = (
+                    f"| {setup} | {vocab} | {label} | {tok.n_regular} | {g:.4f} | {comp:.5f} | "
+                    f"{counts['en']} / {counts['hi']} / {counts['th']} | {seconds:.2f} | "
+                    f"{seconds / bpe_time:.2f}x |"
+                )
                 lines.append(row)
                 print(row, flush=True)
     text = "\n".join(lines) + "\n"

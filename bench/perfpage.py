@@ -14,6 +14,7 @@ that made it, plus the machine (CPU model, cores, memory), the date, the version
 peer that is not installed is named as such) and plots under ``docs/images/`` (matplotlib, Agg backend). The page
 and the plots are written only once every script has finished, each file to a temporary name and renamed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,41 +33,88 @@ ROOT = HERE.parent
 
 #: (name, script, full-size arguments, --quick arguments, section title, what it measures)
 SUITE = [
-    ("train", "bench_train.py", ["--mb", "50", "--vocab", "32768"], ["--quick"], "Training",
-     "Training from the same English text, each trainer in its own process: fastsw's BPE (with the `hf` profile, "
-     "whose merges must equal HF's, and the paper's profile), BoundlessBPE and SuperBPE against HF `tokenizers` "
-     "and rustbpe."),
-    ("scale", "bench_scale.py", ["--again", "--sizes", "10MB,30MB,100MB"], ["--quick", "--again"],
-     "Training at growing corpus sizes",
-     "Training time and peak RSS as the corpus grows, every trainer streaming the same JSONL file in its own "
-     "process (sizes above 100 MB use synthetic text: `python bench/bench_scale.py` runs the whole grid, up to "
-     "5 GB)."),
-    ("languages", "bench_languages.py", [], ["--quick"], "Encoding in every language",
-     "Encoding each language's held-out text with a BPE model trained by fastsw, the same model run by tiktoken "
-     "(`to_tiktoken()`) and HF `tokenizers` (`save_hf`)."),
-    ("script", "bench_script.py", [], ["--quick"], "SCRIPT v3 models",
-     "Training and encoding with the SCRIPT v3 pre-tokenizer (`script-v3`: characters as block and index atoms) "
-     "against the default pre-tokenizer (`script`), the same text and vocabulary size, each model trained in its "
-     "own process."),
-    ("tiktoken", "bench_tiktoken.py", [], ["--quick"], "tiktoken's own vocabularies and patterns",
-     "o200k_base and cl100k_base loaded by fastsw (`Tokenizer.load_tiktoken`), and cl100k_base's ranks with the older "
-     "spelling of its pattern (Llama 3's) and with GPT-2's pattern (`Tokenizer.from_tiktoken`), against tiktoken, "
-     "rs-bpe and bpe-openai (their built-in o200k_base and cl100k_base) and HF `tokenizers` with the same vocabulary, "
-     "ids checked identical to tiktoken's; the first table gives fastsw's ratio to each peer per language and "
-     "pattern."),
-    ("short", "bench_short.py", [], ["--quick"], "Short texts and start-up",
-     "Fixed costs with tiktoken's vocabularies: microseconds per call on one short sentence encoded again and again "
-     "and on distinct snippets of 8-64 characters in the 12 languages, fastsw against tiktoken, rs-bpe, bpe-openai "
-     "and HF `tokenizers` (ids checked identical to tiktoken's); building fastsw's tokenizer from tiktoken, and "
-     "process start to the first ids."),
-    ("coldstart", "bench_coldstart.py", ["--repeat", "3"], ["--quick"], "Cold start",
-     "What a fresh install pays: the README's first training command with an empty Numba cache and again warm, "
-     "and a loaded model's first encodes with an empty cache and a warm one, each in its own process."),
-    ("shard", "bench_shard.py", [], ["--quick"], "Preparing training data",
-     "`fastsw shard` against the data-prep recipes users copy (llm.c's `multiprocessing.Pool` + tiktoken, "
-     "nanoGPT's `datasets.map` + tiktoken, HF `tokenizers` `encode_batch`): JSONL files in, token shards on disk, "
-     "2 threads, the same bytes out (checked), with o200k_base and with a fastsw BPE model exported to tiktoken "
-     "and HF; wall and CPU time, peak RSS; superword models against plain BPE."),
+    (
+        "train",
+        "bench_train.py",
+        ["--mb", "50", "--vocab", "32768"],
+        ["--quick"],
+        "Training",
+        "Training from the same English text, each trainer in its own process: fastsw's BPE (with the `hf` profile, "
+        "whose merges must equal HF's, and the paper's profile), BoundlessBPE and SuperBPE against HF `tokenizers` "
+        "and rustbpe.",
+    ),
+    (
+        "scale",
+        "bench_scale.py",
+        ["--again", "--sizes", "10MB,30MB,100MB"],
+        ["--quick", "--again"],
+        "Training at growing corpus sizes",
+        "Training time and peak RSS as the corpus grows, every trainer streaming the same JSONL file in its own "
+        "process (sizes above 100 MB use synthetic text: `python bench/bench_scale.py` runs the whole grid, up to "
+        "5 GB).",
+    ),
+    (
+        "languages",
+        "bench_languages.py",
+        [],
+        ["--quick"],
+        "Encoding in every language",
+        "Encoding each language's held-out text with a BPE model trained by fastsw, the same model run by tiktoken "
+        "(`to_tiktoken()`) and HF `tokenizers` (`save_hf`).",
+    ),
+    (
+        "script",
+        "bench_script.py",
+        [],
+        ["--quick"],
+        "SCRIPT v3 models",
+        "Training and encoding with the SCRIPT v3 pre-tokenizer (`script-v3`: characters as block and index atoms) "
+        "against the default pre-tokenizer (`script`), the same text and vocabulary size, each model trained in its "
+        "own process.",
+    ),
+    (
+        "tiktoken",
+        "bench_tiktoken.py",
+        [],
+        ["--quick"],
+        "tiktoken's own vocabularies and patterns",
+        "o200k_base and cl100k_base loaded by fastsw (`Tokenizer.load_tiktoken`), and cl100k_base's ranks with the older "
+        "spelling of its pattern (Llama 3's) and with GPT-2's pattern (`Tokenizer.from_tiktoken`), against tiktoken, "
+        "rs-bpe and bpe-openai (their built-in o200k_base and cl100k_base) and HF `tokenizers` with the same vocabulary, "
+        "ids checked identical to tiktoken's; the first table gives fastsw's ratio to each peer per language and "
+        "pattern.",
+    ),
+    (
+        "short",
+        "bench_short.py",
+        [],
+        ["--quick"],
+        "Short texts and start-up",
+        "Fixed costs with tiktoken's vocabularies: microseconds per call on one short sentence encoded again and again "
+        "and on distinct snippets of 8-64 characters in the 12 languages, fastsw against tiktoken, rs-bpe, bpe-openai "
+        "and HF `tokenizers` (ids checked identical to tiktoken's); building fastsw's tokenizer from tiktoken, and "
+        "process start to the first ids.",
+    ),
+    (
+        "coldstart",
+        "bench_coldstart.py",
+        ["--repeat", "3"],
+        ["--quick"],
+        "Cold start",
+        "What a fresh install pays: the README's first training command with an empty Numba cache and again warm, "
+        "and a loaded model's first encodes with an empty cache and a warm one, each in its own process.",
+    ),
+    (
+        "shard",
+        "bench_shard.py",
+        [],
+        ["--quick"],
+        "Preparing training data",
+        "`fastsw shard` against the data-prep recipes users copy (llm.c's `multiprocessing.Pool` + tiktoken, "
+        "nanoGPT's `datasets.map` + tiktoken, HF `tokenizers` `encode_batch`): JSONL files in, token shards on disk, "
+        "2 threads, the same bytes out (checked), with o200k_base and with a fastsw BPE model exported to tiktoken "
+        "and HF; wall and CPU time, peak RSS; superword models against plain BPE.",
+    ),
 ]
 
 #: distributions whose versions the page states (import name only for the check)
@@ -83,11 +131,16 @@ def machine() -> dict:
     except OSError:
         pass
     try:
-        memory = f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2 ** 30:.1f} GiB"
+        memory = f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.1f} GiB"
     except (ValueError, OSError, AttributeError):
         memory = "unknown"
-    return {"CPU": cpu, "logical cores": str(os.cpu_count()), "memory": memory,
-            "system": platform.platform(terse=True), "Python": platform.python_version()}
+    return {
+        "CPU": cpu,
+        "logical cores": str(os.cpu_count()),
+        "memory": memory,
+        "system": platform.platform(terse=True),
+        "Python": platform.python_version(),
+    }
 
 
 def versions() -> list:
@@ -100,16 +153,21 @@ def versions() -> list:
         if name == "fastsw":
             commit = git("rev-parse", "--short", "HEAD")
             dirty = git("status", "--porcelain", "--", "fastsw", "bench")
-            version = (f"{version or '(this checkout)'}" + (f", commit {commit}" if commit else "")
-                       + (" with uncommitted changes" if commit and dirty else ""))
+            version = (
+                f"{version or '(this checkout)'}"
+                + (f", commit {commit}" if commit else "")
+                + (" with uncommitted changes" if commit and dirty else "")
+            )
         rows.append((name, version or "not installed: not measured"))
     return rows
 
 
 def git(*args) -> str | None:
     try:
-        return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True,
-                              check=True).stdout.strip() or None
+        return (
+            subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=True).stdout.strip()
+            or None
+        )
     except (OSError, subprocess.CalledProcessError):
         return None
 
@@ -121,15 +179,16 @@ def run_suite(names, quick: bool, results: Path) -> None:
         if name not in names:
             continue
         out = results / f"{name}.json"
-        cmd = [sys.executable, f"bench/{script}", *(quick_args if quick else full),
-               "--json", shown(out)]
+        cmd = [sys.executable, f"bench/{script}", *(quick_args if quick else full), "--json", shown(out)]
         print(f"perfpage: {name}: {' '.join(cmd[1:])}", file=sys.stderr, flush=True)
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         if proc.returncode != 0 or not out.exists():
             tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
-            sys.exit(f"perfpage: error: bench/{script} failed (exit status {proc.returncode}); the page is not "
-                     f"written:\n{tail}")
+            sys.exit(
+                f"perfpage: error: bench/{script} failed (exit status {proc.returncode}); the page is not "
+                f"written:\n{tail}"
+            )
         print(f"perfpage: {name}: done in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
 
 
@@ -161,10 +220,13 @@ def tables_of(path: Path) -> list:
 
 # ---- plots ------------------------------------------------------------------------------------------------------
 
+
 def _plt():
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     return plt
 
 
@@ -206,13 +268,17 @@ def plot_scale(tables, images: Path, tag: str) -> list:
     plt = _plt()
     from matplotlib import ticker
     from synth_corpus import _parse_size
+
     t = tables[0]
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
     trainers = sorted(set(_column(t, "trainer")))
     for ax, key, label in ((axes[0], "wall s", "wall seconds"), (axes[1], "peak RSS MB", "peak RSS (MB)")):
         for name in trainers:
-            pts = [(_parse_size(r[0]) / 1e6, r[t["columns"].index(key)]) for r in t["rows"]
-                   if r[t["columns"].index("trainer")] == name and r[t["columns"].index(key)] is not None]
+            pts = [
+                (_parse_size(r[0]) / 1e6, r[t["columns"].index(key)])
+                for r in t["rows"]
+                if r[t["columns"].index("trainer")] == name and r[t["columns"].index(key)] is not None
+            ]
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name)
         ax.set_xscale("log")
@@ -242,8 +308,12 @@ def plot_languages(tables, images: Path, tag: str) -> list:
     plt = _plt()
     t = tables[0]
     fig, ax = plt.subplots(figsize=(11, 3.8))
-    _grouped_bars(ax, _column(t, "language"), {who: _column(t, f"{who} MB/s") for who in ("fastsw", "tiktoken", "HF")},
-                  "MB/s, one thread")
+    _grouped_bars(
+        ax,
+        _column(t, "language"),
+        {who: _column(t, f"{who} MB/s") for who in ("fastsw", "tiktoken", "HF")},
+        "MB/s, one thread",
+    )
     ax.set_title(t["title"], fontsize=10)
     return _finish(fig, images / f"perf-languages{tag}.png")
 
@@ -279,18 +349,28 @@ def plot_shard(tables, images: Path, tag: str) -> list:
     return _finish(fig, images / f"perf-shard{tag}.png")
 
 
-PLOTS = {"train": plot_train, "scale": plot_scale, "languages": plot_languages, "tiktoken": plot_tiktoken,
-         "shard": plot_shard,
-         "coldstart": lambda tables, images, tag: [], "short": lambda tables, images, tag: [],  # tables only
-         "script": lambda tables, images, tag: []}
+PLOTS = {
+    "train": plot_train,
+    "scale": plot_scale,
+    "languages": plot_languages,
+    "tiktoken": plot_tiktoken,
+    "shard": plot_shard,
+    "coldstart": lambda tables, images, tag: [],
+    "short": lambda tables, images, tag: [],  # tables only
+    "script": lambda tables, images, tag: [],
+}
 
 
 # ---- the page ---------------------------------------------------------------------------------------------------
 
+
 def describe_run() -> dict:
     """The machine, the date and the versions, taken when the suite starts."""
-    return {"machine": machine(), "versions": versions(),
-            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")}
+    return {
+        "machine": machine(),
+        "versions": versions(),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
+    }
 
 
 def render(names, quick: bool, results: Path, out: Path, images: Path, run: dict, partial: bool = False) -> None:
@@ -303,16 +383,24 @@ def render(names, quick: bool, results: Path, out: Path, images: Path, run: dict
     tag = "-quick" if quick else ""
     command = "python bench/perfpage.py" + (" --quick" if quick else "")
     today, seconds = run["date"], run.get("seconds")
-    lines = ["# Performance", "",
-             f"This page is generated: `{command}` ran the benchmark suite below and wrote it, with its plots, on "
-             f"{today}" + (f" (the suite took {seconds / 60:.0f} minutes)." if seconds else ".")
-             + " Every table names the command that made it; run the same command to measure your own computer. "
-             "Ratios compare programs measured in the same run, on the same input, and move less from one run or "
-             "computer to another than absolute speeds do.", ""]
+    lines = [
+        "# Performance",
+        "",
+        f"This page is generated: `{command}` ran the benchmark suite below and wrote it, with its plots, on "
+        f"{today}"
+        + (f" (the suite took {seconds / 60:.0f} minutes)." if seconds else ".")
+        + " Every table names the command that made it; run the same command to measure your own computer. "
+        "Ratios compare programs measured in the same run, on the same input, and move less from one run or "
+        "computer to another than absolute speeds do.",
+        "",
+    ]
     if quick:
-        lines += ["> **A `--quick` run.** These figures come from `python bench/perfpage.py --quick`: small "
-                  "inputs (a few MB) that finish in a few minutes. At these sizes fixed costs (process start, loading compiled kernels) "
-                  "weigh more than in real use; `python bench/perfpage.py` runs the full sizes.", ""]
+        lines += [
+            "> **A `--quick` run.** These figures come from `python bench/perfpage.py --quick`: small "
+            "inputs (a few MB) that finish in a few minutes. At these sizes fixed costs (process start, loading compiled kernels) "
+            "weigh more than in real use; `python bench/perfpage.py` runs the full sizes.",
+            "",
+        ]
     lines += ["## Machine and versions", "", "| | |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in run["machine"].items()]
     lines += ["", "| package | version |", "|---|---|"]
@@ -355,10 +443,19 @@ def splice(names, quick: bool, results: Path, out: Path, images: Path, run: dict
     fastsw = dict(run["versions"]).get("fastsw", "")
     command = "python bench/perfpage.py" + (" --quick" if quick else "") + " --only " + ",".join(names)
     if run.get("render_only"):  # measured by the scripts' own commands, shown above each table
-        day = max(datetime.datetime.fromtimestamp((results / f"{n}.json").stat().st_mtime, datetime.timezone.utc)
-                  for n in names if (results / f"{n}.json").exists()).strftime("%Y-%m-%d") if names else run["date"]
-        measured = (f"Measured on {day} by the command above each table and added by `{command} --render-only`, "
-                    f"apart from the rest of this page (fastsw {fastsw}).")
+        day = (
+            max(
+                datetime.datetime.fromtimestamp((results / f"{n}.json").stat().st_mtime, datetime.timezone.utc)
+                for n in names
+                if (results / f"{n}.json").exists()
+            ).strftime("%Y-%m-%d")
+            if names
+            else run["date"]
+        )
+        measured = (
+            f"Measured on {day} by the command above each table and added by `{command} --render-only`, "
+            f"apart from the rest of this page (fastsw {fastsw})."
+        )
     else:
         measured = f"Measured on {run['date']} by `{command}`, apart from the rest of this page (fastsw {fastsw})."
     page = out.read_text(encoding="utf-8")
@@ -369,9 +466,9 @@ def splice(names, quick: bool, results: Path, out: Path, images: Path, run: dict
         at = page.find(titles[name])
         if at >= 0:
             end = page.find("\n## ", at + 1)
-            page = page[:at] + text + (page[end + 1:] if end >= 0 else "")
+            page = page[:at] + text + (page[end + 1 :] if end >= 0 else "")
             continue
-        later = [page.find(titles[n]) for n in order[order.index(name) + 1:] if page.find(titles[n]) >= 0]
+        later = [page.find(titles[n]) for n in order[order.index(name) + 1 :] if page.find(titles[n]) >= 0]
         at = min(later) if later else len(page)
         page = page[:at].rstrip("\n") + "\n\n" + text + ("\n" + page[at:] if later else "")
     tmp = out.with_name(out.name + ".tmp")
@@ -381,11 +478,17 @@ def splice(names, quick: bool, results: Path, out: Path, images: Path, run: dict
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--quick", action="store_true", help="small inputs (a few minutes on 2 cores)")
-    ap.add_argument("--only", default=",".join(s[0] for s in SUITE),
-                    help="comma-separated parts of the suite (default: all: %(default)s)")
+    ap.add_argument(
+        "--only",
+        default=",".join(s[0] for s in SUITE),
+        help="comma-separated parts of the suite (default: all: %(default)s)",
+    )
     ap.add_argument("--render-only", action="store_true", help="write the page from the last run's JSON")
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "performance.md", help="the page (default %(default)s)")
     ap.add_argument("--images", type=Path, default=None, help="folder of the plots (default: images/ beside the page)")
@@ -393,8 +496,7 @@ def main(argv=None) -> None:
     names = args.only.split(",")
     unknown = set(names) - {s[0] for s in SUITE}
     if unknown:
-        ap.error(f"--only: unknown part(s) {', '.join(sorted(unknown))}; choose from "
-                 + ", ".join(s[0] for s in SUITE))
+        ap.error(f"--only: unknown part(s) {', '.join(sorted(unknown))}; choose from " + ", ".join(s[0] for s in SUITE))
     results = HERE / "results" / ("perf-quick" if args.quick else "perf")
     sys.path.insert(0, str(HERE))
     suite = results / "suite.json"
@@ -413,8 +515,15 @@ def main(argv=None) -> None:
         run_suite(names, args.quick, results)
         run["seconds"] = time.perf_counter() - t0
         suite.write_text(json.dumps(run, indent=1), encoding="utf-8")
-    render(names, args.quick, results, args.out.resolve(), (args.images or args.out.parent / "images").resolve(),
-           run, partial=partial)
+    render(
+        names,
+        args.quick,
+        results,
+        args.out.resolve(),
+        (args.images or args.out.parent / "images").resolve(),
+        run,
+        partial=partial,
+    )
 
 
 if __name__ == "__main__":

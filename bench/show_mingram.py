@@ -10,6 +10,7 @@ model_duplication`: entries that differ from another only by a leading space, or
 
 Writes ``bench/results/show-mingram-en-<mb>MB-<vocab>.md``. Not a timing benchmark.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,6 +28,7 @@ SCHEMES = {"default": None, "boundary[w,p,d]+caps": "boundary[w,p,d]+caps"}
 def measure(tok, docs, n_bytes: int) -> dict:
     from fastsw.corpus.counting import count_corpus
     from fastsw.eval.duplication import model_duplication
+
     ids, _ = tok.encode_batch_to_numpy(docs)
     counts = count_corpus(docs, tok.pretokenizer, collect_runs=False)
     single = total = 0
@@ -35,12 +37,18 @@ def measure(tok, docs, n_bytes: int) -> dict:
         if len(tok.encode_pretoken(piece)) == 1:
             single += n
     dup = model_duplication(tok)
-    return {"bytes_per_token": n_bytes / len(ids), "single_token_pretokens": single / total if total else 0.0,
-            "dup_space": dup["space"], "dup_case": dup["case"], "vocab_size": tok.vocab_size}
+    return {
+        "bytes_per_token": n_bytes / len(ids),
+        "single_token_pretokens": single / total if total else 0.0,
+        "dup_space": dup["space"],
+        "dup_case": dup["case"],
+        "vocab_size": tok.vocab_size,
+    }
 
 
 def main() -> None:
     import fastsw
+
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mb", type=float, default=50)
     ap.add_argument("--eval-mb", type=float, default=5)
@@ -48,8 +56,9 @@ def main() -> None:
     ap.add_argument("--overshoot", type=float, default=1.15, help="MinGram's seed factor (the paper grids' 1.15)")
     args = ap.parse_args()
     docs, n_train = read_docs(SHARED / "corpus" / "en" / "train.jsonl.gz", int(args.mb * 1e6))
-    held, n_held = read_docs(SHARED / "corpus" / "en" / "train.jsonl.gz", int(args.eval_mb * 1e6),
-                             skip_bytes=int(args.mb * 1e6))
+    held, n_held = read_docs(
+        SHARED / "corpus" / "en" / "train.jsonl.gz", int(args.eval_mb * 1e6), skip_bytes=int(args.mb * 1e6)
+    )
     rows = []
     warnings.simplefilter("ignore")
     for scheme, pretok in SCHEMES.items():
@@ -62,14 +71,19 @@ def main() -> None:
             print(json.dumps(row), flush=True)
     out = HERE / "results" / f"show-mingram-en-{args.mb:g}MB-{args.vocab}.md"
     out.parent.mkdir(parents=True, exist_ok=True)
-    lines = [f"# BPE vs MinGram x default vs boundary[w,p,d]+caps: English, trained on {args.mb:g} MB, vocab "
-             f"{args.vocab} (MinGram overshoot {args.overshoot}), measured on the next {args.eval_mb:g} MB", "",
-             "| algo | pre-tokenizer | vocab | bytes/token | pretokens in one token | dup. space % | dup. case % |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# BPE vs MinGram x default vs boundary[w,p,d]+caps: English, trained on {args.mb:g} MB, vocab "
+        f"{args.vocab} (MinGram overshoot {args.overshoot}), measured on the next {args.eval_mb:g} MB",
+        "",
+        "| algo | pre-tokenizer | vocab | bytes/token | pretokens in one token | dup. space % | dup. case % |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
-        lines.append(f"| {r['algo']} | {r['scheme']} | {r['vocab_size']} | {r['bytes_per_token']:.3f} | "
-                     f"{100 * r['single_token_pretokens']:.1f} % | {100 * r['dup_space']:.1f} | "
-                     f"{100 * r['dup_case']:.1f} |")
+        lines.append(
+            f"| {r['algo']} | {r['scheme']} | {r['vocab_size']} | {r['bytes_per_token']:.3f} | "
+            f"{100 * r['single_token_pretokens']:.1f} % | {100 * r['dup_space']:.1f} | "
+            f"{100 * r['dup_case']:.1f} |"
+        )
     out.write_text("\n".join(lines) + "\n")
     (out.with_suffix(".json")).write_text(json.dumps(rows, indent=1))
     print(out.read_text())

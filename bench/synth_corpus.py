@@ -32,6 +32,7 @@ Commands::
 Output: plain JSON Lines (``{"text": ...}``), written to a temporary file and renamed. Every figure or table that
 uses these files must say "synthetic".
 """
+
 from __future__ import annotations
 
 import argparse
@@ -65,6 +66,7 @@ _SYLLABLES = ["ka", "lo", "mi", "nu", "re", "sa", "ti", "vo", "be", "da", "fe", 
 
 # ---- measuring -----------------------------------------------------------------------------------------------------
 
+
 def _parse_size(text: str) -> int:
     m = re.fullmatch(r"\s*([0-9.]+)\s*([kKmMgG]?)B?\s*", text)
     if not m:
@@ -91,14 +93,19 @@ def table_sizes(docs) -> dict:
     from fastsw.trainers.bpe_fast import FastBackend
     from fastsw.pretokenizers.pretokenize import make_pretokenizer
     from fastsw.trainers.train import phase1_tokenizer
+
     pretok = make_pretokenizer("script")
     counts = count_corpus(docs, pretok, collect_runs=True)
     alph = default_alphabet("paper")
     stages = FastBackend()
     merges, words, _ = stages.phase1(counts, alph, "paper", VOCAB - len(alph))
     cands = stages.candidates(counts, words, phase1_tokenizer(alph, merges, pretok, "paper"))
-    return {"bytes": counts.n_bytes, "pretokens": len(counts.pretokens), "letter_runs": counts.n_runs,
-            "candidates": int(len(cands[2]))}
+    return {
+        "bytes": counts.n_bytes,
+        "pretokens": len(counts.pretokens),
+        "letter_runs": counts.n_runs,
+        "candidates": int(len(cands[2])),
+    }
 
 
 def fit_heaps(xs, ys):
@@ -109,18 +116,20 @@ def fit_heaps(xs, ys):
 
 def heaps(model: dict, key: str, n: float) -> float:
     k, beta = model[key]
-    return k * n ** beta
+    return k * n**beta
 
 
 def cmd_fit(args) -> None:
     points = []
     for mb in range(10, 101, 10):
-        docs, _ = read_docs(REAL, mb * 10 ** 6)
+        docs, _ = read_docs(REAL, mb * 10**6)
         t = time.perf_counter()
         points.append(table_sizes(docs))
         print(f"real {mb} MB: {points[-1]} ({time.perf_counter() - t:.1f} s)", file=sys.stderr)
-    model = {key: fit_heaps([p["bytes"] for p in points], [p[key] for p in points])
-             for key in ("pretokens", "letter_runs", "candidates")}
+    model = {
+        key: fit_heaps([p["bytes"] for p in points], [p[key] for p in points])
+        for key in ("pretokens", "letter_runs", "candidates")
+    }
     RESULTS.mkdir(exist_ok=True)
     HEAPS_FILE.write_text(json.dumps({"real": points, "fit": model, "vocab": VOCAB}, indent=1))
     for key, (k, beta) in model.items():
@@ -135,6 +144,7 @@ def load_model() -> dict:
 
 # ---- generating ----------------------------------------------------------------------------------------------------
 
+
 def _coin(word: str, number: int) -> str:
     digits = []
     while True:
@@ -142,12 +152,13 @@ def _coin(word: str, number: int) -> str:
         digits.append(_SYLLABLES[d])
         if not number:
             break
-    return word[:max(2, len(word) // 2)] + "".join(digits)
+    return word[: max(2, len(word) // 2)] + "".join(digits)
 
 
 def generate(size: int, seed: int = 0, out: Path = None, progress: bool = True) -> Path:
     """Write a SYNTHETIC corpus of about ``size`` bytes of text (see the module docstring) and return its path."""
     from fastsw.files import atomic_open
+
     fit = FIT
     out = Path(out) if out else DATA / f"synth-en-{_label(size)}-s{seed}.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -196,8 +207,11 @@ def generate(size: int, seed: int = 0, out: Path = None, progress: bool = True) 
                     break
             k += 1
             if progress:
-                print(f"  pass {k - 1}: {written / 1e6:.0f} MB, p_coin {p_coin:.4f} p_swap {p_swap:.4f} "
-                      f"({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
+                print(
+                    f"  pass {k - 1}: {written / 1e6:.0f} MB, p_coin {p_coin:.4f} p_swap {p_swap:.4f} "
+                    f"({time.perf_counter() - t0:.0f} s)",
+                    file=sys.stderr,
+                )
     return out
 
 
@@ -226,8 +240,10 @@ def cmd_calibrate(args) -> None:
 
 def cmd_plot(args) -> None:
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     model = load_model()
     real, synth, fit = model["real"], model.get("synthetic", []), model["fit"]
     fig, axes = plt.subplots(1, 3, figsize=(13, 4))
@@ -236,7 +252,7 @@ def cmd_plot(args) -> None:
     for ax, key in zip(axes, ("pretokens", "letter_runs", "candidates")):
         k, beta = fit[key]
         ax.plot([p["bytes"] / 1e6 for p in real], [p[key] for p in real], "o", label="real English")
-        ax.plot(xs / 1e6, k * xs ** beta, "-", label=f"Heaps fit {k:.3g}·n^{beta:.3f} (10-100 MB)")
+        ax.plot(xs / 1e6, k * xs**beta, "-", label=f"Heaps fit {k:.3g}·n^{beta:.3f} (10-100 MB)")
         if synth:
             ax.plot([p["bytes"] / 1e6 for p in synth], [p[key] for p in synth], "s", label="SYNTHETIC (this script)")
         ax.set_xscale("log")

@@ -13,6 +13,7 @@ trained on the first 5 MB of ``../shared/corpus/en/train.jsonl.gz`` and cached i
 ``bench/results/models/``. Whole runs with peak RSS and separate processes stay in the
 scripts (``bench_train.py``, ``bench_encode.py``, ``bench_pretokenize.py``).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -74,8 +75,10 @@ def encoders(tok, tmp_path_factory):
         "hf_tokenizer": hf,
         "fastsw": (tok.encode_ordinary, tok.encode_ordinary_batch),
         "tiktoken": (enc.encode_ordinary, enc.encode_ordinary_batch),
-        "hf": (lambda t: hf.encode(t, add_special_tokens=False).ids,
-               lambda ts: [e.ids for e in hf.encode_batch(ts, add_special_tokens=False)]),
+        "hf": (
+            lambda t: hf.encode(t, add_special_tokens=False).ids,
+            lambda ts: [e.ids for e in hf.encode_batch(ts, add_special_tokens=False)],
+        ),
     }
 
 
@@ -85,10 +88,10 @@ PEERS = ["fastsw", "tiktoken", "hf"]
 SENTENCE_CALLS = {  # per-call overhead (the target: fastsw.encode <= 1.5 x tiktoken.encode)
     "fastsw.encode": lambda tok, enc, hf: tok.encode,
     "fastsw.encode_ordinary": lambda tok, enc, hf: tok.encode_ordinary,
-    "fastsw.encode[backend=python]": lambda tok, enc, hf: (lambda t: tok.encode(t, backend="python")),
+    "fastsw.encode[backend=python]": lambda tok, enc, hf: lambda t: tok.encode(t, backend="python"),
     "tiktoken.encode": lambda tok, enc, hf: enc.encode,
     "tiktoken.encode_ordinary": lambda tok, enc, hf: enc.encode_ordinary,
-    "hf": lambda tok, enc, hf: (lambda t: hf.encode(t, add_special_tokens=False).ids),
+    "hf": lambda tok, enc, hf: lambda t: hf.encode(t, add_special_tokens=False).ids,
 }
 
 
@@ -118,8 +121,8 @@ def test_encode_batch(benchmark, encoders, tok, heldout, name):
 
 
 FEW_MERGES_TEXTS = {  # text where the merge loops do most of the work (fastsw.encoding.encode_kernels notes (8))
-    "th held-out": lambda heldout: read_docs(SHARED / "corpus" / "th" / "heldout.jsonl")[0],   # almost no merge
-    "my held-out": lambda heldout: read_docs(SHARED / "corpus" / "my" / "heldout.jsonl")[0],   # no merge at all
+    "th held-out": lambda heldout: read_docs(SHARED / "corpus" / "th" / "heldout.jsonl")[0],  # almost no merge
+    "my held-out": lambda heldout: read_docs(SHARED / "corpus" / "my" / "heldout.jsonl")[0],  # no merge at all
     "en held-out, letters only": lambda heldout: ["".join(c for c in " ".join(heldout) if c.isalpha())],
 }
 
@@ -144,6 +147,7 @@ def test_pretokenize_1mb(benchmark, one_mb, name):
         fn = pre.pretokenize_reference
     else:
         from tokenizers import Regex, pre_tokenizers
+
         split = pre_tokenizers.Split(Regex(pre.main_pattern), behavior="isolated")
         fn = lambda text: [p for p, _ in split.pre_tokenize_str(text)]  # noqa: E731
     assert fn(one_mb) == pre.pretokenize_reference(one_mb)
@@ -153,15 +157,16 @@ def test_pretokenize_1mb(benchmark, one_mb, name):
 @pytest.fixture(scope="session")
 def count_table(train_docs):
     from fastsw.corpus.counting import count_corpus
-    return count_corpus(train_docs[: len(train_docs) // 5], fastsw.Pretokenizer(mode="simple"),
-                        collect_runs=False)
+
+    return count_corpus(train_docs[: len(train_docs) // 5], fastsw.Pretokenizer(mode="simple"), collect_runs=False)
 
 
 @pytest.mark.benchmark(group="phase 1 (BPE 8192) on a 1 MB count table")
 @pytest.mark.parametrize("backend", ["numba", "python"])
 def test_phase1_from_counts(benchmark, count_table, backend):
-    train = lambda: fastsw.train(from_counts=count_table, algo="bpe", vocab_size=8192,  # noqa: E731
-                                 backend=backend)
+    def train():
+        return fastsw.train(from_counts=count_table, algo="bpe", vocab_size=8192, backend=backend)
+
     reference = fastsw.train(from_counts=count_table, algo="bpe", vocab_size=8192, backend="python")
     assert train().merges == reference.merges
     benchmark.pedantic(train, rounds=3, warmup_rounds=1)

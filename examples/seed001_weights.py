@@ -23,6 +23,7 @@ Evaluation applies no weights: the token count of each language's 8 paragraphs, 
 The scaled integer counts of five languages' shares pass 64 bits, so these models train on the python backend
 (exact big integers; the ``backend`` column says so) and take a few seconds each.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -63,8 +64,7 @@ def conditions(languages=LANGUAGES):
     return {"uniform": uniform, "80 % English": eighty, "50 % English": fifty}
 
 
-def run(data: Path = None, languages=LANGUAGES, n_train: int = N_TRAIN, n_eval: int = N_EVAL,
-        n_merges: int = N_MERGES):
+def run(data: Path = None, languages=LANGUAGES, n_train: int = N_TRAIN, n_eval: int = N_EVAL, n_merges: int = N_MERGES):
     """Train one model per condition and evaluate it: a list of rows ``{"condition", "shares", "tokens"
     ({language: count}), "gini", "compression", "backend"}``."""
     data = data or default_data()
@@ -74,34 +74,53 @@ def run(data: Path = None, languages=LANGUAGES, n_train: int = N_TRAIN, n_eval: 
     for name, shares in conditions(languages).items():
         with warnings.catch_warnings():  # the fallback to exact big integers is expected here: see the module doc
             warnings.simplefilter("ignore", fastsw.OptionWarning)
-            tok = fastsw.train(train, shares=shares, algo="bpe", vocab_size=256 + n_merges, profile="hf",
-                               pretokenizer="none")
+            tok = fastsw.train(
+                train, shares=shares, algo="bpe", vocab_size=256 + n_merges, profile="hf", pretokenizer="none"
+            )
         tokens = {lang: sum(len(ids) for ids in tok.encode_batch(test[lang])) for lang in languages}
-        rows.append({"condition": name, "shares": shares, "tokens": tokens, "gini": gini(tokens),
-                     "compression": sentences_per_token(n_eval * len(languages), sum(tokens.values())),
-                     "backend": tok.training_info["backend"]})
+        rows.append(
+            {
+                "condition": name,
+                "shares": shares,
+                "tokens": tokens,
+                "gini": gini(tokens),
+                "compression": sentences_per_token(n_eval * len(languages), sum(tokens.values())),
+                "backend": tok.training_info["backend"],
+            }
+        )
     return rows
 
 
 def markdown(rows, languages=LANGUAGES) -> str:
     """The rows of :func:`run` as a markdown table."""
-    head = ["condition", "English share"] + [f"tokens {lang}" for lang in languages] + \
-           ["English % of tokens", "Gini", "compression", "backend"]
+    head = (
+        ["condition", "English share"]
+        + [f"tokens {lang}" for lang in languages]
+        + ["English % of tokens", "Gini", "compression", "backend"]
+    )
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         total = sum(r["tokens"].values())
         cells = [r["condition"], f"{float(r['shares'][languages[0]]):.1%}"]
         cells += [str(r["tokens"][lang]) for lang in languages]
-        cells += [f"{r['tokens'][languages[0]] / total:.1%}", f"{r['gini']:.4f}", f"{r['compression']:.5f}",
-                  r["backend"]]
+        cells += [
+            f"{r['tokens'][languages[0]] / total:.1%}",
+            f"{r['gini']:.4f}",
+            f"{r['compression']:.5f}",
+            r["backend"],
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data", type=Path, default=None,
-                   help="folder with xquad.{dev,test}.<lang>.jsonl (default: $FASTSW_SHARED/corpus/parallel)")
+    p.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        help="folder with xquad.{dev,test}.<lang>.jsonl (default: $FASTSW_SHARED/corpus/parallel)",
+    )
     args = p.parse_args(argv)
     print(markdown(run(args.data)))
     return 0

@@ -1,4 +1,5 @@
 """``python -m fastsw``: the same command line as the ``fastsw`` console script."""
+
 import sys
 
 from fastsw.cli import main

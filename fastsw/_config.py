@@ -11,6 +11,7 @@ to the package's source: cache files left there outlive ``pip uninstall`` (pip r
 installed), and a folder ``fastsw/`` that holds nothing but them makes a later install import an empty namespace
 package instead of fastsw.
 """
+
 from __future__ import annotations
 
 import gc
@@ -63,6 +64,7 @@ def have_extension() -> bool:
     if _HAVE_EXTENSION is None:
         try:
             from fastsw.pretokenizers import _pretok  # noqa: F401
+
             _HAVE_EXTENSION = True
         except ImportError:
             _HAVE_EXTENSION = False

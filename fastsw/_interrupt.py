@@ -18,6 +18,7 @@ A kernel that is not compiled yet is compiled (or loaded from Numba's cache) fir
 calling thread: compiling takes seconds to tens of seconds, and Ctrl-C interrupts the
 compiler there at once, where a worker could not be stopped before it finished.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -50,6 +51,7 @@ def call_kernel(kernel, *args, stop: bool = True):
     call_args = args + (flag,) if stop else args
     if getattr(kernel, "signatures", None) == []:  # a Numba dispatcher that has no machine code yet
         from numba import typeof
+
         kernel.compile(tuple(typeof(a) for a in call_args))
     out = []
     began, done = threading.Event(), threading.Event()
@@ -95,8 +97,10 @@ def sigint_held():
         >>> with sigint_held():
         ...     pass
     """
-    if (threading.current_thread() is not threading.main_thread()
-            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
         yield
         return
     caught = []

@@ -1,4 +1,5 @@
 """Type aliases of the public API's annotations (fastsw imports nothing here: every module may import this one)."""
+
 from __future__ import annotations
 
 import os

@@ -41,6 +41,7 @@ Slots 0x480-0x4FF are never assigned: they are the surrogates Python's ``surroga
 decoder can carry invalid bytes and atoms in one ``str``. That leaves 8 short and 1,912 long slots
 (SCRIPT v3 needs 1,710 long atoms; its byte fallback is the byte alphabet itself).
 """
+
 from __future__ import annotations
 
 import codecs
@@ -53,8 +54,9 @@ def bytes_to_unicode() -> Dict[int, str]:
     Printable Latin-1 bytes map to themselves; the other 68 bytes map, in byte
     order, to U+0100, U+0101, ... (so the space 0x20 becomes ``Ġ``, U+0120).
     """
-    printable = (list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1))
-                 + list(range(ord("®"), ord("ÿ") + 1)))
+    printable = (
+        list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    )
     mapping = {b: chr(b) for b in printable}
     extra = 0
     for b in range(256):
@@ -133,8 +135,10 @@ class Alphabet:
 
 def lone_surrogate_error(piece: str) -> ValueError:
     """The error for a pretoken that a byte-level alphabet cannot encode."""
-    return ValueError(f"pretoken {piece!r} has a lone surrogate, which has no UTF-8 bytes for a byte-level "
-                      "alphabet; fix the text (e.g. join surrogate pairs) or train with alphabet='chars'")
+    return ValueError(
+        f"pretoken {piece!r} has a lone surrogate, which has no UTF-8 bytes for a byte-level "
+        "alphabet; fix the text (e.g. join surrogate pairs) or train with alphabet='chars'"
+    )
 
 
 def check_utf8(text: str) -> None:
@@ -145,7 +149,8 @@ def check_utf8(text: str) -> None:
         raise ValueError(
             f"text contains a lone surrogate (U+{ord(text[e.start]):04X} at position {e.start}) that "
             "has no UTF-8 encoding; fix the input, e.g. text.encode('utf-16', 'surrogatepass')"
-            ".decode('utf-16') to join surrogate pairs, or replace it") from None
+            ".decode('utf-16') to join surrogate pairs, or replace it"
+        ) from None
 
 
 class ByteAlphabet(Alphabet):
@@ -213,7 +218,8 @@ class CharAlphabet(Alphabet):
             else:
                 raise ValueError(
                     f"character {c!r} (U+{ord(c):04X}) is not in this character-level alphabet; "
-                    "train with byte_fallback=True to encode unseen characters as bytes")
+                    "train with byte_fallback=True to encode unseen characters as bytes"
+                )
         return out
 
     def to_config(self) -> dict:
@@ -241,7 +247,6 @@ def default_alphabet(profile: str) -> Alphabet:
     return ByteAlphabet(PROFILE_ALPHABETS[profile][0])
 
 
-
 # ---- atomic tokens beyond bytes ---------------------------------------------------------------------------------
 
 ATOM_BASE = 0xD800
@@ -259,8 +264,8 @@ _LONG_LEAD = 0xF5
 def atom_char(slot: int) -> str:
     """The one-character spelling of atom ``slot`` inside a pretoken ``str``.
 
-        >>> hex(ord(atom_char(5)))
-        '0xd805'
+    >>> hex(ord(atom_char(5)))
+    '0xd805'
     """
     return chr(ATOM_BASE + slot)
 
@@ -288,7 +293,7 @@ def _atom_encode_errors(exc):
     if not isinstance(exc, UnicodeEncodeError):
         raise exc
     out = bytearray()
-    for ch in exc.object[exc.start:exc.end]:
+    for ch in exc.object[exc.start : exc.end]:
         cp = ord(ch)
         if not 0xD800 <= cp <= 0xDFFF:
             raise exc
@@ -308,8 +313,10 @@ def _atom_decode_errors(exc):
     raise exc
 
 
-codecs.register_error(ATOM_ERRORS, lambda exc: (_atom_encode_errors(exc) if isinstance(exc, UnicodeEncodeError)
-                                                else _atom_decode_errors(exc)))
+codecs.register_error(
+    ATOM_ERRORS,
+    lambda exc: _atom_encode_errors(exc) if isinstance(exc, UnicodeEncodeError) else _atom_decode_errors(exc),
+)
 
 
 def atom_bytes_packed(pieces: Sequence[str]):
@@ -330,6 +337,7 @@ def atom_bytes_packed(pieces: Sequence[str]):
     """
     import numpy as np
     from fastsw._config import gc_paused
+
     with gc_paused():
         encoded = [p.encode("utf-8", "surrogatepass") for p in pieces]
         lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
@@ -361,8 +369,8 @@ def atom_bytes_packed(pieces: Sequence[str]):
 def atom_bytes(piece: str) -> bytes:
     """A pretoken's token bytes: its UTF-8 with every atom spelled as its code.
 
-        >>> atom_bytes(atom_char(0) + "the" + atom_char(0))
-        b'\xf8the\xf8'
+    >>> atom_bytes(atom_char(0) + "the" + atom_char(0))
+    b'\xf8the\xf8'
     """
     return piece.encode("utf-8", ATOM_ERRORS)
 
@@ -384,7 +392,7 @@ def split_atoms(data: bytes) -> List[Tuple[bool, bytes]]:
             width = 1 if b >= 0xF8 else 3
             if start < i:
                 out.append((False, data[start:i]))
-            out.append((True, data[i:i + width]))
+            out.append((True, data[i : i + width]))
             i += width
             start = i
         else:
@@ -399,8 +407,7 @@ def decode_with_atoms(data: bytes, errors: str = "replace") -> str:
     decoded with ``errors`` (``"replace"``, ``"strict"``, ``"surrogateescape"``, ...)."""
     if not any(b >= 0xF5 for b in data):
         return data.decode("utf-8", errors)
-    return "".join(atom_text(part) if is_atom else part.decode("utf-8", errors)
-                   for is_atom, part in split_atoms(data))
+    return "".join(atom_text(part) if is_atom else part.decode("utf-8", errors) for is_atom, part in split_atoms(data))
 
 
 class Atom:
@@ -489,15 +496,23 @@ class AtomAlphabet(Alphabet):
         return out
 
     def to_config(self) -> dict:
-        return {"kind": "atoms", "base": self.base.kind if self.base is not None else None,
-                "atoms": [[a.slot, a.name, a.shown] for a in self.atoms]}
+        return {
+            "kind": "atoms",
+            "base": self.base.kind if self.base is not None else None,
+            "atoms": [[a.slot, a.name, a.shown] for a in self.atoms],
+        }
 
     @classmethod
     def from_config(cls, config: dict) -> "AtomAlphabet":
         atoms = config.get("atoms")
-        if not isinstance(atoms, list) or not all(isinstance(a, list) and len(a) == 3 and isinstance(a[0], int)
-                                                  and isinstance(a[1], str) and isinstance(a[2], str)
-                                                  for a in atoms):
+        if not isinstance(atoms, list) or not all(
+            isinstance(a, list)
+            and len(a) == 3
+            and isinstance(a[0], int)
+            and isinstance(a[1], str)
+            and isinstance(a[2], str)
+            for a in atoms
+        ):
             raise ValueError("alphabet.atoms must be a list of [slot, name, shown]")
         base = config.get("base")
         if base not in (None, "bytes243", "bytes256"):

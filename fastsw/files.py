@@ -2,6 +2,7 @@
 :func:`atomic_open` (temporary file, sync, rename: a crash never leaves half a file), which applies
 :func:`resolve_output_path`'s rule; failures are :class:`OutputError` naming the user's path.
 Imports nothing of fastsw, so any module may use it."""
+
 from __future__ import annotations
 
 import contextlib
@@ -41,8 +42,10 @@ _WRITE_ADVICE = {
     errno.ENOSPC: ("no space left on device", "free some space or choose another output path"),
     errno.EDQUOT: ("disk quota exceeded", "free some space or choose another output path"),
     errno.EROFS: ("the file system is read-only", "choose another output path"),
-    errno.EFBIG: ("the file is too large for the file system or the file size limit (ulimit -f)",
-                  "raise the limit or choose another output path"),
+    errno.EFBIG: (
+        "the file is too large for the file system or the file size limit (ulimit -f)",
+        "raise the limit or choose another output path",
+    ),
 }
 
 
@@ -51,13 +54,19 @@ def _write_error(name: str, directory: str, e: OSError) -> OutputError:
     if e.errno in (errno.EACCES, errno.EPERM):
         problem, advice = f"permission denied in {directory}", "choose a writable directory"
     else:
-        problem, advice = _WRITE_ADVICE.get(e.errno or 0, (e.strerror or str(e) or type(e).__name__,
-                                                      "check the path or choose another output path"))
+        problem, advice = _WRITE_ADVICE.get(
+            e.errno or 0, (e.strerror or str(e) or type(e).__name__, "check the path or choose another output path")
+        )
     return OutputError(name, f"{problem} while writing it; {advice}", e.errno or errno.EIO)
 
 
-_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
 def resolve_output_path(path) -> Tuple[str, str, Optional[os.stat_result]]:
@@ -88,24 +97,35 @@ def resolve_output_path(path) -> Tuple[str, str, Optional[os.stat_result]]:
     except FileNotFoundError:
         st = None
     except OSError as e:  # ENOTDIR (a parent is a file), ELOOP (a symlink loop), EACCES (a parent)
-        raise OutputError(name, f"cannot use it as an output path ({e.strerror}); choose another output path",
-                          e.errno or errno.EINVAL) from e
+        raise OutputError(
+            name, f"cannot use it as an output path ({e.strerror}); choose another output path", e.errno or errno.EINVAL
+        ) from e
     if st is not None and not stat.S_ISREG(st.st_mode):
         kind = next((what for test, what in _KINDS if test(st.st_mode)), "not a regular file")
         if stat.S_ISDIR(st.st_mode):
             raise OutputError(name, f"{link}a directory; give the path of a file inside it", errno.EISDIR)
-        raise OutputError(name, f"{link}{kind}, not a regular file; give the path of a regular file "
-                                "(fastsw replaces its output file as a whole)", errno.EINVAL)
+        raise OutputError(
+            name,
+            f"{link}{kind}, not a regular file; give the path of a regular file "
+            "(fastsw replaces its output file as a whole)",
+            errno.EINVAL,
+        )
     if name.endswith((os.sep, "/")):
-        raise OutputError(name, "ends with a path separator, so it names a directory; give a file name, "
-                                f"e.g. {os.path.join(name, 'model.json')}", errno.EISDIR)
+        raise OutputError(
+            name,
+            "ends with a path separator, so it names a directory; give a file name, "
+            f"e.g. {os.path.join(name, 'model.json')}",
+            errno.EISDIR,
+        )
     if not os.path.isdir(directory):
         shown = directory if link != "is " else (os.path.dirname(name) or ".")
-        raise OutputError(name, f"the directory {shown} does not exist; create it first or choose another "
-                                "output path", errno.ENOENT)
+        raise OutputError(
+            name, f"the directory {shown} does not exist; create it first or choose another output path", errno.ENOENT
+        )
     if not os.access(directory, os.W_OK | os.X_OK):
-        raise OutputError(name, f"permission denied creating a file in {directory}; choose a writable directory",
-                          errno.EACCES)
+        raise OutputError(
+            name, f"permission denied creating a file in {directory}; choose a writable directory", errno.EACCES
+        )
     return name, target, st
 
 
@@ -129,8 +149,11 @@ def check_not_an_input(path, inputs) -> None:
             continue
         if (st.st_dev, st.st_ino) == (out.st_dev, out.st_ino):
             same = "" if os.path.normpath(source) == os.path.normpath(name) else f" ({source})"
-            raise OutputError(name, f"is one of the inputs{same}; writing it would destroy that input: choose "
-                                    "another output path", errno.EINVAL)
+            raise OutputError(
+                name,
+                f"is one of the inputs{same}; writing it would destroy that input: choose another output path",
+                errno.EINVAL,
+            )
 
 
 class _OutputFile:

@@ -12,6 +12,7 @@ usable; the CLI prints the same text as a ``note`` on stderr instead of a Python
     >>> tok.vocab_size < 1000
     True
 """
+
 from __future__ import annotations
 
 __all__ = ["VocabularyNotReachedWarning", "OptionWarning", "ExtensionMissingWarning", "PatternNotCompiledWarning"]

@@ -3,6 +3,7 @@
 On a terminal the bar redraws in place; when stderr is a file or a pipe (logs, CI)
 it writes one plain line per stage when the stage ends, without control codes.
 """
+
 from __future__ import annotations
 
 import sys

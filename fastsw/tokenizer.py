@@ -27,6 +27,7 @@ default ``"auto"`` picks ``"numba"`` for byte alphabets unless the environment
 sets ``FASTSW_PUREPYTHON=1``. Choose per tokenizer (``Tokenizer(..., backend=...)``
 or the ``backend`` attribute) or per call (``encode*(..., backend=...)``).
 """
+
 from __future__ import annotations
 
 import operator
@@ -35,8 +36,21 @@ import warnings
 from collections import namedtuple
 from pathlib import Path
 from types import MappingProxyType
-from typing import (TYPE_CHECKING, AbstractSet, Any, Collection, Dict, Iterable, List, Literal, Mapping, Optional, Sequence, Tuple,
-                    Union)
+from typing import (
+    TYPE_CHECKING,
+    AbstractSet,
+    Any,
+    Collection,
+    Dict,
+    Iterable,
+    List,
+    Literal,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
 
 import re
 
@@ -53,13 +67,15 @@ if TYPE_CHECKING:
     from fastsw.eval.show import TokenView
 
 Merge = namedtuple("Merge", ["id", "left", "right", "count", "super"])
-Merge.__doc__ = "One merge: the token ``id`` it creates from ``left`` + ``right`` (ids), its count, and whether it is a supermerge."
+Merge.__doc__ = (
+    "One merge: the token ``id`` it creates from ``left`` + ``right`` (ids), its count, and whether it is a supermerge."
+)
 
 _CACHE_LIMIT = 1 << 16
 # Texts up to this many characters are looked up whole in a small cache first (:class:`_TextCache`) on the
 # numba backend; a text that misses it is encoded by the kernel, as a longer text is.
 SMALL_TEXT = 128
-_TEXT_CACHE_LIMIT = 1 << 12   # texts held at once
+_TEXT_CACHE_LIMIT = 1 << 12  # texts held at once
 # Short texts the plain-Python twin encodes before the fast encoder is built (Tokenizer._small_encoder).
 _TWIN_CALLS = 256
 
@@ -127,11 +143,20 @@ class Tokenizer:
     every text before encoding; the encoders' results then refer to the normalized text.
     """
 
-    def __init__(self, *, alphabet: Alphabet, merges: Sequence, pretokenizer: Pretokenizer,
-                 profile: str = "paper", algo: str = "bpe",
-                 special_tokens: Optional[Dict[str, int]] = None,
-                 training_info: Optional[dict] = None, backend: str = "auto", normalize: Optional[str] = None,
-                 _reachability: Optional[tuple] = None):
+    def __init__(
+        self,
+        *,
+        alphabet: Alphabet,
+        merges: Sequence,
+        pretokenizer: Pretokenizer,
+        profile: str = "paper",
+        algo: str = "bpe",
+        special_tokens: Optional[Dict[str, int]] = None,
+        training_info: Optional[dict] = None,
+        backend: str = "auto",
+        normalize: Optional[str] = None,
+        _reachability: Optional[tuple] = None,
+    ):
         if algo not in ALGOS:
             raise ValueError(f"algo {algo!r} is not one of {', '.join(ALGOS)}")
         self._init_settings(alphabet, pretokenizer, profile, backend, normalize, training_info)
@@ -139,8 +164,15 @@ class Tokenizer:
         with gc_paused():
             self._build(merges, special_tokens, _reachability)
 
-    def _init_settings(self, alphabet: Alphabet, pretokenizer: Pretokenizer, profile: str, backend: str,
-                       normalize: Optional[str], training_info: Optional[dict]) -> None:
+    def _init_settings(
+        self,
+        alphabet: Alphabet,
+        pretokenizer: Pretokenizer,
+        profile: str,
+        backend: str,
+        normalize: Optional[str],
+        training_info: Optional[dict],
+    ) -> None:
         """The settings every model class shares (checked here once; subclasses call it too)."""
         get_profile(profile)
         resolve_backend(backend)
@@ -222,8 +254,10 @@ class Tokenizer:
         return sum(m.super for m in self._merges)
 
     def __repr__(self) -> str:
-        return (f"<fastsw.Tokenizer algo={self.algo} profile={self.profile} vocab_size={self.vocab_size} "
-                f"regular={self.n_regular} super={self.n_super}>")
+        return (
+            f"<fastsw.Tokenizer algo={self.algo} profile={self.profile} vocab_size={self.vocab_size} "
+            f"regular={self.n_regular} super={self.n_super}>"
+        )
 
     # -- reachability and eligibility ------------------------------------------
     def reachability(self) -> tuple:
@@ -287,10 +321,14 @@ class Tokenizer:
         if self._resolve_backend(None) == "numba" and candidates and self._fast_ready():
             # no shortcut yet (it is what this computes); each candidate is one pretoken already
             ids, offsets = self._encoder_class()(self._encoder_tables({}, frozenset())).encode_pieces(
-                [text for _, _, text in candidates], interruptible=True)
+                [text for _, _, text in candidates], interruptible=True
+            )
             single = (offsets[1:] - offsets[:-1]) == 1
-            reachable = [c for c, one, first in zip(candidates, single.tolist(), ids[offsets[:-1]].tolist())
-                         if one and first == c[0]]
+            reachable = [
+                c
+                for c, one, first in zip(candidates, single.tolist(), ids[offsets[:-1]].tolist())
+                if one and first == c[0]
+            ]
         else:
             reachable = []
             for c in candidates:
@@ -347,6 +385,7 @@ class Tokenizer:
         ``fast_encode.TWIN_WORK`` characters take the plain-Python twin (same ids, no pause); a larger call
         waits for it (its kernel time then dwarfs what the twin would take)."""
         from fastsw.encoding import encode_fast as fast_encode
+
         if fast_encode.kernels_ready():
             return True
         process = fast_encode.compile_in_background()
@@ -363,15 +402,18 @@ class Tokenizer:
         if "_fast_encoder" in self.__dict__ or "numba" in (backend, getattr(self, "backend", "auto")):
             return True
         from fastsw.encoding.encode_fast import kernels_ready
+
         return kernels_ready()
 
     def _fast_supported(self) -> bool:
         supported = self.__dict__.get("_fast_ok")
         if supported is None:
             from fastsw.alphabet import fast_supported
+
             supported = fast_supported(self.alphabet)
             if not supported and type(self)._new_fast_encoder is Tokenizer._new_fast_encoder:
                 from fastsw.encoding.wide_fast import atom_pairs_first, wide_alphabet  # three-byte atoms too
+
                 supported = wide_alphabet(self.alphabet) and atom_pairs_first(self.alphabet, self._regular_ranks)
             self._fast_ok = supported
         return supported
@@ -380,10 +422,17 @@ class Tokenizer:
         """The plain tables the fast encoder is built from (:class:`fastsw.encoding.encode_fast.EncoderTables`);
         ``shortcut`` and ``eligible`` default to this model's."""
         from fastsw.encoding.encode_fast import EncoderTables
-        return EncoderTables(self._token_bytes, self._regular_ranks, self._super_ranks,
-                             self._shortcut if shortcut is None else shortcut,
-                             self._eligible if eligible is None else eligible,
-                             self.pretokenizer, self.alphabet, self.n_vocab)
+
+        return EncoderTables(
+            self._token_bytes,
+            self._regular_ranks,
+            self._super_ranks,
+            self._shortcut if shortcut is None else shortcut,
+            self._eligible if eligible is None else eligible,
+            self.pretokenizer,
+            self.alphabet,
+            self.n_vocab,
+        )
 
     def __getstate__(self):
         """Pickled without its fast encoder (compiled tables, rebuilt on first use after unpickling), so a
@@ -410,9 +459,11 @@ class Tokenizer:
         """:class:`fastsw.encoding.encode_fast.FastEncoder`, or for three-byte atoms (SCRIPT v3) its subclass
         :class:`fastsw.encoding.wide_fast.WideFastEncoder` (the same kernel with a wider byte table)."""
         from fastsw.encoding.wide_fast import WideFastEncoder, wide_alphabet
+
         if wide_alphabet(self.alphabet):
             return WideFastEncoder
         from fastsw.encoding.encode_fast import FastEncoder
+
         return FastEncoder
 
     @staticmethod
@@ -526,9 +577,15 @@ class Tokenizer:
                 return None
         return self._fast() if self._fast_ready(backend) else None
 
-    def encode(self, text: str, *, allowed_special: Union[Literal["all"], AbstractSet[str]] = frozenset(),
-               disallowed_special: Union[Literal["all"], Collection[str]] = "all",
-               shortcut: bool = True, backend: Optional[str] = None) -> List[int]:
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: Union[Literal["all"], AbstractSet[str]] = frozenset(),
+        disallowed_special: Union[Literal["all"], Collection[str]] = "all",
+        shortcut: bool = True,
+        backend: Optional[str] = None,
+    ) -> List[int]:
         """Encode ``text`` with tiktoken's special-token conventions.
 
         ``allowed_special``: special tokens to encode as their id (``"all"`` for all).
@@ -566,7 +623,7 @@ class Tokenizer:
                 return enc.to_list(ids)
             out: List[int] = []
             for k, (_, special) in enumerate(segments):
-                out.extend(enc.to_list(ids[offsets[k]:offsets[k + 1]]))
+                out.extend(enc.to_list(ids[offsets[k] : offsets[k + 1]]))
                 if special is not None:
                     out.append(special)
             return out
@@ -581,8 +638,10 @@ class Tokenizer:
         """Check a call's special-token options once per distinct pair (cached):
         ``(regex of the disallowed strings or None, regex of the allowed ones or None)``,
         each alternation longest first."""
-        key = (allowed_special if isinstance(allowed_special, str) else frozenset(allowed_special),
-               disallowed_special if isinstance(disallowed_special, str) else frozenset(disallowed_special))
+        key = (
+            allowed_special if isinstance(allowed_special, str) else frozenset(allowed_special),
+            disallowed_special if isinstance(disallowed_special, str) else frozenset(disallowed_special),
+        )
         plans = self._plans
         plan = plans.get(key)
         if plan is not None:
@@ -592,16 +651,19 @@ class Tokenizer:
         for name, value in (("allowed_special", allowed), ("disallowed_special", disallowed)):
             if isinstance(value, str):
                 if value != "all":
-                    raise TypeError(f"{name}={value!r}: pass 'all' or a set of special-token strings, "
-                                    f"e.g. {name}={{{value!r}}}")
+                    raise TypeError(
+                        f"{name}={value!r}: pass 'all' or a set of special-token strings, e.g. {name}={{{value!r}}}"
+                    )
             else:
                 bad = [s for s in value if not isinstance(s, str)]
                 if bad:
                     raise TypeError(f"{name} must hold special-token strings, not {bad[0]!r}")
                 unknown = value - specials
                 if unknown:
-                    raise ValueError(f"{name} names tokens this model does not have: {sorted(unknown)}; "
-                                     f"its special tokens are {sorted(specials) or 'none'}")
+                    raise ValueError(
+                        f"{name} names tokens this model does not have: {sorted(unknown)}; "
+                        f"its special tokens are {sorted(specials) or 'none'}"
+                    )
         allowed = specials if allowed == "all" else allowed
         disallowed = (specials - allowed) if disallowed == "all" else disallowed
 
@@ -624,7 +686,8 @@ class Tokenizer:
             raise ValueError(
                 f"{where} contains the special token {m.group()!r} at position {m.start()}, which is "
                 f"disallowed; pass allowed_special={{{m.group()!r}}} to encode it as a special token, "
-                "or disallowed_special=() to encode it as ordinary text")
+                "or disallowed_special=() to encode it as ordinary text"
+            )
 
     def _special_segments(self, text: str, split):
         """``[(segment, special id or None)]``: the ordinary text between the allowed
@@ -633,7 +696,7 @@ class Tokenizer:
         segments: List[Tuple[str, Optional[int]]] = []
         start = 0
         for m in split.finditer(text):
-            segments.append((text[start:m.start()], self._special_tokens[m.group()]))
+            segments.append((text[start : m.start()], self._special_tokens[m.group()]))
             start = m.end()
         segments.append((text[start:], None))
         return segments
@@ -641,19 +704,25 @@ class Tokenizer:
     def _batch_texts(self, texts, method: str) -> List[str]:
         """A batch argument as a list of ``str``; a bare ``str`` (or bytes) is rejected."""
         if isinstance(texts, (str, bytes, bytearray)):
-            raise TypeError(f"{method} expects a list of str, got a single {type(texts).__name__}; "
-                            "wrap one text as [text]")
+            raise TypeError(
+                f"{method} expects a list of str, got a single {type(texts).__name__}; wrap one text as [text]"
+            )
         texts = [self._plain(t) for t in texts]
         for i, t in enumerate(texts):
             if not isinstance(t, str):
                 raise TypeError(f"{method} expects a list of str, but texts[{i}] is {type(t).__name__}")
         return texts
 
-    def encode_batch(self, texts: Iterable[str], *,
-                     allowed_special: Union[Literal["all"], AbstractSet[str]] = frozenset(),
-                     disallowed_special: Union[Literal["all"], Collection[str]] = "all",
-                     num_threads: Optional[int] = None, shortcut: bool = True,
-                     backend: Optional[str] = None) -> List[List[int]]:
+    def encode_batch(
+        self,
+        texts: Iterable[str],
+        *,
+        allowed_special: Union[Literal["all"], AbstractSet[str]] = frozenset(),
+        disallowed_special: Union[Literal["all"], Collection[str]] = "all",
+        num_threads: Optional[int] = None,
+        shortcut: bool = True,
+        backend: Optional[str] = None,
+    ) -> List[List[int]]:
         """:meth:`encode` for each text, in order (same keyword options). On the numba
         backend the texts are encoded by :meth:`encode_batch_to_numpy` on ``num_threads``
         threads (None: all cores).
@@ -672,9 +741,16 @@ class Tokenizer:
                     for i, t in enumerate(texts):
                         self._check_disallowed(check, t, f"texts[{i}]")
                 return self._fast().encode_lists(texts, num_threads, shortcut)
-            return self._split(*self.encode_batch_to_numpy(
-                texts, allowed_special=allowed_special, disallowed_special=disallowed_special,
-                num_threads=num_threads, shortcut=shortcut, backend="numba"))
+            return self._split(
+                *self.encode_batch_to_numpy(
+                    texts,
+                    allowed_special=allowed_special,
+                    disallowed_special=disallowed_special,
+                    num_threads=num_threads,
+                    shortcut=shortcut,
+                    backend="numba",
+                )
+            )
         _check_num_threads(num_threads)
         check, split = self._special_plan(allowed_special, disallowed_special)
         for i, t in enumerate(texts):
@@ -682,8 +758,14 @@ class Tokenizer:
                 self._check_disallowed(check, t, f"texts[{i}]")
         return [self._encode_allowed(t, split, shortcut, "python") for t in texts]
 
-    def encode_ordinary_batch(self, texts: Iterable[str], *, num_threads: Optional[int] = None,
-                              shortcut: bool = True, backend: Optional[str] = None) -> List[List[int]]:
+    def encode_ordinary_batch(
+        self,
+        texts: Iterable[str],
+        *,
+        num_threads: Optional[int] = None,
+        shortcut: bool = True,
+        backend: Optional[str] = None,
+    ) -> List[List[int]]:
         """``encode_ordinary`` for each text, in order (threads as in :meth:`encode_batch`)."""
         texts = self._batch_texts(texts, "encode_ordinary_batch")
         _check_num_threads(num_threads)
@@ -696,11 +778,16 @@ class Tokenizer:
     def _split(self, ids, offsets) -> List[List[int]]:
         return self._fast().lists_of(ids, offsets)
 
-    def encode_to_numpy(self, text: str, *,
-                        allowed_special: Union[Literal["all"], AbstractSet[str]] = frozenset(),
-                        disallowed_special: Union[Literal["all"], Collection[str]] = "all",
-                        num_threads: Optional[int] = None, shortcut: bool = True,
-                        backend: Optional[str] = None) -> "numpy.ndarray":
+    def encode_to_numpy(
+        self,
+        text: str,
+        *,
+        allowed_special: Union[Literal["all"], AbstractSet[str]] = frozenset(),
+        disallowed_special: Union[Literal["all"], Collection[str]] = "all",
+        num_threads: Optional[int] = None,
+        shortcut: bool = True,
+        backend: Optional[str] = None,
+    ) -> "numpy.ndarray":
         """:meth:`encode` of one text as a 1-D ``numpy.uint32`` array, as tiktoken's
         ``Encoding.encode_to_numpy`` (same special-token options). A long text on the
         numba backend is encoded in slices on ``num_threads`` threads (None: all cores).
@@ -713,27 +800,54 @@ class Tokenizer:
         ('uint32', True)
         """
         import numpy as np
+
         if isinstance(text, (list, tuple)):
-            warnings.warn("encode_to_numpy(texts) with a list of texts is deprecated: it now encodes one text "
-                          "to a uint32 array, as tiktoken's; use encode_batch_to_numpy(texts) for (ids, offsets)",
-                          DeprecationWarning, stacklevel=2)
-            return self.encode_batch_to_numpy(text, allowed_special=allowed_special,
-                                              disallowed_special=disallowed_special, num_threads=num_threads,
-                                              shortcut=shortcut, backend=backend)
+            warnings.warn(
+                "encode_to_numpy(texts) with a list of texts is deprecated: it now encodes one text "
+                "to a uint32 array, as tiktoken's; use encode_batch_to_numpy(texts) for (ids, offsets)",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            return self.encode_batch_to_numpy(
+                text,
+                allowed_special=allowed_special,
+                disallowed_special=disallowed_special,
+                num_threads=num_threads,
+                shortcut=shortcut,
+                backend=backend,
+            )
         self._check_type(text)
         if len(text) <= SMALL_TEXT or self._resolve_backend(backend) != "numba":
-            return np.array(self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special,
-                                        shortcut=shortcut, backend=backend), dtype=np.uint32)
-        ids, _ = self.encode_batch_to_numpy([text], allowed_special=allowed_special,
-                                            disallowed_special=disallowed_special, num_threads=num_threads,
-                                            shortcut=shortcut, backend=backend)
+            return np.array(
+                self.encode(
+                    text,
+                    allowed_special=allowed_special,
+                    disallowed_special=disallowed_special,
+                    shortcut=shortcut,
+                    backend=backend,
+                ),
+                dtype=np.uint32,
+            )
+        ids, _ = self.encode_batch_to_numpy(
+            [text],
+            allowed_special=allowed_special,
+            disallowed_special=disallowed_special,
+            num_threads=num_threads,
+            shortcut=shortcut,
+            backend=backend,
+        )
         return ids.astype(np.uint32)
 
-    def encode_batch_to_numpy(self, texts: Iterable[str], *,
-                              allowed_special: Union[Literal["all"], AbstractSet[str]] = frozenset(),
-                              disallowed_special: Union[Literal["all"], Collection[str]] = "all",
-                              num_threads: Optional[int] = None, shortcut: bool = True,
-                              backend: Optional[str] = None) -> Tuple["numpy.ndarray", "numpy.ndarray"]:
+    def encode_batch_to_numpy(
+        self,
+        texts: Iterable[str],
+        *,
+        allowed_special: Union[Literal["all"], AbstractSet[str]] = frozenset(),
+        disallowed_special: Union[Literal["all"], Collection[str]] = "all",
+        num_threads: Optional[int] = None,
+        shortcut: bool = True,
+        backend: Optional[str] = None,
+    ) -> Tuple["numpy.ndarray", "numpy.ndarray"]:
         """:meth:`encode` of every text as numpy arrays: ``(ids, offsets)``, ids int32
         and offsets int64 with ``len(texts) + 1`` entries, text ``i`` being
         ``ids[offsets[i]:offsets[i + 1]]``. Special tokens as in :meth:`encode`
@@ -745,6 +859,7 @@ class Tokenizer:
         True
         """
         import numpy as np
+
         texts = self._batch_texts(texts, "encode_batch_to_numpy")
         if self.normalize is not None:
             texts = [normalize_text(t, self.normalize) for t in texts]
@@ -768,6 +883,7 @@ class Tokenizer:
         """The numba path of :meth:`encode_batch_to_numpy` with allowed special tokens: every
         text's segments encoded as one batch, the special ids put back in between."""
         import numpy as np
+
         segments, specials, first = [], [], [0]
         for t in texts:
             for seg, special in self._special_segments(t, split):
@@ -864,8 +980,10 @@ class Tokenizer:
         if n <= t < self.n_vocab:
             specials = sorted(self._special_by_id)
             shown = ", ".join(map(str, specials[:6])) + (", ..." if len(specials) > 6 else "")
-            return (f"token id {t} is not assigned in this model: the vocabulary is 0..{n - 1} and the special "
-                    f"tokens are {shown}; the ids in between have no token")
+            return (
+                f"token id {t} is not assigned in this model: the vocabulary is 0..{n - 1} and the special "
+                f"tokens are {shown}; the ids in between have no token"
+            )
         return f"token id {t} is not in this model (valid ids: 0..{self.n_vocab - 1})"
 
     # -- single tokens (tiktoken and HF names) -----------------------------------
@@ -915,8 +1033,10 @@ class Tokenizer:
         """
         tid = self._special_tokens.get("<|endoftext|>")
         if tid is None:
-            raise AttributeError("this model has no '<|endoftext|>' special token; train it with "
-                                 "special_tokens=['<|endoftext|>'] to get eot_token")
+            raise AttributeError(
+                "this model has no '<|endoftext|>' special token; train it with "
+                "special_tokens=['<|endoftext|>'] to get eot_token"
+            )
         return tid
 
     def get_vocab(self) -> Dict[str, int]:
@@ -943,8 +1063,10 @@ class Tokenizer:
         True
         """
         if not isinstance(token, str):
-            raise TypeError(f"token_to_id expects a token string such as 'Ġthe', got {type(token).__name__}; "
-                            "for bytes use encode_single_token")
+            raise TypeError(
+                f"token_to_id expects a token string such as 'Ġthe', got {type(token).__name__}; "
+                "for bytes use encode_single_token"
+            )
         if "_hf_vocab" not in self.__dict__:
             self.get_vocab()
         return self._hf_vocab.get(token)
@@ -981,15 +1103,19 @@ class Tokenizer:
         if self.pretokenizer.token_offsets is not None:
             return
         if hasattr(self.alphabet, "atoms") and self._token_widths() is None:  # (SCRIPT alone has offsets: widths)
-            raise ValueError(f"{method} needs tokens that are pieces of the text; this model's pre-tokenizer "
-                             f"{self.pretokenizer!r} rewrites it (markers for spaces, caps codes), so a token has no "
-                             "offset in the text; use encode and decode")
+            raise ValueError(
+                f"{method} needs tokens that are pieces of the text; this model's pre-tokenizer "
+                f"{self.pretokenizer!r} rewrites it (markers for spaces, caps codes), so a token has no "
+                "offset in the text; use encode and decode"
+            )
 
     def _offsets_of(self, ids: List[int]) -> List[int]:
         """The character offset where each token of ``ids`` starts in their decoded text (tiktoken's rule: a
         token that starts inside a character gets that character's offset, never below 0)."""
         rule = self.pretokenizer.token_offsets
-        if rule is not None:  # markers (fastsw.pretokenizers.boundary): a marker pair stands for a space, other atoms for nothing
+        if (
+            rule is not None
+        ):  # markers (fastsw.pretokenizers.boundary): a marker pair stands for a space, other atoms for nothing
             return rule(ids, self._token_bytes, self._special_by_id)
         token_bytes = self._token_bytes
         n = len(token_bytes)
@@ -1062,6 +1188,7 @@ class Tokenizer:
         'hello world'
         """
         from fastsw.eval.show import TokenView
+
         return TokenView(self, text, **kwargs)
 
     def _token_widths(self):
@@ -1090,6 +1217,7 @@ class Tokenizer:
         :class:`fastsw.trainers.mingram.MinGramTokenizer`). An example: :meth:`save`.
         """
         from fastsw.io.model_kinds import model_kind
+
         data = read_model_json(path)
         kind = model_kind(data.get("algo"))
         if kind is None:
@@ -1102,8 +1230,13 @@ class Tokenizer:
             raise ValueError(f"{Path(path)}: invalid model file: {e}") from e
 
     @staticmethod
-    def from_file(path: PathLike, *, pattern: Optional[str] = None,
-                  special_tokens: Optional[Mapping[str, int]] = None, allow_approximate: bool = False) -> "Tokenizer":
+    def from_file(
+        path: PathLike,
+        *,
+        pattern: Optional[str] = None,
+        special_tokens: Optional[Mapping[str, int]] = None,
+        allow_approximate: bool = False,
+    ) -> "Tokenizer":
         """Load any model file fastsw reads, by its content (HF's name): a fastsw model, the authors' text
         format, a ``.tiktoken`` rank file (``pattern`` and ``special_tokens`` as in :meth:`load_tiktoken`) or a
         ``semingram-v1`` MinGram file (refused where it cannot be read exactly unless ``allow_approximate=True``).
@@ -1119,12 +1252,18 @@ class Tokenizer:
         True
         """
         from fastsw.io.formats import from_file
+
         return from_file(path, pattern=pattern, special_tokens=special_tokens, allow_approximate=allow_approximate)
 
     @staticmethod
-    def load_tiktoken(path: PathLike, pattern: Optional[str] = None,
-                      special_tokens: Optional[Mapping[str, int]] = None, *, backend: str = "auto",
-                      cache: bool = True) -> "Tokenizer":
+    def load_tiktoken(
+        path: PathLike,
+        pattern: Optional[str] = None,
+        special_tokens: Optional[Mapping[str, int]] = None,
+        *,
+        backend: str = "auto",
+        cache: bool = True,
+    ) -> "Tokenizer":
         """A tokenizer for a ``.tiktoken`` rank file (gzip accepted) with tiktoken's ids: a
         :class:`fastsw.io.tiktoken_vocab.TiktokenTokenizer`. OpenAI's o200k_base and cl100k_base files are
         recognised by their content; any other rank file needs its ``pattern``. See
@@ -1138,6 +1277,7 @@ class Tokenizer:
         True
         """
         from fastsw.io.tiktoken_vocab import load_tiktoken
+
         return load_tiktoken(path, pattern, special_tokens, backend=backend, cache=cache)
 
     @staticmethod
@@ -1150,6 +1290,7 @@ class Tokenizer:
         True
         """
         from fastsw.io.tiktoken_vocab import from_tiktoken
+
         return from_tiktoken(enc, backend=backend, cache=cache)
 
     @classmethod
@@ -1157,16 +1298,19 @@ class Tokenizer:
         """Read a model in the authors' text format (``BoundlessBPE v2 KIND``).
         See :func:`fastsw.io.interop.load_paper_model`."""
         from fastsw.io.interop import load_paper_model
+
         return load_paper_model(path)
 
     def save_paper(self, path: PathLike, corpus: Optional[Iterable[str]] = None) -> None:
         """Write the model in the authors' text format (alphabet ``bytes243``, profile ``paper``, only);
         ``corpus`` fills the count columns. See :func:`fastsw.io.interop.save_paper_model`."""
         from fastsw.io.interop import save_paper_model
+
         save_paper_model(self, path, corpus)
 
-    def to_tiktoken(self, name: str = "fastsw", *, allow_approximate: bool = False,
-                    drop_duplicates: bool = False) -> Any:
+    def to_tiktoken(
+        self, name: str = "fastsw", *, allow_approximate: bool = False, drop_duplicates: bool = False
+    ) -> Any:
         """A ``tiktoken.Encoding`` for a plain BPE model with a byte alphabet (exact in ``simple``
         pre-tokenizer mode; other modes are refused unless ``allow_approximate=True``).
         See :func:`fastsw.io.interop.to_tiktoken`.
@@ -1176,16 +1320,17 @@ class Tokenizer:
         True
         """
         from fastsw.io.interop import to_tiktoken
+
         return to_tiktoken(self, name, allow_approximate=allow_approximate, drop_duplicates=drop_duplicates)
 
     def save_tiktoken(self, path: PathLike, *, drop_duplicates: bool = False) -> None:
         """Write a ``.tiktoken`` rank file (``base64(token) rank`` per line), readable by
         ``tiktoken.load.load_tiktoken_bpe``. See :func:`fastsw.io.interop.write_tiktoken_ranks`."""
         from fastsw.io.interop import write_tiktoken_ranks
+
         write_tiktoken_ranks(self, path, drop_duplicates=drop_duplicates)
 
-    def save_hf(self, path: PathLike, *, ignore_merges: Optional[bool] = None,
-                allow_approximate: bool = False) -> dict:
+    def save_hf(self, path: PathLike, *, ignore_merges: Optional[bool] = None, allow_approximate: bool = False) -> dict:
         """Write an HF ``tokenizer.json`` (``tokenizers.Tokenizer.from_file`` loads it); returns
         ``{"exact": bool, "reasons": [what is not exact]}``. Exact for plain BPE in ``simple`` mode; other
         models are refused unless ``allow_approximate=True``. See :func:`fastsw.io.interop.save_hf`.
@@ -1195,18 +1340,21 @@ class Tokenizer:
         {'exact': True, 'reasons': []}
         """
         from fastsw.io.interop import save_hf
+
         return save_hf(self, path, ignore_merges=ignore_merges, allow_approximate=allow_approximate)
 
     def verify_export(self, exported: Any, texts: Iterable[str]) -> dict:
         """How often an exported encoder (a ``tiktoken.Encoding``, an HF ``tokenizers.Tokenizer`` or a path to
         its file) agrees with this tokenizer on ``texts``. See :func:`fastsw.io.interop.verify_export`."""
         from fastsw.io.interop import verify_export
+
         return verify_export(self, exported, texts)
 
     def merge_conflicts(self) -> List[dict]:
         """Pieces on which a merge-rule encoder (fastsw, HF) and a rank-table encoder (tiktoken) disagree.
         See :func:`fastsw.io.interop.merge_conflicts`."""
         from fastsw.io.interop import merge_conflicts
+
         return merge_conflicts(self)
 
 

@@ -4,6 +4,7 @@ The shared directory (``../shared`` next to the repository, or ``$FASTSW_SHARED`
 holds the golden files and the real-text corpora. Tests that need it FAIL when it
 is missing: they are never skipped silently.
 """
+
 import json
 import os
 import signal
@@ -44,8 +45,7 @@ def shared_path(relative: str) -> Path:
     root = Path(env) if env else Path(__file__).resolve().parents[2] / "shared"
     path = root / relative
     if not path.exists():
-        pytest.fail(f"shared test data {path} is missing; set FASTSW_SHARED to the shared directory",
-                    pytrace=False)
+        pytest.fail(f"shared test data {path} is missing; set FASTSW_SHARED to the shared directory", pytrace=False)
     return path
 
 
@@ -72,6 +72,7 @@ def read_jsonl_texts(path: Path, limit=None):
 def run(capsys, *argv):
     """``fastsw.cli.main(argv)`` in this process -> (exit code, stdout, stderr)."""
     from fastsw import cli
+
     code = cli.main([str(a) for a in argv])
     out, err = capsys.readouterr()
     return code, out, err
@@ -116,8 +117,10 @@ def golden_counts(golden_dir):
     """Pretoken counts and letter runs of the golden training text (default pre-tokenizer)."""
     from fastsw.corpus.readers import iter_documents
     from fastsw.trainers.train import count_corpus
-    return count_corpus(iter_documents(golden_dir / "inputs/wikitext2_valid.jsonl"),
-                        fastsw.Pretokenizer(), collect_runs=True)
+
+    return count_corpus(
+        iter_documents(golden_dir / "inputs/wikitext2_valid.jsonl"), fastsw.Pretokenizer(), collect_runs=True
+    )
 
 
 def golden_json(golden_dir, name):
@@ -129,6 +132,7 @@ def golden_json(golden_dir, name):
 def sample_docs():
     """All documents of the bundled sample corpus (12 languages, ~520 kB)."""
     from fastsw.corpus.sample import sample_documents
+
     return list(sample_documents())
 
 
@@ -140,5 +144,6 @@ def multilingual_boundless(sample_docs):
 
 @pytest.fixture(scope="session")
 def multilingual_superbpe(sample_docs):
-    return fastsw.train(sample_docs, algo="superbpe", vocab_size=1200, supermerges=300,
-                        special_tokens=["<|endoftext|>"])
+    return fastsw.train(
+        sample_docs, algo="superbpe", vocab_size=1200, supermerges=300, special_tokens=["<|endoftext|>"]
+    )

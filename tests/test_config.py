@@ -1,4 +1,5 @@
 """One switch, one meaning: FASTSW_PUREPYTHON is read in one place (fastsw._config) by every part."""
+
 import pytest
 
 import fastsw
@@ -12,8 +13,8 @@ def test_every_part_reads_the_switch_the_same_way(monkeypatch, value, pure):
     assert _config.pure_python() is pure
     want = "python" if pure else "numba"
     tok = fastsw.train(["a cat sat on a mat", "the cat"], algo="bpe", vocab_size=250)
-    assert tok.training_info["backend"] == want                    # training
-    assert tok._resolve_backend(None) == want                      # encoding
+    assert tok.training_info["backend"] == want  # training
+    assert tok._resolve_backend(None) == want  # encoding
     assert counting.native_counting(fastsw.Pretokenizer()) is not pure  # counting
 
 

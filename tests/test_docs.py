@@ -17,6 +17,7 @@ The collector reads each page's fenced code blocks:
 
 ``python tests/test_docs.py --update-cli`` rewrites the ``--help`` texts in docs/cli.md from the parser.
 """
+
 from __future__ import annotations
 
 import json
@@ -47,7 +48,7 @@ FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 @dataclass
 class Block:
     page: Path
-    line: int          # 1-based line of the opening fence
+    line: int  # 1-based line of the opening fence
     language: str
     code: str
     marker: Optional[str]
@@ -87,7 +88,7 @@ def parse_blocks(page: Path) -> List[Block]:
             close = lines[j]
             if close.strip().startswith(fence[0] * len(fence)) and not close.strip().strip(fence[0]):
                 break
-            body.append(close[len(indent):] if close.startswith(indent) else close.lstrip())
+            body.append(close[len(indent) :] if close.startswith(indent) else close.lstrip())
             j += 1
         else:
             raise ValueError(f"{page.relative_to(ROOT)}:{i + 1}: code fence never closed")
@@ -103,12 +104,16 @@ def all_blocks() -> List[Block]:
 
 # -- running a page ------------------------------------------------------------------------------------------
 
+
 def _write_corpus(directory: Path) -> None:
     """``corpus.jsonl`` and ``corpus.txt`` from the sample corpus shipped in the package."""
     from fastsw.corpus.readers import iter_documents
     from fastsw.corpus.sample import SEPARATOR, sample_files
-    with open(directory / "corpus.jsonl", "w", encoding="utf-8") as jsonl, \
-            open(directory / "corpus.txt", "w", encoding="utf-8") as txt:
+
+    with (
+        open(directory / "corpus.jsonl", "w", encoding="utf-8") as jsonl,
+        open(directory / "corpus.txt", "w", encoding="utf-8") as txt,
+    ):
         for path in sample_files():
             for text in iter_documents([path], doc_mode="separator", separator=SEPARATOR):
                 text = text.strip()
@@ -122,8 +127,10 @@ def _write_corpus(directory: Path) -> None:
 def shims(tmp_path_factory) -> Path:
     """A directory for the front of PATH: ``fastsw`` and ``python`` run this checkout with this interpreter."""
     bin_dir = tmp_path_factory.mktemp("docs-bin")
-    for name, command in (("fastsw", f'exec "{sys.executable}" -m fastsw "$@"'),
-                          ("python", f'exec "{sys.executable}" "$@"')):
+    for name, command in (
+        ("fastsw", f'exec "{sys.executable}" -m fastsw "$@"'),
+        ("python", f'exec "{sys.executable}" "$@"'),
+    ):
         shim = bin_dir / name
         shim.write_text("#!/bin/sh\n" + command + "\n", encoding="utf-8")
         shim.chmod(0o755)
@@ -158,12 +165,19 @@ def _run_python(block: Block, namespace: dict) -> None:
 
 
 def _run_bash(block: Block, cwd: Path) -> None:
-    result = subprocess.run(["bash", "-euo", "pipefail", "-c", block.code], cwd=cwd, capture_output=True,
-                            text=True, stdin=subprocess.DEVNULL)
+    result = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", block.code],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
     if result.returncode != 0:
-        pytest.fail(f"{block.where}: the bash block exited with status {result.returncode}\n"
-                    f"--- block\n{block.code}--- stdout\n{result.stdout}--- stderr\n{result.stderr}",
-                    pytrace=False)
+        pytest.fail(
+            f"{block.where}: the bash block exited with status {result.returncode}\n"
+            f"--- block\n{block.code}--- stdout\n{result.stdout}--- stderr\n{result.stderr}",
+            pytrace=False,
+        )
 
 
 def run_page(blocks: List[Block], cwd: Path) -> None:
@@ -195,13 +209,16 @@ def test_page_examples_run(blocks, page_dir):
 
 # -- what the collector refuses and what it cannot run ---------------------------------------------------------
 
+
 def test_every_fence_has_a_known_language_and_marker():
     problems = []
     for block in all_blocks():
         if block.language not in RUN_LANGUAGES | SHOWN_LANGUAGES:
             shown = block.language or "(none)"
-            problems.append(f"{block.where}: fence language {shown!r}: write ```python or ```bash for an example "
-                            f"(it is run), ```text for output or a synopsis")
+            problems.append(
+                f"{block.where}: fence language {shown!r}: write ```python or ```bash for an example "
+                f"(it is run), ```text for output or a synopsis"
+            )
         if block.marker is not None and block.marker not in MARKERS:
             problems.append(f"{block.where}: unknown marker 'docs: {block.marker}' (known: {sorted(MARKERS)})")
         if block.marker is not None and block.language not in RUN_LANGUAGES:
@@ -223,8 +240,13 @@ def test_blocks_that_ci_runs_are_in_the_ci_script():
     ci_lines = {line.strip() for line in CI_SCRIPT.read_text(encoding="utf-8").splitlines()}
     ci_blocks = [b for b in all_blocks() if b.marker == "ci"]
     assert ci_blocks, "README.md's install and test commands are marked '<!-- docs: ci -->'"
-    missing = [f"{b.where}: {command}" for b in ci_blocks if b.language == "bash"
-               for command in _command_lines(b.code) if command not in ci_lines]
+    missing = [
+        f"{b.where}: {command}"
+        for b in ci_blocks
+        if b.language == "bash"
+        for command in _command_lines(b.code)
+        if command not in ci_lines
+    ]
     assert not missing, ".ci/run must run these commands verbatim (one per line):\n" + "\n".join(missing)
     assert not [b.where for b in ci_blocks if b.language != "bash"], "only bash blocks can be left to CI"
 
@@ -237,13 +259,18 @@ def test_readme_is_short():
 def test_collector_reads_fences_markers_and_line_numbers(tmp_path, monkeypatch):
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     page = tmp_path / "page.md"
-    page.write_text("intro\n\n<!-- docs: long -->\n\n```python\nx = 1\n```\n\ntext\n```bash\necho hi\n```\n"
-                    "<!-- docs: ci -->\nprose in between\n```sh\nls\n```\n- item\n\n  ```python\n  y = 2\n  ```\n",
-                    encoding="utf-8")
+    page.write_text(
+        "intro\n\n<!-- docs: long -->\n\n```python\nx = 1\n```\n\ntext\n```bash\necho hi\n```\n"
+        "<!-- docs: ci -->\nprose in between\n```sh\nls\n```\n- item\n\n  ```python\n  y = 2\n  ```\n",
+        encoding="utf-8",
+    )
     blocks = parse_blocks(page)
     assert [(b.line, b.language, b.code, b.marker) for b in blocks] == [
-        (5, "python", "x = 1\n", "long"), (10, "bash", "echo hi\n", None), (15, "sh", "ls\n", None),
-        (20, "python", "y = 2\n", None)]
+        (5, "python", "x = 1\n", "long"),
+        (10, "bash", "echo hi\n", None),
+        (15, "sh", "ls\n", None),
+        (20, "python", "y = 2\n", None),
+    ]
     page.write_text("```python\nx = 1\n", encoding="utf-8")
     with pytest.raises(ValueError, match="never closed"):
         parse_blocks(page)
@@ -253,8 +280,11 @@ def test_long_blocks_run_only_with_the_docs_long_marker(tmp_path, monkeypatch):
     module = sys.modules[__name__]
     monkeypatch.setattr(module, "ROOT", tmp_path)
     page = tmp_path / "page.md"
-    page.write_text("```python\nx = 1\n```\n<!-- docs: long -->\n```bash\nsleep 1\n```\n```python\ny = 2\n```\n"
-                    "<!-- docs: ci -->\n```bash\npip install fastsw\n```\n", encoding="utf-8")
+    page.write_text(
+        "```python\nx = 1\n```\n<!-- docs: long -->\n```bash\nsleep 1\n```\n```python\ny = 2\n```\n"
+        "<!-- docs: ci -->\n```bash\npip install fastsw\n```\n",
+        encoding="utf-8",
+    )
     monkeypatch.setattr(module, "pages", lambda: [page])
     default, long = _cases()
     assert [b.line for b in default.values[0]] == [1, 8] and not default.marks
@@ -265,24 +295,35 @@ def test_long_blocks_run_only_with_the_docs_long_marker(tmp_path, monkeypatch):
 def test_a_failing_example_names_its_page_and_line(tmp_path, monkeypatch):
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     page = tmp_path / "page.md"
-    page.write_text("```python\nx = 1\n```\n\n```python\nassert x == 1\nassert x == 2\n```\n"
-                    "```bash\ntrue\nfalse\necho never\n```\n", encoding="utf-8")
+    page.write_text(
+        "```python\nx = 1\n```\n\n```python\nassert x == 1\nassert x == 2\n```\n"
+        "```bash\ntrue\nfalse\necho never\n```\n",
+        encoding="utf-8",
+    )
     python_blocks = parse_blocks(page)[:2]
     with pytest.raises(pytest.fail.Exception) as failed:
         run_page(python_blocks, tmp_path)
     assert "page.md:5: the python block raised AssertionError" in str(failed.value)
-    assert 'line 7' in str(failed.value) and "assert x == 2" in str(failed.value)
+    assert "line 7" in str(failed.value) and "assert x == 2" in str(failed.value)
     with pytest.raises(pytest.fail.Exception) as failed:
         run_page(parse_blocks(page)[2:], tmp_path)
     assert "page.md:9: the bash block exited with status 1" in str(failed.value)
 
 
 def test_bash_blocks_run_this_checkout(page_dir):
-    result = subprocess.run(["bash", "-c", 'test -d "$FASTSW_SHARED/corpus" && fastsw --version && '
-                                           'python -c "import fastsw; print(fastsw.__file__)"'],
-                            cwd=page_dir, capture_output=True, text=True)
+    result = subprocess.run(
+        [
+            "bash",
+            "-c",
+            'test -d "$FASTSW_SHARED/corpus" && fastsw --version && python -c "import fastsw; print(fastsw.__file__)"',
+        ],
+        cwd=page_dir,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stderr
     import fastsw
+
     version, location = result.stdout.split("\n")[:2]
     assert version == f"fastsw {fastsw.__version__}"
     assert Path(location).resolve() == (ROOT / "fastsw" / "__init__.py").resolve()
@@ -301,6 +342,7 @@ def test_every_docs_page_is_in_the_site_navigation():
 
 def test_api_page_documents_everything_fastsw_exports():
     import fastsw
+
     page = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
     documented = set(re.findall(r"^::: fastsw\.(\w+)\s*$", page, re.M))
     missing = sorted(set(fastsw.__all__) - documented - {"__version__"})
@@ -313,14 +355,33 @@ def test_api_docstrings_become_markdown():
         from griffe_docstrings import markdown_docstring
     finally:
         sys.path.remove(str(ROOT / "tools"))
-    text = ("See :class:`~fastsw.corpus.counting.Counts` and :func:`fastsw.train`.\n\n"
-            "* an item\n\n    >>> tok.encode_with_offsets(text)[1][:1]\n    [0]\n\n"
-            "Args:\n    x: a value\n\n        >>> x\n\nAfter.\n```text\n>>> kept\n```\n")
+    text = (
+        "See :class:`~fastsw.corpus.counting.Counts` and :func:`fastsw.train`.\n\n"
+        "* an item\n\n    >>> tok.encode_with_offsets(text)[1][:1]\n    [0]\n\n"
+        "Args:\n    x: a value\n\n        >>> x\n\nAfter.\n```text\n>>> kept\n```\n"
+    )
     assert markdown_docstring(text).splitlines() == [
-        "See `Counts` and `fastsw.train`.", "", "* an item", "",
-        "```pycon", ">>> tok.encode_with_offsets(text)[1][:1]", "[0]", "```", "",
-        "Args:", "    x: a value", "", "        ```pycon", "        >>> x", "        ```", "",
-        "After.", "```text", ">>> kept", "```"]
+        "See `Counts` and `fastsw.train`.",
+        "",
+        "* an item",
+        "",
+        "```pycon",
+        ">>> tok.encode_with_offsets(text)[1][:1]",
+        "[0]",
+        "```",
+        "",
+        "Args:",
+        "    x: a value",
+        "",
+        "        ```pycon",
+        "        >>> x",
+        "        ```",
+        "",
+        "After.",
+        "```text",
+        ">>> kept",
+        "```",
+    ]
 
 
 # -- the CLI page shows the parser's current help ----------------------------------------------------------------
@@ -332,6 +393,7 @@ HELP_COLUMNS = "100"
 def current_help(command: str) -> str:
     """``fastsw [COMMAND] --help`` as the parser prints it, 100 columns wide."""
     from fastsw.cli import build_parser
+
     old = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = HELP_COLUMNS
     try:
@@ -368,16 +430,23 @@ def _help_parts(parser) -> List[str]:
 
 def test_cli_page_shows_the_current_help_of_every_command():
     from fastsw.cli import build_parser
+
     page = CLI_PAGE.read_text(encoding="utf-8")
     shown = {m.group("command") or "": m.group("text") for m in HELP_BLOCK.finditer(page)}
     parser = build_parser()
     commands = _subcommands(parser)
     assert sorted(shown) == sorted([""] + list(commands)), "docs/cli.md shows the help of 'fastsw' and every command"
     squash = lambda text: "".join(text.split())  # noqa: E731 - line wrapping depends on the Python version
-    stale = [f"fastsw {command}: {part!r}" for command, text in shown.items()
-             for part in _help_parts(commands[command] if command else parser) if squash(part) not in squash(text)]
-    assert not stale, ("docs/cli.md shows an old --help text: run 'python tests/test_docs.py --update-cli'\n"
-                       "missing: " + "\n".join(stale))
+    stale = [
+        f"fastsw {command}: {part!r}"
+        for command, text in shown.items()
+        for part in _help_parts(commands[command] if command else parser)
+        if squash(part) not in squash(text)
+    ]
+    assert not stale, (
+        "docs/cli.md shows an old --help text: run 'python tests/test_docs.py --update-cli'\n"
+        "missing: " + "\n".join(stale)
+    )
 
 
 if __name__ == "__main__":

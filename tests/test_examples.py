@@ -1,4 +1,5 @@
 """The examples in examples/ run and show what they claim."""
+
 import importlib.util
 from fractions import Fraction
 from pathlib import Path

@@ -1,6 +1,7 @@
 """Every writer (models, count tables, paper / tiktoken / HF exports, CLI -o) goes through model_io.atomic_open:
 a symlink is followed, anything at the path that is not a regular file is refused, and failures of the file
 system name the user's path (never the temporary file) and say what to do."""
+
 import errno
 import os
 import socket
@@ -48,6 +49,7 @@ def test_file_helpers_have_their_own_module():
     """atomic_open and OutputError live in fastsw.files, still importable from the old places."""
     from fastsw import files
     from fastsw.io import model_file as model_io
+
     assert fastsw.OutputError is model_io.OutputError is files.OutputError is OutputError
     assert model_io.atomic_open is files.atomic_open and model_io.resolve_output_path is files.resolve_output_path
 
@@ -94,8 +96,11 @@ NON_REGULAR = {  # kind: (make it, check it, what the message says after "PATH: 
     "fifo": (make_fifo, stat.S_ISFIFO, "is a FIFO, not a regular file; give the path of a regular file"),
     "directory": (make_dir, stat.S_ISDIR, "is a directory; give the path of a file inside it"),
     "socket": (make_socket, stat.S_ISSOCK, "is a socket, not a regular file; give the path of a regular file"),
-    "symlink-to-fifo": (make_link_to_fifo, stat.S_ISFIFO,
-                        "is a symlink to {fifo}, which is a FIFO, not a regular file"),
+    "symlink-to-fifo": (
+        make_link_to_fifo,
+        stat.S_ISFIFO,
+        "is a symlink to {fifo}, which is a FIFO, not a regular file",
+    ),
 }
 
 
@@ -131,8 +136,9 @@ def test_missing_directory_names_the_path(write, tmp_path):
     path = tmp_path / "nodir" / "out"
     with pytest.raises(OutputError) as info:
         write(path)
-    assert str(info.value) == (f"{path}: the directory {path.parent} does not exist; create it first "
-                               "or choose another output path")
+    assert str(info.value) == (
+        f"{path}: the directory {path.parent} does not exist; create it first or choose another output path"
+    )
     assert info.value.errno == errno.ENOENT and not path.parent.exists()
 
 
@@ -178,18 +184,22 @@ def test_full_disk_names_the_target(tok, counts, tmp_path, monkeypatch, stage, w
     with pytest.raises(OutputError) as info:
         WRITERS[writer](tok, counts, path)
     monkeypatch.undo()
-    assert str(info.value) == (f"{path}: no space left on device while writing it; free some space or choose "
-                               "another output path")
+    assert str(info.value) == (
+        f"{path}: no space left on device while writing it; free some space or choose another output path"
+    )
     assert info.value.errno == errno.ENOSPC and info.value.filename == str(path)
     assert path.read_bytes() == b"old"  # the old file is intact
     assert temp_files(tmp_path) == []
 
 
-@pytest.mark.parametrize("code, message", [
-    (errno.EACCES, "permission denied in {dir} while writing it; choose a writable directory"),
-    (errno.EROFS, "the file system is read-only while writing it; choose another output path"),
-    (errno.EIO, "Input/output error while writing it; check the path or choose another output path"),
-])
+@pytest.mark.parametrize(
+    "code, message",
+    [
+        (errno.EACCES, "permission denied in {dir} while writing it; choose a writable directory"),
+        (errno.EROFS, "the file system is read-only while writing it; choose another output path"),
+        (errno.EIO, "Input/output error while writing it; check the path or choose another output path"),
+    ],
+)
 def test_other_write_errors_name_the_target(tok, tmp_path, monkeypatch, code, message):
     def fail(*args, **kwargs):
         raise OSError(code, os.strerror(code), str(tmp_path / ".m.json.abc.tmp"))
@@ -268,14 +278,26 @@ def test_cli_file_size_limit_is_a_real_write_error(corpus, tmp_path):
         resource.setrlimit(resource.RLIMIT_FSIZE, (1024, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
 
     # No JIT: a cold Numba cache would otherwise be written (and hit the limit) in this process too.
-    env = dict(os.environ, NUMBA_DISABLE_JIT="1",
-               PYTHONPATH=os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])))
-    r = subprocess.run([sys.executable, "-m", "fastsw", *TRAIN, corpus.name, "-o", "m.json"], cwd=tmp_path,
-                       env=env, preexec_fn=limit, capture_output=True, text=True, timeout=120)
+    env = dict(
+        os.environ,
+        NUMBA_DISABLE_JIT="1",
+        PYTHONPATH=os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])),
+    )
+    r = subprocess.run(
+        [sys.executable, "-m", "fastsw", *TRAIN, corpus.name, "-o", "m.json"],
+        cwd=tmp_path,
+        env=env,
+        preexec_fn=limit,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 2, r.stderr
-    assert r.stderr.splitlines() == ["fastsw: error: m.json: the file is too large for the file system or the file "
-                                     "size limit (ulimit -f) while writing it; raise the limit or choose another "
-                                     "output path"]
+    assert r.stderr.splitlines() == [
+        "fastsw: error: m.json: the file is too large for the file system or the file "
+        "size limit (ulimit -f) while writing it; raise the limit or choose another "
+        "output path"
+    ]
     assert sorted(os.listdir(tmp_path)) == ["c.txt"]
 
 

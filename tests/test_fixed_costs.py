@@ -1,6 +1,7 @@
 """What a process pays once, and what the short-text path keeps between calls: the regex patterns compiled on first
 use, the scanner's class table read from disk, the plain-Python twin for a process's first short texts, and the
 whole-text cache (its doorkeeper, eviction and copies). Each keeps the reference's ids."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -26,7 +27,12 @@ def test_built_in_patterns_compile_on_first_use():
     assert _unicode.compile_pattern.cache_info().currsize == 1
     with pytest.raises(ValueError, match="invalid pre-tokenizer regex"):
         Pretokenizer(mode="simple", main_pattern="(unclosed")
-    assert Pretokenizer(mode="simple", main_pattern="[a-z]+|[^a-z]").pretokenize_reference("ab, c") == ["ab", ",", " ", "c"]
+    assert Pretokenizer(mode="simple", main_pattern="[a-z]+|[^a-z]").pretokenize_reference("ab, c") == [
+        "ab",
+        ",",
+        " ",
+        "c",
+    ]
 
 
 def test_the_class_table_is_read_back_from_disk(tmp_path, monkeypatch):
@@ -108,9 +114,14 @@ def test_a_lone_surrogate_in_a_short_text_is_refused_on_every_path(fresh):
 
 def test_special_tokens_are_found_as_before(fresh):
     """Special tokens are literal strings found with the standard ``re`` engine; the same matches as ``regex``."""
-    fresh2 = fastsw.Tokenizer(alphabet=fresh.alphabet, merges=[tuple(m[1:]) for m in fresh.merges],
-                              pretokenizer=fresh.pretokenizer, profile=fresh.profile, algo=fresh.algo,
-                              special_tokens={s: len(fresh.vocab) + k for k, s in enumerate(["<|a|>", "<|a|>x", "[.*]"])})
+    fresh2 = fastsw.Tokenizer(
+        alphabet=fresh.alphabet,
+        merges=[tuple(m[1:]) for m in fresh.merges],
+        pretokenizer=fresh.pretokenizer,
+        profile=fresh.profile,
+        algo=fresh.algo,
+        special_tokens={s: len(fresh.vocab) + k for k, s in enumerate(["<|a|>", "<|a|>x", "[.*]"])},
+    )
     text = "x<|a|>x y [.*] <|a|> [..]"
     ids = fresh2.encode(text, allowed_special="all")
     specials = fresh2.special_tokens

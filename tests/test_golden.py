@@ -1,6 +1,7 @@
 """The `paper` profile reproduces the authors' reference implementation exactly
 (../shared/golden/paper_ref): merges with counts, intermediate aggregates, held-out
 encodings and the hash of the whole held-out test set."""
+
 import hashlib
 
 import pytest
@@ -20,9 +21,11 @@ def counts(golden_counts):
     return golden_counts
 
 
-@pytest.fixture(scope="module", params=[(name, backend) for name in sorted(RUNS)
-                                        for backend in BACKENDS],
-                ids=lambda p: f"{p[0]}-{p[1]}")
+@pytest.fixture(
+    scope="module",
+    params=[(name, backend) for name in sorted(RUNS) for backend in BACKENDS],
+    ids=lambda p: f"{p[0]}-{p[1]}",
+)
 def run(request, golden_dir):
     """Each golden run, trained on the reference path and on the Numba path."""
     name, backend = request.param

@@ -4,6 +4,7 @@ Every tracked file (``git ls-files``; binary files skipped) is searched for abso
 that belong in a lab notebook, not in a product. The patterns are assembled from pieces so that this file does
 not match itself.
 """
+
 import re
 import subprocess
 from pathlib import Path
@@ -15,14 +16,24 @@ SLASH = "/"
 
 FORBIDDEN = {
     "an absolute machine path": re.compile(
-        "|".join([re.escape(SLASH + name + SLASH) for name in ("work", "root", "home", "Users")]
-                 + [re.escape("." + "mirror" + SLASH),
-                    re.escape(SLASH + "tmp" + SLASH) + r"[\w.-]+\." + "lock"])),
+        "|".join(
+            [re.escape(SLASH + name + SLASH) for name in ("work", "root", "home", "Users")]
+            + [re.escape("." + "mirror" + SLASH), re.escape(SLASH + "tmp" + SLASH) + r"[\w.-]+\." + "lock"]
+        )
+    ),
     "an issue number": re.compile("issue" + r"s?\s+#\d+", re.IGNORECASE),
     "words about other work on the machine": re.compile(
-        "|".join(["quiet" + r"(?:\s+[\w-]+)?\s+machine", "load" + r"\s+average",
-                  "shared" + r"(?:\s+[\w-]+)?\s+machine", "busy" + r"(?:\s+[\w-]+)?\s+machine",
-                  "other" + r"\s+jobs"]), re.IGNORECASE),
+        "|".join(
+            [
+                "quiet" + r"(?:\s+[\w-]+)?\s+machine",
+                "load" + r"\s+average",
+                "shared" + r"(?:\s+[\w-]+)?\s+machine",
+                "busy" + r"(?:\s+[\w-]+)?\s+machine",
+                "other" + r"\s+jobs",
+            ]
+        ),
+        re.IGNORECASE,
+    ),
 }
 
 
@@ -44,27 +55,38 @@ def offences(text):
     return found
 
 
-@pytest.mark.parametrize("text, what", [
-    ("data under " + SLASH + "work" + SLASH + "data", "an absolute machine path"),
-    ("cd " + SLASH + "home" + SLASH + "me", "an absolute machine path"),
-    ("see " + SLASH + "root" + SLASH + ".cache", "an absolute machine path"),
-    ("a git dir in ." + "mirror" + SLASH + "x", "an absolute machine path"),
-    ("flock " + SLASH + "tmp" + SLASH + "fastsw-bench." + "lock python", "an absolute machine path"),
-    ("as " + "Issue" + " #14 asked", "an issue number"),
-    ("on a " + "quiet" + " machine", "words about other work on the machine"),
-    ("at " + "load" + " average 1.2", "words about other work on the machine"),
-    ("on a " + "shared" + " 2-core machine", "words about other work on the machine"),
-    ("with " + "other" + " jobs running", "words about other work on the machine"),
-])
+@pytest.mark.parametrize(
+    "text, what",
+    [
+        ("data under " + SLASH + "work" + SLASH + "data", "an absolute machine path"),
+        ("cd " + SLASH + "home" + SLASH + "me", "an absolute machine path"),
+        ("see " + SLASH + "root" + SLASH + ".cache", "an absolute machine path"),
+        ("a git dir in ." + "mirror" + SLASH + "x", "an absolute machine path"),
+        ("flock " + SLASH + "tmp" + SLASH + "fastsw-bench." + "lock python", "an absolute machine path"),
+        ("as " + "Issue" + " #14 asked", "an issue number"),
+        ("on a " + "quiet" + " machine", "words about other work on the machine"),
+        ("at " + "load" + " average 1.2", "words about other work on the machine"),
+        ("on a " + "shared" + " 2-core machine", "words about other work on the machine"),
+        ("with " + "other" + " jobs running", "words about other work on the machine"),
+    ],
+)
 def test_the_patterns_catch_what_they_are_for(text, what):
     assert [w for _, w, _ in offences(text)] == [what]
 
 
-@pytest.mark.parametrize("text", [
-    "FASTSW_DATA defaults to ~/.cache/fastsw", "the issue tracker", "load the model", "a machine with 2 cores",
-    "shared by the benchmarks", "the shared corpora on this machine",
-    "tmp.replace(path)", "see #14 in the changelog",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "FASTSW_DATA defaults to ~/.cache/fastsw",
+        "the issue tracker",
+        "load the model",
+        "a machine with 2 cores",
+        "shared by the benchmarks",
+        "the shared corpora on this machine",
+        "tmp.replace(path)",
+        "see #14 in the changelog",
+    ],
+)
 def test_ordinary_text_passes(text):
     assert offences(text) == []
 

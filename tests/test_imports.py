@@ -5,6 +5,7 @@ the call). One kind of lazy import closes a circle by design: a :class:`fastsw.T
 ``from_tiktoken``, ``load`` of a MinGram file, ...) delegating to the module above the tokenizer that does
 the work (those modules build or subclass Tokenizers, so they import it). These edges are listed in
 ``DELEGATIONS``; every other edge, lazy or not, points one way."""
+
 from __future__ import annotations
 
 import ast
@@ -27,8 +28,9 @@ MODULES.update((_dotted(p), None) for p in PACKAGE.rglob("*.pyx"))  # compiled: 
 def _is_type_checking(node: ast.AST) -> bool:
     """``if TYPE_CHECKING:`` (or ``typing.TYPE_CHECKING``): a block type checkers read and Python never runs."""
     test = node.test if isinstance(node, ast.If) else None
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or \
-        (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _walk_run(tree: ast.AST):
@@ -70,15 +72,18 @@ def _module_level_imports(path: Path) -> set:
         if isinstance(node, ast.Import):
             out.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module:
-            out.update(f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in MODULES else node.module
-                       for a in node.names)
+            out.update(
+                f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in MODULES else node.module for a in node.names
+            )
     return out & set(MODULES)
 
 
 GRAPH = {name: _imports(name, path) - {name} if path else set() for name, path in MODULES.items()}
 #: The Tokenizer's methods that import, when called, the module above the tokenizer doing their work.
-DELEGATIONS = {("fastsw.tokenizer", m) for m in ("fastsw.io.interop", "fastsw.io.tiktoken_vocab", "fastsw.io.formats",
-                                                 "fastsw.io.model_kinds")}
+DELEGATIONS = {
+    ("fastsw.tokenizer", m)
+    for m in ("fastsw.io.interop", "fastsw.io.tiktoken_vocab", "fastsw.io.formats", "fastsw.io.model_kinds")
+}
 #: The graph without those delegations: every edge in it points one way.
 LAYERED = {name: {m for m in deps if (name, m) not in DELEGATIONS} for name, deps in GRAPH.items()}
 
@@ -96,9 +101,14 @@ def _reach(start: str, graph: dict = LAYERED) -> set:
 def test_the_graph_sees_lazy_imports():
     # the parser is what the other tests trust: a `from .x import y` inside a function is an edge, an import under
     # `if TYPE_CHECKING:` (annotations only) is not
-    assert "fastsw.pretokenizers.pretokenize" in GRAPH["fastsw.cli.common"] and "fastsw.tokenizer" in GRAPH["fastsw.io.interop"]
-    tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import fastsw.tokenizer\n"
-                     "else:\n    import fastsw.files\ndef f():\n    import fastsw.alphabet\n")
+    assert (
+        "fastsw.pretokenizers.pretokenize" in GRAPH["fastsw.cli.common"]
+        and "fastsw.tokenizer" in GRAPH["fastsw.io.interop"]
+    )
+    tree = ast.parse(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import fastsw.tokenizer\n"
+        "else:\n    import fastsw.files\ndef f():\n    import fastsw.alphabet\n"
+    )
     seen = {a.name for node in _walk_run(tree) if isinstance(node, ast.Import) for a in node.names}
     assert seen == {"fastsw.files", "fastsw.alphabet"}
 
@@ -131,10 +141,12 @@ def test_model_kinds_are_registered_in_one_place():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             targets = node.targets if isinstance(node, ast.Assign) else []
             for t in targets:
-                assert not (isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
-                            and t.value.id == "Tokenizer"), f"{name} sets an attribute of Tokenizer"
-                assert not (isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)
-                            and t.value.id.startswith("MODEL_")), f"{name} fills a model registry at import time"
+                assert not (
+                    isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "Tokenizer"
+                ), f"{name} sets an attribute of Tokenizer"
+                assert not (
+                    isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id.startswith("MODEL_")
+                ), f"{name} fills a model registry at import time"
 
 
 def test_dependencies_point_one_way():

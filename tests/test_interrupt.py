@@ -13,6 +13,7 @@ no per-child time limit can allow for. The ``warm_kernels`` fixture compiles the
 child of the same environment and without a time limit, so that the children only load them;
 the children's time limits (``HANG_GUARD``) only catch a hang.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -52,8 +53,17 @@ def corpus(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def warm_kernels() -> None:
     """The training and encoding kernels compiled into Numba's on-disk cache before any child starts."""
-    r = subprocess.run([sys.executable, "-c", "from fastsw.trainers import bpe_fast as fast_train\nfrom fastsw.encoding import encode_fast as fast_encode\n"
-                        "fast_train.warmup()\nfast_encode.warmup()"], capture_output=True, text=True, env=_env())
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from fastsw.trainers import bpe_fast as fast_train\nfrom fastsw.encoding import encode_fast as fast_encode\n"
+            "fast_train.warmup()\nfast_encode.warmup()",
+        ],
+        capture_output=True,
+        text=True,
+        env=_env(),
+    )
     assert r.returncode == 0, r.stderr
 
 
@@ -129,8 +139,12 @@ sys.exit(code)
 """
 
 # stage -> (algo, which merge-kernel call is interrupted)
-_STAGES = {"phase1": ("bpe", 1), "phase2-boundless": ("boundless", 2), "phase2-superbpe": ("superbpe", 2),
-           "counting": ("bpe", 0)}
+_STAGES = {
+    "phase1": ("bpe", 1),
+    "phase2-boundless": ("boundless", 2),
+    "phase2-superbpe": ("superbpe", 2),
+    "counting": ("bpe", 0),
+}
 
 
 def _child(stage: str, call: str, **kw) -> str:
@@ -161,8 +175,15 @@ def _check_report(stage: str, err: str) -> None:
 @pytest.mark.parametrize("stage", sorted(_STAGES))
 def test_api_ctrl_c_raises_keyboard_interrupt(tmp_path, corpus, warm_kernels, stage):
     code = _child(stage, "api", corpus=str(corpus), backend="numba")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(), cwd=tmp_path,
-                       timeout=HANG_GUARD, preexec_fn=sigint_default)
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        cwd=tmp_path,
+        timeout=HANG_GUARD,
+        preexec_fn=sigint_default,
+    )
     assert r.returncode == 0 and r.stdout.strip() == "caught", r.stderr
     _check_report(stage, r.stderr)
 
@@ -170,8 +191,15 @@ def test_api_ctrl_c_raises_keyboard_interrupt(tmp_path, corpus, warm_kernels, st
 def test_api_ctrl_c_python_backend(tmp_path, corpus, warm_kernels):
     """The reference path is plain Python: the interrupt is a KeyboardInterrupt already."""
     code = _child("phase1", "api", corpus=str(corpus), backend="python")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(), cwd=tmp_path,
-                       timeout=HANG_GUARD, preexec_fn=sigint_default)
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        cwd=tmp_path,
+        timeout=HANG_GUARD,
+        preexec_fn=sigint_default,
+    )
     assert r.returncode == 0 and r.stdout.strip() == "caught", r.stderr
     assert "SystemError" not in r.stderr and "fastsw threads left: []" in r.stderr, r.stderr
 
@@ -181,8 +209,15 @@ def test_cli_ctrl_c_exits_130_without_output(tmp_path, corpus, warm_kernels, sta
     out_dir = tmp_path / "out"
     out_dir.mkdir()
     code = _child(stage, "cli", corpus=str(corpus), output=str(out_dir / "model.json"))
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(), cwd=tmp_path,
-                       timeout=HANG_GUARD, preexec_fn=sigint_default)
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        cwd=tmp_path,
+        timeout=HANG_GUARD,
+        preexec_fn=sigint_default,
+    )
     assert r.returncode == 130, r.stderr
     lines = [line for line in r.stderr.splitlines() if not line.startswith(("kernel calls:", "fastsw threads"))]
     assert lines and lines[-1] == "fastsw: interrupted", r.stderr
@@ -198,9 +233,27 @@ def test_cli_ctrl_c_while_reading_a_pipe(tmp_path, corpus, warm_kernels):
     os.mkfifo(fifo)
     out_dir = tmp_path / "out"
     out_dir.mkdir()
-    proc = subprocess.Popen([sys.executable, "-m", "fastsw", "train", str(fifo), "-o", str(out_dir / "m.json"),
-                             "--algo", "bpe", "--vocab-size", "1000", "--no-progress"],
-                            stderr=subprocess.PIPE, text=True, env=_env(), cwd=tmp_path, preexec_fn=sigint_default)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "fastsw",
+            "train",
+            str(fifo),
+            "-o",
+            str(out_dir / "m.json"),
+            "--algo",
+            "bpe",
+            "--vocab-size",
+            "1000",
+            "--no-progress",
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+        cwd=tmp_path,
+        preexec_fn=sigint_default,
+    )
     try:
         with open(fifo, "w", encoding="utf-8") as pipe:  # returns once the child has opened the FIFO
             texts = [json.loads(line)["text"] for line in corpus.read_text(encoding="utf-8").splitlines()[:200]]
@@ -235,6 +288,7 @@ def test_call_kernel_sets_stop_and_waits_on_keyboard_interrupt():
     ``_thread.interrupt_main``) sets the flag the kernel polls; the helper returns only once
     the kernel has seen it, then re-raises ``KeyboardInterrupt``."""
     import _thread
+
     seen = []
     started = threading.Event()
 
@@ -307,8 +361,15 @@ ENCODE_CHILD = textwrap.dedent("""
 def test_api_ctrl_c_while_encoding_raises_keyboard_interrupt(tmp_path, warm_kernels, delay):
     # a big encoder call from the main thread used to surface the signal inside a Numba callback
     # as "SystemError: CPUDispatcher(<function _encode_docs>) returned a result with an exception set"
-    r = subprocess.run([sys.executable, "-c", ENCODE_CHILD, str(delay)], capture_output=True, text=True,
-                       env=_env(), cwd=tmp_path, timeout=HANG_GUARD, preexec_fn=sigint_default)
+    r = subprocess.run(
+        [sys.executable, "-c", ENCODE_CHILD, str(delay)],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        cwd=tmp_path,
+        timeout=HANG_GUARD,
+        preexec_fn=sigint_default,
+    )
     assert r.stdout.strip() == "caught", r.stdout + r.stderr
     assert "SystemError" not in r.stderr and "Traceback" not in r.stderr, r.stderr
 
@@ -379,8 +440,15 @@ def test_ctrl_c_at_any_bytecode_of_the_counting_queues(tmp_path):
     # A KeyboardInterrupt raised inside Queue.put (between a lock's acquire and its release) left the queue's
     # lock in a state where a counting thread failed with "RuntimeError: release unlocked lock", or the main
     # thread blocked forever on its next put. The signal now waits until the queue operation has finished.
-    r = subprocess.run([sys.executable, "-c", QUEUE_CHILD], capture_output=True, text=True, env=_env(), cwd=tmp_path,
-                       timeout=HANG_GUARD, preexec_fn=sigint_default)
+    r = subprocess.run(
+        [sys.executable, "-c", QUEUE_CHILD],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        cwd=tmp_path,
+        timeout=HANG_GUARD,
+        preexec_fn=sigint_default,
+    )
     assert r.returncode == 0, r.stderr
     positions = int(r.stdout.split("positions ")[1].split()[0])
     assert positions > 100, r.stdout  # the signal was tried at every bytecode of many queue operations

@@ -49,11 +49,13 @@ def test_the_sample_corpus_licences_are_shipped():
     """Every licence the sample's README names has its text (or, for CC BY 4.0, which allows it, the address of
     its text) in fastsw/data/sample/LICENSES, and the wheel's licence files include them."""
     sample = PACKAGE / "data" / "sample"
-    rows = [line.split("|")[-2] for line in (sample / "README.md").read_text(encoding="utf-8").splitlines()
-            if re.match(r"\| \w+\.txt \|", line)]  # the licence column of each file's row
+    rows = [
+        line.split("|")[-2]
+        for line in (sample / "README.md").read_text(encoding="utf-8").splitlines()
+        if re.match(r"\| \w+\.txt \|", line)
+    ]  # the licence column of each file's row
     assert len(rows) >= 12
-    named = {licence for row in rows for licence in re.findall(r"CC BY-SA 4\.0|CC BY 4\.0|CC0 1\.0|public domain",
-                                                                   row)}
+    named = {licence for row in rows for licence in re.findall(r"CC BY-SA 4\.0|CC BY 4\.0|CC0 1\.0|public domain", row)}
     assert named == {"CC BY-SA 4.0", "CC BY 4.0", "CC0 1.0", "public domain"}
     notes = (sample / "LICENSES" / "README.md").read_text(encoding="utf-8")
     for licence in named:
@@ -64,9 +66,13 @@ def test_the_sample_corpus_licences_are_shipped():
     assert "UNICODE LICENSE V3" in (PACKAGE / "data" / "unicode" / "LICENSE-Unicode-3.0.txt").read_text()
     globs = pyproject()["project"]["license-files"]
     shipped = {p.relative_to(ROOT) for pattern in globs for p in ROOT.glob(pattern)}
-    assert {Path("LICENSE"), Path("fastsw/data/sample/LICENSES/CC-BY-SA-4.0.txt"),
-            Path("fastsw/data/sample/LICENSES/CC0-1.0.txt"), Path("fastsw/data/sample/LICENSES/README.md"),
-            Path("fastsw/data/unicode/LICENSE-Unicode-3.0.txt")} <= shipped
+    assert {
+        Path("LICENSE"),
+        Path("fastsw/data/sample/LICENSES/CC-BY-SA-4.0.txt"),
+        Path("fastsw/data/sample/LICENSES/CC0-1.0.txt"),
+        Path("fastsw/data/sample/LICENSES/README.md"),
+        Path("fastsw/data/unicode/LICENSE-Unicode-3.0.txt"),
+    } <= shipped
 
 
 def test_every_folder_with_package_files_is_a_listed_package():
@@ -88,8 +94,20 @@ def test_every_folder_with_package_files_is_a_listed_package():
 
 
 def test_the_extension_compiles_without_cython_warnings(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "cython", "-3", str(PACKAGE / "pretokenizers" / "_pretok.pyx"), "-o",
-                        str(tmp_path / "_pretok.c")], capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cython",
+            "-3",
+            str(PACKAGE / "pretokenizers" / "_pretok.pyx"),
+            "-o",
+            str(tmp_path / "_pretok.c"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr
     assert "warning" not in (r.stdout + r.stderr).lower(), r.stdout + r.stderr
 
@@ -106,14 +124,24 @@ print(tok.decode(tok.encode("the cat sat")), fastsw.pretokenizers.pretokenize.HA
 
 
 def test_a_missing_extension_warns_once_and_falls_back():
-    r = subprocess.run([sys.executable, "-c", MISSING_EXTENSION], capture_output=True, text=True, timeout=600,
-                       env=subprocess_env(FASTSW_PUREPYTHON=None))
+    r = subprocess.run(
+        [sys.executable, "-c", MISSING_EXTENSION],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=subprocess_env(FASTSW_PUREPYTHON=None),
+    )
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["the", "cat", "sat", "False"]
     assert r.stderr.count("ExtensionMissingWarning") == 1, r.stderr
     assert "fastsw.pretokenizers._pretok cannot be imported" in r.stderr and "build_ext --inplace" in r.stderr
-    quiet = subprocess.run([sys.executable, "-c", MISSING_EXTENSION], capture_output=True, text=True, timeout=600,
-                           env=subprocess_env(FASTSW_PUREPYTHON="1"))  # the pure-Python paths were asked for
+    quiet = subprocess.run(
+        [sys.executable, "-c", MISSING_EXTENSION],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=subprocess_env(FASTSW_PUREPYTHON="1"),
+    )  # the pure-Python paths were asked for
     assert quiet.returncode == 0 and "ExtensionMissingWarning" not in quiet.stderr, quiet.stderr
 
 
@@ -143,8 +171,9 @@ def test_numba_caches_outside_the_package(tmp_path):
     user's cache folder, per fastsw version, unless NUMBA_CACHE_DIR is set."""
     for order in ("fastsw-first", "numba-first"):
         env = subprocess_env(NUMBA_CACHE_DIR=None, FASTSW_CACHE_DIR=str(tmp_path / "cache"))
-        r = subprocess.run([sys.executable, "-c", CACHE_PATHS, order], capture_output=True, text=True, timeout=600,
-                           env=env)
+        r = subprocess.run(
+            [sys.executable, "-c", CACHE_PATHS, order], capture_output=True, text=True, timeout=600, env=env
+        )
         assert r.returncode == 0, r.stderr
         root, n_kernels, *paths = r.stdout.split("\n")
         paths = [p for p in paths if p]
@@ -152,8 +181,13 @@ def test_numba_caches_outside_the_package(tmp_path):
         assert int(n_kernels) >= 20 and paths and all(p.startswith(root + os.sep) for p in paths), (order, paths)
         assert not any(p.startswith(str(PACKAGE)) for p in paths)
     own = tmp_path / "mine"
-    r = subprocess.run([sys.executable, "-c", CACHE_PATHS, "fastsw-first"], capture_output=True, text=True,
-                       timeout=600, env=subprocess_env(NUMBA_CACHE_DIR=str(own)))
+    r = subprocess.run(
+        [sys.executable, "-c", CACHE_PATHS, "fastsw-first"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=subprocess_env(NUMBA_CACHE_DIR=str(own)),
+    )
     assert r.returncode == 0, r.stderr
     root, _, *paths = r.stdout.split("\n")
     assert root == str(own) and all(p.startswith(str(own)) for p in paths if p)

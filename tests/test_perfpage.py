@@ -1,4 +1,5 @@
 """bench/perfpage.py renders the performance page from the whole-run scripts' JSON (nothing is measured here)."""
+
 import importlib.util
 import json
 import sys
@@ -24,47 +25,109 @@ def perfpage():
 def write_results(folder: Path, report):
     """One JSON per part of the suite, as the scripts write them with --json."""
     folder.mkdir()
-    train = report.table("Training: toy", ["trainer", "wall s", "peak RSS MB", "wall / HF"],
-                         [["fastsw-bpe-paper", 1.5, 210, 0.75], ["hf", 2.0, 95, 1.0]], "notes of the run")
-    scale = report.table("Scale: toy", ["size", "text", "trainer", "wall s", "cpu s", "peak RSS MB",
-                                        "wall / fastsw BPE", "RSS / fastsw BPE", "failed"],
-                         [["3MB", "real", "fastsw-bpe", 1.0, 1.0, 200, 1.0, 1.0, ""],
-                          ["10MB", "real", "fastsw-bpe", 2.0, 2.0, 300, 1.0, 1.0, ""],
-                          ["10MB", "real", "hf", None, None, None, None, None, "did not fit"]])
-    languages = [report.table("Encoding: toy", ["language", "fastsw MB/s", "tiktoken MB/s", "HF MB/s"],
-                              [["en", 40.0, 17.5, 2.0], ["zh", 20.0, 8.0, 3.0]])]
-    tiktoken = [report.table("tiktoken's o200k_base: one thread", ["input", "fastsw MB/s", "tiktoken MB/s"],
-                             [["a * 10**6", 7.3, 0.2]])]
-    coldstart = report.table("Cold start: toy", ["run", "wall s", "CPU s"],
-                             [["train, empty cache", 12.5, 11.0], ["train, warm cache", 2.5, 2.0]])
-    columns = ["corpus", "pipeline", "MB/s", "M tokens/s", "CPU s", "M tokens per CPU s", "peak RSS (MB)",
-               "vs fastest peer (wall)", "vs fastest peer (CPU)"]
-    shard = [report.table(f"Shards: toy ({vocab})", columns,
-                          [["en", "fastsw shard (bin)", 30.0, 7.0, 0.5, 14.0, 300, 2.5, 3.0],
-                           ["en", "llm.c Pool + tiktoken", 12.0, 2.8, 1.5, 4.7, 350, 1.0, 1.0]])
-             for vocab in ("o200k_base", "fastsw BPE 32k")]
-    shard.append(report.table("Superword: toy", columns[:7], [["mix", "fastsw shard (bin), superbpe8k", 20.0, 5.0,
-                                                               0.4, 12.5, 250]]))
-    short = [report.table("Short texts, o200k_base: toy", ["texts", "encoder", "method", "us per call",
-                                                            "x tiktoken's time"],
-                          [["distinct", "fastsw", "encode_ordinary", 5.0, 0.75]]),
-             report.table("Start-up, o200k_base: toy", ["step", "seconds"], [["first ids: fastsw", 0.4]])]
-    script = report.table("SCRIPT v3: toy", ["corpus", "algo", "pre-tokenizer", "encode MB/s",
-                                              "encode speed / default"],
-                          [["en 2.0 MB", "bpe", "script", 30.0, 1.0], ["en 2.0 MB", "bpe", "script-v3", 18.0, 0.6]])
-    for name, data in (("train", train), ("scale", scale), ("languages", languages), ("tiktoken", tiktoken),
-                       ("short", short), ("shard", shard), ("coldstart", coldstart), ("script", script)):
+    train = report.table(
+        "Training: toy",
+        ["trainer", "wall s", "peak RSS MB", "wall / HF"],
+        [["fastsw-bpe-paper", 1.5, 210, 0.75], ["hf", 2.0, 95, 1.0]],
+        "notes of the run",
+    )
+    scale = report.table(
+        "Scale: toy",
+        [
+            "size",
+            "text",
+            "trainer",
+            "wall s",
+            "cpu s",
+            "peak RSS MB",
+            "wall / fastsw BPE",
+            "RSS / fastsw BPE",
+            "failed",
+        ],
+        [
+            ["3MB", "real", "fastsw-bpe", 1.0, 1.0, 200, 1.0, 1.0, ""],
+            ["10MB", "real", "fastsw-bpe", 2.0, 2.0, 300, 1.0, 1.0, ""],
+            ["10MB", "real", "hf", None, None, None, None, None, "did not fit"],
+        ],
+    )
+    languages = [
+        report.table(
+            "Encoding: toy",
+            ["language", "fastsw MB/s", "tiktoken MB/s", "HF MB/s"],
+            [["en", 40.0, 17.5, 2.0], ["zh", 20.0, 8.0, 3.0]],
+        )
+    ]
+    tiktoken = [
+        report.table(
+            "tiktoken's o200k_base: one thread", ["input", "fastsw MB/s", "tiktoken MB/s"], [["a * 10**6", 7.3, 0.2]]
+        )
+    ]
+    coldstart = report.table(
+        "Cold start: toy",
+        ["run", "wall s", "CPU s"],
+        [["train, empty cache", 12.5, 11.0], ["train, warm cache", 2.5, 2.0]],
+    )
+    columns = [
+        "corpus",
+        "pipeline",
+        "MB/s",
+        "M tokens/s",
+        "CPU s",
+        "M tokens per CPU s",
+        "peak RSS (MB)",
+        "vs fastest peer (wall)",
+        "vs fastest peer (CPU)",
+    ]
+    shard = [
+        report.table(
+            f"Shards: toy ({vocab})",
+            columns,
+            [
+                ["en", "fastsw shard (bin)", 30.0, 7.0, 0.5, 14.0, 300, 2.5, 3.0],
+                ["en", "llm.c Pool + tiktoken", 12.0, 2.8, 1.5, 4.7, 350, 1.0, 1.0],
+            ],
+        )
+        for vocab in ("o200k_base", "fastsw BPE 32k")
+    ]
+    shard.append(
+        report.table(
+            "Superword: toy", columns[:7], [["mix", "fastsw shard (bin), superbpe8k", 20.0, 5.0, 0.4, 12.5, 250]]
+        )
+    )
+    short = [
+        report.table(
+            "Short texts, o200k_base: toy",
+            ["texts", "encoder", "method", "us per call", "x tiktoken's time"],
+            [["distinct", "fastsw", "encode_ordinary", 5.0, 0.75]],
+        ),
+        report.table("Start-up, o200k_base: toy", ["step", "seconds"], [["first ids: fastsw", 0.4]]),
+    ]
+    script = report.table(
+        "SCRIPT v3: toy",
+        ["corpus", "algo", "pre-tokenizer", "encode MB/s", "encode speed / default"],
+        [["en 2.0 MB", "bpe", "script", 30.0, 1.0], ["en 2.0 MB", "bpe", "script-v3", 18.0, 0.6]],
+    )
+    for name, data in (
+        ("train", train),
+        ("scale", scale),
+        ("languages", languages),
+        ("tiktoken", tiktoken),
+        ("short", short),
+        ("shard", shard),
+        ("coldstart", coldstart),
+        ("script", script),
+    ):
         report.write_json(folder / f"{name}.json", data)
 
 
 def test_the_page_has_every_table_the_machine_the_versions_and_the_plots(perfpage, tmp_path, monkeypatch):
     import _report
+
     write_results(tmp_path / "results", _report)
     monkeypatch.setattr(perfpage, "PACKAGES", ["numpy", "no-such-peer-installed"])
     out = tmp_path / "docs" / "performance.md"
     run = dict(perfpage.describe_run(), seconds=125.0)
-    perfpage.render([s[0] for s in perfpage.SUITE], True, tmp_path / "results", out, tmp_path / "docs" / "images",
-                    run)
+    perfpage.render([s[0] for s in perfpage.SUITE], True, tmp_path / "results", out, tmp_path / "docs" / "images", run)
     page = out.read_text(encoding="utf-8")
     assert "`python bench/perfpage.py --quick`" in page and "A `--quick` run" in page
     assert "the suite took 2 minutes" in page
@@ -90,6 +153,7 @@ def test_the_page_has_every_table_the_machine_the_versions_and_the_plots(perfpag
 
 def test_only_one_part_replaces_its_section_and_keeps_the_others(perfpage, tmp_path):
     import _report
+
     write_results(tmp_path / "results", _report)
     out, images = tmp_path / "docs" / "performance.md", tmp_path / "docs" / "images"
     run = dict(perfpage.describe_run(), seconds=125.0)

@@ -1,6 +1,7 @@
 """The public API's edges and the names users know from tiktoken and HF tokenizers:
 special-token options exactly as tiktoken (checked against tiktoken itself), batch arguments, id types, the
 single-token methods, ``get_vocab`` against an HF export, and ``encode_with_offsets``."""
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -14,8 +15,7 @@ SPECIALS = ["<s>", "<s>x", "<|endoftext|>"]
 @pytest.fixture(scope="module")
 def bpe(sample_docs):
     """Plain BPE, simple pre-tokenizer (so tiktoken reproduces it), with overlapping special tokens."""
-    return fastsw.train(sample_docs[:300], algo="bpe", vocab_size=500, pretokenizer="simple",
-                        special_tokens=SPECIALS)
+    return fastsw.train(sample_docs[:300], algo="bpe", vocab_size=500, pretokenizer="simple", special_tokens=SPECIALS)
 
 
 @pytest.fixture(scope="module")
@@ -33,6 +33,7 @@ def outcome(call):
 
 # ---- special tokens: tiktoken's rules ------------------------------------------------------------------------------
 
+
 def test_disallowed_special_inside_an_allowed_one_raises_as_tiktoken(bpe, tt, backend):
     # tiktoken searches the text for every disallowed string: "<s>" occurs inside "<s>x", so allowing "<s>x"
     # does not make "a<s>x" acceptable while "<s>" is disallowed (explicitly, or by "all").
@@ -47,8 +48,11 @@ def test_disallowed_special_inside_an_allowed_one_raises_as_tiktoken(bpe, tt, ba
         with pytest.raises(ValueError, match="'<s>'"):
             bpe.encode_batch(["ok", text], backend=backend, **kw)
     kw = {"allowed_special": {"<s>x"}, "disallowed_special": ()}
-    assert bpe.encode(text, backend=backend, **kw) == tt.encode(text, **kw) == \
-        [bpe.encode_single_token("a"), bpe.special_tokens["<s>x"], *bpe.encode_ordinary(" b")]
+    assert (
+        bpe.encode(text, backend=backend, **kw)
+        == tt.encode(text, **kw)
+        == [bpe.encode_single_token("a"), bpe.special_tokens["<s>x"], *bpe.encode_ordinary(" b")]
+    )
     assert bpe.encode(text, allowed_special="all", backend=backend) == tt.encode(text, allowed_special="all")
 
 
@@ -66,11 +70,16 @@ def test_special_options_are_checked(bpe, backend):
 PIECES = ["<s>", "<s>x", "<|endoftext|>", "<", "s>", "x", "<|", "|>", " ", "a", "hello", " world", "é", "\n"]
 
 
-@settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-@given(text=st.one_of(st.lists(st.sampled_from(PIECES), max_size=20).map("".join), st.text(max_size=30)),
-       allowed=st.one_of(st.just("all"), st.frozensets(st.sampled_from(SPECIALS))),
-       disallowed=st.one_of(st.just("all"), st.just(()), st.frozensets(st.sampled_from(SPECIALS))))
+@settings(
+    max_examples=HYPOTHESIS_EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    text=st.one_of(st.lists(st.sampled_from(PIECES), max_size=20).map("".join), st.text(max_size=30)),
+    allowed=st.one_of(st.just("all"), st.frozensets(st.sampled_from(SPECIALS))),
+    disallowed=st.one_of(st.just("all"), st.just(()), st.frozensets(st.sampled_from(SPECIALS))),
+)
 def test_special_tokens_agree_with_tiktoken(bpe, tt, text, allowed, disallowed):
     kw = {"allowed_special": allowed, "disallowed_special": disallowed}
     expected = outcome(lambda: tt.encode(text, **kw))
@@ -86,7 +95,7 @@ def test_special_tokens_agree_with_tiktoken(bpe, tt, text, allowed, disallowed):
             assert got == expected
         assert bpe.decode(got[1]) == text
         ids, offsets = bpe.encode_batch_to_numpy([text, "x", text], backend=backend, **kw)
-        assert ids[offsets[0]:offsets[1]].tolist() == ids[offsets[2]:offsets[3]].tolist() == got[1]
+        assert ids[offsets[0] : offsets[1]].tolist() == ids[offsets[2] : offsets[3]].tolist() == got[1]
         assert bpe.encode_batch([text], backend=backend, **kw) == [got[1]]
 
 
@@ -94,16 +103,21 @@ def test_encode_batch_to_numpy_takes_the_special_options(bpe, backend):
     texts = ["a<|endoftext|>b<s>", "", "<s>x<s>", "plain text", "<|endoftext|>"]
     with pytest.raises(ValueError, match="disallowed"):  # the default, as in tiktoken
         bpe.encode_batch_to_numpy(texts, backend=backend)
-    for kw in ({"allowed_special": "all"}, {"allowed_special": {"<s>"}, "disallowed_special": ()},
-               {"disallowed_special": ()}):
+    for kw in (
+        {"allowed_special": "all"},
+        {"allowed_special": {"<s>"}, "disallowed_special": ()},
+        {"disallowed_special": ()},
+    ):
         ids, offsets = bpe.encode_batch_to_numpy(texts, backend=backend, **kw)
         assert ids.dtype == np.int32 and offsets.dtype == np.int64
-        assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == \
-            [bpe.encode(t, backend="python", **kw) for t in texts]
+        assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == [
+            bpe.encode(t, backend="python", **kw) for t in texts
+        ]
         assert bpe.encode_batch(texts, backend=backend, **kw) == [bpe.encode(t, **kw) for t in texts]
 
 
 # ---- batch arguments, id and thread types ---------------------------------------------------------------------------
+
 
 def test_batch_methods_reject_a_bare_str(bpe, backend):
     for method in (bpe.encode_batch, bpe.encode_ordinary_batch, bpe.encode_batch_to_numpy):
@@ -136,6 +150,7 @@ def test_decode_rejects_ids_that_are_not_integers(bpe):
 
 
 # ---- methods people expect ---------------------------------------------------------------------------------------
+
 
 def test_single_token_methods_agree_with_tiktoken(bpe, tt):
     for token in (b"a", b" the", b"<s>", "<|endoftext|>", "<s>x", b"\xc3", "é"):
@@ -182,12 +197,16 @@ def test_get_vocab_is_hf_s(bpe, tmp_path):
 
 def test_get_vocab_keeps_the_smallest_of_duplicate_ids():
     from fastsw.alphabet import ByteAlphabet
+
     alphabet = ByteAlphabet("bytes256")
     a, b, c = (alphabet.id_of_byte(ord(ch)) for ch in "abc")
     n = len(alphabet)
     # a + b -> n "ab", ab + c -> n + 1 "abc"; b + c -> n + 2 "bc", a + bc -> n + 3 "abc" again
-    tok = fastsw.Tokenizer(alphabet=alphabet, merges=[(a, b, 1, False), (n, c, 1, False), (b, c, 1, False),
-                                                      (a, n + 2, 1, False)], pretokenizer=fastsw.Pretokenizer())
+    tok = fastsw.Tokenizer(
+        alphabet=alphabet,
+        merges=[(a, b, 1, False), (n, c, 1, False), (b, c, 1, False), (a, n + 2, 1, False)],
+        pretokenizer=fastsw.Pretokenizer(),
+    )
     assert tok.vocab[n + 1] == tok.vocab[n + 3] == b"abc"
     assert tok.get_vocab()["abc"] == n + 1 and tok.id_to_token(n + 3) == "abc"
     assert tok.encode_single_token("abc") == tok.encode("abc")[0] == n + 1
@@ -217,8 +236,11 @@ def char_of_byte(text: str, byte: int) -> int:
 
 
 @pytest.mark.parametrize("model", ["bpe", "multilingual_superbpe"])
-@settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=HYPOTHESIS_EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(text=st.one_of(st.text(), st.text(alphabet=HARD + " the<s>")))
 def test_offsets_and_round_trip_properties(request, model, text):
     tok = request.getfixturevalue(model)
@@ -243,6 +265,7 @@ def test_str_subclasses_are_text(bpe, sample_docs, kind, backend):
         tok = fastsw.train(sample_docs[:200], algo="boundless", vocab_size=400)
     else:
         from fastsw.io.tiktoken_vocab import bpe_openai_rank_file
+
         tok = fastsw.Tokenizer.load_tiktoken(bpe_openai_rank_file("o200k_base"))
 
     class Text(str):
@@ -261,8 +284,9 @@ def test_str_subclasses_are_text(bpe, sample_docs, kind, backend):
         ids, offsets = tok.encode_batch_to_numpy(texts, backend=backend, **kw)
         assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == want
         assert [tok.encode_with_offsets(t, backend=backend, **kw)[0] for t in texts] == want
-        assert tok.encode(texts[2], allowed_special="all", backend=backend) == \
-            tok.encode(plain[2], allowed_special="all", backend="python")
+        assert tok.encode(texts[2], allowed_special="all", backend=backend) == tok.encode(
+            plain[2], allowed_special="all", backend="python"
+        )
 
 
 def test_special_tokens_as_one_string_says_to_pass_a_list(sample_docs):
@@ -272,11 +296,17 @@ def test_special_tokens_as_one_string_says_to_pass_a_list(sample_docs):
 
 # ---- tiktoken's names: encode_to_numpy, decode_tokens_bytes, decode_with_offsets, special_tokens_set, ... ---------
 
+
 def test_encode_to_numpy_is_tiktokens(bpe, tt, backend):
     long_text = "plain text with <s> inside, and more words after it. " * 20  # past the small-text path
-    for text, kw in (("hello world", {}), ("", {}), (HARD, {}), (long_text, {"disallowed_special": ()}),
-                     ("a<|endoftext|>b<s>", {"allowed_special": "all"}),
-                     ("a<|endoftext|>b", {"allowed_special": {"<|endoftext|>"}})):
+    for text, kw in (
+        ("hello world", {}),
+        ("", {}),
+        (HARD, {}),
+        (long_text, {"disallowed_special": ()}),
+        ("a<|endoftext|>b<s>", {"allowed_special": "all"}),
+        ("a<|endoftext|>b", {"allowed_special": {"<|endoftext|>"}}),
+    ):
         arr = bpe.encode_to_numpy(text, backend=backend, **kw)
         want = tt.encode_to_numpy(text, **kw)
         assert arr.dtype == want.dtype == np.uint32 and arr.ndim == 1
@@ -315,8 +345,13 @@ def test_decode_tokens_bytes_special_tokens_set_and_max_token_value_are_tiktoken
 def test_decode_with_offsets_is_tiktokens(bpe, tt):
     e_acute = "é".encode()
     split = [bpe.encode_single_token(e_acute[:1]), bpe.encode_single_token(e_acute[1:])]  # "é" split in two tokens
-    cases = [bpe.encode(HARD), split, [bpe.encode_single_token("a")] + split + bpe.encode(" 中文"), [],
-             bpe.encode("x<s>y", allowed_special="all")]
+    cases = [
+        bpe.encode(HARD),
+        split,
+        [bpe.encode_single_token("a")] + split + bpe.encode(" 中文"),
+        [],
+        bpe.encode("x<s>y", allowed_special="all"),
+    ]
     for ids in cases:
         assert bpe.decode_with_offsets(ids) == tt.decode_with_offsets(ids)
     assert bpe.decode_with_offsets(split) == ("é", [0, 0])
@@ -346,11 +381,28 @@ def test_new_docstring_examples_run(bpe):
     every format holds exactly)."""
     import doctest
 
-    names = ("encode_to_numpy", "encode_batch_to_numpy", "decode_tokens_bytes", "decode_with_offsets",
-             "special_tokens_set", "max_token_value", "from_file", "save", "load_tiktoken", "from_tiktoken",
-             "to_tiktoken", "save_hf")
-    tok = fastsw.train(["hello world, héllo wörld"] * 5, algo="bpe", vocab_size=270, profile="hf",
-                       pretokenizer="simple", special_tokens=["<|endoftext|>"])
+    names = (
+        "encode_to_numpy",
+        "encode_batch_to_numpy",
+        "decode_tokens_bytes",
+        "decode_with_offsets",
+        "special_tokens_set",
+        "max_token_value",
+        "from_file",
+        "save",
+        "load_tiktoken",
+        "from_tiktoken",
+        "to_tiktoken",
+        "save_hf",
+    )
+    tok = fastsw.train(
+        ["hello world, héllo wörld"] * 5,
+        algo="bpe",
+        vocab_size=270,
+        profile="hf",
+        pretokenizer="simple",
+        special_tokens=["<|endoftext|>"],
+    )
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     finder = doctest.DocTestFinder()
     ran = 0
@@ -393,8 +445,11 @@ def test_approximate_exports_are_refused_unless_asked_for(multilingual_superbpe,
     tok = multilingual_superbpe
     plain = fastsw.train(["hello world, héllo wörld"] * 5, algo="bpe", vocab_size=250)  # script mode
     path = tmp_path / "tokenizer.json"
-    for call in (lambda **kw: tok.save_hf(path, **kw), lambda **kw: plain.save_hf(path, **kw),
-                 lambda **kw: plain.to_tiktoken(**kw)):
+    for call in (
+        lambda **kw: tok.save_hf(path, **kw),
+        lambda **kw: plain.save_hf(path, **kw),
+        lambda **kw: plain.to_tiktoken(**kw),
+    ):
         with pytest.raises(ValueError, match="would not be exact: .*Pass allow_approximate=True"):
             call()
         assert not path.exists()

@@ -1,5 +1,6 @@
 """Encoding and decoding: round trips on arbitrary Unicode, the whole-pretoken
 shortcut, the supermerge pass, special tokens and error messages."""
+
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -18,14 +19,18 @@ INTERESTING = (
 text_strategy = st.one_of(
     st.text(),
     st.text(alphabet=INTERESTING),
-    st.lists(st.sampled_from(["the", " the", " of", " The", "'s", " ", "\n", "德国", "é", "\u0301", "1234"]),
-             max_size=40).map("".join),
+    st.lists(
+        st.sampled_from(["the", " the", " of", " The", "'s", " ", "\n", "德国", "é", "\u0301", "1234"]), max_size=40
+    ).map("".join),
 )
 
 
 @pytest.mark.parametrize("model", ["multilingual_boundless", "multilingual_superbpe"])
-@settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=HYPOTHESIS_EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(text=text_strategy)
 def test_round_trip(request, model, text):
     tok = request.getfixturevalue(model)
@@ -35,9 +40,20 @@ def test_round_trip(request, model, text):
     assert tok.encode_ordinary(text, shortcut=False) == ids
 
 
-@pytest.mark.parametrize("text", ["", "\n" * 10000, "a" * 100000, " " * 5000, "👍🏽" * 1000,
-                                  "e\u0301" * 3000, "\u0301" * 50 + "abc", "中" * 5000,
-                                  "The cat 's hat, and the dog.\r\n\r\n"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "\n" * 10000,
+        "a" * 100000,
+        " " * 5000,
+        "👍🏽" * 1000,
+        "e\u0301" * 3000,
+        "\u0301" * 50 + "abc",
+        "中" * 5000,
+        "The cat 's hat, and the dog.\r\n\r\n",
+    ],
+)
 def test_pathological_inputs(multilingual_boundless, text):
     tok = multilingual_boundless
     ids = tok.encode(text)
@@ -135,9 +151,15 @@ def test_building_a_tokenizer_restores_the_garbage_collector(multilingual_boundl
     # restores its state, also when building fails; the tables are those of a normal build
     import gc
     import fastsw
+
     tok = multilingual_boundless
-    kwargs = dict(alphabet=tok.alphabet, merges=[m[1:] for m in tok.merges], pretokenizer=tok.pretokenizer,
-                  profile=tok.profile, algo=tok.algo)
+    kwargs = dict(
+        alphabet=tok.alphabet,
+        merges=[m[1:] for m in tok.merges],
+        pretokenizer=tok.pretokenizer,
+        profile=tok.profile,
+        algo=tok.algo,
+    )
     seen = []
     real = fastsw.Tokenizer._reachable_tokens
     monkeypatch.setattr(fastsw.Tokenizer, "_reachable_tokens", lambda self: seen.append(gc.isenabled()) or real(self))

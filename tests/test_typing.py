@@ -2,6 +2,7 @@
 examples (the page's blocks in order, one module, as tests/test_docs.py runs them) nor in a user script that calls
 the Tokenizer's tiktoken and HF names (defined in the class, so a type checker sees them); the public API is
 annotated."""
+
 import importlib
 import inspect
 import os
@@ -31,10 +32,24 @@ def mypy_errors(tmp_path_factory):
     assert examples.count("fastsw.") >= 3, "the README has Python examples"
     (work / "readme_examples.py").write_text(examples, encoding="utf-8")
     (work / "user_script.py").write_text(USER_SCRIPT, encoding="utf-8")
-    r = subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"),
-                        "--cache-dir", str(work / "mypy-cache"), "--no-error-summary",
-                        str(work / "readme_examples.py"), str(work / "user_script.py")],
-                       cwd=ROOT, capture_output=True, text=True, env={**os.environ, "MYPYPATH": str(ROOT)})
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--config-file",
+            str(ROOT / "pyproject.toml"),
+            "--cache-dir",
+            str(work / "mypy-cache"),
+            "--no-error-summary",
+            str(work / "readme_examples.py"),
+            str(work / "user_script.py"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "MYPYPATH": str(ROOT)},
+    )
     assert r.returncode in (0, 1), r.stderr  # 2: mypy itself failed (a bad configuration)
     errors: dict = {}
     for line in r.stdout.splitlines():
@@ -58,9 +73,13 @@ def _unannotated(name: str, func) -> list:
         sig = inspect.signature(func)
     except (TypeError, ValueError):  # a builtin: nothing to read
         return []
-    out = [f"{name}({p.name})" for p in sig.parameters.values()
-           if p.name not in ("self", "cls") and p.annotation is inspect.Parameter.empty
-           and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    out = [
+        f"{name}({p.name})"
+        for p in sig.parameters.values()
+        if p.name not in ("self", "cls")
+        and p.annotation is inspect.Parameter.empty
+        and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
     if sig.return_annotation is inspect.Signature.empty and not name.endswith("__init__"):
         out.append(f"{name} -> ?")
     return out
@@ -69,9 +88,12 @@ def _unannotated(name: str, func) -> list:
 def _public_functions(name: str, obj) -> list:
     """``(name, function)`` of a public function, of a class's public methods, or of a module's ``__all__``."""
     if inspect.isclass(obj):
-        return [(f"{name}.{m}", getattr(obj, m)) for m, f in vars(obj).items()
-                if (not m.startswith("_") or m == "__init__")
-                and (inspect.isfunction(f) or isinstance(f, (staticmethod, classmethod)))]
+        return [
+            (f"{name}.{m}", getattr(obj, m))
+            for m, f in vars(obj).items()
+            if (not m.startswith("_") or m == "__init__")
+            and (inspect.isfunction(f) or isinstance(f, (staticmethod, classmethod)))
+        ]
     if inspect.ismodule(obj):
         return [item for m in getattr(obj, "__all__", []) for item in _public_functions(f"{name}.{m}", getattr(obj, m))]
     return [(name, obj)] if inspect.isfunction(obj) else []

@@ -5,6 +5,7 @@
   (``Args:``, ``Examples:``, ...) the block is moved to the left margin, where Markdown reads a fence;
 * Sphinx roles such as ``:class:`~fastsw.corpus.counting.Counts``` become code spans (``Counts``).
 """
+
 from __future__ import annotations
 
 import re
@@ -12,8 +13,10 @@ import re
 import griffe
 
 ROLE = re.compile(r":(?:class|meth|func|attr|mod|exc|data|obj):`(~?)([^`]+)`")
-SECTION = re.compile(r"^(Args|Arguments|Parameters|Params|Keyword Args|Other Parameters|Returns|Return|Yields|"
-                     r"Raises|Warns|Examples?|Notes?|Warnings?|Attributes|Methods|Functions|Classes|Modules):\s*$")
+SECTION = re.compile(
+    r"^(Args|Arguments|Parameters|Params|Keyword Args|Other Parameters|Returns|Return|Yields|"
+    r"Raises|Warns|Examples?|Notes?|Warnings?|Attributes|Methods|Functions|Classes|Modules):\s*$"
+)
 
 
 def _role(m: re.Match) -> str:
@@ -23,7 +26,7 @@ def _role(m: re.Match) -> str:
 
 def markdown_docstring(text: str) -> str:
     out = []
-    block = None          # (indent in the docstring, indent written) of the doctest being fenced
+    block = None  # (indent in the docstring, indent written) of the doctest being fenced
     in_fence = in_section = False
     for line in text.splitlines():
         stripped = line.strip()
@@ -39,7 +42,7 @@ def markdown_docstring(text: str) -> str:
             out.append(block[1] + "```")
             block = None
         if block is not None:
-            out.append(block[1] + line[len(block[0]):] if line.startswith(block[0]) else line)
+            out.append(block[1] + line[len(block[0]) :] if line.startswith(block[0]) else line)
         else:
             out.append(line if in_fence else ROLE.sub(_role, line))
     if block is not None:

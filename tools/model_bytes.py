@@ -10,6 +10,7 @@ The files are compared byte for byte, except the training record's timings (``"s
 from run to run and are blanked first. The last line says how many
 files were compared and how many differ; the exit status is 1 when one differs or is missing.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,8 +35,7 @@ FAMILIES = {
     "script-v3": "script-v3",
     "script-v3-boundary": "script-v3+boundary[w,p,d]+caps",
 }
-ALGOS = {"bpe": dict(algo="bpe", vocab_size=600),
-         "superbpe": dict(algo="superbpe", vocab_size=700, supermerges=60)}
+ALGOS = {"bpe": dict(algo="bpe", vocab_size=600), "superbpe": dict(algo="superbpe", vocab_size=700, supermerges=60)}
 #: SCRIPT v3's alphabet holds its 1,710 atoms: its models get this many more tokens
 EXTRA_VOCAB = {"script-v3": 1800, "script-v3-boundary": 1800}
 #: A training record's timings change from run to run; they are blanked before the comparison (and only they)
@@ -81,8 +81,10 @@ def main(argv=None) -> int:
         ref = Path(args.compare)
         names = sorted(p.name for p in out.glob("*.json"))
         differ = [n for n in names if not (ref / n).is_file() or comparable(ref / n) != comparable(out / n)]
-        print(f"{len(names)} model files compared with {ref}: {len(differ)} differ"
-              + (f" ({', '.join(differ)})" if differ else ""))
+        print(
+            f"{len(names)} model files compared with {ref}: {len(differ)} differ"
+            + (f" ({', '.join(differ)})" if differ else "")
+        )
         return 1 if differ else 0
     return 0
 

@@ -5,6 +5,7 @@
 
 Models: SuperBPE, plain BPE and BPE with boundary[w,p,d]+caps markers, trained on the bundled sample corpus.
 """
+
 from __future__ import annotations
 
 import html
@@ -23,14 +24,31 @@ TERMINAL_TEXT = "The Cat sat on the mat in the morning.\n日本語のテキス�
 
 def run_fastsw(*args: str, cwd: Path) -> str:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "fastsw", *args], cwd=cwd, env=env, check=True,
-                          capture_output=True).stdout.decode("utf-8")
+    return subprocess.run(
+        [sys.executable, "-m", "fastsw", *args], cwd=cwd, env=env, check=True, capture_output=True
+    ).stdout.decode("utf-8")
 
 
 def xterm_256(n: int) -> str:
     """The RGB of an xterm 256-colour index, as #rrggbb."""
-    base = ["000000", "cd0000", "00cd00", "cdcd00", "0000ee", "cd00cd", "00cdcd", "e5e5e5", "7f7f7f", "ff0000",
-            "00ff00", "ffff00", "5c5cff", "ff00ff", "00ffff", "ffffff"]
+    base = [
+        "000000",
+        "cd0000",
+        "00cd00",
+        "cdcd00",
+        "0000ee",
+        "cd00cd",
+        "00cdcd",
+        "e5e5e5",
+        "7f7f7f",
+        "ff0000",
+        "00ff00",
+        "ffff00",
+        "5c5cff",
+        "ff00ff",
+        "00ffff",
+        "ffffff",
+    ]
     if n < 16:
         return "#" + base[n]
     if n < 232:
@@ -46,7 +64,7 @@ def ansi_to_html(text: str) -> str:
     out, state = [], {}
     pos = 0
     for m in re.finditer(r"\x1b\[([0-9;]*)m", text):
-        out.append(_styled(text[pos:m.start()], state))
+        out.append(_styled(text[pos : m.start()], state))
         pos = m.end()
         codes = [int(c) for c in m.group(1).split(";") if c] or [0]
         i = 0
@@ -97,24 +115,45 @@ def main() -> None:
     for f in sample_files():
         if f.stem in ("en", "zh", "ar"):
             shutil.copy(f, work / f.name)
-    run_fastsw("show", "--html", "page.html", "-m", "superbpe.json", "-m", "bpe.json", "-m", "boundary.json",
-           "--text", "en=en.txt", "--text", "zh=zh.txt", "--text", "ar=ar.txt", "--sample-chars", "320",
-           "--no-progress", cwd=work)
-    ansi = run_fastsw("show", "--color", "always", "-m", "superbpe.json", "-m", "boundary.json", TERMINAL_TEXT,
-                  cwd=work)
+    run_fastsw(
+        "show",
+        "--html",
+        "page.html",
+        "-m",
+        "superbpe.json",
+        "-m",
+        "bpe.json",
+        "-m",
+        "boundary.json",
+        "--text",
+        "en=en.txt",
+        "--text",
+        "zh=zh.txt",
+        "--text",
+        "ar=ar.txt",
+        "--sample-chars",
+        "320",
+        "--no-progress",
+        cwd=work,
+    )
+    ansi = run_fastsw(
+        "show", "--color", "always", "-m", "superbpe.json", "-m", "boundary.json", TERMINAL_TEXT, cwd=work
+    )
     prompt = "$ fastsw show -m superbpe.json -m boundary.json 'The Cat sat on the mat in the morning.\\n日本語…'"
     terminal = (
         "<!DOCTYPE html><meta charset='utf-8'><body style='margin:0;background:#1e1e1e'>"
-        "<pre style=\"margin:0;padding:14px 18px;color:#e5e5e5;background:#1e1e1e;"
+        '<pre style="margin:0;padding:14px 18px;color:#e5e5e5;background:#1e1e1e;'
         "font:15px/1.45 'DejaVu Sans Mono',monospace;display:inline-block\">"
-        f"<span style='color:#8ae234'>{html.escape(prompt)}</span>\n{ansi_to_html(ansi)}</pre>")
+        f"<span style='color:#8ae234'>{html.escape(prompt)}</span>\n{ansi_to_html(ansi)}</pre>"
+    )
     (work / "terminal.html").write_text(terminal, encoding="utf-8")
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
         page = browser.new_page(viewport={"width": 1400, "height": 1250})
         page.goto((work / "page.html").as_uri())
-        page.locator("section[data-lang='en'] .col[data-model='0'] .t.s0, "
-                     "section[data-lang='en'] .col[data-model='0'] .t.s1").nth(2).hover()
+        page.locator(
+            "section[data-lang='en'] .col[data-model='0'] .t.s0, section[data-lang='en'] .col[data-model='0'] .t.s1"
+        ).nth(2).hover()
         page.screenshot(path=str(HERE / "show-page.png"))
         page = browser.new_page(viewport={"width": 1100, "height": 300})
         page.goto((work / "terminal.html").as_uri())

@@ -10,6 +10,7 @@ Exit codes: 0 success, 2 bad arguments or bad input (one ``fastsw: error: ...`` 
 130 interrupted (Ctrl-C), 141 output pipe closed early (e.g. ``| head``; nothing is printed).
 Unexpected exceptions (bugs) keep their traceback.
 """
+
 from __future__ import annotations
 
 import os
@@ -20,8 +21,15 @@ from typing import Optional, Sequence
 from fastsw import __version__
 from fastsw.cli import count, decode, encode, pretokenize, shard, show, train
 from fastsw.cli import eval as eval_command, inspect as inspect_command
-from fastsw.cli.common import (EXIT_BROKEN_PIPE, EXIT_ERROR, EXIT_INTERRUPTED, CliError, _Parser, _print_error,
-                               parse_escapes)
+from fastsw.cli.common import (
+    EXIT_BROKEN_PIPE,
+    EXIT_ERROR,
+    EXIT_INTERRUPTED,
+    CliError,
+    _Parser,
+    _print_error,
+    parse_escapes,
+)
 from fastsw.notes import OptionWarning
 
 __all__ = ["main", "build_parser", "CliError", "parse_escapes"]
@@ -63,8 +71,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except SystemExit as e:  # --help, --version, or an argument error already reported
         return e.code if isinstance(e.code, int) else (0 if e.code is None else EXIT_ERROR)
     if args.command is None:
-        _print_error("missing COMMAND: one of train, count, encode, decode, pretokenize, inspect, eval, show, shard "
-                     "(see 'fastsw --help')")
+        _print_error(
+            "missing COMMAND: one of train, count, encode, decode, pretokenize, inspect, eval, show, shard "
+            "(see 'fastsw --help')"
+        )
         return EXIT_ERROR
     try:
         with warnings.catch_warnings():

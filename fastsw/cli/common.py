@@ -1,6 +1,7 @@
 """What the commands of the ``fastsw`` command line share: exit codes, the argument parser class and argument
 types, the options several commands take (reading INPUT files, languages, text, Dask), output to stdout, errors,
 progress on stderr, reading models and documents."""
+
 from __future__ import annotations
 
 import argparse
@@ -78,11 +79,11 @@ def parse_escapes(text: str) -> str:
             raise ValueError("a lone backslash at the end; write \\\\ for a backslash")
         if bad[1:] in _HEX_ESCAPES:
             n, word, example = _HEX_ESCAPES[bad[1:]]
-            raise ValueError(f"the \\{bad[1]} escape needs {word} hex digits (0-9, a-f), as in {example}; got "
-                             f"{text[m.start():m.start() + 2 + n]!r}")
-        raise ValueError(
-            f"unknown escape {bad!r}; supported: \\n \\r \\t \\0 \\f \\v \\\\ \\xHH \\uHHHH \\UHHHHHHHH"
-        )
+            raise ValueError(
+                f"the \\{bad[1]} escape needs {word} hex digits (0-9, a-f), as in {example}; got "
+                f"{text[m.start() : m.start() + 2 + n]!r}"
+            )
+        raise ValueError(f"unknown escape {bad!r}; supported: \\n \\r \\t \\0 \\f \\v \\\\ \\xHH \\uHHHH \\UHHHHHHHH")
 
     return _ESCAPE_RE.sub(replace, text)
 
@@ -113,6 +114,7 @@ def _int_arg(minimum: int, what: str):
 
 def _lang_pair(what: str):
     """argparse type of ``LANG=VALUE`` options: ``(LANG, VALUE)``; ``what`` names VALUE in messages."""
+
     def convert(text: str) -> Tuple[str, str]:
         name, eq, value = text.partition("=")
         if not eq or not name or not value:
@@ -120,11 +122,11 @@ def _lang_pair(what: str):
             raise argparse.ArgumentTypeError(f"{text!r} is not LANG={what}, e.g. de={example}")
         if what != "PATH":
             from fractions import Fraction
+
             try:
                 number = Fraction(value)
             except (ValueError, ZeroDivisionError):
-                raise argparse.ArgumentTypeError(f"{text!r}: {value!r} is not a number (e.g. 2, 0.5 or 3/2)") \
-                    from None
+                raise argparse.ArgumentTypeError(f"{text!r}: {value!r} is not a number (e.g. 2, 0.5 or 3/2)") from None
             if number <= 0:
                 raise argparse.ArgumentTypeError(f"{text!r}: the {what.lower()} must be > 0")
         return name, value
@@ -135,8 +137,10 @@ def _lang_pair(what: str):
 
 def _lang_free_number(flag: str):
     """argparse type of a number > 0 given as 2, 0.5 or 3/2: a ``Fraction`` (exact)."""
+
     def convert(text: str):
         from fractions import Fraction
+
         try:
             number = Fraction(text)
         except (ValueError, ZeroDivisionError):
@@ -150,20 +154,42 @@ def _lang_free_number(flag: str):
 
 
 def _add_language_options(p: argparse.ArgumentParser, *, weights: bool) -> None:
-    g = p.add_argument_group("languages", "Language-tagged input: one count column per language"
-                             + (", weighted at training time." if weights else "."))
-    g.add_argument("--lang", action="append", type=_lang_pair("PATH"), default=None, metavar="LANG=PATH",
-                   dest="langs", help="a file of language LANG (repeatable; several files per language are fine); "
-                                      "instead of INPUT files")
-    g.add_argument("--lang-field", metavar="F", default=None,
-                   help="INPUT files are JSONL whose field F names each line's language")
+    g = p.add_argument_group(
+        "languages",
+        "Language-tagged input: one count column per language" + (", weighted at training time." if weights else "."),
+    )
+    g.add_argument(
+        "--lang",
+        action="append",
+        type=_lang_pair("PATH"),
+        default=None,
+        metavar="LANG=PATH",
+        dest="langs",
+        help="a file of language LANG (repeatable; several files per language are fine); instead of INPUT files",
+    )
+    g.add_argument(
+        "--lang-field", metavar="F", default=None, help="INPUT files are JSONL whose field F names each line's language"
+    )
     if weights:
-        g.add_argument("--weight", action="append", type=_lang_pair("WEIGHT"), default=None, metavar="LANG=W",
-                       dest="weights", help="multiply LANG's counts by W > 0 (2, 0.5 or 3/2; exact; 2 = its text "
-                                            "twice; default 1; repeatable)")
-        g.add_argument("--share", action="append", type=_lang_pair("SHARE"), default=None, metavar="LANG=P",
-                       dest="shares", help="target byte share of LANG (every language, summing to exactly 1): "
-                                           "weight = 100000 * P / bytes of LANG")
+        g.add_argument(
+            "--weight",
+            action="append",
+            type=_lang_pair("WEIGHT"),
+            default=None,
+            metavar="LANG=W",
+            dest="weights",
+            help="multiply LANG's counts by W > 0 (2, 0.5 or 3/2; exact; 2 = its text twice; default 1; repeatable)",
+        )
+        g.add_argument(
+            "--share",
+            action="append",
+            type=_lang_pair("SHARE"),
+            default=None,
+            metavar="LANG=P",
+            dest="shares",
+            help="target byte share of LANG (every language, summing to exactly 1): "
+            "weight = 100000 * P / bytes of LANG",
+        )
 
 
 _positive = _int_arg(1, "a positive integer")
@@ -190,6 +216,7 @@ def _pretokenizer_arg(text: str) -> str:
     """A --pretokenizer value: script, simple, none or a scheme name (boundary[w,p,d]+caps, script-v3, ...),
     checked here so that a wrong name is one error listing the valid ones."""
     from fastsw.pretokenizers.pretokenize import make_pretokenizer
+
     try:
         make_pretokenizer(text)
     except ValueError as e:
@@ -203,26 +230,35 @@ def _pretokenizer_name(config) -> str:
     return config.get("scheme") or config.get("name") or config.get("mode")
 
 
-_PRETOKENIZER_HELP = ("script: script chunking + GPT-4o regex (default); simple: GPT-4o regex only; none: each "
-                      "document is one pretoken, merges may cross spaces; boundary[w], boundary[w,p], "
-                      "boundary[w,p,d], optionally +caps, +shift or +upper: explicit boundary markers and caps "
-                      "codes (seed 002); script-v3, script-v3+boundary[...]: SCRIPT v3 encoding")
+_PRETOKENIZER_HELP = (
+    "script: script chunking + GPT-4o regex (default); simple: GPT-4o regex only; none: each "
+    "document is one pretoken, merges may cross spaces; boundary[w], boundary[w,p], "
+    "boundary[w,p,d], optionally +caps, +shift or +upper: explicit boundary markers and caps "
+    "codes (seed 002); script-v3, script-v3+boundary[...]: SCRIPT v3 encoding"
+)
 
 
 def _add_text_options(p: argparse.ArgumentParser, *, default, note: str) -> None:
     """--pretokenizer and --normalize, as train and count take them."""
-    p.add_argument("--pretokenizer", type=_pretokenizer_arg, default=default, metavar="NAME",
-                   help=_PRETOKENIZER_HELP + note)
-    p.add_argument("--normalize", choices=("none", "nfc", "nfkc"), default=None,
-                   help="Unicode normalization of every document before pre-tokenization, recorded in the "
-                        "output and applied again at encode time: none (lossless, the default), nfc or nfkc; "
-                        "nothing else is ever changed (no whitespace collapsing, no lowercasing)")
+    p.add_argument(
+        "--pretokenizer", type=_pretokenizer_arg, default=default, metavar="NAME", help=_PRETOKENIZER_HELP + note
+    )
+    p.add_argument(
+        "--normalize",
+        choices=("none", "nfc", "nfkc"),
+        default=None,
+        help="Unicode normalization of every document before pre-tokenization, recorded in the "
+        "output and applied again at encode time: none (lossless, the default), nfc or nfkc; "
+        "nothing else is ever changed (no whitespace collapsing, no lowercasing)",
+    )
 
 
 def _stdin_help(no_input_too: bool) -> str:
-    return ("INPUT '-'" + (" (or no INPUT)" if no_input_too else "") + " reads stdin, one document per line, or as "
-            "JSON Lines when its first non-blank line is a JSON object (then every non-blank line must be one, "
-            "holding --text-field); --stdin-format text or jsonl decides instead.")
+    return (
+        "INPUT '-'" + (" (or no INPUT)" if no_input_too else "") + " reads stdin, one document per line, or as "
+        "JSON Lines when its first non-blank line is a JSON object (then every non-blank line must be one, "
+        "holding --text-field); --stdin-format text or jsonl decides instead."
+    )
 
 
 def _add_reading_options(p: argparse.ArgumentParser, *, stdin_note: str, stdin: bool = False) -> None:
@@ -231,43 +267,76 @@ def _add_reading_options(p: argparse.ArgumentParser, *, stdin_note: str, stdin: 
         "*.jsonl / *.ndjson: one JSON object per line, the document is --text-field. "
         "Other files are UTF-8 text cut by --doc-mode: 'line' (default; each line, with its "
         "newline, is a document), 'file' (the whole file) or 'separator' (pieces between --separator). "
-        "Files may be compressed: .gz, .bz2, .xz, .zst (pip install 'fastsw[zstd]'). "
-        + stdin_note,
+        "Files may be compressed: .gz, .bz2, .xz, .zst (pip install 'fastsw[zstd]'). " + stdin_note,
     )
-    g.add_argument("--text-field", metavar="F", default=None,
-                   help="JSON field holding the text in .jsonl inputs and JSON Lines on stdin (default: text)")
+    g.add_argument(
+        "--text-field",
+        metavar="F",
+        default=None,
+        help="JSON field holding the text in .jsonl inputs and JSON Lines on stdin (default: text)",
+    )
     if stdin:
-        g.add_argument("--stdin-format", choices=STDIN_FORMATS, default=None,
-                       help="how stdin is read: auto (default: JSON Lines when the first non-blank line is a JSON "
-                            "object, else text), text (one document per line) or jsonl")
-    g.add_argument("--doc-mode", choices=("line", "file", "separator"), default=None,
-                   help="how plain-text inputs are cut into documents (default: line, or separator when "
-                        "--separator is given)")
-    g.add_argument("--separator", metavar="STR", type=_separator_arg, default=None,
-                   help=r"document separator for --doc-mode separator; escapes such as \n, \t, \\, \xHH, "
-                        r"\uHHHH are understood, e.g. --separator '\n\n\n'")
+        g.add_argument(
+            "--stdin-format",
+            choices=STDIN_FORMATS,
+            default=None,
+            help="how stdin is read: auto (default: JSON Lines when the first non-blank line is a JSON "
+            "object, else text), text (one document per line) or jsonl",
+        )
+    g.add_argument(
+        "--doc-mode",
+        choices=("line", "file", "separator"),
+        default=None,
+        help="how plain-text inputs are cut into documents (default: line, or separator when --separator is given)",
+    )
+    g.add_argument(
+        "--separator",
+        metavar="STR",
+        type=_separator_arg,
+        default=None,
+        help=r"document separator for --doc-mode separator; escapes such as \n, \t, \\, \xHH, "
+        r"\uHHHH are understood, e.g. --separator '\n\n\n'",
+    )
 
 
 def _add_dask_options(p: argparse.ArgumentParser) -> None:
     from fastsw.corpus.distributed import CONNECT_TIMEOUT
 
-    group = p.add_argument_group("Dask cluster", "count INPUT files (the shards, one task each) on a Dask cluster "
-                                 "(pip install 'fastsw[dask]'; see fastsw.corpus.distributed)")
+    group = p.add_argument_group(
+        "Dask cluster",
+        "count INPUT files (the shards, one task each) on a Dask cluster "
+        "(pip install 'fastsw[dask]'; see fastsw.corpus.distributed)",
+    )
     g = group.add_mutually_exclusive_group()
-    g.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                   help="the address of a running Dask scheduler, e.g. tcp://10.0.0.5:8786 (the workers must "
-                        "be able to read the INPUT paths)")
-    g.add_argument("--dask-local", type=_positive, metavar="N", default=None,
-                   help="start a Dask LocalCluster of N worker processes on this machine for the run")
-    group.add_argument("--connect-timeout", type=_seconds, metavar="SECONDS", default=None,
-                       help=f"how long to wait for the scheduler of --scheduler to answer (default: "
-                            f"{CONNECT_TIMEOUT:g})")
+    g.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        default=None,
+        help="the address of a running Dask scheduler, e.g. tcp://10.0.0.5:8786 (the workers must "
+        "be able to read the INPUT paths)",
+    )
+    g.add_argument(
+        "--dask-local",
+        type=_positive,
+        metavar="N",
+        default=None,
+        help="start a Dask LocalCluster of N worker processes on this machine for the run",
+    )
+    group.add_argument(
+        "--connect-timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        default=None,
+        help=f"how long to wait for the scheduler of --scheduler to answer (default: {CONNECT_TIMEOUT:g})",
+    )
 
 
 def _check_connect_timeout(args) -> None:
     if args.connect_timeout is not None and args.scheduler is None:
-        raise CliError("--connect-timeout is how long to wait for the scheduler of --scheduler; give --scheduler "
-                       "ADDRESS, or leave --connect-timeout out")
+        raise CliError(
+            "--connect-timeout is how long to wait for the scheduler of --scheduler; give --scheduler "
+            "ADDRESS, or leave --connect-timeout out"
+        )
 
 
 def _dask_check(args) -> bool:
@@ -278,16 +347,24 @@ def _dask_check(args) -> bool:
     flag = "--scheduler" if args.scheduler is not None else "--dask-local"
     if not args.inputs:
         raise CliError(f"{flag} counts INPUT files on a Dask cluster; give the INPUT files (the shards)")
-    clash = [name for name, value in (("--workers", args.workers), ("--lang", args.langs),
-                                      ("--lang-field", args.lang_field),
-                                      ("--from-counts", getattr(args, "from_counts", None)),
-                                      ("--phase1", getattr(args, "phase1", None)))
-             if value is not None]
+    clash = [
+        name
+        for name, value in (
+            ("--workers", args.workers),
+            ("--lang", args.langs),
+            ("--lang-field", args.lang_field),
+            ("--from-counts", getattr(args, "from_counts", None)),
+            ("--phase1", getattr(args, "phase1", None)),
+        )
+        if value is not None
+    ]
     if getattr(args, "algo", None) == "parity-bpe":
         clash.append("--algo parity-bpe")
     if clash:
-        raise CliError(f"{clash[0]} does not go with {flag} (the INPUT files are counted on the Dask cluster, "
-                       "without languages); leave one of them out")
+        raise CliError(
+            f"{clash[0]} does not go with {flag} (the INPUT files are counted on the Dask cluster, "
+            "without languages); leave one of them out"
+        )
     from fastsw.corpus.distributed import check_shards
 
     check_shards(args.inputs)  # before connecting: one format
@@ -380,8 +457,15 @@ def _progress_stderr(enabled: bool):
 
 def _reading_kwargs(args, *, has_inputs: bool, without_inputs: str) -> dict:
     """iter_documents options from --text-field/--doc-mode/--separator, checked with CLI wording."""
-    given = [flag for flag, value in (("--text-field", args.text_field), ("--doc-mode", args.doc_mode),
-                                      ("--separator", args.separator)) if value is not None]
+    given = [
+        flag
+        for flag, value in (
+            ("--text-field", args.text_field),
+            ("--doc-mode", args.doc_mode),
+            ("--separator", args.separator),
+        )
+        if value is not None
+    ]
     if not has_inputs:
         if given:
             raise CliError(f"{given[0]} applies to INPUT files, but no INPUT was given ({without_inputs})")
@@ -426,15 +510,16 @@ def _stdin_documents(args, *, keep_newline: bool) -> Iterator[str]:
 
     for flag, value in (("--doc-mode", args.doc_mode), ("--separator", args.separator)):
         if value is not None:
-            raise CliError(f"{flag} applies to INPUT files; stdin is read one document per line, or as JSON Lines "
-                           "(--stdin-format)")
+            raise CliError(
+                f"{flag} applies to INPUT files; stdin is read one document per line, or as JSON Lines (--stdin-format)"
+            )
     if args.text_field is not None and not args.text_field:
         raise CliError("--text-field must not be empty")
     if _model_on_stdin(args):
-        raise CliError("-m - reads the model from stdin, so the documents cannot come from stdin too; give INPUT "
-                       "files")
-    return iter_stdin_documents(sys.stdin, fmt=args.stdin_format or "auto", text_field=args.text_field,
-                                keep_newline=keep_newline)
+        raise CliError("-m - reads the model from stdin, so the documents cannot come from stdin too; give INPUT files")
+    return iter_stdin_documents(
+        sys.stdin, fmt=args.stdin_format or "auto", text_field=args.text_field, keep_newline=keep_newline
+    )
 
 
 def _model_on_stdin(args) -> bool:
@@ -482,8 +567,9 @@ def _load(path: str):
         return Tokenizer.load(path)
     import tempfile
 
-    data = sys.stdin.buffer.read() if getattr(sys.stdin, "buffer", None) is not None else \
-        sys.stdin.read().encode("utf-8")
+    data = (
+        sys.stdin.buffer.read() if getattr(sys.stdin, "buffer", None) is not None else sys.stdin.read().encode("utf-8")
+    )
     if not data.strip():
         raise CliError("-m -: stdin is empty; pipe a model file in (e.g. cat model.json | fastsw inspect -m -)")
     with tempfile.TemporaryDirectory(prefix="fastsw-") as tmp:
@@ -579,15 +665,18 @@ def _language_args(args, *, weights: bool) -> dict:
         if given is None:
             continue
         if not out and not from_counts:
-            raise CliError(f"{flag} weights languages: name them with --lang LANG=PATH (or --lang-field F, or "
-                           "--from-counts files counted with --lang)")
+            raise CliError(
+                f"{flag} weights languages: name them with --lang LANG=PATH (or --lang-field F, or "
+                "--from-counts files counted with --lang)"
+            )
         values: dict = {}
         for name, value in given:
             if name in values:
                 raise CliError(f"{flag} {name}=... is given twice")
             if "inputs" in out and name not in out["inputs"]:
-                raise CliError(f"{flag} {name}={value}: no --lang {name}=PATH was given (languages: "
-                               f"{', '.join(out['inputs'])})")
+                raise CliError(
+                    f"{flag} {name}={value}: no --lang {name}=PATH was given (languages: {', '.join(out['inputs'])})"
+                )
             values[name] = value
         out["weights" if flag == "--weight" else "shares"] = values
     return out
@@ -624,6 +713,7 @@ def _atom_renderer(show):
             return json.dumps(show(atom_text(token)), ensure_ascii=False)
         except UnicodeDecodeError:
             return repr(token)
+
     return render
 
 
@@ -636,4 +726,5 @@ def _lang_path_arg(text: str) -> Tuple[str, str]:
 
 def _command(words: Sequence[str]) -> str:
     import shlex
+
     return " ".join(shlex.quote(str(w)) for w in words)

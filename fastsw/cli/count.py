@@ -1,33 +1,65 @@
 """``fastsw count``: count the pretokens (and letter runs) of INPUT files into a count file."""
+
 from __future__ import annotations
 
 import time
 from pathlib import Path
 
-from fastsw.cli.common import (EXIT_OK, CliError, _add_language_options, _positive, _add_text_options, _stdin_help,
-    _add_reading_options, _add_dask_options, _dask_check, _dask_client, _info, _progress_stderr, _reading_kwargs,
-    _reads_stdin, _stdin_documents, _save, _check_output_path, _language_args, _cap_workers, _plural)
+from fastsw.cli.common import (
+    EXIT_OK,
+    CliError,
+    _add_language_options,
+    _positive,
+    _add_text_options,
+    _stdin_help,
+    _add_reading_options,
+    _add_dask_options,
+    _dask_check,
+    _dask_client,
+    _info,
+    _progress_stderr,
+    _reading_kwargs,
+    _reads_stdin,
+    _stdin_documents,
+    _save,
+    _check_output_path,
+    _language_args,
+    _cap_workers,
+    _plural,
+)
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser(
-        "count", help="count pretokens (and letter runs) of INPUT files into a count file",
+        "count",
+        help="count pretokens (and letter runs) of INPUT files into a count file",
         description="Pre-tokenize INPUT files and save the aggregated pretoken and letter-run counts to COUNTS "
-                    "(gzip-compressed JSON Lines, see fastsw.corpus.counting). Count files of parts of a corpus can be "
-                    "trained on together: 'fastsw train --from-counts A B ...' gives the model of the whole.",
+        "(gzip-compressed JSON Lines, see fastsw.corpus.counting). Count files of parts of a corpus can be "
+        "trained on together: 'fastsw train --from-counts A B ...' gives the model of the whole.",
     )
-    p.add_argument("inputs", nargs="*", metavar="INPUT",
-                   help="corpus files (.jsonl, .ndjson or text; optionally .gz, .bz2, .xz, .zst), '-' for stdin; "
-                        "or --lang LANG=PATH")
-    p.add_argument("-o", "--output", metavar="COUNTS", required=True,
-                   help="where to write the count file; '-' writes it to stdout")
+    p.add_argument(
+        "inputs",
+        nargs="*",
+        metavar="INPUT",
+        help="corpus files (.jsonl, .ndjson or text; optionally .gz, .bz2, .xz, .zst), '-' for stdin; "
+        "or --lang LANG=PATH",
+    )
+    p.add_argument(
+        "-o", "--output", metavar="COUNTS", required=True, help="where to write the count file; '-' writes it to stdout"
+    )
     _add_text_options(p, default="script", note="")
-    p.add_argument("--workers", type=_positive, default=None, metavar="N",
-                   help="processes that pre-tokenize and count (default: one thread per core in this "
-                        "process with the compiled counter, else one process per core); more than the "
-                        "cores are capped at them, with a note")
-    p.add_argument("--no-runs", action="store_true",
-                   help="do not collect letter runs (smaller file; enough for --algo bpe only)")
+    p.add_argument(
+        "--workers",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help="processes that pre-tokenize and count (default: one thread per core in this "
+        "process with the compiled counter, else one process per core); more than the "
+        "cores are capped at them, with a note",
+    )
+    p.add_argument(
+        "--no-runs", action="store_true", help="do not collect letter runs (smaller file; enough for --algo bpe only)"
+    )
     _add_dask_options(p)
     p.add_argument("--no-progress", action="store_true", help="do not draw a progress bar")
     _add_reading_options(p, stdin_note=_stdin_help(False), stdin=True)
@@ -45,8 +77,10 @@ def cmd_count(args) -> int:
     stdin = _reads_stdin(args, default=False)
     languages = _language_args(args, weights=False)
     if stdin and languages:
-        raise CliError(f"INPUT '-' (stdin) does not go with {'--lang' if 'inputs' in languages else '--lang-field'}"
-                       "; leave one of them out")
+        raise CliError(
+            f"INPUT '-' (stdin) does not go with {'--lang' if 'inputs' in languages else '--lang-field'}"
+            "; leave one of them out"
+        )
     if not args.inputs and not languages and not stdin:
         raise CliError("give INPUT files to count ('-' for stdin), or --lang LANG=PATH (repeatable)")
     _cap_workers(args)
@@ -61,8 +95,9 @@ def cmd_count(args) -> int:
     elif "lang_field" in languages:
         from fastsw.corpus.readers import iter_language_documents
 
-        documents = iter_language_documents([Path(p) for p in args.inputs], lang_field=languages["lang_field"],
-                                            text_field=reading["text_field"])
+        documents = iter_language_documents(
+            [Path(p) for p in args.inputs], lang_field=languages["lang_field"], text_field=reading["text_field"]
+        )
     elif "inputs" in languages:
         documents = {name: iter_documents(paths, **reading) for name, paths in languages["inputs"].items()}
     else:
@@ -74,16 +109,26 @@ def cmd_count(args) -> int:
         def count(documents, label=""):
             if args.workers is None and native_counting(pretok):
                 threads = default_workers()
-                bar = Progress("counting" + label + (f" ({threads} threads)" if threads > 1 else ""),
-                               enabled=progress)
-                counts = count_corpus(documents, pretok, collect_runs=not args.no_runs, progress=bar,
-                                      threads=threads, normalize=args.normalize)
+                bar = Progress("counting" + label + (f" ({threads} threads)" if threads > 1 else ""), enabled=progress)
+                counts = count_corpus(
+                    documents,
+                    pretok,
+                    collect_runs=not args.no_runs,
+                    progress=bar,
+                    threads=threads,
+                    normalize=args.normalize,
+                )
             else:
                 workers = args.workers or default_workers()
-                bar = Progress("counting" + label + (f" ({workers} workers)" if workers > 1 else ""),
-                               enabled=progress)
-                counts = count_corpus_parallel(documents, pretok, collect_runs=not args.no_runs, workers=workers,
-                                               progress=bar, normalize=args.normalize)
+                bar = Progress("counting" + label + (f" ({workers} workers)" if workers > 1 else ""), enabled=progress)
+                counts = count_corpus_parallel(
+                    documents,
+                    pretok,
+                    collect_runs=not args.no_runs,
+                    workers=workers,
+                    progress=bar,
+                    normalize=args.normalize,
+                )
             return counts, bar.close()
 
         if on_dask:
@@ -91,15 +136,23 @@ def cmd_count(args) -> int:
 
             start = time.perf_counter()
             with _dask_client(args) as client:
-                counts = dask_count(client, args.inputs, pretokenizer=pretok, collect_runs=not args.no_runs,
-                                    normalize=args.normalize, progress=progress, **reading)
+                counts = dask_count(
+                    client,
+                    args.inputs,
+                    pretokenizer=pretok,
+                    collect_runs=not args.no_runs,
+                    normalize=args.normalize,
+                    progress=progress,
+                    **reading,
+                )
             elapsed = time.perf_counter() - start
         elif "lang_field" in languages:
             from fastsw.corpus.counting import count_languages
 
             bar = Progress("counting", enabled=progress)
-            counts = count_languages(documents, pretok, collect_runs=not args.no_runs, progress=bar,
-                                     normalize=args.normalize)
+            counts = count_languages(
+                documents, pretok, collect_runs=not args.no_runs, progress=bar, normalize=args.normalize
+            )
             elapsed = bar.close()
         elif "inputs" in languages:
             from fastsw.corpus.counting import Counts
@@ -117,7 +170,10 @@ def cmd_count(args) -> int:
     shown = _save(counts.save, args.output)
     runs = f", {_plural(counts.n_runs, 'distinct letter run')}" if counts.has_runs else " (no letter runs)"
     rate = counts.n_bytes / 1e6 / elapsed if elapsed > 0 else 0.0
-    _info(f"counted {_plural(counts.n_documents, 'document')}, {counts.n_bytes / 1e6:.2f} MB in {elapsed:.1f} s "
-          f"({rate:.1f} MB/s): {_plural(len(counts.pretokens), 'distinct pretoken')}{runs}"
-          + (f", languages {', '.join(counts.languages)}" if counts.languages else "") + f"; saved to {shown}")
+    _info(
+        f"counted {_plural(counts.n_documents, 'document')}, {counts.n_bytes / 1e6:.2f} MB in {elapsed:.1f} s "
+        f"({rate:.1f} MB/s): {_plural(len(counts.pretokens), 'distinct pretoken')}{runs}"
+        + (f", languages {', '.join(counts.languages)}" if counts.languages else "")
+        + f"; saved to {shown}"
+    )
     return EXIT_OK

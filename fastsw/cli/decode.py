@@ -1,4 +1,5 @@
 """``fastsw decode``: lines of token ids back into text."""
+
 from __future__ import annotations
 
 import json
@@ -10,14 +11,20 @@ from fastsw.cli.common import EXIT_OK, CliError, _Output, _model_on_stdin, _text
 
 def add_parser(sub) -> None:
     p = sub.add_parser(
-        "decode", help="turn lines of token ids back into text",
+        "decode",
+        help="turn lines of token ids back into text",
         description="Read lines of space-separated token ids (as printed by 'fastsw encode') from INPUT files "
-                    "or stdin and print the decoded text of each line exactly as it is, adding nothing (the "
-                    "newline of a line document is part of its ids), or with --jsonl as a JSON object "
-                    "{\"text\": ...} per line. Byte sequences that are not valid UTF-8 are shown as U+FFFD.",
+        "or stdin and print the decoded text of each line exactly as it is, adding nothing (the "
+        "newline of a line document is part of its ids), or with --jsonl as a JSON object "
+        '{"text": ...} per line. Byte sequences that are not valid UTF-8 are shown as U+FFFD.',
     )
-    p.add_argument("-m", "--model", required=True, metavar="MODEL",
-                   help="model file written by 'fastsw train' ('-': read it from stdin, with INPUT files)")
+    p.add_argument(
+        "-m",
+        "--model",
+        required=True,
+        metavar="MODEL",
+        help="model file written by 'fastsw train' ('-': read it from stdin, with INPUT files)",
+    )
     p.add_argument("inputs", nargs="*", metavar="INPUT", help="files of id lines (default, or '-': stdin)")
     p.add_argument("--jsonl", action="store_true", help='print {"text": ...} per document')
     p.set_defaults(func=cmd_decode)
@@ -38,8 +45,10 @@ def cmd_decode(args) -> int:
         ids: List[int] = []
         for field in line.split():
             if not _ID_RE.fullmatch(field):
-                raise CliError(f"{source} line {number}: {field[:40]!r} is not a token id "
-                               "(expected non-negative integers separated by spaces)")
+                raise CliError(
+                    f"{source} line {number}: {field[:40]!r} is not a token id "
+                    "(expected non-negative integers separated by spaces)"
+                )
             tid = int(field)
             problem = tok._id_problem(tid)
             if problem is not None:

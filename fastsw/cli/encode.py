@@ -1,39 +1,71 @@
 """``fastsw encode``: token ids of documents, as lines of ids or as one binary array."""
+
 from __future__ import annotations
 
 import sys
 from typing import Iterator, List
 
-from fastsw.cli.common import (EXIT_OK, STDIN_NAME, CliError, _stdin_help, _add_reading_options, _Output, _info,
-    _documents, _load, _check_output_path)
+from fastsw.cli.common import (
+    EXIT_OK,
+    STDIN_NAME,
+    CliError,
+    _stdin_help,
+    _add_reading_options,
+    _Output,
+    _info,
+    _documents,
+    _load,
+    _check_output_path,
+)
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser(
-        "encode", help="print token ids, one line per document",
+        "encode",
+        help="print token ids, one line per document",
         description="Encode documents with MODEL and print one line per document: its token ids separated by "
-                    "single spaces (an empty document gives an empty line). Special-token strings are "
-                    "encoded as ordinary text. With no INPUT (or INPUT '-'), documents are read from stdin, one "
-                    "per line, each answered at once: each line with its trailing newline is a document (as in "
-                    "INPUT files with --doc-mode line), so 'fastsw encode FILE | fastsw decode' prints FILE back; "
-                    "or JSON Lines (see --stdin-format).",
+        "single spaces (an empty document gives an empty line). Special-token strings are "
+        "encoded as ordinary text. With no INPUT (or INPUT '-'), documents are read from stdin, one "
+        "per line, each answered at once: each line with its trailing newline is a document (as in "
+        "INPUT files with --doc-mode line), so 'fastsw encode FILE | fastsw decode' prints FILE back; "
+        "or JSON Lines (see --stdin-format).",
     )
-    p.add_argument("-m", "--model", required=True, metavar="MODEL",
-                   help="model file written by 'fastsw train' ('-': read it from stdin, with INPUT files)")
+    p.add_argument(
+        "-m",
+        "--model",
+        required=True,
+        metavar="MODEL",
+        help="model file written by 'fastsw train' ('-': read it from stdin, with INPUT files)",
+    )
     p.add_argument("inputs", nargs="*", metavar="INPUT", help="files to encode (default, or '-': stdin)")
-    _add_reading_options(p, stdin_note="--doc-mode and --separator apply to INPUT files only. " + _stdin_help(True),
-                         stdin=True)
-    g = p.add_argument_group("binary output", "--format bin or npy writes the ids of all documents as one array "
-                             "(little-endian; the end-of-text token after each document, as 'fastsw shard' writes "
-                             "them) to -o FILE or stdout")
-    g.add_argument("--format", choices=("ids", "bin", "npy"), default="ids",
-                   help="ids: one line of ids per document (default); bin: flat ids; npy: a .npy array")
+    _add_reading_options(
+        p, stdin_note="--doc-mode and --separator apply to INPUT files only. " + _stdin_help(True), stdin=True
+    )
+    g = p.add_argument_group(
+        "binary output",
+        "--format bin or npy writes the ids of all documents as one array "
+        "(little-endian; the end-of-text token after each document, as 'fastsw shard' writes "
+        "them) to -o FILE or stdout",
+    )
+    g.add_argument(
+        "--format",
+        choices=("ids", "bin", "npy"),
+        default="ids",
+        help="ids: one line of ids per document (default); bin: flat ids; npy: a .npy array",
+    )
     g.add_argument("-o", "--output", metavar="FILE", default=None, help="write to FILE instead of stdout")
-    g.add_argument("--dtype", choices=("uint16", "uint32"), default=None,
-                   help="bin/npy id type (default: uint16 when every id of MODEL fits, else uint32)")
-    g.add_argument("--eot", metavar="TOKEN", default="auto",
-                   help="bin/npy: token after each document (default: MODEL's <|endoftext|> when it has one; "
-                        "'none' for no token)")
+    g.add_argument(
+        "--dtype",
+        choices=("uint16", "uint32"),
+        default=None,
+        help="bin/npy id type (default: uint16 when every id of MODEL fits, else uint32)",
+    )
+    g.add_argument(
+        "--eot",
+        metavar="TOKEN",
+        default="auto",
+        help="bin/npy: token after each document (default: MODEL's <|endoftext|> when it has one; 'none' for no token)",
+    )
     p.set_defaults(func=cmd_encode)
 
 
@@ -112,13 +144,16 @@ def _encode_binary(args, tok, documents) -> int:
     if args.format == "ids":
         from fastsw.files import atomic_write_text
 
-        atomic_write_text(args.output, "".join(" ".join(map(str, ids)) + "\n" for ids in
-                                               tok.encode_ordinary_batch(list(documents))))
+        atomic_write_text(
+            args.output, "".join(" ".join(map(str, ids)) + "\n" for ids in tok.encode_ordinary_batch(list(documents)))
+        )
         return EXIT_OK
     eot = None if args.eot == "none" else args.eot
     if eot == "auto" and "<|endoftext|>" not in tok.special_tokens:
-        _info(f"note: {args.model} has no <|endoftext|> special token, so no token separates the documents; "
-              "give --eot TOKEN to add one")
+        _info(
+            f"note: {args.model} has no <|endoftext|> special token, so no token separates the documents; "
+            "give --eot TOKEN to add one"
+        )
         eot = None
     options = {"format": args.format, "dtype": args.dtype, "eot": eot}
     if args.output is None:

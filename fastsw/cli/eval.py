@@ -1,34 +1,65 @@
 """``fastsw eval``: models compared per language (compression, Rényi efficiency, Gini)."""
+
 from __future__ import annotations
 
 import os
 
-from fastsw.cli.common import (EXIT_OK, CliError, _add_reading_options, _Output, _info, _progress_stderr,
-    _reading_kwargs, _load, _lang_path_arg, _command)
+from fastsw.cli.common import (
+    EXIT_OK,
+    CliError,
+    _add_reading_options,
+    _Output,
+    _info,
+    _progress_stderr,
+    _reading_kwargs,
+    _load,
+    _lang_path_arg,
+    _command,
+)
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser(
-        "eval", help="compare models per language: compression, Rényi efficiency, Gini",
+        "eval",
+        help="compare models per language: compression, Rényi efficiency, Gini",
         description="Encode every --text with every MODEL and print a markdown table (one row per model and "
-                    "language: documents, bytes, characters, tokens, bytes/token, chars/token, docs/token, Rényi "
-                    "efficiency, token ratio to the reference language) and the Gini coefficient of each model "
-                    "across languages: of token counts when the texts are parallel (same number of documents), "
-                    "else of tokens per byte. The reference language is en when an en text is given, else the "
-                    "first. With --json, one JSON object {\"models\": [{\"model\", \"languages\": {LANG: "
-                    "{metric: value}}, \"gini\", \"gini_of\", ...}], ...} instead, models in the order given.",
+        "language: documents, bytes, characters, tokens, bytes/token, chars/token, docs/token, Rényi "
+        "efficiency, token ratio to the reference language) and the Gini coefficient of each model "
+        "across languages: of token counts when the texts are parallel (same number of documents), "
+        "else of tokens per byte. The reference language is en when an en text is given, else the "
+        'first. With --json, one JSON object {"models": [{"model", "languages": {LANG: '
+        '{metric: value}}, "gini", "gini_of", ...}], ...} instead, models in the order given.',
     )
-    p.add_argument("-m", "--model", nargs="+", action="extend", required=True, metavar="MODEL", dest="models",
-                   help="model files written by 'fastsw train' (several, or -m repeated)")
-    p.add_argument("--text", nargs="+", action="extend", required=True, metavar="LANG=PATH", dest="texts",
-                   type=_lang_path_arg, help="an evaluation text and its language, e.g. --text en=test.en.jsonl "
-                                             "de=test.de.jsonl (repeatable; each language once)")
+    p.add_argument(
+        "-m",
+        "--model",
+        nargs="+",
+        action="extend",
+        required=True,
+        metavar="MODEL",
+        dest="models",
+        help="model files written by 'fastsw train' (several, or -m repeated)",
+    )
+    p.add_argument(
+        "--text",
+        nargs="+",
+        action="extend",
+        required=True,
+        metavar="LANG=PATH",
+        dest="texts",
+        type=_lang_path_arg,
+        help="an evaluation text and its language, e.g. --text en=test.en.jsonl "
+        "de=test.de.jsonl (repeatable; each language once)",
+    )
     p.add_argument("--json", action="store_true", help="print the result as one JSON object instead of tables")
-    p.add_argument("--report", metavar="DIR", default=None,
-                   help="also write report.md, report.json, PNG charts and tokens.html (the texts' tokens, as "
-                        "'fastsw show --html' draws them) into DIR (needs matplotlib)")
-    p.add_argument("--alpha", type=float, default=2.5, metavar="A",
-                   help="order of the Rényi efficiency (default: 2.5)")
+    p.add_argument(
+        "--report",
+        metavar="DIR",
+        default=None,
+        help="also write report.md, report.json, PNG charts and tokens.html (the texts' tokens, as "
+        "'fastsw show --html' draws them) into DIR (needs matplotlib)",
+    )
+    p.add_argument("--alpha", type=float, default=2.5, metavar="A", help="order of the Rényi efficiency (default: 2.5)")
     p.add_argument("--no-progress", action="store_true", help="do not draw a progress bar")
     _add_reading_options(p, stdin_note="They apply to every --text file.")
     p.set_defaults(func=cmd_eval)
@@ -70,6 +101,7 @@ def cmd_eval(args) -> int:
         pages = {}
         if isinstance(models, dict):  # the tokens of every model on every text (fastsw.eval.show)
             from fastsw.eval.evaluate import tokens_page
+
             words = ["fastsw", "eval"] + [w for m in models for w in ("-m", m)] + ["--report", args.report]
             words += [w for lang, path in texts.items() for w in ("--text", f"{lang}={path}")]
             pages["tokens.html"] = tokens_page(models, texts, result, reading=reading, command=_command(words))

@@ -1,21 +1,37 @@
 """``fastsw inspect``: a summary of a model file, or its merges as JSON."""
+
 from __future__ import annotations
 
 import json
 
-from fastsw.cli.common import (EXIT_OK, STDIN_NAME, CliError, _pretokenizer_name, _Output, _load, _plural, _render,
-    _atom_renderer)
+from fastsw.cli.common import (
+    EXIT_OK,
+    STDIN_NAME,
+    CliError,
+    _pretokenizer_name,
+    _Output,
+    _load,
+    _plural,
+    _render,
+    _atom_renderer,
+)
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser(
-        "inspect", help="describe a model file",
+        "inspect",
+        help="describe a model file",
         description="Print a short summary of MODEL, or with --json an object "
-                    '{"algo", "profile", "vocab_size", "merges": [{"id", "left", "right", "count", "super"}]} '
-                    "where left/right are the lowercase hex of the merged tokens' bytes, merges in id order.",
+        '{"algo", "profile", "vocab_size", "merges": [{"id", "left", "right", "count", "super"}]} '
+        "where left/right are the lowercase hex of the merged tokens' bytes, merges in id order.",
     )
-    p.add_argument("model_path", nargs="?", metavar="MODEL", default=None,
-                   help="model file written by 'fastsw train' (or give it as -m MODEL, as every command takes it)")
+    p.add_argument(
+        "model_path",
+        nargs="?",
+        metavar="MODEL",
+        default=None,
+        help="model file written by 'fastsw train' (or give it as -m MODEL, as every command takes it)",
+    )
     p.add_argument("-m", "--model", metavar="MODEL", default=None, help="the model file ('-': read it from stdin)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_inspect)
@@ -41,29 +57,49 @@ def cmd_inspect(args) -> int:
             "algo": tok.algo,
             "profile": tok.profile,
             "vocab_size": tok.vocab_size,
-            "merges": [{"id": m.id, "left": vocab[m.left].hex(), "right": vocab[m.right].hex(),
-                        "count": m.count, "super": m.super} for m in tok.merges],
+            "merges": [
+                {
+                    "id": m.id,
+                    "left": vocab[m.left].hex(),
+                    "right": vocab[m.right].hex(),
+                    "count": m.count,
+                    "super": m.super,
+                }
+                for m in tok.merges
+            ],
         }
         out.line(json.dumps(data, ensure_ascii=False))
         out.flush()
         return EXIT_OK
     info = tok.training_info
-    lines = [
-        f"model:          {STDIN_NAME if args.model == '-' else args.model}",
-        f"algo:           {tok.algo}",
-        f"profile:        {tok.profile}",
-        f"alphabet:       {tok.alphabet.kind} ({len(tok.alphabet)} tokens)",
-        f"pretokenizer:   {_pretokenizer_name(tok.pretokenizer.to_config())}",
-    ] + ([f"normalize:      {tok.normalize}"] if tok.normalize else []) + [
-        f"vocab size:     {tok.vocab_size} ({tok.n_regular} regular merges, {tok.n_super} supermerges)",
-        "special tokens: " + (", ".join(f"{_render(s.encode('utf-8'))}={i}" for s, i in
-                                        sorted(tok.special_tokens.items(), key=lambda kv: kv[1])) or "none"),
-    ]
+    lines = (
+        [
+            f"model:          {STDIN_NAME if args.model == '-' else args.model}",
+            f"algo:           {tok.algo}",
+            f"profile:        {tok.profile}",
+            f"alphabet:       {tok.alphabet.kind} ({len(tok.alphabet)} tokens)",
+            f"pretokenizer:   {_pretokenizer_name(tok.pretokenizer.to_config())}",
+        ]
+        + ([f"normalize:      {tok.normalize}"] if tok.normalize else [])
+        + [
+            f"vocab size:     {tok.vocab_size} ({tok.n_regular} regular merges, {tok.n_super} supermerges)",
+            "special tokens: "
+            + (
+                ", ".join(
+                    f"{_render(s.encode('utf-8'))}={i}"
+                    for s, i in sorted(tok.special_tokens.items(), key=lambda kv: kv[1])
+                )
+                or "none"
+            ),
+        ]
+    )
     if "documents" in info:
         lines.append(f"trained on:     {_plural(info['documents'], 'document')}, {info.get('bytes', 0) / 1e6:.2f} MB")
     dup = model_duplication(tok)  # seed 002 Table 5
-    lines.append(f"duplication:    {100 * dup['space']:.1f} % of entries differ from another only by a leading "
-                 f"space, {100 * dup['case']:.1f} % only by case")
+    lines.append(
+        f"duplication:    {100 * dup['space']:.1f} % of entries differ from another only by a leading "
+        f"space, {100 * dup['case']:.1f} % only by case"
+    )
     if tok.algo == "mingram":
         k = next(i for i, text in enumerate(lines) if text.startswith("vocab size:"))
         lines[k] = f"vocab size:     {tok.vocab_size} (MinGram, score_delta {tok.score_delta})"
@@ -84,8 +120,10 @@ def cmd_inspect(args) -> int:
     lines.append(f"first {len(shown)} merges:" if shown else "merges:         none")
     for m in shown:
         kind = "  [super]" if m.super else ""
-        lines.append(f"  {m.id:>6}: {render(vocab[m.left])} + {render(vocab[m.right])} -> "
-                     f"{render(vocab[m.id])}  (count {m.count}){kind}")
+        lines.append(
+            f"  {m.id:>6}: {render(vocab[m.left])} + {render(vocab[m.right])} -> "
+            f"{render(vocab[m.id])}  (count {m.count}){kind}"
+        )
     for text in lines:
         out.line(text)
     out.flush()

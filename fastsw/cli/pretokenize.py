@@ -1,27 +1,48 @@
 """``fastsw pretokenize``: the pretokens of each document as a JSON array."""
+
 from __future__ import annotations
 
 import json
 
-from fastsw.cli.common import (EXIT_OK, _pretokenizer_arg, _PRETOKENIZER_HELP, _stdin_help, _add_reading_options,
-    _Output, _documents, _load)
+from fastsw.cli.common import (
+    EXIT_OK,
+    _pretokenizer_arg,
+    _PRETOKENIZER_HELP,
+    _stdin_help,
+    _add_reading_options,
+    _Output,
+    _documents,
+    _load,
+)
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser(
-        "pretokenize", help="print the pretokens of each document as a JSON array",
+        "pretokenize",
+        help="print the pretokens of each document as a JSON array",
         description="Split documents into pretokens and print one JSON array of strings per document. With no "
-                    "INPUT (or INPUT '-'), documents are read from stdin, one per line (without the trailing "
-                    "newline), or as JSON Lines (see --stdin-format).",
+        "INPUT (or INPUT '-'), documents are read from stdin, one per line (without the trailing "
+        "newline), or as JSON Lines (see --stdin-format).",
     )
     p.add_argument("inputs", nargs="*", metavar="INPUT", help="files to pre-tokenize (default, or '-': stdin)")
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--pretokenizer", type=_pretokenizer_arg, default=None, metavar="NAME",
-                   help=_PRETOKENIZER_HELP + " (markers and caps codes are shown as ¦ ↑ ⇑)")
-    g.add_argument("-m", "--model", metavar="MODEL", default=None,
-                   help="use the pre-tokenizer stored in MODEL ('-': read it from stdin, with INPUT files)")
-    _add_reading_options(p, stdin_note="--doc-mode and --separator apply to INPUT files only. " + _stdin_help(True),
-                         stdin=True)
+    g.add_argument(
+        "--pretokenizer",
+        type=_pretokenizer_arg,
+        default=None,
+        metavar="NAME",
+        help=_PRETOKENIZER_HELP + " (markers and caps codes are shown as ¦ ↑ ⇑)",
+    )
+    g.add_argument(
+        "-m",
+        "--model",
+        metavar="MODEL",
+        default=None,
+        help="use the pre-tokenizer stored in MODEL ('-': read it from stdin, with INPUT files)",
+    )
+    _add_reading_options(
+        p, stdin_note="--doc-mode and --separator apply to INPUT files only. " + _stdin_help(True), stdin=True
+    )
     p.set_defaults(func=cmd_pretokenize)
 
 

@@ -1,4 +1,5 @@
 """``fastsw train``: train a tokenizer and save it as a model file."""
+
 from __future__ import annotations
 
 import contextlib
@@ -8,62 +9,137 @@ import time
 import warnings
 from pathlib import Path
 
-from fastsw.cli.common import (EXIT_OK, CliError, _add_dask_options, _add_language_options, _add_reading_options,
-                               _add_text_options, _cap_workers, _check_output_path, _dask_check, _dask_client, _info,
-                               _lang_pair, _language_args, _plural, _positive, _pretokenizer_name, _progress_stderr,
-                               _reading_kwargs, _reads_stdin, _save, _stdin_documents, _stdin_help)
+from fastsw.cli.common import (
+    EXIT_OK,
+    CliError,
+    _add_dask_options,
+    _add_language_options,
+    _add_reading_options,
+    _add_text_options,
+    _cap_workers,
+    _check_output_path,
+    _dask_check,
+    _dask_client,
+    _info,
+    _lang_pair,
+    _language_args,
+    _plural,
+    _positive,
+    _pretokenizer_name,
+    _progress_stderr,
+    _reading_kwargs,
+    _reads_stdin,
+    _save,
+    _stdin_documents,
+    _stdin_help,
+)
 from fastsw.trainers.base import OptionError
 from fastsw.trainers.registry import get_trainer, trainers
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser(
-        "train", help="train a tokenizer and save it as a model file",
+        "train",
+        help="train a tokenizer and save it as a model file",
         description="Train a tokenizer on INPUT files ('-' for stdin; with no INPUT, on the bundled multilingual "
-                    "sample corpus), or on count files written by 'fastsw count' (--from-counts), and save it to "
-                    "MODEL ('-o -' writes it to stdout). Progress bars and a summary go to stderr. The options "
-                    "are grouped by the algorithm they apply to.",
+        "sample corpus), or on count files written by 'fastsw count' (--from-counts), and save it to "
+        "MODEL ('-o -' writes it to stdout). Progress bars and a summary go to stderr. The options "
+        "are grouped by the algorithm they apply to.",
     )
     g = p.add_argument_group("common options")
-    g.add_argument("--algo", choices=[t.name for t in trainers()], default="bpe",
-                   help="; ".join(f"{t.name}: {t.summary}" for t in trainers()))
-    g.add_argument("--vocab-size", type=_positive, default=4096, metavar="N",
-                   help="vocabulary size: alphabet + merges, special tokens excluded (default: 4096)")
-    g.add_argument("--special-token", action="append", default=[], metavar="TOK", dest="special_tokens",
-                   help="add a special token (repeatable); ids follow the vocabulary")
-    g.add_argument("--backend", choices=("auto", "numba", "python"), default="auto",
-                   help="merge-loop implementation: numba kernels or the plain-Python reference path "
-                        "(identical models; default auto = numba unless FASTSW_PUREPYTHON=1)")
+    g.add_argument(
+        "--algo",
+        choices=[t.name for t in trainers()],
+        default="bpe",
+        help="; ".join(f"{t.name}: {t.summary}" for t in trainers()),
+    )
+    g.add_argument(
+        "--vocab-size",
+        type=_positive,
+        default=4096,
+        metavar="N",
+        help="vocabulary size: alphabet + merges, special tokens excluded (default: 4096)",
+    )
+    g.add_argument(
+        "--special-token",
+        action="append",
+        default=[],
+        metavar="TOK",
+        dest="special_tokens",
+        help="add a special token (repeatable); ids follow the vocabulary",
+    )
+    g.add_argument(
+        "--backend",
+        choices=("auto", "numba", "python"),
+        default="auto",
+        help="merge-loop implementation: numba kernels or the plain-Python reference path "
+        "(identical models; default auto = numba unless FASTSW_PUREPYTHON=1)",
+    )
     g = p.add_argument_group("BPE rules and text (every algorithm's regular merges)")
-    g.add_argument("--profile", choices=("paper", "hf"), default="paper",
-                   help="paper: the paper's reference rules, 243-byte alphabet (default); "
-                        "hf: HF tokenizers' BpeTrainer rules, 256-byte alphabet")
-    _add_text_options(g, default=None, note=". none with --algo bpe, parity-bpe or mingram (it makes no words for "
-                                            "supermerges to join); script-v3 with every --algo but parity-bpe. With "
-                                            "--from-counts the counts' own are used")
-    g.add_argument("--alphabet", choices=("bytes", "chars"), default="bytes",
-                   help="bytes (default) or chars (characters seen in training; needs --profile hf)")
-    g.add_argument("--byte-fallback", action="store_true",
-                   help="with --alphabet chars: encode unseen characters as bytes")
+    g.add_argument(
+        "--profile",
+        choices=("paper", "hf"),
+        default="paper",
+        help="paper: the paper's reference rules, 243-byte alphabet (default); "
+        "hf: HF tokenizers' BpeTrainer rules, 256-byte alphabet",
+    )
+    _add_text_options(
+        g,
+        default=None,
+        note=". none with --algo bpe, parity-bpe or mingram (it makes no words for "
+        "supermerges to join); script-v3 with every --algo but parity-bpe. With "
+        "--from-counts the counts' own are used",
+    )
+    g.add_argument(
+        "--alphabet",
+        choices=("bytes", "chars"),
+        default="bytes",
+        help="bytes (default) or chars (characters seen in training; needs --profile hf)",
+    )
+    g.add_argument(
+        "--byte-fallback", action="store_true", help="with --alphabet chars: encode unseen characters as bytes"
+    )
     _add_trainer_options(p)
     g = p.add_argument_group("input")
-    g.add_argument("inputs", nargs="*", metavar="INPUT",
-                   help="corpus files (.jsonl, .ndjson or text; optionally .gz, .bz2, .xz, .zst), or '-' for "
-                        "stdin")
-    g.add_argument("--from-counts", nargs="+", metavar="COUNTS", default=None,
-                   help="train from count files written by 'fastsw count' (several are merged) instead of "
-                        "INPUT files; gives the same model as training on the counted text")
-    g.add_argument("--workers", type=_positive, default=None, metavar="N",
-                   help="processes that pre-tokenize and count INPUT files (default: one thread per core "
-                        "in this process with the compiled counter; otherwise all cores when the INPUT files "
-                        "hold 16 MB or more, else 1); more than the cores are capped at them, with a note")
-    _add_reading_options(p, stdin_note="With no INPUT the bundled sample corpus is used and these options "
-                                       "must not be given. " + _stdin_help(False), stdin=True)
+    g.add_argument(
+        "inputs",
+        nargs="*",
+        metavar="INPUT",
+        help="corpus files (.jsonl, .ndjson or text; optionally .gz, .bz2, .xz, .zst), or '-' for stdin",
+    )
+    g.add_argument(
+        "--from-counts",
+        nargs="+",
+        metavar="COUNTS",
+        default=None,
+        help="train from count files written by 'fastsw count' (several are merged) instead of "
+        "INPUT files; gives the same model as training on the counted text",
+    )
+    g.add_argument(
+        "--workers",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help="processes that pre-tokenize and count INPUT files (default: one thread per core "
+        "in this process with the compiled counter; otherwise all cores when the INPUT files "
+        "hold 16 MB or more, else 1); more than the cores are capped at them, with a note",
+    )
+    _add_reading_options(
+        p,
+        stdin_note="With no INPUT the bundled sample corpus is used and these options "
+        "must not be given. " + _stdin_help(False),
+        stdin=True,
+    )
     _add_language_options(p, weights=True)
     _add_dask_options(p)
     g = p.add_argument_group("output and progress")
-    g.add_argument("-o", "--output", metavar="MODEL", required=True,
-                   help="where to write the model (JSON); '-' writes it to stdout")
+    g.add_argument(
+        "-o",
+        "--output",
+        metavar="MODEL",
+        required=True,
+        help="where to write the model (JSON); '-' writes it to stdout",
+    )
     g.add_argument("--no-progress", action="store_true", help="do not draw progress bars")
     p.set_defaults(func=cmd_train)
 
@@ -71,8 +147,13 @@ def add_parser(sub) -> None:
 # ---- the trainers' options: flags generated from their config fields ----------------------------------------------
 
 #: The flags of train()'s own options whose flag is not ``--`` + the name with ``-`` for ``_``.
-_COMMON_FLAGS = {"special_tokens": "--special-token", "weights": "--weight", "shares": "--share",
-                 "inputs": "INPUT", "from_counts": "--from-counts"}
+_COMMON_FLAGS = {
+    "special_tokens": "--special-token",
+    "weights": "--weight",
+    "shares": "--share",
+    "inputs": "INPUT",
+    "from_counts": "--from-counts",
+}
 
 
 def _fields() -> dict:
@@ -111,7 +192,8 @@ def _add_trainer_options(p) -> None:
                 if "doc" not in field.metadata:
                     continue
                 owner = field.metadata.get("group") or next(
-                    c for c in reversed(trainer.Config.__mro__) if field.name in getattr(c, "__annotations__", {}))
+                    c for c in reversed(trainer.Config.__mro__) if field.name in getattr(c, "__annotations__", {})
+                )
                 groups.setdefault(owner, {}).setdefault(field.name, field)
     for klass in sorted(groups, key=lambda c: c.help_order):
         g = p.add_argument_group(klass.help_title or klass.__name__, klass.help_text or None)
@@ -125,8 +207,13 @@ def _add_trainer_options(p) -> None:
                 if meta.get("action") == "append":
                     kwargs["action"] = "append"
                     metavar = meta.get("metavar") or ""
-                    kwargs["type"] = (_lang_pair("PATH") if metavar.endswith("=PATH") else _lang_pair("RATIO")
-                                      if metavar.startswith("LANG=") else str)
+                    kwargs["type"] = (
+                        _lang_pair("PATH")
+                        if metavar.endswith("=PATH")
+                        else _lang_pair("RATIO")
+                        if metavar.startswith("LANG=")
+                        else str
+                    )
                 else:
                     kwargs["type"] = meta.get("type") or (type(field.default) if field.default is not None else str)
                 if kwargs["choices"] is not None:
@@ -153,19 +240,23 @@ def _parity_args(args, languages: dict) -> dict:
         dev: dict = {}
         for name, path in args.dev:
             if known is not None and name not in known:
-                raise CliError(f"--dev {name}={path}: no --lang {name}=PATH was given (languages: "
-                               f"{', '.join(known)}); every dev language needs its training text")
+                raise CliError(
+                    f"--dev {name}={path}: no --lang {name}=PATH was given (languages: "
+                    f"{', '.join(known)}); every dev language needs its training text"
+                )
             dev.setdefault(name, []).append(Path(path))
         out["dev"] = dev
     if args.ratios is not None:
         from fractions import Fraction
+
         ratios: dict = {}
         for name, value in args.ratios:
             if name in ratios:
                 raise CliError(f"--ratio {name}=... is given twice")
             if known is not None and name not in known:
-                raise CliError(f"--ratio {name}={value}: no --lang {name}=PATH was given (languages: "
-                               f"{', '.join(known)})")
+                raise CliError(
+                    f"--ratio {name}={value}: no --lang {name}=PATH was given (languages: {', '.join(known)})"
+                )
             ratios[name] = Fraction(value)
         out["ratios"] = ratios
     return out
@@ -177,23 +268,36 @@ def cmd_train(args) -> int:
 
     stdin = _reads_stdin(args, default=False)
     if stdin:
-        for flag, value in (("--from-counts", args.from_counts), ("--lang", args.langs),
-                            ("--lang-field", args.lang_field), ("--scheduler", args.scheduler),
-                            ("--dask-local", args.dask_local)):
+        for flag, value in (
+            ("--from-counts", args.from_counts),
+            ("--lang", args.langs),
+            ("--lang-field", args.lang_field),
+            ("--scheduler", args.scheduler),
+            ("--dask-local", args.dask_local),
+        ):
             if value is not None:
                 raise CliError(f"INPUT '-' (stdin) does not go with {flag}; leave one of them out")
     languages = _language_args(args, weights=True)
     options = {**_trainer_options(args), **_parity_args(args, languages)}
-    common = dict(algo=args.algo, vocab_size=args.vocab_size, profile=args.profile, alphabet=args.alphabet,
-                  byte_fallback=args.byte_fallback, special_tokens=args.special_tokens)
+    common = dict(
+        algo=args.algo,
+        vocab_size=args.vocab_size,
+        profile=args.profile,
+        alphabet=args.alphabet,
+        byte_fallback=args.byte_fallback,
+        special_tokens=args.special_tokens,
+    )
     try:  # train()'s own check of every option, before anything is read
-        trainer, _ = resolve(**common, weights=languages.get("weights"), shares=languages.get("shares"),
-                             options=options)
+        trainer, _ = resolve(
+            **common, weights=languages.get("weights"), shares=languages.get("shares"), options=options
+        )
     except OptionError as e:
         raise _cli_error(e) from None
     if trainer.parity() is not None and not ({"inputs", "lang_field"} & set(languages)) and args.from_counts is None:
-        raise CliError("parity-aware BPE trains on one text per language: give --lang LANG=PATH for each "
-                       "language (or --lang-field F, or --from-counts files counted with --lang)")
+        raise CliError(
+            "parity-aware BPE trains on one text per language: give --lang LANG=PATH for each "
+            "language (or --lang-field F, or --from-counts files counted with --lang)"
+        )
     if args.from_counts is not None:
         if args.inputs:
             raise CliError("give either INPUT files or --from-counts COUNTS, not both")
@@ -214,22 +318,32 @@ def cmd_train(args) -> int:
         counts = load_counts(args.from_counts)
         if get_trainer(args.algo).needs_runs and not counts.has_runs:
             names = ", ".join(args.from_counts)
-            raise CliError(f"--algo {args.algo} needs letter runs, but {names} "
-                           f"{'was' if len(args.from_counts) == 1 else 'were (in part)'} counted with --no-runs; "
-                           "count again without --no-runs, or use --algo bpe")
+            raise CliError(
+                f"--algo {args.algo} needs letter runs, but {names} "
+                f"{'was' if len(args.from_counts) == 1 else 'were (in part)'} counted with --no-runs; "
+                "count again without --no-runs, or use --algo bpe"
+            )
         if args.pretokenizer is not None and _pretokenizer_name(counts.pretokenizer_config) != args.pretokenizer:
-            raise CliError(f"--pretokenizer {args.pretokenizer} differs from the pretokenizer of the count files "
-                           f"(mode {_pretokenizer_name(counts.pretokenizer_config)}); leave --pretokenizer out "
-                           "with --from-counts")
+            raise CliError(
+                f"--pretokenizer {args.pretokenizer} differs from the pretokenizer of the count files "
+                f"(mode {_pretokenizer_name(counts.pretokenizer_config)}); leave --pretokenizer out "
+                "with --from-counts"
+            )
         if args.normalize is not None and (None if args.normalize == "none" else args.normalize) != counts.normalize:
-            raise CliError(f"--normalize {args.normalize} differs from the normalization of the count files "
-                           f"({counts.normalize or 'none'}); leave --normalize out with --from-counts")
+            raise CliError(
+                f"--normalize {args.normalize} differs from the normalization of the count files "
+                f"({counts.normalize or 'none'}); leave --normalize out with --from-counts"
+            )
         source = {"from_counts": counts, **languages}
     elif stdin:
         source = {"inputs": _stdin_documents(args, keep_newline=True), "workers": args.workers}
     elif args.inputs:
-        source = {"inputs": [Path(p) for p in args.inputs], "workers": args.workers,
-                  **_reading_kwargs(args, has_inputs=True, without_inputs=""), **languages}
+        source = {
+            "inputs": [Path(p) for p in args.inputs],
+            "workers": args.workers,
+            **_reading_kwargs(args, has_inputs=True, without_inputs=""),
+            **languages,
+        }
     else:
         from fastsw.corpus.sample import SAMPLE_DIR, SEPARATOR, sample_files
 
@@ -243,15 +357,22 @@ def cmd_train(args) -> int:
     with _progress_stderr(progress):
         with warnings.catch_warnings():  # the summary prints these notes
             warnings.simplefilter("ignore", VocabularyNotReachedWarning)
-            with (_dask_client(args) if on_dask else contextlib.nullcontext()) as client:
+            with _dask_client(args) if on_dask else contextlib.nullcontext() as client:
                 run = train
                 if on_dask:
                     from fastsw.corpus.distributed import train as dask_train
 
                     run = functools.partial(dask_train, client, args.inputs)
                 try:
-                    tok = run(**common, pretokenizer=args.pretokenizer, normalize=args.normalize,
-                              progress=progress, backend=args.backend, **source, **options)
+                    tok = run(
+                        **common,
+                        pretokenizer=args.pretokenizer,
+                        normalize=args.normalize,
+                        progress=progress,
+                        backend=args.backend,
+                        **source,
+                        **options,
+                    )
                 except OptionError as e:
                     raise _cli_error(e) from None
     if tok.training_info.get("backend_note"):  # train() warned it; the CLI reports the library's warnings as notes
@@ -273,9 +394,11 @@ def _print_summary(tok, output: str, elapsed: float) -> None:
         f"  corpus:      {_plural(info.get('documents', 0), 'document')}, {info.get('bytes', 0) / 1e6:.2f} MB",
     ]
     if tok.algo == "mingram":
-        lines[1] = (f"  vocabulary:  {tok.vocab_size} tokens = {n_alpha} alphabet + {tok.vocab_size - n_alpha} learned "
-                    f"(MinGram from a {info['mingram']['seed_size']}-token BPE seed)"
-                    + (f" (+ {len(tok.special_tokens)} special tokens)" if tok.special_tokens else ""))
+        lines[1] = (
+            f"  vocabulary:  {tok.vocab_size} tokens = {n_alpha} alphabet + {tok.vocab_size - n_alpha} learned "
+            f"(MinGram from a {info['mingram']['seed_size']}-token BPE seed)"
+            + (f" (+ {len(tok.special_tokens)} special tokens)" if tok.special_tokens else "")
+        )
     seconds = info.get("seconds") or {}
     if seconds:
         lines.append("  seconds:     " + ", ".join(f"{stage} {s:.2f}" for stage, s in seconds.items()))

@@ -44,6 +44,7 @@ escape: JSON joins an escaped high surrogate and an escaped low one into one cha
 are not (SCRIPT's block and index atoms; files written with escapes still load). Counts are unbounded JSON integers. The file is written to a temporary file and renamed, so a crash never
 leaves half a table. Pickle is never used for files (only to send batches between processes).
 """
+
 from __future__ import annotations
 
 import gzip
@@ -74,9 +75,22 @@ from fastsw.pretokenizers.pretokenize import LETTER_PATTERN, check_normalize, no
 from fastsw.pretokenizers.pretokenize import Pretokenizer  # noqa: F401 (the examples in the docstrings use it)
 from fastsw.pretokenizers.registry import pretokenizer_from_config
 
-__all__ = ["Counts", "CountTable", "count_corpus", "count_corpus_reference", "count_corpus_parallel",
-           "load_counts", "default_workers", "COUNTS_FORMAT", "COUNTS_FORMAT_VERSION", "count_languages",
-           "int64_overflow", "language_weights", "scaled_weights", "weighted_counts"]
+__all__ = [
+    "Counts",
+    "CountTable",
+    "count_corpus",
+    "count_corpus_reference",
+    "count_corpus_parallel",
+    "load_counts",
+    "default_workers",
+    "COUNTS_FORMAT",
+    "COUNTS_FORMAT_VERSION",
+    "count_languages",
+    "int64_overflow",
+    "language_weights",
+    "scaled_weights",
+    "weighted_counts",
+]
 
 COUNTS_FORMAT = "fastsw-counts"
 COUNTS_FORMAT_VERSION = 1
@@ -111,14 +125,17 @@ class Counts:
     normalizations are never merged either.
     """
 
-    def __init__(self, pretokenizer_config: Optional[dict] = None, has_runs: bool = True,
-                 normalize: Optional[str] = None):
+    def __init__(
+        self, pretokenizer_config: Optional[dict] = None, has_runs: bool = True, normalize: Optional[str] = None
+    ):
         self._index: Optional[Dict[str, int]] = {}
         self.pretokens: List[str] = []
         self.counts: List[int] = []
         self.has_letter: List[bool] = []
         self._letter_runs: Dict[Tuple[int, ...], int] = {}
-        self._packed_runs = None  # (ids, offsets, counts) numpy arrays from the compiled counter, until asked for a dict
+        self._packed_runs = (
+            None  # (ids, offsets, counts) numpy arrays from the compiled counter, until asked for a dict
+        )
         self.n_documents = 0
         self.n_bytes = 0
         self.has_runs = has_runs
@@ -135,8 +152,10 @@ class Counts:
     def __repr__(self) -> str:
         runs = f"{self.n_runs} letter runs" if self.has_runs else "no letter runs"
         langs = f", languages {', '.join(self.languages)}" if self.languages is not None else ""
-        return (f"Counts({self.n_documents} documents, {self.n_bytes} bytes, {len(self.pretokens)} distinct "
-                f"pretokens, {runs}{langs})")
+        return (
+            f"Counts({self.n_documents} documents, {self.n_bytes} bytes, {len(self.pretokens)} distinct "
+            f"pretokens, {runs}{langs})"
+        )
 
     @property
     def index(self) -> Dict[str, int]:
@@ -210,7 +229,9 @@ class Counts:
             self.pretokenizer_config = other.pretokenizer_config
         if self.languages is not None or other.languages is not None:
             return self._merge_languages(other)
-        runs = (other._packed_runs if other._packed_runs is not None else other._letter_runs) if other.has_runs else None
+        runs = (
+            (other._packed_runs if other._packed_runs is not None else other._letter_runs) if other.has_runs else None
+        )
         self._merge_parts(other.pretokens, other.counts, other.has_letter, runs, other.n_documents, other.n_bytes)
         return self
 
@@ -264,8 +285,11 @@ class Counts:
             raise ValueError("no languages given; give at least one language and its text")
         parts = list(tables.items())
         first = parts[0][1]
-        out = cls(pretokenizer_config=first.pretokenizer_config, has_runs=all(t.has_runs for _, t in parts),
-                  normalize=first.normalize)
+        out = cls(
+            pretokenizer_config=first.pretokenizer_config,
+            has_runs=all(t.has_runs for _, t in parts),
+            normalize=first.normalize,
+        )
         for name, t in parts:
             if t.languages is not None:
                 raise ValueError(f"the table of language {name!r} already has languages {t.languages}")
@@ -338,14 +362,17 @@ class Counts:
     def _merge_languages(self, other: "Counts") -> "Counts":
         """``merge`` of tables with language columns: languages are matched by name (this table's first, then
         ``other``'s new ones)."""
+
         def empty(t: Counts) -> bool:  # a table nothing was added to (load_counts starts from one)
             return t.languages is None and not t.pretokens and not t.n_documents
 
         for t in (self, other):
             if t.languages is None and not empty(t):
                 name = t.source or "one of the count tables"
-                raise ValueError(f"{name} has no languages, but another table has; count every part with "
-                                 "languages ('fastsw count --lang LANG=PATH') or every part without")
+                raise ValueError(
+                    f"{name} has no languages, but another table has; count every part with "
+                    "languages ('fastsw count --lang LANG=PATH') or every part without"
+                )
         mine = {} if empty(self) else self.by_language()
         theirs = {} if empty(other) else other.by_language()
         for name, t in theirs.items():
@@ -365,17 +392,24 @@ class Counts:
 
         Rows are written in a canonical order (pretokens by code points, letter-run lines as strings), so the
         file depends only on the counted text, never on how it was counted (workers, threads)."""
-        header = {"format": COUNTS_FORMAT, "format_version": COUNTS_FORMAT_VERSION,
-                  "pretokenizer": self.pretokenizer_config, "runs": bool(self.has_runs),
-                  "documents": self.n_documents, "bytes": self.n_bytes, "pretokens": len(self.pretokens),
-                  "letter_runs": self.n_runs if self.has_runs else 0}
+        header = {
+            "format": COUNTS_FORMAT,
+            "format_version": COUNTS_FORMAT_VERSION,
+            "pretokenizer": self.pretokenizer_config,
+            "runs": bool(self.has_runs),
+            "documents": self.n_documents,
+            "bytes": self.n_bytes,
+            "pretokens": len(self.pretokens),
+            "letter_runs": self.n_runs if self.has_runs else 0,
+        }
         if self.normalize is not None:
             header["normalize"] = self.normalize
         pretokens, counts, letter = self.pretokens, self.counts, self.has_letter
         order = sorted(range(len(pretokens)), key=pretokens.__getitem__)
         if self.languages is not None:
-            header.update(languages=self.languages, language_documents=self.language_documents,
-                          language_bytes=self.language_bytes)
+            header.update(
+                languages=self.languages, language_documents=self.language_documents, language_bytes=self.language_bytes
+            )
             _atomic_write_gzip(path, self._language_lines(header, order))
             return
         lines = (
@@ -390,14 +424,17 @@ class Counts:
         yield json.dumps(header, ensure_ascii=False)
         columns = self.language_counts
         for i in order:
-            yield json.dumps([self.pretokens[i], [int(col[i]) for col in columns], int(bool(self.has_letter[i]))],
-                             ensure_ascii=False)
+            yield json.dumps(
+                [self.pretokens[i], [int(col[i]) for col in columns], int(bool(self.has_letter[i]))], ensure_ascii=False
+            )
         if self.has_runs:
             row_of = [0] * len(order)
             for row, i in enumerate(order):
                 row_of[i] = row
-            lines = [json.dumps([[lang_runs.get(run, 0) for lang_runs in self.language_runs],
-                                 *(row_of[i] for i in run)]) for run in self.letter_runs]
+            lines = [
+                json.dumps([[lang_runs.get(run, 0) for lang_runs in self.language_runs], *(row_of[i] for i in run)])
+                for run in self.letter_runs
+            ]
             lines.sort()
             yield from lines
 
@@ -415,7 +452,7 @@ class Counts:
             ids, offsets, counts = self._packed_runs
             flat = list(map(str, np.asarray(row_of, dtype=np.int64)[ids].tolist())) if ids.size else []
             bounds = offsets.tolist()
-            lines = [f"[{c}, {', '.join(flat[bounds[k]:bounds[k + 1]])}]" for k, c in enumerate(counts.tolist())]
+            lines = [f"[{c}, {', '.join(flat[bounds[k] : bounds[k + 1]])}]" for k, c in enumerate(counts.tolist())]
         lines.sort()
         return lines
 
@@ -428,21 +465,31 @@ class Counts:
 def _runs_to_dict(ids, offsets, counts) -> Dict[Tuple[int, ...], int]:
     """Packed letter runs (see :meth:`Counts.packed_runs`) as a dict, in order."""
     flat, bounds = ids.tolist(), offsets.tolist()
-    return {tuple(flat[bounds[k]:bounds[k + 1]]): c for k, c in enumerate(counts.tolist())}
+    return {tuple(flat[bounds[k] : bounds[k + 1]]): c for k, c in enumerate(counts.tolist())}
 
 
 def _check_same_pretokenizer(a: Counts, b: Counts) -> None:
-    if a.pretokenizer_config is not None and b.pretokenizer_config is not None \
-            and a.pretokenizer_config != b.pretokenizer_config:
-        diff = sorted(k for k in set(a.pretokenizer_config) | set(b.pretokenizer_config)
-                      if a.pretokenizer_config.get(k) != b.pretokenizer_config.get(k))
+    if (
+        a.pretokenizer_config is not None
+        and b.pretokenizer_config is not None
+        and a.pretokenizer_config != b.pretokenizer_config
+    ):
+        diff = sorted(
+            k
+            for k in set(a.pretokenizer_config) | set(b.pretokenizer_config)
+            if a.pretokenizer_config.get(k) != b.pretokenizer_config.get(k)
+        )
         names = " and ".join(s for s in (a.source, b.source) if s) or "the two count tables"
-        raise ValueError(f"{names} were counted with different pretokenizers (they differ in "
-                         f"{', '.join(diff)}); count every part with the same --pretokenizer settings")
+        raise ValueError(
+            f"{names} were counted with different pretokenizers (they differ in "
+            f"{', '.join(diff)}); count every part with the same --pretokenizer settings"
+        )
     if a.normalize != b.normalize:
         names = " and ".join(s for s in (a.source, b.source) if s) or "the two count tables"
-        raise ValueError(f"{names} were counted with different normalizations ({a.normalize or 'none'} and "
-                         f"{b.normalize or 'none'}); count every part with the same --normalize setting")
+        raise ValueError(
+            f"{names} were counted with different normalizations ({a.normalize or 'none'} and "
+            f"{b.normalize or 'none'}); count every part with the same --normalize setting"
+        )
 
 
 def _atomic_write_gzip(path, lines: Iterable[str]) -> None:
@@ -476,8 +523,10 @@ def _is_count(x) -> bool:
 def _count_too_large(x) -> Optional[str]:
     """The error for a count beyond :data:`MAX_COUNT`, else None."""
     if isinstance(x, int) and x > MAX_COUNT:
-        return (f"count {x} is larger than 2**63-1 = {MAX_COUNT}, the largest count fastsw trains on "
-                "(counts are 64-bit); divide the counts of this table")
+        return (
+            f"count {x} is larger than 2**63-1 = {MAX_COUNT}, the largest count fastsw trains on "
+            "(counts are 64-bit); divide the counts of this table"
+        )
     return None
 
 
@@ -491,19 +540,22 @@ def _load(path: Path) -> Counts:
             lineno = 1
             header = json.loads(f.readline())
             if not isinstance(header, dict) or header.get("format") != COUNTS_FORMAT:
-                raise ValueError(f"not a fastsw count file (missing \"format\": \"{COUNTS_FORMAT}\")")
+                raise ValueError(f'not a fastsw count file (missing "format": "{COUNTS_FORMAT}")')
             version = header.get("format_version")
             if not isinstance(version, int) or isinstance(version, bool):
                 raise ValueError("the header has no integer format_version")
             if version > COUNTS_FORMAT_VERSION:
-                raise ValueError(f"count format version {version} is newer than this fastsw supports "
-                                 f"({COUNTS_FORMAT_VERSION}); upgrade fastsw to read it")
+                raise ValueError(
+                    f"count format version {version} is newer than this fastsw supports "
+                    f"({COUNTS_FORMAT_VERSION}); upgrade fastsw to read it"
+                )
             if version < 1:
                 raise ValueError(f"unsupported count format version {version}")
             n_pre, n_runs = header.get("pretokens"), header.get("letter_runs")
             n_docs, n_bytes = header.get("documents"), header.get("bytes")
-            if not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0
-                       for x in (n_pre, n_runs, n_docs, n_bytes)):
+            if not all(
+                isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in (n_pre, n_runs, n_docs, n_bytes)
+            ):
                 raise ValueError("the header needs non-negative integers pretokens, letter_runs, documents, bytes")
             config = header.get("pretokenizer")
             if not isinstance(config, dict):
@@ -511,7 +563,7 @@ def _load(path: Path) -> Counts:
             pretokenizer_from_config(config)  # validates it
             normalize = header.get("normalize")
             if normalize not in ("nfc", "nfkc", None):
-                raise ValueError(f"the header's normalize {normalize!r} is not one of \"nfc\", \"nfkc\" (or absent)")
+                raise ValueError(f'the header\'s normalize {normalize!r} is not one of "nfc", "nfkc" (or absent)')
             c = Counts(pretokenizer_config=config, has_runs=bool(header.get("runs")), normalize=normalize)
             c.n_documents, c.n_bytes = n_docs, n_bytes
             lines = f.read().split(b"\n")
@@ -532,10 +584,18 @@ def _load(path: Path) -> Counts:
                 row = json.loads(_decode_line(next(rows, b"null")))
                 if isinstance(row, list) and len(row) == 3 and _count_too_large(row[1]):
                     raise ValueError(_count_too_large(row[1]))
-                if not (isinstance(row, list) and len(row) == 3 and isinstance(row[0], str) and _is_count(row[1])
-                        and row[2] in (0, 1) and not isinstance(row[2], bool)):
-                    raise ValueError("expected [pretoken, count >= 1, has_letter 0/1]"
-                                     + (" (the file ends early)" if row is None else ""))
+                if not (
+                    isinstance(row, list)
+                    and len(row) == 3
+                    and isinstance(row[0], str)
+                    and _is_count(row[1])
+                    and row[2] in (0, 1)
+                    and not isinstance(row[2], bool)
+                ):
+                    raise ValueError(
+                        "expected [pretoken, count >= 1, has_letter 0/1]"
+                        + (" (the file ends early)" if row is None else "")
+                    )
                 if row[0] in index:
                     raise ValueError(f"pretoken {row[0]!r} appears twice")
                 index[row[0]] = i
@@ -548,11 +608,18 @@ def _load(path: Path) -> Counts:
                 row = json.loads(_decode_line(next(rows, b"null")))
                 if isinstance(row, list) and row and _count_too_large(row[0]):
                     raise ValueError(_count_too_large(row[0]))
-                if not (isinstance(row, list) and len(row) >= 3 and _is_count(row[0])
-                        and all(isinstance(k, int) and not isinstance(k, bool) and 0 <= k < n_pre and letter[k]
-                                for k in row[1:])):
-                    raise ValueError("expected [count >= 1, i1, i2, ...], a run of >= 2 indices of "
-                                     "letter pretokens" + (" (the file ends early)" if row is None else ""))
+                if not (
+                    isinstance(row, list)
+                    and len(row) >= 3
+                    and _is_count(row[0])
+                    and all(
+                        isinstance(k, int) and not isinstance(k, bool) and 0 <= k < n_pre and letter[k] for k in row[1:]
+                    )
+                ):
+                    raise ValueError(
+                        "expected [count >= 1, i1, i2, ...], a run of >= 2 indices of "
+                        "letter pretokens" + (" (the file ends early)" if row is None else "")
+                    )
                 key = tuple(row[1:])
                 if key in runs:
                     raise ValueError("a letter run appears twice")
@@ -596,21 +663,28 @@ def _load_language_rows(header: dict, lines: List[bytes], n_pre: int, n_runs: in
     """Fill ``c`` from the rows of a count file with language columns (see the module docstring); a bad row is
     a :class:`_RowError` with its line number."""
     languages = header["languages"]
-    if not (isinstance(languages, list) and languages and all(isinstance(x, str) and x for x in languages)
-            and len(set(languages)) == len(languages)):
+    if not (
+        isinstance(languages, list)
+        and languages
+        and all(isinstance(x, str) and x for x in languages)
+        and len(set(languages)) == len(languages)
+    ):
         raise ValueError("the header's languages must be a list of distinct non-empty names")
     n_lang = len(languages)
     per_lang = {}
     for key in ("language_documents", "language_bytes"):
         value = header.get(key)
-        if not (isinstance(value, list) and len(value) == n_lang
-                and all(type(x) is int and x >= 0 for x in value)):
+        if not (isinstance(value, list) and len(value) == n_lang and all(type(x) is int and x >= 0 for x in value)):
             raise ValueError(f"the header needs {key}: a list of {n_lang} non-negative integers")
         per_lang[key] = value
 
     def counts_of(cell, lineno: int) -> List[int]:
-        if not (type(cell) is list and len(cell) == n_lang and all(type(x) is int and x >= 0 for x in cell)
-                and sum(cell) >= 1):
+        if not (
+            type(cell) is list
+            and len(cell) == n_lang
+            and all(type(x) is int and x >= 0 for x in cell)
+            and sum(cell) >= 1
+        ):
             raise _RowError(lineno, f"expected {n_lang} counts >= 0 (one per language, summing to >= 1)")
         if _count_too_large(sum(cell)):
             raise _RowError(lineno, _count_too_large(sum(cell)))
@@ -621,10 +695,18 @@ def _load_language_rows(header: dict, lines: List[bytes], n_pre: int, n_runs: in
     for k in range(n_pre):
         lineno = k + 2
         row = _json_row(lines, k)
-        if not (isinstance(row, list) and len(row) == 3 and isinstance(row[0], str)
-                and row[2] in (0, 1) and not isinstance(row[2], bool)):
-            raise _RowError(lineno, "expected [pretoken, [count per language], has_letter 0/1]"
-                            + (" (the file ends early)" if row is None else ""))
+        if not (
+            isinstance(row, list)
+            and len(row) == 3
+            and isinstance(row[0], str)
+            and row[2] in (0, 1)
+            and not isinstance(row[2], bool)
+        ):
+            raise _RowError(
+                lineno,
+                "expected [pretoken, [count per language], has_letter 0/1]"
+                + (" (the file ends early)" if row is None else ""),
+            )
         cell = counts_of(row[1], lineno)
         if row[0] in index:
             raise _RowError(lineno, f"pretoken {row[0]!r} appears twice")
@@ -639,10 +721,16 @@ def _load_language_rows(header: dict, lines: List[bytes], n_pre: int, n_runs: in
     for k in range(n_pre, n_pre + n_runs):
         lineno = k + 2
         row = _json_row(lines, k)
-        if not (isinstance(row, list) and len(row) >= 3
-                and all(type(i) is int and 0 <= i < n_pre and letter[i] for i in row[1:])):
-            raise _RowError(lineno, "expected [[count per language], i1, i2, ...], a run of >= 2 indices of "
-                            "letter pretokens" + (" (the file ends early)" if row is None else ""))
+        if not (
+            isinstance(row, list)
+            and len(row) >= 3
+            and all(type(i) is int and 0 <= i < n_pre and letter[i] for i in row[1:])
+        ):
+            raise _RowError(
+                lineno,
+                "expected [[count per language], i1, i2, ...], a run of >= 2 indices of "
+                "letter pretokens" + (" (the file ends early)" if row is None else ""),
+            )
         cell = counts_of(row[0], lineno)
         key = tuple(row[1:])
         if key in runs:
@@ -651,10 +739,11 @@ def _load_language_rows(header: dict, lines: List[bytes], n_pre: int, n_runs: in
         for name, col, d, x in zip(languages, columns, lang_runs, cell):
             if x:
                 if not all(col[i] for i in key):
-                    raise _RowError(lineno, f"the run has a count in language {name!r}, but one of its pretokens "
-                                    "has none there")
+                    raise _RowError(
+                        lineno, f"the run has a count in language {name!r}, but one of its pretokens has none there"
+                    )
                 d[key] = x
-    if len(lines) > n_pre + n_runs and any(x.strip() for x in lines[n_pre + n_runs:]):
+    if len(lines) > n_pre + n_runs and any(x.strip() for x in lines[n_pre + n_runs :]):
         raise _RowError(n_pre + n_runs + 2, "unexpected data after the last letter run")
     c.languages, c.language_counts = languages, columns
     c.language_runs = lang_runs if c.has_runs else None
@@ -675,8 +764,16 @@ def _load_rows_fast(lines: List[bytes], n_pre: int, n_runs: int, c: Counts) -> b
         return False
     if len(pre) != n_pre or len(runs) != n_runs:  # a line held more than one row
         return False
-    if not all(type(r) is list and len(r) == 3 and type(r[0]) is str and type(r[1]) is int
-               and 1 <= r[1] <= MAX_COUNT and type(r[2]) is int and 0 <= r[2] <= 1 for r in pre):
+    if not all(
+        type(r) is list
+        and len(r) == 3
+        and type(r[0]) is str
+        and type(r[1]) is int
+        and 1 <= r[1] <= MAX_COUNT
+        and type(r[2]) is int
+        and 0 <= r[2] <= 1
+        for r in pre
+    ):
         return False
     pretokens = [r[0] for r in pre]
     index = dict(zip(pretokens, range(n_pre)))
@@ -705,8 +802,9 @@ def load_counts(sources: Union[Counts, PathLike, Sequence[Union[Counts, PathLike
     try:
         items = list(sources)
     except TypeError:
-        raise TypeError(f"from_counts must be a Counts, a count file path or a list of them, "
-                        f"not {type(sources).__name__}") from None
+        raise TypeError(
+            f"from_counts must be a Counts, a count file path or a list of them, not {type(sources).__name__}"
+        ) from None
     if not items:
         raise ValueError("from_counts is empty; give at least one count table")
     tables = []
@@ -748,9 +846,11 @@ def check_count_limits(counts: Counts, what: Optional[str] = None) -> Counts:
     total = sum(counts.counts)
     if total > MAX_COUNT:
         big = max(range(len(counts.counts)), key=counts.counts.__getitem__)
-        raise ValueError(f"{what}: the pretoken counts sum to {total}, more than 2**63-1 = {MAX_COUNT}, the "
-                         f"most fastsw can count (64-bit; the largest is {counts.pretokens[big]!r} with "
-                         f"{counts.counts[big]}); divide the counts, or train on fewer tables")
+        raise ValueError(
+            f"{what}: the pretoken counts sum to {total}, more than 2**63-1 = {MAX_COUNT}, the "
+            f"most fastsw can count (64-bit; the largest is {counts.pretokens[big]!r} with "
+            f"{counts.counts[big]}); divide the counts, or train on fewer tables"
+        )
     if counts.has_runs:
         # a candidate's count sums its run counts once per occurrence, and a run of n pretokens holds at
         # most n candidate occurrences: bound the sum of count * length (exact Python ints)
@@ -760,9 +860,11 @@ def check_count_limits(counts: Counts, what: Optional[str] = None) -> Counts:
         else:
             run_total = sum(c * len(run) for run, c in counts._letter_runs.items())
         if run_total > MAX_COUNT:
-            raise ValueError(f"{what}: the letter-run counts times their lengths sum to {run_total}, more than "
-                             f"2**63-1 = {MAX_COUNT}, the most fastsw can count in a supermerge candidate (64-bit); "
-                             "divide the counts, or train on fewer tables")
+            raise ValueError(
+                f"{what}: the letter-run counts times their lengths sum to {run_total}, more than "
+                f"2**63-1 = {MAX_COUNT}, the most fastsw can count in a supermerge candidate (64-bit); "
+                "divide the counts, or train on fewer tables"
+            )
     return counts
 
 
@@ -792,16 +894,19 @@ def _as_fraction(value, what: str) -> Fraction:
     """``value`` (int, Fraction, Decimal, a decimal or "p/q" string, or a float read as its shortest decimal
     repr) as an exact Fraction."""
     if isinstance(value, bool) or not isinstance(value, (float, numbers.Rational, Decimal, str)):
-        raise TypeError(f"{what}={value!r} must be a number (int, float, Fraction or a string such as '3/2'), "
-                        f"not {type(value).__name__}")
+        raise TypeError(
+            f"{what}={value!r} must be a number (int, float, Fraction or a string such as '3/2'), "
+            f"not {type(value).__name__}"
+        )
     try:
         return Fraction(repr(value)) if isinstance(value, float) else Fraction(value)
     except (ValueError, ZeroDivisionError):
         raise ValueError(f"{what}={value!r} is not a finite number; give e.g. 2, 0.5 or 3/2") from None
 
 
-def language_weights(languages: List[str], language_bytes: List[int], *, weights=None,
-                     shares=None) -> Dict[str, Fraction]:
+def language_weights(
+    languages: List[str], language_bytes: List[int], *, weights=None, shares=None
+) -> Dict[str, Fraction]:
     """Each language's weight as an exact Fraction: ``weights`` given directly (``{language: w}``, w > 0;
     languages left out weigh 1), or from target byte shares ``{language: p}`` (every language, p > 0, summing
     to exactly 1): ``w = 100000 * p / B`` with ``B`` the language's bytes, so that weighted bytes ``w * B`` are
@@ -820,13 +925,16 @@ def language_weights(languages: List[str], language_bytes: List[int], *, weights
         raise TypeError(f"{what} must be a dict {{language: number}}, not {type(given).__name__}")
     for name in given:
         if name not in languages:
-            raise ValueError(f"{what} names language {name!r}, which is not one of the languages given "
-                             f"({', '.join(map(repr, languages))}); give its text, or drop it from {what}")
+            raise ValueError(
+                f"{what} names language {name!r}, which is not one of the languages given "
+                f"({', '.join(map(repr, languages))}); give its text, or drop it from {what}"
+            )
     values = {name: _as_fraction(v, f"{what}[{name!r}]") for name, v in given.items()}
     for name, v in values.items():
         if v <= 0:
-            raise ValueError(f"{what}[{name!r}] = {given[name]!r} must be > 0; leave a language out of the "
-                             "inputs to drop it")
+            raise ValueError(
+                f"{what}[{name!r}] = {given[name]!r} must be > 0; leave a language out of the inputs to drop it"
+            )
     if weights is not None:
         return {name: values.get(name, Fraction(1)) for name in languages}
     missing = [name for name in languages if name not in values]
@@ -834,8 +942,10 @@ def language_weights(languages: List[str], language_bytes: List[int], *, weights
         raise ValueError(f"shares must give every language a share; missing: {', '.join(map(repr, missing))}")
     total = sum(values.values())
     if total != 1:
-        raise ValueError(f"shares sum to {total} ({float(total):g}), not 1; give shares that sum to exactly 1 "
-                         "(e.g. 0.8 and 0.2, or 1/3 and 2/3)")
+        raise ValueError(
+            f"shares sum to {total} ({float(total):g}), not 1; give shares that sum to exactly 1 "
+            "(e.g. 0.8 and 0.2, or 1/3 and 2/3)"
+        )
     return {name: Fraction(100000) * values[name] / b for name, b in zip(languages, language_bytes)}
 
 
@@ -909,16 +1019,24 @@ def weighted_counts(counts: Counts, *, weights=None, shares=None) -> Tuple[Count
         table = counts.weighted(ints)
     first = counts.languages[0]
     scale = ints[first] / fractions[first]
-    record = {"languages": list(counts.languages),
-              "weights": {name: f"{w.numerator}/{w.denominator}" for name, w in fractions.items()},
-              "weight_factors": ints,
-              "weight_scale": f"{scale.numerator}/{scale.denominator}",
-              "language_bytes": dict(zip(counts.languages, counts.language_bytes))}
+    record = {
+        "languages": list(counts.languages),
+        "weights": {name: f"{w.numerator}/{w.denominator}" for name, w in fractions.items()},
+        "weight_factors": ints,
+        "weight_scale": f"{scale.numerator}/{scale.denominator}",
+        "language_bytes": dict(zip(counts.languages, counts.language_bytes)),
+    }
     return table, record
 
 
-def count_languages(documents: Iterable[Tuple[str, str]], pretokenizer: BasePretokenizer, *, collect_runs: bool,
-                    progress=None, normalize: Optional[str] = None) -> Counts:
+def count_languages(
+    documents: Iterable[Tuple[str, str]],
+    pretokenizer: BasePretokenizer,
+    *,
+    collect_runs: bool,
+    progress=None,
+    normalize: Optional[str] = None,
+) -> Counts:
     """Count ``(language, document)`` pairs in this process into a table with one column per language (in the
     order the languages first appear); each language is counted by its own table of the usual kind (the compiled
     counter, or the reference), so its column equals counting its documents alone. ``normalize`` as in
@@ -966,9 +1084,12 @@ class CountTable:
 
     def __init__(self, pretokenizer: BasePretokenizer, collect_runs: bool, *, pure: Optional[bool] = None):
         if pure is not None:
-            warnings.warn("CountTable(pure=...) is deprecated and ignored: a CountTable always counts in plain "
-                          "Python (the compiled counter is NativeCountTable); drop the argument",
-                          DeprecationWarning, stacklevel=2)
+            warnings.warn(
+                "CountTable(pure=...) is deprecated and ignored: a CountTable always counts in plain "
+                "Python (the compiled counter is NativeCountTable); drop the argument",
+                DeprecationWarning,
+                stacklevel=2,
+            )
         self.pretokenizer = pretokenizer
         self.collect_runs = bool(collect_runs)
         self.table = Counts(pretokenizer_config=pretokenizer.to_config(), has_runs=self.collect_runs)
@@ -1075,8 +1196,11 @@ def native_counting(pretokenizer: BasePretokenizer) -> bool:
 
 
 def _make_table(pretokenizer: BasePretokenizer, collect_runs: bool):
-    return NativeCountTable(pretokenizer, collect_runs) if native_counting(pretokenizer) \
+    return (
+        NativeCountTable(pretokenizer, collect_runs)
+        if native_counting(pretokenizer)
         else CountTable(pretokenizer, collect_runs)
+    )
 
 
 def _batches(documents: Iterable[str], batch_chars: int, batch_docs: int):
@@ -1093,8 +1217,15 @@ def _batches(documents: Iterable[str], batch_chars: int, batch_docs: int):
         yield batch
 
 
-def count_corpus(documents: Iterable[str], pretokenizer: BasePretokenizer, *, collect_runs: bool,
-                 progress=None, threads: Optional[int] = None, normalize: Optional[str] = None) -> Counts:
+def count_corpus(
+    documents: Iterable[str],
+    pretokenizer: BasePretokenizer,
+    *,
+    collect_runs: bool,
+    progress=None,
+    threads: Optional[int] = None,
+    normalize: Optional[str] = None,
+) -> Counts:
     """Stream ``documents`` once in this process; aggregate pretokens (and letter runs if ``collect_runs``).
 
     With the compiled counter (:func:`native_counting`), ``threads`` threads count (default: all cores): this
@@ -1122,6 +1253,7 @@ def count_corpus(documents: Iterable[str], pretokenizer: BasePretokenizer, *, co
 
 def _count_native(documents, pretokenizer: BasePretokenizer, collect_runs: bool, progress, threads: int) -> Counts:
     from fastsw.corpus.memory import CountingGuard
+
     tables = [NativeCountTable(pretokenizer, collect_runs) for _ in range(threads)]
     batches = _batches(documents, BATCH_BYTES, BATCH_DOCS)
     guard = CountingGuard()  # stops with MemoryLimitError before the tables outgrow the memory
@@ -1139,6 +1271,7 @@ def _count_native(documents, pretokenizer: BasePretokenizer, collect_runs: bool,
         return tables[0].finish()
 
     import threading
+
     inboxes = [queue.Queue(maxsize=2) for _ in range(threads)]
     errors: List[BaseException] = []
 
@@ -1154,8 +1287,11 @@ def _count_native(documents, pretokenizer: BasePretokenizer, collect_runs: bool,
                     errors.append(e)
 
     from fastsw._interrupt import sigint_held
-    workers = [threading.Thread(target=work, args=(tables[k], inboxes[k]), name=f"fastsw-count-{k}", daemon=True)
-               for k in range(threads)]
+
+    workers = [
+        threading.Thread(target=work, args=(tables[k], inboxes[k]), name=f"fastsw-count-{k}", daemon=True)
+        for k in range(threads)
+    ]
     try:
         with sigint_held():  # Ctrl-C never lands between starting the threads and the try that ends them
             for w in workers:
@@ -1184,8 +1320,9 @@ def _count_native(documents, pretokenizer: BasePretokenizer, collect_runs: bool,
     return tables[0].finish()
 
 
-def count_corpus_reference(documents: Iterable[str], pretokenizer: BasePretokenizer, *, collect_runs: bool,
-                           progress=None) -> Counts:
+def count_corpus_reference(
+    documents: Iterable[str], pretokenizer: BasePretokenizer, *, collect_runs: bool, progress=None
+) -> Counts:
     """The reference counter (:class:`CountTable`): one dict operation per pretoken, runs cut as they are read."""
     table = CountTable(pretokenizer, collect_runs)
     for doc in documents:
@@ -1224,8 +1361,9 @@ def capped_workers(workers: int, cores: int, shown: str) -> Tuple[int, Optional[
     """
     if workers <= cores:
         return workers, None
-    return cores, (f"{shown} is more than the {cores} core{'' if cores == 1 else 's'} this process may use; "
-                   f"counting with {cores}")
+    return cores, (
+        f"{shown} is more than the {cores} core{'' if cores == 1 else 's'} this process may use; counting with {cores}"
+    )
 
 
 def default_workers() -> int:
@@ -1248,6 +1386,7 @@ def _worker(config: dict, collect_runs: bool, tasks, results, worker_id: int) ->
         results.put((worker_id, "ok", table.payload()))
     except BaseException as e:  # report everything, including KeyboardInterrupt, then exit
         import traceback
+
         results.put((worker_id, "error", f"{type(e).__name__}: {e}\n{traceback.format_exc()}"))
 
 
@@ -1258,8 +1397,15 @@ class _WorkerPool:
         ctx = multiprocessing.get_context(start_method)
         self.tasks = ctx.Queue(maxsize=2 * workers)
         self.results = ctx.Queue()
-        self.procs = [ctx.Process(target=_worker, args=(config, collect_runs, self.tasks, self.results, k),
-                                  name=f"fastsw-count-{k}", daemon=True) for k in range(workers)]
+        self.procs = [
+            ctx.Process(
+                target=_worker,
+                args=(config, collect_runs, self.tasks, self.results, k),
+                name=f"fastsw-count-{k}",
+                daemon=True,
+            )
+            for k in range(workers)
+        ]
         for p in self.procs:
             p.start()
         self.payloads: Dict[int, object] = {}
@@ -1277,9 +1423,11 @@ class _WorkerPool:
             self.payloads[worker_id] = payload
         for k, code in enumerate(exitcodes):
             if code not in (None, 0) or (code == 0 and k not in self.payloads):
-                raise RuntimeError(f"counting worker {k} exited unexpectedly (exit code {code}; its error, if any, "
-                                   "is printed above). Out of memory? Try fewer workers. With the 'spawn' start "
-                                   "method a calling script needs an  if __name__ == '__main__':  guard")
+                raise RuntimeError(
+                    f"counting worker {k} exited unexpectedly (exit code {code}; its error, if any, "
+                    "is printed above). Out of memory? Try fewer workers. With the 'spawn' start "
+                    "method a calling script needs an  if __name__ == '__main__':  guard"
+                )
 
     def try_put(self, batch) -> bool:
         """Queue ``batch`` if there is room; False when all workers are busy and the queue is full."""
@@ -1324,10 +1472,18 @@ class _WorkerPool:
         self.tasks.cancel_join_thread()
 
 
-def count_corpus_parallel(documents: Iterable[str], pretokenizer: BasePretokenizer, *, collect_runs: bool,
-                          workers: Optional[int] = None, progress=None, batch_bytes: Optional[int] = None,
-                          batch_docs: Optional[int] = None, start_method: Optional[str] = None,
-                          normalize: Optional[str] = None) -> Counts:
+def count_corpus_parallel(
+    documents: Iterable[str],
+    pretokenizer: BasePretokenizer,
+    *,
+    collect_runs: bool,
+    workers: Optional[int] = None,
+    progress=None,
+    batch_bytes: Optional[int] = None,
+    batch_docs: Optional[int] = None,
+    start_method: Optional[str] = None,
+    normalize: Optional[str] = None,
+) -> Counts:
     """Count ``documents`` on ``workers`` processes (default: all cores); ``workers=1`` counts in this process.
 
     This process reads the documents and sends them in batches (about ``batch_bytes`` bytes or ``batch_docs``
@@ -1348,8 +1504,9 @@ def count_corpus_parallel(documents: Iterable[str], pretokenizer: BasePretokeniz
     workers = as_integer(workers)
     normalize = check_normalize(normalize)
     if workers == 1:
-        return count_corpus(documents, pretokenizer, collect_runs=collect_runs, progress=progress, threads=1,
-                            normalize=normalize)
+        return count_corpus(
+            documents, pretokenizer, collect_runs=collect_runs, progress=progress, threads=1, normalize=normalize
+        )
     if normalize is not None:
         documents = (normalize_text(doc, normalize) for doc in documents)
     batch_bytes = BATCH_BYTES if batch_bytes is None else batch_bytes

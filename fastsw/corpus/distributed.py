@@ -36,6 +36,7 @@ nothing is saved (files are only written after the whole job, atomically). An un
 
 Design notes: see docs/internals.md, section "Counting on a Dask cluster".
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -59,8 +60,23 @@ CONNECT_TIMEOUT = 10
 
 # train() options that do not apply to shards counted on a cluster (they read text in this process, or weight
 # languages, which needs language columns)
-_NOT_DISTRIBUTED = ("inputs", "from_counts", "workers", "weights", "shares", "lang_field", "phase1", "dev", "ratios",
-                    "global_merges", "parity_variant", "window", "alpha", "min_frequency", "parity_exhausted")
+_NOT_DISTRIBUTED = (
+    "inputs",
+    "from_counts",
+    "workers",
+    "weights",
+    "shares",
+    "lang_field",
+    "phase1",
+    "dev",
+    "ratios",
+    "global_merges",
+    "parity_variant",
+    "window",
+    "alpha",
+    "min_frequency",
+    "parity_exhausted",
+)
 
 
 class ShardError(ValueError):
@@ -71,14 +87,16 @@ def _dask():
     try:
         from dask import distributed
     except ImportError:
-        raise ImportError("fastsw.corpus.distributed needs Dask distributed; install it with: pip install 'fastsw[dask]'"
-                          ) from None
+        raise ImportError(
+            "fastsw.corpus.distributed needs Dask distributed; install it with: pip install 'fastsw[dask]'"
+        ) from None
     return distributed
 
 
 @contextlib.contextmanager
-def connect(scheduler: Optional[str] = None, *, local_workers: Optional[int] = None,
-            timeout: float = CONNECT_TIMEOUT) -> Iterator[object]:
+def connect(
+    scheduler: Optional[str] = None, *, local_workers: Optional[int] = None, timeout: float = CONNECT_TIMEOUT
+) -> Iterator[object]:
     """A ``dask.distributed.Client`` for the block: connected to the scheduler at ``scheduler`` (an address such as
     ``"tcp://10.0.0.5:8786"``), or to a new ``LocalCluster`` of ``local_workers`` worker processes (one thread
     each, on loopback) that is shut down afterwards. An unreachable scheduler is a ``ConnectionError``.
@@ -88,18 +106,22 @@ def connect(scheduler: Optional[str] = None, *, local_workers: Optional[int] = N
         ...     counts = distributed.count(client, ["a.jsonl.gz", "b.jsonl.gz"])
     """
     if (scheduler is None) == (local_workers is None):
-        raise ValueError("give either scheduler= (the address of a running Dask scheduler) or local_workers=N "
-                         "(start a LocalCluster of N worker processes)")
+        raise ValueError(
+            "give either scheduler= (the address of a running Dask scheduler) or local_workers=N "
+            "(start a LocalCluster of N worker processes)"
+        )
     d = _dask()
     if scheduler is not None:
         if not isinstance(scheduler, str) or not scheduler:
             raise ValueError(f"scheduler={scheduler!r} must be an address such as 'tcp://HOST:8786'")
         from distributed.comm.addressing import get_address_host_port
+
         try:  # before Client(): a client that fails on a malformed address prints a traceback when collected
             get_address_host_port(scheduler)
         except ValueError as e:
-            raise ValueError(f"the Dask scheduler address {scheduler!r} is not valid ({e}); give one such as "
-                             "tcp://HOST:8786") from None
+            raise ValueError(
+                f"the Dask scheduler address {scheduler!r} is not valid ({e}); give one such as tcp://HOST:8786"
+            ) from None
         _check_scheduler(scheduler, timeout)
         try:
             client = d.Client(scheduler, timeout=timeout, set_as_default=False)
@@ -111,6 +133,7 @@ def connect(scheduler: Optional[str] = None, *, local_workers: Optional[int] = N
             client.close()
         return
     from fastsw.corpus.counting import as_integer
+
     n = as_integer(local_workers)
     if n is None or n < 1:
         raise ValueError(f"local_workers={local_workers!r} must be a positive integer (worker processes)")
@@ -126,9 +149,11 @@ def connect(scheduler: Optional[str] = None, *, local_workers: Optional[int] = N
 
 
 def _unreachable(address: str, timeout: float, e: BaseException) -> str:
-    return (f"cannot reach the Dask scheduler at {address} within {timeout:g} s ({type(e).__name__}: {e}); "
-            "check the address, start one with 'dask scheduler' (and 'dask worker ADDRESS' on each machine), "
-            "or count on this machine with --dask-local N / local_workers=N")
+    return (
+        f"cannot reach the Dask scheduler at {address} within {timeout:g} s ({type(e).__name__}: {e}); "
+        "check the address, start one with 'dask scheduler' (and 'dask worker ADDRESS' on each machine), "
+        "or count on this machine with --dask-local N / local_workers=N"
+    )
 
 
 def _check_scheduler(address: str, timeout: float) -> None:
@@ -182,21 +207,31 @@ def _check_scheduler(address: str, timeout: float) -> None:
     if error is None and answer is None:
         error = TimeoutError()
     if isinstance(error, (TimeoutError, asyncio.TimeoutError)) and stage[0] == "connecting":
-        raise ConnectionError(_unreachable(address, timeout, ConnectionRefusedError("connection refused or no "
-                                                                                  "answer"))) from None
+        raise ConnectionError(
+            _unreachable(address, timeout, ConnectionRefusedError("connection refused or no answer"))
+        ) from None
     if isinstance(error, OSError) and stage[0] == "connecting":
         raise ConnectionError(_unreachable(address, timeout, error)) from None
     kind = answer.get("type") if isinstance(answer, dict) else None
     if error is not None or kind is None:
-        what = "no answer" if isinstance(error, (TimeoutError, asyncio.TimeoutError)) else \
-            f"{type(error).__name__}" if error is not None else "an answer that is not Dask's"
-        raise ConnectionError(f"the Dask scheduler at {address} did not answer as a Dask scheduler within "
-                              f"{timeout:g} s ({what}): something else listens there (the dashboard's HTTP port? "
-                              "a scheduler listens on 8786 by default); give the scheduler's address, e.g. "
-                              "tcp://HOST:8786") from None
+        what = (
+            "no answer"
+            if isinstance(error, (TimeoutError, asyncio.TimeoutError))
+            else f"{type(error).__name__}"
+            if error is not None
+            else "an answer that is not Dask's"
+        )
+        raise ConnectionError(
+            f"the Dask scheduler at {address} did not answer as a Dask scheduler within "
+            f"{timeout:g} s ({what}): something else listens there (the dashboard's HTTP port? "
+            "a scheduler listens on 8786 by default); give the scheduler's address, e.g. "
+            "tcp://HOST:8786"
+        ) from None
     if kind != "Scheduler":
-        raise ConnectionError(f"{address} is a Dask {kind}, not a scheduler; give the address of the "
-                              "scheduler (the one 'dask worker' connects to, e.g. tcp://HOST:8786)")
+        raise ConnectionError(
+            f"{address} is a Dask {kind}, not a scheduler; give the address of the "
+            "scheduler (the one 'dask worker' connects to, e.g. tcp://HOST:8786)"
+        )
 
 
 @contextlib.contextmanager
@@ -231,8 +266,14 @@ def _start_local_cluster(d, n: int):
 
     def start():
         try:
-            box["cluster"] = d.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                            dashboard_address=":0", silence_logs=logging.CRITICAL)
+            box["cluster"] = d.LocalCluster(
+                n_workers=n,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=":0",
+                silence_logs=logging.CRITICAL,
+            )
         except BaseException as e:  # noqa: BLE001 -- raised by the caller
             box["error"] = e
 
@@ -281,27 +322,35 @@ def check_shards(shards) -> List[str]:
     paths = []
     for item in shards:
         if not isinstance(item, (str, os.PathLike)):
-            raise TypeError(f"shards must be file paths (str or os.PathLike), not {type(item).__name__}: "
-                            f"{item!r:.60}")
+            raise TypeError(f"shards must be file paths (str or os.PathLike), not {type(item).__name__}: {item!r:.60}")
         paths.append(os.fsdecode(os.fspath(item)))
     for path in paths:
         if os.path.isdir(path):
-            raise ValueError(f"{path} is a directory, not a shard file; give the files in it, e.g. "
-                             f"{os.path.join(path, '*.jsonl.gz')}")
+            raise ValueError(
+                f"{path} is a directory, not a shard file; give the files in it, e.g. "
+                f"{os.path.join(path, '*.jsonl.gz')}"
+            )
     kinds: Dict[str, str] = {}  # format -> its first shard
     for path in paths:
         kinds.setdefault(_format(path)[0], path)
     if len(kinds) > 1:
-        raise ValueError(f"the shards are in mixed formats: {kinds['jsonl']} is JSON Lines but {kinds['text']} is "
-                         "plain text; give shards of one format (every shard is read with the same options)")
+        raise ValueError(
+            f"the shards are in mixed formats: {kinds['jsonl']} is JSON Lines but {kinds['text']} is "
+            "plain text; give shards of one format (every shard is read with the same options)"
+        )
     return paths
 
 
 def _job(pretokenizer: BasePretokenizer, normalize, collect_runs: bool, text_field, doc_mode: str, separator) -> dict:
     """What every task of one job needs: plain data, pickled once per task."""
-    return {"pretokenizer": pretokenizer.to_config(), "normalize": check_normalize(normalize),
-            "collect_runs": bool(collect_runs), "text_field": text_field, "doc_mode": doc_mode,
-            "separator": separator}
+    return {
+        "pretokenizer": pretokenizer.to_config(),
+        "normalize": check_normalize(normalize),
+        "collect_runs": bool(collect_runs),
+        "text_field": text_field,
+        "doc_mode": doc_mode,
+        "separator": separator,
+    }
 
 
 def _documents(path: str, job: dict):
@@ -319,8 +368,10 @@ def _count_table(path: str, job: dict):
     from fastsw.notes import OptionWarning
 
     if not os.path.exists(path):
-        raise ShardError(f"cannot count shard {path}: file not found{_on_worker()}; every worker must be able to "
-                         "read the shards at these paths (a shared file system, or the same files on every machine)")
+        raise ShardError(
+            f"cannot count shard {path}: file not found{_on_worker()}; every worker must be able to "
+            "read the shards at these paths (a shared file system, or the same files on every machine)"
+        )
     if os.path.isdir(path):
         raise ShardError(f"cannot count shard {path}: it is a directory{_on_worker()}; give the shard files")
     table = _make_table(Pretokenizer.from_config(job["pretokenizer"]), job["collect_runs"])
@@ -340,6 +391,7 @@ def _on_worker() -> str:
     """`` (on the Dask worker ADDRESS)`` in a task: whose file system did not have the file."""
     try:
         from distributed import get_worker
+
         return f" (on the Dask worker {get_worker().address})"
     except (ImportError, ValueError):  # not in a task
         return ""
@@ -361,8 +413,10 @@ def _merge_tables(job: dict, *payloads):
 def _backend_class(name: str):
     if name == "numba":
         from fastsw.trainers.bpe_fast import FastBackend
+
         return FastBackend
     from fastsw.trainers.superword import ReferenceBackend
+
     return ReferenceBackend
 
 
@@ -389,15 +443,27 @@ def _run(client, paths: List[str], job: dict, shard_task, merge_task, what: str,
     d = _dask()
     tag = f"fastsw-{what}-{uuid.uuid4().hex[:10]}"
     # absolute paths: a worker runs in a directory of its own, where a relative path would name another file
-    shard_futures = [client.submit(shard_task, os.path.abspath(path), job, key=f"{tag}-shard-{k}", retries=0)
-                     for k, path in enumerate(paths)]
+    shard_futures = [
+        client.submit(shard_task, os.path.abspath(path), job, key=f"{tag}-shard-{k}", retries=0)
+        for k, path in enumerate(paths)
+    ]
     path_of = {f.key: path for f, path in zip(shard_futures, paths)}
     every = list(shard_futures)
     level, depth = shard_futures, 0
     top = _top_size(client)
     while len(level) > top:
-        nxt = [client.submit(merge_task, job, level[k], level[k + 1], key=f"{tag}-merge-{depth}-{k // 2}",
-                             retries=0, priority=depth + 1) for k in range(0, len(level) - 1, 2)]
+        nxt = [
+            client.submit(
+                merge_task,
+                job,
+                level[k],
+                level[k + 1],
+                key=f"{tag}-merge-{depth}-{k // 2}",
+                retries=0,
+                priority=depth + 1,
+            )
+            for k in range(0, len(level) - 1, 2)
+        ]
         if len(level) % 2:
             nxt.append(level[-1])
         every.extend(nxt)
@@ -446,13 +512,16 @@ def _absorb(future, absorb, what: str, path_of: dict, d, shards) -> None:
     try:
         result = future.result()
     except d.KilledWorker as e:
-        raise ShardError(f"a Dask worker died {_allowed_failures()} times while merging the {what} tables "
-                         f"({e}); give the workers more memory, or use more, smaller shards") from None
+        raise ShardError(
+            f"a Dask worker died {_allowed_failures()} times while merging the {what} tables "
+            f"({e}); give the workers more memory, or use more, smaller shards"
+        ) from None
     absorb(result)
 
 
 def _allowed_failures() -> int:
     import dask
+
     return int(dask.config.get("distributed.scheduler.allowed-failures", 3))
 
 
@@ -460,9 +529,10 @@ def _raise_failed(future, path_of: dict, d) -> None:
     error = future.exception()
     path = path_of.get(future.key, "?")
     if isinstance(error, d.KilledWorker):
-        raise ShardError(f"cannot count shard {path}: the Dask worker counting it died {_allowed_failures()} times "
-                         "(out of memory? see the worker logs); give the workers more memory, or split the shard"
-                         ) from None
+        raise ShardError(
+            f"cannot count shard {path}: the Dask worker counting it died {_allowed_failures()} times "
+            "(out of memory? see the worker logs); give the workers more memory, or split the shard"
+        ) from None
     if isinstance(error, ShardError):
         raise ShardError(str(error)) from None
     raise ShardError(f"cannot count shard {path}: {type(error).__name__}: {error}") from None
@@ -471,9 +541,18 @@ def _raise_failed(future, path_of: dict, d) -> None:
 # ---- public API ----------------------------------------------------------------------------------------------
 
 
-def count(client, shards: Sequence, *, pretokenizer=None, collect_runs: bool = True, normalize=None,
-          text_field: Optional[str] = None, doc_mode: str = "auto", separator: Optional[str] = None,
-          progress: bool = False) -> Counts:
+def count(
+    client,
+    shards: Sequence,
+    *,
+    pretokenizer=None,
+    collect_runs: bool = True,
+    normalize=None,
+    text_field: Optional[str] = None,
+    doc_mode: str = "auto",
+    separator: Optional[str] = None,
+    progress: bool = False,
+) -> Counts:
     """Count the pretokens (and, with ``collect_runs``, letter runs) of the shard files on the Dask ``client``'s
     workers: one task per shard, the tables added up in a tree of merge tasks. The result equals
     :func:`fastsw.corpus.counting.count_corpus` over all the shards' documents in this process (the same multisets, so
@@ -500,9 +579,18 @@ def count(client, shards: Sequence, *, pretokenizer=None, collect_runs: bool = T
     return counts
 
 
-def count_candidates(client, shards: Sequence, phase1, *, counts: Optional[Counts] = None, backend: str = "auto",
-                     text_field: Optional[str] = None, doc_mode: str = "auto", separator: Optional[str] = None,
-                     progress: bool = False):
+def count_candidates(
+    client,
+    shards: Sequence,
+    phase1,
+    *,
+    counts: Optional[Counts] = None,
+    backend: str = "auto",
+    text_field: Optional[str] = None,
+    doc_mode: str = "auto",
+    separator: Optional[str] = None,
+    progress: bool = False,
+):
     """The supermerge candidates (SPEC section 5) of the shard files under the phase-1 model ``phase1`` (a
     :class:`fastsw.Tokenizer` with regular merges only), counted on the Dask ``client``'s workers: each task
     reads its shard, counts its letter runs and cuts them at every pretoken that is not one eligible token of
@@ -524,18 +612,25 @@ def count_candidates(client, shards: Sequence, phase1, *, counts: Optional[Count
     if not isinstance(phase1, Tokenizer):
         raise TypeError(f"phase1 must be a fastsw.Tokenizer (the phase-1 model), not {type(phase1).__name__}")
     if phase1.n_super:
-        raise ValueError(f"phase1 has {phase1.n_super} supermerges; give the phase-1 model (regular merges only, "
-                         "e.g. fastsw.train(..., algo='bpe'))")
+        raise ValueError(
+            f"phase1 has {phase1.n_super} supermerges; give the phase-1 model (regular merges only, "
+            "e.g. fastsw.train(..., algo='bpe'))"
+        )
     paths = check_shards(shards)
     config, form = phase1.pretokenizer.to_config(), phase1.normalize
     if counts is not None:
         if counts.pretokenizer_config is not None and counts.pretokenizer_config != config:
-            diff = sorted(k for k in set(config) | set(counts.pretokenizer_config)
-                          if config.get(k) != counts.pretokenizer_config.get(k))
+            diff = sorted(
+                k
+                for k in set(config) | set(counts.pretokenizer_config)
+                if config.get(k) != counts.pretokenizer_config.get(k)
+            )
             names = counts.source or "the count table"
-            raise ValueError(f"the phase-1 model's pre-tokenizer differs from that of {names} (in "
-                             f"{', '.join(diff)}); train the phase-1 model on these counts (fastsw.train("
-                             "from_counts=..., algo='bpe')) so that both cut the text the same way")
+            raise ValueError(
+                f"the phase-1 model's pre-tokenizer differs from that of {names} (in "
+                f"{', '.join(diff)}); train the phase-1 model on these counts (fastsw.train("
+                "from_counts=..., algo='bpe')) so that both cut the text the same way"
+            )
         form = counts.normalize
     iter_documents([], text_field=text_field, doc_mode=doc_mode, separator=separator)  # checks the options
     job = _job(phase1.pretokenizer, form, True, text_field, doc_mode, separator)
@@ -547,9 +642,21 @@ def count_candidates(client, shards: Sequence, phase1, *, counts: Optional[Count
     return _backend_class(job["backend"]).merge_candidates(tables)
 
 
-def train(client, shards: Sequence, *, algo: str = "boundless", vocab_size: int, pretokenizer=None,
-          normalize=None, text_field: Optional[str] = None, doc_mode: str = "auto", separator: Optional[str] = None,
-          progress: bool = False, backend: str = "auto", **options):
+def train(
+    client,
+    shards: Sequence,
+    *,
+    algo: str = "boundless",
+    vocab_size: int,
+    pretokenizer=None,
+    normalize=None,
+    text_field: Optional[str] = None,
+    doc_mode: str = "auto",
+    separator: Optional[str] = None,
+    progress: bool = False,
+    backend: str = "auto",
+    **options,
+):
     """:func:`fastsw.train` on shard files whose counting runs on the Dask ``client``'s workers: the pretokens
     (:func:`count`, without letter runs), then phase 1 here, then the supermerge candidates under the phase-1
     model (:func:`count_candidates`, BoundlessBPE and SuperBPE only), then phase 2 here. The model is the one
@@ -565,20 +672,47 @@ def train(client, shards: Sequence, *, algo: str = "boundless", vocab_size: int,
 
     for name in _NOT_DISTRIBUTED:
         if name in options:
-            raise ValueError(f"{name}= does not apply to fastsw.corpus.distributed.train (the shards are the input, "
-                             "counted without languages); train on one machine for it")
+            raise ValueError(
+                f"{name}= does not apply to fastsw.corpus.distributed.train (the shards are the input, "
+                "counted without languages); train on one machine for it"
+            )
     paths = check_shards(shards)
     start = time.perf_counter()
-    counts = count(client, paths, pretokenizer=pretokenizer, collect_runs=False, normalize=normalize,
-                   text_field=text_field, doc_mode=doc_mode, separator=separator, progress=progress)
+    counts = count(
+        client,
+        paths,
+        pretokenizer=pretokenizer,
+        collect_runs=False,
+        normalize=normalize,
+        text_field=text_field,
+        doc_mode=doc_mode,
+        separator=separator,
+        progress=progress,
+    )
     seconds = time.perf_counter() - start
 
     def candidates(stages, counts, words, tok1):
-        return count_candidates(client, paths, tok1, counts=counts, backend=stages.name, text_field=text_field,
-                                doc_mode=doc_mode, separator=separator, progress=progress)
+        return count_candidates(
+            client,
+            paths,
+            tok1,
+            counts=counts,
+            backend=stages.name,
+            text_field=text_field,
+            doc_mode=doc_mode,
+            separator=separator,
+            progress=progress,
+        )
 
-    tok = train_locally(from_counts=counts, algo=algo, vocab_size=vocab_size, progress=progress, backend=backend,
-                        _count_candidates=candidates, **options)
+    tok = train_locally(
+        from_counts=counts,
+        algo=algo,
+        vocab_size=vocab_size,
+        progress=progress,
+        backend=backend,
+        _count_candidates=candidates,
+        **options,
+    )
     tok.training_info.pop("from_counts", None)
     tok.training_info["seconds"]["pretokenize_and_count"] = seconds  # on the cluster; candidates: aggregate_...
     tok.training_info["dask"] = {"shards": len(paths), "workers": len(client.scheduler_info()["workers"])}

@@ -14,6 +14,7 @@ known (not Linux), nothing is checked.
 
 Design notes: see docs/internals.md, section "Memory budget": how the bytes per entry below were measured.
 """
+
 from __future__ import annotations
 
 import os
@@ -113,25 +114,36 @@ def check_memory(stage: str, need: int, what: str, advice: str) -> None:
     more than :func:`available_memory`."""
     free = available_memory()
     if free is not None and need > free:
-        raise MemoryLimitError(f"{stage} needs about {_gb(need)} ({what}) but only {_gb(free)} of memory is "
-                               f"available; {advice}")
+        raise MemoryLimitError(
+            f"{stage} needs about {_gb(need)} ({what}) but only {_gb(free)} of memory is available; {advice}"
+        )
 
 
-ADVICE = ("train on less text, free memory (other processes), or use a machine with more memory; the estimate "
-          "grows with the distinct letter runs of the corpus, not with its size")
+ADVICE = (
+    "train on less text, free memory (other processes), or use a machine with more memory; the estimate "
+    "grows with the distinct letter runs of the corpus, not with its size"
+)
 
 
 def check_candidates(n_runs: int, n_run_tokens: int) -> None:
     """Before building the supermerge candidates from ``n_runs`` letter runs of ``n_run_tokens`` pretokens."""
-    check_memory("building the supermerge candidates", RUN_BYTES * n_runs + RUN_TOKEN_BYTES * n_run_tokens,
-                 f"{n_runs:,} distinct letter runs", ADVICE)
+    check_memory(
+        "building the supermerge candidates",
+        RUN_BYTES * n_runs + RUN_TOKEN_BYTES * n_run_tokens,
+        f"{n_runs:,} distinct letter runs",
+        ADVICE,
+    )
 
 
 def check_cut(n_candidates: int, n_tokens: int) -> None:
     """Before BoundlessBPE's candidate cut (``fastsw.trainers.bpe_fast.cut_candidates``) of ``n_candidates`` packed
     candidates of ``n_tokens`` tokens in all."""
-    check_memory("phase 2 (cutting the candidates)", CUT_BYTES * n_candidates + CUT_TOKEN_BYTES * n_tokens,
-                 f"{n_candidates:,} distinct supermerge candidates of {n_tokens:,} tokens", ADVICE)
+    check_memory(
+        "phase 2 (cutting the candidates)",
+        CUT_BYTES * n_candidates + CUT_TOKEN_BYTES * n_tokens,
+        f"{n_candidates:,} distinct supermerge candidates of {n_tokens:,} tokens",
+        ADVICE,
+    )
 
 
 def check_phase2(n_candidates: int, n_tokens: int) -> None:
@@ -173,4 +185,5 @@ class CountingGuard:
             raise MemoryLimitError(
                 f"counting stopped after {_gb(n_bytes)} of text: its count tables take about {_gb(growth)} and "
                 f"finishing them needs about {_gb(self.FINISH_FACTOR * growth)} more, but only {_gb(free)} of "
-                f"memory is available; {ADVICE}")
+                f"memory is available; {ADVICE}"
+            )

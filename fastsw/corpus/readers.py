@@ -51,8 +51,19 @@ from typing import BinaryIO, Optional, Union
 
 from fastsw.notes import OptionWarning
 
-__all__ = ["DOC_MODES", "READ_BLOCK_SIZE", "COMPRESSIONS", "STDIN_FORMATS", "InputError", "iter_documents",
-           "iter_document_spans", "iter_language_documents", "iter_stdin_documents", "iter_stdin_lines", "open_text"]
+__all__ = [
+    "DOC_MODES",
+    "READ_BLOCK_SIZE",
+    "COMPRESSIONS",
+    "STDIN_FORMATS",
+    "InputError",
+    "iter_documents",
+    "iter_document_spans",
+    "iter_language_documents",
+    "iter_stdin_documents",
+    "iter_stdin_lines",
+    "open_text",
+]
 
 PathArg = Union[str, "os.PathLike[str]"]
 
@@ -64,8 +75,7 @@ DOC_MODES = ("auto", "line", "file", "separator")
 _JSONL_SUFFIXES = (".jsonl", ".ndjson")
 #: Compressed inputs, by their last suffix: the name of the compression in messages.
 COMPRESSIONS = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zst": "Zstandard"}
-ZSTD_MISSING = ("reading .zst files needs the zstandard package: pip install 'fastsw[zstd]' (or pip install "
-                "zstandard)")
+ZSTD_MISSING = "reading .zst files needs the zstandard package: pip install 'fastsw[zstd]' (or pip install zstandard)"
 _UNSUPPORTED_COMPRESSION = (".lz4", ".zip", ".7z")
 try:  # optional: the "zstd" extra
     import zstandard as _zstd
@@ -120,7 +130,10 @@ def iter_documents(
         if isinstance(first, str) and len(first) < 4096 and "\n" not in first and os.path.isfile(first):
             warnings.warn(
                 f"the str {first!r} in the inputs list is read as document text, but it names a file; "
-                "wrap file names in pathlib.Path to read them", UserWarning, stacklevel=3)
+                "wrap file names in pathlib.Path to read them",
+                UserWarning,
+                stacklevel=3,
+            )
     try:
         items = iter(inputs)
     except TypeError:
@@ -193,8 +206,10 @@ def _format(name: str) -> tuple[str, str | None]:
     lower = os.path.basename(name).lower()
     for ext in _UNSUPPORTED_COMPRESSION:
         if lower.endswith(ext):
-            raise InputError(f"{name}: {ext} files are not supported; decompress it, or recompress it with gzip "
-                             "(.gz), bzip2 (.bz2), xz (.xz) or Zstandard (.zst)")
+            raise InputError(
+                f"{name}: {ext} files are not supported; decompress it, or recompress it with gzip "
+                "(.gz), bzip2 (.bz2), xz (.xz) or Zstandard (.zst)"
+            )
     if lower.endswith(".parquet"):
         return "parquet", None
     gz = _compression(lower)
@@ -222,8 +237,10 @@ def text_field_note(path: str, shown: str) -> Optional[str]:
     """
     if _format(path)[0] in ("jsonl", "parquet"):
         return None
-    return (f"{shown} is ignored for {path}: only .jsonl/.ndjson inputs are JSON objects with fields; a "
-            "plain-text file is cut into documents by doc_mode")
+    return (
+        f"{shown} is ignored for {path}: only .jsonl/.ndjson inputs are JSON objects with fields; a "
+        "plain-text file is cut into documents by doc_mode"
+    )
 
 
 def _read_items(items: Iterator[object], text_field: str | None, mode: str, separator: str | None) -> Iterator[str]:
@@ -240,8 +257,9 @@ def _read_items(items: Iterator[object], text_field: str | None, mode: str, sepa
             )
 
 
-def _read_file(path: str, text_field: str | None, mode: str, separator: str | None,
-               spans: bool = False) -> Iterator[str]:
+def _read_file(
+    path: str, text_field: str | None, mode: str, separator: str | None, spans: bool = False
+) -> Iterator[str]:
     """The documents of one file; ``text_field`` None means the default ("text"), and given with a plain-text
     file it is ignored with an :class:`~fastsw.notes.OptionWarning`. With ``spans``, ``(document, start, end)``
     as :func:`iter_document_spans` describes them."""
@@ -266,8 +284,9 @@ def _read_file(path: str, text_field: str | None, mode: str, separator: str | No
         yield from _separator_documents(path, gz, separator, spans)
 
 
-def iter_document_spans(path: PathArg, *, text_field: str | None = None, doc_mode: str = "auto",
-                        separator: str | None = None) -> Iterator[tuple[str, Optional[int], Optional[int]]]:
+def iter_document_spans(
+    path: PathArg, *, text_field: str | None = None, doc_mode: str = "auto", separator: str | None = None
+) -> Iterator[tuple[str, Optional[int], Optional[int]]]:
     """Return a generator of ``(document, start, end)`` for the one file ``path``, read as :func:`iter_documents`
     reads it. For an uncompressed text or JSONL file, ``start:end`` is the document's byte range in the file (a
     JSONL document's whole line, with its "\\n" and any blank lines before it; a text line with its "\\n"); for a
@@ -305,11 +324,11 @@ def iter_language_documents(
         [('en', 'hello'), ('de', 'hallo')]
     """
     if not isinstance(lang_field, str) or not lang_field:
-        raise ValueError(f"lang_field={lang_field!r} must be a non-empty str naming the JSON field that holds the "
-                         "language")
+        raise ValueError(
+            f"lang_field={lang_field!r} must be a non-empty str naming the JSON field that holds the language"
+        )
     if text_field is not None and (not isinstance(text_field, str) or not text_field):
-        raise ValueError(f"text_field={text_field!r} must be a non-empty str naming the JSON field that holds "
-                         "the text")
+        raise ValueError(f"text_field={text_field!r} must be a non-empty str naming the JSON field that holds the text")
     items = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
     paths = []
     for item in items:
@@ -317,9 +336,11 @@ def iter_language_documents(
             raise TypeError(f"with lang_field, inputs must be JSONL file paths, not {type(item).__name__}")
         path = _check_path(item)
         if _format(path)[0] != "jsonl":
-            raise InputError(f"{path}: lang_field={lang_field!r} (--lang-field) needs JSON Lines files "
-                             "(.jsonl/.ndjson, optionally .gz), whose lines have fields; name each plain-text "
-                             "file's language with --lang LANG=PATH (a dict in Python) instead")
+            raise InputError(
+                f"{path}: lang_field={lang_field!r} (--lang-field) needs JSON Lines files "
+                "(.jsonl/.ndjson, optionally .gz), whose lines have fields; name each plain-text "
+                "file's language with --lang LANG=PATH (a dict in Python) instead"
+            )
         paths.append(path)
     return _language_documents(paths, lang_field, text_field or "text")
 
@@ -329,8 +350,9 @@ def _language_documents(paths: list, lang_field: str, text_field: str) -> Iterat
         yield from _jsonl_documents(path, _format(path)[1], text_field, lang_field)
 
 
-def _jsonl_documents(path: str, gz: str | None, text_field: str, lang_field: str | None = None,
-                     spans: bool = False) -> Iterator[str]:
+def _jsonl_documents(
+    path: str, gz: str | None, text_field: str, lang_field: str | None = None, spans: bool = False
+) -> Iterator[str]:
     """The documents of a JSONL file; with `lang_field`, `(language, document)` pairs; with `spans`,
     `(document, start, end)` (see `iter_document_spans`)."""
     with _open_binary(path, gz) as f, _reading(path, gz):
@@ -409,8 +431,10 @@ def _parquet_documents(path: str, text_field: str) -> Iterator[str]:
     names = f.schema_arrow.names
     if text_field not in names:
         fields = ", ".join(json.dumps(k, ensure_ascii=False) for k in names[:20])
-        raise InputError(f"{path}: no column {json.dumps(text_field)} (columns: {fields or 'none'}); use "
-                         "--text-field (text_field= in Python) to name the column that holds the text")
+        raise InputError(
+            f"{path}: no column {json.dumps(text_field)} (columns: {fields or 'none'}); use "
+            "--text-field (text_field= in Python) to name the column that holds the text"
+        )
     row = 0
     for batch in f.iter_batches(batch_size=1024, columns=[text_field]):
         column = batch.column(0)
@@ -418,8 +442,10 @@ def _parquet_documents(path: str, text_field: str) -> Iterator[str]:
         for text in values:
             row += 1
             if not isinstance(text, str):
-                raise InputError(f"{path} row {row}: column {json.dumps(text_field)} is "
-                                 f"{_json_kind(text)}, not a string; every document must be a string")
+                raise InputError(
+                    f"{path} row {row}: column {json.dumps(text_field)} is "
+                    f"{_json_kind(text)}, not a string; every document must be a string"
+                )
             yield text
 
 
@@ -428,8 +454,9 @@ STDIN_NAME = "<stdin>"
 STDIN_FORMATS = ("auto", "text", "jsonl")
 
 
-def iter_stdin_documents(stream: BinaryIO, *, fmt: str = "auto", text_field: str | None = None,
-                         keep_newline: bool = True) -> Iterator[str]:
+def iter_stdin_documents(
+    stream: BinaryIO, *, fmt: str = "auto", text_field: str | None = None, keep_newline: bool = True
+) -> Iterator[str]:
     """The documents of a stream of lines (the CLI's stdin), strict UTF-8, one line at a time (so a co-process
     gets each answer before it writes the next line).
 
@@ -461,8 +488,14 @@ def iter_stdin_documents(stream: BinaryIO, *, fmt: str = "auto", text_field: str
         if fmt != "jsonl":
             held.append((lineno, line))
     if fmt == "jsonl":
-        hint = ("; stdin is read as JSON Lines because its first line is a JSON object: pass --stdin-format text "
-                "(fmt='text') to read it as text") if detected else ""
+        hint = (
+            (
+                "; stdin is read as JSON Lines because its first line is a JSON object: pass --stdin-format text "
+                "(fmt='text') to read it as text"
+            )
+            if detected
+            else ""
+        )
         for lineno, line in lines:
             if line.strip():
                 yield _jsonl_line(line, STDIN_NAME, lineno, text_field or "text", hint=hint)
@@ -491,8 +524,10 @@ def iter_stdin_lines(stream) -> Iterator[tuple[int, str]]:
         try:
             yield number, raw.decode("utf-8")
         except UnicodeDecodeError as e:
-            raise InputError(f"{STDIN_NAME} line {number}: invalid UTF-8 at byte {e.start} of the line "
-                             f"({e.reason}); the input must be UTF-8 text") from None
+            raise InputError(
+                f"{STDIN_NAME} line {number}: invalid UTF-8 at byte {e.start} of the line "
+                f"({e.reason}); the input must be UTF-8 text"
+            ) from None
 
 
 def _line_documents(path: str, gz: str | None, spans: bool = False) -> Iterator[str]:
@@ -600,7 +635,7 @@ class _ZstdReader(io.RawIOBase):
                 out.append(self._frame.decompress(rest))
             self._out, self._pos = b"".join(out), 0
         n = min(len(buffer), len(self._out) - self._pos)
-        buffer[:n] = memoryview(self._out)[self._pos:self._pos + n]
+        buffer[:n] = memoryview(self._out)[self._pos : self._pos + n]
         self._pos += n
         return n
 
@@ -636,8 +671,9 @@ def _reading(path: str, gz: str | None) -> Iterator[None]:
 def _read_error(path: str, gz: str | None, err: BaseException) -> InputError:
     if gz:
         kind = COMPRESSIONS[gz]
-        return InputError(f"{path}: cannot read {kind} data ({err}); is the file complete and really "
-                          f"{kind}-compressed?")
+        return InputError(
+            f"{path}: cannot read {kind} data ({err}); is the file complete and really {kind}-compressed?"
+        )
     return InputError(f"{path}: read error ({err})")
 
 

@@ -4,6 +4,7 @@
 public-domain, CC0, CC BY and CC BY-SA text; documents are separated by three
 newlines. ``fastsw/data/sample/README.md`` is the attribution table.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -24,4 +25,5 @@ def sample_files() -> List[Path]:
 def sample_documents() -> Iterator[str]:
     """Stream the sample corpus's documents."""
     from fastsw.corpus.readers import iter_documents
+
     return iter_documents(sample_files(), doc_mode="separator", separator=SEPARATOR)

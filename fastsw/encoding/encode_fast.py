@@ -18,6 +18,7 @@ corpus language, Hypothesis strings and pathological inputs.
 
 Design notes: see docs/internals.md, section "Encoding" (the driver, and the kernel notes it refers to).
 """
+
 from __future__ import annotations
 
 import os
@@ -43,10 +44,10 @@ try:  # a batch's lists in one pass, and the scanner's one-call input (pretoken 
 except ImportError:
     _ids_to_lists = _scan_utf8 = None
 
-SHORT_LIMIT = 16          # sequences up to this length use the scan loop, longer ones the tournament tree
+SHORT_LIMIT = 16  # sequences up to this length use the scan loop, longer ones the tournament tree
 #: Kernel calls on at least this many UTF-8 bytes from the main thread run in a worker thread (Ctrl-C).
 _WORKER_BYTES = 1 << 20
-_SLICE_BYTES = 1 << 18    # documents per thread-pool task: about this many characters
+_SLICE_BYTES = 1 << 18  # documents per thread-pool task: about this many characters
 _MIN_SLICE = 1 << 13
 _ID_LIMIT = (1 << 31) - 1
 # Use Pretokenizer.pretoken_ends (the compiled scanner's offsets) when it is available;
@@ -71,6 +72,7 @@ class PairArrays(NamedTuple):
     """A rank table as four equal-length int64 arrays (one entry per pair), for models whose
     ``(left, right) -> (rank, new id)`` dict would be expensive to build (tiktoken's vocabularies:
     :mod:`fastsw.io.tiktoken_vocab`); :func:`pair_table` takes it in place of the dict."""
+
     lefts: np.ndarray
     rights: np.ndarray
     ranks: np.ndarray
@@ -106,16 +108,18 @@ NO_CHARS = np.full(K._CHAR_BLOCKS, -1, np.int64)
 
 supported = fast_supported  # the old name
 
+
 class EncoderTables(NamedTuple):
     """What the fast encoder reads of a model, as plain data (``Tokenizer._encoder_tables()``)."""
-    token_bytes: Sequence[bytes]                    # by id, special tokens excluded
-    regular_ranks: Mapping[Tuple[int, int], Tuple[int, int]]   # (left, right) -> (rank, new id)
+
+    token_bytes: Sequence[bytes]  # by id, special tokens excluded
+    regular_ranks: Mapping[Tuple[int, int], Tuple[int, int]]  # (left, right) -> (rank, new id)
     super_ranks: Mapping[Tuple[int, int], Tuple[int, int]]
-    shortcut: Mapping[bytes, int]                   # whole-pretoken shortcut: bytes -> reachable token id
-    eligible: AbstractSet[int]                      # ids that may take part in a supermerge
+    shortcut: Mapping[bytes, int]  # whole-pretoken shortcut: bytes -> reachable token id
+    eligible: AbstractSet[int]  # ids that may take part in a supermerge
     pretokenizer: BasePretokenizer
-    alphabet: Alphabet                              # a byte alphabet: the atomic id of every byte
-    n_vocab: int                                    # all ids, special tokens included
+    alphabet: Alphabet  # a byte alphabet: the atomic id of every byte
+    n_vocab: int  # all ids, special tokens included
 
 
 class FastEncoder:
@@ -127,31 +131,41 @@ class FastEncoder:
     def __init__(self, tables: EncoderTables):
         alphabet = tables.alphabet
         if not (supported(alphabet) or self._wide):
-            raise ValueError(f"the fast encoder supports byte alphabets only, not {alphabet.kind!r}; "
-                             "use backend='python'")
+            raise ValueError(
+                f"the fast encoder supports byte alphabets only, not {alphabet.kind!r}; use backend='python'"
+            )
         self._init_shared(alphabet, tables.pretokenizer, tables.n_vocab, tables.token_bytes, tables.shortcut)
         regular = pair_arrays(tables.regular_ranks)
         self.r_table = pair_table(regular)
         # characters a missed pretoken starts from as their token (module note (7) of the kernels); not with
         # atoms, whose codes are not UTF-8 (wide alphabets' included)
-        self.chars = (NO_CHARS if self.atoms or self._wide or not USE_CHAR_TABLE else
-                      K._build_char_table(self.tb, self.tb_off, self.byte_ids, self.r_table, regular.lefts,
-                                          regular.rights, regular.ranks))
+        self.chars = (
+            NO_CHARS
+            if self.atoms or self._wide or not USE_CHAR_TABLE
+            else K._build_char_table(
+                self.tb, self.tb_off, self.byte_ids, self.r_table, regular.lefts, regular.rights, regular.ranks
+            )
+        )
         supers = tables.super_ranks
         sup = pair_arrays(supers)
         self.s_table = pair_table(sup)
         x_lefts, x_rights = cross_pairs(supers)
         # the pair filter, then the cross filter (K._CROSS_WORDS on): one array, one kernel argument
-        self.s_bits = np.concatenate((K._build_pair_bits(sup.lefts, sup.rights),
-                                      K._build_pair_bits(x_lefts, x_rights)))
+        self.s_bits = np.concatenate((K._build_pair_bits(sup.lefts, sup.rights), K._build_pair_bits(x_lefts, x_rights)))
         self.use_super = int(bool(supers))
         # per id: 1 eligible (a run of eligible single-token pretokens may take supermerges)
         self.flags = np.zeros(max(len(tables.token_bytes), 1), np.uint8)
         self.flags[np.fromiter(tables.eligible, np.int64, len(tables.eligible))] |= 1
 
     # -- one kernel call ---------------------------------------------------------
-    def _init_shared(self, alphabet: Alphabet, pretokenizer, n_vocab: int, token_bytes: Sequence[bytes],
-                     shortcut: Mapping[bytes, int]) -> None:
+    def _init_shared(
+        self,
+        alphabet: Alphabet,
+        pretokenizer,
+        n_vocab: int,
+        token_bytes: Sequence[bytes],
+        shortcut: Mapping[bytes, int],
+    ) -> None:
         """What every encoder over these kernels' byte tables holds (this class and MinGram's subclass, which has
         its own merge tables): the pre-tokenizer, the byte -> atomic id table, the token bytes (``tb``,
         ``tb_off``), the whole-pretoken shortcut tables and the id-to-``int`` caches of :meth:`to_list`."""
@@ -165,16 +179,15 @@ class FastEncoder:
         self.tb = np.frombuffer(b"".join(token_bytes) or b"\0", np.uint8).copy()
         shortcut_ids = np.fromiter(shortcut.values(), np.int32, len(shortcut))
         short = lens[shortcut_ids] <= 8
-        self.sc_short = K._build_short_table(self.tb, self.tb_off, shortcut_ids[short],
-                                             _table_size(int(short.sum())))
-        self.sc_long = K._build_long_table(self.tb, self.tb_off, shortcut_ids[~short],
-                                           _table_size(int((~short).sum())))
+        self.sc_short = K._build_short_table(self.tb, self.tb_off, shortcut_ids[short], _table_size(int(short.sum())))
+        self.sc_long = K._build_long_table(self.tb, self.tb_off, shortcut_ids[~short], _table_size(int((~short).sum())))
         self._id_objects = None
         self._id_list = None
         self._kernel_tables = None
 
-    def encode_docs(self, texts: Sequence[str], shortcut: bool = True,
-                    short_limit: int = SHORT_LIMIT) -> Tuple[np.ndarray, np.ndarray]:
+    def encode_docs(
+        self, texts: Sequence[str], shortcut: bool = True, short_limit: int = SHORT_LIMIT
+    ) -> Tuple[np.ndarray, np.ndarray]:
         """Encode ``texts`` (already checked to be ``str``) in one kernel call;
         returns ``(ids int32, offsets int64)``."""
         pretok = self.pretokenizer
@@ -205,8 +218,10 @@ class FastEncoder:
         last = np.zeros(len(texts), np.int64)
         last[has] = piece_ends[doc_pieces[1:][has] - 1]
         if not np.array_equal(last, np.fromiter(map(len, texts), np.int64, len(texts))):
-            raise RuntimeError("the pre-tokenizer's pretokens do not concatenate back to the text; "
-                               "this is a bug in the pre-tokenizer (encode with backend='python')")
+            raise RuntimeError(
+                "the pre-tokenizer's pretokens do not concatenate back to the text; "
+                "this is a bug in the pre-tokenizer (encode with backend='python')"
+            )
         try:
             data = "".join(texts).encode("utf-8")
         except UnicodeEncodeError:
@@ -242,8 +257,7 @@ class FastEncoder:
             raise UnicodeEncodeError("utf-8", "", 0, 1, "a text is not encodable as UTF-8")
         return got
 
-    def _kernel(self, data, piece_ends, doc_pieces, shortcut, short_limit=SHORT_LIMIT,
-                interruptible: bool = False):
+    def _kernel(self, data, piece_ends, doc_pieces, shortcut, short_limit=SHORT_LIMIT, interruptible: bool = False):
         """One call of the kernel on UTF-8 ``data`` with this model's tables. ``interruptible`` calls, and
         every call on at least ``_WORKER_BYTES`` from the main thread, go through
         :func:`fastsw._interrupt.call_kernel` (a worker thread), so Ctrl-C is a plain KeyboardInterrupt once
@@ -254,8 +268,17 @@ class FastEncoder:
         text = data if isinstance(data, np.ndarray) else np.frombuffer(data or b"\0", np.uint8)
         tables = self._kernel_tables
         if tables is None:  # the model's arrays, gathered once (a short text's call is a few microseconds)
-            tables = self._kernel_tables = (self.byte_ids, self.sc_short, self.sc_long, self.tb, self.r_table,
-                                            self.s_table, self.s_bits, self.flags, self.chars)
+            tables = self._kernel_tables = (
+                self.byte_ids,
+                self.sc_short,
+                self.sc_long,
+                self.tb,
+                self.r_table,
+                self.s_table,
+                self.s_bits,
+                self.flags,
+                self.chars,
+            )
         args = (text, piece_ends, doc_pieces, *tables, int(bool(shortcut)), self.use_super, int(short_limit))
         if interruptible or (len(data) >= _WORKER_BYTES and threading.current_thread() is threading.main_thread()):
             return call_kernel(K._encode_docs, *args, stop=False)
@@ -270,15 +293,17 @@ class FastEncoder:
         if entry is None or tables is None or data.shape[0] >= _WORKER_BYTES:
             ids = self._kernel(data, piece_ends, doc_pieces, shortcut)[0]
             if entry is None and self._kernel_tables is not None:
-                self._entry = _entry_point(K._encode_docs, (data, piece_ends, doc_pieces, *self._kernel_tables,
-                                                            1, self.use_super, SHORT_LIMIT))
+                self._entry = _entry_point(
+                    K._encode_docs, (data, piece_ends, doc_pieces, *self._kernel_tables, 1, self.use_super, SHORT_LIMIT)
+                )
             return ids
         if entry is False:
             return self._kernel(data, piece_ends, doc_pieces, shortcut)[0]
         return entry(data, piece_ends, doc_pieces, *tables, int(bool(shortcut)), self.use_super, SHORT_LIMIT)[0]
 
-    def encode_pieces(self, pieces: Sequence[str], shortcut: bool = False,
-                      interruptible: bool = False) -> Tuple[np.ndarray, np.ndarray]:
+    def encode_pieces(
+        self, pieces: Sequence[str], shortcut: bool = False, interruptible: bool = False
+    ) -> Tuple[np.ndarray, np.ndarray]:
         """Each of ``pieces`` (checked ``str``) taken as one whole pretoken, without
         running the pre-tokenizer: ``(ids int32, offsets int64)`` as in
         :meth:`encode_docs`. For callers that already know each piece is one
@@ -289,11 +314,13 @@ class FastEncoder:
             return self._encode_pieces_of([[p] for p in pieces], shortcut, interruptible=interruptible)
         piece_ends = np.fromiter(map(len, pieces), np.int64, n)
         doc_pieces = np.arange(n + 1, dtype=np.int64)
-        return self._kernel("".join(pieces).encode("utf-8"), piece_ends, doc_pieces, shortcut,
-                            interruptible=interruptible)
+        return self._kernel(
+            "".join(pieces).encode("utf-8"), piece_ends, doc_pieces, shortcut, interruptible=interruptible
+        )
 
-    def _encode_pieces_of(self, docs: Sequence[Sequence[str]], shortcut: bool, short_limit: int = SHORT_LIMIT,
-                          interruptible: bool = False) -> Tuple[np.ndarray, np.ndarray]:
+    def _encode_pieces_of(
+        self, docs: Sequence[Sequence[str]], shortcut: bool, short_limit: int = SHORT_LIMIT, interruptible: bool = False
+    ) -> Tuple[np.ndarray, np.ndarray]:
         """One kernel call over documents given as their pieces (atoms as lone surrogates): the data is the
         pieces' token bytes and each piece's end is given in bytes from its document's start."""
         n_pieces = np.fromiter(map(len, docs), np.int64, len(docs))
@@ -303,8 +330,7 @@ class FastEncoder:
         piece_ends = np.ascontiguousarray(cum - np.repeat(before, n_pieces), dtype=np.int64)
         doc_pieces = np.zeros(len(docs) + 1, np.int64)
         np.cumsum(n_pieces, out=doc_pieces[1:])
-        return self._kernel(data.tobytes(), piece_ends, doc_pieces, shortcut, short_limit,
-                            interruptible=interruptible)
+        return self._kernel(data.tobytes(), piece_ends, doc_pieces, shortcut, short_limit, interruptible=interruptible)
 
     def encode(self, text: str, shortcut: bool = True) -> List[int]:
         """One document (a checked ``str``) as a list of ids: :meth:`encode_docs`
@@ -327,8 +353,10 @@ class FastEncoder:
         ends = pretok.pretoken_ends(text)
         n = ends.shape[0]
         if (ends[n - 1] if n else 0) != len(text):
-            raise RuntimeError("the pre-tokenizer's pretokens do not concatenate back to the text; "
-                               "this is a bug in the pre-tokenizer (encode with backend='python')")
+            raise RuntimeError(
+                "the pre-tokenizer's pretokens do not concatenate back to the text; "
+                "this is a bug in the pre-tokenizer (encode with backend='python')"
+            )
         try:
             data = text.encode("utf-8")
         except UnicodeEncodeError:
@@ -358,8 +386,9 @@ class FastEncoder:
         if _ids_to_lists is not None:
             if self._id_list is None:
                 self.to_list(ids[:0])
-            return _ids_to_lists(np.ascontiguousarray(ids, dtype=np.int32),
-                                 np.ascontiguousarray(offsets, dtype=np.int64), self._id_list)
+            return _ids_to_lists(
+                np.ascontiguousarray(ids, dtype=np.int32), np.ascontiguousarray(offsets, dtype=np.int64), self._id_list
+            )
         flat = self.to_list(ids)
         bounds = offsets.tolist()
         return [flat[a:b] for a, b in zip(bounds, bounds[1:])]
@@ -382,8 +411,9 @@ class FastEncoder:
         with ThreadPoolExecutor(max_workers=min(threads, len(slices))) as pool:
             return [finish(part) for part in pool.map(lambda ab: work(*ab), slices)]
 
-    def encode_to_numpy(self, texts: Sequence[str], num_threads=None,
-                        shortcut: bool = True) -> Tuple[np.ndarray, np.ndarray]:
+    def encode_to_numpy(
+        self, texts: Sequence[str], num_threads=None, shortcut: bool = True
+    ) -> Tuple[np.ndarray, np.ndarray]:
         """All ``texts`` as ``(ids int32, offsets int64)`` using ``num_threads``
         threads (None: all cores; the caller has checked it, see ``Tokenizer.encode_batch_to_numpy``)."""
         texts = list(texts)
@@ -395,8 +425,9 @@ class FastEncoder:
         calling thread builds each slice's lists (:meth:`lists_of`; that needs the GIL) as soon as the slice is
         encoded, while the workers scan and merge the next slices without the GIL."""
         texts = list(texts)
-        parts = self._run_slices(texts, num_threads, lambda a, b: self.encode_docs(texts[a:b], shortcut),
-                                 lambda part: self.lists_of(*part))
+        parts = self._run_slices(
+            texts, num_threads, lambda a, b: self.encode_docs(texts[a:b], shortcut), lambda part: self.lists_of(*part)
+        )
         return parts[0] if len(parts) == 1 else list(chain.from_iterable(parts))
 
 
@@ -406,6 +437,7 @@ def _entry_point(kernel, args):
     kernel is not compiled for them or Numba keeps its overloads otherwise (then the caller calls ``kernel``)."""
     try:
         from numba import typeof
+
         return kernel.overloads[tuple(typeof(a) for a in args)].entry_point
     except Exception:  # noqa: BLE001 - NUMBA_DISABLE_JIT, another Numba: the dispatcher serves every call
         return False
@@ -423,7 +455,7 @@ def cross_pairs(supers: Mapping[Tuple[int, int], Tuple[int, int]]) -> Tuple[np.n
     >>> [a.tolist() for a in cross_pairs({(5, 6): (0, 9), (9, 7): (1, 10)})]
     [[5, 6, 9], [6, 7, 7]]
     """
-    ends: Dict[int, Set[int]] = {}    # id -> the ids that can end it (itself left out)
+    ends: Dict[int, Set[int]] = {}  # id -> the ids that can end it (itself left out)
     begins: Dict[int, Set[int]] = {}  # id -> the ids that can begin it
     changed = True
     while changed:
@@ -441,8 +473,10 @@ def cross_pairs(supers: Mapping[Tuple[int, int], Tuple[int, int]]) -> Tuple[np.n
             for b in begins.get(right, set()) | {right}:
                 found.add((a, b))
     pairs = sorted(found)
-    return (np.fromiter((p[0] for p in pairs), np.int64, len(pairs)),
-            np.fromiter((p[1] for p in pairs), np.int64, len(pairs)))
+    return (
+        np.fromiter((p[0] for p in pairs), np.int64, len(pairs)),
+        np.fromiter((p[1] for p in pairs), np.int64, len(pairs)),
+    )
 
 
 def pieces_reference(pretokenizer: Pretokenizer, texts: Sequence[str]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -481,7 +515,7 @@ def _concat(parts, n_docs: int) -> Tuple[np.ndarray, np.ndarray]:
     d, base = 0, 0
     for part_ids, part_off in parts:
         k = part_off.shape[0] - 1
-        offsets[d + 1:d + k + 1] = part_off[1:] + base
+        offsets[d + 1 : d + k + 1] = part_off[1:] + base
         d += k
         base += part_ids.shape[0]
     return np.ascontiguousarray(ids, dtype=np.int32), offsets
@@ -493,8 +527,14 @@ def encoder_for(tok) -> FastEncoder:
 
 
 #: The kernels a :class:`FastEncoder` runs: its tables' builders and the encoder (one signature each).
-KERNELS = (K._encode_docs, K._build_pair_table, K._build_short_table, K._build_long_table, K._build_pair_bits,
-           K._build_char_table)
+KERNELS = (
+    K._encode_docs,
+    K._build_pair_table,
+    K._build_short_table,
+    K._build_long_table,
+    K._build_pair_bits,
+    K._build_char_table,
+)
 
 _on_disk: Optional[bool] = None  # whether Numba's on-disk cache holds every kernel (looked up once)
 
@@ -529,12 +569,18 @@ def compile_in_background():
         import subprocess
         import sys
         from pathlib import Path
+
         env = dict(os.environ)
         # the folder holding this fastsw package, wherever it is imported from (one level up per dotted part)
         root = str(Path(__file__).resolve().parents[__name__.count(".")])
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
-        _background = subprocess.Popen([sys.executable, "-c", _BACKGROUND_CODE], env=env, stdin=subprocess.DEVNULL,
-                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _background = subprocess.Popen(
+            [sys.executable, "-c", _BACKGROUND_CODE],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
     return _background
 
 
@@ -564,7 +610,14 @@ def warmup() -> None:
     """Compile (or load from Numba's on-disk cache) the encoding kernels, one signature each."""
     # a + a -> 243, aa + a -> 244 (regular); aaa + aaa -> 245 (super); aa and aaa reachable and eligible
     alphabet = ByteAlphabet("bytes243")
-    tables = EncoderTables(list(alphabet.tokens) + [b"aa", b"aaa", b"aaaaaa"],
-                           {(97, 97): (0, 243), (243, 97): (1, 244)}, {(244, 244): (0, 245)},
-                           {b"aa": 243, b"aaa": 244}, frozenset((243, 244)), Pretokenizer(), alphabet, 246)
+    tables = EncoderTables(
+        list(alphabet.tokens) + [b"aa", b"aaa", b"aaaaaa"],
+        {(97, 97): (0, 243), (243, 97): (1, 244)},
+        {(244, 244): (0, 245)},
+        {b"aa": 243, b"aaa": 244},
+        frozenset((243, 244)),
+        Pretokenizer(),
+        alphabet,
+        246,
+    )
     FastEncoder(tables).encode_docs(["aaa aaa", ""])

@@ -15,6 +15,7 @@ notes this module refers to -- (1)-(3) and (5) why both merge loops give the ref
 one id, (6) rank mode, (7) whole characters first, (8) few merges, (9) the wide byte table of SCRIPT models --
 and the supermerge runs.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -30,7 +31,7 @@ warnings.filterwarnings("ignore", "overflow encountered in scalar multiply", Run
 # Hashing multiplies in uint64: Numba emits signed int64 arithmetic with LLVM's
 # ``nsw`` flag, so a wrapping int64 multiply is undefined behaviour that LLVM may
 # fold away (it did: a pair lookup of ``(x, x)`` hashed to a constant).
-_FNV_OFFSET = np.uint64(0xcbf29ce484222325)
+_FNV_OFFSET = np.uint64(0xCBF29CE484222325)
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 _LOW32 = np.int64(0xFFFFFFFF)
 _MISS_CACHE_BITS = 14  # at most 16384 miss-cache slots per kernel call
@@ -319,7 +320,7 @@ def _build_char_table(tb, tb_off, byte_ids, table, lefts, rights, ranks):
     for u in range(n_units):
         r = _RECORD * n_kept
         records[r] = unit_tok[u]
-        records[r + 1:r + _RECORD] = 0
+        records[r + 1 : r + _RECORD] = 0
         for side in range(2):  # the classes before the unit in words r + 1 .. r + 3, after it in r + 4, r + 5
             for c in range(_LEFT_CLASSES if side == 0 else _RIGHT_CLASSES):
                 allowed = True
@@ -328,7 +329,7 @@ def _build_char_table(tb, tb_off, byte_ids, table, lefts, rights, ranks):
                         allowed = False
                 if allowed:
                     records[r + 1 + 3 * side + (c >> 5)] |= np.int64(1) << (c & 31)
-        if records[r + 1:r + _RECORD].max() == 0:
+        if records[r + 1 : r + _RECORD].max() == 0:
             continue  # allowed only alone: a whole pretoken, which the shortcut has
         keys[n_kept] = unit_key[u]
         n_kept += 1
@@ -391,8 +392,13 @@ def _initial_ids(text, s, e, byte_ids, chars, table, out, w):
     i = s
     while i < e:
         b = text[i]
-        if 0xE0 <= b < 0xF0 and i + 3 <= e and 0x80 <= text[i + 1] < 0xC0 and 0x80 <= text[i + 2] < 0xC0 \
-                and chars[((np.int64(b) & 0x0F) << 4) | ((np.int64(text[i + 1]) & 0x3F) >> 2)] < 0:
+        if (
+            0xE0 <= b < 0xF0
+            and i + 3 <= e
+            and 0x80 <= text[i + 1] < 0xC0
+            and 0x80 <= text[i + 2] < 0xC0
+            and chars[((np.int64(b) & 0x0F) << 4) | ((np.int64(text[i + 1]) & 0x3F) >> 2)] < 0
+        ):
             # a three-byte character in a block of 256 code points without any unit (the English model on Thai):
             # its bytes, without decoding it (the ids the byte-by-byte path below gives it)
             out[w + m] = byte_ids[b]
@@ -446,10 +452,16 @@ def _pack8(data, start):
     exist): straight-line loads at an unsigned index (no negative-index fix-up), which LLVM combines into one
     8-byte load."""
     p = np.uint64(start)
-    return (np.int64(data[p]) | (np.int64(data[p + np.uint64(1)]) << 8) | (np.int64(data[p + np.uint64(2)]) << 16)
-            | (np.int64(data[p + np.uint64(3)]) << 24) | (np.int64(data[p + np.uint64(4)]) << 32)
-            | (np.int64(data[p + np.uint64(5)]) << 40) | (np.int64(data[p + np.uint64(6)]) << 48)
-            | (np.int64(data[p + np.uint64(7)]) << 56))
+    return (
+        np.int64(data[p])
+        | (np.int64(data[p + np.uint64(1)]) << 8)
+        | (np.int64(data[p + np.uint64(2)]) << 16)
+        | (np.int64(data[p + np.uint64(3)]) << 24)
+        | (np.int64(data[p + np.uint64(4)]) << 32)
+        | (np.int64(data[p + np.uint64(5)]) << 40)
+        | (np.int64(data[p + np.uint64(6)]) << 48)
+        | (np.int64(data[p + np.uint64(7)]) << 56)
+    )
 
 
 @njit(cache=True, nogil=True)
@@ -886,14 +898,39 @@ def _merge_one(ids, table, short_limit):
     n = ids.shape[0]
     buf = ids.copy()
     cap = max(n, 1)
-    m = _merge(buf, 0, n, table, short_limit, np.empty(cap, np.int64), np.empty(cap, np.int32),
-               np.empty(cap, np.int32), np.empty(_tree_size(cap), np.int64), np.empty(cap, np.int32))
+    m = _merge(
+        buf,
+        0,
+        n,
+        table,
+        short_limit,
+        np.empty(cap, np.int64),
+        np.empty(cap, np.int32),
+        np.empty(cap, np.int32),
+        np.empty(_tree_size(cap), np.int64),
+        np.empty(cap, np.int32),
+    )
     return buf[:m].copy()
 
 
 @njit(cache=True, nogil=True)
-def _encode_docs(text, piece_ends, doc_pieces, byte_ids, sc_short, sc_long, tb,
-                 r_table, s_table, s_bits, flags, chars, use_shortcut, use_super, short_limit):
+def _encode_docs(
+    text,
+    piece_ends,
+    doc_pieces,
+    byte_ids,
+    sc_short,
+    sc_long,
+    tb,
+    r_table,
+    s_table,
+    s_bits,
+    flags,
+    chars,
+    use_shortcut,
+    use_super,
+    short_limit,
+):
     """Encode a batch of documents.
 
     Reads: uint8 ``text`` (the documents' UTF-8 bytes, concatenated), int64

@@ -29,6 +29,7 @@ and writes the same bytes an uninterrupted run writes.
 ``fastsw.shard`` is the function :func:`shard`; import this module's other names with
 ``from fastsw.encoding.shard import load_shard, verify, ...``.
 """
+
 from __future__ import annotations
 
 import glob as _glob
@@ -52,12 +53,22 @@ from fastsw.corpus.readers import InputError, iter_document_spans, iter_document
 if TYPE_CHECKING:
     from fastsw.tokenizer import Tokenizer
 
-__all__ = ["shard", "verify", "load_shard", "load_index", "resolve_inputs", "frame", "encode_stream", "FORMATS",
-           "DEFAULT_SHARD_TOKENS", "ShardError"]
+__all__ = [
+    "shard",
+    "verify",
+    "load_shard",
+    "load_index",
+    "resolve_inputs",
+    "frame",
+    "encode_stream",
+    "FORMATS",
+    "DEFAULT_SHARD_TOKENS",
+    "ShardError",
+]
 
 FORMATS = ("bin", "llmc", "npy")
 DTYPES = ("uint16", "uint32")
-DEFAULT_SHARD_TOKENS = 10 ** 8
+DEFAULT_SHARD_TOKENS = 10**8
 #: Characters of text per encoded batch (about 3 batches are in memory at once: read, encoded, written).
 DEFAULT_BATCH_CHARS = 8 << 20
 MANIFEST = "manifest.json"
@@ -66,8 +77,9 @@ MANIFEST_VERSION = 1
 LLMC_HEADER_INTS = 256
 LLMC_HEADERS = {"uint16": (20240520, 1), "uint32": (20240801, 7)}  # llm.c: GPT-2 and Llama 3 shards
 NPY_HEADER_BYTES = 128
-_INPUT_SUFFIXES = tuple(base + comp for base in (".txt", ".jsonl", ".ndjson")
-                        for comp in ("", ".gz", ".zst", ".xz", ".bz2")) + (".parquet",)
+_INPUT_SUFFIXES = tuple(
+    base + comp for base in (".txt", ".jsonl", ".ndjson") for comp in ("", ".gz", ".zst", ".xz", ".bz2")
+) + (".parquet",)
 _EXT = {"bin": ".bin", "llmc": ".bin", "npy": ".npy"}
 #: The input name that means stdin.
 STDIN = "-"
@@ -90,8 +102,9 @@ def encode_arrays(tok, texts: Sequence[str], num_threads: Optional[int]) -> Tupl
 # ---- framing and formats ------------------------------------------------------------------------------------------
 
 
-def frame(ids: np.ndarray, offsets: np.ndarray, eot: Optional[int] = None,
-          bos: Optional[int] = None) -> Tuple[np.ndarray, np.ndarray]:
+def frame(
+    ids: np.ndarray, offsets: np.ndarray, eot: Optional[int] = None, bos: Optional[int] = None
+) -> Tuple[np.ndarray, np.ndarray]:
     """The documents ``ids[offsets[i]:offsets[i + 1]]`` laid end to end with ``bos`` before and ``eot`` after each
     (None: none); returns ``(stream, starts)``, ``starts`` (int64) the offset of each
     document's first token (its BOS when there is one) in ``stream``; ``stream`` has the ids' dtype (int32).
@@ -126,8 +139,8 @@ def frame(ids: np.ndarray, offsets: np.ndarray, eot: Optional[int] = None,
 def dtype_for(n_vocab: int, dtype: Optional[str] = None) -> str:
     """``dtype`` (checked: it must hold every id below ``n_vocab``), or the smallest of uint16/uint32 that does.
 
-        >>> dtype_for(50257), dtype_for(200019)
-        ('uint16', 'uint32')
+    >>> dtype_for(50257), dtype_for(200019)
+    ('uint16', 'uint32')
     """
     if dtype is None:
         return "uint16" if n_vocab <= 1 << 16 else "uint32"
@@ -141,8 +154,8 @@ def dtype_for(n_vocab: int, dtype: Optional[str] = None) -> str:
 def header_bytes(fmt: str, dtype: str, tokens: int) -> bytes:
     """The header that precedes ``tokens`` ids of ``dtype`` in a shard of format ``fmt`` (empty for ``bin``).
 
-        >>> len(header_bytes("llmc", "uint16", 10)), len(header_bytes("npy", "uint16", 10))
-        (1024, 128)
+    >>> len(header_bytes("llmc", "uint16", 10)), len(header_bytes("npy", "uint16", 10))
+    (1024, 128)
     """
     if fmt == "bin":
         return b""
@@ -158,8 +171,9 @@ def header_bytes(fmt: str, dtype: str, tokens: int) -> bytes:
         text = "{'descr': '%s', 'fortran_order': False, 'shape': (%d,), }" % (descr, tokens)
         body = text.encode("latin1")
         pad = NPY_HEADER_BYTES - 10 - len(body) - 1
-        return b"\x93NUMPY\x01\x00" + np.uint16(NPY_HEADER_BYTES - 10).astype("<u2").tobytes() + body + \
-            b" " * pad + b"\n"
+        return (
+            b"\x93NUMPY\x01\x00" + np.uint16(NPY_HEADER_BYTES - 10).astype("<u2").tobytes() + body + b" " * pad + b"\n"
+        )
     raise ValueError(f"format={fmt!r} is not one of {', '.join(FORMATS)}")
 
 
@@ -171,9 +185,18 @@ def write_ids(stream, ids: np.ndarray, fmt: str, dtype: str) -> None:
     stream.write(data.tobytes())
 
 
-def encode_stream(documents: Iterable[str], tok, stream, *, format: str = "bin", dtype: Optional[str] = None,
-                  eot: Union[str, int, None] = "auto", bos: Union[str, int, None] = None,
-                  workers: Optional[int] = None, batch_chars: int = DEFAULT_BATCH_CHARS) -> int:
+def encode_stream(
+    documents: Iterable[str],
+    tok,
+    stream,
+    *,
+    format: str = "bin",
+    dtype: Optional[str] = None,
+    eot: Union[str, int, None] = "auto",
+    bos: Union[str, int, None] = None,
+    workers: Optional[int] = None,
+    batch_chars: int = DEFAULT_BATCH_CHARS,
+) -> int:
     """Encode ``documents`` and write their ids, framed as :func:`shard` frames them (``bos``/``eot``), to the
     binary ``stream`` as one file of ``format`` ``"bin"`` (written batch by batch) or ``"npy"`` (held until the
     end: its header states the length); returns the number of ids. ``fastsw encode --format bin|npy`` is this.
@@ -267,8 +290,9 @@ def resolve_inputs(inputs) -> List[str]:
     for item in items:
         name = os.fsdecode(os.fspath(item))
         if os.path.isdir(name):
-            found = sorted(str(p) for p in Path(name).rglob("*")
-                           if p.is_file() and p.name.lower().endswith(_INPUT_SUFFIXES))
+            found = sorted(
+                str(p) for p in Path(name).rglob("*") if p.is_file() and p.name.lower().endswith(_INPUT_SUFFIXES)
+            )
             if not found:
                 raise InputError(f"{name}: the directory holds no corpus files ({', '.join(_INPUT_SUFFIXES)})")
             files += found
@@ -353,9 +377,13 @@ def _resolve_eot(tok, eot) -> Optional[int]:
     if eot == "auto":
         tid = tok.special_tokens.get("<|endoftext|>")
         if tid is None:
-            warnings.warn("the model has no '<|endoftext|>' special token, so no end-of-text token separates the "
-                          "documents (the .idx.npy files still mark where each one starts); pass eot=TOKEN "
-                          "(--eot TOKEN) to put one after each document", OptionWarning, stacklevel=3)
+            warnings.warn(
+                "the model has no '<|endoftext|>' special token, so no end-of-text token separates the "
+                "documents (the .idx.npy files still mark where each one starts); pass eot=TOKEN "
+                "(--eot TOKEN) to put one after each document",
+                OptionWarning,
+                stacklevel=3,
+            )
         return tid
     if eot is None:
         return None
@@ -369,6 +397,7 @@ class _Batch:
     """Documents read and where they come from: ``files``/``docs`` each document's file and number in it,
     ``begins``/``ends`` its byte range in an uncompressed file (-1 in a compressed or parquet file), and
     ``done_bytes`` how many bytes of all the inputs (as stored) have been read when the batch is complete."""
+
     __slots__ = ("texts", "files", "docs", "begins", "ends", "chars", "done_bytes")
 
     def __init__(self):
@@ -381,8 +410,12 @@ class _Batch:
         self.done_bytes = 0
 
     def positions(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        return (np.array(self.files, np.int64), np.array(self.docs, np.int64), np.array(self.begins, np.int64),
-                np.array(self.ends, np.int64))
+        return (
+            np.array(self.files, np.int64),
+            np.array(self.docs, np.int64),
+            np.array(self.begins, np.int64),
+            np.array(self.ends, np.int64),
+        )
 
 
 _END = object()
@@ -393,11 +426,12 @@ def _ranged(path: str) -> bool:
     return path != STDIN and not path.lower().endswith((".gz", ".zst", ".xz", ".bz2", ".parquet"))
 
 
-def _read_batches(files: List[str], start: Tuple[int, int], reading: dict, batch_chars: int,
-                  stop: threading.Event) -> Iterator[_Batch]:
+def _read_batches(
+    files: List[str], start: Tuple[int, int], reading: dict, batch_chars: int, stop: threading.Event
+) -> Iterator[_Batch]:
     """Batches of documents from ``files``, starting at document ``start[1]`` of file ``start[0]``."""
     batch = _Batch()
-    done = sum(_size(f) for f in files[:start[0]])
+    done = sum(_size(f) for f in files[: start[0]])
     for fi in range(start[0], len(files)):
         skip = start[1] if fi == start[0] else 0
         ranged = _ranged(files[fi])
@@ -468,8 +502,15 @@ class _Writer:
         self.covers = {}
         self.start_pos = pos
 
-    def add(self, stream: np.ndarray, starts: np.ndarray, files: np.ndarray, docs: np.ndarray,
-            begins: np.ndarray, ends: np.ndarray) -> None:
+    def add(
+        self,
+        stream: np.ndarray,
+        starts: np.ndarray,
+        files: np.ndarray,
+        docs: np.ndarray,
+        begins: np.ndarray,
+        ends: np.ndarray,
+    ) -> None:
         """Append a framed batch: ``stream`` the ids, ``starts`` each document's offset in it, ``files``/``docs``
         each document's file and number in its file, ``begins``/``ends`` its byte range (-1: none)."""
         at = 0
@@ -481,17 +522,24 @@ class _Writer:
             if self.f is None:
                 self._open(self._position(at, stream, starts, files, docs))
             take = min(self.size - self.filled, n - at)
-            chunk = stream[at:at + take].astype(self.dtype)
+            chunk = stream[at : at + take].astype(self.dtype)
             data = chunk.tobytes()
             self.f.write(data)
             self.hash.update(data)
             lo = np.searchsorted(starts, at)
             # an empty document (no BOS/EOT) at the end of the batch belongs here unless the shard is full
-            hi = np.searchsorted(starts, at + take, "right" if at + take == n and take < self.size - self.filled
-                                 else "left")
+            hi = np.searchsorted(
+                starts, at + take, "right" if at + take == n and take < self.size - self.filled else "left"
+            )
             self.starts.append((starts[lo:hi] - at + self.filled).astype(np.uint64))
-            self._cover(max(int(np.searchsorted(starts, at, "right")) - 1, 0),
-                        max(int(np.searchsorted(starts, at + take, "left")), 1), files, docs, begins, ends)
+            self._cover(
+                max(int(np.searchsorted(starts, at, "right")) - 1, 0),
+                max(int(np.searchsorted(starts, at + take, "left")), 1),
+                files,
+                docs,
+                begins,
+                ends,
+            )
             self.filled += take
             at += take
             if self.filled == self.size:
@@ -505,12 +553,17 @@ class _Writer:
             d, b, e = docs[lo:hi][sel], begins[lo:hi][sel], ends[lo:hi][sel]
             new = [int(d.min()), int(d.max()) + 1, int(b.min()), int(e.max())]
             old = self.covers.get(f)
-            self.covers[f] = new if old is None else [min(old[0], new[0]), max(old[1], new[1]),
-                                                      min(old[2], new[2]), max(old[3], new[3])]
+            self.covers[f] = (
+                new
+                if old is None
+                else [min(old[0], new[0]), max(old[1], new[1]), min(old[2], new[2]), max(old[3], new[3])]
+            )
 
     def _inputs(self) -> List[dict]:
-        return [{"file": f, "documents": [d0, d1], "bytes": [b0, b1] if b0 >= 0 else None}
-                for f, (d0, d1, b0, b1) in sorted(self.covers.items())]
+        return [
+            {"file": f, "documents": [d0, d1], "bytes": [b0, b1] if b0 >= 0 else None}
+            for f, (d0, d1, b0, b1) in sorted(self.covers.items())
+        ]
 
     @staticmethod
     def _position(at: int, stream, starts, files, docs) -> dict:
@@ -534,9 +587,17 @@ class _Writer:
         name = self._name(self.index)
         digest = self.hash.hexdigest() if self.hash is not None else _sha256_file(self.dir / name)
         idx_name = name.rsplit(".", 1)[0] + ".idx.npy"
-        entry = {"path": name, "tokens": self.filled, "documents": len(starts), "sha256": digest,
-                 "index": idx_name, "index_sha256": None, "start": self.start_pos, "end": end,
-                 "inputs": self._inputs()}
+        entry = {
+            "path": name,
+            "tokens": self.filled,
+            "documents": len(starts),
+            "sha256": digest,
+            "index": idx_name,
+            "index_sha256": None,
+            "start": self.start_pos,
+            "end": end,
+            "inputs": self._inputs(),
+        }
         self.manifest["shards"].append(entry)
         try:
             with atomic_open(self.dir / idx_name, "wb") as f:
@@ -597,14 +658,18 @@ def _prepare(out_dir: Path, fresh: dict, files: List[str]) -> dict:
     (its listed shards checked), else a fresh one for an empty folder."""
     path = out_dir / MANIFEST
     if path.exists() and STDIN in files:
-        raise ShardError(f"{out_dir}: a run that reads stdin ('-') cannot be resumed (stdin cannot be read again "
-                         "from where the last shard ended); shard stdin into a new folder, or write it to a file "
-                         "and shard the file, which can be resumed")
+        raise ShardError(
+            f"{out_dir}: a run that reads stdin ('-') cannot be resumed (stdin cannot be read again "
+            "from where the last shard ended); shard stdin into a new folder, or write it to a file "
+            "and shard the file, which can be resumed"
+        )
     if not path.exists():
         ours = [p for p in out_dir.iterdir() if not p.name.startswith(".shard_")]
         if ours:
-            raise ShardError(f"{out_dir}: the folder is not empty and holds no {MANIFEST}; choose a new or empty "
-                             "folder for the shards")
+            raise ShardError(
+                f"{out_dir}: the folder is not empty and holds no {MANIFEST}; choose a new or empty "
+                "folder for the shards"
+            )
         return fresh
     try:
         old = json.loads(path.read_text(encoding="utf-8"))
@@ -614,20 +679,28 @@ def _prepare(out_dir: Path, fresh: dict, files: List[str]) -> dict:
         raise ShardError(f"{path}: cannot read the manifest ({e}); choose a new folder") from None
     for key in ("model", "options"):
         if old.get(key) != fresh[key]:
-            what = next((k for k in set(old.get(key, {})) | set(fresh[key])
-                         if old.get(key, {}).get(k) != fresh[key].get(k)), key)
-            raise ShardError(f"{out_dir}: its shards were made with another {key} ({what}: "
-                             f"{old.get(key, {}).get(what)!r}, now {fresh[key].get(what)!r}); rerun with the same "
-                             "settings to resume, or choose a new folder")
+            what = next(
+                (k for k in set(old.get(key, {})) | set(fresh[key]) if old.get(key, {}).get(k) != fresh[key].get(k)),
+                key,
+            )
+            raise ShardError(
+                f"{out_dir}: its shards were made with another {key} ({what}: "
+                f"{old.get(key, {}).get(what)!r}, now {fresh[key].get(what)!r}); rerun with the same "
+                "settings to resume, or choose a new folder"
+            )
     if [i["path"] for i in old["inputs"]] != [i["path"] for i in fresh["inputs"]]:
-        raise ShardError(f"{out_dir}: its shards were made from other inputs ({len(old['inputs'])} files, now "
-                         f"{len(files)}); rerun with the same inputs to resume, or choose a new folder")
+        raise ShardError(
+            f"{out_dir}: its shards were made from other inputs ({len(old['inputs'])} files, now "
+            f"{len(files)}); rerun with the same inputs to resume, or choose a new folder"
+        )
     resume = old["shards"][-1]["end"] if old["shards"] else {"file": 0, "document": 0, "token": 0}
     for k, (was, now) in enumerate(zip(old["inputs"], fresh["inputs"])):
         covered = k < resume["file"] or (k == resume["file"] and (resume["document"] or resume["token"]))
         if covered and (was["bytes"], was["mtime_ns"]) != (now["bytes"], now["mtime_ns"]):
-            raise ShardError(f"{now['path']}: the file changed since its shards were written; choose a new folder "
-                             "(or delete this one) to start over")
+            raise ShardError(
+                f"{now['path']}: the file changed since its shards were written; choose a new folder "
+                "(or delete this one) to start over"
+            )
     for s in old["shards"]:
         p = out_dir / s["path"]
         if not p.is_file():
@@ -639,12 +712,24 @@ def _prepare(out_dir: Path, fresh: dict, files: List[str]) -> dict:
 # ---- the pipeline -------------------------------------------------------------------------------------------------
 
 
-def shard(inputs: Union[PathLike, Sequence[PathLike]], model: Union["Tokenizer", PathLike], out_dir: PathLike, *,
-          format: str = "bin", dtype: Optional[str] = None,
-          eot: Union[str, int, None] = "auto", bos: Union[str, int, None] = None,
-          shard_tokens: int = DEFAULT_SHARD_TOKENS, workers: Optional[int] = None,
-          text_field: Optional[str] = None, doc_mode: str = "auto", separator: Optional[str] = None,
-          batch_chars: int = DEFAULT_BATCH_CHARS, progress: bool = False, client: Any = None) -> dict:
+def shard(
+    inputs: Union[PathLike, Sequence[PathLike]],
+    model: Union["Tokenizer", PathLike],
+    out_dir: PathLike,
+    *,
+    format: str = "bin",
+    dtype: Optional[str] = None,
+    eot: Union[str, int, None] = "auto",
+    bos: Union[str, int, None] = None,
+    shard_tokens: int = DEFAULT_SHARD_TOKENS,
+    workers: Optional[int] = None,
+    text_field: Optional[str] = None,
+    doc_mode: str = "auto",
+    separator: Optional[str] = None,
+    batch_chars: int = DEFAULT_BATCH_CHARS,
+    progress: bool = False,
+    client: Any = None,
+) -> dict:
     """Encode the documents of ``inputs`` with ``model`` into token shards in the folder ``out_dir``; returns the
     manifest (also written to ``out_dir/manifest.json``).
 
@@ -693,17 +778,28 @@ def shard(inputs: Union[PathLike, Sequence[PathLike]], model: Union["Tokenizer",
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise OutputError(str(out), f"cannot create the folder ({e.strerror}); choose a writable path",
-                          e.errno or 0) from e
+        raise OutputError(
+            str(out), f"cannot create the folder ({e.strerror}); choose a writable path", e.errno or 0
+        ) from e
     if not os.access(out, os.W_OK | os.X_OK):
         raise OutputError(str(out), "permission denied: the folder is not writable; choose a writable folder", 13)
     fresh = {
-        "format": MANIFEST_FORMAT, "version": MANIFEST_VERSION,
+        "format": MANIFEST_FORMAT,
+        "version": MANIFEST_VERSION,
         "model": {"sha256": model_hash(tok), "n_vocab": tok.n_vocab},
-        "options": {"format": format, "dtype": dtype, "eot": eot_id, "bos": bos_id, "shard_tokens": int(shard_tokens),
-                    "text_field": text_field or "text", "doc_mode": doc_mode, "separator": separator},
+        "options": {
+            "format": format,
+            "dtype": dtype,
+            "eot": eot_id,
+            "bos": bos_id,
+            "shard_tokens": int(shard_tokens),
+            "text_field": text_field or "text",
+            "doc_mode": doc_mode,
+            "separator": separator,
+        },
         "inputs": [_fingerprint(f) for f in files],
-        "shards": [], "complete": False,
+        "shards": [],
+        "complete": False,
     }
     _clean_temporaries(out)
     manifest = _prepare(out, fresh, files)
@@ -712,8 +808,19 @@ def shard(inputs: Union[PathLike, Sequence[PathLike]], model: Union["Tokenizer",
     _write_manifest(out, manifest)  # fails now on an unwritable folder or a full disk
     resume = manifest["shards"][-1]["end"] if manifest["shards"] else {"file": 0, "document": 0, "token": 0}
     writer = _Writer(out, manifest, format, dtype, int(shard_tokens), resume["token"])
-    _run(files, (resume["file"], resume["document"]), reading, tok, writer, eot_id, bos_id, workers,
-         batch_chars, progress, client)
+    _run(
+        files,
+        (resume["file"], resume["document"]),
+        reading,
+        tok,
+        writer,
+        eot_id,
+        bos_id,
+        workers,
+        batch_chars,
+        progress,
+        client,
+    )
     return manifest
 
 
@@ -766,8 +873,11 @@ def _encode_file(path: str, fi: int, first_doc: int, tok, reading: dict, eot_id,
     if not parts:
         return (np.zeros(0, np.int32),) + (np.zeros(0, np.int64),) * 4
     bases = np.cumsum([0] + [len(p[0]) for p in parts[:-1]])
-    return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] + b for p, b in zip(parts, bases)]),
-            *(np.concatenate([p[k] for p in parts]) for k in (2, 3, 4)))
+    return (
+        np.concatenate([p[0] for p in parts]),
+        np.concatenate([p[1] + b for p, b in zip(parts, bases)]),
+        *(np.concatenate([p[k] for p in parts]) for k in (2, 3, 4)),
+    )
 
 
 def _dask_items(client, files, start, reading, tok, eot_id, bos_id, batch_chars, stop: threading.Event):
@@ -778,15 +888,30 @@ def _dask_items(client, files, start, reading, tok, eot_id, bos_id, batch_chars,
     window = 2 * max(1, len(client.scheduler_info().get("workers", {})))
     pending: list = []
     order = iter(range(start[0], len(files)))
-    done_bytes = sum(os.path.getsize(f) for f in files[:start[0]])
+    done_bytes = sum(os.path.getsize(f) for f in files[: start[0]])
 
     def submit():
         fi = next(order, None)
         if fi is not None:
             first = start[1] if fi == start[0] else 0
-            pending.append((fi, client.submit(_encode_file, files[fi], fi, first, remote, reading, eot_id, bos_id,
-                                              batch_chars, key=f"fastsw-shard-{run}-file{fi}",
-                                              retries=0)))
+            pending.append(
+                (
+                    fi,
+                    client.submit(
+                        _encode_file,
+                        files[fi],
+                        fi,
+                        first,
+                        remote,
+                        reading,
+                        eot_id,
+                        bos_id,
+                        batch_chars,
+                        key=f"fastsw-shard-{run}-file{fi}",
+                        retries=0,
+                    ),
+                )
+            )
 
     for _ in range(window):
         submit()
@@ -827,8 +952,9 @@ def _put(q, item, stop: threading.Event) -> bool:
     return False
 
 
-def _run(files, start, reading, tok, writer: _Writer, eot_id, bos_id, workers, batch_chars, progress,
-         client=None) -> None:
+def _run(
+    files, start, reading, tok, writer: _Writer, eot_id, bos_id, workers, batch_chars, progress, client=None
+) -> None:
     """A producer of framed batches (local threads, or Dask tasks) -> the writer thread."""
     from fastsw.progress import Progress
 
@@ -860,7 +986,7 @@ def _run(files, start, reading, tok, writer: _Writer, eot_id, bos_id, workers, b
     else:
         items = _dask_items(client, files, start, reading, tok, eot_id, bos_id, batch_chars, stop)
     total_bytes = sum(_size(f) for f in files)
-    base = sum(_size(f) for f in files[:start[0]])  # read by an earlier run
+    base = sum(_size(f) for f in files[: start[0]])  # read by an earlier run
     bar = Progress("shard", enabled=progress)
     t0 = time.perf_counter()
     thread = threading.Thread(target=write, name="fastsw-shard-writer", daemon=True)
@@ -874,9 +1000,13 @@ def _run(files, start, reading, tok, writer: _Writer, eot_id, bos_id, workers, b
                 tokens += len(stream)
                 if progress:
                     secs = max(time.perf_counter() - t0, 1e-9)
-                    bar.update(len(starts), extra=(
-                        f"documents, {(done - base) / 1e6 / secs:.1f} MB/s read, {tokens / secs / 1e6:.2f} M "
-                        f"tokens/s, {writer.index} shards" + _eta(secs, done - base, total_bytes - base)))
+                    bar.update(
+                        len(starts),
+                        extra=(
+                            f"documents, {(done - base) / 1e6 / secs:.1f} MB/s read, {tokens / secs / 1e6:.2f} M "
+                            f"tokens/s, {writer.index} shards" + _eta(secs, done - base, total_bytes - base)
+                        ),
+                    )
         except _Stop:
             pass
         if failure:
@@ -925,8 +1055,9 @@ def verify(out_dir, model=None) -> dict:
             raise ShardError(f"{p}: missing")
         size = p.stat().st_size
         if size != head + s["tokens"] * itemsize:
-            raise ShardError(f"{p}: {size} bytes, the manifest says {s['tokens']} tokens "
-                             f"({head + s['tokens'] * itemsize} bytes)")
+            raise ShardError(
+                f"{p}: {size} bytes, the manifest says {s['tokens']} tokens ({head + s['tokens'] * itemsize} bytes)"
+            )
         with open(p, "rb") as f:
             if f.read(head) != header_bytes(opts["format"], opts["dtype"], s["tokens"]):
                 raise ShardError(f"{p}: the header does not match the manifest")

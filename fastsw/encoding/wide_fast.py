@@ -23,6 +23,7 @@ corpus text in several languages and on Hypothesis text, for BPE, BoundlessBPE a
 
 Design notes: see docs/internals.md, section "Encoding", subsection "SCRIPT v3 models".
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -63,8 +64,10 @@ def atom_pairs_first(alphabet, regular_ranks) -> bool:
     rights = {y for _, y in pairs}
     if lefts & rights:
         return False
-    return not any((x in lefts or x in rights or y in lefts or y in rights) and not (x in wide and y in wide)
-                   for x, y in regular_ranks)
+    return not any(
+        (x in lefts or x in rights or y in lefts or y in rights) and not (x in wide and y in wide)
+        for x, y in regular_ranks
+    )
 
 
 def wide_byte_ids(alphabet: AtomAlphabet) -> np.ndarray:
@@ -91,8 +94,10 @@ class WideFastEncoder(FastEncoder):
 
     def __init__(self, tables):
         if not atom_pairs_first(tables.alphabet, tables.regular_ranks):
-            raise ValueError("this model merges atoms in a way the fast encoder does not take (see "
-                             "fastsw.encoding.wide_fast.atom_pairs_first); use backend='python'")
+            raise ValueError(
+                "this model merges atoms in a way the fast encoder does not take (see "
+                "fastsw.encoding.wide_fast.atom_pairs_first); use backend='python'"
+            )
         super().__init__(tables)
         self.byte_ids = wide_byte_ids(tables.alphabet)
         self._kernel_tables = None

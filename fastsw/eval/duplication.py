@@ -5,6 +5,7 @@ to it: plain token bytes, or, for a model whose pre-tokenizer emits atoms (bound
 :mod:`fastsw.pretokenizers.boundary`), the entries' readable form with the caps codes as ``case_codes``. It is separate from
 :mod:`fastsw.pretokenizers.boundary` so that the pre-tokenizers never import the metrics (and through them the tokenizer).
 """
+
 from __future__ import annotations
 
 from typing import Dict

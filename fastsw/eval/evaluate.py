@@ -14,6 +14,7 @@ only to draw the charts (:func:`write_report`, :func:`metrics_html`).
 
 Design notes: see docs/internals.md, section "Evaluation".
 """
+
 from __future__ import annotations
 
 import io
@@ -31,8 +32,15 @@ if TYPE_CHECKING:
     from fastsw.progress import Progress
     from fastsw.tokenizer import Tokenizer
 
-__all__ = ["evaluate", "markdown_table", "write_report", "metrics_html", "tokens_page", "REPORT_FILES",
-           "MATPLOTLIB_MISSING"]
+__all__ = [
+    "evaluate",
+    "markdown_table",
+    "write_report",
+    "metrics_html",
+    "tokens_page",
+    "REPORT_FILES",
+    "MATPLOTLIB_MISSING",
+]
 
 #: Files :func:`write_report` always writes (plus ``supermerges.png`` when a model has supermerges).
 REPORT_FILES = ("report.md", "report.json", "compression.png", "gini.png", "token_ratio.png")
@@ -51,8 +59,7 @@ def _load_models(models) -> List[Tuple[str, Tokenizer]]:
 
     if isinstance(models, (str, os.PathLike)):
         models = [models]
-    items = list(models.items()) if isinstance(models, Mapping) else \
-        [(_label(m, i), m) for i, m in enumerate(models)]
+    items = list(models.items()) if isinstance(models, Mapping) else [(_label(m, i), m) for i, m in enumerate(models)]
     if not items:
         raise ValueError("models is empty; pass at least one model (a path or a Tokenizer)")
     out = []
@@ -70,8 +77,9 @@ def _read_texts(texts, reading: Optional[dict]) -> Dict[str, list]:
     from fastsw.corpus.readers import iter_documents
 
     if not isinstance(texts, Mapping) or not texts:
-        raise ValueError("texts must be a non-empty mapping {language: path or list of documents}, "
-                         "e.g. {'en': 'test.en.jsonl'}")
+        raise ValueError(
+            "texts must be a non-empty mapping {language: path or list of documents}, e.g. {'en': 'test.en.jsonl'}"
+        )
     out = {}
     for lang, source in texts.items():
         if not isinstance(lang, str) or not lang:
@@ -104,9 +112,14 @@ def _curve(tok) -> List[List[int]]:
     return [[i + 1, int(counts[i])] for i in picks]
 
 
-def evaluate(models: Union[Mapping[str, Union["Tokenizer", PathLike]], Sequence[Union["Tokenizer", PathLike]]],
-             texts: Mapping[str, Any], *, alpha: float = 2.5, reading: Optional[dict] = None,
-             progress: Optional["Progress"] = None) -> dict:
+def evaluate(
+    models: Union[Mapping[str, Union["Tokenizer", PathLike]], Sequence[Union["Tokenizer", PathLike]]],
+    texts: Mapping[str, Any],
+    *,
+    alpha: float = 2.5,
+    reading: Optional[dict] = None,
+    progress: Optional["Progress"] = None,
+) -> dict:
     """Encode every text with every model and measure it with :func:`fastsw.eval.metrics.text_metrics`.
 
     ``models``: a sequence of model paths or :class:`~fastsw.Tokenizer` objects (labelled by the path, or
@@ -151,21 +164,39 @@ def evaluate(models: Union[Mapping[str, Union["Tokenizer", PathLike]], Sequence[
             if progress is not None:
                 progress.update(1)
         # the quantity compared across languages: tokens (parallel) or tokens per byte, exact
-        quantity = {lang: Fraction(int(m["tokens"])) if parallel else Fraction(int(m["tokens"]), int(m["bytes"]))
-                    for lang, m in per_lang.items()}
+        quantity = {
+            lang: Fraction(int(m["tokens"])) if parallel else Fraction(int(m["tokens"]), int(m["bytes"]))
+            for lang, m in per_lang.items()
+        }
         for lang in langs:
             per_lang[lang]["token_ratio"] = float(quantity[lang] / quantity[reference])
-        entries.append({
-            "model": label, "algo": tok.algo, "vocab_size": tok.vocab_size, "supermerges": tok.n_super,
-            "languages": per_lang, "gini": metrics.gini(quantity), "gini_of": gini_of,
-            "supermerge_counts": _curve(tok), "duplication": model_duplication(tok),
-        })
+        entries.append(
+            {
+                "model": label,
+                "algo": tok.algo,
+                "vocab_size": tok.vocab_size,
+                "supermerges": tok.n_super,
+                "languages": per_lang,
+                "gini": metrics.gini(quantity),
+                "gini_of": gini_of,
+                "supermerge_counts": _curve(tok),
+                "duplication": model_duplication(tok),
+            }
+        )
     return {"models": entries, "parallel": parallel, "reference_language": reference}
 
 
-_COLUMNS = (("documents", "docs"), ("bytes", "bytes"), ("characters", "chars"), ("tokens", "tokens"),
-            ("bytes_per_token", "bytes/token"), ("chars_per_token", "chars/token"),
-            ("documents_per_token", "docs/token"), ("renyi_efficiency", "Rényi eff."), ("token_ratio", "ratio"))
+_COLUMNS = (
+    ("documents", "docs"),
+    ("bytes", "bytes"),
+    ("characters", "chars"),
+    ("tokens", "tokens"),
+    ("bytes_per_token", "bytes/token"),
+    ("chars_per_token", "chars/token"),
+    ("documents_per_token", "docs/token"),
+    ("renyi_efficiency", "Rényi eff."),
+    ("token_ratio", "ratio"),
+)
 
 
 def _cell(value) -> str:
@@ -198,8 +229,10 @@ def markdown_table(result: dict) -> str:
     lines += [f"| {e['model']} | {e['gini']:.4f} |" for e in result["models"]]
     if all("duplication" in e for e in result["models"]):  # seed 002 Table 5: shares of the vocabulary
         lines += ["", "| model | space duplicates | case duplicates |", "|---|---|---|"]
-        lines += [f"| {e['model']} | {100 * e['duplication']['space']:.1f} % | {100 * e['duplication']['case']:.1f} % |"
-                  for e in result["models"]]
+        lines += [
+            f"| {e['model']} | {100 * e['duplication']['space']:.1f} % | {100 * e['duplication']['case']:.1f} % |"
+            for e in result["models"]
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -245,18 +278,19 @@ def _charts(result: dict) -> Dict[str, bytes]:
     ref = result["reference_language"]
     quantity = "token count" if result["parallel"] else "tokens per byte"
     charts = {
-        "compression.png": _bars(Figure, result, "bytes_per_token", "Compression per language",
-                                 "bytes per token"),
-        "token_ratio.png": _bars(Figure, result, "token_ratio", f"{quantity.capitalize()} relative to {ref}",
-                                 f"{quantity} / {ref}'s"),
+        "compression.png": _bars(Figure, result, "bytes_per_token", "Compression per language", "bytes per token"),
+        "token_ratio.png": _bars(
+            Figure, result, "token_ratio", f"{quantity.capitalize()} relative to {ref}", f"{quantity} / {ref}'s"
+        ),
     }
     fig = Figure(figsize=(max(4.0, 1.2 * len(result["models"]) + 2), 4))
     ax = fig.add_subplot()
     ax.bar(range(len(result["models"])), [e["gini"] for e in result["models"]])
     ax.set_xticks(range(len(result["models"])))
     ax.set_xticklabels([e["model"] for e in result["models"]], rotation=20, ha="right")
-    ax.set_title("Gini coefficient of " + ("token counts" if result["parallel"] else "tokens per byte")
-                 + " across languages")
+    ax.set_title(
+        "Gini coefficient of " + ("token counts" if result["parallel"] else "tokens per byte") + " across languages"
+    )
     ax.set_ylabel("Gini")
     charts["gini.png"] = _png(fig)
     curves = [e for e in result["models"] if e["supermerge_counts"]]
@@ -264,8 +298,11 @@ def _charts(result: dict) -> Dict[str, bytes]:
         fig = Figure(figsize=(6, 4))
         ax = fig.add_subplot()
         for e in curves:
-            ax.plot([p[0] for p in e["supermerge_counts"]], [p[1] for p in e["supermerge_counts"]],
-                    label=f"{e['model']} ({e['supermerges']} supermerges)")
+            ax.plot(
+                [p[0] for p in e["supermerge_counts"]],
+                [p[1] for p in e["supermerge_counts"]],
+                label=f"{e['model']} ({e['supermerges']} supermerges)",
+            )
         ax.set_yscale("log")
         ax.set_xlabel("supermerge (in merge order)")
         ax.set_ylabel("merge count in training")
@@ -275,8 +312,9 @@ def _charts(result: dict) -> Dict[str, bytes]:
     return charts
 
 
-def write_report(result: dict, directory: Union[str, os.PathLike],
-                 pages: Optional[Mapping[str, str]] = None) -> List[str]:
+def write_report(
+    result: dict, directory: Union[str, os.PathLike], pages: Optional[Mapping[str, str]] = None
+) -> List[str]:
     """Write ``report.md`` (the :func:`markdown_table` and the charts), ``report.json`` (the result, as
     ``fastsw eval --json`` prints it) and the PNG charts ``compression.png`` (bytes per token per language per
     model), ``gini.png`` (Gini per model), ``token_ratio.png`` (against the reference language) and, when a model
@@ -294,11 +332,16 @@ def write_report(result: dict, directory: Union[str, os.PathLike],
     """
     charts = _charts(result)
     pictures = "\n".join(f"![{name[:-4]}]({name})" for name in charts)
-    links = "".join(f"[See the tokens]({name})\n\n" if name == "tokens.html" else f"[{name}]({name})\n\n"
-                    for name in (pages or {}))
+    links = "".join(
+        f"[See the tokens]({name})\n\n" if name == "tokens.html" else f"[{name}]({name})\n\n" for name in (pages or {})
+    )
     markdown = f"# fastsw eval\n\n{links}{markdown_table(result)}\n{pictures}\n"
-    files = {"report.md": markdown.encode("utf-8"), "report.json": (to_json(result) + "\n").encode("utf-8"),
-             **charts, **{name: text.encode("utf-8") for name, text in (pages or {}).items()}}
+    files = {
+        "report.md": markdown.encode("utf-8"),
+        "report.json": (to_json(result) + "\n").encode("utf-8"),
+        **charts,
+        **{name: text.encode("utf-8") for name, text in (pages or {}).items()},
+    }
     return _write_whole(Path(directory), files)
 
 
@@ -315,33 +358,53 @@ def metrics_html(result: dict) -> str:
     ratio = f"tokens vs {ref}" if result["parallel"] else f"tokens/byte vs {ref}"
     head = "".join(f"<th>{html.escape(ratio if key == 'token_ratio' else h)}</th>" for key, h in _COLUMNS)
     of = "token counts (parallel texts)" if result["parallel"] else "tokens per byte (texts not parallel)"
-    out = ["<section id='metrics'><h2>Metrics</h2><div class='note'>fastsw eval on the whole texts (not only the "
-           "samples above)</div>"]
+    out = [
+        "<section id='metrics'><h2>Metrics</h2><div class='note'>fastsw eval on the whole texts (not only the "
+        "samples above)</div>"
+    ]
     for e in result["models"]:
-        rows = "".join(f"<tr><td>{html.escape(lang)}</td>" + "".join(f"<td>{_cell(m[key])}</td>" for key, _ in _COLUMNS)
-                       + "</tr>" for lang, m in e["languages"].items())
+        rows = "".join(
+            f"<tr><td>{html.escape(lang)}</td>" + "".join(f"<td>{_cell(m[key])}</td>" for key, _ in _COLUMNS) + "</tr>"
+            for lang, m in e["languages"].items()
+        )
         notes = [f"Gini of {of} across languages: <b>{e['gini']:.4f}</b>"]
         if "duplication" in e:
             d = e["duplication"]
-            notes.append(f"duplication: {100 * d['space']:.1f} % of entries differ from another only by a leading "
-                         f"space, {100 * d['case']:.1f} % only by case")
+            notes.append(
+                f"duplication: {100 * d['space']:.1f} % of entries differ from another only by a leading "
+                f"space, {100 * d['case']:.1f} % only by case"
+            )
         notes.append(f"{html.escape(e['algo'])}, vocab {e['vocab_size']:,}, {e['supermerges']:,} supermerges")
-        out.append(f"<h3>{html.escape(e['model'])}</h3><table><tr><th>language</th>{head}</tr>{rows}</table>"
-                   + "".join(f"<div class='note'>{x}</div>" for x in notes))
+        out.append(
+            f"<h3>{html.escape(e['model'])}</h3><table><tr><th>language</th>{head}</tr>{rows}</table>"
+            + "".join(f"<div class='note'>{x}</div>" for x in notes)
+        )
     try:
         charts = _charts(result)
     except ImportError as e:
         out.append(f"<p class='note'>No charts: {html.escape(str(e))}.</p>")
     else:
-        out.append("<div class='charts'>" + "".join(
-            f"<img alt='{html.escape(name[:-4])}' src='data:image/png;base64,{base64.b64encode(data).decode()}'>"
-            for name, data in charts.items()) + "</div>")
+        out.append(
+            "<div class='charts'>"
+            + "".join(
+                f"<img alt='{html.escape(name[:-4])}' src='data:image/png;base64,{base64.b64encode(data).decode()}'>"
+                for name, data in charts.items()
+            )
+            + "</div>"
+        )
     return "".join(out) + "</section>"
 
 
-def tokens_page(models: Mapping[str, Any], texts: Mapping[str, Any], result: dict, *,
-                reading: Optional[dict] = None, sample_chars: Optional[int] = None, command: str = "",
-                allowed_special="all") -> str:
+def tokens_page(
+    models: Mapping[str, Any],
+    texts: Mapping[str, Any],
+    result: dict,
+    *,
+    reading: Optional[dict] = None,
+    sample_chars: Optional[int] = None,
+    command: str = "",
+    allowed_special="all",
+) -> str:
     """The comparison page of an evaluation (:func:`fastsw.eval.show.page_html`; ``fastsw eval --report DIR`` writes it
     as ``tokens.html``, ``fastsw show --html`` as its page): ``models`` ``{label: Tokenizer}`` and ``texts``
     ``{language: path or [documents]}`` as :func:`evaluate` took them, ``result`` its result. Each language shows

@@ -13,6 +13,7 @@ naming the argument; nothing is guessed.
     >>> metrics.gini([1, 3])
     0.25
 """
+
 from __future__ import annotations
 
 import math
@@ -27,16 +28,39 @@ if TYPE_CHECKING:
     from fastsw.tokenizer import Tokenizer
 
 __all__ = [
-    "bytes_per_token", "chars_per_token", "sentences_per_token", "renyi_efficiency", "type_token_ratio", "gini",
-    "single_token_share", "vocab_duplication", "embedding_memory", "bits_per_byte",
-    "text_metrics", "pretoken_type_token_ratio", "candidate_type_token_ratio", "pretoken_single_token_share",
+    "bytes_per_token",
+    "chars_per_token",
+    "sentences_per_token",
+    "renyi_efficiency",
+    "type_token_ratio",
+    "gini",
+    "single_token_share",
+    "vocab_duplication",
+    "embedding_memory",
+    "bits_per_byte",
+    "text_metrics",
+    "pretoken_type_token_ratio",
+    "candidate_type_token_ratio",
+    "pretoken_single_token_share",
 ]
 
 Counts = Union[Mapping[Any, Number], Iterable[Number]]
 
 #: Bytes per element of the dtype names :func:`embedding_memory` accepts.
-DTYPE_BYTES = {"fp64": 8, "float64": 8, "fp32": 4, "float32": 4, "tf32": 4, "bf16": 2, "bfloat16": 2,
-               "fp16": 2, "float16": 2, "fp8": 1, "float8": 1, "int8": 1}
+DTYPE_BYTES = {
+    "fp64": 8,
+    "float64": 8,
+    "fp32": 4,
+    "float32": 4,
+    "tf32": 4,
+    "bf16": 2,
+    "bfloat16": 2,
+    "fp16": 2,
+    "float16": 2,
+    "fp8": 1,
+    "float8": 1,
+    "int8": 1,
+}
 #: Units :func:`bits_per_byte` accepts for a summed negative log-likelihood.
 NLL_UNITS = ("nats", "bits")
 
@@ -59,14 +83,16 @@ def _number(name: str, value, *, positive: bool = False) -> Number:
 def _counts(name: str, counts: Counts) -> list:
     """The values of a mapping (``{type: count}``) or an iterable of counts, each checked, as a list."""
     if isinstance(counts, (str, bytes)):
-        raise TypeError(f"{name} must be a mapping {{type: count}} or a sequence of counts, not a "
-                        f"{type(counts).__name__}")
+        raise TypeError(
+            f"{name} must be a mapping {{type: count}} or a sequence of counts, not a {type(counts).__name__}"
+        )
     values = counts.values() if isinstance(counts, Mapping) else counts
     try:
         values = list(values)
     except TypeError:
-        raise TypeError(f"{name} must be a mapping {{type: count}} or a sequence of counts, not "
-                        f"{type(counts).__name__}") from None
+        raise TypeError(
+            f"{name} must be a mapping {{type: count}} or a sequence of counts, not {type(counts).__name__}"
+        ) from None
     if not values:
         raise ValueError(f"{name} is empty; pass at least one count")
     for i, v in enumerate(values):
@@ -85,8 +111,8 @@ def _ratio(numerator, denominator) -> float:
 def bytes_per_token(n_bytes: Number, n_tokens: Number) -> float:
     """Compression in UTF-8 bytes per token: ``n_bytes / n_tokens`` (higher means shorter token sequences).
 
-        >>> bytes_per_token(len("héllo".encode("utf-8")), 2)   # 6 bytes in 2 tokens
-        3.0
+    >>> bytes_per_token(len("héllo".encode("utf-8")), 2)   # 6 bytes in 2 tokens
+    3.0
     """
     return _ratio(_number("n_bytes", n_bytes), _number("n_tokens", n_tokens, positive=True))
 
@@ -94,8 +120,8 @@ def bytes_per_token(n_bytes: Number, n_tokens: Number) -> float:
 def chars_per_token(n_chars: Number, n_tokens: Number) -> float:
     """Compression in characters (Unicode code points) per token: ``n_chars / n_tokens``.
 
-        >>> chars_per_token(len("héllo"), 2)   # 5 code points in 2 tokens
-        2.5
+    >>> chars_per_token(len("héllo"), 2)   # 5 code points in 2 tokens
+    2.5
     """
     return _ratio(_number("n_chars", n_chars), _number("n_tokens", n_tokens, positive=True))
 
@@ -137,8 +163,10 @@ def renyi_efficiency(token_counts: Counts, vocab_size: int, *, alpha: Number = 2
     if vocab_size < 2:
         raise ValueError(f"vocab_size={vocab_size} must be >= 2 (log |V| is 0 for one entry)")
     if len(values) > vocab_size:
-        raise ValueError(f"token_counts has {len(values)} used tokens, more than vocab_size={vocab_size}; "
-                         f"pass the vocabulary size of the tokenizer that produced them")
+        raise ValueError(
+            f"token_counts has {len(values)} used tokens, more than vocab_size={vocab_size}; "
+            f"pass the vocabulary size of the tokenizer that produced them"
+        )
     if isinstance(alpha, bool) or not isinstance(alpha, Real) or math.isnan(alpha) or alpha <= 0:
         raise ValueError(f"alpha={alpha!r} must be a number > 0 (1 for Shannon entropy)")
     total = sum(values)
@@ -148,7 +176,7 @@ def renyi_efficiency(token_counts: Counts, vocab_size: int, *, alpha: Number = 2
     elif math.isinf(alpha):
         entropy = -math.log(max(p))
     else:
-        entropy = math.log(math.fsum(q ** alpha for q in p)) / (1 - alpha)
+        entropy = math.log(math.fsum(q**alpha for q in p)) / (1 - alpha)
     return entropy / math.log(vocab_size)
 
 
@@ -198,8 +226,9 @@ def single_token_share(token_lengths: Sequence[int], counts: Optional[Sequence[N
             raise ValueError(f"token_lengths[{i}]={n!r} must be an int >= 1 (a pretoken is at least one token)")
     weights = [1] * len(lengths) if counts is None else _counts("counts", counts)
     if len(weights) != len(lengths):
-        raise ValueError(f"counts has {len(weights)} entries but token_lengths has {len(lengths)}; "
-                         f"pass one count per pretoken")
+        raise ValueError(
+            f"counts has {len(weights)} entries but token_lengths has {len(lengths)}; pass one count per pretoken"
+        )
     total = sum(weights)
     if total == 0:
         raise ValueError("counts are all zero; pass the counts of a non-empty text")
@@ -209,7 +238,9 @@ def single_token_share(token_lengths: Sequence[int], counts: Optional[Sequence[N
 # ---- vocabulary ----------------------------------------------------------------------------------------------------
 
 
-def vocab_duplication(vocab: Union["Tokenizer", Sequence[Union[bytes, str]]], *, case_codes: Sequence[str] = ()) -> Dict[str, float]:
+def vocab_duplication(
+    vocab: Union["Tokenizer", Sequence[Union[bytes, str]]], *, case_codes: Sequence[str] = ()
+) -> Dict[str, float]:
     """Vocabulary duplication as in seed 002 Table 5: the share of entries that duplicate another entry.
 
     ``vocab`` is a sequence of entries (``bytes`` or ``str``; a :class:`~fastsw.Tokenizer` means its ``vocab``,
@@ -247,7 +278,7 @@ def vocab_duplication(vocab: Union["Tokenizer", Sequence[Union[bytes, str]]], *,
     for e in entries:
         for c in codes:
             if e.startswith(c):
-                e = e[len(c):]
+                e = e[len(c) :]
                 break
         try:
             keys.append(e.decode("utf-8").lower() if e else None)
@@ -274,8 +305,10 @@ def embedding_memory(rows: int, width: int, bytes_per_element: Union[int, str] =
     if isinstance(bytes_per_element, str):
         key = bytes_per_element.lower()
         if key not in DTYPE_BYTES:
-            raise ValueError(f"bytes_per_element={bytes_per_element!r} is not a known dtype; use a number of "
-                             f"bytes or one of {', '.join(DTYPE_BYTES)}")
+            raise ValueError(
+                f"bytes_per_element={bytes_per_element!r} is not a known dtype; use a number of "
+                f"bytes or one of {', '.join(DTYPE_BYTES)}"
+            )
         bytes_per_element = DTYPE_BYTES[key]
     for name, v in (("rows", rows), ("width", width), ("bytes_per_element", bytes_per_element)):
         if isinstance(v, bool) or not isinstance(v, Integral):
@@ -298,8 +331,9 @@ def bits_per_byte(nll: Number, n_bytes: Number, *, unit: str = "nats") -> float:
         1.0
     """
     if unit not in NLL_UNITS:
-        raise ValueError(f"unit={unit!r} is not one of {', '.join(NLL_UNITS)}; say which log base the "
-                         f"negative log-likelihood uses")
+        raise ValueError(
+            f"unit={unit!r} is not one of {', '.join(NLL_UNITS)}; say which log base the negative log-likelihood uses"
+        )
     nll = _number("nll", nll)
     n_bytes = _number("n_bytes", n_bytes, positive=True)
     bits = _ratio(nll, n_bytes)
@@ -323,6 +357,7 @@ def _texts(texts) -> list:
 
 def _pretoken_counts(pretokenizer, texts):
     from fastsw.corpus.counting import count_corpus
+
     return count_corpus(texts, pretokenizer, collect_runs=True, threads=1)
 
 
@@ -338,6 +373,7 @@ def text_metrics(tokenizer: "Tokenizer", texts: Iterable[str], *, alpha: Number 
         (15, True)
     """
     from fastsw.corpus.counting import _doc_bytes
+
     texts = _texts(texts)
     ids = tokenizer.encode_ordinary_batch(texts)
     n_tokens = sum(map(len, ids))
@@ -347,7 +383,10 @@ def text_metrics(tokenizer: "Tokenizer", texts: Iterable[str], *, alpha: Number 
     n_chars = sum(map(len, texts))
     counts = Counter(t for doc in ids for t in doc)
     return {
-        "documents": len(texts), "bytes": n_bytes, "characters": n_chars, "tokens": n_tokens,
+        "documents": len(texts),
+        "bytes": n_bytes,
+        "characters": n_chars,
+        "tokens": n_tokens,
         "bytes_per_token": bytes_per_token(n_bytes, n_tokens),
         "chars_per_token": chars_per_token(n_chars, n_tokens),
         "documents_per_token": sentences_per_token(len(texts), n_tokens),
@@ -364,6 +403,7 @@ def pretoken_type_token_ratio(tokenizer: "Tokenizer", texts: Iterable[str]) -> f
         0.75
     """
     from fastsw.pretokenizers.base import BasePretokenizer
+
     pretokenizer = tokenizer if isinstance(tokenizer, BasePretokenizer) else tokenizer.pretokenizer
     counts = _pretoken_counts(pretokenizer, _texts(texts))
     if not counts.counts:
@@ -386,11 +426,14 @@ def candidate_type_token_ratio(tokenizer: "Tokenizer", texts: Iterable[str]) -> 
         1.0
     """
     from fastsw.trainers.superword import ReferenceBackend
+
     counts = _pretoken_counts(tokenizer.pretokenizer, _texts(texts))
     candidates = ReferenceBackend().candidates(counts, _phase1_words(tokenizer, counts), tokenizer)
     if not candidates:
-        raise ValueError("texts have no supermerge candidates (no two adjacent pretokens are single eligible "
-                         "tokens); pass more text or a larger vocabulary")
+        raise ValueError(
+            "texts have no supermerge candidates (no two adjacent pretokens are single eligible "
+            "tokens); pass more text or a larger vocabulary"
+        )
     return type_token_ratio(candidates)
 
 

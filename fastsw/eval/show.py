@@ -39,6 +39,7 @@ pre-tokenizer that gives none, the length of what the tokens before it decode to
 tokens is the span of one of them (the others have an empty span), a marker or caps code alone has an empty span,
 and the spans of a text join to the text exactly. A model with ``normalize`` set shows the normalized text.
 """
+
 from __future__ import annotations
 
 import html
@@ -48,8 +49,20 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-__all__ = ["TokenSpan", "TokenView", "token_spans", "show", "render_terminal", "use_color", "display_width",
-           "Sample", "sample_documents", "page_html", "write_page", "DEFAULT_SAMPLE_CHARS"]
+__all__ = [
+    "TokenSpan",
+    "TokenView",
+    "token_spans",
+    "show",
+    "render_terminal",
+    "use_color",
+    "display_width",
+    "Sample",
+    "sample_documents",
+    "page_html",
+    "write_page",
+    "DEFAULT_SAMPLE_CHARS",
+]
 
 #: Characters of each language shown on a comparison page unless ``--sample-chars`` says otherwise.
 DEFAULT_SAMPLE_CHARS = 3000
@@ -120,6 +133,7 @@ class _Forms:
 
     def __init__(self, tok):
         from fastsw.alphabet import split_atoms
+
         self.tok = tok
         self.n = tok.vocab_size
         self.n_alpha = len(tok.alphabet)
@@ -130,6 +144,7 @@ class _Forms:
         self.memo: Dict[int, tuple] = {}
         if self.atoms:
             from fastsw.pretokenizers.boundary import CAPS, MARKER, SHIFT
+
             model_atoms = {a.code for a in tok.pretokenizer.atoms}
             self.marker_codes = {c for c in (MARKER.code, SHIFT.code, CAPS.code) if c in model_atoms}
             self.decoding = tok._decoding_bytes()  # SCRIPT: whole characters back to UTF-8
@@ -137,6 +152,7 @@ class _Forms:
 
     def _atom_pieces(self, data: bytes) -> List[Tuple[str, str]]:
         from fastsw.alphabet import atom_text
+
         show_atom = self.show_atom
         out: List[Tuple[str, str]] = []
         for is_atom, part in self.split_atoms(data):
@@ -221,6 +237,7 @@ def token_spans(tok, text: str, *, allowed_special: Union[str, set] = "all") -> 
         [('low', 0, 3), (' lower', 3, 9)]
     """
     from fastsw.pretokenizers.pretokenize import normalize_text
+
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
     if tok.normalize is not None:
@@ -239,8 +256,9 @@ def token_spans(tok, text: str, *, allowed_special: Union[str, set] = "all") -> 
         start = starts[k]
         end = max(start, starts[k + 1] if k + 1 < n else len(text))
         data, pieces, sup, marker, special, invalid, rank, count = forms(tid)
-        out.append(TokenSpan(tid, data, start, end, text[start:end], pieces, sup, marker, special, invalid,
-                             rank, count))
+        out.append(
+            TokenSpan(tid, data, start, end, text[start:end], pieces, sup, marker, special, invalid, rank, count)
+        )
     return out
 
 
@@ -266,8 +284,14 @@ class TokenView:
         (True, True)
     """
 
-    def __init__(self, tok, texts: Union[str, Sequence[str]], *, label: Optional[str] = None,
-                 allowed_special: Union[str, set] = "all"):
+    def __init__(
+        self,
+        tok,
+        texts: Union[str, Sequence[str]],
+        *,
+        label: Optional[str] = None,
+        allowed_special: Union[str, set] = "all",
+    ):
         if not hasattr(tok, "encode_with_offsets"):  # (this module must not import the tokenizer, which imports it)
             raise TypeError(f"tok must be a fastsw.Tokenizer, got {type(tok).__name__}")
         if isinstance(texts, str):
@@ -290,29 +314,39 @@ class TokenView:
         of the texts shown (bytes in UTF-8; the ratios from :mod:`fastsw.eval.metrics`, None for no tokens)."""
         from fastsw.corpus.counting import _doc_bytes
         from fastsw.eval.metrics import bytes_per_token, chars_per_token
+
         n = self.n_tokens
         n_bytes = sum(map(_doc_bytes, self.texts))
         n_chars = sum(map(len, self.texts))
         flat = [s for spans in self.spans for s in spans]
-        return {"tokens": n, "bytes": n_bytes, "characters": n_chars,
-                "bytes_per_token": bytes_per_token(n_bytes, n) if n else None,
-                "chars_per_token": chars_per_token(n_chars, n) if n else None,
-                "supermerges": sum(s.supermerge for s in flat), "special": sum(s.special for s in flat)}
+        return {
+            "tokens": n,
+            "bytes": n_bytes,
+            "characters": n_chars,
+            "bytes_per_token": bytes_per_token(n_bytes, n) if n else None,
+            "chars_per_token": chars_per_token(n_chars, n) if n else None,
+            "supermerges": sum(s.supermerge for s in flat),
+            "special": sum(s.special for s in flat),
+        }
 
     def summary_line(self) -> str:
         s = self.summary()
         if not s["tokens"]:
             return "0 tokens"
-        parts = [f"{s['tokens']:,} tokens", f"{s['bytes_per_token']:.2f} bytes/token",
-                 f"{s['chars_per_token']:.2f} chars/token"]
+        parts = [
+            f"{s['tokens']:,} tokens",
+            f"{s['bytes_per_token']:.2f} bytes/token",
+            f"{s['chars_per_token']:.2f} chars/token",
+        ]
         if self.tok.n_super:
             parts.append(f"{s['supermerges']:,} supermerge token" + ("" if s["supermerges"] == 1 else "s"))
         if s["special"]:
             parts.append(f"{s['special']:,} special")
         return " · ".join(parts)
 
-    def to_terminal(self, *, color: bool = False, ids: bool = False, width: Optional[int] = None,
-                    header: bool = True) -> str:
+    def to_terminal(
+        self, *, color: bool = False, ids: bool = False, width: Optional[int] = None, header: bool = True
+    ) -> str:
         """The terminal view: a header line (model), the tokens, a summary line; ``color`` for ANSI colours,
         ``ids`` for a row of token ids under each line of tokens (wrapped at ``width`` cells, default the
         terminal's)."""
@@ -331,8 +365,10 @@ class TokenView:
     def to_html(self, *, titles: bool = True) -> str:
         """The view as an HTML fragment (inline CSS), each token a ``<span>`` with a hover title if ``titles``."""
         body = _docs_html(self.spans, titles)
-        return (f"<div class='fsw'>{_CSS_TAG}<div class='fsw-head'>{html.escape(self.label)}</div>{body}"
-                f"<div class='fsw-sum'>{html.escape(self.summary_line())}</div></div>")
+        return (
+            f"<div class='fsw'>{_CSS_TAG}<div class='fsw-head'>{html.escape(self.label)}</div>{body}"
+            f"<div class='fsw-sum'>{html.escape(self.summary_line())}</div></div>"
+        )
 
     def _repr_html_(self) -> str:
         return self.to_html(titles=True)
@@ -434,13 +470,15 @@ def _cells(span: TokenSpan, k: int, color: bool) -> Tuple[List[Tuple[str, int]],
         drawn, text = "".join(drawn_parts), "".join(text_parts)
         if _is_rtl(text):  # bidi isolates: a terminal reorders inside this token, never across tokens
             drawn = f"{_FSI}{drawn}{_PDI}"
-        out.append((f"{open_}{drawn}{close}", display_width(open_ + text + close) if not color
-                    else display_width(text)))
+        out.append(
+            (f"{open_}{drawn}{close}", display_width(open_ + text + close) if not color else display_width(text))
+        )
     return out, ends_line
 
 
-def render_terminal(spans: Sequence[TokenSpan], *, color: bool = False, ids: bool = False,
-                    width: Optional[int] = None) -> str:
+def render_terminal(
+    spans: Sequence[TokenSpan], *, color: bool = False, ids: bool = False, width: Optional[int] = None
+) -> str:
     """The tokens of one text for the terminal (see the module notes for the look); with ``ids``, a row of ids
     under each line of tokens, every id left-aligned under its token, lines wrapped at ``width`` cells (default:
     the terminal's width, 100 when there is no terminal)."""
@@ -456,6 +494,7 @@ def render_terminal(spans: Sequence[TokenSpan], *, color: bool = False, ids: boo
         return "".join(out)
     if width is None:
         import shutil
+
         width = shutil.get_terminal_size((100, 24)).columns
     width = max(width, 20)
     rows: List[str] = []
@@ -499,6 +538,7 @@ def use_color(choice: str = "auto", stream=None) -> bool:
     if choice != "auto":
         raise ValueError(f"color={choice!r} must be 'auto', 'always' or 'never'")
     import sys
+
     stream = sys.stdout if stream is None else stream
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty()) and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
@@ -507,15 +547,19 @@ def use_color(choice: str = "auto", stream=None) -> bool:
 def legend(color: bool) -> str:
     """One line that says how the terminal view marks things."""
     if not color:
-        return ("key: │ between tokens, ⟪supermerge⟫, ⟦special⟧, ¦ ↑ ⇑ markers and caps codes, "
-                "‹E6 97› bytes of a split character, ↵ → newline and tab")
+        return (
+            "key: │ between tokens, ⟪supermerge⟫, ⟦special⟧, ¦ ↑ ⇑ markers and caps codes, "
+            "‹E6 97› bytes of a split character, ↵ → newline and tab"
+        )
     a = _style(TokenSpan(0, b"", 0, 0, "", ()), 0, True)
     b = _style(TokenSpan(0, b"", 0, 0, "", ()), 1, True)
     s = _style(TokenSpan(0, b"", 0, 0, "", (), supermerge=True), 0, True)
     sp = _style(TokenSpan(0, b"", 0, 0, "", (), special=True), 0, True)
-    return (f"key: {a[0]}token{a[1]}{b[0]}token{b[1]} {s[0]}supermerge{s[1]} {sp[0]}special{sp[1]} "
-            "\x1b[1;38;5;160m¦ ↑ ⇑\x1b[0m markers and caps codes  \x1b[3;38;5;124m‹E6 97›\x1b[0m bytes of a split "
-            "character  ↵ → newline and tab")
+    return (
+        f"key: {a[0]}token{a[1]}{b[0]}token{b[1]} {s[0]}supermerge{s[1]} {sp[0]}special{sp[1]} "
+        "\x1b[1;38;5;160m¦ ↑ ⇑\x1b[0m markers and caps codes  \x1b[3;38;5;124m‹E6 97›\x1b[0m bytes of a split "
+        "character  ↵ → newline and tab"
+    )
 
 
 # ---- HTML ------------------------------------------------------------------------------------------------------------
@@ -570,8 +614,11 @@ def _span_inner(span: TokenSpan) -> str:
 
 
 def _title(span: TokenSpan) -> str:
-    facts = [f"id {span.id}", "bytes " + (span.bytes.hex(" ").upper() or "(none)"),
-             "in the text " + json.dumps(span.text, ensure_ascii=False)]
+    facts = [
+        f"id {span.id}",
+        "bytes " + (span.bytes.hex(" ").upper() or "(none)"),
+        "in the text " + json.dumps(span.text, ensure_ascii=False),
+    ]
     if span.rank is not None:
         facts.append(f"merge rank {span.rank}")
     if span.supermerge:
@@ -589,8 +636,9 @@ def _doc_html(spans: Sequence[TokenSpan], titles: bool) -> str:
         title = f" title='{html.escape(_title(span), quote=True)}'" if titles else ""
         # the characters it stands for, where they differ from what it shows (markers, pieces of a character)
         covers = f" data-x='{html.escape(span.text, quote=True)}'" if span.text != span.shown else ""
-        parts.append(f"<span class='t {_token_class(span, k)}' data-t='{span.id}'{covers}{title}>"
-                     f"{_span_inner(span)}</span>")
+        parts.append(
+            f"<span class='t {_token_class(span, k)}' data-t='{span.id}'{covers}{title}>{_span_inner(span)}</span>"
+        )
     return f"<div class='fsw-doc' dir='auto' data-n='{len(spans)}'>{''.join(parts)}</div>"
 
 
@@ -625,8 +673,10 @@ class Sample:
             return f"showing all {self.total_chars:,} characters ({_docs(self.total_documents or docs)})"
         share = 100 * self.shown_chars / self.total_chars if self.total_chars else 100
         of = f" of {self.total_documents:,}" if self.total_documents is not None else ""
-        return (f"showing the first {self.shown_chars:,} of {self.total_chars:,} characters ({share:.2g} %; "
-                f"{docs:,}{of} documents)")
+        return (
+            f"showing the first {self.shown_chars:,} of {self.total_chars:,} characters ({share:.2g} %; "
+            f"{docs:,}{of} documents)"
+        )
 
 
 def _docs(n: int) -> str:
@@ -652,7 +702,7 @@ def sample_documents(documents, max_chars: Optional[int]) -> Sample:
             cut = doc[:room]
             space = max(cut.rfind(" "), cut.rfind("\n"))
             if space >= room * 3 // 4 and space > 0:
-                cut = cut[:space + 1]
+                cut = cut[: space + 1]
             if cut:
                 docs.append(cut)
                 used += len(cut)
@@ -736,16 +786,29 @@ def _token_table(views: Sequence[TokenView]) -> dict:
             for s in spans:
                 if s.id in table:
                     continue
-                kinds = [name for name, on in (("supermerge", s.supermerge), ("special token", s.special),
-                                               ("marker/caps code", s.marker),
-                                               ("piece of a character (not UTF-8 alone)", s.invalid_utf8)) if on]
+                kinds = [
+                    name
+                    for name, on in (
+                        ("supermerge", s.supermerge),
+                        ("special token", s.special),
+                        ("marker/caps code", s.marker),
+                        ("piece of a character (not UTF-8 alone)", s.invalid_utf8),
+                    )
+                    if on
+                ]
                 table[s.id] = [s.bytes.hex(" ").upper(), s.shown, s.rank, s.count, kinds]
     return table
 
 
-def page_html(models: Mapping[str, object], samples: Mapping[str, Sample], *, metrics: str = "",
-              command: str = "", title: str = "fastsw: tokens compared",
-              allowed_special: Union[str, set] = "all") -> str:
+def page_html(
+    models: Mapping[str, object],
+    samples: Mapping[str, Sample],
+    *,
+    metrics: str = "",
+    command: str = "",
+    title: str = "fastsw: tokens compared",
+    allowed_special: Union[str, set] = "all",
+) -> str:
     """One self-contained HTML page (inline CSS and JavaScript, no network): per language, the sample tokenized by
     every model (``{label: Tokenizer}``) side by side, a hover card per token (id, bytes in hex and as text, merge
     rank, supermerge or not, training count); then ``metrics``, an HTML fragment (``fastsw eval``'s tables and
@@ -756,9 +819,10 @@ def page_html(models: Mapping[str, object], samples: Mapping[str, Sample], *, me
         raise ValueError("models is empty; give at least one model")
     if not samples:
         raise ValueError("samples is empty; give at least one text")
-    views_by_lang = {lang: [TokenView(models[label], s.documents, label=label, allowed_special=allowed_special)
-                            for label in labels]
-                     for lang, s in samples.items()}
+    views_by_lang = {
+        lang: [TokenView(models[label], s.documents, label=label, allowed_special=allowed_special) for label in labels]
+        for lang, s in samples.items()
+    }
     data = []
     for i, label in enumerate(labels):
         table = _token_table([views[i] for views in views_by_lang.values()])
@@ -771,39 +835,55 @@ def page_html(models: Mapping[str, object], samples: Mapping[str, Sample], *, me
         colhtml = []
         for i, view in enumerate(views):
             docs = _docs_html(view.spans, False)
-            colhtml.append(f"<div class='col fsw' data-model='{i}'><div class='fsw-head'>{html.escape(view.label)}"
-                           f" <span class='note'>{html.escape(_label(view.tok))}</span></div>"
-                           f"<div class='fsw-sum'>{html.escape(view.summary_line())}</div>{docs}</div>")
-        sections.append(f"<section data-lang='{html.escape(lang, quote=True)}'><h2>{html.escape(lang)}</h2>"
-                        f"<div class='note'>{html.escape(s.note())}{source}</div>"
-                        f"<div class='cols' style='{cols}'>{''.join(colhtml)}</div></section>")
-    key = ("<div class='fsw key note'><div class='fsw-doc' style='display:inline-block;white-space:normal;padding:4px 8px;background:#fff'>"
-           "<span class='t c0'>token</span><span class='t c1'>token</span><span class='t s0'>supermerge</span>"
-           "<span class='t sp'>special</span><span class='t c2'><span class='a'>¦ ↑ ⇑</span> markers, caps codes"
-           "</span><span class='t c3'><span class='b'>E6 97</span> bytes of a split character</span></div> "
-           "Hover a token for its id, bytes, merge rank and training count.</div>")
+            colhtml.append(
+                f"<div class='col fsw' data-model='{i}'><div class='fsw-head'>{html.escape(view.label)}"
+                f" <span class='note'>{html.escape(_label(view.tok))}</span></div>"
+                f"<div class='fsw-sum'>{html.escape(view.summary_line())}</div>{docs}</div>"
+            )
+        sections.append(
+            f"<section data-lang='{html.escape(lang, quote=True)}'><h2>{html.escape(lang)}</h2>"
+            f"<div class='note'>{html.escape(s.note())}{source}</div>"
+            f"<div class='cols' style='{cols}'>{''.join(colhtml)}</div></section>"
+        )
+    key = (
+        "<div class='fsw key note'><div class='fsw-doc' style='display:inline-block;white-space:normal;padding:4px 8px;background:#fff'>"
+        "<span class='t c0'>token</span><span class='t c1'>token</span><span class='t s0'>supermerge</span>"
+        "<span class='t sp'>special</span><span class='t c2'><span class='a'>¦ ↑ ⇑</span> markers, caps codes"
+        "</span><span class='t c3'><span class='b'>E6 97</span> bytes of a split character</span></div> "
+        "Hover a token for its id, bytes, merge rank and training count.</div>"
+    )
     cmd = f"<div class='cmd'>{html.escape(command)}</div>" if command else ""
     payload = json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
-    return ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
-            "<meta name='viewport' content='width=device-width,initial-scale=1'>"
-            f"<title>{html.escape(title)}</title><style>{_CSS}{_PAGE_CSS}</style></head><body>"
-            f"<h1>{html.escape(title)}</h1>{cmd}{key}{''.join(sections)}{metrics}"
-            f"<div id='card' role='tooltip'></div>"
-            f"<script type='application/json' id='fsw-data'>{payload}</script>"
-            f"<script>{_PAGE_JS}</script></body></html>\n")
+    return (
+        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width,initial-scale=1'>"
+        f"<title>{html.escape(title)}</title><style>{_CSS}{_PAGE_CSS}</style></head><body>"
+        f"<h1>{html.escape(title)}</h1>{cmd}{key}{''.join(sections)}{metrics}"
+        f"<div id='card' role='tooltip'></div>"
+        f"<script type='application/json' id='fsw-data'>{payload}</script>"
+        f"<script>{_PAGE_JS}</script></body></html>\n"
+    )
 
 
 def write_page(path, models: Mapping[str, object], samples: Mapping[str, Sample], **kwargs) -> str:
     """:func:`page_html` written to ``path`` atomically (a temporary file renamed over it); returns ``path``."""
     from fastsw.files import atomic_write_text
+
     text = page_html(models, samples, **kwargs)
     atomic_write_text(path, text)
     return os.fspath(path)
 
 
-def render_models(models: Mapping[str, object], texts: Mapping[str, object], *, sample_chars: Optional[int] = None,
-                  color: bool = False, ids: bool = False, allowed_special: Union[str, set] = "all",
-                  headers: bool = False) -> str:
+def render_models(
+    models: Mapping[str, object],
+    texts: Mapping[str, object],
+    *,
+    sample_chars: Optional[int] = None,
+    color: bool = False,
+    ids: bool = False,
+    allowed_special: Union[str, set] = "all",
+    headers: bool = False,
+) -> str:
     """``fastsw show``'s terminal output: for each text (``{language: iterable of documents}``, sampled to
     ``sample_chars``; with ``headers`` a line naming the language and how much is shown), every model
     (``{label: Tokenizer}``) one under the other -- a header line, the tokens, a summary line -- then a key to the

@@ -2,6 +2,7 @@
 loads -- its own JSON models, the authors' text format (:mod:`fastsw.io.interop`), ``.tiktoken`` rank files
 (:mod:`fastsw.io.tiktoken_vocab`) and semingram-v1 MinGram files (:mod:`fastsw.trainers.mingram`) -- so this module sits above
 them."""
+
 from __future__ import annotations
 
 import zlib
@@ -52,7 +53,8 @@ def from_file(path, *, pattern: Optional[str] = None, special_tokens=None, allow
     first = start.split(b"\n", 1)[0].split()
     if len(first) == 2 and first[1].isdigit():
         return load_tiktoken(path, pattern=pattern, special_tokens=special_tokens)
-    raise ValueError(f"{path}: not a model file fastsw can load: expected a fastsw model (JSON), the authors' "
-                     "format (first line 'BoundlessBPE v2 KIND') or a .tiktoken rank file ('base64-token rank' "
-                     "lines)")
-
+    raise ValueError(
+        f"{path}: not a model file fastsw can load: expected a fastsw model (JSON), the authors' "
+        "format (first line 'BoundlessBPE v2 KIND') or a .tiktoken rank file ('base64-token rank' "
+        "lines)"
+    )

@@ -28,6 +28,7 @@ Decisions (see each function for details):
   same bytes (two merges producing the same string) cannot be expressed; this is
   detected (``ValueError``, or ``drop_duplicates=True`` keeps the smallest id).
 """
+
 from __future__ import annotations
 
 import base64
@@ -45,9 +46,19 @@ from fastsw.io.model_file import approximate_error, read_model_text
 from fastsw.pretokenizers.pretokenize import DEFAULT_SCRIPT_SPECIFIC_SCRIPTS, Pretokenizer
 from fastsw.tokenizer import Tokenizer, rendered_vocab
 
-__all__ = ["load_paper_model", "save_paper_model", "to_tiktoken", "write_tiktoken_ranks", "tiktoken_ranks",
-           "save_hf", "hf_tokenizer_json", "verify_export", "merge_conflicts", "rank_table_encode",
-           "supported_exports"]
+__all__ = [
+    "load_paper_model",
+    "save_paper_model",
+    "to_tiktoken",
+    "write_tiktoken_ranks",
+    "tiktoken_ranks",
+    "save_hf",
+    "hf_tokenizer_json",
+    "verify_export",
+    "merge_conflicts",
+    "rank_table_encode",
+    "supported_exports",
+]
 
 _KINDS = {"word": "bpe", "boundless": "boundless", "superbpe": "superbpe"}
 _KIND_OF_ALGO = {v: k for k, v in _KINDS.items()}
@@ -108,8 +119,9 @@ class _Lines:
         try:
             return unrender(token)
         except KeyError as e:
-            raise self.error(f"token {token!r} contains {e.args[0]!r}, which is not in GPT-2's "
-                             "bytes-to-unicode map") from None
+            raise self.error(
+                f"token {token!r} contains {e.args[0]!r}, which is not in GPT-2's bytes-to-unicode map"
+            ) from None
 
 
 def _table_row(r: "_Lines", what: str, layout: str, k: int, n_text: int) -> List[str]:
@@ -120,7 +132,7 @@ def _table_row(r: "_Lines", what: str, layout: str, k: int, n_text: int) -> List
     names = layout.split(" ")
     if len(parts) != len(names):
         raise r.error(f"expected '{layout}', found {line[:80]!r}")
-    for name, value in zip(names[:1] + names[1 + n_text:], parts[:1] + parts[1 + n_text:]):
+    for name, value in zip(names[:1] + names[1 + n_text :], parts[:1] + parts[1 + n_text :]):
         try:
             int(value)
         except ValueError:
@@ -148,11 +160,17 @@ def _parse_merges(r: _Lines) -> List[Tuple[bytes, bytes, int, int, int]]:
 def _pretokenizer_from_paper(r: _Lines, cfg: dict, lineno: int) -> Pretokenizer:
     try:
         scripts = cfg["script_specific_scripts"]
-        if set(scripts) == set(DEFAULT_SCRIPT_SPECIFIC_SCRIPTS) and len(scripts) == len(DEFAULT_SCRIPT_SPECIFIC_SCRIPTS):
+        if set(scripts) == set(DEFAULT_SCRIPT_SPECIFIC_SCRIPTS) and len(scripts) == len(
+            DEFAULT_SCRIPT_SPECIFIC_SCRIPTS
+        ):
             scripts = DEFAULT_SCRIPT_SPECIFIC_SCRIPTS  # same set, fastsw's order: compares equal to the default
-        return Pretokenizer(mode=cfg.get("fastsw_mode", "script"), main_pattern=cfg["main_regex"],
-                            script_specific_pattern=cfg["script_specific_regex"],
-                            script_specific_scripts=scripts, letter_pattern=cfg["merge_pattern"])
+        return Pretokenizer(
+            mode=cfg.get("fastsw_mode", "script"),
+            main_pattern=cfg["main_regex"],
+            script_specific_pattern=cfg["script_specific_regex"],
+            script_specific_scripts=scripts,
+            letter_pattern=cfg["merge_pattern"],
+        )
     except KeyError as e:
         raise r.error(f"pre-tokenizer JSON lacks the key {e.args[0]!r}", lineno) from None
     except (ValueError, TypeError) as e:
@@ -175,8 +193,9 @@ def load_paper_model(path: PathLike) -> Tokenizer:
     r = _Lines(path, text)
     header = r.next("the header 'BoundlessBPE v2 KIND'").split(" ")
     if len(header) != 3 or header[0] != "BoundlessBPE" or header[1] != "v2" or header[2] not in _KINDS:
-        raise r.error("not a BoundlessBPE model: expected the header 'BoundlessBPE v2 KIND' with KIND one of "
-                      f"{', '.join(_KINDS)}")
+        raise r.error(
+            f"not a BoundlessBPE model: expected the header 'BoundlessBPE v2 KIND' with KIND one of {', '.join(_KINDS)}"
+        )
     algo = _KINDS[header[2]]
 
     r.expect("vocabulary")
@@ -214,9 +233,11 @@ def load_paper_model(path: PathLike) -> Tokenizer:
             raise r.error("unexpected content after the last section")
 
     alpha = _BYTES243
-    if len(vocab) < len(alpha) or [v[0] for v in vocab[:len(alpha)]] != alpha.tokens:
-        raise ValueError(f"{path}: the first vocabulary entries are not the 243 UTF-8 bytes (0x00-0xBF, "
-                         "0xC2-0xF4) in byte order; fastsw can only load models with that alphabet")
+    if len(vocab) < len(alpha) or [v[0] for v in vocab[: len(alpha)]] != alpha.tokens:
+        raise ValueError(
+            f"{path}: the first vocabulary entries are not the 243 UTF-8 bytes (0x00-0xBF, "
+            "0xC2-0xF4) in byte order; fastsw can only load models with that alphabet"
+        )
     pretok = _pretokenizer_from_paper(r, words_cfg, words_line)
 
     first_id: Dict[bytes, int] = {}
@@ -229,12 +250,18 @@ def load_paper_model(path: PathLike) -> Tokenizer:
         tb, _count, is_super, lineno = vocab[tid]
         m = next(queues[is_super], None)
         if m is None:
-            raise r.error(f"vocabulary entry {tid} is a {'super' if is_super else 'regular'} token, but the "
-                          f"{'superwords' if is_super else 'words'} section has no merge left for it", lineno)
+            raise r.error(
+                f"vocabulary entry {tid} is a {'super' if is_super else 'regular'} token, but the "
+                f"{'superwords' if is_super else 'words'} section has no merge left for it",
+                lineno,
+            )
         left, right, count, flag, mline = m
         if left + right != tb:
-            raise r.error(f"merge {render(left)} + {render(right)} does not produce vocabulary entry {tid} "
-                          f"({render(tb)}); merges must follow the vocabulary order", mline)
+            raise r.error(
+                f"merge {render(left)} + {render(right)} does not produce vocabulary entry {tid} "
+                f"({render(tb)}); merges must follow the vocabulary order",
+                mline,
+            )
         try:
             lid, rid = first_id[left], first_id[right]
         except KeyError as e:
@@ -244,18 +271,34 @@ def load_paper_model(path: PathLike) -> Tokenizer:
         first_id.setdefault(tb, tid)
     for is_super, q in queues.items():
         if next(q, None) is not None:
-            raise ValueError(f"{path}: more {'super' if is_super else 'regular'} merges than vocabulary entries "
-                             "of that kind")
-    flags_cfg = {k: v for k, v in words_cfg.items()
-                 if k not in ("main_regex", "script_specific_regex", "script_specific_scripts", "merge_pattern",
-                              "fastsw_mode")}
-    info = {"paper_model": {"path": str(path), "kind": header[2], "flags": flags_cfg,
-                            "vocab_counts": [v[1] for v in vocab], "merge_flags": flags,
-                            "superwords": super_cfg is not None and {k: v for k, v in super_cfg.items()
-                                                                     if k in ("superbpe_mode",)}}}
+            raise ValueError(
+                f"{path}: more {'super' if is_super else 'regular'} merges than vocabulary entries of that kind"
+            )
+    flags_cfg = {
+        k: v
+        for k, v in words_cfg.items()
+        if k not in ("main_regex", "script_specific_regex", "script_specific_scripts", "merge_pattern", "fastsw_mode")
+    }
+    info = {
+        "paper_model": {
+            "path": str(path),
+            "kind": header[2],
+            "flags": flags_cfg,
+            "vocab_counts": [v[1] for v in vocab],
+            "merge_flags": flags,
+            "superwords": super_cfg is not None and {k: v for k, v in super_cfg.items() if k in ("superbpe_mode",)},
+        }
+    }
     try:
-        return Tokenizer(alphabet=alpha, merges=merges, pretokenizer=pretok, profile="paper", algo=algo,
-                         special_tokens=specials, training_info=info)
+        return Tokenizer(
+            alphabet=alpha,
+            merges=merges,
+            pretokenizer=pretok,
+            profile="paper",
+            algo=algo,
+            special_tokens=specials,
+            training_info=info,
+        )
     except ValueError as e:
         raise ValueError(f"{path}: invalid model: {e}") from None
 
@@ -264,9 +307,13 @@ def load_paper_model(path: PathLike) -> Tokenizer:
 # Which exports a model supports
 # ---------------------------------------------------------------------------
 #: The exports, by their Tokenizer method names, and what each writes.
-_EXPORT_TARGETS = {"save_paper": "the authors' model format", "save_hf": "HF tokenizers",
-                   "save_tiktoken": "tiktoken", "to_tiktoken": "tiktoken",
-                   "merge_conflicts": "merge_conflicts (merge rules against a rank table)"}
+_EXPORT_TARGETS = {
+    "save_paper": "the authors' model format",
+    "save_hf": "HF tokenizers",
+    "save_tiktoken": "tiktoken",
+    "to_tiktoken": "tiktoken",
+    "merge_conflicts": "merge_conflicts (merge rules against a rank table)",
+}
 
 
 def supported_exports(tok: Tokenizer) -> List[str]:
@@ -321,8 +368,10 @@ def _require_export(tok, name: str) -> None:
         elif tok.algo == "mingram":
             reason = f"{name}: a MinGram model has no merges, which {target} needs (save_hf writes an HF Unigram model)"
         else:
-            reason = (f"{name}: a {tok.algo} model has supermerges, which join several pretokens into one token; "
-                      f"{target} merges only inside one regex piece")
+            reason = (
+                f"{name}: a {tok.algo} model has supermerges, which join several pretokens into one token; "
+                f"{target} merges only inside one regex piece"
+            )
     listed = ", ".join(supported) if supported else "no export (use it with fastsw: save/load, encode/decode)"
     raise ValueError(f"{reason}; this model supports {listed}")
 
@@ -333,12 +382,16 @@ def _scheme_name(tok) -> str:
 
 def _check_paper_expressible(tok) -> None:
     if getattr(tok.alphabet, "atoms", None) is not None:
-        raise ValueError(f"the authors' model format has no atomic tokens beyond bytes; this model's pre-tokenizer "
-                         f"{_scheme_name(tok)} needs them (markers, caps codes), so it cannot be written there")
+        raise ValueError(
+            f"the authors' model format has no atomic tokens beyond bytes; this model's pre-tokenizer "
+            f"{_scheme_name(tok)} needs them (markers, caps codes), so it cannot be written there"
+        )
     if not isinstance(tok.alphabet, ByteAlphabet) or tok.alphabet.kind != "bytes243":
-        raise ValueError(f"the authors' model format starts from the 243 UTF-8 bytes (alphabet 'bytes243', "
-                         f"profile 'paper'); this model's alphabet is {tok.alphabet.kind!r}, which it cannot "
-                         "express")
+        raise ValueError(
+            f"the authors' model format starts from the 243 UTF-8 bytes (alphabet 'bytes243', "
+            f"profile 'paper'); this model's alphabet is {tok.alphabet.kind!r}, which it cannot "
+            "express"
+        )
 
 
 def _corpus_statistics(tok, corpus: Iterable[str]):
@@ -392,13 +445,21 @@ def paper_model_text(tok, corpus: Optional[Iterable[str]] = None) -> str:
         lines.append(f"{tid} {s}")
     pre = tok.pretokenizer
     flags = dict(_PAPER_FLAG_DEFAULTS)
-    flags.update({k: v for k, v in tok.training_info.get("paper_model", {}).get("flags", {}).items()
-                  if k in ("tau", "blowup")})
+    flags.update(
+        {k: v for k, v in tok.training_info.get("paper_model", {}).get("flags", {}).items() if k in ("tau", "blowup")}
+    )
 
     def cfg(is_super: bool, superbpe_mode: bool) -> str:
-        d = {"tau": flags["tau"], "is_super": is_super, "superbpe_mode": superbpe_mode, "blowup": flags["blowup"],
-             "main_regex": pre.main_pattern, "script_specific_regex": pre.script_specific_pattern,
-             "script_specific_scripts": sorted(pre.script_specific_scripts), "merge_pattern": pre.letter_pattern}
+        d = {
+            "tau": flags["tau"],
+            "is_super": is_super,
+            "superbpe_mode": superbpe_mode,
+            "blowup": flags["blowup"],
+            "main_regex": pre.main_pattern,
+            "script_specific_regex": pre.script_specific_pattern,
+            "script_specific_scripts": sorted(pre.script_specific_scripts),
+            "merge_pattern": pre.letter_pattern,
+        }
         if pre.mode != "script":
             d["fastsw_mode"] = pre.mode  # fastsw extension: the authors' format only knows script chunking
         return json.dumps(d)
@@ -448,14 +509,18 @@ def save_paper_model(tok: Tokenizer, path: PathLike, corpus: Optional[Iterable[s
 def _check_byte_alphabet(tok, target: str) -> None:
     if getattr(tok.alphabet, "atoms", None) is not None:
         name = "HF tokenizers" if target.startswith("HF") else target
-        raise ValueError(f"this model cannot be exported to {name}: its pre-tokenizer {_scheme_name(tok)} emits atomic "
-                         "tokens (boundary markers, caps codes) that are not text, its tokens are built from them, and "
-                         "its decoder turns marker pairs back into spaces and re-cases words after a caps code; "
-                         f"{name} has none of these. Use the model with fastsw (save/load, encode/decode), or train "
-                         "with --pretokenizer script for an exportable model")
+        raise ValueError(
+            f"this model cannot be exported to {name}: its pre-tokenizer {_scheme_name(tok)} emits atomic "
+            "tokens (boundary markers, caps codes) that are not text, its tokens are built from them, and "
+            "its decoder turns marker pairs back into spaces and re-cases words after a caps code; "
+            f"{name} has none of these. Use the model with fastsw (save/load, encode/decode), or train "
+            "with --pretokenizer script for an exportable model"
+        )
     if not isinstance(tok.alphabet, ByteAlphabet):
-        raise ValueError(f"{target} is byte-level; this model's alphabet is {tok.alphabet.kind!r} "
-                         "(character-level), which it cannot express")
+        raise ValueError(
+            f"{target} is byte-level; this model's alphabet is {tok.alphabet.kind!r} "
+            "(character-level), which it cannot express"
+        )
 
 
 def _extra_bytes(tok) -> List[int]:
@@ -476,19 +541,24 @@ def tiktoken_ranks(tok: Tokenizer, *, drop_duplicates: bool = False) -> Dict[byt
     """``bytes -> rank`` with rank = fastsw id, plus the missing bytes after ``n_vocab``."""
     _check_byte_alphabet(tok, "tiktoken")
     if tok.algo == "mingram":
-        raise ValueError("a MinGram model has no merge ranks, so tiktoken (a BPE rank table) cannot express it; "
-                         "export it with save_hf (an HF Unigram model) instead")
+        raise ValueError(
+            "a MinGram model has no merge ranks, so tiktoken (a BPE rank table) cannot express it; "
+            "export it with save_hf (an HF Unigram model) instead"
+        )
     if tok.algo != "bpe":
         raise ValueError(
             f"a {tok.algo} model has supermerges, which join several pretokens into one token; tiktoken (and any "
             "rank table) merges only inside one regex piece, so it cannot express them. Export a plain BPE "
-            "model (algo='bpe')")
+            "model (algo='bpe')"
+        )
     dups = duplicate_tokens(tok)
     if dups and not drop_duplicates:
         shown = ", ".join(f"{render(b)!r}: ids {ids}" for b, ids in list(dups.items())[:5])
-        raise ValueError(f"{len(dups)} byte strings are produced by more than one token ({shown}); a rank table "
-                         "holds one rank per byte string. Pass drop_duplicates=True to keep the smallest id "
-                         "(the others are then never produced)")
+        raise ValueError(
+            f"{len(dups)} byte strings are produced by more than one token ({shown}); a rank table "
+            "holds one rank per byte string. Pass drop_duplicates=True to keep the smallest id "
+            "(the others are then never produced)"
+        )
     ranks: Dict[bytes, int] = {}
     for tid, tb in enumerate(tok.vocab):
         ranks.setdefault(tb, tid)
@@ -501,11 +571,15 @@ def _check_simple(tok, allow_approximate: bool, target: str) -> None:
     """Refuse an export to ``target`` (one regex over the whole text, no normalizer) that would not be exact."""
     reasons = []
     if tok.normalize is not None:
-        reasons.append(f"this model normalizes text to {tok.normalize.upper()} before encoding and {target} has "
-                       "no normalizer (normalize the text yourself)")
+        reasons.append(
+            f"this model normalizes text to {tok.normalize.upper()} before encoding and {target} has "
+            "no normalizer (normalize the text yourself)"
+        )
     if tok.pretokenizer.mode not in ("simple", "none"):
-        reasons.append(f"this model pre-tokenizes in {tok.pretokenizer.mode!r} mode (script chunking before the "
-                       f"regex); {target} applies one regex to the whole text and cannot express script chunking")
+        reasons.append(
+            f"this model pre-tokenizes in {tok.pretokenizer.mode!r} mode (script chunking before the "
+            f"regex); {target} applies one regex to the whole text and cannot express script chunking"
+        )
     if reasons and not allow_approximate:
         raise approximate_error(f"a {target} encoding of this model", reasons)
 
@@ -515,8 +589,9 @@ def _export_pattern(tok) -> str:
     return r"[\s\S]+" if tok.pretokenizer.mode == "none" else tok.pretokenizer.main_pattern
 
 
-def to_tiktoken(tok: Tokenizer, name: str = "fastsw", *, allow_approximate: bool = False,
-                drop_duplicates: bool = False) -> Any:
+def to_tiktoken(
+    tok: Tokenizer, name: str = "fastsw", *, allow_approximate: bool = False, drop_duplicates: bool = False
+) -> Any:
     """A ``tiktoken.Encoding`` for a plain BPE model with a byte alphabet.
 
     ``pat_str`` is the pre-tokenizer's main pattern (exact only in ``simple``
@@ -531,8 +606,9 @@ def to_tiktoken(tok: Tokenizer, name: str = "fastsw", *, allow_approximate: bool
     _require_export(tok, "to_tiktoken")
     ranks = tiktoken_ranks(tok, drop_duplicates=drop_duplicates)  # refuses superword models first
     _check_simple(tok, allow_approximate, "tiktoken")
-    return tiktoken.Encoding(name=name, pat_str=_export_pattern(tok), mergeable_ranks=ranks,
-                             special_tokens=dict(tok.special_tokens))
+    return tiktoken.Encoding(
+        name=name, pat_str=_export_pattern(tok), mergeable_ranks=ranks, special_tokens=dict(tok.special_tokens)
+    )
 
 
 def write_tiktoken_ranks(tok: Tokenizer, path: PathLike, *, drop_duplicates: bool = False) -> None:
@@ -551,7 +627,7 @@ def rank_table_encode(piece: bytes, ranks: Dict[bytes, int], *, whole_piece: boo
     piece's own rank first if it has one (tiktoken and HF ``ignore_merges``)."""
     if whole_piece and piece in ranks:
         return [ranks[piece]]
-    return _rank_table_encode_atoms([piece[i:i + 1] for i in range(len(piece))], ranks)
+    return _rank_table_encode_atoms([piece[i : i + 1] for i in range(len(piece))], ranks)
 
 
 def merge_conflicts(tok: Tokenizer) -> List[dict]:
@@ -676,8 +752,7 @@ def _rank_table_encode_atoms(parts: List[bytes], ranks: Dict[bytes, int]) -> Lis
 
 
 def _conflict(kind, tok, tid, tb, rule, table, **extra) -> dict:
-    d = {"kind": kind, "id": tid, "token": tb, "rendered": render(tb), "merge_rule_ids": rule,
-         "rank_table_ids": table}
+    d = {"kind": kind, "id": tid, "token": tb, "rendered": render(tb), "merge_rule_ids": rule, "rank_table_ids": table}
     d.setdefault("is_pretoken", None)
     d.update(extra)
     return d
@@ -711,34 +786,58 @@ def hf_tokenizer_json(tok: Tokenizer, *, ignore_merges: Optional[bool] = None) -
         merges.append(list(pair))
     if ignore_merges is None:
         # Whole-piece lookup is safe iff every token that can be a whole piece is reachable.
-        ignore_merges = not any(c["kind"] in ("unreachable_token", "duplicate_bytes")
-                                for c in merge_conflicts(tok)) and tok.algo == "bpe"
-    added = [{"id": tid, "content": s, "single_word": False, "lstrip": False, "rstrip": False,
-              "normalized": False, "special": True} for s, tid in sorted(tok.special_tokens.items(),
-                                                                      key=lambda kv: kv[1])]
+        ignore_merges = (
+            not any(c["kind"] in ("unreachable_token", "duplicate_bytes") for c in merge_conflicts(tok))
+            and tok.algo == "bpe"
+        )
+    added = [
+        {
+            "id": tid,
+            "content": s,
+            "single_word": False,
+            "lstrip": False,
+            "rstrip": False,
+            "normalized": False,
+            "special": True,
+        }
+        for s, tid in sorted(tok.special_tokens.items(), key=lambda kv: kv[1])
+    ]
     return {
         "version": "1.0",
         "truncation": None,
         "padding": None,
         "added_tokens": added,
         "normalizer": {"type": tok.normalize.upper()} if tok.normalize else None,
-        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
-            {"type": "Split", "pattern": {"Regex": _export_pattern(tok)}, "behavior": "Isolated",
-             "invert": False},
-            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
-        ]},
+        "pre_tokenizer": {
+            "type": "Sequence",
+            "pretokenizers": [
+                {"type": "Split", "pattern": {"Regex": _export_pattern(tok)}, "behavior": "Isolated", "invert": False},
+                {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
+            ],
+        },
         "post_processor": None,
         "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
-        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
-                  "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
-                  "ignore_merges": bool(ignore_merges), "vocab": hf_vocab, "merges": merges},
+        "model": {
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": None,
+            "continuing_subword_prefix": None,
+            "end_of_word_suffix": None,
+            "fuse_unk": False,
+            "byte_fallback": False,
+            "ignore_merges": bool(ignore_merges),
+            "vocab": hf_vocab,
+            "merges": merges,
+        },
     }
 
 
 #: Why an HF ``Unigram`` export of a MinGram model (:mod:`fastsw.trainers.mingram`) is approximate (``save_hf`` says so).
-MINGRAM_HF_REASONS = ("HF's Unigram breaks exact score ties toward the earliest start ('aaa' -> [a, aa]); MinGram's "
-              "program toward the latest ('aaa' -> [aa, a]) (MINGRAM.md 3)",
-              "HF's Viterbi has no 1e-12 tie tolerance: paths within 1e-12 of each other can differ")
+MINGRAM_HF_REASONS = (
+    "HF's Unigram breaks exact score ties toward the earliest start ('aaa' -> [a, aa]); MinGram's "
+    "program toward the latest ('aaa' -> [aa, a]) (MINGRAM.md 3)",
+    "HF's Viterbi has no 1e-12 tie tolerance: paths within 1e-12 of each other can differ",
+)
 
 
 def hf_unigram_json(tok) -> dict:
@@ -754,16 +853,31 @@ def hf_unigram_json(tok) -> dict:
     floor = tok.score_delta * min(tok.log_probs, default=0.0) - 1.0
     for b in _extra_bytes(tok):
         vocab.append([BYTE_TO_UNICODE[b], floor])
-    added = [{"id": tid, "content": s, "single_word": False, "lstrip": False, "rstrip": False,
-              "normalized": False, "special": True} for s, tid in sorted(tok.special_tokens.items(),
-                                                                      key=lambda kv: kv[1])]
+    added = [
+        {
+            "id": tid,
+            "content": s,
+            "single_word": False,
+            "lstrip": False,
+            "rstrip": False,
+            "normalized": False,
+            "special": True,
+        }
+        for s, tid in sorted(tok.special_tokens.items(), key=lambda kv: kv[1])
+    ]
     return {
-        "version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": added,
         "normalizer": {"type": tok.normalize.upper()} if tok.normalize else None,
-        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
-            {"type": "Split", "pattern": {"Regex": _export_pattern(tok)}, "behavior": "Isolated", "invert": False},
-            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
-        ]},
+        "pre_tokenizer": {
+            "type": "Sequence",
+            "pretokenizers": [
+                {"type": "Split", "pattern": {"Regex": _export_pattern(tok)}, "behavior": "Isolated", "invert": False},
+                {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
+            ],
+        },
         "post_processor": None,
         "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
         "model": {"type": "Unigram", "unk_id": None, "vocab": vocab, "byte_fallback": False},
@@ -774,20 +888,25 @@ def hf_export_losses(tok) -> List[str]:
     """What an HF ``tokenizer.json`` of ``tok`` cannot express (empty: the export is exact)."""
     reasons = []
     if tok.pretokenizer.mode not in ("simple", "none"):
-        reasons.append(f"pre-tokenizer mode {tok.pretokenizer.mode!r}: script chunking is not expressible (HF "
-                       "splits the whole text with the main regex)")
+        reasons.append(
+            f"pre-tokenizer mode {tok.pretokenizer.mode!r}: script chunking is not expressible (HF "
+            "splits the whole text with the main regex)"
+        )
     if tok.algo == "mingram":
         reasons.extend(MINGRAM_HF_REASONS)
     elif tok.algo != "bpe":
-        reasons.append(f"{tok.algo} model: its {tok.n_super} supermerges are not expressible (their tokens stay in "
-                       "the vocabulary but are never produced)")
+        reasons.append(
+            f"{tok.algo} model: its {tok.n_super} supermerges are not expressible (their tokens stay in "
+            "the vocabulary but are never produced)"
+        )
     if tok.algo != "mingram" and duplicate_tokens(tok):
         reasons.append("some byte strings belong to several tokens; only the smallest id is kept")
     return reasons
 
 
-def save_hf(tok: Tokenizer, path: PathLike, *, ignore_merges: Optional[bool] = None,
-            allow_approximate: bool = False) -> dict:
+def save_hf(
+    tok: Tokenizer, path: PathLike, *, ignore_merges: Optional[bool] = None, allow_approximate: bool = False
+) -> dict:
     """Write an HF ``tokenizer.json`` (loadable by ``tokenizers.Tokenizer.from_file``).
 
     BPE model: vocab = GPT-2 rendered token -> fastsw id (plus the bytes missing
@@ -823,25 +942,33 @@ def _export_encoder(exported):
     or a ``tiktoken.Encoding``."""
     try:
         import tiktoken
+
         if isinstance(exported, tiktoken.Encoding):
             return lambda t: exported.encode_ordinary(t)
     except ImportError:  # pragma: no cover
         pass
     import tokenizers
+
     if isinstance(exported, (str, os.PathLike)):
         path = os.fspath(exported)
         try:
             exported = tokenizers.Tokenizer.from_file(path)
         except Exception as e:  # tokenizers raises a bare Exception for a missing, unreadable or non-HF file
-            hint = (" (a .tiktoken rank file has no pre-tokenizer regex: pass tok.to_tiktoken() instead)"
-                    if path.endswith(".tiktoken") else "")
-            raise ValueError(f"{path}: not a loadable HF tokenizer.json ({e}); verify_export accepts the path of a "
-                             "tokenizer.json (as written by save_hf), a tokenizers.Tokenizer or a tiktoken.Encoding"
-                             + hint) from e
+            hint = (
+                " (a .tiktoken rank file has no pre-tokenizer regex: pass tok.to_tiktoken() instead)"
+                if path.endswith(".tiktoken")
+                else ""
+            )
+            raise ValueError(
+                f"{path}: not a loadable HF tokenizer.json ({e}); verify_export accepts the path of a "
+                "tokenizer.json (as written by save_hf), a tokenizers.Tokenizer or a tiktoken.Encoding" + hint
+            ) from e
     if isinstance(exported, tokenizers.Tokenizer):
         return lambda t: exported.encode(t, add_special_tokens=False).ids
-    raise TypeError("verify_export expects a tokenizer.json path, a tokenizers.Tokenizer or a tiktoken.Encoding, "
-                    f"not {type(exported).__name__}")
+    raise TypeError(
+        "verify_export expects a tokenizer.json path, a tokenizers.Tokenizer or a tiktoken.Encoding, "
+        f"not {type(exported).__name__}"
+    )
 
 
 def verify_export(tok: Tokenizer, exported: Any, texts: Iterable[str]) -> dict:
@@ -868,13 +995,19 @@ def verify_export(tok: Tokenizer, exported: Any, texts: Iterable[str]) -> dict:
             same += 1
         elif first is None:
             pos = next((i for i, (a, b) in enumerate(zip(mine, theirs)) if a != b), min(len(mine), len(theirs)))
-            first = {"document": idx, "position": pos, "fastsw": mine[pos:pos + 8], "export": theirs[pos:pos + 8]}
+            first = {"document": idx, "position": pos, "fastsw": mine[pos : pos + 8], "export": theirs[pos : pos + 8]}
         try:
             if tok.decode_bytes(t for t in theirs if t < tok.n_vocab) != text.encode("utf-8"):
                 roundtrip_ok = False
         except ValueError:
             roundtrip_ok = False
-    return {"documents": n, "identical_documents": same, "agreement": (same / n) if n else 1.0,
-            "fastsw_tokens": mine_total, "export_tokens": theirs_total,
-            "token_count_difference": theirs_total - mine_total, "roundtrip_ok": roundtrip_ok,
-            "first_difference": first}
+    return {
+        "documents": n,
+        "identical_documents": same,
+        "agreement": (same / n) if n else 1.0,
+        "fastsw_tokens": mine_total,
+        "export_tokens": theirs_total,
+        "token_count_difference": theirs_total - mine_total,
+        "roundtrip_ok": roundtrip_ok,
+        "first_difference": first,
+    }

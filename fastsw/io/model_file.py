@@ -31,6 +31,7 @@ This module converts between files and plain data only (:func:`model_to_dict`,
 call it, so it never imports the tokenizer. Model kinds with their own fields (MinGram) are read by the
 reader :mod:`fastsw.io.model_kinds` registers for their ``algo``.
 """
+
 from __future__ import annotations
 
 import json
@@ -78,8 +79,10 @@ def approximate_error(target: str, reasons) -> ValueError:
         >>> str(approximate_error("a tiktoken encoding of this model", ["it normalizes text"]))
         'a tiktoken encoding of this model would not be exact: it normalizes text. Pass allow_approximate=True to get the closest approximation anyway (then measure it with verify_export)'
     """
-    return ValueError(f"{target} would not be exact: " + "; ".join(reasons) + ". Pass allow_approximate=True to "
-                      "get the closest approximation anyway (then measure it with verify_export)")
+    return ValueError(
+        f"{target} would not be exact: " + "; ".join(reasons) + ". Pass allow_approximate=True to "
+        "get the closest approximation anyway (then measure it with verify_export)"
+    )
 
 
 def save_model(tok, path) -> None:
@@ -97,12 +100,27 @@ def read_model_text(path: Path) -> str:
         raise ValueError(f"{path}: cannot read model file ({e})") from e
 
 
-_FIELDS = ("format", "format_version", "algo", "profile", "alphabet", "pretokenizer", "merges", "special_tokens",
-           "normalize", "training", "unicode_version")
-_ALPHABET_SETTINGS = {"bytes243": ("kind",), "bytes256": ("kind",), "chars": ("kind", "chars", "byte_fallback"),
-                      "atoms": ("kind", "base", "atoms")}
+_FIELDS = (
+    "format",
+    "format_version",
+    "algo",
+    "profile",
+    "alphabet",
+    "pretokenizer",
+    "merges",
+    "special_tokens",
+    "normalize",
+    "training",
+    "unicode_version",
+)
+_ALPHABET_SETTINGS = {
+    "bytes243": ("kind",),
+    "bytes256": ("kind",),
+    "chars": ("kind", "chars", "byte_fallback"),
+    "atoms": ("kind", "base", "atoms"),
+}
 _PRETOKENIZER_STRINGS = ("mode", "main_pattern", "script_specific_pattern", "letter_pattern")
-_INT64_MAX = 2 ** 63 - 1
+_INT64_MAX = 2**63 - 1
 
 
 def _is_int(x) -> bool:
@@ -130,6 +148,7 @@ def check_model_data(path, data: dict) -> None:
         Traceback (most recent call last):
         ValueError: m.json: field alphabet.kind: 'bytes256' does not go with profile 'paper' (which uses bytes243); ...
     """
+
     def bad(field: str, problem: str) -> ValueError:
         return ValueError(f"{path}: field {field}: {problem}")
 
@@ -146,15 +165,18 @@ def check_model_data(path, data: dict) -> None:
         raise bad("profile", f"{profile!r} is not one of {', '.join(PROFILE_ALPHABETS)}")
 
     if not isinstance(alphabet, dict):
-        raise bad("alphabet", f"must be an object such as {{\"kind\": \"bytes243\"}}, not {_json_type(alphabet)}")
+        raise bad("alphabet", f'must be an object such as {{"kind": "bytes243"}}, not {_json_type(alphabet)}')
     kind = alphabet.get("kind")
     if kind not in _ALPHABET_SETTINGS:
         raise bad("alphabet.kind", f"{kind!r} is not one of {', '.join(_ALPHABET_SETTINGS)}")
     if kind not in PROFILE_ALPHABETS[profile]:
         byte_kinds = [k for k in PROFILE_ALPHABETS[profile] if k != "atoms"]  # atoms: any profile's bytes + atoms
-        raise bad("alphabet.kind", f"{kind!r} does not go with profile {profile!r} (which uses "
-                                   f"{' or '.join(byte_kinds)}); every id would mean another "
-                                   "token, so the file was damaged or edited")
+        raise bad(
+            "alphabet.kind",
+            f"{kind!r} does not go with profile {profile!r} (which uses "
+            f"{' or '.join(byte_kinds)}); every id would mean another "
+            "token, so the file was damaged or edited",
+        )
     for key in alphabet:
         if key not in _ALPHABET_SETTINGS[kind]:
             raise bad(f"alphabet.{key}", f"unknown setting for a {kind} alphabet")
@@ -171,8 +193,10 @@ def check_model_data(path, data: dict) -> None:
     if kind == "atoms":  # a byte alphabet (or none) and atoms beyond bytes (fastsw.alphabet.AtomAlphabet)
         base, atoms = alphabet.get("base"), alphabet.get("atoms")
         if base not in (None, PROFILE_ALPHABETS[profile][0]):
-            raise bad("alphabet.base", f"{base!r} does not go with profile {profile!r} (which uses "
-                                       f"{PROFILE_ALPHABETS[profile][0]!r} or null)")
+            raise bad(
+                "alphabet.base",
+                f"{base!r} does not go with profile {profile!r} (which uses {PROFILE_ALPHABETS[profile][0]!r} or null)",
+            )
         if not isinstance(atoms, list):
             raise bad("alphabet.atoms", f"must be an array of [slot, name, shown], not {_json_type(atoms)}")
         n_alphabet = (0 if base is None else 243 if base == "bytes243" else 256) + len(atoms)
@@ -189,8 +213,11 @@ def check_model_data(path, data: dict) -> None:
 
     normalize = data.get("normalize")
     if normalize not in NORMALIZATIONS:
-        raise bad("normalize", f"{json.dumps(normalize, ensure_ascii=False)} is not one of null, \"nfc\", "
-                               "\"nfkc\"; the text would be normalized differently than in training")
+        raise bad(
+            "normalize",
+            f'{json.dumps(normalize, ensure_ascii=False)} is not one of null, "nfc", '
+            '"nfkc"; the text would be normalized differently than in training',
+        )
 
     merges = data["merges"]
     if not isinstance(merges, list):
@@ -205,24 +232,40 @@ def check_model_data(path, data: dict) -> None:
         own = n_alphabet + k
         if type(m) is list and len(m) == 4:
             left, right, count, is_super = m
-            if (type(left) is int and type(right) is int and type(count) is int and type(is_super) is int
-                    and 0 <= left < own and 0 <= right < own and 0 <= count
-                    and (max_count is None or count <= max_count)
-                    and (is_super == 0 or is_super == 1)):
+            if (
+                type(left) is int
+                and type(right) is int
+                and type(count) is int
+                and type(is_super) is int
+                and 0 <= left < own
+                and 0 <= right < own
+                and 0 <= count
+                and (max_count is None or count <= max_count)
+                and (is_super == 0 or is_super == 1)
+            ):
                 first = seen.setdefault((left, right, is_super), k)
                 if first != k:
-                    raise bad(f"merges[{k}]", f"repeats merges[{first}] (the {'super' if is_super else ''}merge of "
-                                              f"ids {left} and {right}); a pair is merged once, so the file was "
-                                              "damaged or edited")
+                    raise bad(
+                        f"merges[{k}]",
+                        f"repeats merges[{first}] (the {'super' if is_super else ''}merge of "
+                        f"ids {left} and {right}); a pair is merged once, so the file was "
+                        "damaged or edited",
+                    )
                 continue
         if not (isinstance(m, list) and len(m) == 4 and all(_is_int(x) for x in m)):
             raise bad(f"merges[{k}]", f"must be [left, right, count, is_super] integers, not {json.dumps(m)}")
         if not (0 <= left < own and 0 <= right < own):
-            raise bad(f"merges[{k}]", f"token ids ({left}, {right}) do not exist yet; merge {k} creates id {own} "
-                                      f"and may only use ids 0..{own - 1}")
+            raise bad(
+                f"merges[{k}]",
+                f"token ids ({left}, {right}) do not exist yet; merge {k} creates id {own} "
+                f"and may only use ids 0..{own - 1}",
+            )
         if count < 0 or (max_count is not None and count > max_count):
-            raise bad(f"merges[{k}]", f"count {count} is outside 0..2**63-1 (larger counts only in a model trained "
-                                      "with language weights, whose training record gives weight_scale)")
+            raise bad(
+                f"merges[{k}]",
+                f"count {count} is outside 0..2**63-1 (larger counts only in a model trained "
+                "with language weights, whose training record gives weight_scale)",
+            )
         if is_super not in (0, 1):
             raise bad(f"merges[{k}]", f"is_super must be 0 or 1, not {is_super}")
 
@@ -233,12 +276,17 @@ def check_model_data(path, data: dict) -> None:
         if not token:
             raise bad("special_tokens", "a special token cannot be the empty string")
         if not _is_int(tid):
-            raise bad(f"special_tokens[{json.dumps(token, ensure_ascii=False)}]",
-                      f"the id must be an integer, not {_json_type(tid)}")
+            raise bad(
+                f"special_tokens[{json.dumps(token, ensure_ascii=False)}]",
+                f"the id must be an integer, not {_json_type(tid)}",
+            )
     n_vocab = n_alphabet + len(merges)
     if sorted(specials.values()) != list(range(n_vocab, n_vocab + len(specials))):
-        raise bad("special_tokens", f"ids must be {n_vocab}..{n_vocab + len(specials) - 1}, right after the "
-                                    f"{n_vocab}-token vocabulary, without gaps or repeats")
+        raise bad(
+            "special_tokens",
+            f"ids must be {n_vocab}..{n_vocab + len(specials) - 1}, right after the "
+            f"{n_vocab}-token vocabulary, without gaps or repeats",
+        )
     training = data.get("training", {})
     if not isinstance(training, dict):
         raise bad("training", f"must be an object, not {_json_type(training)}")
@@ -253,22 +301,27 @@ def read_model_json(path: PathLike) -> dict:
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as e:
-        raise ValueError(f"{path}: not a fastsw model (invalid or truncated JSON at line {e.lineno}, "
-                         f"column {e.colno}: {e.msg})") from e
+        raise ValueError(
+            f"{path}: not a fastsw model (invalid or truncated JSON at line {e.lineno}, column {e.colno}: {e.msg})"
+        ) from e
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise ValueError(f"{path}: not a fastsw model file (missing \"format\": \"fastsw\")")
+        raise ValueError(f'{path}: not a fastsw model file (missing "format": "fastsw")')
     version = data.get("format_version")
     if isinstance(version, bool) or not isinstance(version, int):
         raise ValueError(f"{path}: model file has no integer format_version")
     if version > FORMAT_VERSION:
-        raise ValueError(f"{path}: model format version {version} is newer than this fastsw supports "
-                         f"({FORMAT_VERSION}); upgrade fastsw to load it")
+        raise ValueError(
+            f"{path}: model format version {version} is newer than this fastsw supports "
+            f"({FORMAT_VERSION}); upgrade fastsw to load it"
+        )
     if version < 1:
         raise ValueError(f"{path}: unsupported model format version {version}")
     unicode_version = data.get("unicode_version", UNICODE_VERSION)
     if unicode_version != UNICODE_VERSION:
-        raise ValueError(f"{path}: the model was made with the Unicode {unicode_version!r} classes, but this fastsw "
-                         f"pre-tokenizes with Unicode {UNICODE_VERSION}; load it with the fastsw that saved it")
+        raise ValueError(
+            f"{path}: the model was made with the Unicode {unicode_version!r} classes, but this fastsw "
+            f"pre-tokenizes with Unicode {UNICODE_VERSION}; load it with the fastsw that saved it"
+        )
     return data
 
 
@@ -291,9 +344,15 @@ def model_kwargs(path: PathLike, data: dict) -> dict:
         alphabet = alphabet_from_config(data["alphabet"])
     except (ValueError, TypeError) as e:
         raise ValueError(f"{path}: invalid model file: {e}") from e
-    kwargs = {"alphabet": alphabet, "merges": data["merges"], "pretokenizer": pretokenizer,
-              "profile": data["profile"], "algo": data["algo"], "special_tokens": data.get("special_tokens", {}),
-              "training_info": data.get("training", {})}
+    kwargs = {
+        "alphabet": alphabet,
+        "merges": data["merges"],
+        "pretokenizer": pretokenizer,
+        "profile": data["profile"],
+        "algo": data["algo"],
+        "special_tokens": data.get("special_tokens", {}),
+        "training_info": data.get("training", {}),
+    }
     if data.get("normalize") is not None:
         kwargs["normalize"] = data["normalize"]
     return kwargs

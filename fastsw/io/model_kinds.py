@@ -6,6 +6,7 @@ The BPE family (``bpe``, ``boundless``, ``superbpe``) is the :class:`fastsw.Toke
 module sits above the tokenizer: :meth:`fastsw.Tokenizer.load` imports it when called. A new model kind is one
 line in :data:`MODEL_KINDS`.
 """
+
 from __future__ import annotations
 
 from typing import Callable, Dict, NamedTuple, Optional

@@ -29,6 +29,7 @@ ids differ exactly where tiktoken loses text.
 
 Design notes: see docs/internals.md, section "tiktoken vocabularies".
 """
+
 from __future__ import annotations
 
 import base64
@@ -45,30 +46,62 @@ from fastsw._types import PathLike
 from fastsw.alphabet import ByteAlphabet, check_utf8
 from fastsw.files import atomic_open
 from fastsw.io.interop import rank_table_encode
-from fastsw.pretokenizers.pretokenize import (CL100K_LEGACY_PATTERN, CL100K_PATTERN, GPT2_PATTERN, GPT4O_PATTERN,
-                                              Pretokenizer)
+from fastsw.pretokenizers.pretokenize import (
+    CL100K_LEGACY_PATTERN,
+    CL100K_PATTERN,
+    GPT2_PATTERN,
+    GPT4O_PATTERN,
+    Pretokenizer,
+)
 from fastsw.tokenizer import Tokenizer
 
-__all__ = ["TiktokenTokenizer", "load_tiktoken", "from_tiktoken", "read_rank_file", "check_ranks",
-           "two_way_splits", "two_way_splits_numpy", "PATTERNS", "SPECIAL_TOKENS", "CL100K_PATTERN",
-           "O200K_PATTERN", "CL100K_LEGACY_PATTERN", "GPT2_PATTERN", "bpe_openai_rank_file", "cache_dir",
-           "KNOWN_RANK_FILES"]
+__all__ = [
+    "TiktokenTokenizer",
+    "load_tiktoken",
+    "from_tiktoken",
+    "read_rank_file",
+    "check_ranks",
+    "two_way_splits",
+    "two_way_splits_numpy",
+    "PATTERNS",
+    "SPECIAL_TOKENS",
+    "CL100K_PATTERN",
+    "O200K_PATTERN",
+    "CL100K_LEGACY_PATTERN",
+    "GPT2_PATTERN",
+    "bpe_openai_rank_file",
+    "cache_dir",
+    "KNOWN_RANK_FILES",
+]
 
 #: tiktoken's o200k_base pattern: fastsw's GPT-4o pattern, the same string.
 O200K_PATTERN = GPT4O_PATTERN
 #: The pattern names ``pattern=`` accepts (also with ``_base``): tiktoken's o200k_base and cl100k_base,
 #: cl100k_base's older spelling (Llama 3's pattern; it cuts a whitespace run with a newline at the text's end
 #: differently), and GPT-2's (r50k_base, p50k_base). All run on the compiled scanner.
-PATTERNS = {"o200k": O200K_PATTERN, "cl100k": CL100K_PATTERN, "cl100k_legacy": CL100K_LEGACY_PATTERN,
-            "gpt2": GPT2_PATTERN, "r50k": GPT2_PATTERN, "p50k": GPT2_PATTERN}
+PATTERNS = {
+    "o200k": O200K_PATTERN,
+    "cl100k": CL100K_PATTERN,
+    "cl100k_legacy": CL100K_LEGACY_PATTERN,
+    "gpt2": GPT2_PATTERN,
+    "r50k": GPT2_PATTERN,
+    "p50k": GPT2_PATTERN,
+}
 _VOCABULARY_OF = {"cl100k_legacy": "cl100k"}  # a pattern name -> the vocabulary whose special tokens it takes
 #: The special tokens of each named encoding (tiktoken_ext.openai_public), used when
 #: ``special_tokens=None``.
 SPECIAL_TOKENS = {
     "o200k": {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
-    "cl100k": {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
-               "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276},
-    "gpt2": {"<|endoftext|>": 50256}, "r50k": {"<|endoftext|>": 50256}, "p50k": {"<|endoftext|>": 50256},
+    "cl100k": {
+        "<|endoftext|>": 100257,
+        "<|fim_prefix|>": 100258,
+        "<|fim_middle|>": 100259,
+        "<|fim_suffix|>": 100260,
+        "<|endofprompt|>": 100276,
+    },
+    "gpt2": {"<|endoftext|>": 50256},
+    "r50k": {"<|endoftext|>": 50256},
+    "p50k": {"<|endoftext|>": 50256},
 }
 #: OpenAI's rank files that fastsw knows, by the SHA-256 of their (uncompressed) content -- the hashes
 #: tiktoken_ext.openai_public checks -- with the name of their pattern and special tokens.
@@ -110,21 +143,26 @@ def _parse(raw: bytes, where: str) -> List[bytes]:
             continue
         fields = line.split()
         if len(fields) != 2:
-            raise ValueError(f"{where}, line {number}: expected 'base64-token rank', got {line[:60]!r}; "
-                             "is this a .tiktoken rank file?")
+            raise ValueError(
+                f"{where}, line {number}: expected 'base64-token rank', got {line[:60]!r}; "
+                "is this a .tiktoken rank file?"
+            )
         b64, rank = fields
         try:
             token = base64.b64decode(b64, validate=True)
         except (binascii.Error, ValueError):
-            raise ValueError(f"{where}, line {number}: {b64[:60]!r} is not valid base64; each line is "
-                             "'base64(token bytes) rank'") from None
+            raise ValueError(
+                f"{where}, line {number}: {b64[:60]!r} is not valid base64; each line is 'base64(token bytes) rank'"
+            ) from None
         try:
             r = int(rank)
         except ValueError:
             raise ValueError(f"{where}, line {number}: rank {rank[:30]!r} is not an integer") from None
         if token in pairs:
-            raise ValueError(f"{where}, line {number}: token {token!r} appears twice (also on line "
-                             f"{line_of[token]}); each token must have exactly one rank")
+            raise ValueError(
+                f"{where}, line {number}: token {token!r} appears twice (also on line "
+                f"{line_of[token]}); each token must have exactly one rank"
+            )
         pairs[token] = r
         line_of[token] = number
     return check_ranks(pairs, where)
@@ -152,25 +190,31 @@ def check_ranks(ranks: Mapping[bytes, int], where: str = "rank table") -> List[b
         if r >= len(tokens):
             continue  # a gap below: reported after the loop
         if tokens[r] is not None:
-            raise ValueError(f"{where}: rank {r} is given to two tokens ({tokens[r]!r} and {token!r}); "
-                             "ranks must be unique")
+            raise ValueError(
+                f"{where}: rank {r} is given to two tokens ({tokens[r]!r} and {token!r}); ranks must be unique"
+            )
         tokens[r] = token
     if any(t is None for t in tokens):
         missing = [r for r, t in enumerate(tokens) if t is None]
         extra = sorted(r for r in ranks.values() if r >= len(tokens))
         dup = len(set(ranks.values())) < len(ranks)
-        what = (f"rank {extra[0]} is given to two tokens" if dup and not extra else
-                f"the ranks have gaps: {len(missing)} missing below {max(ranks.values())} "
-                f"(first {missing[0]})")
-        raise ValueError(f"{where}: {what}; fastsw uses ranks as token ids, so they must be 0 .. n-1 "
-                         "(renumber the file)")
+        what = (
+            f"rank {extra[0]} is given to two tokens"
+            if dup and not extra
+            else f"the ranks have gaps: {len(missing)} missing below {max(ranks.values())} (first {missing[0]})"
+        )
+        raise ValueError(
+            f"{where}: {what}; fastsw uses ranks as token ids, so they must be 0 .. n-1 (renumber the file)"
+        )
     full = cast(List[bytes], tokens)  # every rank has its token
     singles = {t[0] for t in full if len(t) == 1}
     if len(singles) < 256:
         missing_bytes = [b for b in range(256) if b not in singles]
-        raise ValueError(f"{where}: {256 - len(singles)} single bytes are not tokens (first "
-                         f"{bytes([missing_bytes[0]])!r}); every byte must be a token, else some text "
-                         "could not be encoded")
+        raise ValueError(
+            f"{where}: {256 - len(singles)} single bytes are not tokens (first "
+            f"{bytes([missing_bytes[0]])!r}); every byte must be a token, else some text "
+            "could not be encoded"
+        )
     if any(len(t) == 0 for t in full):
         raise ValueError(f"{where}: the empty byte string is not a token")
     return full
@@ -231,7 +275,7 @@ def two_way_splits_numpy(tokens: Sequence[bytes]) -> np.ndarray:
         if np.any(ordered[1:] == ordered[:-1]):
             return two_way_splits(tokens, {t: r for r, t in enumerate(tokens)})
         token_of = np.repeat(np.arange(n), lens)
-        cut = np.arange(vals.shape[0]) - starts[token_of] + 1   # the prefix's length
+        cut = np.arange(vals.shape[0]) - starts[token_of] + 1  # the prefix's length
         keep = cut < lens[token_of]
         token_of, cut, left_hash = token_of[keep], cut[keep], prefix[keep]
         right_hash = whole[token_of] - left_hash * powers[lens[token_of] - cut]
@@ -346,10 +390,18 @@ class TiktokenTokenizer(Tokenizer):
     ``save`` is refused: keep the rank file.
     """
 
-    def __init__(self, tokens: Sequence[bytes], splits: np.ndarray, pattern: str,
-                 special_tokens: Optional[Mapping[str, int]] = None, *, name: str = "tiktoken",
-                 backend: str = "auto"):
+    def __init__(
+        self,
+        tokens: Sequence[bytes],
+        splits: np.ndarray,
+        pattern: str,
+        special_tokens: Optional[Mapping[str, int]] = None,
+        *,
+        name: str = "tiktoken",
+        backend: str = "auto",
+    ):
         from fastsw._config import resolve_backend
+
         resolve_backend(backend)
         self.backend = backend
         self.name = name
@@ -372,8 +424,10 @@ class TiktokenTokenizer(Tokenizer):
             if not isinstance(s, str) or not s:
                 raise ValueError(f"special token {s!r}: special tokens are non-empty strings")
             if isinstance(tid, bool) or not isinstance(tid, int) or tid < n:
-                raise ValueError(f"special token {s!r} has id {tid!r}, which is taken by the vocabulary "
-                                 f"(ids 0..{n - 1}); give it an id >= {n}")
+                raise ValueError(
+                    f"special token {s!r} has id {tid!r}, which is taken by the vocabulary "
+                    f"(ids 0..{n - 1}); give it an id >= {n}"
+                )
         if len(set(specials.values())) < len(specials):
             raise ValueError(f"two special tokens share one id: {specials}")
         self._special_tokens = specials
@@ -397,6 +451,7 @@ class TiktokenTokenizer(Tokenizer):
     def regular_ranks(self):
         """Read-only ``(left, right) -> (rank, token id)`` of every two-way split (built on first use)."""
         from types import MappingProxyType
+
         if self._regular_ranks_dict is None:
             s = self._splits
             self._regular_ranks_dict = {(int(x), int(y)): (int(t), int(t)) for x, y, t in s.tolist()}
@@ -423,23 +478,31 @@ class TiktokenTokenizer(Tokenizer):
 
     def _encoder_tables(self, shortcut=None, eligible=None):
         from fastsw.encoding.encode_fast import EncoderTables, PairArrays
+
         s = self._splits.astype(np.int64)
         pairs = PairArrays(s[:, 0], s[:, 1], s[:, 2], s[:, 2])
-        return EncoderTables(self._token_bytes, pairs, {},
-                             self._shortcut if shortcut is None else shortcut,
-                             self._eligible if eligible is None else eligible,
-                             self.pretokenizer, self.alphabet, self.n_vocab)
+        return EncoderTables(
+            self._token_bytes,
+            pairs,
+            {},
+            self._shortcut if shortcut is None else shortcut,
+            self._eligible if eligible is None else eligible,
+            self.pretokenizer,
+            self.alphabet,
+            self.n_vocab,
+        )
 
     def save(self, path: PathLike) -> None:
-        raise ValueError("a tiktoken vocabulary is not saved as a fastsw model; keep its .tiktoken file "
-                         "and load it with fastsw.Tokenizer.load_tiktoken(path, pattern=...)")
+        raise ValueError(
+            "a tiktoken vocabulary is not saved as a fastsw model; keep its .tiktoken file "
+            "and load it with fastsw.Tokenizer.load_tiktoken(path, pattern=...)"
+        )
 
 
 def _resolve_pattern(pattern: str) -> Tuple[str, Optional[str]]:
     """``(regex, name or None)`` of a ``pattern`` argument."""
     if not isinstance(pattern, str) or not pattern:
-        raise ValueError(f"pattern={pattern!r}: pass one of {', '.join(map(repr, PATTERNS))} or a regular "
-                         "expression")
+        raise ValueError(f"pattern={pattern!r}: pass one of {', '.join(map(repr, PATTERNS))} or a regular expression")
     if pattern in PATTERNS:
         return PATTERNS[pattern], pattern
     base = pattern[:-5] if pattern.endswith("_base") else None
@@ -449,15 +512,19 @@ def _resolve_pattern(pattern: str) -> Tuple[str, Optional[str]]:
         if pattern == regex_:
             return regex_, name
     if pattern.isidentifier():
-        raise ValueError(f"unknown pattern name {pattern!r}: use one of {', '.join(map(repr, PATTERNS))} or "
-                         "pass the regular expression itself")
+        raise ValueError(
+            f"unknown pattern name {pattern!r}: use one of {', '.join(map(repr, PATTERNS))} or "
+            "pass the regular expression itself"
+        )
     import regex
     from fastsw.pretokenizers._unicode import compile_pattern
+
     try:
         compile_pattern(pattern)
     except regex.error as e:
-        raise ValueError(f"pattern {pattern!r} is not a valid regular expression ({e}); use 'o200k', "
-                         "'cl100k' or a regex") from None
+        raise ValueError(
+            f"pattern {pattern!r} is not a valid regular expression ({e}); use 'o200k', 'cl100k' or a regex"
+        ) from None
     return pattern, None
 
 
@@ -472,8 +539,14 @@ def _known_file(raw: bytes) -> Optional[str]:
     return KNOWN_RANK_FILES.get(hashlib.sha256(data).hexdigest())
 
 
-def load_tiktoken(path: PathLike, pattern: Optional[str] = None, special_tokens: Optional[Mapping[str, int]] = None, *,
-                  backend: str = "auto", cache: bool = True) -> TiktokenTokenizer:
+def load_tiktoken(
+    path: PathLike,
+    pattern: Optional[str] = None,
+    special_tokens: Optional[Mapping[str, int]] = None,
+    *,
+    backend: str = "auto",
+    cache: bool = True,
+) -> TiktokenTokenizer:
     """A tokenizer for a ``.tiktoken`` rank file (``base64(token) rank`` per line; gzip accepted),
     with tiktoken's ids.
 
@@ -500,14 +573,18 @@ def load_tiktoken(path: PathLike, pattern: Optional[str] = None, special_tokens:
     known = _known_file(raw)
     if pattern is None:
         if known is None:
-            raise ValueError(f"{path}: pattern= is required for this rank file: it is not one of OpenAI's files "
-                             "that fastsw recognises by their content (o200k_base, cl100k_base); pass "
-                             "pattern='o200k', 'cl100k' or the regular expression the vocabulary was trained with")
+            raise ValueError(
+                f"{path}: pattern= is required for this rank file: it is not one of OpenAI's files "
+                "that fastsw recognises by their content (o200k_base, cl100k_base); pass "
+                "pattern='o200k', 'cl100k' or the regular expression the vocabulary was trained with"
+            )
         pattern = known
     regex_, name = _resolve_pattern(pattern)
     if known is not None and name is not None and _VOCABULARY_OF.get(name, name) != known:
-        raise ValueError(f"{path} is OpenAI's {known}_base, but pattern={pattern!r} is {name}_base's; leave "
-                         f"pattern out (or pass {known!r}) for {known}_base's ids")
+        raise ValueError(
+            f"{path} is OpenAI's {known}_base, but pattern={pattern!r} is {name}_base's; leave "
+            f"pattern out (or pass {known!r}) for {known}_base's ids"
+        )
     if known is not None:
         name = known
     source = hashlib.sha256(raw).hexdigest()
@@ -542,8 +619,10 @@ def from_tiktoken(enc: Any, *, backend: str = "auto", cache: bool = True) -> Tik
         specials = dict(enc._special_tokens)
         name = enc.name
     except AttributeError:
-        raise TypeError(f"from_tiktoken expects a tiktoken.Encoding, got {type(enc).__name__}; for a "
-                        ".tiktoken file use Tokenizer.load_tiktoken(path)") from None
+        raise TypeError(
+            f"from_tiktoken expects a tiktoken.Encoding, got {type(enc).__name__}; for a "
+            ".tiktoken file use Tokenizer.load_tiktoken(path)"
+        ) from None
     where = f"tiktoken.Encoding {name!r}"
     tokens_sorted = sorted(ranks.items(), key=lambda kv: kv[1])
     h = hashlib.sha256(b"ranks\0")
@@ -558,14 +637,19 @@ def bpe_openai_rank_file(name: str = "o200k_base") -> Path:
     (``o200k_base``, ``cl100k_base``, gzip-compressed; MIT). A test and benchmark helper:
     ``bpe-openai`` is in the ``[test]`` and ``[bench]`` extras, never a runtime dependency."""
     import importlib.util
+
     # find_spec locates the package without importing it (its 74 MB extension takes seconds to load)
     spec = importlib.util.find_spec("bpe_openai")
     if spec is None or not spec.submodule_search_locations:
-        raise ValueError("the bpe-openai package is not installed; pip install 'fastsw[test]' (or "
-                         "bpe-openai) for its rank files, or pass your own .tiktoken file")
+        raise ValueError(
+            "the bpe-openai package is not installed; pip install 'fastsw[test]' (or "
+            "bpe-openai) for its rank files, or pass your own .tiktoken file"
+        )
     root = Path(list(spec.submodule_search_locations)[0]) / "data"
     path = root / f"{name}.tiktoken.gz"
     if not path.is_file():
-        raise ValueError(f"bpe-openai ships no rank file {name!r}; it has "
-                         f"{sorted(p.name.split('.')[0] for p in root.glob('*.tiktoken.gz'))}")
+        raise ValueError(
+            f"bpe-openai ships no rank file {name!r}; it has "
+            f"{sorted(p.name.split('.')[0] for p in root.glob('*.tiktoken.gz'))}"
+        )
     return path

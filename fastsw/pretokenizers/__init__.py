@@ -19,10 +19,17 @@ regex family's scanner in ``_pretok.pyx`` (cl100k's in ``_cl100k.pxi``), the mar
 pretoken counter in ``_counter.pxi`` and the encoder's slices in ``_slices.pxi``; SCRIPT v3's grouping is a Numba
 kernel inside :mod:`.script_v3`.
 """
+
 from fastsw.pretokenizers.base import BasePretokenizer
-from fastsw.pretokenizers.registry import (make_pretokenizer, pretokenizer_from_config, register, registered,
-                                           unregister)
+from fastsw.pretokenizers.registry import make_pretokenizer, pretokenizer_from_config, register, registered, unregister
 from fastsw.pretokenizers.pretokenize import Pretokenizer
 
-__all__ = ["BasePretokenizer", "Pretokenizer", "make_pretokenizer", "pretokenizer_from_config", "register",
-           "registered", "unregister"]
+__all__ = [
+    "BasePretokenizer",
+    "Pretokenizer",
+    "make_pretokenizer",
+    "pretokenizer_from_config",
+    "register",
+    "registered",
+    "unregister",
+]

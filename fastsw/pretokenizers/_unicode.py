@@ -100,12 +100,13 @@ def _compute_table():
             continue
         span, name = (part.strip() for part in line.split(";"))
         a, _, b = span.partition("..")
-        table[int(a, 16):int(b or a, 16) + 1] = _ID_OF_VALUE[_REGEX_ALIASES[_norm(name)]]
+        table[int(a, 16) : int(b or a, 16) + 1] = _ID_OF_VALUE[_REGEX_ALIASES[_norm(name)]]
     return table
 
 
 def _cache_path():
     from fastsw._config import cache_dir
+
     return cache_dir() / f"script-table-v{_CACHE_FORMAT}-unicode-{UNICODE_VERSION}-regex-{regex.__version__}.bin"
 
 
@@ -123,6 +124,7 @@ def _write_cache(path, data):
     """Write the bytes ``data`` to ``path`` atomically (a reader never sees half a file); a folder that cannot be
     written only means that nothing is cached."""
     from fastsw.files import atomic_open
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with atomic_open(path, "wb") as f:
@@ -166,7 +168,7 @@ def _display_name(key, sample_cps):
             best = taken
         if joined == key:
             break
-    rest = key[len("".join(best)):]
+    rest = key[len("".join(best)) :]
     if rest and best and len(rest) < 3:
         best[-1] += rest  # 'EGYPTIAN HIEROGLYPH' + 'S'
     elif rest:
@@ -182,7 +184,7 @@ def _script_names():
     starts = np.concatenate([[0], np.cumsum(counts)])
     names = []
     for sid, key in enumerate(_KEYS):
-        sample = order[starts[sid]:starts[sid] + min(counts[sid], 64)].tolist()
+        sample = order[starts[sid] : starts[sid] + min(counts[sid], 64)].tolist()
         names.append(_display_name(key, [] if sid == UNKNOWN else sample))
     return tuple(names)
 
@@ -195,8 +197,18 @@ def __getattr__(name):
 
 
 # -- character classes of the default pretokenizer regexes ---------------------------------------
-__all__ += ["PT_LETTER", "PT_UPPER", "PT_LOWER", "PT_MARK", "PT_NUMBER", "PT_SPACE", "PT_FOLD",
-            "CONTRACTION_LETTERS", "contraction_folds", "pretoken_table"]
+__all__ += [
+    "PT_LETTER",
+    "PT_UPPER",
+    "PT_LOWER",
+    "PT_MARK",
+    "PT_NUMBER",
+    "PT_SPACE",
+    "PT_FOLD",
+    "CONTRACTION_LETTERS",
+    "contraction_folds",
+    "pretoken_table",
+]
 # Added for the native pre-tokenizer (fastsw.pretokenizers._pretok).  The classes are the pinned Unicode version's (see
 # "the pinned Unicode version" below), the same tables the regex path compiles its patterns with.
 
@@ -252,9 +264,12 @@ def _class_mask(cls):
     """The code points of one ``_PT_CLASSES`` expression, from the pinned tables (:func:`compile_pattern`'s
     meaning of the same class)."""
     mask = np.zeros(N_CODE_POINTS, dtype=bool)
-    for a, b in property_ranges("White_Space") if cls == r"\s" else (
-            r for name in regex.findall(r"\\p\{(\w+)\}", cls) for r in property_ranges(name)):
-        mask[a:b + 1] = True
+    for a, b in (
+        property_ranges("White_Space")
+        if cls == r"\s"
+        else (r for name in regex.findall(r"\\p\{(\w+)\}", cls) for r in property_ranges(name))
+    ):
+        mask[a : b + 1] = True
     return mask
 
 
@@ -277,6 +292,7 @@ def pretoken_table():
 
 def _source_digest() -> str:
     import hashlib
+
     return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
 
 
@@ -300,12 +316,14 @@ def _build_pretoken_table():
         union |= _class_mask(cls)
     checks = {
         r"\p{L} is the union of Lu Ll Lt Lm Lo": (union == has(PT_LETTER)).all(),
-        r"upper and lower classes cover exactly \p{L} and \p{M}":
-            ((has(PT_UPPER) | has(PT_LOWER)) == (has(PT_LETTER) | has(PT_MARK))).all(),
+        r"upper and lower classes cover exactly \p{L} and \p{M}": (
+            (has(PT_UPPER) | has(PT_LOWER)) == (has(PT_LETTER) | has(PT_MARK))
+        ).all(),
         r"\p{L}, \p{M}, \p{N} and \s are disjoint": all(
             not (has(a) & has(b)).any()
             for i, a in enumerate((PT_LETTER, PT_MARK, PT_NUMBER, PT_SPACE))
-            for b in (PT_LETTER, PT_MARK, PT_NUMBER, PT_SPACE)[i + 1:]),
+            for b in (PT_LETTER, PT_MARK, PT_NUMBER, PT_SPACE)[i + 1 :]
+        ),
         r"\r \n and space are \s": all(table[ord(c)] == PT_SPACE for c in "\r\n "),
         r"' and / are neither \s, \p{L} nor \p{N}": all(table[ord(c)] == 0 for c in "'/"),
     }
@@ -317,8 +335,14 @@ def _build_pretoken_table():
 
 
 # -- the pinned Unicode version ----------------------------------------------------------------------------------
-__all__ += ["UNICODE_VERSION", "category_table", "white_space_table", "property_ranges", "compile_pattern",
-            "SUPPORTED_PROPERTIES"]
+__all__ += [
+    "UNICODE_VERSION",
+    "category_table",
+    "white_space_table",
+    "property_ranges",
+    "compile_pattern",
+    "SUPPORTED_PROPERTIES",
+]
 # fastsw pins its Unicode version to tiktoken's (16.0.0): the pre-tokenizers' classes \p{L}, \p{N}, \p{M}, ...,
 # \s and \d are read from data/unicode/GeneralCategory-16.0.0.txt (generated from the Unicode 16.0 data by
 # tools/generate_unicode_tables.py), by the compiled scanner (pretoken_table) and by the regex path
@@ -326,18 +350,77 @@ __all__ += ["UNICODE_VERSION", "category_table", "white_space_table", "property_
 # that no regex upgrade changes a pretoken.
 
 _CATEGORY_FILE = Path(__file__).resolve().parents[1] / "data" / "unicode" / f"GeneralCategory-{UNICODE_VERSION}.txt"
-CATEGORIES = ("Cn", "Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No", "Pc", "Pd", "Ps", "Pe",
-              "Pi", "Pf", "Po", "Sm", "Sc", "Sk", "So", "Zs", "Zl", "Zp", "Cc", "Cf", "Cs", "Co")
+CATEGORIES = (
+    "Cn",
+    "Lu",
+    "Ll",
+    "Lt",
+    "Lm",
+    "Lo",
+    "Mn",
+    "Mc",
+    "Me",
+    "Nd",
+    "Nl",
+    "No",
+    "Pc",
+    "Pd",
+    "Ps",
+    "Pe",
+    "Pi",
+    "Pf",
+    "Po",
+    "Sm",
+    "Sc",
+    "Sk",
+    "So",
+    "Zs",
+    "Zl",
+    "Zp",
+    "Cc",
+    "Cf",
+    "Cs",
+    "Co",
+)
 _LONG_NAMES = {
-    "L": "Letter", "LC": "Cased_Letter", "Lu": "Uppercase_Letter", "Ll": "Lowercase_Letter",
-    "Lt": "Titlecase_Letter", "Lm": "Modifier_Letter", "Lo": "Other_Letter", "M": "Mark", "Mn": "Nonspacing_Mark",
-    "Mc": "Spacing_Mark", "Me": "Enclosing_Mark", "N": "Number", "Nd": "Decimal_Number", "Nl": "Letter_Number",
-    "No": "Other_Number", "P": "Punctuation", "Pc": "Connector_Punctuation", "Pd": "Dash_Punctuation",
-    "Ps": "Open_Punctuation", "Pe": "Close_Punctuation", "Pi": "Initial_Punctuation", "Pf": "Final_Punctuation",
-    "Po": "Other_Punctuation", "S": "Symbol", "Sm": "Math_Symbol", "Sc": "Currency_Symbol",
-    "Sk": "Modifier_Symbol", "So": "Other_Symbol", "Z": "Separator", "Zs": "Space_Separator",
-    "Zl": "Line_Separator", "Zp": "Paragraph_Separator", "C": "Other", "Cc": "Control", "Cf": "Format",
-    "Cs": "Surrogate", "Co": "Private_Use", "Cn": "Unassigned",
+    "L": "Letter",
+    "LC": "Cased_Letter",
+    "Lu": "Uppercase_Letter",
+    "Ll": "Lowercase_Letter",
+    "Lt": "Titlecase_Letter",
+    "Lm": "Modifier_Letter",
+    "Lo": "Other_Letter",
+    "M": "Mark",
+    "Mn": "Nonspacing_Mark",
+    "Mc": "Spacing_Mark",
+    "Me": "Enclosing_Mark",
+    "N": "Number",
+    "Nd": "Decimal_Number",
+    "Nl": "Letter_Number",
+    "No": "Other_Number",
+    "P": "Punctuation",
+    "Pc": "Connector_Punctuation",
+    "Pd": "Dash_Punctuation",
+    "Ps": "Open_Punctuation",
+    "Pe": "Close_Punctuation",
+    "Pi": "Initial_Punctuation",
+    "Pf": "Final_Punctuation",
+    "Po": "Other_Punctuation",
+    "S": "Symbol",
+    "Sm": "Math_Symbol",
+    "Sc": "Currency_Symbol",
+    "Sk": "Modifier_Symbol",
+    "So": "Other_Symbol",
+    "Z": "Separator",
+    "Zs": "Space_Separator",
+    "Zl": "Line_Separator",
+    "Zp": "Paragraph_Separator",
+    "C": "Other",
+    "Cc": "Control",
+    "Cf": "Format",
+    "Cs": "Surrogate",
+    "Co": "Private_Use",
+    "Cn": "Unassigned",
 }
 #: The property names :func:`compile_pattern` writes out from the pinned tables (short and long general
 #: category names, with an optional ``gc=`` / ``General_Category=`` prefix, and White_Space); matched loosely
@@ -368,8 +451,10 @@ def _pinned():
     try:
         lines = _CATEGORY_FILE.read_text(encoding="ascii").splitlines()
     except OSError as e:
-        raise RuntimeError(f"fastsw's Unicode {UNICODE_VERSION} table {_CATEGORY_FILE.name} is missing from "
-                           f"this installation ({e}); reinstall fastsw") from e
+        raise RuntimeError(
+            f"fastsw's Unicode {UNICODE_VERSION} table {_CATEGORY_FILE.name} is missing from "
+            f"this installation ({e}); reinstall fastsw"
+        ) from e
     for line in lines:
         if not line or line.startswith("#"):
             continue
@@ -380,9 +465,9 @@ def _pinned():
         a, _, b = span.partition("..")
         lo, hi = int(a, 16), int(b or a, 16)
         if section == "General_Category":
-            cat[lo:hi + 1] = ids[value]
+            cat[lo : hi + 1] = ids[value]
         else:
-            white[lo:hi + 1] = True
+            white[lo : hi + 1] = True
     cat.flags.writeable = False
     white.flags.writeable = False
     return cat, white
@@ -425,8 +510,7 @@ def property_ranges(name, negated=False):
 
 def _property_key(name):
     """The short name (a general category or ``White_Space``) of a property of :data:`SUPPORTED_PROPERTIES`."""
-    key = name.split("=", 1)[1] if "=" in name and _loose(name.split("=", 1)[0]) in ("GC", "GENERALCATEGORY") \
-        else name
+    key = name.split("=", 1)[1] if "=" in name and _loose(name.split("=", 1)[0]) in ("GC", "GENERALCATEGORY") else name
     return _PROPERTY_KEYS[_loose(key) if key != "L&" else key]
 
 
@@ -469,8 +553,11 @@ def _category_file_checksum():
 
 def _differ_cache_path():
     from fastsw._config import cache_dir
-    return cache_dir() / (f"regex-differs-v{_DIFFER_FORMAT}-unicode-{UNICODE_VERSION}-"
-                          f"{_category_file_checksum():08x}-regex-{regex.__version__}.bin")
+
+    return cache_dir() / (
+        f"regex-differs-v{_DIFFER_FORMAT}-unicode-{UNICODE_VERSION}-"
+        f"{_category_file_checksum():08x}-regex-{regex.__version__}.bin"
+    )
 
 
 def _compute_regex_differs():
@@ -496,7 +583,8 @@ def _read_differs(path):
     flat = np.frombuffer(body, dtype="<u4").tolist()
     ranges = list(zip(flat[::2], flat[1::2]))
     if any(not a <= b < N_CODE_POINTS for a, b in ranges) or any(
-            b + 1 >= c for (_, b), (c, _) in zip(ranges, ranges[1:])):
+        b + 1 >= c for (_, b), (c, _) in zip(ranges, ranges[1:])
+    ):
         return None
     return ranges
 
@@ -526,7 +614,7 @@ def _differs():
     them in order and as an array of them."""
     mask = np.zeros(N_CODE_POINTS, dtype=bool)
     for a, b in regex_differs():
-        mask[a:b + 1] = True
+        mask[a : b + 1] = True
     cps = np.flatnonzero(mask)
     return mask, "".join(map(chr, cps.tolist())), cps
 
@@ -539,7 +627,7 @@ def _matched(pattern, text, flags=0):
     """Which characters of ``text`` the matches of ``pattern`` cover (a ``bool`` array)."""
     got = np.zeros(len(text), dtype=bool)
     for m in regex.finditer(pattern, text, flags):
-        got[m.start():m.end()] = True
+        got[m.start() : m.end()] = True
     return got
 
 
@@ -611,9 +699,9 @@ def _pin(pattern, written_out):
                     if close < 0:
                         out.append((pattern[i:],) * 3)
                         break
-                    name, end = pattern[i + 3:close], close + 1
+                    name, end = pattern[i + 3 : close], close + 1
                 else:
-                    name, end = pattern[i + 2:i + 3], i + 3
+                    name, end = pattern[i + 2 : i + 3], i + 3
                 negated = e == "P"
                 if name.startswith("^"):
                     name, negated = name[1:], not negated
@@ -679,8 +767,12 @@ def compile_pattern(pattern, flags=0):
     pinned, unpinned = pin_pattern(pattern)
     if unpinned:
         import warnings
-        warnings.warn(f"fastsw pins Unicode {UNICODE_VERSION} for \\p{{..}} general categories, White_Space, \\s "
-                      f"and \\d; {', '.join(dict.fromkeys(unpinned))} in pattern {pattern!r} keeps the meaning of "
-                      f"the installed regex {regex.__version__} (its own Unicode version)", UnicodeVersionWarning,
-                      stacklevel=3)
+
+        warnings.warn(
+            f"fastsw pins Unicode {UNICODE_VERSION} for \\p{{..}} general categories, White_Space, \\s "
+            f"and \\d; {', '.join(dict.fromkeys(unpinned))} in pattern {pattern!r} keeps the meaning of "
+            f"the installed regex {regex.__version__} (its own Unicode version)",
+            UnicodeVersionWarning,
+            stacklevel=3,
+        )
     return regex.compile(pinned, flags)

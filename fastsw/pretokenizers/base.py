@@ -29,6 +29,7 @@ Three hooks are rules that most families do not have (:attr:`~BasePretokenizer.r
 ``None`` and a family that has the rule defines a method of that name. The callers test ``is None`` once, outside
 their loops, so a family without the rule pays nothing per pretoken.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, ClassVar, Dict, List, Optional, Sequence, Tuple
@@ -144,8 +145,10 @@ class BasePretokenizer:
         ``ValueError`` without one (see :attr:`uses_native`). Called by the fast encoder."""
         scanner = self.native_scanner()
         if scanner is None:
-            raise ValueError("pretoken_ends needs the compiled scanner: default patterns, the built "
-                             "fastsw.pretokenizers._pretok extension and FASTSW_PUREPYTHON unset; use pretokenize()")
+            raise ValueError(
+                "pretoken_ends needs the compiled scanner: default patterns, the built "
+                "fastsw.pretokenizers._pretok extension and FASTSW_PUREPYTHON unset; use pretokenize()"
+            )
         return scanner.pretoken_ends(text)
 
     # -- counting -----------------------------------------------------------------------------------------------
@@ -257,11 +260,30 @@ class BasePretokenizer:
 
     #: The hooks in the order of this class, for the interface's documentation and its tests.
     HOOKS: ClassVar[Tuple[str, ...]] = (
-        "mode", "name", "from_name", "to_config", "from_config",
-        "pretokenize_reference", "pretokenize", "native_scanner", "uses_native", "pretoken_ends",
-        "letter_pattern", "has_letter", "native_counter", "run_break",
-        "splits_text", "atoms", "make_alphabet", "has_merge_rule", "supermerge_forbidden",
+        "mode",
+        "name",
+        "from_name",
+        "to_config",
+        "from_config",
+        "pretokenize_reference",
+        "pretokenize",
+        "native_scanner",
+        "uses_native",
+        "pretoken_ends",
+        "letter_pattern",
+        "has_letter",
+        "native_counter",
+        "run_break",
+        "splits_text",
+        "atoms",
+        "make_alphabet",
+        "has_merge_rule",
+        "supermerge_forbidden",
         "token_bytes_batch",
-        "decode_text", "decoding_bytes", "token_offsets", "token_widths",
-        "show", "entry_text",
+        "decode_text",
+        "decoding_bytes",
+        "token_offsets",
+        "token_widths",
+        "show",
+        "entry_text",
     )

@@ -50,6 +50,7 @@ supermerge exists.
 
 Design notes: see docs/internals.md, section "Boundary markers".
 """
+
 from __future__ import annotations
 
 import functools
@@ -67,19 +68,59 @@ from fastsw.pretokenizers.base import BasePretokenizer
 from fastsw.pretokenizers.registry import valid_names_message
 from fastsw.alphabet import Atom, AtomAlphabet, PROFILE_ALPHABETS, atom_text, check_utf8
 
-__all__ = ["SPACE_USING_SCRIPTS", "HIGH_RESOURCE_SCRIPTS", "MARKER", "SHIFT", "CAPS", "ATOMS", "Scheme",
-           "parse_scheme", "BoundaryPretokenizer", "class_table", "groups",
-           "cut_candidates", "decode_marked", "show"]
+__all__ = [
+    "SPACE_USING_SCRIPTS",
+    "HIGH_RESOURCE_SCRIPTS",
+    "MARKER",
+    "SHIFT",
+    "CAPS",
+    "ATOMS",
+    "Scheme",
+    "parse_scheme",
+    "BoundaryPretokenizer",
+    "class_table",
+    "groups",
+    "cut_candidates",
+    "decode_marked",
+    "show",
+]
 
 SCRIPTS_FILE = Path(__file__).resolve().parents[1] / "data" / "unicode" / "Scripts-16.0.0.txt"
 
 #: The 20 scripts that separate words with spaces (seed 002 B.1 footnote; Unicode has no such property).
-SPACE_USING_SCRIPTS = ("Latin", "Arabic", "Devanagari", "Hangul", "Ethiopic", "Cyrillic", "Greek", "Hebrew",
-                       "Bengali", "Syriac", "Oriya", "Tamil", "Telugu", "Gurmukhi", "Gujarati", "Sinhala",
-                       "Malayalam", "Armenian", "Kannada", "Georgian")
+SPACE_USING_SCRIPTS = (
+    "Latin",
+    "Arabic",
+    "Devanagari",
+    "Hangul",
+    "Ethiopic",
+    "Cyrillic",
+    "Greek",
+    "Hebrew",
+    "Bengali",
+    "Syriac",
+    "Oriya",
+    "Tamil",
+    "Telugu",
+    "Gurmukhi",
+    "Gujarati",
+    "Sinhala",
+    "Malayalam",
+    "Armenian",
+    "Kannada",
+    "Georgian",
+)
 #: The 28 high-resource scripts: the space-using ones, seven more and Common.
-HIGH_RESOURCE_SCRIPTS = SPACE_USING_SCRIPTS + ("Han", "Hiragana", "Katakana", "Thai", "Myanmar", "Khmer", "Lao",
-                                               "Common")
+HIGH_RESOURCE_SCRIPTS = SPACE_USING_SCRIPTS + (
+    "Han",
+    "Hiragana",
+    "Katakana",
+    "Thai",
+    "Myanmar",
+    "Khmer",
+    "Lao",
+    "Common",
+)
 
 #: The atoms of the marker schemes (fixed short slots, see fastsw.alphabet).
 MARKER = Atom(0, "boundary", "¦")
@@ -94,6 +135,7 @@ _SPACE = 0x20
 
 
 # ---- the class table ------------------------------------------------------------------------------------------------
+
 
 def _supercategory(gc: str) -> str:
     if gc[0] in "LM":
@@ -138,7 +180,7 @@ class ClassTable:
         unknown = ids.setdefault(("Unknown", "✭"), len(ids))
         cls = np.full(0x110000, unknown, dtype=np.uint16)
         for lo, hi, c in entries:
-            cls[lo:hi + 1] = c
+            cls[lo : hi + 1] = c
         self.cls = cls
         self.names = sorted(ids, key=ids.__getitem__)  # class id -> (script, superclass)
         kind = np.zeros(len(ids), dtype=np.uint8)
@@ -170,6 +212,7 @@ def class_table() -> ClassTable:
 
 # ---- groups ---------------------------------------------------------------------------------------------------------
 
+
 def groups(text: str, *, markers: bool = True) -> List[Tuple[int, int, int]]:
     """The groups of ``text`` as ``(start, end, class id)`` (code point offsets), the reference rule.
 
@@ -187,8 +230,9 @@ def groups(text: str, *, markers: bool = True) -> List[Tuple[int, int, int]]:
     for i, ch in enumerate(text):
         cp = ord(ch)
         c = int(cls[cp])
-        if cur >= 0 and (c == cur or (cp_kind[cp] == K_INHERITED
-                                      and not (markers and i - start == 1 and text[start] == " "))):
+        if cur >= 0 and (
+            c == cur or (cp_kind[cp] == K_INHERITED and not (markers and i - start == 1 and text[start] == " "))
+        ):
             continue
         if cur >= 0:
             out.append((start, i, cur))
@@ -199,6 +243,7 @@ def groups(text: str, *, markers: bool = True) -> List[Tuple[int, int, int]]:
 
 
 # ---- schemes --------------------------------------------------------------------------------------------------------
+
 
 class Scheme:
     """A parsed scheme name: which span kinds are marked and which caps codes are on."""
@@ -244,22 +289,27 @@ def parse_scheme(name: str) -> Scheme:
     flags = m.group(2).split("+")[1:]
     for flag in flags:
         if flag not in _CODES:
-            raise ValueError(f"unknown flag +{flag} in pre-tokenizer {name!r}; the flags are +caps (both codes), "
-                             f"+shift (↑ title case) and +upper (⇑ upper case); {valid_names_message()}")
+            raise ValueError(
+                f"unknown flag +{flag} in pre-tokenizer {name!r}; the flags are +caps (both codes), "
+                f"+shift (↑ title case) and +upper (⇑ upper case); {valid_names_message()}"
+            )
     if len(flags) > 1:
-        raise ValueError(f"pre-tokenizer {name!r} has {len(flags)} flags; a scheme takes one caps flag: +caps (both "
-                         "codes), +shift (↑ title case) or +upper (⇑ upper case)")
+        raise ValueError(
+            f"pre-tokenizer {name!r} has {len(flags)} flags; a scheme takes one caps flag: +caps (both "
+            "codes), +shift (↑ title case) or +upper (⇑ upper case)"
+        )
     shift, caps = _CODES[flags[0]] if flags else (False, False)
     return Scheme(punct, digit, shift, caps)
 
 
 # ---- caps codes -----------------------------------------------------------------------------------------------------
 
+
 def caps_code(t: str, shift: bool, caps: bool, single_char_shift: bool = True, min_caps_length: int = 2) -> str:
     """The caps code for a word span's text ``t``: ``SHIFT.char``, ``CAPS.char`` or ``""`` (SPEC section 9).
 
-        >>> [caps_code(w, True, True) != "" for w in ("The", "NASA", "GaN", "iPhone", "İstanbul", "ẞ")]
-        [True, True, False, False, False, False]
+    >>> [caps_code(w, True, True) != "" for w in ("The", "NASA", "GaN", "iPhone", "İstanbul", "ẞ")]
+    [True, True, False, False, False, False]
     """
     if not (t.istitle() or t.isupper()):
         return ""
@@ -278,8 +328,9 @@ def caps_code(t: str, shift: bool, caps: bool, single_char_shift: bool = True, m
 _SURROGATE = regex.compile(r"[\ud800-\udfff]")
 
 
-def marked_pretokens(text: str, scheme: Scheme, single_char_shift: bool = True, min_caps_length: int = 2,
-                     drop_unlisted: bool = False) -> List[str]:
+def marked_pretokens(
+    text: str, scheme: Scheme, single_char_shift: bool = True, min_caps_length: int = 2, drop_unlisted: bool = False
+) -> List[str]:
     """The pretokens of ``text`` under ``scheme`` (atoms as lone surrogates): the plain-Python rule."""
     if _SURROGATE.search(text):
         check_utf8(text)
@@ -305,8 +356,10 @@ def marked_pretokens(text: str, scheme: Scheme, single_char_shift: bool = True, 
             spans.append((K_OTHER, [piece]))
     marked = {K_WORD: True, K_PUNCT: scheme.punct, K_DIGIT: scheme.digit}
     n = len(spans)
-    elided = [k == -1 and 0 < i < n - 1 and marked.get(spans[i - 1][0], False) and marked.get(spans[i + 1][0], False)
-              for i, (k, _) in enumerate(spans)]
+    elided = [
+        k == -1 and 0 < i < n - 1 and marked.get(spans[i - 1][0], False) and marked.get(spans[i + 1][0], False)
+        for i, (k, _) in enumerate(spans)
+    ]
     out: List[str] = []
     for i, (k, pieces) in enumerate(spans):
         if k == -1:
@@ -322,7 +375,7 @@ def marked_pretokens(text: str, scheme: Scheme, single_char_shift: bool = True, 
                     low = t.lower()
                     cut, pos = [], 0
                     for p in pieces:
-                        cut.append(low[pos:pos + len(p)])
+                        cut.append(low[pos : pos + len(p)])
                         pos += len(p)
                     pieces = cut
             pieces = list(pieces)
@@ -352,8 +405,8 @@ def decode_marked(s: str) -> str:
     out: List[str] = []
     n = len(s)
     i = 0
-    code = ""          # the code waiting for its span's opening marker
-    span_code = ""     # the code of the span being read
+    code = ""  # the code waiting for its span's opening marker
+    span_code = ""  # the code of the span being read
     span: List[str] = []
     in_span = False
 
@@ -408,7 +461,11 @@ def show(piece: str) -> str:
 # ---- the pre-tokenizer object -------------------------------------------------------------------------------------
 
 try:
-    from fastsw.pretokenizers._pretok import MarkScheme as _MarkScheme, mark_counter as _mark_counter, mark_token_bytes as _mark_bytes
+    from fastsw.pretokenizers._pretok import (
+        MarkScheme as _MarkScheme,
+        mark_counter as _mark_counter,
+        mark_token_bytes as _mark_bytes,
+    )
 except ImportError:  # the extension is not built (or is older than this module)
     _MarkScheme = _mark_counter = _mark_bytes = None
 
@@ -433,6 +490,7 @@ def case_table() -> np.ndarray:
         lo = ch.lower()
         low[cp] = LOW_COMPLEX if len(lo) != 1 else ord(lo) | (LOW_ROUND if lo.upper() == ch else 0)
     from fastsw.pretokenizers._pretok import add_case_flags
+
     add_case_flags(low)  # str.isupper/islower/istitle's per-character predicates, bits 21-23
     return low
 
@@ -443,8 +501,10 @@ def _letter_scanner():
     None when the extension is not built or regex's Unicode breaks the scanner's tables (see
     ``fastsw.pretokenizers._unicode.pretoken_table``)."""
     from fastsw.pretokenizers._unicode import contraction_folds, pretoken_table, script_table
+
     try:
         from fastsw.pretokenizers._pretok import Scanner
+
         table, folds = pretoken_table(), contraction_folds()
     except (ImportError, RuntimeError):
         return None
@@ -463,9 +523,11 @@ def _compiled_scheme(key: tuple):
     if ms is None:
         t = class_table()
         punct, digit, shift, caps, single, min_caps, drop = key
-        ms = cache[key] = _MarkScheme(t.cls, t.kind, case_table(), punct, digit, shift, caps, single, min_caps, drop,
-                                      M, S, C, caps_code)
+        ms = cache[key] = _MarkScheme(
+            t.cls, t.kind, case_table(), punct, digit, shift, caps, single, min_caps, drop, M, S, C, caps_code
+        )
     return ms
+
 
 _LETTER = compile_pattern(r"\p{L}")
 
@@ -487,17 +549,25 @@ class SchemeSettings(BasePretokenizer):
         raise NotImplementedError(f"{type(self).__name__} names its scheme")
 
     def to_config(self) -> dict:
-        return {"mode": self.mode, "scheme": self.name, "drop_unlisted": self.drop_unlisted,
-                "single_char_shift": self.single_char_shift, "min_caps_length": self.min_caps_length}
+        return {
+            "mode": self.mode,
+            "scheme": self.name,
+            "drop_unlisted": self.drop_unlisted,
+            "single_char_shift": self.single_char_shift,
+            "min_caps_length": self.min_caps_length,
+        }
 
     @classmethod
     def from_config(cls, config: dict):
         unknown = set(config) - cls._KEYS
         if unknown:
             raise ValueError(f"unknown {cls._LABEL} pre-tokenizer settings: {', '.join(sorted(unknown))}")
-        return cls(config.get("scheme", cls._DEFAULT_SCHEME), drop_unlisted=config.get("drop_unlisted", False),  # type: ignore[call-arg]
-                   single_char_shift=config.get("single_char_shift", True),
-                   min_caps_length=config.get("min_caps_length", 2))
+        return cls(
+            config.get("scheme", cls._DEFAULT_SCHEME),
+            drop_unlisted=config.get("drop_unlisted", False),  # type: ignore[call-arg]
+            single_char_shift=config.get("single_char_shift", True),
+            min_caps_length=config.get("min_caps_length", 2),
+        )
 
     @classmethod
     def from_name(cls, name: str):
@@ -528,8 +598,14 @@ class BoundaryPretokenizer(SchemeSettings):
     mode = "boundary"
     letter_pattern = r"\p{L}"
 
-    def __init__(self, scheme: str = "boundary[w,p,d]+caps", *, drop_unlisted: bool = False,
-                 single_char_shift: bool = True, min_caps_length: int = 2):
+    def __init__(
+        self,
+        scheme: str = "boundary[w,p,d]+caps",
+        *,
+        drop_unlisted: bool = False,
+        single_char_shift: bool = True,
+        min_caps_length: int = 2,
+    ):
         self.scheme = parse_scheme(scheme)
         if not isinstance(drop_unlisted, bool) or not isinstance(single_char_shift, bool):
             raise ValueError("drop_unlisted and single_char_shift must be True or False")
@@ -569,8 +645,7 @@ class BoundaryPretokenizer(SchemeSettings):
 
     def pretokenize_reference(self, text: str) -> List[str]:
         """The plain-Python rule (:func:`marked_pretokens`)."""
-        return marked_pretokens(text, self.scheme, self.single_char_shift, self.min_caps_length,
-                                self.drop_unlisted)
+        return marked_pretokens(text, self.scheme, self.single_char_shift, self.min_caps_length, self.drop_unlisted)
 
     def pretokenize(self, text: str) -> List[str]:
         """The pretokens of ``text`` (atoms as lone surrogates); identical to :meth:`pretokenize_reference`."""
@@ -668,8 +743,10 @@ class BoundaryPretokenizer(SchemeSettings):
 
 # ---- supermerge candidates ----------------------------------------------------------------------------------------
 
-def cut_candidates(candidates: Dict[Tuple[int, ...], int], token_bytes: Sequence[bytes],
-                   forbidden) -> Dict[Tuple[int, ...], int]:
+
+def cut_candidates(
+    candidates: Dict[Tuple[int, ...], int], token_bytes: Sequence[bytes], forbidden
+) -> Dict[Tuple[int, ...], int]:
     """Cut each candidate (tuple of phase-1 token ids -> count) between two adjacent tokens ``a, b`` for which
     ``forbidden(token_bytes[a], token_bytes[b])``; re-aggregate the pieces of length >= 2 by count.
 
@@ -694,4 +771,3 @@ def cut_candidates(candidates: Dict[Tuple[int, ...], int], token_bytes: Sequence
                 out[piece] = out.get(piece, 0) + count
             start = k
     return out
-

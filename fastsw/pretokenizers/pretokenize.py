@@ -43,6 +43,7 @@ trained. :class:`Pretokenizer` is the regex family of the pre-tokenizer interfac
 (:class:`fastsw.pretokenizers.base.BasePretokenizer`), registered as ``script``, ``simple`` and
 ``none`` (:mod:`fastsw.pretokenizers.registry`).
 """
+
 from __future__ import annotations
 
 import functools
@@ -58,53 +59,71 @@ import regex
 from fastsw._config import pure_python
 from fastsw.pretokenizers.base import LETTER_PATTERN, BasePretokenizer
 from fastsw.pretokenizers.chunking import script_chunks
-from fastsw.pretokenizers._unicode import (CATEGORIES, category_table, compile_pattern, contraction_folds, pin_pattern,
-                                          pretoken_table, script_id, script_table, white_space_table)
+from fastsw.pretokenizers._unicode import (
+    CATEGORIES,
+    category_table,
+    compile_pattern,
+    contraction_folds,
+    pin_pattern,
+    pretoken_table,
+    script_id,
+    script_table,
+    white_space_table,
+)
 from fastsw.pretokenizers.registry import make_pretokenizer  # noqa: F401 (defined in the registry; importable here)
 
 # The contraction suffixes use the ASCII apostrophe, as in tiktoken's o200k pattern.
 _CONTRACTIONS = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
 
-GPT4O_PATTERN = "|".join([
-    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+" + _CONTRACTIONS,
-    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*" + _CONTRACTIONS,
-    r"\p{N}{1,3}",
-    r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
-    r"\s*[\r\n]+",
-    r"\s+(?!\S)",
-    r"\s+",
-])
+GPT4O_PATTERN = "|".join(
+    [
+        r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+" + _CONTRACTIONS,
+        r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*" + _CONTRACTIONS,
+        r"\p{N}{1,3}",
+        r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
+        r"\s*[\r\n]+",
+        r"\s+(?!\S)",
+        r"\s+",
+    ]
+)
 
 # tiktoken's cl100k_base (GPT-4) pattern; in "simple" mode it runs on the compiled scanner too
 # (fastsw/pretokenizers/_cl100k.pxi), as do the two below. Used by fastsw.io.tiktoken_vocab.
-CL100K_PATTERN = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
-                  r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s""")
+CL100K_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
 
 # cl100k_base's pattern as older tiktoken releases spell it, and Llama 3's tokenizer: the same pretokens as
 # CL100K_PATTERN except a whitespace run with a newline at the text's end ("a\n  " is "a", "\n", "  " here, and
 # "a", "\n  " there). It has a compiled scanner of its own too.
-CL100K_LEGACY_PATTERN = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"""
-                         r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
+CL100K_LEGACY_PATTERN = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"""
+    r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
 
 # GPT-2's pattern (tiktoken's r50k_base and p50k_base; nanoGPT, llm.c): a compiled scanner of its own too.
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 
 # The first two (word) branches replaced by one letter with an optional leading
 # space and trailing combining marks: each character becomes its own pretoken.
-SCRIPT_SPECIFIC_PATTERN = "|".join([
-    r" ?\p{L}\p{M}*",
-    r"\p{N}{1,3}",
-    r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
-    r"\s*[\r\n]+",
-    r"\s+(?!\S)",
-    r"\s+",
-])
+SCRIPT_SPECIFIC_PATTERN = "|".join(
+    [
+        r" ?\p{L}\p{M}*",
+        r"\p{N}{1,3}",
+        r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
+        r"\s*[\r\n]+",
+        r"\s+(?!\S)",
+        r"\s+",
+    ]
+)
 
 DEFAULT_SCRIPT_SPECIFIC_SCRIPTS = ("Han", "Hiragana", "Katakana", "Thai", "Myanmar", "Khmer", "Lao")
 
 #: the patterns fastsw ships (valid by construction), whose ``regex`` form a Pretokenizer compiles on first use
-_BUILTIN_PATTERNS = frozenset((GPT4O_PATTERN, CL100K_PATTERN, CL100K_LEGACY_PATTERN, GPT2_PATTERN, SCRIPT_SPECIFIC_PATTERN,
-                               LETTER_PATTERN))
+_BUILTIN_PATTERNS = frozenset(
+    (GPT4O_PATTERN, CL100K_PATTERN, CL100K_LEGACY_PATTERN, GPT2_PATTERN, SCRIPT_SPECIFIC_PATTERN, LETTER_PATTERN)
+)
 
 MODES = ("script", "simple", "none")
 
@@ -118,11 +137,15 @@ except ImportError as _missing:
     if not pure_python():  # asked for the pure-Python paths, the user loses nothing
         from fastsw.notes import ExtensionMissingWarning
 
-        warnings.warn(f"fastsw's compiled extension fastsw.pretokenizers._pretok cannot be imported ({_missing}); fastsw runs on "
-                      "its pure-Python paths instead: the same results, several times slower. Reinstall fastsw "
-                      "(pip install --force-reinstall fastsw), or in a source checkout build it with 'python "
-                      "setup.py build_ext --inplace'; set FASTSW_PUREPYTHON=1 to choose the pure-Python paths "
-                      "without this warning", ExtensionMissingWarning, stacklevel=2)
+        warnings.warn(
+            f"fastsw's compiled extension fastsw.pretokenizers._pretok cannot be imported ({_missing}); fastsw runs on "
+            "its pure-Python paths instead: the same results, several times slower. Reinstall fastsw "
+            "(pip install --force-reinstall fastsw), or in a source checkout build it with 'python "
+            "setup.py build_ext --inplace'; set FASTSW_PUREPYTHON=1 to choose the pure-Python paths "
+            "without this warning",
+            ExtensionMissingWarning,
+            stacklevel=2,
+        )
 
 #: True when :meth:`Pretokenizer.pretokenize` can use the compiled scanner for the default patterns.
 HAVE_NATIVE_PRETOKENIZER = _pretok is not None and not pure_python()
@@ -179,8 +202,7 @@ def check_normalize(value, what: str = "normalize"):
         return None
     if isinstance(value, str) and value.lower() in ("none", "nfc", "nfkc"):
         return None if value.lower() == "none" else value.lower()
-    raise ValueError(f"{what}={value!r} is not a normalization; use None (lossless, the default), "
-                     "'nfc' or 'nfkc'")
+    raise ValueError(f"{what}={value!r} is not a normalization; use None (lossless, the default), 'nfc' or 'nfkc'")
 
 
 def normalize_text(text: str, form) -> str:
@@ -204,14 +226,15 @@ def _native_tables():
     global _NATIVE_TABLES
     if _NATIVE_TABLES is None:
         from fastsw.pretokenizers._unicode import contraction_folds, pretoken_table
+
         try:
             table = pretoken_table()
             fold_cps, fold_letters = contraction_folds()
             _NATIVE_TABLES = (table, fold_cps, fold_letters)
         except RuntimeError as e:
             import warnings
-            warnings.warn(f"fastsw: native pre-tokenizer disabled, using regex: {e}", RuntimeWarning,
-                          stacklevel=3)
+
+            warnings.warn(f"fastsw: native pre-tokenizer disabled, using regex: {e}", RuntimeWarning, stacklevel=3)
             _NATIVE_TABLES = False
     return _NATIVE_TABLES or None
 
@@ -228,14 +251,21 @@ def _warn_not_compiled(pretok: "Pretokenizer") -> None:
         return
     _WARNED.add(key)
     from fastsw.notes import PatternNotCompiledWarning
-    what = (f"the pattern {pretok.main_pattern!r}" if pretok.mode == "simple" else
-            f"the patterns {pretok.main_pattern!r} and {pretok.script_specific_pattern!r} (script mode)")
-    warnings.warn(f"fastsw runs {what} on the regex path, not on its compiled scanner: the same pretokens, several "
-                  "times slower. The compiled scanner runs GPT-4o's (o200k_base), cl100k_base's (either spelling, as "
-                  "Llama 3's) and GPT-2's (r50k_base, p50k_base) patterns however they are spelled, in mode "
-                  "'simple' (GPT-4o's with the script-specific pattern in mode 'script'). Silence this with "
-                  "warnings.filterwarnings('ignore', category=fastsw.PatternNotCompiledWarning)",
-                  PatternNotCompiledWarning, stacklevel=3)
+
+    what = (
+        f"the pattern {pretok.main_pattern!r}"
+        if pretok.mode == "simple"
+        else f"the patterns {pretok.main_pattern!r} and {pretok.script_specific_pattern!r} (script mode)"
+    )
+    warnings.warn(
+        f"fastsw runs {what} on the regex path, not on its compiled scanner: the same pretokens, several "
+        "times slower. The compiled scanner runs GPT-4o's (o200k_base), cl100k_base's (either spelling, as "
+        "Llama 3's) and GPT-2's (r50k_base, p50k_base) patterns however they are spelled, in mode "
+        "'simple' (GPT-4o's with the script-specific pattern in mode 'script'). Silence this with "
+        "warnings.filterwarnings('ignore', category=fastsw.PatternNotCompiledWarning)",
+        PatternNotCompiledWarning,
+        stacklevel=3,
+    )
 
 
 class Pretokenizer(BasePretokenizer):
@@ -251,10 +281,15 @@ class Pretokenizer(BasePretokenizer):
         letter_pattern: the eligibility test of phase 2 (``regex.search``).
     """
 
-    def __init__(self, *, mode: str = "script", main_pattern: str = GPT4O_PATTERN,
-                 script_specific_pattern: str = SCRIPT_SPECIFIC_PATTERN,
-                 script_specific_scripts: Optional[Sequence[str]] = None,
-                 letter_pattern: str = LETTER_PATTERN):
+    def __init__(
+        self,
+        *,
+        mode: str = "script",
+        main_pattern: str = GPT4O_PATTERN,
+        script_specific_pattern: str = SCRIPT_SPECIFIC_PATTERN,
+        script_specific_scripts: Optional[Sequence[str]] = None,
+        letter_pattern: str = LETTER_PATTERN,
+    ):
         if mode not in MODES:
             raise ValueError(f"pretokenizer mode {mode!r} is not one of {', '.join(MODES)}")
         if script_specific_scripts is None:
@@ -267,8 +302,11 @@ class Pretokenizer(BasePretokenizer):
         self.script_specific_scripts = tuple(script_specific_scripts)
         self.letter_pattern = letter_pattern
         self._regexes = {}  # attribute -> compiled pattern, compiled on first use (see _regex)
-        for name, pattern in (("_main", main_pattern), ("_specific", script_specific_pattern),
-                              ("_letter", letter_pattern)):
+        for name, pattern in (
+            ("_main", main_pattern),
+            ("_specific", script_specific_pattern),
+            ("_letter", letter_pattern),
+        ):
             if pattern not in _BUILTIN_PATTERNS:  # a user's pattern is checked now, not at its first use
                 try:
                     self._regexes[name] = compile_pattern(pattern)
@@ -316,11 +354,11 @@ class Pretokenizer(BasePretokenizer):
         """The pre-tokenizer :meth:`to_config` described; the config of another family (its ``mode``) is read by
         that family (:func:`fastsw.pretokenizers.registry.pretokenizer_from_config`)."""
         from fastsw.pretokenizers.registry import _family_for_mode, pretokenizer_from_config
+
         mode = config.get("mode", "script")
         if mode not in MODES and isinstance(mode, str) and _family_for_mode(mode) not in (None, cls):
             return pretokenizer_from_config(config)
-        known = {"mode", "main_pattern", "script_specific_pattern", "script_specific_scripts",
-                 "letter_pattern"}
+        known = {"mode", "main_pattern", "script_specific_pattern", "script_specific_scripts", "letter_pattern"}
         unknown = set(config) - known
         if unknown:
             raise ValueError(f"unknown pre-tokenizer settings: {', '.join(sorted(unknown))}")
@@ -331,6 +369,7 @@ class Pretokenizer(BasePretokenizer):
         """``Pretokenizer(mode=name)`` for ``"script"``, ``"simple"`` or ``"none"``."""
         if name not in MODES:
             from fastsw.pretokenizers.registry import valid_names_message
+
             raise ValueError(f"unknown pre-tokenizer {name!r}; {valid_names_message()}")
         return cls(mode=name)
 
@@ -379,8 +418,10 @@ class Pretokenizer(BasePretokenizer):
                 name = compiled_pattern(self.main_pattern)
                 pid = None if name is None else scanner_pattern_id(name)
             elif HAVE_NATIVE_PRETOKENIZER and self.mode == "script":
-                if (compiled_pattern(self.main_pattern, candidates=("o200k",)) is not None
-                        and compiled_pattern(self.script_specific_pattern, candidates=("specific",)) is not None):
+                if (
+                    compiled_pattern(self.main_pattern, candidates=("o200k",)) is not None
+                    and compiled_pattern(self.script_specific_pattern, candidates=("specific",)) is not None
+                ):
                     pid = 0
             self._pattern_id = pid
         return self._pattern_id
@@ -499,8 +540,10 @@ _LOCK = threading.Lock()
 
 # escapes whose meaning regex decides (step 2); \p{..} of unpinned properties come from pin_pattern
 _UNPINNED = regex.compile(r"\\[wWbBXRGKAzZ]|\[:\^?[a-z]+:\]|\(\?[a-zA-Z]*[wfrvV]")
-_NAMED_ESCAPE = regex.compile(r"\\(?:x\{([0-9A-Fa-f]+)\}|x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})"
-                              r"|N\{([^}]*)\}|0([0-7]{0,2})|([tnrfvae]))")
+_NAMED_ESCAPE = regex.compile(
+    r"\\(?:x\{([0-9A-Fa-f]+)\}|x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})"
+    r"|N\{([^}]*)\}|0([0-7]{0,2})|([tnrfvae]))"
+)
 _ESCAPE_CHARS = {"t": "\t", "n": "\n", "r": "\r", "f": "\f", "v": "\v", "a": "\a", "e": "\x1b"}
 _REFERENCE_CHARS = " \t\n\r'/0123456789aAzZ"
 
@@ -636,7 +679,7 @@ def _alphabets(pattern: str) -> Tuple[List[str], List[str]]:
                 full[chr(d)] = None
     for a, b in zip(named, named[1:]):  # the inside of what may be a range: one code point per category
         if b - a > 2:
-            _, idx = np.unique(cats[a + 1:b], return_index=True)
+            _, idx = np.unique(cats[a + 1 : b], return_index=True)
             for i in idx:
                 cp = a + 1 + int(i)
                 if not 0xD800 <= cp < 0xE000:
@@ -650,8 +693,9 @@ def _agrees(ch: str) -> bool:
     cp = ord(ch)
     if 0xD800 <= cp < 0xE000:
         return False
-    return (regex.match(r"\p{gc=%s}" % CATEGORIES[category_table()[cp]], ch) is not None
-            and (regex.match(r"\s", ch) is not None) == bool(white_space_table()[cp]))
+    return regex.match(r"\p{gc=%s}" % CATEGORIES[category_table()[cp]], ch) is not None and (
+        regex.match(r"\s", ch) is not None
+    ) == bool(white_space_table()[cp])
 
 
 def _CONTRACTION_CHARS() -> str:
@@ -677,4 +721,3 @@ def probe_texts(pattern: str):
     yield "".join(every[::7])  # one long text first: most differences show in it, and then cheaply
     yield from every
     yield "".join(every)
-

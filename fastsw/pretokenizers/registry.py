@@ -17,6 +17,7 @@ found, so ``fastsw train --pretokenizer NAME`` and ``fastsw.load`` find it in ev
     >>> [family_of(name) for name in ("none", "boundary[w,p,d]+caps", "script-v3+boundary[w]")]
     ['none', 'boundary', 'script-v3']
 """
+
 from __future__ import annotations
 
 import importlib
@@ -26,8 +27,14 @@ from typing import Any, Dict, List, Optional, Type, TypeVar, Union
 
 from fastsw.pretokenizers.base import BasePretokenizer
 
-__all__ = ["register", "unregister", "registered", "make_pretokenizer", "pretokenizer_from_config",
-           "valid_names_message"]
+__all__ = [
+    "register",
+    "unregister",
+    "registered",
+    "make_pretokenizer",
+    "pretokenizer_from_config",
+    "valid_names_message",
+]
 
 F = TypeVar("F", bound=Type[BasePretokenizer])
 
@@ -66,27 +73,38 @@ def _load_plugins() -> bool:
     for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
         if ep.name in _FAMILIES:
             if _FAMILIES[ep.name].target != ep.value:
-                warnings.warn(f"the pre-tokenizer entry point {ep.name} = {ep.value!r} is ignored: the name is taken "
-                              f"by {_FAMILIES[ep.name].target!r}", RuntimeWarning, stacklevel=3)
+                warnings.warn(
+                    f"the pre-tokenizer entry point {ep.name} = {ep.value!r} is ignored: the name is taken "
+                    f"by {_FAMILIES[ep.name].target!r}",
+                    RuntimeWarning,
+                    stacklevel=3,
+                )
             continue
         try:
             register(ep.name, ep.value)
             added = True
         except ValueError as e:
-            warnings.warn(f"the pre-tokenizer entry point {ep.name} = {ep.value!r} is ignored: {e}", RuntimeWarning,
-                          stacklevel=3)
+            warnings.warn(
+                f"the pre-tokenizer entry point {ep.name} = {ep.value!r} is ignored: {e}", RuntimeWarning, stacklevel=3
+            )
     return added
 
 
 def _check_family(family) -> Type[BasePretokenizer]:
     if not (isinstance(family, type) and issubclass(family, BasePretokenizer)):
-        raise TypeError(f"a pre-tokenizer family must be a subclass of fastsw.pretokenizers.BasePretokenizer, "
-                        f"not {family!r}")
+        raise TypeError(
+            f"a pre-tokenizer family must be a subclass of fastsw.pretokenizers.BasePretokenizer, not {family!r}"
+        )
     return family
 
 
-def register(name: str, family: Union[Type[BasePretokenizer], str, None] = None, *,
-             description: Optional[str] = None, replace: bool = False) -> Any:
+def register(
+    name: str,
+    family: Union[Type[BasePretokenizer], str, None] = None,
+    *,
+    description: Optional[str] = None,
+    replace: bool = False,
+) -> Any:
     """Register the pre-tokenizer class ``family`` under ``name``; returns ``family`` (or, without it, a decorator
     that registers the class it decorates).
 
@@ -118,17 +136,21 @@ def register(name: str, family: Union[Type[BasePretokenizer], str, None] = None,
         >>> unregister("chars")
     """
     if family is None:
+
         def decorator(cls: F) -> F:
             register(name, cls, description=description, replace=replace)
             return cls
+
         return decorator
     if not isinstance(name, str) or not name or not all(c.isalnum() or c in "-_." for c in name):
         raise ValueError(f"a pre-tokenizer name is letters, digits, '-', '_' and '.', not {name!r}")
     if not isinstance(family, str):
         _check_family(family)
     if name in _FAMILIES and not replace:
-        raise ValueError(f"the pre-tokenizer name {name!r} is taken (by {_FAMILIES[name].target!r}); pass "
-                         "replace=True to replace it, or choose another name")
+        raise ValueError(
+            f"the pre-tokenizer name {name!r} is taken (by {_FAMILIES[name].target!r}); pass "
+            "replace=True to replace it, or choose another name"
+        )
     _FAMILIES[name] = _Entry(family, description or name)
     return family
 
@@ -143,8 +165,8 @@ def unregister(name: str) -> None:
 def registered() -> List[str]:
     """The registered names, in the order of registration.
 
-        >>> registered()[:5]
-        ['script', 'simple', 'none', 'boundary', 'script-v3']
+    >>> registered()[:5]
+    ['script', 'simple', 'none', 'boundary', 'script-v3']
     """
     _load_plugins()
     return list(_FAMILIES)
@@ -201,8 +223,10 @@ def make_pretokenizer(spec) -> BasePretokenizer:
         return _FAMILIES[family].family().from_name(name)
     if isinstance(spec, dict):
         return pretokenizer_from_config(spec)
-    raise ValueError(f"pretokenizer must be a name ({', '.join(repr(n) for n in _FAMILIES)}), a dict of settings "
-                     f"or a pre-tokenizer object, not {spec!r}")
+    raise ValueError(
+        f"pretokenizer must be a name ({', '.join(repr(n) for n in _FAMILIES)}), a dict of settings "
+        f"or a pre-tokenizer object, not {spec!r}"
+    )
 
 
 def pretokenizer_from_config(config: dict) -> BasePretokenizer:
@@ -235,8 +259,14 @@ _REGEX = "fastsw.pretokenizers.pretokenize:Pretokenizer"
 register("script", _REGEX, description="script (default)")
 register("simple", _REGEX)
 register("none", _REGEX)
-register("boundary", "fastsw.pretokenizers.boundary:BoundaryPretokenizer",
-         description="boundary[w], boundary[w,p], boundary[w,p,d], each optionally followed by +caps, +shift or "
-                     "+upper (e.g. boundary[w,p,d]+caps)")
-register("script-v3", "fastsw.pretokenizers.script_v3:ScriptPretokenizer",
-         description="script-v3 and script-v3+boundary[...] (e.g. script-v3+boundary[w,p,d]+caps)")
+register(
+    "boundary",
+    "fastsw.pretokenizers.boundary:BoundaryPretokenizer",
+    description="boundary[w], boundary[w,p], boundary[w,p,d], each optionally followed by +caps, +shift or "
+    "+upper (e.g. boundary[w,p,d]+caps)",
+)
+register(
+    "script-v3",
+    "fastsw.pretokenizers.script_v3:ScriptPretokenizer",
+    description="script-v3 and script-v3+boundary[...] (e.g. script-v3+boundary[w,p,d]+caps)",
+)

@@ -51,6 +51,7 @@ no-partial-character rule to both trainers (``merge_rule``).
 
 Design notes: see docs/internals.md, section "SCRIPT v3".
 """
+
 from __future__ import annotations
 
 import functools
@@ -66,12 +67,40 @@ from fastsw.pretokenizers._unicode import compile_pattern
 from fastsw.pretokenizers.boundary import HIGH_RESOURCE_SCRIPTS, SPACE_USING_SCRIPTS, SchemeSettings
 
 __all__ = [
-    "SCRIPTS_FILE", "SPACE_USING_SCRIPTS", "HIGH_RESOURCE_SCRIPTS", "DROPPED", "BLOCK_SIZE", "SLOTS",
-    "KIND_WHOLE", "KIND_BLOCK", "KIND_INDEX", "KIND_BYTE", "FALLBACK_BYTES", "RULE_TABLE",
-    "supercategory", "class_of_entry", "ScriptTable", "table", "atoms_of_text", "text_of_atoms",
-    "bytes_of_atoms", "atom_kinds", "atom_name", "merge_allowed", "merge_allowed_kernel", "merge_rule",
-    "remove_unlisted", "readable", "plain_pretokens", "plain_pretokens_reference", "script_atoms", "spell",
-    "spell_reference", "unspell", "ScriptAlphabet", "ScriptPretokenizer",
+    "SCRIPTS_FILE",
+    "SPACE_USING_SCRIPTS",
+    "HIGH_RESOURCE_SCRIPTS",
+    "DROPPED",
+    "BLOCK_SIZE",
+    "SLOTS",
+    "KIND_WHOLE",
+    "KIND_BLOCK",
+    "KIND_INDEX",
+    "KIND_BYTE",
+    "FALLBACK_BYTES",
+    "RULE_TABLE",
+    "supercategory",
+    "class_of_entry",
+    "ScriptTable",
+    "table",
+    "atoms_of_text",
+    "text_of_atoms",
+    "bytes_of_atoms",
+    "atom_kinds",
+    "atom_name",
+    "merge_allowed",
+    "merge_allowed_kernel",
+    "merge_rule",
+    "remove_unlisted",
+    "readable",
+    "plain_pretokens",
+    "plain_pretokens_reference",
+    "script_atoms",
+    "spell",
+    "spell_reference",
+    "unspell",
+    "ScriptAlphabet",
+    "ScriptPretokenizer",
 ]
 
 SCRIPTS_FILE = Path(__file__).resolve().parents[1] / "data" / "unicode" / "Scripts-16.0.0.txt"
@@ -100,6 +129,7 @@ def supercategory(category: str) -> str:
     ['LM', 'LM', 'N', 'ZC', 'ZC', 'So', 'PSF', 'PSF', 'PSF']
     """
     from fastsw.pretokenizers.boundary import _supercategory
+
     return _supercategory(category)
 
 
@@ -114,6 +144,7 @@ def class_of_entry(script: str, category: str) -> Tuple[str, str]:
     ('Hiragana', 'LM')
     """
     from fastsw.pretokenizers.boundary import _class_of
+
     cls = _class_of(script, category)
     return (script, "LM") if script == "Hiragana" and cls[1] == "LM" else cls
 
@@ -172,7 +203,7 @@ class ScriptTable:
         for cid, parts in enumerate(members):
             cps = np.concatenate(parts)  # file order
             for sub, start in enumerate(range(0, len(cps), block_size)):
-                chunk = cps[start:start + block_size]
+                chunk = cps[start : start + block_size]
                 self.block_of[chunk] = len(self.blocks)
                 self.index_of[chunk] = np.arange(len(chunk), dtype=np.int16)
                 self.blocks.append((cid, sub, "".join(map(chr, chunk.tolist()))))
@@ -250,8 +281,10 @@ def _fallback_atoms(c: str) -> List[int]:
     try:
         return [fb[b] for b in c.encode("utf-8")]
     except UnicodeEncodeError:
-        raise ValueError(f"U+{ord(c):04X} is a lone surrogate, which has no UTF-8 bytes for byte fallback; "
-                         "fix the text (join surrogate pairs) or pass drop_unlisted=True") from None
+        raise ValueError(
+            f"U+{ord(c):04X} is a lone surrogate, which has no UTF-8 bytes for byte fallback; "
+            "fix the text (join surrogate pairs) or pass drop_unlisted=True"
+        ) from None
 
 
 def bytes_of_atoms(atoms: Sequence[int]) -> bytes:
@@ -271,8 +304,9 @@ def bytes_of_atoms(atoms: Sequence[int]) -> bytes:
             chars = t.blocks[a][2]
             j = atoms[i + 1] - t.n_blocks if i + 1 < n else -1
             if not 0 <= j < len(chars):
-                raise ValueError(f"SCRIPT atom {i} is block {t.block_name(a)} without one of its "
-                                 f"{len(chars)} index atoms after it")
+                raise ValueError(
+                    f"SCRIPT atom {i} is block {t.block_name(a)} without one of its {len(chars)} index atoms after it"
+                )
             out += chars[j].encode("utf-8")
             i += 2
         elif t.n_blocks <= a < t.n_atoms:
@@ -299,9 +333,9 @@ def atom_kinds() -> np.ndarray:
     form of the no-partial-character rule for kernels (a merged token is ``KIND_WHOLE``)."""
     t = table()
     kinds = np.empty(len(t), dtype=np.uint8)
-    kinds[:t.n_blocks] = KIND_BLOCK
-    kinds[t.n_blocks:t.n_atoms] = KIND_INDEX
-    kinds[t.n_atoms:] = KIND_BYTE
+    kinds[: t.n_blocks] = KIND_BLOCK
+    kinds[t.n_blocks : t.n_atoms] = KIND_INDEX
+    kinds[t.n_atoms :] = KIND_BYTE
     return kinds
 
 
@@ -313,7 +347,8 @@ def merge_allowed(left_kind: int, right_kind: int) -> bool:
     (True, False, True)
     """
     return (left_kind == KIND_WHOLE and right_kind == KIND_WHOLE) or (
-        left_kind == KIND_BLOCK and right_kind == KIND_INDEX)
+        left_kind == KIND_BLOCK and right_kind == KIND_INDEX
+    )
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -392,6 +427,7 @@ def remove_unlisted(text: str) -> str:
 
 # -- plain SCRIPT pre-tokenization (B.2) ------------------------------------------------------------------------
 
+
 def _codes(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
 
@@ -408,6 +444,7 @@ def plain_pretokens_reference(text: str) -> List[str]:
     ['Δ', 'x', ' =', ' ', '1', ',', ' a', ' \\u0301', 'b']
     """
     from fastsw.pretokenizers.boundary import K_PUNCT, K_WORD, class_table, groups
+
     kind = class_table().kind
     out: List[str] = []
     pending = False  # a one-space group waiting for the group after it
@@ -470,11 +507,13 @@ def _plain_end_array(text: str, codes: Optional[np.ndarray] = None) -> np.ndarra
     """The end offsets of ``text``'s plain SCRIPT pretokens (``int64``), from the kernel (``codes``: the text's
     :func:`_codes`, when the caller has them)."""
     from fastsw.pretokenizers.boundary import class_table
+
     t = class_table()
     if not text:
         return np.zeros(0, dtype=np.int64)
     if len(text) >= _WORKER_CHARS:
         from fastsw._interrupt import call_kernel
+
         return call_kernel(_plain_ends, _codes(text) if codes is None else codes, t.cls, t.kind)
     return _plain_ends(_codes(text) if codes is None else codes, t.cls, t.kind, _NO_STOP)
 
@@ -500,6 +539,7 @@ def script_atoms():
     """The 1,710 SCRIPT atoms (:class:`fastsw.alphabet.Atom`): blocks, then indices. Names (recorded in model
     files) ``script-block:Latin:LM``, ``script-index:26``; shown as ``<Latin:LM>``, ``<26>``."""
     from fastsw.alphabet import Atom
+
     t = table()
     atoms = [Atom(SLOTS[b], f"script-block:{t.block_name(b)}", f"<{t.block_name(b)}>") for b in range(t.n_blocks)]
     atoms += [Atom(SLOTS[t.n_blocks + i], f"script-index:{i}", f"<{i}>") for i in range(t.n_index)]
@@ -511,6 +551,7 @@ def _spelling() -> Dict[int, str]:
     """``{code point: block atom char + index atom char}`` for every listed character (a ``str.translate``
     table: unlisted characters and atoms of other schemes stay as they are)."""
     from fastsw.alphabet import atom_char
+
     t = table()
     out: Dict[int, str] = {}
     for block, (_, _, chars) in enumerate(t.blocks):
@@ -529,6 +570,7 @@ def spell(piece: str) -> str:
 def spell_reference(piece: str) -> str:
     """:func:`spell` character by character (the readable twin)."""
     from fastsw.alphabet import atom_char
+
     atoms = _char_atoms()
     out = []
     for c in piece:
@@ -560,6 +602,7 @@ def _spelled_bytes() -> np.ndarray:
     True
     """
     from fastsw.alphabet import N_SHORT_ATOMS, RESERVED_SLOTS
+
     t = table()
     cp = np.arange(_N_CODE_POINTS, dtype=np.int64)
     n8 = 1 + (cp >= 0x80) + (cp >= 0x800) + (cp >= 0x10000)
@@ -578,7 +621,7 @@ def _spelled_bytes() -> np.ndarray:
     short = slot < N_SHORT_ATOMS
     packed[0xD800:0xE000] = np.where(short, (0xF8 + slot).astype(np.uint64), code(slot))
     length[0xD800:0xE000] = np.where(short, 1, 3)
-    length[0xD800 + RESERVED_SLOTS.start:0xD800 + RESERVED_SLOTS.stop] = 0
+    length[0xD800 + RESERVED_SLOTS.start : 0xD800 + RESERVED_SLOTS.stop] = 0
     listed = np.flatnonzero(t.block_of >= 0)
     slots = np.asarray(SLOTS, np.int64)
     packed[listed] = code(slots[t.block_of[listed]]) | (code(slots[t.n_blocks + t.index_of[listed]]) << np.uint64(24))
@@ -626,7 +669,7 @@ def _spell_bytes(codes, spelled, ends, doc_pieces, doc_starts, atoms_ok):
                 w += size
                 i += 1
             byte_ends[k] = w - first
-    return data[:max(w, 1)], byte_ends, bad
+    return data[: max(w, 1)], byte_ends, bad
 
 
 def unspell(s: str, broken: Optional[str] = "\ufffd") -> str:
@@ -667,6 +710,7 @@ def unspell(s: str, broken: Optional[str] = "\ufffd") -> str:
 
 def _alphabet_base():
     from fastsw.alphabet import AtomAlphabet
+
     return AtomAlphabet
 
 
@@ -716,24 +760,39 @@ class ScriptPretokenizer(SchemeSettings):
     mode = "script-v3"
     letter_pattern = r"\p{L}"
 
-    def __init__(self, name: str = "script-v3", *, drop_unlisted: bool = False, single_char_shift: bool = True,
-                 min_caps_length: int = 2):
+    def __init__(
+        self,
+        name: str = "script-v3",
+        *,
+        drop_unlisted: bool = False,
+        single_char_shift: bool = True,
+        min_caps_length: int = 2,
+    ):
         from fastsw.pretokenizers.boundary import BoundaryPretokenizer
         from fastsw.pretokenizers.registry import valid_names_message
+
         if not isinstance(name, str) or not (name.strip() == "script-v3" or name.strip().startswith("script-v3+")):
             raise ValueError(f"unknown pre-tokenizer {name!r}; {valid_names_message()}")
         name = name.strip()
         self.drop_unlisted = _check_drop(drop_unlisted)
         self.inner = None
         if name != "script-v3":
-            inner = name[len("script-v3+"):]
+            inner = name[len("script-v3+") :]
             try:
-                self.inner = BoundaryPretokenizer(inner, drop_unlisted=drop_unlisted,
-                                                  single_char_shift=single_char_shift, min_caps_length=min_caps_length)
+                self.inner = BoundaryPretokenizer(
+                    inner,
+                    drop_unlisted=drop_unlisted,
+                    single_char_shift=single_char_shift,
+                    min_caps_length=min_caps_length,
+                )
             except ValueError as e:  # name the whole scheme, not just its marker part
                 raise ValueError(str(e).replace(repr(inner), repr(name), 1)) from None
-        elif not isinstance(single_char_shift, bool) or isinstance(min_caps_length, bool) \
-                or not isinstance(min_caps_length, int) or min_caps_length < 1:
+        elif (
+            not isinstance(single_char_shift, bool)
+            or isinstance(min_caps_length, bool)
+            or not isinstance(min_caps_length, int)
+            or min_caps_length < 1
+        ):
             raise ValueError("single_char_shift must be True or False and min_caps_length an int >= 1")
         self.single_char_shift = single_char_shift
         self.min_caps_length = min_caps_length
@@ -757,6 +816,7 @@ class ScriptPretokenizer(SchemeSettings):
     def make_alphabet(self, profile: str) -> ScriptAlphabet:
         """The profile's byte alphabet followed by :attr:`atoms`, with the no-partial-character merge rule."""
         from fastsw.alphabet import PROFILE_ALPHABETS
+
         return ScriptAlphabet(PROFILE_ALPHABETS[profile][0], self.atoms)
 
     #: Its alphabet (:class:`ScriptAlphabet`) forbids merges that make a partial character.
@@ -768,6 +828,7 @@ class ScriptPretokenizer(SchemeSettings):
         :class:`SpelledCounter`), or None without the extension or with ``FASTSW_PUREPYTHON``."""
         from fastsw._config import pure_python
         from fastsw.pretokenizers.boundary import _letter_scanner
+
         if pure_python():
             return None
         try:
@@ -818,8 +879,9 @@ class ScriptPretokenizer(SchemeSettings):
         doc_starts = np.zeros(len(raws) + 1, np.int64)
         np.cumsum(np.fromiter(map(len, raws), np.int64, len(raws)), out=doc_starts[1:])
         piece_ends = (np.concatenate(ends) if len(ends) != 1 else ends[0]) if ends else np.zeros(0, np.int64)
-        data, byte_ends, bad = _spell_bytes(codes, _spelled_bytes(), np.ascontiguousarray(piece_ends, np.int64),
-                                            doc_pieces, doc_starts, int(not plain))
+        data, byte_ends, bad = _spell_bytes(
+            codes, _spelled_bytes(), np.ascontiguousarray(piece_ends, np.int64), doc_pieces, doc_starts, int(not plain)
+        )
         if bad:
             if plain:
                 for text in texts:
@@ -832,6 +894,7 @@ class ScriptPretokenizer(SchemeSettings):
         """``text`` checked (a ``str``; with ``check``, without lone surrogates) and, with ``drop_unlisted``, without
         its unlisted code points."""
         from fastsw.alphabet import check_utf8
+
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, not {type(text).__name__}")
         if (check or self.drop_unlisted) and _has_surrogate(text):
@@ -847,7 +910,7 @@ class ScriptPretokenizer(SchemeSettings):
             spelled = text.translate(table)
             if len(spelled) == 2 * len(text):  # every character listed: cut the spelled text at twice the offsets
                 ends = _plain_end_offsets(text)
-                return [spelled[2 * a:2 * b] for a, b in zip([0] + ends[:-1], ends)]
+                return [spelled[2 * a : 2 * b] for a, b in zip([0] + ends[:-1], ends)]
             pieces = plain_pretokens(text)
         else:
             pieces = self.inner.pretokenize(text)
@@ -881,8 +944,11 @@ class ScriptPretokenizer(SchemeSettings):
             [b'\xe6\x97\xa5', b'x']
         """
         from fastsw.alphabet import ATOM_ERRORS, atom_text
-        return [tb if 0xF5 not in tb else unspell(atom_text(tb), broken=None).encode("utf-8", ATOM_ERRORS)
-                for tb in token_bytes]
+
+        return [
+            tb if 0xF5 not in tb else unspell(atom_text(tb), broken=None).encode("utf-8", ATOM_ERRORS)
+            for tb in token_bytes
+        ]
 
     def token_widths(self, token_bytes: Sequence[bytes]) -> Optional[List[Tuple[bool, int]]]:
         """Per token ``(starts inside a character, characters it completes)`` for ``Tokenizer.encode_with_offsets``:
@@ -893,6 +959,7 @@ class ScriptPretokenizer(SchemeSettings):
         if self.inner is not None:
             return None
         from fastsw.alphabet import atom_text
+
         t = table()
         slot_atom = _slot_atom()
         out = []
@@ -913,6 +980,7 @@ class ScriptPretokenizer(SchemeSettings):
         (a partial character) as ``<block>`` or ``<index>``, an unlisted character as its fallback bytes, markers
         as ``¦ ↑ ⇑``."""
         from fastsw.pretokenizers.boundary import show as show_markers
+
         t = table()
         slot_atom = _slot_atom()
         out = []
@@ -920,8 +988,9 @@ class ScriptPretokenizer(SchemeSettings):
             cp = ord(c)
             if 0xD800 <= cp <= 0xDFFF:
                 a = slot_atom[cp - 0xD800]
-                out.append(show_markers(c) if a < 0 else f"<{t.block_name(a)}>" if a < t.n_blocks
-                           else f"<{a - t.n_blocks}>")
+                out.append(
+                    show_markers(c) if a < 0 else f"<{t.block_name(a)}>" if a < t.n_blocks else f"<{a - t.n_blocks}>"
+                )
             else:
                 out.append(readable(c))
         return "".join(out)
@@ -935,6 +1004,7 @@ class ScriptPretokenizer(SchemeSettings):
             raise UnicodeDecodeError("script-v3", piece.encode("utf-8", "surrogatepass"), 0, 1, "partial character")
         if self.inner is not None:
             from fastsw.pretokenizers.boundary import show
+
             return show(text)
         return text
 
@@ -984,8 +1054,9 @@ class SpelledCounter:
         self.counter.merge(other.counter)
 
     def merge_table(self, pretokens, counts, has_letter, runs, n_documents, n_bytes) -> None:
-        self.counter.merge_table([unspell(p, broken=None) for p in pretokens], counts, has_letter, runs,
-                                 n_documents, n_bytes)
+        self.counter.merge_table(
+            [unspell(p, broken=None) for p in pretokens], counts, has_letter, runs, n_documents, n_bytes
+        )
 
     def pretokens(self):
         pieces, counts, letter = self.counter.pretokens()

@@ -6,8 +6,19 @@ name; :mod:`.algorithms` one module per trainer (its config and its stages). The
 reference module, fast driver and Numba kernels side by side: :mod:`.bpe` + :mod:`.superword`, :mod:`.bpe_fast`,
 :mod:`.bpe_kernels`; :mod:`.parity`, :mod:`.parity_fast`, :mod:`.parity_kernels`; :mod:`.mingram`,
 :mod:`.mingram_kernels`."""
+
 from fastsw.trainers.base import Common, OptionError, Run, Trainer, TrainerConfig, option
 from fastsw.trainers.registry import get_trainer, register_trainer, trainers, unregister_trainer
 
-__all__ = ["Trainer", "TrainerConfig", "Common", "Run", "OptionError", "option", "register_trainer", "unregister_trainer",
-           "get_trainer", "trainers"]
+__all__ = [
+    "Trainer",
+    "TrainerConfig",
+    "Common",
+    "Run",
+    "OptionError",
+    "option",
+    "register_trainer",
+    "unregister_trainer",
+    "get_trainer",
+    "trainers",
+]

@@ -10,6 +10,7 @@ Errors: a bad option is an :class:`OptionError`. Its message names options throu
 ``supermerges=300`` and the command line ``--supermerges 300`` for the one rule that :meth:`TrainerConfig.validate`
 states once.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -46,8 +47,9 @@ class OptionError(ValueError):
         self.values = values
         super().__init__(self.render(None))
 
-    def render(self, flag: Optional[Callable[[str], str]], metavar: Optional[Callable[[str], Optional[str]]] = None
-               ) -> str:
+    def render(
+        self, flag: Optional[Callable[[str], str]], metavar: Optional[Callable[[str], Optional[str]]] = None
+    ) -> str:
         """The message with options named by ``flag(name)`` (a command-line flag; ``metavar(name)`` its
         placeholder), or as the API takes them (``flag=None``)."""
         return self.template.format_map(_Words(self.values, flag, metavar))
@@ -102,15 +104,42 @@ def api_words(template: str, **values: Any) -> str:
 
 #: The options of :func:`fastsw.train` that belong to no trainer (reading, counting, the vocabulary, the backend);
 #: a trainer's option may not take one of these names.
-COMMON_OPTIONS = ("inputs", "algo", "vocab_size", "profile", "pretokenizer", "normalize", "alphabet", "byte_fallback",
-                  "special_tokens", "text_field", "doc_mode", "separator", "progress", "backend", "workers",
-                  "from_counts", "weights", "shares", "lang_field")
+COMMON_OPTIONS = (
+    "inputs",
+    "algo",
+    "vocab_size",
+    "profile",
+    "pretokenizer",
+    "normalize",
+    "alphabet",
+    "byte_fallback",
+    "special_tokens",
+    "text_field",
+    "doc_mode",
+    "separator",
+    "progress",
+    "backend",
+    "workers",
+    "from_counts",
+    "weights",
+    "shares",
+    "lang_field",
+)
 
 
-def option(default: Any, doc: str, *, flag: Optional[str] = None, metavar: Optional[str] = None,
-           choices: Optional[Sequence[str]] = None, type: Optional[Callable[[str], Any]] = None,
-           action: Optional[str] = None, requires: Optional[str] = None, applies: Optional[str] = None,
-           group: Optional[type] = None) -> Any:
+def option(
+    default: Any,
+    doc: str,
+    *,
+    flag: Optional[str] = None,
+    metavar: Optional[str] = None,
+    choices: Optional[Sequence[str]] = None,
+    type: Optional[Callable[[str], Any]] = None,
+    action: Optional[str] = None,
+    requires: Optional[str] = None,
+    applies: Optional[str] = None,
+    group: Optional[type] = None,
+) -> Any:
     """A field of a trainer's config: its ``default`` and a one-line ``doc`` (the ``--help`` text).
 
     The command line's flag is ``--`` + the name with ``-`` for ``_`` unless ``flag`` says otherwise; ``type``
@@ -119,8 +148,17 @@ def option(default: Any, doc: str, *, flag: Optional[str] = None, metavar: Optio
     (shown in errors), ``applies`` the text that says which algorithms take it (a template as
     :class:`OptionError` takes it; by default the trainers whose config has the field), ``group`` the config class
     whose ``--help`` group shows it (default: the class that declares it)."""
-    meta = {"doc": doc, "flag": flag, "metavar": metavar, "choices": tuple(choices) if choices else None,
-            "type": type, "action": action, "requires": requires, "applies": applies, "group": group}
+    meta = {
+        "doc": doc,
+        "flag": flag,
+        "metavar": metavar,
+        "choices": tuple(choices) if choices else None,
+        "type": type,
+        "action": action,
+        "requires": requires,
+        "applies": applies,
+        "group": group,
+    }
     if isinstance(default, (list, dict, set)):
         return dataclasses.field(default_factory=lambda: default.copy(), metadata=meta)
     return dataclasses.field(default=default, metadata=meta)
@@ -216,6 +254,7 @@ class Run:
     def bar(self, label: str, total: Optional[int] = None):
         """A progress bar (drawn when the run shows progress); ``bar.close()`` returns its seconds."""
         from fastsw.progress import Progress
+
         return Progress(label, total=total, enabled=self.progress)
 
     def note(self, text: str) -> None:
@@ -228,9 +267,17 @@ class Run:
         pre-tokenizer, profile, normalization and special tokens (ids after the vocabulary)."""
         vocab_total = len(self.alphabet) + len(merges)
         specials = {s: vocab_total + i for i, s in enumerate(self.special_tokens)}
-        return self.model_class(alphabet=self.alphabet, merges=list(merges), pretokenizer=self.pretokenizer,
-                         profile=self.profile, algo=algo, special_tokens=specials, training_info=self.info,
-                         normalize=self.normalize, _reachability=reachability)
+        return self.model_class(
+            alphabet=self.alphabet,
+            merges=list(merges),
+            pretokenizer=self.pretokenizer,
+            profile=self.profile,
+            algo=algo,
+            special_tokens=specials,
+            training_info=self.info,
+            normalize=self.normalize,
+            _reachability=reachability,
+        )
 
 
 class Trainer:

@@ -6,6 +6,7 @@ learns phase-1 merges (its "words" are aggregated pretokens) and supermerges
 
 Design notes: see docs/internals.md, section "Phase 1: the merge loop" (the reference).
 """
+
 from __future__ import annotations
 
 import heapq
@@ -88,9 +89,11 @@ def check_pair_total(total: int, limit: Optional[int] = MAX_PAIR_TOTAL) -> None:
         ValueError: the counts are too large to train on: ... 9223372036854775808 pair occurrences, ...
     """
     if limit is not None and total > limit:
-        raise ValueError(f"the counts are too large to train on: count x (length - 1) summed over the words gives "
-                         f"{total} pair occurrences, more than 2**63-1 = {MAX_PAIR_TOTAL} (pair counts are "
-                         "64-bit); divide the counts")
+        raise ValueError(
+            f"the counts are too large to train on: count x (length - 1) summed over the words gives "
+            f"{total} pair occurrences, more than 2**63-1 = {MAX_PAIR_TOTAL} (pair counts are "
+            "64-bit); divide the counts"
+        )
 
 
 class PairMerger:
@@ -106,9 +109,15 @@ class PairMerger:
     pair is counted but never chosen; :meth:`add_token` records a new token's kind.
     """
 
-    def __init__(self, words: Iterable[Sequence[int]], counts: Iterable[int],
-                 token_bytes: List[bytes], profile: Profile, max_total: Optional[int] = MAX_PAIR_TOTAL,
-                 merge_rule=None):
+    def __init__(
+        self,
+        words: Iterable[Sequence[int]],
+        counts: Iterable[int],
+        token_bytes: List[bytes],
+        profile: Profile,
+        max_total: Optional[int] = MAX_PAIR_TOTAL,
+        merge_rule=None,
+    ):
         self.words: List[List[int]] = [list(w) for w in words]
         self.counts: List[int] = list(counts)
         self.token_bytes = token_bytes
@@ -121,8 +130,7 @@ class PairMerger:
             self.kinds = [int(k) for k in kinds] + [0] * (len(token_bytes) - len(kinds))
             self.table = [[int(x) for x in row] for row in table]
         if max_total is not None:
-            check_pair_total(sum(c * (len(w) - 1) for w, c in zip(self.words, self.counts) if len(w) > 1),
-                             max_total)
+            check_pair_total(sum(c * (len(w) - 1) for w, c in zip(self.words, self.counts) if len(w) > 1), max_total)
         self.pair_counts: Dict[Pair, int] = {}
         self.where: Dict[Pair, set] = {}
         for i, (w, c) in enumerate(zip(self.words, self.counts)):
@@ -196,9 +204,16 @@ class PairMerger:
         return replaced
 
 
-def learn_merges(words: Sequence[Sequence[int]], counts: Sequence[int], token_bytes: List[bytes],
-                 profile: Profile, n_merges: int, progress=None, max_total: Optional[int] = MAX_PAIR_TOTAL,
-                 merge_rule=None):
+def learn_merges(
+    words: Sequence[Sequence[int]],
+    counts: Sequence[int],
+    token_bytes: List[bytes],
+    profile: Profile,
+    n_merges: int,
+    progress=None,
+    max_total: Optional[int] = MAX_PAIR_TOTAL,
+    merge_rule=None,
+):
     """Phase-1 BPE: learn up to ``n_merges`` merges over aggregated words (pair totals beyond ``max_total``
     are refused: :func:`check_pair_total`; ``None`` lifts the limit). ``merge_rule``: pairs that must never
     merge (see :class:`PairMerger`).

@@ -28,6 +28,7 @@ phase 1 to 32768 tokens 0.403 vs 0.411 s, BoundlessBPE phase 2 0.375 vs 0.410 s,
 Design notes: see docs/internals.md, section "Phase 1: the merge loop" (the driver) and section "Supermerge
 candidates and phase 2" (the candidate cut).
 """
+
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -71,8 +72,7 @@ def _pack_words(words: Sequence[Sequence[int]], counts: Sequence[int]):
     if counts and (min(counts) < 0 or max(counts) > _INT64_MAX):
         raise ValueError("word counts must be in 0..2**63-1 for the fast path; use the reference path")
     word_counts = np.array(counts, dtype=np.int64) if counts else np.zeros(0, dtype=np.int64)
-    return (np.ascontiguousarray(tokens, dtype=np.int32), offsets,
-            np.ascontiguousarray(word_counts, dtype=np.int64))
+    return (np.ascontiguousarray(tokens, dtype=np.int32), offsets, np.ascontiguousarray(word_counts, dtype=np.int64))
 
 
 def _pack_bytes(token_bytes: Sequence[bytes]):
@@ -90,6 +90,7 @@ def pack_pretokens(pretokens: Sequence[str], counts: Sequence[int], alphabet):
     packed form of ``[alphabet.initial_ids(p) for p in pretokens]``. A byte alphabet maps all the
     UTF-8 bytes through one lookup table at once; other alphabets go through ``initial_ids``."""
     from fastsw.alphabet import ATOM_ERRORS, AtomAlphabet, ByteAlphabet, lone_surrogate_error
+
     # an alphabet of bytes and one-byte atom codes (boundary markers) also maps byte by byte (fastsw.alphabet)
     atoms = isinstance(alphabet, AtomAlphabet) and alphabet.short_only
     if not isinstance(alphabet, ByteAlphabet) and not atoms:
@@ -127,6 +128,7 @@ def _pack_short_atoms(pretokens: Sequence[str]):
     of calling the codec's Python error handler per atom (0.64 -> 0.16 s on 20 MB of English under
     ``boundary[w,p,d]+caps``; the default pre-tokenizer's packing takes 0.06 s)."""
     from fastsw.alphabet import atom_bytes_packed
+
     try:
         data, lengths = atom_bytes_packed(pretokens)
     except (UnicodeEncodeError, ValueError):
@@ -149,7 +151,7 @@ def _pair_total(offsets, word_counts) -> int:
     whenever it comes near ``2**63`` (a float sum first, so that a normal table costs no Python loop)."""
     pairs = np.maximum(np.diff(offsets) - 1, 0)
     estimate = float(np.dot(pairs.astype(np.float64), word_counts.astype(np.float64)))
-    if estimate < 2.0 ** 62:
+    if estimate < 2.0**62:
         return int(estimate)
     return sum(c * p for c, p in zip(word_counts.tolist(), pairs.tolist()) if p)
 
@@ -171,12 +173,21 @@ def _rule_arrays(merge_rule, n_tokens: int):
         return tkind, np.zeros((1, 1), dtype=np.int8)
     kinds, table = merge_rule
     kinds = np.asarray(kinds, dtype=np.uint8)
-    tkind[:len(kinds)] = kinds
+    tkind[: len(kinds)] = kinds
     return tkind, np.ascontiguousarray(table, dtype=np.int8)
 
 
-def _run_packed(tokens, offsets, word_counts, token_bytes, profile, max_steps: int, replay=None,
-                prune: bool = False, merge_rule=None):
+def _run_packed(
+    tokens,
+    offsets,
+    word_counts,
+    token_bytes,
+    profile,
+    max_steps: int,
+    replay=None,
+    prune: bool = False,
+    merge_rule=None,
+):
     """The merge loop over packed words (``tokens`` is rewritten in place).
 
     ``prune`` (without replay): let the kernel keep only the pairs above the
@@ -185,8 +196,9 @@ def _run_packed(tokens, offsets, word_counts, token_bytes, profile, max_steps: i
     few thousand supermerges over millions of candidate pairs this skips most of the
     heap and occurrence segments."""
     if tokens.shape[0] and int(tokens.max()) >= len(token_bytes):
-        raise ValueError(f"a word uses token id {int(tokens.max())} but token_bytes has only "
-                         f"{len(token_bytes)} entries")
+        raise ValueError(
+            f"a word uses token id {int(tokens.max())} but token_bytes has only {len(token_bytes)} entries"
+        )
     check_pair_total(_pair_total(offsets, word_counts))
     use_replay = replay is not None
     if not use_replay:
@@ -196,43 +208,77 @@ def _run_packed(tokens, offsets, word_counts, token_bytes, profile, max_steps: i
     replay_arr = np.ascontiguousarray(np.array(replay if use_replay else [], dtype=np.int64), dtype=np.int64)
     prune_top = max(PRUNE_FACTOR * max_steps, PRUNE_MIN) if prune and not use_replay else 0
     original = tokens.copy() if prune_top else None
-    args = (offsets, word_counts, tb, tb_off, int(bool(profile.overlapping)), int(profile.tie == "bytes"),
-            int(max(max_steps, 0)), int(use_replay), replay_arr, *_rule_arrays(merge_rule, len(token_bytes)))
+    args = (
+        offsets,
+        word_counts,
+        tb,
+        tb_off,
+        int(bool(profile.overlapping)),
+        int(profile.tie == "bytes"),
+        int(max(max_steps, 0)),
+        int(use_replay),
+        replay_arr,
+        *_rule_arrays(merge_rule, len(token_bytes)),
+    )
     n_steps, kinds, lefts, rights, step_counts, lengths, exact = call_kernel(_merge_loop, tokens, *args, prune_top)
     if not exact:
         tokens[:] = original
         n_steps, kinds, lefts, rights, step_counts, lengths, exact = call_kernel(_merge_loop, tokens, *args, 0)
     n_steps = int(n_steps)
-    return (tokens, offsets, lengths, kinds[:n_steps].tolist(), lefts[:n_steps].tolist(),
-            rights[:n_steps].tolist(), step_counts[:n_steps].tolist())
+    return (
+        tokens,
+        offsets,
+        lengths,
+        kinds[:n_steps].tolist(),
+        lefts[:n_steps].tolist(),
+        rights[:n_steps].tolist(),
+        step_counts[:n_steps].tolist(),
+    )
 
 
 def _unpack_words(tokens, offsets, lengths) -> List[List[int]]:
     with gc_paused():
         flat = tokens.tolist()
-        return [flat[o:o + n] for o, n in zip(offsets[:-1].tolist(), lengths.tolist())]
+        return [flat[o : o + n] for o, n in zip(offsets[:-1].tolist(), lengths.tolist())]
 
 
-def learn_merges_fast(words: Sequence[Sequence[int]], counts: Sequence[int], token_bytes: List[bytes],
-                      profile, n_merges: int, progress=None, merge_rule=None):
+def learn_merges_fast(
+    words: Sequence[Sequence[int]],
+    counts: Sequence[int],
+    token_bytes: List[bytes],
+    profile,
+    n_merges: int,
+    progress=None,
+    merge_rule=None,
+):
     """Phase-1 BPE on the fast path; same contract and results as
     :func:`fastsw.trainers.bpe.learn_merges`: returns ``(merges, final_words)`` with
     ``merges`` a list of ``(left, right, count)`` and appends the new tokens to
     ``token_bytes``. ``progress`` (if given) is advanced once at the end."""
     tokens, offsets, word_counts = _pack_words(words, counts)
-    merges, lengths = learn_merges_packed(tokens, offsets, word_counts, token_bytes, profile, n_merges,
-                                          progress=progress, merge_rule=merge_rule)
+    merges, lengths = learn_merges_packed(
+        tokens, offsets, word_counts, token_bytes, profile, n_merges, progress=progress, merge_rule=merge_rule
+    )
     return merges, _unpack_words(tokens, offsets, lengths)
 
 
-def learn_merges_packed(tokens, offsets, word_counts, token_bytes: List[bytes], profile, n_merges: int,
-                        progress=None, prune: bool = False, merge_rule=None):
+def learn_merges_packed(
+    tokens,
+    offsets,
+    word_counts,
+    token_bytes: List[bytes],
+    profile,
+    n_merges: int,
+    progress=None,
+    prune: bool = False,
+    merge_rule=None,
+):
     """:func:`learn_merges_fast` over packed words (see :func:`pack_pretokens`); ``tokens`` is rewritten in
     place. Returns ``(merges, lengths)``: the final word ``w`` is ``tokens[offsets[w]:offsets[w] + lengths[w]]``.
     ``merge_rule``: as in :func:`fastsw.trainers.bpe.learn_merges`."""
-    tokens, offsets, lengths, _, lefts, rights, step_counts = _run_packed(tokens, offsets, word_counts, token_bytes,
-                                                                          profile, n_merges, prune=prune,
-                                                                          merge_rule=merge_rule)
+    tokens, offsets, lengths, _, lefts, rights, step_counts = _run_packed(
+        tokens, offsets, word_counts, token_bytes, profile, n_merges, prune=prune, merge_rule=merge_rule
+    )
     merges: List[Tuple[int, int, int]] = []
     for left, right, count in zip(lefts, rights, step_counts):
         token_bytes.append(token_bytes[left] + token_bytes[right])
@@ -252,12 +298,14 @@ def cut_candidates(candidates, floor: int, n_tokens: int, top: int = 0):
     vocabulary size (every id is below it). ``top`` > 0: the floor is the ``top + 1``-th largest pair weight
     instead (see :func:`superbpe_phase2_packed`); returns ``(cut candidates, floor used)`` then."""
     from fastsw.pretokenizers._pretok import aggregate_runs
+
     tokens, offsets, counts = candidates
     if (floor <= 0 and top <= 0) or not len(counts):
         return (candidates, 0) if top > 0 else candidates
     check_pair_total(_pair_total(offsets, counts))  # the pair weights below are sums of these
-    ids, new_offsets, sentinel, floor = _cut_candidates(tokens, offsets, counts, np.int64(floor), np.int64(top),
-                                                        np.int64(n_tokens))
+    ids, new_offsets, sentinel, floor = _cut_candidates(
+        tokens, offsets, counts, np.int64(floor), np.int64(top), np.int64(n_tokens)
+    )
     if ids.shape[0] > tokens.shape[0]:
         single = np.arange(n_tokens + 1, dtype=np.int64)
         single[n_tokens] = -1
@@ -278,8 +326,15 @@ def _cut_for_boundless(candidates, replay, n_tokens: int):
     return cut
 
 
-def boundless_phase2_packed(regular: Sequence[Tuple[int, int, int]], candidates, token_bytes: List[bytes],
-                            n_alphabet: int, profile, progress=None, cut: bool = True):
+def boundless_phase2_packed(
+    regular: Sequence[Tuple[int, int, int]],
+    candidates,
+    token_bytes: List[bytes],
+    n_alphabet: int,
+    profile,
+    progress=None,
+    cut: bool = True,
+):
     """Algorithm 1 on the fast path, with the candidates packed: ``(tokens, offsets, counts)`` arrays. Same
     contract and results as :func:`fastsw.trainers.superword.boundless_phase2` (steps ``(kind, index, left, right,
     count)``, supermerge tokens appended to ``token_bytes``).
@@ -294,7 +349,8 @@ def boundless_phase2_packed(regular: Sequence[Tuple[int, int, int]], candidates,
     if cut:
         candidates = _cut_for_boundless(candidates, replay, len(token_bytes))
     _, _, _, kinds, lefts, rights, step_counts = _run_packed(
-        *candidates, token_bytes, profile, len(regular), replay=replay)
+        *candidates, token_bytes, profile, len(regular), replay=replay
+    )
     del candidates
     steps = []
     j = 0
@@ -319,14 +375,17 @@ def superbpe_phase2_packed(candidates, token_bytes: List[bytes], n_super: int, p
     # taken counts more than it (then no pair at a cut, all at or below it, could have been taken, and no
     # merge crossed a cut); otherwise run again on the whole candidates.
     whole = tuple(candidates)
-    cut, floor = cut_candidates(whole, 0, len(token_bytes), top=max(CUT_FACTOR * n_super, PRUNE_MIN)) \
-        if CUT_FACTOR > 0 else (whole, 0)
+    cut, floor = (
+        cut_candidates(whole, 0, len(token_bytes), top=max(CUT_FACTOR * n_super, PRUNE_MIN))
+        if CUT_FACTOR > 0
+        else (whole, 0)
+    )
     if cut[0] is not whole[0]:  # something was cut (else the arrays are the same and the run below is the one)
         trial = list(token_bytes)
         merges, _ = learn_merges_packed(*cut, trial, profile, n_super, prune=True)
         del cut
         if all(count > floor for _, _, count in merges):
-            token_bytes[len(token_bytes):] = trial[len(token_bytes):]
+            token_bytes[len(token_bytes) :] = trial[len(token_bytes) :]
             if progress is not None and merges:
                 progress.update(len(merges))
             return merges
@@ -343,7 +402,7 @@ def unpack_candidates(packed) -> Dict[Tuple[int, ...], int]:
     """Packed candidates ``(tokens, offsets, counts)`` as the reference's dict (tuple of ids -> count)."""
     tokens, offsets, cand_counts = packed
     flat, bounds = tokens.tolist(), offsets.tolist()
-    return {tuple(flat[bounds[k]:bounds[k + 1]]): c for k, c in enumerate(cand_counts.tolist())}
+    return {tuple(flat[bounds[k] : bounds[k + 1]]): c for k, c in enumerate(cand_counts.tolist())}
 
 
 class FastBackend:
@@ -351,6 +410,7 @@ class FastBackend:
     same results (its example gives the same with ``FastBackend()``), but phase 1's words are packed
     ``(tokens, offsets, lengths)`` and the candidates packed ``(tokens, offsets, counts)`` arrays.
     ``warmup_seconds``: the time the kernels took to load."""
+
     name = "numba"
 
     def __init__(self, warmup_seconds=None):
@@ -359,9 +419,16 @@ class FastBackend:
     def phase1(self, counts, alphabet, profile: str, n_merges: int, progress=None):
         tokens, offsets, word_counts = pack_pretokens(counts.pretokens, counts.counts, alphabet)
         token_bytes = list(alphabet.tokens)
-        merges, lengths = learn_merges_packed(tokens, offsets, word_counts, token_bytes, get_profile(profile),
-                                              n_merges, progress=progress,
-                                              merge_rule=getattr(alphabet, "merge_rule", None))
+        merges, lengths = learn_merges_packed(
+            tokens,
+            offsets,
+            word_counts,
+            token_bytes,
+            get_profile(profile),
+            n_merges,
+            progress=progress,
+            merge_rule=getattr(alphabet, "merge_rule", None),
+        )
         return merges, (tokens, offsets, lengths), token_bytes
 
     @staticmethod
@@ -374,8 +441,7 @@ class FastBackend:
     def candidates(self, counts, words, tok1):
         """Candidates from packed phase-1 words and packed letter runs (``fastsw.pretokenizers._pretok.aggregate_runs``)."""
         tokens, offsets, lengths = words
-        eligible = np.fromiter((tok1.is_eligible(t) for t in range(len(tok1.vocab))), dtype=bool,
-                               count=len(tok1.vocab))
+        eligible = np.fromiter((tok1.is_eligible(t) for t in range(len(tok1.vocab))), dtype=bool, count=len(tok1.vocab))
         first = tokens[offsets[:-1]] if len(lengths) else np.zeros(0, dtype=np.int32)
         single = np.where((lengths == 1) & eligible[first], first, -1).astype(np.int64)
         return self.aggregate(counts, single)
@@ -387,6 +453,7 @@ class FastBackend:
         calls it per shard.) A list, so that phase 2 can replace the arrays by smaller ones (see
         :func:`boundless_phase2_packed`)."""
         from fastsw.pretokenizers._pretok import aggregate_runs
+
         run_ids, run_offsets, run_counts = counts.packed_runs()
         check_candidates(len(run_counts), len(run_ids))
         return list(aggregate_runs(run_ids, run_offsets, run_counts, np.asarray(single_token, dtype=np.int64)))
@@ -398,6 +465,7 @@ class FastBackend:
         again by ``aggregate_runs``, each token standing for itself (every candidate is a run of >= 2 eligible
         tokens, so none is cut)."""
         from fastsw.pretokenizers._pretok import aggregate_runs
+
         tables = list(tables)
         if len(tables) == 1:
             return list(tables[0])
@@ -420,6 +488,7 @@ class FastBackend:
     def cut(candidates, token_bytes, forbidden):
         """The reference's cut (:func:`fastsw.pretokenizers.boundary.cut_candidates`) on packed candidates."""
         from fastsw.pretokenizers.boundary import cut_candidates
+
         return pack_candidates(cut_candidates(unpack_candidates(candidates), token_bytes, forbidden))
 
     @staticmethod
@@ -464,8 +533,8 @@ def compile_notice(callback):
 def warmup() -> None:
     """Compile (or load from the cache) the kernels on a tiny input for both profiles."""
     from fastsw.alphabet import get_profile
+
     tb = [bytes([i]) for i in range(4)]
     for name in ("paper", "hf"):
         learn_merges_fast([[0, 1, 0, 1, 2], [1, 1, 1]], [3, 2], list(tb), get_profile(name), 3)
-        boundless_phase2_packed([(0, 1, 5)], pack_candidates({(0, 1, 2): 4, (2, 3): 1}), list(tb), 4,
-                                get_profile(name))
+        boundless_phase2_packed([(0, 1, 5)], pack_candidates({(0, 1, 2): 4, (2, 3): 1}), list(tb), 4, get_profile(name))

@@ -8,6 +8,7 @@ is :class:`fastsw.trainers.bpe.PairMerger`.
 
 Design notes: see docs/internals.md, section "Phase 1: the merge loop".
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -17,13 +18,16 @@ from numba.core import cgutils, config
 from numba.extending import intrinsic
 
 if config.DISABLE_JIT:  # type: ignore[attr-defined]  # set from the environment at import
+
     def _prefetch(arr, i):
         """A no-op when the kernels run as plain Python."""
 else:
+
     @intrinsic
     def _prefetch(typingctx, arr, i):
         """Ask the CPU to start loading ``arr[i]`` into the cache (``llvm.prefetch``:
         never faults, no effect on results). An intrinsic, not a kernel."""
+
         def codegen(context, builder, sig, args):
             aryty = sig.args[0]
             ary = context.make_array(aryty)(context, builder, args[0])
@@ -35,6 +39,7 @@ else:
             fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0i8")
             builder.call(fn, [i8p, i32(0), i32(3), i32(1)])  # read, high locality, data
             return context.get_dummy_value()
+
         return types.void(arr, i), codegen
 
 
@@ -65,7 +70,7 @@ def _grow_u8(a, cap):
     return b
 
 
-_MAX_ID = 2 ** 31 - 1  # pair and word ids are stored in 32 bits
+_MAX_ID = 2**31 - 1  # pair and word ids are stored in 32 bits
 
 
 @njit(cache=True)
@@ -141,7 +146,7 @@ def _rehash(htab, size):
     for i in range(htab.shape[0]):
         v = htab[i]
         if v != -1:
-            s = ((((v >> 32) & 0xFFFFFFFF) * size) >> 32)
+            s = (((v >> 32) & 0xFFFFFFFF) * size) >> 32
             while out[s] != -1:
                 s += 1
                 if s == size:
@@ -289,8 +294,9 @@ def _sift_down(heap_key, heap_count, size, i, tpre, tb, tb_off, tie_bytes):
         if child >= size:
             break
         other = child + 1
-        if other < size and _better(heap_key[other], heap_count[other], heap_key[child],
-                                    heap_count[child], tpre, tb, tb_off, tie_bytes):
+        if other < size and _better(
+            heap_key[other], heap_count[other], heap_key[child], heap_count[child], tpre, tb, tb_off, tie_bytes
+        ):
             child = other
         if not _better(heap_key[child], heap_count[child], p, c, tpre, tb, tb_off, tie_bytes):
             break
@@ -350,8 +356,7 @@ def _push_created(heap_key, heap_count, hsize, rec, first, last, floor, tpre, tb
     returns the heap size."""
     for q in range(first, last):
         if rec[3 * q + 1] > floor and _allowed(rec[3 * q], tkind, rule):
-            hsize = _push(heap_key, heap_count, hsize, rec[3 * q], rec[3 * q + 1], tpre, tb, tb_off,
-                          tie_bytes)
+            hsize = _push(heap_key, heap_count, hsize, rec[3 * q], rec[3 * q + 1], tpre, tb, tb_off, tie_bytes)
     return hsize
 
 
@@ -406,8 +411,30 @@ def _count_words(tokens, offsets, lengths, word_counts, w, overlapping, htab, re
 
 
 @njit(cache=True)
-def _rewrite_words(tokens, offsets, lengths, word_counts, occ, seg, t, seg_n, a, b, new, overlapping,
-                   htab, rec, plen, n_pairs, buf_q, buf_w, n_buf, win_lo, win_hi, win_n):
+def _rewrite_words(
+    tokens,
+    offsets,
+    lengths,
+    word_counts,
+    occ,
+    seg,
+    t,
+    seg_n,
+    a,
+    b,
+    new,
+    overlapping,
+    htab,
+    rec,
+    plen,
+    n_pairs,
+    buf_q,
+    buf_w,
+    n_buf,
+    win_lo,
+    win_hi,
+    win_n,
+):
     """Merge ``(a, b)`` into ``new`` in the words ``occ[seg + t : seg + seg_n]``,
     updating pair counts and collecting the new token's occurrences in ``buf_q``,
     ``buf_w``. Stops early, before changing a word, when the pair arrays, the hash
@@ -540,8 +567,22 @@ def _rewrite_words(tokens, offsets, lengths, word_counts, occ, seg, t, seg_n, a,
 
 
 @njit(cache=True, nogil=True)
-def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie_bytes,
-                max_steps, use_replay, replay, tkind_in, rule, prune_top, stop):
+def _merge_loop(
+    tokens,
+    offsets,
+    word_counts,
+    tb_in,
+    tb_off_in,
+    overlapping,
+    tie_bytes,
+    max_steps,
+    use_replay,
+    replay,
+    tkind_in,
+    rule,
+    prune_top,
+    stop,
+):
     """The merge loop over aggregated words, optionally interleaved with a replay of
     regular merges (BoundlessBPE, Algorithm 1).
 
@@ -627,8 +668,9 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
     t0 = offsets[0] if n_words > 0 else 0
     w = np.int64(0)
     while True:
-        w, n_pairs = _count_words(tokens, offsets, lengths, word_counts, w, overlapping, htab, rec, plen,
-                                  n_pairs, tq, t0)
+        w, n_pairs = _count_words(
+            tokens, offsets, lengths, word_counts, w, overlapping, htab, rec, plen, n_pairs, tq, t0
+        )
         if w >= n_words:
             break
         rec, plen, htab = _room_for_pairs(rec, plen, htab, n_pairs + lengths[w] + 1)
@@ -698,8 +740,7 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
         if stop[0] != 0:  # one load per step: no measurable cost (see fastsw.trainers.bpe_fast)
             break
         # ---- best pair: re-key or drop stale tops
-        best, hsize = _top(heap_key, heap_count, np.int64(hsize), htab, rec, floor, tpre, tb, tb_off,
-                           tie_bytes)
+        best, hsize = _top(heap_key, heap_count, np.int64(hsize), htab, rec, floor, tpre, tb, tb_off, tie_bytes)
         if best < 0:
             # no pair above the floor: no pair will ever be taken again, and nothing
             # changes during replay steps, so every remaining step replays a regular
@@ -759,9 +800,30 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
         n_buf = np.int64(0)
         t = np.int64(0)
         while True:
-            t, n_pairs, n_buf = _rewrite_words(tokens, offsets, lengths, word_counts, occ, seg, t,
-                                               np.int64(seg_n), a, b, new, overlapping, htab, rec, plen,
-                                               n_pairs, buf_q, buf_w, n_buf, win_lo, win_hi, win_n)
+            t, n_pairs, n_buf = _rewrite_words(
+                tokens,
+                offsets,
+                lengths,
+                word_counts,
+                occ,
+                seg,
+                t,
+                np.int64(seg_n),
+                a,
+                b,
+                new,
+                overlapping,
+                htab,
+                rec,
+                plen,
+                n_pairs,
+                buf_q,
+                buf_w,
+                n_buf,
+                win_lo,
+                win_hi,
+                win_n,
+            )
             if t >= seg_n:
                 break
             L = lengths[occ[seg + t]]
@@ -800,8 +862,21 @@ def _merge_loop(tokens, offsets, word_counts, tb_in, tb_off_in, overlapping, tie
             heap_cap = max(heap_key.shape[0] + heap_key.shape[0] // 4, hsize + n_created)
             heap_key = _grow_i64(heap_key[:hsize], heap_cap)
             heap_count = _grow_i64(heap_count[:hsize], heap_cap)
-        hsize = _push_created(heap_key, heap_count, np.int64(hsize), rec, np.int64(first_new_pair), n_pairs,
-                              floor, tpre, tb, tb_off, tie_bytes, tkind, rule)
+        hsize = _push_created(
+            heap_key,
+            heap_count,
+            np.int64(hsize),
+            rec,
+            np.int64(first_new_pair),
+            n_pairs,
+            floor,
+            tpre,
+            tb,
+            tb_off,
+            tie_bytes,
+            tkind,
+            rule,
+        )
 
     return n_steps, kinds, out_left, out_right, out_count, lengths, 1
 
@@ -932,7 +1007,32 @@ def _cut_candidates(tokens, offsets, counts, floor, top, marker):
         new_offsets[w + 1] = o
     return ids, new_offsets, sentinel, floor
 
-KERNELS = (_grow_i32, _grow_i64, _grow_u8, _kth_smallest, _hash, _find, _rehash, _pair_id, _room_for_pairs, _compact, _cmp_bytes,
-           _pair_counts, _prefix_key, _cmp_token, _better,
-           _sift_down, _push, _top, _allowed, _push_created, _count_words, _rewrite_words, _merge_loop, _pair_slot,
-           _cut_weights, _cut_candidates)
+
+KERNELS = (
+    _grow_i32,
+    _grow_i64,
+    _grow_u8,
+    _kth_smallest,
+    _hash,
+    _find,
+    _rehash,
+    _pair_id,
+    _room_for_pairs,
+    _compact,
+    _cmp_bytes,
+    _pair_counts,
+    _prefix_key,
+    _cmp_token,
+    _better,
+    _sift_down,
+    _push,
+    _top,
+    _allowed,
+    _push_created,
+    _count_words,
+    _rewrite_words,
+    _merge_loop,
+    _pair_slot,
+    _cut_weights,
+    _cut_candidates,
+)

@@ -28,6 +28,7 @@ tokens of a path are the long ones: ``aaa`` -> ``[aa, a]``).
 
 Design notes: see docs/internals.md, section "MinGram".
 """
+
 from __future__ import annotations
 
 import json
@@ -63,38 +64,58 @@ _NEG_INF = float("-inf")
 # ---------------------------------------------------------------------------------------------------------------
 # options
 
+
 def check_mingram_options(overshoot, em_iterations, score_delta, prune_criterion) -> dict:
     """MinGram's training options with defaults filled in; one :class:`~fastsw.trainers.base.OptionError` per bad
     value, saying what works."""
     out = dict(DEFAULTS)
     if overshoot is not None:
         if isinstance(overshoot, bool) or not isinstance(overshoot, (int, float)) or not math.isfinite(overshoot):
-            raise OptionError("{overshoot} must be a number >= 1 (the seed BPE learns floor(add * overshoot) merges), "
-                              "not {overshoot:r}", overshoot=overshoot)
+            raise OptionError(
+                "{overshoot} must be a number >= 1 (the seed BPE learns floor(add * overshoot) merges), "
+                "not {overshoot:r}",
+                overshoot=overshoot,
+            )
         if overshoot < 1:
-            raise OptionError("{overshoot:v} is below 1: the BPE seed would be smaller than the target and MinGram "
-                              "only removes tokens; use {overshoot} >= 1 (API default 1.1, the seed paper's grids "
-                              "1.15)", overshoot=overshoot)
+            raise OptionError(
+                "{overshoot:v} is below 1: the BPE seed would be smaller than the target and MinGram "
+                "only removes tokens; use {overshoot} >= 1 (API default 1.1, the seed paper's grids "
+                "1.15)",
+                overshoot=overshoot,
+            )
         if overshoot > MAX_SEED_MERGES:
-            raise OptionError("{overshoot:v} asks for a BPE seed beyond 2**63-1 merges, the largest fastsw trains; "
-                              "use a small factor such as 1.1 or 1.15 (a seed larger than the corpus can reach stops "
-                              "when pairs run out)", overshoot=overshoot)
+            raise OptionError(
+                "{overshoot:v} asks for a BPE seed beyond 2**63-1 merges, the largest fastsw trains; "
+                "use a small factor such as 1.1 or 1.15 (a seed larger than the corpus can reach stops "
+                "when pairs run out)",
+                overshoot=overshoot,
+            )
         out["overshoot"] = float(overshoot)
     if em_iterations is not None:
         if isinstance(em_iterations, bool) or not isinstance(em_iterations, (int, np.integer)) or em_iterations < 1:
-            raise OptionError("{em_iterations} must be an integer >= 1 (E/M steps per round; default 2), not "
-                              "{em_iterations:r}", em_iterations=em_iterations)
+            raise OptionError(
+                "{em_iterations} must be an integer >= 1 (E/M steps per round; default 2), not {em_iterations:r}",
+                em_iterations=em_iterations,
+            )
         out["em_iterations"] = int(em_iterations)
     if score_delta is not None:
-        if (isinstance(score_delta, bool) or not isinstance(score_delta, (int, float))
-                or not math.isfinite(score_delta) or score_delta < 0):
-            raise OptionError("{score_delta} must be a finite number >= 0 (default 1e-5; 0 = pure minimum token "
-                              "count), not {score_delta:r}", score_delta=score_delta)
+        if (
+            isinstance(score_delta, bool)
+            or not isinstance(score_delta, (int, float))
+            or not math.isfinite(score_delta)
+            or score_delta < 0
+        ):
+            raise OptionError(
+                "{score_delta} must be a finite number >= 0 (default 1e-5; 0 = pure minimum token "
+                "count), not {score_delta:r}",
+                score_delta=score_delta,
+            )
         out["score_delta"] = float(score_delta)
     if prune_criterion is not None:
         if prune_criterion not in CRITERIA:
-            raise OptionError("{prune_criterion:v} is not one of " + ", ".join(CRITERIA),
-                              prune_criterion=prune_criterion)
+            raise OptionError(
+                "{prune_criterion:v} is not one of " + ", ".join(CRITERIA), prune_criterion=prune_criterion
+            )
         out["prune_criterion"] = prune_criterion
     return out
 
@@ -109,6 +130,7 @@ def costs(lp: np.ndarray, score_delta: float) -> np.ndarray:
 
 # ---------------------------------------------------------------------------------------------------------------
 # the reference path: a dict trie, the program, the E-step, the prunes
+
 
 def build_trie_reference(token_atoms: Sequence[Sequence[int]], order: Sequence[int]):
     """``(children, node_tok)``: node 0 is the root, ``children[node]`` a dict atom -> node, ``node_tok[node]``
@@ -188,7 +210,7 @@ def prune_usage_reference(order: Sequence[int], lp, n_atoms: int, target: int) -
     ``target`` tokens; new order = atomic tokens, then the kept ones in sorted order."""
     required = [t for t in order if t < n_atoms]
     rest = sorted((t for t in order if t >= n_atoms), key=lambda t: lp[t], reverse=True)  # stable
-    return required + rest[:max(0, target - len(required))]
+    return required + rest[: max(0, target - len(required))]
 
 
 def _min_cover(atoms, trie, reverse=False):
@@ -270,6 +292,7 @@ def prune_mi(order: Sequence[int], lp, mi, n_atoms: int, target: int) -> List[in
 # ---------------------------------------------------------------------------------------------------------------
 # the shared rules: lp0, M-step, objective, the main loop
 
+
 def initial_log_probs(seed_counts) -> np.ndarray:
     """lp0(t) = ln(max(1, c(t)) / sum_u max(1, c(u))) over the whole seed (MINGRAM.md 1.1)."""
     c = [max(1, int(x)) for x in seed_counts]
@@ -309,13 +332,31 @@ class MinGramResult:
 
     def __init__(self, order, lp, usage, metadata, history, notes):
         self.order, self.lp, self.usage, self.metadata, self.history, self.notes = (
-            order, lp, usage, metadata, history, notes)
+            order,
+            lp,
+            usage,
+            metadata,
+            history,
+            notes,
+        )
 
 
-def learn_mingram(words, counts, token_atoms: Sequence[Sequence[int]], seed_counts, n_atoms: int, target: int, *,
-                  em_iterations: int = 2, score_delta: float = 1e-5, prune_criterion: str = "usage_count",
-                  refill: bool = False, backend: str = "python", n_sym: Optional[int] = None,
-                  progress=None) -> MinGramResult:
+def learn_mingram(
+    words,
+    counts,
+    token_atoms: Sequence[Sequence[int]],
+    seed_counts,
+    n_atoms: int,
+    target: int,
+    *,
+    em_iterations: int = 2,
+    score_delta: float = 1e-5,
+    prune_criterion: str = "usage_count",
+    refill: bool = False,
+    backend: str = "python",
+    n_sym: Optional[int] = None,
+    progress=None,
+) -> MinGramResult:
     """Hard-EM MinGram from a seed (MINGRAM.md 1.1-1.8).
 
     ``words``: the corpus' unique pretokens as atomic ids, either a list of lists (``backend="python"``) or
@@ -344,7 +385,7 @@ def learn_mingram(words, counts, token_atoms: Sequence[Sequence[int]], seed_coun
     counts_arr = np.asarray(counts, dtype=np.int64) if len(counts) else np.zeros(0, np.int64)
     lengths = np.diff(offsets)
     n_tokens = len(token_atoms)
-    if float(np.dot(lengths.astype(np.float64), counts_arr.astype(np.float64))) < 2.0 ** 62:
+    if float(np.dot(lengths.astype(np.float64), counts_arr.astype(np.float64))) < 2.0**62:
         n_atoms_corpus = int(np.dot(lengths, counts_arr))
         n_pretokens = int(counts_arr.sum())
     else:  # exact Python ints near 2**63
@@ -356,6 +397,7 @@ def learn_mingram(words, counts, token_atoms: Sequence[Sequence[int]], seed_coun
     lat = None
     if backend == "numba":
         from fastsw.trainers.mingram_fast import FastLattice, mi_scores_fast
+
         lat = FastLattice(sym, offsets, counts, token_atoms, n_sym)
 
     def e_step(order, lp):
@@ -377,7 +419,7 @@ def learn_mingram(words, counts, token_atoms: Sequence[Sequence[int]], seed_coun
             required = [t for t in order if t < n_atoms]
             rest = np.array([t for t in order if t >= n_atoms], dtype=np.int64)
             ranked = rest[np.argsort(-lp[rest], kind="stable")] if rest.size else rest
-            return required + ranked[:max(0, keep - len(required))].tolist()
+            return required + ranked[: max(0, keep - len(required))].tolist()
         return prune_usage_reference(order, lp.tolist(), n_atoms, keep)
 
     lp = initial_log_probs(seed_counts)
@@ -426,17 +468,23 @@ def learn_mingram(words, counts, token_atoms: Sequence[Sequence[int]], seed_coun
             lp[np.array(order, np.int64)] = np.log(np.array([int(usage[t]) / total for t in order], np.float64))
         history.append(("refill", list(order), lp.copy(), list(usage)))
     elif len(order) < target:
-        notes.append(f"MinGram ended at {len(order)} tokens, {target - len(order)} below vocab_size={target} "
-                     "(MINGRAM.md 1.8: the seed authors' code does not refill: a larger overshoot gives a larger "
-                     "seed; refill=True re-adds the best dropped tokens)")
+        notes.append(
+            f"MinGram ended at {len(order)} tokens, {target - len(order)} below vocab_size={target} "
+            "(MINGRAM.md 1.8: the seed authors' code does not refill: a larger overshoot gives a larger "
+            "seed; refill=True re-adds the best dropped tokens)"
+        )
     usage = e_step(order, lp)  # metadata only: lp is not re-estimated (MINGRAM.md 1.5)
     alive = np.zeros(n_tokens, bool)
     alive[np.array(order, np.int64)] = True
     lp[~alive] = np.nan
     total_tokens = sum(int(usage[t]) for t in order)
-    metadata = {"objective": objective(order, usage, lp, n_atoms_corpus), "total_tokens": total_tokens,
-                "tokens/pretoken": total_tokens / n_pretokens if n_pretokens else 0.0,
-                "num_iterations": iterations, "totals_removed": removed}
+    metadata = {
+        "objective": objective(order, usage, lp, n_atoms_corpus),
+        "total_tokens": total_tokens,
+        "tokens/pretoken": total_tokens / n_pretokens if n_pretokens else 0.0,
+        "num_iterations": iterations,
+        "totals_removed": removed,
+    }
     return MinGramResult(order, lp, usage, metadata, history, notes)
 
 
@@ -447,6 +495,7 @@ def _prune_rank(order, lp, n_atoms):
 
 # ---------------------------------------------------------------------------------------------------------------
 # training from fastsw's BPE seed
+
 
 def seed_token_atoms(n_alpha: int, merges) -> List[Tuple[int, ...]]:
     """Each seed token's atomic sequence by id: the alphabet's ids, then merge k = left + right."""
@@ -464,8 +513,9 @@ def seed_counts_from_words(words, counts, n_tokens: int) -> List[int]:
         tokens, offsets, lengths = words
         lengths = np.asarray(lengths, np.int64)
         starts = np.asarray(offsets[:-1], np.int64)
-        idx = np.repeat(starts, lengths) + (np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths,
-                                                                                       lengths))
+        idx = np.repeat(starts, lengths) + (
+            np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        )
         acc = np.zeros(n_tokens, np.int64)
         np.add.at(acc, np.asarray(tokens, np.int64)[idx], np.repeat(np.asarray(counts, np.int64), lengths))
         return acc.tolist()
@@ -475,9 +525,22 @@ def seed_counts_from_words(words, counts, n_tokens: int) -> List[int]:
     return out
 
 
-def train_from_seed(counts, alphabet: Alphabet, pretokenizer: Pretokenizer, profile: str, merges, words,
-                    vocab_size: int, options: dict, backend: str, info: dict, normalize=None,
-                    special_tokens=None, progress=None, token_bytes=None) -> "MinGramTokenizer":
+def train_from_seed(
+    counts,
+    alphabet: Alphabet,
+    pretokenizer: Pretokenizer,
+    profile: str,
+    merges,
+    words,
+    vocab_size: int,
+    options: dict,
+    backend: str,
+    info: dict,
+    normalize=None,
+    special_tokens=None,
+    progress=None,
+    token_bytes=None,
+) -> "MinGramTokenizer":
     """The MinGram stage of :func:`fastsw.train`: the BPE seed's ``merges`` and final ``words`` (as the
     backend's phase 1 returns them) -> a :class:`MinGramTokenizer` of at most ``vocab_size`` tokens."""
     n_alpha = len(alphabet)
@@ -485,15 +548,27 @@ def train_from_seed(counts, alphabet: Alphabet, pretokenizer: Pretokenizer, prof
     seed_c = seed_counts_from_words(words, counts.counts, len(token_atoms))
     if backend == "numba":
         from fastsw.trainers.bpe_fast import pack_pretokens
+
         sym, offsets, _ = pack_pretokens(counts.pretokens, counts.counts, alphabet)
         corpus: Union[Tuple[np.ndarray, np.ndarray], List[List[int]]] = (sym, offsets)
     else:
         corpus = [alphabet.initial_ids(p) for p in counts.pretokens]
     t0 = time.perf_counter()
-    result = learn_mingram(corpus, counts.counts, token_atoms, seed_c, n_alpha, vocab_size,
-                           em_iterations=options["em_iterations"], score_delta=options["score_delta"],
-                           prune_criterion=options["prune_criterion"], refill=options.get("refill", False),
-                           backend=backend, n_sym=n_alpha, progress=progress)
+    result = learn_mingram(
+        corpus,
+        counts.counts,
+        token_atoms,
+        seed_c,
+        n_alpha,
+        vocab_size,
+        em_iterations=options["em_iterations"],
+        score_delta=options["score_delta"],
+        prune_criterion=options["prune_criterion"],
+        refill=options.get("refill", False),
+        backend=backend,
+        n_sym=n_alpha,
+        progress=progress,
+    )
     info["seconds"]["mingram_em"] = time.perf_counter() - t0
     info["notes"].extend(result.notes)
     ids = sorted(result.order)  # dense ids in ascending seed id
@@ -501,23 +576,39 @@ def train_from_seed(counts, alphabet: Alphabet, pretokenizer: Pretokenizer, prof
     if token_bytes is None or len(token_bytes) != len(token_atoms):
         token_bytes = [b"".join(alphabet.tokens[a] for a in atoms) for atoms in token_atoms]
     token_bytes = [token_bytes[t] for t in ids]
-    record = {"overshoot": options["overshoot"], "em_iterations": options["em_iterations"],
-              "score_delta": options["score_delta"], "prune_criterion": options["prune_criterion"],
-              "refill": bool(options.get("refill", False)), "seed_merges": len(merges),
-              "seed_size": len(token_atoms), "target": vocab_size,
-              "neg_inf_tokens": [i for i, x in enumerate(lp_raw) if x == _NEG_INF],
-              "log_prob_floor": LOG_PROB_FLOOR}
+    record = {
+        "overshoot": options["overshoot"],
+        "em_iterations": options["em_iterations"],
+        "score_delta": options["score_delta"],
+        "prune_criterion": options["prune_criterion"],
+        "refill": bool(options.get("refill", False)),
+        "seed_merges": len(merges),
+        "seed_size": len(token_atoms),
+        "target": vocab_size,
+        "neg_inf_tokens": [i for i, x in enumerate(lp_raw) if x == _NEG_INF],
+        "log_prob_floor": LOG_PROB_FLOOR,
+    }
     record.update(result.metadata)
     info["mingram"] = record
     specials = {s: len(ids) + i for i, s in enumerate(special_tokens or ())}
-    return MinGramTokenizer(alphabet=alphabet, tokens=[token_atoms[t] for t in ids], log_probs=lp_raw,
-                            seed_ids=ids, pretokenizer=pretokenizer, profile=profile,
-                            score_delta=options["score_delta"], special_tokens=specials, training_info=info,
-                            normalize=normalize, _token_bytes=token_bytes)
+    return MinGramTokenizer(
+        alphabet=alphabet,
+        tokens=[token_atoms[t] for t in ids],
+        log_probs=lp_raw,
+        seed_ids=ids,
+        pretokenizer=pretokenizer,
+        profile=profile,
+        score_delta=options["score_delta"],
+        special_tokens=specials,
+        training_info=info,
+        normalize=normalize,
+        _token_bytes=token_bytes,
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # the model
+
 
 class MinGramTokenizer(Tokenizer):
     """A MinGram model: tokens (atomic sequences) with log-probabilities, encoded per pretoken by the
@@ -534,11 +625,22 @@ class MinGramTokenizer(Tokenizer):
 
     algo = "mingram"
 
-    def __init__(self, *, alphabet: Alphabet, tokens: Sequence[Sequence[int]], log_probs: Sequence[float],
-                 pretokenizer: Pretokenizer, profile: str = "paper", score_delta: float = 1e-5,
-                 seed_ids: Optional[Sequence[int]] = None, special_tokens: Optional[Dict[str, int]] = None,
-                 training_info: Optional[dict] = None, backend: str = "auto", normalize: Optional[str] = None,
-                 _token_bytes=None):
+    def __init__(
+        self,
+        *,
+        alphabet: Alphabet,
+        tokens: Sequence[Sequence[int]],
+        log_probs: Sequence[float],
+        pretokenizer: Pretokenizer,
+        profile: str = "paper",
+        score_delta: float = 1e-5,
+        seed_ids: Optional[Sequence[int]] = None,
+        special_tokens: Optional[Dict[str, int]] = None,
+        training_info: Optional[dict] = None,
+        backend: str = "auto",
+        normalize: Optional[str] = None,
+        _token_bytes=None,
+    ):
         self._init_settings(alphabet, pretokenizer, profile, backend, normalize, training_info)
         self.score_delta = float(score_delta)
         n_alpha = len(alphabet)
@@ -548,11 +650,13 @@ class MinGramTokenizer(Tokenizer):
         present = {t[0] for t in tokens if len(t) == 1}
         missing = [a for a in range(n_alpha) if a not in present]
         if missing:
-            raise ValueError(f"the tokens do not cover the atomic alphabet: {len(missing)} of its {n_alpha} atomic "
-                             f"tokens are missing (first: id {missing[0]}, {alphabet.tokens[missing[0]]!r}); every "
-                             "atomic token must be in a MinGram model, or some text could not be encoded")
+            raise ValueError(
+                f"the tokens do not cover the atomic alphabet: {len(missing)} of its {n_alpha} atomic "
+                f"tokens are missing (first: id {missing[0]}, {alphabet.tokens[missing[0]]!r}); every "
+                "atomic token must be in a MinGram model, or some text could not be encoded"
+            )
         flat = np.fromiter(chain.from_iterable(tokens), np.int64)
-        if (not all(tokens) or (flat.size and (flat.min() < 0 or flat.max() >= n_alpha))):
+        if not all(tokens) or (flat.size and (flat.min() < 0 or flat.max() >= n_alpha)):
             raise ValueError(f"a token has an empty atomic sequence or an atomic id outside 0..{n_alpha - 1}")
         self.tokens = tokens
         lp = np.array([float(x) for x in log_probs], dtype=np.float64)
@@ -581,8 +685,10 @@ class MinGramTokenizer(Tokenizer):
         self._eligible = frozenset()
 
     def __repr__(self) -> str:
-        return (f"<fastsw.MinGramTokenizer profile={self.profile} vocab_size={self.vocab_size} "
-                f"score_delta={self.score_delta}>")
+        return (
+            f"<fastsw.MinGramTokenizer profile={self.profile} vocab_size={self.vocab_size} "
+            f"score_delta={self.score_delta}>"
+        )
 
     def reachability(self):
         raise TypeError("a MinGram model has no merges, so no reachability tables")
@@ -613,17 +719,26 @@ class MinGramTokenizer(Tokenizer):
 
     def _new_fast_encoder(self):
         from fastsw.trainers.mingram_fast import MinGramFastEncoder
+
         return MinGramFastEncoder(self)
 
     # -- files ----------------------------------------------------------------------
     def to_dict(self) -> dict:
         """The model file's JSON object (format ``fastsw`` version 1, ``algo: "mingram"``)."""
-        data = {"format": "fastsw", "format_version": 1, "algo": "mingram", "profile": self.profile,
-                "alphabet": self.alphabet.to_config(), "pretokenizer": self.pretokenizer.to_config(),
-                "score_delta": self.score_delta, "log_prob_floor": LOG_PROB_FLOOR,
-                "tokens": [self._token_record(i) for i in range(len(self.tokens))],
-                "special_tokens": dict(self._special_tokens), "training": self.training_info,
-                "unicode_version": UNICODE_VERSION}
+        data = {
+            "format": "fastsw",
+            "format_version": 1,
+            "algo": "mingram",
+            "profile": self.profile,
+            "alphabet": self.alphabet.to_config(),
+            "pretokenizer": self.pretokenizer.to_config(),
+            "score_delta": self.score_delta,
+            "log_prob_floor": LOG_PROB_FLOOR,
+            "tokens": [self._token_record(i) for i in range(len(self.tokens))],
+            "special_tokens": dict(self._special_tokens),
+            "training": self.training_info,
+            "unicode_version": UNICODE_VERSION,
+        }
         if self.normalize is not None:
             data["normalize"] = self.normalize
         return data
@@ -650,8 +765,14 @@ class MinGramTokenizer(Tokenizer):
             if len(t) == 1 and t[0] in names:
                 return {"id": i, "atomic": names[t[0]], "log_prob": self.log_probs[i]}
             return {"id": i, "hex": self._token_bytes[i].hex(), "log_prob": self.log_probs[i]}
-        return {"algo": "mingram", "profile": self.profile, "vocab_size": self.vocab_size,
-                "score_delta": self.score_delta, "tokens": [record(i) for i in range(len(self.tokens))]}
+
+        return {
+            "algo": "mingram",
+            "profile": self.profile,
+            "vocab_size": self.vocab_size,
+            "score_delta": self.score_delta,
+            "tokens": [record(i) for i in range(len(self.tokens))],
+        }
 
     @classmethod
     def load(cls, path) -> Tokenizer:
@@ -662,11 +783,25 @@ class MinGramTokenizer(Tokenizer):
 def mingram_from_data(path, data: dict) -> dict:
     """The :class:`MinGramTokenizer` keyword arguments of a parsed ``algo: "mingram"`` model file; every
     failure is a ``ValueError`` naming the file and field."""
+
     def bad(field, problem):
         return ValueError(f"{path}: field {field}: {problem}")
 
-    known = ("format", "format_version", "algo", "profile", "alphabet", "pretokenizer", "score_delta",
-             "log_prob_floor", "tokens", "special_tokens", "normalize", "training", "unicode_version")
+    known = (
+        "format",
+        "format_version",
+        "algo",
+        "profile",
+        "alphabet",
+        "pretokenizer",
+        "score_delta",
+        "log_prob_floor",
+        "tokens",
+        "special_tokens",
+        "normalize",
+        "training",
+        "unicode_version",
+    )
     for field in data:
         if field not in known:
             raise bad(field, f"unknown field; a MinGram model has {', '.join(known)}")
@@ -707,15 +842,25 @@ def mingram_from_data(path, data: dict) -> dict:
         except TypeError:
             raise bad(f"tokens[{i}]", f"atoms must be an array of atomic ids, not {atoms!r:.60}") from None
         if first != i:
-            raise bad(f"tokens[{i}]", f"has the same bytes as tokens[{first}] ({tb!r:.60}); a MinGram vocabulary "
-                                      "holds each token once, so the file was damaged or edited")
+            raise bad(
+                f"tokens[{i}]",
+                f"has the same bytes as tokens[{first}] ({tb!r:.60}); a MinGram vocabulary "
+                "holds each token once, so the file was damaged or edited",
+            )
         tokens.append(atoms)
         lps.append(lp)
         seeds.append(rec.get("seed_id", i))
-    kwargs = {"alphabet": alphabet, "tokens": tokens, "log_probs": lps, "seed_ids": seeds,
-              "pretokenizer": pretokenizer, "profile": data["profile"],
-              "score_delta": score_delta,
-              "special_tokens": data.get("special_tokens", {}), "training_info": data.get("training", {})}
+    kwargs = {
+        "alphabet": alphabet,
+        "tokens": tokens,
+        "log_probs": lps,
+        "seed_ids": seeds,
+        "pretokenizer": pretokenizer,
+        "profile": data["profile"],
+        "score_delta": score_delta,
+        "special_tokens": data.get("special_tokens", {}),
+        "training_info": data.get("training", {}),
+    }
     if data.get("normalize") is not None:
         kwargs["normalize"] = data["normalize"]
     return kwargs
@@ -723,6 +868,7 @@ def mingram_from_data(path, data: dict) -> dict:
 
 # ---------------------------------------------------------------------------------------------------------------
 # the fast path (fastsw.trainers.mingram_fast)
+
 
 def warmup() -> None:
     """Compile (or load from Numba's cache) the MinGram kernels, one signature each."""
@@ -756,10 +902,14 @@ def load_semingram(path, *, allow_approximate: bool = False) -> MinGramTokenizer
     ``remove_unassigned`` set is therefore refused (``ValueError``) unless ``allow_approximate=True``, as every
     import and export that would not be exact."""
     import gzip
+
     path = Path(path)
     try:
-        raw = gzip.open(path, "rt", encoding="utf-8").read() if path.name.endswith(".gz") else \
-            path.read_text(encoding="utf-8")
+        raw = (
+            gzip.open(path, "rt", encoding="utf-8").read()
+            if path.name.endswith(".gz")
+            else path.read_text(encoding="utf-8")
+        )
         data = json.loads(raw)
     except FileNotFoundError:
         raise ValueError(f"{path}: model file not found") from None
@@ -767,16 +917,21 @@ def load_semingram(path, *, allow_approximate: bool = False) -> MinGramTokenizer
         raise ValueError(f"{path}: not a readable semingram-v1 JSON file ({e})") from e
     version = (data.get("info") or {}).get("version") if isinstance(data, dict) else None
     if version != "semingram-v1":
-        raise ValueError(f"{path}: info.version is {version!r}, not 'semingram-v1' (a fastsw model loads with "
-                         "fastsw.load)")
+        raise ValueError(
+            f"{path}: info.version is {version!r}, not 'semingram-v1' (a fastsw model loads with fastsw.load)"
+        )
     pt = data.get("pretokenizer") or {}
     cls, cfg = pt.get("config_class"), pt.get("config") or {}
     if cls != "UTF8Pretokenizer":
-        raise ValueError(f"{path}: pretokenizer {cls!r} is not one fastsw implements (only the byte-level "
-                         "UTF8Pretokenizer imports; SCRIPT encodings have no fastsw pre-tokenizer)")
+        raise ValueError(
+            f"{path}: pretokenizer {cls!r} is not one fastsw implements (only the byte-level "
+            "UTF8Pretokenizer imports; SCRIPT encodings have no fastsw pre-tokenizer)"
+        )
     if cfg.get("digit_handling") is not None:
-        raise ValueError(f"{path}: digit_handling={cfg['digit_handling']!r} adds digit-group atoms that fastsw's "
-                         "pre-tokenizers do not produce")
+        raise ValueError(
+            f"{path}: digit_handling={cfg['digit_handling']!r} adds digit-group atoms that fastsw's "
+            "pre-tokenizers do not produce"
+        )
     if cfg.get("normalization") not in _NORMALIZATIONS:
         raise ValueError(f"{path}: normalization {cfg.get('normalization')!r} is not one of NFC, NFKC or none")
     start = cfg.get("starting_token_id", 1)
@@ -788,8 +943,10 @@ def load_semingram(path, *, allow_approximate: bool = False) -> MinGramTokenizer
         raise ValueError(f"{path}: field tokens must be a list of {{id, atomic_tokens, log_prob}}")
     try:
         records = sorted(records, key=lambda r: int(r["id"]))
-        tokens = [[alphabet.id_of_byte(int(a) - start) if 0 <= int(a) - start < 256 else -1
-                   for a in r["atomic_tokens"]] for r in records]
+        tokens = [
+            [alphabet.id_of_byte(int(a) - start) if 0 <= int(a) - start < 256 else -1 for a in r["atomic_tokens"]]
+            for r in records
+        ]
         lps = [float(r["log_prob"]) for r in records]
         seeds = [int(r["id"]) for r in records]
     except (KeyError, TypeError, ValueError) as e:
@@ -797,17 +954,35 @@ def load_semingram(path, *, allow_approximate: bool = False) -> MinGramTokenizer
     if any(-1 in t for t in tokens):
         raise ValueError(f"{path}: an atomic id is outside {start}..{start + 255} (the byte atoms)")
     config = (data.get("metadata") or {}).get("config") or {}
-    info = {"imported": {"format": "semingram-v1", "path": str(path), "ids": "dense, ascending original id",
-                         "metadata": data.get("metadata"), "pretokenizer": pt}}
+    info = {
+        "imported": {
+            "format": "semingram-v1",
+            "path": str(path),
+            "ids": "dense, ascending original id",
+            "metadata": data.get("metadata"),
+            "pretokenizer": pt,
+        }
+    }
     try:
-        tok = MinGramTokenizer(alphabet=alphabet, tokens=tokens, log_probs=lps, seed_ids=seeds, pretokenizer=pretok,
-                               profile="hf", score_delta=float(config.get("score_delta", DEFAULTS["score_delta"])),
-                               training_info=info, normalize=_NORMALIZATIONS[cfg.get("normalization")])
+        tok = MinGramTokenizer(
+            alphabet=alphabet,
+            tokens=tokens,
+            log_probs=lps,
+            seed_ids=seeds,
+            pretokenizer=pretok,
+            profile="hf",
+            score_delta=float(config.get("score_delta", DEFAULTS["score_delta"])),
+            training_info=info,
+            normalize=_NORMALIZATIONS[cfg.get("normalization")],
+        )
     except ValueError as e:
         raise ValueError(f"{path}: {e}") from e
     if cfg.get("remove_unassigned") and not allow_approximate:
-        raise approximate_error(f"{path}: fastsw's import of this model", [
-            "its pre-tokenizer drops unassigned and private-use code points (remove_unassigned), fastsw encodes "
-            "them as bytes, so texts with such characters get other tokens"])
+        raise approximate_error(
+            f"{path}: fastsw's import of this model",
+            [
+                "its pre-tokenizer drops unassigned and private-use code points (remove_unassigned), fastsw encodes "
+                "them as bytes, so texts with such characters get other tokens"
+            ],
+        )
     return tok
-

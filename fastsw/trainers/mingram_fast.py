@@ -3,6 +3,7 @@ and MinGram-PP's scores, and the batch encoder of a :class:`~fastsw.trainers.min
 (:class:`MinGramFastEncoder`), around the Numba kernels of :mod:`fastsw.trainers.mingram_kernels`. The reference
 path is :mod:`fastsw.trainers.mingram`, which imports this module only when the numba backend runs (it imports
 Numba)."""
+
 from __future__ import annotations
 
 from itertools import chain
@@ -32,6 +33,7 @@ class FastLattice:
 
     def trie(self, order):
         from fastsw.trainers.mingram_kernels import _build_trie
+
         return _build_trie(self.tok_sym, self.tok_off, np.ascontiguousarray(order, dtype=np.int64), self.n_sym)
 
     def e_step(self, order, cost, threads: Optional[int] = None):
@@ -41,6 +43,7 @@ class FastLattice:
         import os
         from fastsw._interrupt import call_kernel
         from fastsw.trainers.mingram_kernels import _DENSE_ENTRIES, _dense_rows
+
         keys, vals, node_tok = self.trie(order)
         dense, row = _dense_rows(keys, vals, node_tok.shape[0], self.n_sym, _DENSE_ENTRIES)
         finite = cost[np.isfinite(cost)]
@@ -51,22 +54,37 @@ class FastLattice:
             threads = 1
         cuts = np.searchsorted(self.offsets, np.linspace(0, self.offsets[-1], threads + 1)).clip(0, n_words)
         cuts[0], cuts[-1] = 0, n_words
-        args = (self.sym, self.offsets, self.counts, keys, vals, dense, row, self.n_sym, node_tok, self.tok_len,
-                cost, self.n_tokens)
+        args = (
+            self.sym,
+            self.offsets,
+            self.counts,
+            keys,
+            vals,
+            dense,
+            row,
+            self.n_sym,
+            node_tok,
+            self.tok_len,
+            cost,
+            self.n_tokens,
+        )
         return call_kernel(_e_step_slices, args, cuts, shortcut)
 
     def segment(self, order, cost):
         from fastsw._interrupt import call_kernel
         from fastsw.trainers.mingram_kernels import _segment_all
+
         keys, vals, node_tok = self.trie(order)
-        return call_kernel(_segment_all, self.sym, self.offsets, keys, vals, self.n_sym, node_tok, self.tok_len,
-                           cost, stop=False)
+        return call_kernel(
+            _segment_all, self.sym, self.offsets, keys, vals, self.n_sym, node_tok, self.tok_len, cost, stop=False
+        )
 
 
 def _e_step_slices(args, cuts, shortcut, stop):
     """``_e_step`` on each slice ``cuts[i]..cuts[i+1]`` of the pretokens, on threads; their usage summed."""
     from concurrent.futures import ThreadPoolExecutor
     from fastsw.trainers.mingram_kernels import _e_step
+
     ranges = [(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:])]
     if len(ranges) == 1:
         return _e_step(*args, ranges[0][0], ranges[0][1], shortcut, stop)
@@ -80,10 +98,25 @@ def mi_scores_fast(lat: FastLattice, order, cost, n_atoms):
     Python over the packed paths would be slow, so the min-cover passes run in the kernel module)."""
     from fastsw._interrupt import call_kernel
     from fastsw.trainers.mingram_kernels import _mi_scores
+
     keys, vals, node_tok = lat.trie(order)
     lmax = int(lat.tok_len[np.asarray(order, np.int64)].max()) if len(order) else 1
-    return call_kernel(_mi_scores, lat.sym, lat.offsets, lat.counts, keys, vals, lat.n_sym, node_tok, lat.tok_len,
-                       cost, int(n_atoms), int(lmax), lat.n_tokens, stop=False)
+    return call_kernel(
+        _mi_scores,
+        lat.sym,
+        lat.offsets,
+        lat.counts,
+        keys,
+        vals,
+        lat.n_sym,
+        node_tok,
+        lat.tok_len,
+        cost,
+        int(n_atoms),
+        int(lmax),
+        lat.n_tokens,
+        stop=False,
+    )
 
 
 class MinGramFastEncoder(FastEncoder):
@@ -92,32 +125,49 @@ class MinGramFastEncoder(FastEncoder):
 
     def __init__(self, tok):
         import threading
+
         if not supported(tok.alphabet):
-            raise ValueError(f"the fast encoder supports byte alphabets only, not {tok.alphabet.kind!r}; "
-                             "use backend='python'")
+            raise ValueError(
+                f"the fast encoder supports byte alphabets only, not {tok.alphabet.kind!r}; use backend='python'"
+            )
         from fastsw.trainers.mingram_kernels import _DENSE_ENTRIES, _build_trie, _dense_rows
+
         self._init_shared(tok.alphabet, tok.pretokenizer, tok.n_vocab, tok.vocab, tok._shortcut)
         self._scratch = threading.local()
         lat = FastLattice(np.zeros(0, np.int32), np.zeros(1, np.int64), [], tok.tokens, len(tok.alphabet))
         every = np.arange(len(tok.tokens), dtype=np.int64)
         self.keys, self.vals, self.node_tok = _build_trie(lat.tok_sym, lat.tok_off, every, lat.n_sym)
-        self.dense, self.row = _dense_rows(self.keys, self.vals, self.node_tok.shape[0], lat.n_sym,
-                                           _DENSE_ENTRIES)
+        self.dense, self.row = _dense_rows(self.keys, self.vals, self.node_tok.shape[0], lat.n_sym, _DENSE_ENTRIES)
         self.tok_len = lat.tok_len
         self.n_sym = lat.n_sym
         self.cost = np.ascontiguousarray(tok._cost, dtype=np.float64)
         self.shortcut_ok = tok._shortcut_ok
 
-    def _kernel(self, data: bytes, piece_ends, doc_pieces, shortcut, short_limit=None,
-                interruptible: bool = False):
+    def _kernel(self, data: bytes, piece_ends, doc_pieces, shortcut, short_limit=None, interruptible: bool = False):
         import threading
         from fastsw._interrupt import call_kernel
         from fastsw.trainers.mingram_kernels import _encode_docs
         from fastsw.encoding.encode_fast import _WORKER_BYTES
-        args = (np.frombuffer(data or b"\0", np.uint8), piece_ends, doc_pieces, self.byte_ids, self.keys,
-                self.vals, self.dense, self.row, self.n_sym, self.node_tok, self.tok_len, self.cost,
-                self.sc_short, self.sc_long, self.tb, int(bool(shortcut) and self.shortcut_ok),
-                int(self.atoms))
+
+        args = (
+            np.frombuffer(data or b"\0", np.uint8),
+            piece_ends,
+            doc_pieces,
+            self.byte_ids,
+            self.keys,
+            self.vals,
+            self.dense,
+            self.row,
+            self.n_sym,
+            self.node_tok,
+            self.tok_len,
+            self.cost,
+            self.sc_short,
+            self.sc_long,
+            self.tb,
+            int(bool(shortcut) and self.shortcut_ok),
+            int(self.atoms),
+        )
         main = threading.current_thread() is threading.main_thread()
         if interruptible or (len(data) >= _WORKER_BYTES and main):
             return call_kernel(_encode_docs, *args, stop=False)

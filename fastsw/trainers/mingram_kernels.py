@@ -11,6 +11,7 @@ training, model ids when encoding); ``tok_len`` (int32) gives each token's lengt
 
 Each kernel compiles one signature (the drivers coerce every argument) and is plain arrays in, arrays out.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -161,8 +162,9 @@ def _emit_path(back, tok_len, n, out, n_out):
 
 
 @njit(cache=True, nogil=True)
-def _e_step(sym, offsets, counts, keys, vals, dense, row, n_sym, node_tok, tok_len, cost, n_tokens, w0, w1,
-            shortcut, stop):
+def _e_step(
+    sym, offsets, counts, keys, vals, dense, row, n_sym, node_tok, tok_len, cost, n_tokens, w0, w1, shortcut, stop
+):
     """Hard E-step over the packed pretokens ``w0..w1-1`` (atoms ``sym`` int32, ``offsets`` int64, ``counts``
     int64): each pretoken's best path adds its count to ``usage[t]`` (int64, ``n_tokens``, returned) for every
     token on it. With ``shortcut`` (the driver checked that every finite cost is in (-0.5, 0]) a pretoken that
@@ -225,8 +227,25 @@ def _segment_all(sym, offsets, keys, vals, n_sym, node_tok, tok_len, cost):
 
 
 @njit(cache=True, nogil=True)
-def _encode_docs(data, piece_ends, doc_pieces, byte_ids, keys, vals, dense, row, n_sym, node_tok, tok_len, cost,
-                 sc_short, sc_long, tb, shortcut, byte_ends):
+def _encode_docs(
+    data,
+    piece_ends,
+    doc_pieces,
+    byte_ids,
+    keys,
+    vals,
+    dense,
+    row,
+    n_sym,
+    node_tok,
+    tok_len,
+    cost,
+    sc_short,
+    sc_long,
+    tb,
+    shortcut,
+    byte_ends,
+):
     """Encode UTF-8 ``data`` (uint8) cut into pretokens: document ``d`` has pretokens
     ``doc_pieces[d]..doc_pieces[d + 1]`` whose character end offsets within the document are ``piece_ends``
     (int64; in bytes when ``byte_ends``, as for atom pieces, :mod:`fastsw.encoding.encode_fast`). Each byte becomes its

@@ -24,6 +24,7 @@ same language choices, dev lengths and merges on inputs without count ties. Diff
   ``script`` pre-tokenizer Thai runs out first: every Thai letter is its own pretoken, so its words are
   single characters whose few byte pairs are soon merged.
 """
+
 from __future__ import annotations
 
 from collections import deque
@@ -58,6 +59,7 @@ class ParityMerges(NamedTuple):
     ``words``: per language, its training words after all merges (parallel to the input words); None from the
     fast path, which returns the words as packed arrays beside this record.
     """
+
     merges: List[Tuple[int, int, int]]
     languages: List[Optional[Lang]]
     lengths: List[Dict[Lang, int]]
@@ -68,17 +70,17 @@ def _check_words(what: str, lang, value) -> Tuple[List[Sequence[int]], List[int]
     try:
         words, counts = value
     except (TypeError, ValueError):
-        raise TypeError(f"{what}[{lang!r}] must be a pair (words, counts) of token-id lists and their counts, "
-                        f"got {type(value).__name__}") from None
+        raise TypeError(
+            f"{what}[{lang!r}] must be a pair (words, counts) of token-id lists and their counts, "
+            f"got {type(value).__name__}"
+        ) from None
     words, counts = list(words), list(counts)
     if len(words) != len(counts):
-        raise ValueError(f"{what}[{lang!r}] has {len(words)} words but {len(counts)} counts; give one count "
-                         "per word")
+        raise ValueError(f"{what}[{lang!r}] has {len(words)} words but {len(counts)} counts; give one count per word")
     if any(c < 0 for c in counts):
         raise ValueError(f"{what}[{lang!r}] has a negative count; counts must be >= 0")
     if sum(c * len(w) for w, c in zip(words, counts)) == 0:
-        raise ValueError(f"language {lang!r} has no text in {what}: give it a non-empty text or leave the "
-                         "language out")
+        raise ValueError(f"language {lang!r} has no text in {what}: give it a non-empty text or leave the language out")
     return words, counts
 
 
@@ -86,6 +88,7 @@ class ParityArgs(NamedTuple):
     """:func:`check_parity_args`' result: the arguments checked and normalised (``ratios`` and ``alpha`` as
     ``Fraction``, ``alpha`` only for the window variant; ``train``/``dev`` as ``{lang: (words list, counts
     list)}``; ``columns`` the count columns)."""
+
     profile: Profile
     languages: List[Lang]
     train: Dict[Lang, Tuple[List[Sequence[int]], List[int]]]
@@ -95,8 +98,20 @@ class ParityArgs(NamedTuple):
     alpha: Optional[Fraction]  # the window variant's, else None
 
 
-def check_parity_args(train_words, profile, n_merges, *, dev_words=None, dev_sizes=None, ratios=None,
-                      global_merges=0, variant="base", window=100, alpha=2, exhausted="skip") -> ParityArgs:
+def check_parity_args(
+    train_words,
+    profile,
+    n_merges,
+    *,
+    dev_words=None,
+    dev_sizes=None,
+    ratios=None,
+    global_merges=0,
+    variant="base",
+    window=100,
+    alpha=2,
+    exhausted="skip",
+) -> ParityArgs:
     """Check :func:`learn_parity_merges`' arguments (one clear ``ValueError``/``TypeError`` each); shared by the
     reference and the fast path (:mod:`fastsw.trainers.parity_fast`), so both refuse the same input the same way."""
     if isinstance(profile, str):
@@ -107,8 +122,7 @@ def check_parity_args(train_words, profile, n_merges, *, dev_words=None, dev_siz
         raise ValueError("train_words must be a non-empty dict {language: (words, counts)}")
     langs = list(train_words)
     train = {lang: _check_words("train_words", lang, train_words[lang]) for lang in langs}
-    for name, value, low in (("n_merges", n_merges, 0), ("global_merges", global_merges, 0),
-                             ("window", window, 1)):
+    for name, value, low in (("n_merges", n_merges, 0), ("global_merges", global_merges, 0), ("window", window, 1)):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise ValueError(f"{name}={value!r} must be an integer >= {low}")
     if variant not in VARIANTS:
@@ -116,8 +130,9 @@ def check_parity_args(train_words, profile, n_merges, *, dev_words=None, dev_siz
     if exhausted not in EXHAUSTED:
         raise ValueError(f"exhausted={exhausted!r} is not one of {', '.join(EXHAUSTED)}")
     if (dev_words is None) == (ratios is None):
-        raise ValueError("give exactly one of dev_words (multi-parallel dev texts) or ratios (target "
-                         "compression ratio per language)")
+        raise ValueError(
+            "give exactly one of dev_words (multi-parallel dev texts) or ratios (target compression ratio per language)"
+        )
     columns = len(langs) + (1 if global_merges else 0)
     if variant == "window":
         if isinstance(alpha, bool) or not isinstance(alpha, Real) or alpha * len(langs) < columns:
@@ -129,11 +144,14 @@ def check_parity_args(train_words, profile, n_merges, *, dev_words=None, dev_siz
         missing = [lang for lang in langs if lang not in keys]
         extra = [lang for lang in keys if lang not in train_words]
         if extra:
-            raise ValueError(f"{what} names language(s) {', '.join(map(repr, extra))} with no training text; "
-                             "give their training text too or leave them out")
+            raise ValueError(
+                f"{what} names language(s) {', '.join(map(repr, extra))} with no training text; "
+                "give their training text too or leave them out"
+            )
         if missing:
-            raise ValueError(f"{what} is missing language(s) {', '.join(map(repr, missing))}; give one per "
-                             "training language")
+            raise ValueError(
+                f"{what} is missing language(s) {', '.join(map(repr, missing))}; give one per training language"
+            )
 
     dev = None
     if dev_words is not None:
@@ -142,8 +160,10 @@ def check_parity_args(train_words, profile, n_merges, *, dev_words=None, dev_siz
             same_languages("dev_sizes", dev_sizes)
             if len({dev_sizes[lang] for lang in langs}) > 1:
                 sizes = ", ".join(f"{lang}: {dev_sizes[lang]}" for lang in langs)
-                raise ValueError(f"the dev texts are not parallel: their numbers of documents differ ({sizes}); "
-                                 "give multi-parallel dev texts (line i of each is the same content)")
+                raise ValueError(
+                    f"the dev texts are not parallel: their numbers of documents differ ({sizes}); "
+                    "give multi-parallel dev texts (line i of each is the same content)"
+                )
         dev = {lang: _check_words("dev_words", lang, dev_words[lang]) for lang in langs}
         target = None
     else:
@@ -156,12 +176,23 @@ def check_parity_args(train_words, profile, n_merges, *, dev_words=None, dev_siz
     return ParityArgs(profile, langs, train, dev, target, columns, alpha if variant == "window" else None)
 
 
-def learn_parity_merges(train_words: Dict[Lang, Words], token_bytes: List[bytes], profile, n_merges: int, *,
-                        dev_words: Optional[Dict[Lang, Words]] = None,
-                        dev_sizes: Optional[Dict[Lang, int]] = None,
-                        ratios: Optional[Dict[Lang, Number]] = None,
-                        global_merges: int = 0, variant: str = "base", window: int = 100, alpha: Number = 2,
-                        min_frequency: int = 2, exhausted: str = "skip", progress=None) -> ParityMerges:
+def learn_parity_merges(
+    train_words: Dict[Lang, Words],
+    token_bytes: List[bytes],
+    profile,
+    n_merges: int,
+    *,
+    dev_words: Optional[Dict[Lang, Words]] = None,
+    dev_sizes: Optional[Dict[Lang, int]] = None,
+    ratios: Optional[Dict[Lang, Number]] = None,
+    global_merges: int = 0,
+    variant: str = "base",
+    window: int = 100,
+    alpha: Number = 2,
+    min_frequency: int = 2,
+    exhausted: str = "skip",
+    progress=None,
+) -> ParityMerges:
     """Learn up to ``n_merges`` parity-aware BPE merges.
 
     ``train_words`` maps each language (in the order that breaks ties: the first wins) to ``(words,
@@ -206,9 +237,19 @@ def learn_parity_merges(train_words: Dict[Lang, Words], token_bytes: List[bytes]
         >>> learn_parity_merges(train, tb, "hf", 3, dev_words=dev, exhausted="stop").languages  # the script's rule
         ['y', 'x']
     """
-    args = check_parity_args(train_words, profile, n_merges, dev_words=dev_words, dev_sizes=dev_sizes,
-                             ratios=ratios, global_merges=global_merges, variant=variant, window=window,
-                             alpha=alpha, exhausted=exhausted)
+    args = check_parity_args(
+        train_words,
+        profile,
+        n_merges,
+        dev_words=dev_words,
+        dev_sizes=dev_sizes,
+        ratios=ratios,
+        global_merges=global_merges,
+        variant=variant,
+        window=window,
+        alpha=alpha,
+        exhausted=exhausted,
+    )
     profile, langs, train, columns, alpha = args.profile, args.languages, args.train, args.columns, args.alpha
     dev_mergers: Dict[Lang, PairMerger] = {}
     if args.dev is not None:
@@ -223,13 +264,19 @@ def learn_parity_merges(train_words: Dict[Lang, Words], token_bytes: List[bytes]
     mergers = {lang: PairMerger(words, counts, token_bytes, profile) for lang, (words, counts) in train.items()}
     summed = None
     if global_merges:
-        summed = PairMerger([w for lang in langs for w in train[lang][0]],
-                            [c for lang in langs for c in train[lang][1]], token_bytes, profile)
+        summed = PairMerger(
+            [w for lang in langs for w in train[lang][0]],
+            [c for lang in langs for c in train[lang][1]],
+            token_bytes,
+            profile,
+        )
 
     if dev_words is not None:
+
         def order() -> List[Lang]:  # most dev tokens first; stable sort keeps the first on ties
             return sorted(langs, key=lambda lang: -lengths[lang])
     else:
+
         def order() -> List[Lang]:  # lowest (initial / current) / ratio first, exact
             return sorted(langs, key=lambda lang: Fraction(initial[lang], lengths[lang]) / target[lang])
 
@@ -284,22 +331,28 @@ def learn_parity_merges(train_words: Dict[Lang, Words], token_bytes: List[bytes]
 # ---------------------------------------------------------------------------------------------------------------
 # phase 1 of fastsw.train on the reference path: the language columns of a count table
 
+
 def check_parity_languages(parity: dict, languages) -> None:
     """The training languages are known: parity-aware BPE needs them, and dev/ratios name exactly them."""
     if languages is None:
-        raise ValueError("parity-aware BPE trains on one text per language: give inputs as a dict {language: "
-                         "inputs}, or lang_field= with JSONL files, or count tables with languages ('fastsw count "
-                         "--lang')")
+        raise ValueError(
+            "parity-aware BPE trains on one text per language: give inputs as a dict {language: "
+            "inputs}, or lang_field= with JSONL files, or count tables with languages ('fastsw count "
+            "--lang')"
+        )
     name = "dev" if parity["dev"] is not None else "ratios"
     keys = list(parity[name])
     extra = [lang for lang in keys if lang not in languages]
     if extra:
-        raise ValueError(f"{name}= names language(s) {', '.join(map(repr, extra))} with no training text (training "
-                         f"languages: {', '.join(languages)}); give their training text too or leave them out")
+        raise ValueError(
+            f"{name}= names language(s) {', '.join(map(repr, extra))} with no training text (training "
+            f"languages: {', '.join(languages)}); give their training text too or leave them out"
+        )
     missing = [lang for lang in languages if lang not in keys]
     if missing:
-        raise ValueError(f"{name}= is missing language(s) {', '.join(map(repr, missing))}; give one per training "
-                         "language")
+        raise ValueError(
+            f"{name}= is missing language(s) {', '.join(map(repr, missing))}; give one per training language"
+        )
 
 
 def _plain_number(x):
@@ -325,22 +378,34 @@ def parity_phase1(counts, alphabet, profile, n_merges: int, parity: dict, dev_co
     A pretoken's final word depends only on its initial ids and the merges, so it is taken from the first
     language that has the pretoken."""
     tables = counts.by_language()
-    train_words: LanguageWords = {lang: ([alphabet.initial_ids(p) for p in t.pretokens], t.counts)
-                          for lang, t in tables.items()}
+    train_words: LanguageWords = {
+        lang: ([alphabet.initial_ids(p) for p in t.pretokens], t.counts) for lang, t in tables.items()
+    }
     dev_words: Optional[LanguageWords] = None
     dev_sizes = None
     if dev_counts is not None:
-        dev_words = {lang: ([alphabet.initial_ids(p) for p in dev_counts[lang].pretokens], dev_counts[lang].counts)
-                     for lang in tables}
+        dev_words = {
+            lang: ([alphabet.initial_ids(p) for p in dev_counts[lang].pretokens], dev_counts[lang].counts)
+            for lang in tables
+        }
         dev_sizes = {lang: dev_counts[lang].n_documents for lang in tables}
     token_bytes = list(alphabet.tokens)
-    result = learn_parity_merges(train_words, token_bytes, profile, n_merges, dev_words=dev_words,
-                                 dev_sizes=dev_sizes,
-                                 ratios=None if parity["ratios"] is None else {l: parity["ratios"][l] for l in tables},
-                                 global_merges=parity["global_merges"], variant=parity["variant"],
-                                 window=parity["window"], alpha=parity["alpha"],
-                                 min_frequency=parity["min_frequency"], exhausted=parity["exhausted"],
-                                 progress=progress)
+    result = learn_parity_merges(
+        train_words,
+        token_bytes,
+        profile,
+        n_merges,
+        dev_words=dev_words,
+        dev_sizes=dev_sizes,
+        ratios=None if parity["ratios"] is None else {l: parity["ratios"][l] for l in tables},
+        global_merges=parity["global_merges"],
+        variant=parity["variant"],
+        window=parity["window"],
+        alpha=parity["alpha"],
+        min_frequency=parity["min_frequency"],
+        exhausted=parity["exhausted"],
+        progress=progress,
+    )
     final: dict = {}
     for lang, t in tables.items():
         for p, w in zip(t.pretokens, result.words[lang]):
@@ -382,12 +447,16 @@ def parity_record(parity: dict, result, languages, dev_counts) -> dict:
     chosen language in ``languages`` (-1 for a global step of the hybrid), ``lengths`` the criterion's token
     counts before the first and after the last merge (dev texts', or training texts' with ratios)."""
     index = {lang: k for k, lang in enumerate(languages)}
-    record = {"variant": parity["variant"], "languages": list(languages),
-              "criterion": "dev" if parity["dev"] is not None else "ratios",
-              "global_merges": parity["global_merges"], "min_frequency": parity["min_frequency"],
-              "exhausted": parity["exhausted"],
-              "chosen": [-1 if lang is None else index[lang] for lang in result.languages],
-              "lengths": {"initial": result.lengths[0], "final": result.lengths[-1]}}
+    record = {
+        "variant": parity["variant"],
+        "languages": list(languages),
+        "criterion": "dev" if parity["dev"] is not None else "ratios",
+        "global_merges": parity["global_merges"],
+        "min_frequency": parity["min_frequency"],
+        "exhausted": parity["exhausted"],
+        "chosen": [-1 if lang is None else index[lang] for lang in result.languages],
+        "lengths": {"initial": result.lengths[0], "final": result.lengths[-1]},
+    }
     if parity["variant"] == "window":
         record.update(window=parity["window"], alpha=_plain_number(parity["alpha"]))
     if parity["ratios"] is not None:

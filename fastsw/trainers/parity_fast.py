@@ -15,6 +15,7 @@ columns)``) and run the kernel once through :func:`fastsw._interrupt.call_kernel
 
 Design notes: see docs/internals.md, section "Parity-aware BPE".
 """
+
 from __future__ import annotations
 
 from fractions import Fraction
@@ -54,20 +55,33 @@ def _weighted_length(offsets, counts) -> int:
     """``Σ length × count`` over packed words, exact (a Python sum when a float estimate comes near 2**63)."""
     lengths = np.diff(offsets)
     estimate = float(np.dot(lengths.astype(np.float64), counts.astype(np.float64)))
-    if estimate < 2.0 ** 62:
+    if estimate < 2.0**62:
         return int(np.dot(lengths, counts))
     return sum(n * c for n, c in zip(lengths.tolist(), counts.tolist()))
 
 
-def _run(entries, n_lang: int, lengths0: List[int], token_bytes: List[bytes], args, n_merges: int, *,
-         global_merges: int, variant: str, window: int, min_frequency: int, exhausted: str):
+def _run(
+    entries,
+    n_lang: int,
+    lengths0: List[int],
+    token_bytes: List[bytes],
+    args,
+    n_merges: int,
+    *,
+    global_merges: int,
+    variant: str,
+    window: int,
+    min_frequency: int,
+    exhausted: str,
+):
     """The kernel over packed entries ``(tokens, offsets, counts, langs, length weights)``; appends the new
     tokens to ``token_bytes``. Returns ``(merges, chosen column indices, lengths array, final entry lengths)``."""
     tokens, offsets, counts, langs, lw = entries
     profile = args.profile
     if tokens.shape[0] and int(tokens.max()) >= len(token_bytes):
-        raise ValueError(f"a word uses token id {int(tokens.max())} but token_bytes has only "
-                         f"{len(token_bytes)} entries")
+        raise ValueError(
+            f"a word uses token id {int(tokens.max())} but token_bytes has only {len(token_bytes)} entries"
+        )
     check_pair_total(_pair_total(offsets, counts))
     if max(lengths0) > _INT64_MAX:
         raise ValueError("the texts are too long for the fast path's 64-bit lengths; use backend='python'")
@@ -80,19 +94,35 @@ def _run(entries, n_lang: int, lengths0: List[int], token_bytes: List[bytes], ar
     if variant == "window":
         allowance = int(args.alpha * window // args.columns)  # floor, exact: count * columns <= alpha * window
     tb, tb_off = _pack_bytes(token_bytes)
-    out = call_kernel(_parity_loop, tokens, offsets, counts, langs, lw, np.int64(n_lang), tb, tb_off,
-                      int(bool(profile.overlapping)), int(profile.tie == "bytes"), int(steps), int(global_merges),
-                      int(min_frequency), int(exhausted == "skip"), np.array(lengths0, dtype=np.int64),
-                      int(args.ratios is not None),
-                      ratio_num, int(window if variant == "window" else 0), int(allowance))
+    out = call_kernel(
+        _parity_loop,
+        tokens,
+        offsets,
+        counts,
+        langs,
+        lw,
+        np.int64(n_lang),
+        tb,
+        tb_off,
+        int(bool(profile.overlapping)),
+        int(profile.tie == "bytes"),
+        int(steps),
+        int(global_merges),
+        int(min_frequency),
+        int(exhausted == "skip"),
+        np.array(lengths0, dtype=np.int64),
+        int(args.ratios is not None),
+        ratio_num,
+        int(window if variant == "window" else 0),
+        int(allowance),
+    )
     n_steps, lefts, rights, step_counts, chosen, hist, entry_lengths = out
     n_steps = int(n_steps)
     merges = []
-    for left, right, count in zip(lefts[:n_steps].tolist(), rights[:n_steps].tolist(),
-                                  step_counts[:n_steps].tolist()):
+    for left, right, count in zip(lefts[:n_steps].tolist(), rights[:n_steps].tolist(), step_counts[:n_steps].tolist()):
         token_bytes.append(token_bytes[left] + token_bytes[right])
         merges.append((left, right, count))
-    return merges, chosen[:n_steps].tolist(), hist[:n_steps + 1], entry_lengths
+    return merges, chosen[:n_steps].tolist(), hist[: n_steps + 1], entry_lengths
 
 
 def _concat(parts):
@@ -103,7 +133,7 @@ def _concat(parts):
     offsets = np.zeros(sum(sizes) + 1, np.int64)
     at, base = 0, 0
     for p, n in zip(parts, sizes):
-        offsets[at + 1:at + n + 1] = p[1][1:] - p[1][0] + base
+        offsets[at + 1 : at + n + 1] = p[1][1:] - p[1][0] + base
         base += int(p[1][-1] - p[1][0])
         at += n
     return np.ascontiguousarray(tokens, dtype=np.int32), offsets
@@ -116,47 +146,82 @@ def _entries(train_parts, dev_parts):
     parts = list(train_parts) + list(dev_parts or [])
     tokens, offsets = _concat(parts)
     n_lang = len(train_parts)
-    langs = np.concatenate([np.full(len(p[2]), k % n_lang, np.int32) for k, p in enumerate(parts)]
-                           + [np.zeros(0, np.int32)])
+    langs = np.concatenate(
+        [np.full(len(p[2]), k % n_lang, np.int32) for k, p in enumerate(parts)] + [np.zeros(0, np.int32)]
+    )
     zero = [np.zeros(len(p[2]), np.int64) for p in dev_parts or []]
     counts = np.concatenate([p[2] for p in train_parts] + zero + [np.zeros(0, np.int64)])
     if dev_parts:
-        lw = np.concatenate([np.zeros(len(p[2]), np.int64) for p in train_parts] + [p[2] for p in dev_parts]
-                            + [np.zeros(0, np.int64)])
+        lw = np.concatenate(
+            [np.zeros(len(p[2]), np.int64) for p in train_parts] + [p[2] for p in dev_parts] + [np.zeros(0, np.int64)]
+        )
     else:
         lw = counts.copy()
     return tokens, offsets, counts, np.ascontiguousarray(langs, dtype=np.int32), lw
 
 
-def learn_parity_merges_fast(train_words, token_bytes: List[bytes], profile, n_merges: int, *, dev_words=None,
-                             dev_sizes=None, ratios=None, global_merges: int = 0, variant: str = "base",
-                             window: int = 100, alpha=2, min_frequency: int = 2, exhausted: str = "skip",
-                             progress=None) -> ParityMerges:
+def learn_parity_merges_fast(
+    train_words,
+    token_bytes: List[bytes],
+    profile,
+    n_merges: int,
+    *,
+    dev_words=None,
+    dev_sizes=None,
+    ratios=None,
+    global_merges: int = 0,
+    variant: str = "base",
+    window: int = 100,
+    alpha=2,
+    min_frequency: int = 2,
+    exhausted: str = "skip",
+    progress=None,
+) -> ParityMerges:
     """:func:`fastsw.trainers.parity.learn_parity_merges` on the fast path: same arguments, same result.
 
-        >>> tb = [bytes([b]) for b in range(256)]
-        >>> a, b, c = ord("a"), ord("b"), ord("c")
-        >>> train = {"x": ([[a, b, a, b]], [5]), "y": ([[c, a, c, a]], [1])}
-        >>> dev = {"x": ([[a, b]], [1]), "y": ([[c, a, c, a]], [1])}
-        >>> out = learn_parity_merges_fast(train, tb, "hf", 3, dev_words=dev)
-        >>> out.languages, [tb[l] + tb[r] for l, r, _ in out.merges]
-        (['y', 'x', 'x'], [b'ca', b'ab', b'abab'])
-        >>> tb = [bytes([b]) for b in range(256)]
-        >>> learn_parity_merges_fast(train, tb, "hf", 3, dev_words=dev, exhausted="stop").languages
-        ['y', 'x']
+    >>> tb = [bytes([b]) for b in range(256)]
+    >>> a, b, c = ord("a"), ord("b"), ord("c")
+    >>> train = {"x": ([[a, b, a, b]], [5]), "y": ([[c, a, c, a]], [1])}
+    >>> dev = {"x": ([[a, b]], [1]), "y": ([[c, a, c, a]], [1])}
+    >>> out = learn_parity_merges_fast(train, tb, "hf", 3, dev_words=dev)
+    >>> out.languages, [tb[l] + tb[r] for l, r, _ in out.merges]
+    (['y', 'x', 'x'], [b'ca', b'ab', b'abab'])
+    >>> tb = [bytes([b]) for b in range(256)]
+    >>> learn_parity_merges_fast(train, tb, "hf", 3, dev_words=dev, exhausted="stop").languages
+    ['y', 'x']
     """
-    args = check_parity_args(train_words, profile, n_merges, dev_words=dev_words, dev_sizes=dev_sizes,
-                             ratios=ratios, global_merges=global_merges, variant=variant, window=window,
-                             alpha=alpha, exhausted=exhausted)
+    args = check_parity_args(
+        train_words,
+        profile,
+        n_merges,
+        dev_words=dev_words,
+        dev_sizes=dev_sizes,
+        ratios=ratios,
+        global_merges=global_merges,
+        variant=variant,
+        window=window,
+        alpha=alpha,
+        exhausted=exhausted,
+    )
     langs = args.languages
     train_parts = [_pack_words(*args.train[lang]) for lang in langs]
     dev_parts = None if args.dev is None else [_pack_words(*args.dev[lang]) for lang in langs]
     source = dev_parts if dev_parts is not None else train_parts
     lengths0 = [_weighted_length(p[1], p[2]) for p in source]
     entries = _entries(train_parts, dev_parts)
-    merges, chosen, hist, entry_lengths = _run(entries, len(langs), lengths0, token_bytes, args, n_merges,
-                                               global_merges=global_merges, variant=variant, window=window,
-                                               min_frequency=min_frequency, exhausted=exhausted)
+    merges, chosen, hist, entry_lengths = _run(
+        entries,
+        len(langs),
+        lengths0,
+        token_bytes,
+        args,
+        n_merges,
+        global_merges=global_merges,
+        variant=variant,
+        window=window,
+        min_frequency=min_frequency,
+        exhausted=exhausted,
+    )
     if progress is not None and merges:
         progress.update(len(merges))
     tokens, offsets = entries[0], entries[1]
@@ -164,15 +229,15 @@ def learn_parity_merges_fast(train_words, token_bytes: List[bytes], profile, n_m
     words, at = {}, 0
     for lang, part in zip(langs, train_parts):
         n = len(part[2])
-        words[lang] = [flat[starts[k]:starts[k] + lens[k]] for k in range(at, at + n)]
+        words[lang] = [flat[starts[k] : starts[k] + lens[k]] for k in range(at, at + n)]
         at += n
     rows = hist.tolist()
-    return ParityMerges(merges, [None if k < 0 else langs[k] for k in chosen],
-                        [dict(zip(langs, row)) for row in rows], words)
+    return ParityMerges(
+        merges, [None if k < 0 else langs[k] for k in chosen], [dict(zip(langs, row)) for row in rows], words
+    )
 
 
-def parity_phase1_packed(counts, alphabet, profile, n_merges: int, parity: dict, dev_counts=None,
-                         progress=None):
+def parity_phase1_packed(counts, alphabet, profile, n_merges: int, parity: dict, dev_counts=None, progress=None):
     """:func:`fastsw.trainers.parity.parity_phase1` on the fast path: the same merges and
     :class:`~fastsw.trainers.parity.ParityMerges` (whose ``words`` is ``None`` here), and the phase-1 words of every
     pretoken of ``counts`` packed ``(tokens, offsets, lengths)`` as :meth:`fastsw.trainers.bpe_fast.FastBackend.phase1`
@@ -187,8 +252,9 @@ def parity_phase1_packed(counts, alphabet, profile, n_merges: int, parity: dict,
         try:
             columns.append(np.array(column, dtype=np.int64))
         except OverflowError:
-            raise ValueError("a language's pretoken count is beyond 2**63-1, too large for the fast path; use "
-                             "backend='python'") from None
+            raise ValueError(
+                "a language's pretoken count is beyond 2**63-1, too large for the fast path; use backend='python'"
+            ) from None
     lengths = np.diff(offsets)
 
     def part(idx, cnt):
@@ -211,21 +277,40 @@ def parity_phase1_packed(counts, alphabet, profile, n_merges: int, parity: dict,
     for what, parts in (("train_words", train_parts), ("dev_words", dev_parts or [])):
         for lang, p in zip(langs, parts):  # the reference's check (fastsw.trainers.parity._check_words), same message
             if _weighted_length(p[1], p[2]) == 0:
-                raise ValueError(f"language {lang!r} has no text in {what}: give it a non-empty text or leave the "
-                                 "language out")
+                raise ValueError(
+                    f"language {lang!r} has no text in {what}: give it a non-empty text or leave the language out"
+                )
     ratios = None if parity["ratios"] is None else {lang: parity["ratios"][lang] for lang in langs}
     # the reference's checks, on stand-ins of the right shape (the words themselves are checked above)
     stand_in = {lang: ([[0]], [1]) for lang in langs}
-    args = check_parity_args(stand_in, profile, n_merges, dev_words=None if dev_parts is None else stand_in,
-                             dev_sizes=dev_sizes, ratios=ratios, global_merges=parity["global_merges"],
-                             variant=parity["variant"], window=parity["window"], alpha=parity["alpha"],
-                             exhausted=parity["exhausted"])
+    args = check_parity_args(
+        stand_in,
+        profile,
+        n_merges,
+        dev_words=None if dev_parts is None else stand_in,
+        dev_sizes=dev_sizes,
+        ratios=ratios,
+        global_merges=parity["global_merges"],
+        variant=parity["variant"],
+        window=parity["window"],
+        alpha=parity["alpha"],
+        exhausted=parity["exhausted"],
+    )
     entries = _entries(train_parts, dev_parts)
     token_bytes = list(alphabet.tokens)
-    merges, chosen, hist, entry_lengths = _run(entries, len(langs), lengths0, token_bytes, args, n_merges,
-                                               global_merges=parity["global_merges"], variant=parity["variant"],
-                                               window=parity["window"], min_frequency=parity["min_frequency"],
-                                               exhausted=parity["exhausted"])
+    merges, chosen, hist, entry_lengths = _run(
+        entries,
+        len(langs),
+        lengths0,
+        token_bytes,
+        args,
+        n_merges,
+        global_merges=parity["global_merges"],
+        variant=parity["variant"],
+        window=parity["window"],
+        min_frequency=parity["min_frequency"],
+        exhausted=parity["exhausted"],
+    )
     if progress is not None and merges:
         progress.update(len(merges))
     # every pretoken's final word: its first language's entry (entries run language by language)
@@ -241,6 +326,7 @@ def parity_phase1_packed(counts, alphabet, profile, n_merges: int, parity: dict,
     out_len = np.where(has, entry_lengths[np.maximum(first, 0)], lengths)
     out_tokens = _final_words(e_tokens, tokens, has, src_off, out_len, offsets)
     rows = hist.tolist()
-    result = ParityMerges(merges, [None if k < 0 else langs[k] for k in chosen],
-                          [dict(zip(langs, row)) for row in rows], None)
+    result = ParityMerges(
+        merges, [None if k < 0 else langs[k] for k in chosen], [dict(zip(langs, row)) for row in rows], None
+    )
     return merges, (out_tokens, offsets, out_len.astype(np.int64)), token_bytes, result

@@ -6,13 +6,26 @@ copied); what is new here is what parity-aware BPE adds to the merge loop.
 
 Design notes: see docs/internals.md, section "Parity-aware BPE".
 """
+
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-from fastsw.trainers.bpe_kernels import (_better, _compact, _find, _grow_i32, _grow_i64, _grow_u8, _hash, _pair_counts,
-                             _pair_id, _prefetch, _prefix_key, _room_for_pairs)
+from fastsw.trainers.bpe_kernels import (
+    _better,
+    _compact,
+    _find,
+    _grow_i32,
+    _grow_i64,
+    _grow_u8,
+    _hash,
+    _pair_counts,
+    _pair_id,
+    _prefetch,
+    _prefix_key,
+    _room_for_pairs,
+)
 
 _DIGIT = 30
 _MASK = (1 << _DIGIT) - 1
@@ -38,8 +51,9 @@ def _new_pair(htab, rec, plen, pcount, n_lang, n_pairs, x, y):
 
 
 @njit(cache=True)
-def _count_entries(tokens, offsets, lengths, word_counts, word_lang, n_lang, w, overlapping, htab, rec, plen,
-                   pcount, n_pairs, tq, t0):
+def _count_entries(
+    tokens, offsets, lengths, word_counts, word_lang, n_lang, w, overlapping, htab, rec, plen, pcount, n_pairs, tq, t0
+):
     """The initial pair counts (summed and per language) of the entries from ``w`` on; ``tq`` as in
     :func:`fastsw.trainers.bpe_kernels._count_words`. Stops before an entry that lacks room; returns
     ``(w, n_pairs)``."""
@@ -77,9 +91,35 @@ def _count_entries(tokens, offsets, lengths, word_counts, word_lang, n_lang, w, 
 
 
 @njit(cache=True)
-def _rewrite_entries(tokens, offsets, lengths, word_counts, word_lang, word_lw, n_lang, drop, occ, seg, t, seg_n,
-                     a, b, new, overlapping, htab, rec, plen, pcount, n_pairs, buf_q, buf_w, n_buf, win_lo, win_hi,
-                     win_n):
+def _rewrite_entries(
+    tokens,
+    offsets,
+    lengths,
+    word_counts,
+    word_lang,
+    word_lw,
+    n_lang,
+    drop,
+    occ,
+    seg,
+    t,
+    seg_n,
+    a,
+    b,
+    new,
+    overlapping,
+    htab,
+    rec,
+    plen,
+    pcount,
+    n_pairs,
+    buf_q,
+    buf_w,
+    n_buf,
+    win_lo,
+    win_hi,
+    win_n,
+):
     """Merge ``(a, b)`` into ``new`` in the entries ``occ[seg + t : seg + seg_n]``: the windowed count deltas
     of :func:`fastsw.trainers.bpe_kernels._rewrite_words`, applied to the summed column and the entry's language
     column, and ``drop[lang] += replacements × length weight``. Stops before an entry that lacks room;
@@ -198,6 +238,7 @@ def _rewrite_entries(tokens, offsets, lengths, word_counts, word_lang, word_lw, 
 
 # ---- heaps: heap h holds keys/counts at hk/hc[hb[h] : hb[h] + hs[h]], capacity hcap[h]
 
+
 @njit(cache=True)
 def _hsift_down(hk, hc, base, size, i, tpre, tb, tb_off, tie_bytes):
     """Restore heap ``base``'s max-heap order below position ``i``."""
@@ -208,8 +249,9 @@ def _hsift_down(hk, hc, base, size, i, tpre, tb, tb_off, tie_bytes):
         if child >= size:
             break
         other = child + 1
-        if other < size and _better(hk[base + other], hc[base + other], hk[base + child], hc[base + child],
-                                    tpre, tb, tb_off, tie_bytes):
+        if other < size and _better(
+            hk[base + other], hc[base + other], hk[base + child], hc[base + child], tpre, tb, tb_off, tie_bytes
+        ):
             child = other
         if not _better(hk[base + child], hc[base + child], p, c, tpre, tb, tb_off, tie_bytes):
             break
@@ -297,6 +339,7 @@ def _hreserve(hk, hc, hb, hs, hcap, h, hend):
 
 # ---- exact comparison of ratio criteria
 
+
 @njit(cache=True)
 def _mul_digits(num, l, x, out):
     """``out`` = the base-2**30 digits of ``num[l] × x`` (``num`` int64 rows of digits, ``x`` < 2**63)."""
@@ -337,9 +380,28 @@ def _ratio_less(num, i, j, cur, ta, tb2):
 
 
 @njit(cache=True, nogil=True)
-def _parity_loop(tokens, offsets, word_counts, word_lang, word_lw, n_lang, tb_in, tb_off_in, overlapping, tie_bytes,
-                 max_steps, global_merges, min_frequency, skip, lengths0, use_ratios, ratio_num, window, allowance,
-                 stop):
+def _parity_loop(
+    tokens,
+    offsets,
+    word_counts,
+    word_lang,
+    word_lw,
+    n_lang,
+    tb_in,
+    tb_off_in,
+    overlapping,
+    tie_bytes,
+    max_steps,
+    global_merges,
+    min_frequency,
+    skip,
+    lengths0,
+    use_ratios,
+    ratio_num,
+    window,
+    allowance,
+    stop,
+):
     """Parity-aware BPE's merge loop over entries (see the module notes); rewrites ``tokens`` in place.
 
     ``word_lang`` (int32) and ``word_lw`` (int64) per entry; ``lengths0`` (int64, ``n_lang``) the criterion
@@ -356,7 +418,7 @@ def _parity_loop(tokens, offsets, word_counts, word_lang, word_lw, n_lang, tb_in
     in the chosen column and the chosen language (-1: global step); ``lengths`` (``(max_steps + 1) ×
     n_lang``) the criterion lengths before the first step and after each; the entries' final lengths."""
     n_words = offsets.shape[0] - 1
-    if n_words > 2 ** 31 - 1:
+    if n_words > 2**31 - 1:
         raise ValueError("too many words for the merge loop (word ids are 32-bit)")
     floor = max(min_frequency - 1, np.int64(0))
     lengths = offsets[1:] - offsets[:-1]
@@ -388,8 +450,23 @@ def _parity_loop(tokens, offsets, word_counts, word_lang, word_lw, n_lang, tb_in
     t0 = offsets[0] if n_words > 0 else 0
     w = np.int64(0)
     while True:
-        w, n_pairs = _count_entries(tokens, offsets, lengths, word_counts, word_lang, n_lang, w, overlapping, htab,
-                                    rec, plen, pcount, n_pairs, tq, t0)
+        w, n_pairs = _count_entries(
+            tokens,
+            offsets,
+            lengths,
+            word_counts,
+            word_lang,
+            n_lang,
+            w,
+            overlapping,
+            htab,
+            rec,
+            plen,
+            pcount,
+            n_pairs,
+            tq,
+            t0,
+        )
         if w >= n_words:
             break
         rec, plen, htab, pcount = _room(rec, plen, htab, pcount, n_lang, n_pairs + lengths[w] + 1)
@@ -549,10 +626,35 @@ def _parity_loop(tokens, offsets, word_counts, word_lang, word_lw, n_lang, tb_in
         for l in range(n_lang):
             drop[l] = 0
         while True:
-            t, n_pairs, n_buf = _rewrite_entries(tokens, offsets, lengths, word_counts, word_lang, word_lw, n_lang,
-                                                 drop, occ, seg, t, np.int64(seg_n), a, b, new, overlapping, htab,
-                                                 rec, plen, pcount, n_pairs, buf_q, buf_w, n_buf, win_lo, win_hi,
-                                                 win_n)
+            t, n_pairs, n_buf = _rewrite_entries(
+                tokens,
+                offsets,
+                lengths,
+                word_counts,
+                word_lang,
+                word_lw,
+                n_lang,
+                drop,
+                occ,
+                seg,
+                t,
+                np.int64(seg_n),
+                a,
+                b,
+                new,
+                overlapping,
+                htab,
+                rec,
+                plen,
+                pcount,
+                n_pairs,
+                buf_q,
+                buf_w,
+                n_buf,
+                win_lo,
+                win_hi,
+                win_n,
+            )
             if t >= seg_n:
                 break
             L = lengths[occ[seg + t]]
@@ -628,5 +730,19 @@ def _final_words(e_tokens, tokens, has, src, n, offsets):
     return out
 
 
-KERNELS = (_room, _new_pair, _count_entries, _rewrite_entries, _hsift_down, _hpush, _column, _htop, _hreserve,
-           _mul_digits, _ratio_less, _parity_loop, _gather_words, _final_words)
+KERNELS = (
+    _room,
+    _new_pair,
+    _count_entries,
+    _rewrite_entries,
+    _hsift_down,
+    _hpush,
+    _column,
+    _htop,
+    _hreserve,
+    _mul_digits,
+    _ratio_less,
+    _parity_loop,
+    _gather_words,
+    _final_words,
+)

@@ -3,6 +3,7 @@
 Every built-in trainer is registered here, in the order ``--help`` lists them; :func:`register_trainer` adds
 one of yours (its options then work as keywords of :func:`fastsw.train` and as ``fastsw train`` flags).
 """
+
 from __future__ import annotations
 
 from typing import Dict, List, Type
@@ -37,13 +38,16 @@ def register_trainer(trainer: Type[Trainer], *, replace: bool = False) -> Type[T
         raise ValueError(f"a trainer named {name!r} is registered already; pass replace=True to replace it")
     for field in trainer.Config.options():
         if field.name in COMMON_OPTIONS or field.name.startswith("_"):
-            raise ValueError(f"option {field.name!r} of trainer {name!r} is a name fastsw.train() takes for itself; "
-                             "rename it")
+            raise ValueError(
+                f"option {field.name!r} of trainer {name!r} is a name fastsw.train() takes for itself; rename it"
+            )
         for other in TRAINERS.values():
             for f in other.Config.options():
                 if f.name == field.name and f.default != field.default and other.name != name:
-                    raise ValueError(f"option {field.name!r} of trainer {name!r} has default {field.default!r}, "
-                                     f"but trainer {other.name!r} gives it {f.default!r}; rename it")
+                    raise ValueError(
+                        f"option {field.name!r} of trainer {name!r} has default {field.default!r}, "
+                        f"but trainer {other.name!r} gives it {f.default!r}; rename it"
+                    )
     TRAINERS[name] = trainer
     return trainer
 

@@ -9,6 +9,7 @@ every eligible pretoken contains a letter). Once phase 1 knows which pretokens
 became single eligible tokens, each letter run is cut at the ineligible
 pretokens and the pieces of length >= 2 are re-aggregated by count.
 """
+
 from __future__ import annotations
 
 from typing import Dict, List, Optional, Sequence, Set, Tuple
@@ -57,10 +58,11 @@ def frequent_ngrams(candidates: Dict[Seq, int], min_count: int, max_len: int) ->
         before = len(table)
         for seq, count in candidates.items():
             for i in range(len(seq) - n + 1):
-                if n > 1 and (table.get(seq[i:i + n - 1], 0) < min_count
-                              or table.get(seq[i + 1:i + n], 0) < min_count):
+                if n > 1 and (
+                    table.get(seq[i : i + n - 1], 0) < min_count or table.get(seq[i + 1 : i + n], 0) < min_count
+                ):
                     continue
-                gram = seq[i:i + n]
+                gram = seq[i : i + n]
                 table[gram] = table.get(gram, 0) + count
         if n > 1:
             table = {g: c for g, c in table.items() if len(g) == 1 or c >= min_count}
@@ -78,11 +80,11 @@ def greedy_split(candidates: Dict[Seq, int], frequent: Set[Seq], max_len: int) -
         while i < n:
             step = 1
             for length in range(min(max_len, n - i), 1, -1):
-                if seq[i:i + length] in frequent:
+                if seq[i : i + length] in frequent:
                     step = length
                     break
             if step >= 2:
-                piece = seq[i:i + step]
+                piece = seq[i : i + step]
                 out[piece] = out.get(piece, 0) + count
             i += step
     return out
@@ -95,9 +97,15 @@ def split_candidates(candidates: Dict[Seq, int], c_min: int, floor: int, max_len
     return greedy_split(candidates, frequent, max_len)
 
 
-def boundless_phase2(regular: Sequence[Tuple[int, int, int]], candidates: Dict[Seq, int],
-                     token_bytes: List[bytes], n_alphabet: int, profile, progress=None,
-                     max_total: Optional[int] = MAX_PAIR_TOTAL):
+def boundless_phase2(
+    regular: Sequence[Tuple[int, int, int]],
+    candidates: Dict[Seq, int],
+    token_bytes: List[bytes],
+    n_alphabet: int,
+    profile,
+    progress=None,
+    max_total: Optional[int] = MAX_PAIR_TOTAL,
+):
     """Algorithm 1 (``max_total``: see :func:`fastsw.trainers.bpe.learn_merges`). ``regular`` are the phase-1 merges
     ``(left, right, count)``; ``token_bytes`` the phase-1 vocabulary (supermerge tokens are appended to it,
     numbered after the phase-1 vocabulary while training).
@@ -131,12 +139,25 @@ def boundless_phase2(regular: Sequence[Tuple[int, int, int]], candidates: Dict[S
     return steps
 
 
-def superbpe_phase2(candidates: Dict[Seq, int], token_bytes: List[bytes], n_super: int, profile,
-                    progress=None, max_total: Optional[int] = MAX_PAIR_TOTAL) -> List[Tuple[int, int, int]]:
+def superbpe_phase2(
+    candidates: Dict[Seq, int],
+    token_bytes: List[bytes],
+    n_super: int,
+    profile,
+    progress=None,
+    max_total: Optional[int] = MAX_PAIR_TOTAL,
+) -> List[Tuple[int, int, int]]:
     """SuperBPE: exactly ``n_super`` supermerges (fewer if pairs run out), ids after
     the phase-1 vocabulary: phase 1's merge loop over the candidates. Returns ``[(left, right, count)]``."""
-    return learn_merges(list(candidates.keys()), list(candidates.values()), token_bytes, profile, n_super,
-                        progress=progress, max_total=max_total)[0]
+    return learn_merges(
+        list(candidates.keys()),
+        list(candidates.values()),
+        token_bytes,
+        profile,
+        n_super,
+        progress=progress,
+        max_total=max_total,
+    )[0]
 
 
 def interleave(steps, n_alphabet: int) -> List[Tuple[int, int, int, bool]]:
@@ -167,6 +188,7 @@ class ReferenceBackend:
         >>> [vocab[len(vocab) - 3:], [count for _, _, count in merges]]
         [[b'at', b'he', b'the'], [3, 2, 2]]
     """
+
     name = "python"
     warmup_seconds = None  # nothing to compile
 
@@ -181,9 +203,16 @@ class ReferenceBackend:
         final token sequence, and the vocabulary bytes."""
         words = [alphabet.initial_ids(p) for p in counts.pretokens]
         token_bytes = list(alphabet.tokens)
-        merges, words = learn_merges(words, counts.counts, token_bytes, get_profile(profile), n_merges,
-                                     progress=progress, max_total=self.max_total,
-                                     merge_rule=getattr(alphabet, "merge_rule", None))
+        merges, words = learn_merges(
+            words,
+            counts.counts,
+            token_bytes,
+            get_profile(profile),
+            n_merges,
+            progress=progress,
+            max_total=self.max_total,
+            merge_rule=getattr(alphabet, "merge_rule", None),
+        )
         return merges, words, token_bytes
 
     @staticmethod
@@ -208,8 +237,8 @@ class ReferenceBackend:
     def merge_candidates(tables) -> Dict[Seq, int]:
         """Candidate tables (of parts of a corpus) added up: the candidates of the whole.
 
-            >>> ReferenceBackend.merge_candidates([{(1, 2): 3}, {(1, 2): 1, (2, 1): 5}])
-            {(1, 2): 4, (2, 1): 5}
+        >>> ReferenceBackend.merge_candidates([{(1, 2): 3}, {(1, 2): 1, (2, 1): 5}])
+        {(1, 2): 4, (2, 1): 5}
         """
         out: Dict[Seq, int] = {}
         for table in tables:
@@ -224,6 +253,7 @@ class ReferenceBackend:
     def cut(candidates, token_bytes, forbidden):
         """Candidates cut where ``forbidden(left bytes, right bytes)`` (:func:`fastsw.pretokenizers.boundary.cut_candidates`)."""
         from fastsw.pretokenizers.boundary import cut_candidates
+
         return cut_candidates(candidates, token_bytes, forbidden)
 
     def boundless(self, *args, **kwargs):

@@ -11,6 +11,7 @@ same model.
 The merge stages are the methods of one backend object per run, :class:`fastsw.trainers.superword.ReferenceBackend`
 or :class:`fastsw.trainers.bpe_fast.FastBackend` (same methods, same results); no trainer asks which one it has.
 """
+
 from __future__ import annotations
 
 import os
@@ -22,9 +23,21 @@ from typing import Any, Dict, Mapping, Optional, Sequence, Tuple, Union
 from fastsw._config import resolve_backend
 from fastsw._types import Number, PathLike, PretokenizerSpec, TrainInputs
 from fastsw.alphabet import PROFILE_ALPHABETS, Alphabet, CharAlphabet, default_alphabet, get_profile
-from fastsw.corpus.counting import (PARALLEL_MIN_BYTES, Counts, count_corpus, count_corpus_parallel,  # noqa: F401 (re-exported)
-                       as_integer, capped_workers, count_languages, default_workers, int64_overflow,
-                       language_weights, load_counts, native_counting, weighted_counts)
+from fastsw.corpus.counting import (
+    PARALLEL_MIN_BYTES,
+    Counts,
+    count_corpus,
+    count_corpus_parallel,  # noqa: F401 (re-exported)
+    as_integer,
+    capped_workers,
+    count_languages,
+    default_workers,
+    int64_overflow,
+    language_weights,
+    load_counts,
+    native_counting,
+    weighted_counts,
+)
 from fastsw.pretokenizers.base import BasePretokenizer
 from fastsw.pretokenizers.pretokenize import Pretokenizer, check_normalize, make_pretokenizer
 from fastsw.notes import OptionWarning, VocabularyNotReachedWarning
@@ -38,8 +51,13 @@ from fastsw.tokenizer import Tokenizer
 
 
 def phase1_tokenizer(alphabet, merges, pretokenizer, profile) -> Tokenizer:
-    return Tokenizer(alphabet=alphabet, merges=[(l, r, c, False) for l, r, c in merges],
-                     pretokenizer=pretokenizer, profile=profile, algo="bpe")
+    return Tokenizer(
+        alphabet=alphabet,
+        merges=[(l, r, c, False) for l, r, c in merges],
+        pretokenizer=pretokenizer,
+        profile=profile,
+        algo="bpe",
+    )
 
 
 #: The largest ``vocab_size`` accepted (ids and counts are 64-bit). Any size beyond what the corpus can reach
@@ -58,11 +76,13 @@ def _backend(backend: str, progress: bool):
     if resolve_backend(backend) == "python":
         return ReferenceBackend()
     from fastsw.trainers import bpe_fast as fast_train  # imports numba: only when the fast path is used
+
     # Compiling the training kernels takes seconds on the first run; later runs load them from Numba's
     # cache. Either way it is timed and shown, never hidden in a stage. The encoding kernels are not
     # among them: the model's reachability check takes the reference path while they are not compiled
     # (fastsw.encoding.encode_fast.kernels_ready), so a training run compiles only what it runs.
     with Progress("loading Numba kernels", enabled=progress) as bar:
+
         def say_compiling():
             if progress:
                 bar.stream.write(COMPILE_NOTICE + "\n")
@@ -85,15 +105,18 @@ def _backend_for_weighted(counts: Counts, backend: str, stages, scale: str):
         shown = f"{float(factor):.3g}"
     except OverflowError:  # a weight such as 1e-400: the scale has hundreds of digits
         shown = f"1e{len(str(factor.numerator // factor.denominator)) - 1}"
-    reason = (f"the weighted counts (scaled to exact integers, x{shown}) are too large for "
-              f"64-bit training: {reason}")
+    reason = f"the weighted counts (scaled to exact integers, x{shown}) are too large for 64-bit training: {reason}"
     if stages.name == "numba" and backend == "numba":
-        raise ValueError(f"{reason}; backend='numba' counts in 64 bits: use backend='python' (exact, slower), or "
-                         "round the weights or shares to a few digits")
+        raise ValueError(
+            f"{reason}; backend='numba' counts in 64 bits: use backend='python' (exact, slower), or "
+            "round the weights or shares to a few digits"
+        )
     note = None
     if stages.name == "numba":
-        note = (f"{reason}; training on backend='python' (exact big integers, slower) instead of numba; "
-                "round the weights or shares to a few digits to train on numba")
+        note = (
+            f"{reason}; training on backend='python' (exact big integers, slower) instead of numba; "
+            "round the weights or shares to a few digits to train on numba"
+        )
         warnings.warn(note, OptionWarning, stacklevel=3)
     return ReferenceBackend(big_counts=True), note
 
@@ -101,8 +124,11 @@ def _backend_for_weighted(counts: Counts, backend: str, stages, scale: str):
 def __getattr__(name: str):  # the reference stages under their names before the training seam (deprecated)
     if name not in ("phase1", "candidates"):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(f"fastsw.trainer.{name} is deprecated; use fastsw.trainers.superword.ReferenceBackend().{name}",
-                  DeprecationWarning, stacklevel=2)
+    warnings.warn(
+        f"fastsw.trainer.{name} is deprecated; use fastsw.trainers.superword.ReferenceBackend().{name}",
+        DeprecationWarning,
+        stacklevel=2,
+    )
     return getattr(ReferenceBackend(), name)
 
 
@@ -118,8 +144,9 @@ def _counting_workers(inputs, workers: Optional[int], collect_runs: bool) -> int
     A given ``workers`` above the cores is capped at them, with an :class:`~fastsw.notes.OptionWarning`."""
     if workers is not None:
         if as_integer(workers) is None or workers < 1:
-            raise ValueError(f"workers must be a positive integer (or None: all cores for large input files), "
-                             f"not {workers!r}")
+            raise ValueError(
+                f"workers must be a positive integer (or None: all cores for large input files), not {workers!r}"
+            )
         n, note = capped_workers(as_integer(workers), default_workers(), f"workers={workers}")
         if note:
             warnings.warn(note, OptionWarning, stacklevel=4)  # at train()'s caller
@@ -143,18 +170,31 @@ def _counting_workers(inputs, workers: Optional[int], collect_runs: bool) -> int
 
 def _pretokenizer_for_counts(counts: Counts, pretokenizer) -> BasePretokenizer:
     if counts.pretokenizer_config is None:
-        raise ValueError("the count table does not record its pretokenizer; count it with fastsw.corpus.counting "
-                         "(count_corpus or 'fastsw count')")
+        raise ValueError(
+            "the count table does not record its pretokenizer; count it with fastsw.corpus.counting "
+            "(count_corpus or 'fastsw count')"
+        )
     pretok = Pretokenizer.from_config(counts.pretokenizer_config)
     if pretokenizer is not None and make_pretokenizer(pretokenizer) != pretok:
-        raise ValueError(f"pretokenizer={pretokenizer!r} differs from the pretokenizer the counts were made with "
-                         f"({pretok!r}); leave pretokenizer unset to use the counts' own")
+        raise ValueError(
+            f"pretokenizer={pretokenizer!r} differs from the pretokenizer the counts were made with "
+            f"({pretok!r}); leave pretokenizer unset to use the counts' own"
+        )
     return pretok
 
 
-def resolve(*, algo: str, vocab_size, profile: str = "paper", alphabet: str = "bytes", byte_fallback: bool = False,
-            weights=None, shares=None, special_tokens: Sequence[str] = (), options: Dict[str, Any]
-            ) -> Tuple[Trainer, Common]:
+def resolve(
+    *,
+    algo: str,
+    vocab_size,
+    profile: str = "paper",
+    alphabet: str = "bytes",
+    byte_fallback: bool = False,
+    weights=None,
+    shares=None,
+    special_tokens: Sequence[str] = (),
+    options: Dict[str, Any],
+) -> Tuple[Trainer, Common]:
     """The trainer of ``algo`` with its validated config, from ``train()``'s options: the common ones and
     ``options`` (every trainer's options as keywords; those of another trainer must keep their defaults). Every
     rule about options is checked here, before any text is read; a broken one is one
@@ -165,14 +205,18 @@ def resolve(*, algo: str, vocab_size, profile: str = "paper", alphabet: str = "b
         raise OptionError("{vocab_size} must be a positive integer, not {vocab_size:r}", vocab_size=vocab_size)
     vocab_size = as_integer(vocab_size)
     if vocab_size > MAX_VOCAB_SIZE:
-        raise OptionError("{vocab_size:v} is beyond 2**63-1, the largest fastsw accepts; use a smaller {vocab_size} "
-                          "(any size beyond what the corpus can reach gives the same model, with a note that pairs "
-                          "ran out)", vocab_size=vocab_size)
+        raise OptionError(
+            "{vocab_size:v} is beyond 2**63-1, the largest fastsw accepts; use a smaller {vocab_size} "
+            "(any size beyond what the corpus can reach gives the same model, with a note that pairs "
+            "ran out)",
+            vocab_size=vocab_size,
+        )
     if alphabet not in ("bytes", "chars"):
         raise OptionError("{alphabet:v} is not one of 'bytes', 'chars'", alphabet=alphabet)
     if alphabet == "chars" and "chars" not in PROFILE_ALPHABETS[profile]:
-        raise OptionError("the character-level alphabet follows the 'hf' rules (overlapping counts, id ties); pass "
-                          "{profile:'hf}")
+        raise OptionError(
+            "the character-level alphabet follows the 'hf' rules (overlapping counts, id ties); pass {profile:'hf}"
+        )
     if byte_fallback and alphabet != "chars":
         raise OptionError("{byte_fallback:=} is used only with {alphabet:'chars} (a byte alphabet covers every text)")
     fields = {f.name: f for f in cls.Config.options()}
@@ -184,21 +228,29 @@ def resolve(*, algo: str, vocab_size, profile: str = "paper", alphabet: str = "b
             raise TypeError(f"train() got an unexpected keyword argument {name!r}")
         if value is not None and value != known[name].default:
             raise OptionError("{%s:=} applies to " % name + _applies(name))
-    common = Common(algo=algo, vocab_size=vocab_size, profile=profile, alphabet=alphabet,
-                    weighted="weights" if weights is not None else "shares" if shares is not None else None)
+    common = Common(
+        algo=algo,
+        vocab_size=vocab_size,
+        profile=profile,
+        alphabet=alphabet,
+        weighted="weights" if weights is not None else "shares" if shares is not None else None,
+    )
     config = cls.Config(**{name: options[name] for name in fields if name in options})
     config.validate(common)
     if alphabet == "bytes":  # known before reading the corpus: fail fast
         n_alpha = len(default_alphabet(profile))
         if vocab_size < n_alpha:
-            raise OptionError("{vocab_size:v} is smaller than the %d-token alphabet; use {vocab_size} >= %d"
-                              % (n_alpha, n_alpha + 1), vocab_size=vocab_size)
+            raise OptionError(
+                "{vocab_size:v} is smaller than the %d-token alphabet; use {vocab_size} >= %d" % (n_alpha, n_alpha + 1),
+                vocab_size=vocab_size,
+            )
     if isinstance(special_tokens, (str, bytes)):
-        raise TypeError(f"special_tokens must be a list of strings, e.g. [{special_tokens!r}], not a single "
-                        f"{type(special_tokens).__name__} (its characters would each become a token)")
+        raise TypeError(
+            f"special_tokens must be a list of strings, e.g. [{special_tokens!r}], not a single "
+            f"{type(special_tokens).__name__} (its characters would each become a token)"
+        )
     special_tokens = list(special_tokens)
-    if len(set(special_tokens)) != len(special_tokens) or any(not isinstance(s, str) or not s
-                                                              for s in special_tokens):
+    if len(set(special_tokens)) != len(special_tokens) or any(not isinstance(s, str) or not s for s in special_tokens):
         raise OptionError("{special_tokens} must be distinct non-empty strings")
     return cls(config), common
 
@@ -210,16 +262,44 @@ def _applies(name: str) -> str:
         text = t.Config.applies_text(name)
         if text:
             return text
-    requires = next((f.metadata.get("requires") for t in takers for f in t.Config.options() if f.name == name
-                     and f.metadata.get("requires")), None)
+    requires = next(
+        (
+            f.metadata.get("requires")
+            for t in takers
+            for f in t.Config.options()
+            if f.name == name and f.metadata.get("requires")
+        ),
+        None,
+    )
     titles = " and ".join(t.title for t in takers)
-    return (titles + (" with {%s:=}" % requires if requires else "") + "; add "
-            + " or ".join("{algo:'%s}" % t.name for t in takers))
+    return (
+        titles
+        + (" with {%s:=}" % requires if requires else "")
+        + "; add "
+        + " or ".join("{algo:'%s}" % t.name for t in takers)
+    )
 
 
-def _read_and_count(inputs, trainer: Trainer, parity, *, from_counts, pretokenizer, normalize, text_field, doc_mode,
-                    separator, progress, backend, workers, weights, shares, lang_field, count_candidates,
-                    common: Common):
+def _read_and_count(
+    inputs,
+    trainer: Trainer,
+    parity,
+    *,
+    from_counts,
+    pretokenizer,
+    normalize,
+    text_field,
+    doc_mode,
+    separator,
+    progress,
+    backend,
+    workers,
+    weights,
+    shares,
+    lang_field,
+    count_candidates,
+    common: Common,
+):
     """Stages 1-2 of :func:`train`: the count tables (read from ``from_counts`` or counted from ``inputs``), the
     pre-tokenizer, the normalization, the backend's stages, ``training_info`` and the dev texts' counts."""
     algo = common.algo
@@ -240,47 +320,72 @@ def _read_and_count(inputs, trainer: Trainer, parity, *, from_counts, pretokeniz
     elif lang_field is not None and workers is not None:
         raise ValueError("with lang_field the languages are counted in this process; leave workers unset")
     elif (weights is not None or shares is not None) and not tagged and from_counts is None:
-        raise ValueError(f"{'weights' if weights is not None else 'shares'}= applies to languages; give inputs as "
-                         "a dict {language: inputs}, or lang_field= with JSONL files, or count tables with "
-                         "languages")
+        raise ValueError(
+            f"{'weights' if weights is not None else 'shares'}= applies to languages; give inputs as "
+            "a dict {language: inputs}, or lang_field= with JSONL files, or count tables with "
+            "languages"
+        )
     if from_counts is not None:
         if inputs is not None:
             raise ValueError("give either inputs (text) or from_counts (count tables), not both")
         counts = load_counts(from_counts)
         pretok = _pretokenizer_for_counts(counts, pretokenizer)
         if needs_runs and not counts.has_runs and count_candidates is None:
-            raise ValueError(f"algo={algo!r} needs letter runs, but the count table was made without them "
-                             "(collect_runs=False / 'fastsw count --no-runs'); count again with runs, or use "
-                             "algo='bpe'")
+            raise ValueError(
+                f"algo={algo!r} needs letter runs, but the count table was made without them "
+                "(collect_runs=False / 'fastsw count --no-runs'); count again with runs, or use "
+                "algo='bpe'"
+            )
         if workers is not None:
             raise ValueError("workers applies to counting text; with from_counts there is nothing to count")
         if normalize is not None and form != counts.normalize:
-            raise ValueError(f"normalize={normalize!r} differs from the normalization the counts were made with "
-                             f"({counts.normalize!r}); leave normalize unset to use the counts' own")
+            raise ValueError(
+                f"normalize={normalize!r} differs from the normalization the counts were made with "
+                f"({counts.normalize!r}); leave normalize unset to use the counts' own"
+            )
         form = counts.normalize
         if lang_field is not None:
             raise ValueError("lang_field applies to reading JSONL text; count tables already hold their languages")
         if (weights is not None or shares is not None) and counts.languages is None:
-            raise ValueError(f"{'weights' if weights is not None else 'shares'}= applies to languages, but the "
-                             "count table has none; count each language with 'fastsw count --lang LANG=PATH'")
+            raise ValueError(
+                f"{'weights' if weights is not None else 'shares'}= applies to languages, but the "
+                "count table has none; count each language with 'fastsw count --lang LANG=PATH'"
+            )
     else:
         if inputs is None:
-            raise ValueError("train() needs inputs (a path, a list of paths or an iterable of str documents) "
-                             "or from_counts=")
+            raise ValueError(
+                "train() needs inputs (a path, a list of paths or an iterable of str documents) or from_counts="
+            )
         pretok = make_pretokenizer("script" if pretokenizer is None else pretokenizer)
         n_workers = None if tagged else _counting_workers(inputs, workers, collect_runs=needs_runs)
     trainer.check(pretok, common)
     if not pretok.splits_text and needs_runs:
-        raise OptionError("{algo:v} needs a pre-tokenizer that splits documents into words: supermerges join runs of "
-                          ">= 2 pretokens, and {pretokenizer:'none} makes one pretoken per document; use {algo:'bpe} "
-                          "with {pretokenizer:'none}, or {pretokenizer:'script}", algo=algo)
+        raise OptionError(
+            "{algo:v} needs a pre-tokenizer that splits documents into words: supermerges join runs of "
+            ">= 2 pretokens, and {pretokenizer:'none} makes one pretoken per document; use {algo:'bpe} "
+            "with {pretokenizer:'none}, or {pretokenizer:'script}",
+            algo=algo,
+        )
     stages = _backend(backend, progress)
-    record = {"supermerges": None, "greedy_split": False, "min_count_floor": 15, "max_ngram_len": 30,
-              **trainer.record()}
-    info: dict = {"backend": stages.name, "options": {"algo": algo, "vocab_size": common.vocab_size,
-                                                      "supermerges": record.pop("supermerges"),
-                                                      "profile": common.profile, **record},
-                  "seconds": {}, "notes": []}
+    record = {
+        "supermerges": None,
+        "greedy_split": False,
+        "min_count_floor": 15,
+        "max_ngram_len": 30,
+        **trainer.record(),
+    }
+    info: dict = {
+        "backend": stages.name,
+        "options": {
+            "algo": algo,
+            "vocab_size": common.vocab_size,
+            "supermerges": record.pop("supermerges"),
+            "profile": common.profile,
+            **record,
+        },
+        "seconds": {},
+        "notes": [],
+    }
     if form is not None:
         info["options"]["normalize"] = form
     phase1 = getattr(trainer.config, "phase1", None)
@@ -293,16 +398,19 @@ def _read_and_count(inputs, trainer: Trainer, parity, *, from_counts, pretokeniz
         if workers is None and native_counting(pretok):
             # the compiled counter: threads in this process, no pickling
             threads = default_workers()
-            bar = Progress("pre-tokenizing" + language + (f" ({threads} threads)" if threads > 1 else ""),
-                           enabled=progress)
-            counts = count_corpus(documents, pretok, collect_runs=needs_runs, progress=bar, threads=threads,
-                                  normalize=form)
+            bar = Progress(
+                "pre-tokenizing" + language + (f" ({threads} threads)" if threads > 1 else ""), enabled=progress
+            )
+            counts = count_corpus(
+                documents, pretok, collect_runs=needs_runs, progress=bar, threads=threads, normalize=form
+            )
             info["counting_threads"] = threads
         else:
             label = "pre-tokenizing" + language + (f" ({n_workers} workers)" if n_workers > 1 else "")
             bar = Progress(label, enabled=progress)
-            counts = count_corpus_parallel(documents, pretok, collect_runs=needs_runs, workers=n_workers,
-                                           progress=bar, normalize=form)
+            counts = count_corpus_parallel(
+                documents, pretok, collect_runs=needs_runs, workers=n_workers, progress=bar, normalize=form
+            )
             info["counting_workers"] = n_workers
         info["seconds"]["pretokenize_and_count"] = info["seconds"].get("pretokenize_and_count", 0.0) + bar.close()
         return counts
@@ -316,20 +424,28 @@ def _read_and_count(inputs, trainer: Trainer, parity, *, from_counts, pretokeniz
         sizes = {lang: t.n_documents for lang, t in tables.items()}
         if len(set(sizes.values())) > 1:
             shown = ", ".join(f"{lang}: {n}" for lang, n in sizes.items())
-            raise ValueError(f"the dev texts are not parallel: their numbers of documents differ ({shown}); give "
-                             "multi-parallel dev texts (document i of each is the same content in every language)")
+            raise ValueError(
+                f"the dev texts are not parallel: their numbers of documents differ ({shown}); give "
+                "multi-parallel dev texts (document i of each is the same content in every language)"
+            )
         return tables
 
     dev_counts = None
     if parity is not None and parity["dev"] is not None and isinstance(inputs, dict):
         dev_counts = count_dev(list(inputs))  # before the (larger) training text: a bad dev text fails fast
     if from_counts is None and isinstance(inputs, dict):  # one count column per language
-        counts = Counts.from_languages({name: count(inp, _counting_workers(inp, workers, needs_runs), f" {name}")
-                                        for name, inp in inputs.items()})
+        counts = Counts.from_languages(
+            {name: count(inp, _counting_workers(inp, workers, needs_runs), f" {name}") for name, inp in inputs.items()}
+        )
     elif from_counts is None and lang_field is not None:
         bar = Progress("pre-tokenizing", enabled=progress)
-        counts = count_languages(iter_language_documents(inputs, lang_field=lang_field, text_field=text_field),
-                                 pretok, collect_runs=needs_runs, progress=bar, normalize=form)
+        counts = count_languages(
+            iter_language_documents(inputs, lang_field=lang_field, text_field=text_field),
+            pretok,
+            collect_runs=needs_runs,
+            progress=bar,
+            normalize=form,
+        )
         info["seconds"]["pretokenize_and_count"] = bar.close()
     elif from_counts is None:
         counts = count(inputs, n_workers)
@@ -361,23 +477,48 @@ def _read_and_count(inputs, trainer: Trainer, parity, *, from_counts, pretokeniz
     return counts, pretok, form, stages, info, dev_counts
 
 
-def train(inputs: TrainInputs = None, *, algo: str = "bpe", vocab_size: int, supermerges: Optional[int] = None,
-          profile: str = "paper", pretokenizer: PretokenizerSpec = None, normalize: Optional[str] = None,
-          alphabet: str = "bytes",
-          byte_fallback: bool = False, greedy_split: bool = False, min_count_floor: int = 15,
-          max_ngram_len: int = 30, special_tokens: Sequence[str] = (), text_field: Optional[str] = None,
-          doc_mode: str = "auto", separator: Optional[str] = None, progress: bool = False,
-          backend: str = "auto", workers: Optional[int] = None,
-          from_counts: Union[Counts, PathLike, Sequence[Union[Counts, PathLike]], None] = None,
-          weights: Optional[Mapping[str, Number]] = None, shares: Optional[Mapping[str, Number]] = None,
-          lang_field: Optional[str] = None, phase1: Optional[str] = None, dev: Optional[Mapping[str, Any]] = None,
-          ratios: Optional[Mapping[str, Number]] = None,
-          global_merges: Optional[int] = None, parity_variant: Optional[str] = None, window: Optional[int] = None,
-          alpha: Optional[Number] = None, min_frequency: Optional[int] = None, parity_exhausted: Optional[str] = None,
-          overshoot: Optional[float] = None,
-          em_iterations: Optional[int] = None, score_delta: Optional[float] = None,
-          prune_criterion: Optional[str] = None, refill: bool = False, _count_candidates: Any = None,
-          **options: Any) -> Tokenizer:
+def train(
+    inputs: TrainInputs = None,
+    *,
+    algo: str = "bpe",
+    vocab_size: int,
+    supermerges: Optional[int] = None,
+    profile: str = "paper",
+    pretokenizer: PretokenizerSpec = None,
+    normalize: Optional[str] = None,
+    alphabet: str = "bytes",
+    byte_fallback: bool = False,
+    greedy_split: bool = False,
+    min_count_floor: int = 15,
+    max_ngram_len: int = 30,
+    special_tokens: Sequence[str] = (),
+    text_field: Optional[str] = None,
+    doc_mode: str = "auto",
+    separator: Optional[str] = None,
+    progress: bool = False,
+    backend: str = "auto",
+    workers: Optional[int] = None,
+    from_counts: Union[Counts, PathLike, Sequence[Union[Counts, PathLike]], None] = None,
+    weights: Optional[Mapping[str, Number]] = None,
+    shares: Optional[Mapping[str, Number]] = None,
+    lang_field: Optional[str] = None,
+    phase1: Optional[str] = None,
+    dev: Optional[Mapping[str, Any]] = None,
+    ratios: Optional[Mapping[str, Number]] = None,
+    global_merges: Optional[int] = None,
+    parity_variant: Optional[str] = None,
+    window: Optional[int] = None,
+    alpha: Optional[Number] = None,
+    min_frequency: Optional[int] = None,
+    parity_exhausted: Optional[str] = None,
+    overshoot: Optional[float] = None,
+    em_iterations: Optional[int] = None,
+    score_delta: Optional[float] = None,
+    prune_criterion: Optional[str] = None,
+    refill: bool = False,
+    _count_candidates: Any = None,
+    **options: Any,
+) -> Tokenizer:
     """Train a BPE, BoundlessBPE, SuperBPE or parity-aware BPE tokenizer.
 
     Args:
@@ -518,33 +659,70 @@ def train(inputs: TrainInputs = None, *, algo: str = "bpe", vocab_size: int, sup
     supermerge candidates of stage 4 elsewhere (from the text again, with the phase-1 model ``tok1``), so
     ``from_counts`` tables need no letter runs.
     """
-    trainer, common = resolve(algo=algo, vocab_size=vocab_size, profile=profile, alphabet=alphabet,
-                              byte_fallback=byte_fallback, weights=weights, shares=shares,
-                              special_tokens=special_tokens,
-                              options=dict(supermerges=supermerges, greedy_split=greedy_split,
-                                           min_count_floor=min_count_floor, max_ngram_len=max_ngram_len,
-                                           phase1=phase1, dev=dev, ratios=ratios, global_merges=global_merges,
-                                           parity_variant=parity_variant, window=window, alpha=alpha,
-                                           min_frequency=min_frequency, parity_exhausted=parity_exhausted,
-                                           overshoot=overshoot, em_iterations=em_iterations,
-                                           score_delta=score_delta, prune_criterion=prune_criterion,
-                                           refill=refill, **options))
+    trainer, common = resolve(
+        algo=algo,
+        vocab_size=vocab_size,
+        profile=profile,
+        alphabet=alphabet,
+        byte_fallback=byte_fallback,
+        weights=weights,
+        shares=shares,
+        special_tokens=special_tokens,
+        options=dict(
+            supermerges=supermerges,
+            greedy_split=greedy_split,
+            min_count_floor=min_count_floor,
+            max_ngram_len=max_ngram_len,
+            phase1=phase1,
+            dev=dev,
+            ratios=ratios,
+            global_merges=global_merges,
+            parity_variant=parity_variant,
+            window=window,
+            alpha=alpha,
+            min_frequency=min_frequency,
+            parity_exhausted=parity_exhausted,
+            overshoot=overshoot,
+            em_iterations=em_iterations,
+            score_delta=score_delta,
+            prune_criterion=prune_criterion,
+            refill=refill,
+            **options,
+        ),
+    )
     vocab_size, special_tokens = common.vocab_size, list(special_tokens)
     parity = trainer.parity()
     if parity is not None and inputs is not None and not isinstance(inputs, dict) and lang_field is None:
         check_parity_languages(parity, None)  # before reading: the text has no languages
     # 1-2. read and count (or load count tables)
-    source = _read_and_count(inputs, trainer, parity, from_counts=from_counts, pretokenizer=pretokenizer,
-                             normalize=normalize, text_field=text_field, doc_mode=doc_mode, separator=separator,
-                             progress=progress, backend=backend, workers=workers, weights=weights, shares=shares,
-                             lang_field=lang_field, count_candidates=_count_candidates, common=common)
+    source = _read_and_count(
+        inputs,
+        trainer,
+        parity,
+        from_counts=from_counts,
+        pretokenizer=pretokenizer,
+        normalize=normalize,
+        text_field=text_field,
+        doc_mode=doc_mode,
+        separator=separator,
+        progress=progress,
+        backend=backend,
+        workers=workers,
+        weights=weights,
+        shares=shares,
+        lang_field=lang_field,
+        count_candidates=_count_candidates,
+        common=common,
+    )
     counts, pretok, form, stages, info, dev_counts = source
     # 3. the alphabet and the room it leaves
     own_alphabet = pretok.make_alphabet(profile)  # a scheme with atoms beyond bytes (markers, SCRIPT; fastsw.alphabet)
     if own_alphabet is not None:
         if alphabet != "bytes":
-            raise ValueError(f"alphabet={alphabet!r} does not go with pretokenizer {pretok.name!r}"
-                             ", whose alphabet is the profile's bytes plus its atoms; leave alphabet unset")
+            raise ValueError(
+                f"alphabet={alphabet!r} does not go with pretokenizer {pretok.name!r}"
+                ", whose alphabet is the profile's bytes plus its atoms; leave alphabet unset"
+            )
         alph: Alphabet = own_alphabet
     elif alphabet == "bytes":
         alph = default_alphabet(profile)
@@ -552,17 +730,33 @@ def train(inputs: TrainInputs = None, *, algo: str = "bpe", vocab_size: int, sup
         alph = CharAlphabet({ch for p in counts.pretokens for ch in p}, byte_fallback=byte_fallback)
     n_alpha = len(alph)
     if vocab_size < n_alpha:
-        raise OptionError("{vocab_size:v} is smaller than the %d-token alphabet; use {vocab_size} >= %d"
-                          % (n_alpha, n_alpha), vocab_size=vocab_size)
+        raise OptionError(
+            "{vocab_size:v} is smaller than the %d-token alphabet; use {vocab_size} >= %d" % (n_alpha, n_alpha),
+            vocab_size=vocab_size,
+        )
     if trainer.phase1_merges(vocab_size - n_alpha) < 0:
         n_super = vocab_size - n_alpha - trainer.phase1_merges(vocab_size - n_alpha)
-        raise OptionError("{vocab_size} - {supermerges} = %d is smaller than the %d-token alphabet"
-                          % (vocab_size - n_super, n_alpha))
+        raise OptionError(
+            "{vocab_size} - {supermerges} = %d is smaller than the %d-token alphabet" % (vocab_size - n_super, n_alpha)
+        )
     # 4-6. fit: the trainer's stages
-    run = Run(counts=counts, alphabet=alph, pretokenizer=pretok, profile=profile, rules=get_profile(profile),
-              vocab_size=vocab_size, stages=stages, info=info, normalize=form, special_tokens=special_tokens,
-              progress=progress, dev_counts=dev_counts, from_counts=from_counts is not None,
-              count_candidates=_count_candidates, model_class=Tokenizer)
+    run = Run(
+        counts=counts,
+        alphabet=alph,
+        pretokenizer=pretok,
+        profile=profile,
+        rules=get_profile(profile),
+        vocab_size=vocab_size,
+        stages=stages,
+        info=info,
+        normalize=form,
+        special_tokens=special_tokens,
+        progress=progress,
+        dev_counts=dev_counts,
+        from_counts=from_counts is not None,
+        count_candidates=_count_candidates,
+        model_class=Tokenizer,
+    )
     tok = trainer.fit(run)
     for note in info["notes"]:  # each says how the vocabulary fell short of vocab_size
         warnings.warn(note, VocabularyNotReachedWarning, stacklevel=2)

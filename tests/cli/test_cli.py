@@ -37,7 +37,7 @@ def corpus_documents() -> list[str]:
         texts = list(fastsw.iter_documents([by_lang[lang]], doc_mode="separator", separator="\n\n\n"))
         for text in texts[:2]:
             paragraphs = text.split("\n\n")
-            docs.extend("\n\n".join(paragraphs[i:i + 3]) for i in range(0, min(len(paragraphs), 30), 3))
+            docs.extend("\n\n".join(paragraphs[i : i + 3]) for i in range(0, min(len(paragraphs), 30), 3))
     docs += ["", " ", "\n", "a\r\nb\n\n", "emoji 🙂 and tabs\tend"]
     return docs
 
@@ -60,8 +60,9 @@ def corpus(tmp_path_factory) -> tuple[Path, list[str]]:
 @pytest.fixture(scope="module", params=sorted(ALGO_ARGS))
 def model(request, corpus, tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("model") / f"{request.param}.json"
-    code = cli.main(["train", str(corpus[0]), *ALGO_ARGS[request.param], "--vocab-size", "1000",
-                     "--no-progress", "-o", str(path)])
+    code = cli.main(
+        ["train", str(corpus[0]), *ALGO_ARGS[request.param], "--vocab-size", "1000", "--no-progress", "-o", str(path)]
+    )
     assert code == 0 and path.is_file()
     return path
 
@@ -69,8 +70,10 @@ def model(request, corpus, tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def bpe_model(tmp_path_factory, corpus) -> Path:
     path = tmp_path_factory.mktemp("bpe") / "bpe.json"
-    assert cli.main(["train", str(corpus[0]), "--algo", "bpe", "--vocab-size", "300", "--no-progress",
-                     "-o", str(path)]) == 0
+    assert (
+        cli.main(["train", str(corpus[0]), "--algo", "bpe", "--vocab-size", "300", "--no-progress", "-o", str(path)])
+        == 0
+    )
     return path
 
 
@@ -106,8 +109,9 @@ def test_round_trip(model, corpus, tmp_path, capsys, monkeypatch):
     set_stdin(monkeypatch, text)
     code, out, err = run(capsys, "encode", "-m", model)
     assert code == 0 and err == ""
-    assert out.splitlines() == [" ".join(map(str, tok.encode_ordinary(line)))
-                                for line in text.splitlines(keepends=True)]
+    assert out.splitlines() == [
+        " ".join(map(str, tok.encode_ordinary(line))) for line in text.splitlines(keepends=True)
+    ]
     set_stdin(monkeypatch, out)
     code, out, err = run(capsys, "decode", "-m", model)
     assert code == 0 and out == text
@@ -115,14 +119,38 @@ def test_round_trip(model, corpus, tmp_path, capsys, monkeypatch):
 
 def test_train_summary_and_special_tokens(corpus, tmp_path, capsys):
     out_path = tmp_path / "m.json"
-    code, out, err = run(capsys, "train", corpus[0], "--algo", "superbpe", "--vocab-size", "600",
-                         "--supermerges", "50", "--greedy-split", "--special-token", "<|endoftext|>",
-                         "--special-token", "<|pad|>", "--no-progress", "-o", out_path)
+    code, out, err = run(
+        capsys,
+        "train",
+        corpus[0],
+        "--algo",
+        "superbpe",
+        "--vocab-size",
+        "600",
+        "--supermerges",
+        "50",
+        "--greedy-split",
+        "--special-token",
+        "<|endoftext|>",
+        "--special-token",
+        "<|pad|>",
+        "--no-progress",
+        "-o",
+        out_path,
+    )
     assert code == 0 and out == ""
     tok = fastsw.load(out_path)
     assert dict(tok.special_tokens) == {"<|endoftext|>": tok.vocab_size, "<|pad|>": tok.vocab_size + 1}
-    for word in ("vocabulary", "regular merges", "supermerges", f"{len(corpus[1])} documents", "MB",
-                 "phase1", "phase2", str(out_path)):
+    for word in (
+        "vocabulary",
+        "regular merges",
+        "supermerges",
+        f"{len(corpus[1])} documents",
+        "MB",
+        "phase1",
+        "phase2",
+        str(out_path),
+    ):
         assert word in err, word
     assert "Traceback" not in err
     code, out, err = run(capsys, "inspect", out_path)
@@ -133,11 +161,23 @@ def test_train_progress_and_separator(tmp_path, capsys):
     text = "Der schnelle braune Fuchs.\nZweite Zeile.@@Noch ein Dokument über Füchse.@@"
     (tmp_path / "c.txt").write_text(text, encoding="utf-8")
     out_path = tmp_path / "m.json"
-    code, out, err = run(capsys, "train", tmp_path / "c.txt", "--separator", r"@@", "--algo", "bpe",
-                         "--vocab-size", "260", "-o", out_path)
+    code, out, err = run(
+        capsys,
+        "train",
+        tmp_path / "c.txt",
+        "--separator",
+        r"@@",
+        "--algo",
+        "bpe",
+        "--vocab-size",
+        "260",
+        "-o",
+        out_path,
+    )
     assert code == 0 and "pre-tokenizing" in err and "2 documents" in err
-    code, out, err = run(capsys, "encode", "-m", out_path, tmp_path / "c.txt", "--doc-mode", "separator",
-                         "--separator", "@@")
+    code, out, err = run(
+        capsys, "encode", "-m", out_path, tmp_path / "c.txt", "--doc-mode", "separator", "--separator", "@@"
+    )
     assert code == 0 and len(out.splitlines()) == 2
     code, out, err = run(capsys, "encode", "-m", out_path, tmp_path / "c.txt", "--doc-mode", "file")
     assert code == 0 and len(out.splitlines()) == 1
@@ -203,8 +243,14 @@ def test_inspect_json(model, capsys):
 
     code, out, err = run(capsys, "inspect", model)
     assert code == 0
-    for word in (tok.algo, "paper", str(tok.vocab_size), f"{tok.n_regular} regular", f"{tok.n_super} super",
-                 "special tokens: none"):
+    for word in (
+        tok.algo,
+        "paper",
+        str(tok.vocab_size),
+        f"{tok.n_regular} regular",
+        f"{tok.n_super} super",
+        "special tokens: none",
+    ):
         assert word in out, word
     assert len(out.splitlines()) < 30
 
@@ -214,7 +260,10 @@ def test_pretokenize(tmp_path, capsys, monkeypatch, bpe_model):
     code, out, err = run(capsys, "pretokenize")
     assert code == 0 and err == ""
     assert [json.loads(line) for line in out.splitlines()] == [
-        ["Hello", " world", "!"], [], ["你", "好", "世", "界", " ", "123"]]
+        ["Hello", " world", "!"],
+        [],
+        ["你", "好", "世", "界", " ", "123"],
+    ]
     assert "你" in out  # ensure_ascii=False
 
     set_stdin(monkeypatch, "你好世界 123\n")
@@ -306,10 +355,15 @@ def test_interrupt(files, capsys, monkeypatch):
 
 
 @pytest.mark.parametrize("command", ["encode", "decode", "inspect"])
-@pytest.mark.parametrize("model_file, words", [("missing.json", ["missing.json", "not found"]),
-                                               ("corrupt.json", ["corrupt.json", "model"]),
-                                               ("good.jsonl", ["good.jsonl", "model"]),
-                                               ("adir", ["adir"])])
+@pytest.mark.parametrize(
+    "model_file, words",
+    [
+        ("missing.json", ["missing.json", "not found"]),
+        ("corrupt.json", ["corrupt.json", "model"]),
+        ("good.jsonl", ["good.jsonl", "model"]),
+        ("adir", ["adir"]),
+    ],
+)
 def test_model_errors(files, capsys, monkeypatch, command, model_file, words):
     monkeypatch.chdir(files)
     set_stdin(monkeypatch, "1 2 3\n")
@@ -319,8 +373,10 @@ def test_model_errors(files, capsys, monkeypatch, command, model_file, words):
     assert out == ""
 
 
-@pytest.mark.parametrize("ids, words", [("1 2 x3", ["line 2", "x3"]), ("1 -5", ["line 2", "-5"]),
-                                        ("1 99999", ["line 2", "99999"]), ("1 ٣", ["line 2"])])
+@pytest.mark.parametrize(
+    "ids, words",
+    [("1 2 x3", ["line 2", "x3"]), ("1 -5", ["line 2", "-5"]), ("1 99999", ["line 2", "99999"]), ("1 ٣", ["line 2"])],
+)
 def test_decode_bad_ids(bpe_model, capsys, monkeypatch, ids, words):
     set_stdin(monkeypatch, f"72 101\n{ids}\n")
     code, out, err = run(capsys, "decode", "-m", bpe_model)
@@ -378,16 +434,22 @@ def _env() -> dict:
 
 
 def test_module_version():
-    r = subprocess.run([sys.executable, "-m", "fastsw", "--version"], capture_output=True, text=True, env=_env(),
-                       timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "fastsw", "--version"], capture_output=True, text=True, env=_env(), timeout=60
+    )
     assert r.returncode == 0 and r.stdout.strip() == f"fastsw {fastsw.__version__}"
 
 
 def test_module_train(tmp_path):
     (tmp_path / "tiny.txt").write_text("the cat sat on the mat\nthe dog sat on the log\n" * 20, encoding="utf-8")
-    r = subprocess.run([sys.executable, "-m", "fastsw", "train", "tiny.txt", "--algo", "bpe", "--vocab-size",
-                        "260", "-o", "m.json"], capture_output=True, text=True, env=_env(), cwd=tmp_path,
-                       timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "fastsw", "train", "tiny.txt", "--algo", "bpe", "--vocab-size", "260", "-o", "m.json"],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     assert r.stdout == "" and "saved to" in r.stderr and "Traceback" not in r.stderr
     assert fastsw.load(tmp_path / "m.json").vocab_size == 260
@@ -399,10 +461,19 @@ def test_encode_file_pipe_decode_gives_the_file_back(bpe_model, tmp_path):
     text = "first line\n\n\nÜber 世界 — ok\r\n  indented\tline\n\nlast line without newline"
     src = tmp_path / "doc.txt"
     src.write_bytes(text.encode("utf-8"))
-    enc = subprocess.Popen([sys.executable, "-m", "fastsw", "encode", "-m", str(bpe_model), str(src)],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env())
-    dec = subprocess.run([sys.executable, "-m", "fastsw", "decode", "-m", str(bpe_model)], stdin=enc.stdout,
-                         capture_output=True, env=_env(), timeout=120)
+    enc = subprocess.Popen(
+        [sys.executable, "-m", "fastsw", "encode", "-m", str(bpe_model), str(src)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_env(),
+    )
+    dec = subprocess.run(
+        [sys.executable, "-m", "fastsw", "decode", "-m", str(bpe_model)],
+        stdin=enc.stdout,
+        capture_output=True,
+        env=_env(),
+        timeout=120,
+    )
     enc.stdout.close()
     assert enc.wait(timeout=120) == 0, enc.stderr.read()
     enc.stderr.close()
@@ -410,11 +481,21 @@ def test_encode_file_pipe_decode_gives_the_file_back(bpe_model, tmp_path):
     assert dec.stdout == text.encode("utf-8")
     # stdin lines keep their newline too: `fastsw encode < FILE | fastsw decode` is the same round trip
     with open(src, "rb") as f:
-        ids = subprocess.run([sys.executable, "-m", "fastsw", "encode", "-m", str(bpe_model)], stdin=f,
-                             capture_output=True, env=_env(), timeout=120)
+        ids = subprocess.run(
+            [sys.executable, "-m", "fastsw", "encode", "-m", str(bpe_model)],
+            stdin=f,
+            capture_output=True,
+            env=_env(),
+            timeout=120,
+        )
     assert ids.returncode == 0, ids.stderr
-    back = subprocess.run([sys.executable, "-m", "fastsw", "decode", "-m", str(bpe_model)], input=ids.stdout,
-                          capture_output=True, env=_env(), timeout=120)
+    back = subprocess.run(
+        [sys.executable, "-m", "fastsw", "decode", "-m", str(bpe_model)],
+        input=ids.stdout,
+        capture_output=True,
+        env=_env(),
+        timeout=120,
+    )
     assert back.returncode == 0 and back.stdout == text.encode("utf-8")
 
 
@@ -472,18 +553,21 @@ def test_progress_lines_give_the_whole_input_and_no_stray_count(tmp_path, capsys
     # the compiled counter's threads, also in CI's pure-Python pass (the scanner's switch is read at import)
     monkeypatch.delenv("FASTSW_PUREPYTHON", raising=False)
     import fastsw.trainers.train
+
     monkeypatch.setattr(fastsw.pretokenizers.pretokenize, "HAVE_NATIVE_PRETOKENIZER", True)
     corpus = tmp_path / "c.txt"
     corpus.write_text(("the cat sat on the mat " * 45 + "\n") * 1000, encoding="utf-8")
     size_mb = f"{corpus.stat().st_size / 1e6:.1f} MB"
     monkeypatch.setattr(fastsw.trainers.train, "default_workers", lambda: 2)
-    code, out, err = run(capsys, "train", corpus, "--algo", "bpe", "--vocab-size", "260", "--backend", "numba",
-                         "-o", tmp_path / "m.json")
+    code, out, err = run(
+        capsys, "train", corpus, "--algo", "bpe", "--vocab-size", "260", "--backend", "numba", "-o", tmp_path / "m.json"
+    )
     assert code == 0, err
     assert f"1000 docs, {size_mb} (" in _line(err, "pre-tokenizing (2 threads): ")
     assert re.fullmatch(r"loading Numba kernels \(\d+\.\ds\)", _line(err, "loading Numba kernels"))
 
     import fastsw.corpus.counting
+
     monkeypatch.setattr(fastsw.corpus.counting, "default_workers", lambda: 2)
     code, out, err = run(capsys, "count", corpus, "-o", tmp_path / "c.counts")
     assert code == 0, err
@@ -496,11 +580,22 @@ def test_first_run_says_kernels_compile(tmp_path, capsys, monkeypatch):
     from numba import njit
     from fastsw.trainers import bpe_fast as fast_train
     from fastsw.trainers import train as trainer
+
     fresh = [njit(lambda x: x + 1), njit(lambda x: x * 2)]
     monkeypatch.setattr(fast_train, "warmup", lambda: [kernel(1) for kernel in fresh])
     (tmp_path / "c.txt").write_text("the cat sat on the mat\n" * 50, encoding="utf-8")
-    argv = ["train", tmp_path / "c.txt", "--algo", "bpe", "--vocab-size", "260", "--backend", "numba",
-            "-o", tmp_path / "m.json"]
+    argv = [
+        "train",
+        tmp_path / "c.txt",
+        "--algo",
+        "bpe",
+        "--vocab-size",
+        "260",
+        "--backend",
+        "numba",
+        "-o",
+        tmp_path / "m.json",
+    ]
     code, out, err = run(capsys, *argv)
     assert code == 0, err
     assert err.count(trainer.COMPILE_NOTICE) == 1
@@ -511,8 +606,10 @@ def test_first_run_says_kernels_compile(tmp_path, capsys, monkeypatch):
 
 # A fresh install: Numba's on-disk cache is empty, so whatever a run calls compiles. The child reports which
 # kernels it compiled (their signatures); no wall clock is looked at.
-_COMPILED = ("from fastsw.encoding import encode_fast as fast_encode\nfrom fastsw.trainers import bpe_kernels as _train_kernels\n"
-             "def compiled(kernels): return sorted(k.__name__ for k in kernels if k.signatures)\n")
+_COMPILED = (
+    "from fastsw.encoding import encode_fast as fast_encode\nfrom fastsw.trainers import bpe_kernels as _train_kernels\n"
+    "def compiled(kernels): return sorted(k.__name__ for k in kernels if k.signatures)\n"
+)
 
 
 def _fresh_cache_run(code: str, cwd) -> dict:
@@ -520,8 +617,9 @@ def _fresh_cache_run(code: str, cwd) -> dict:
     env.pop("FASTSW_PUREPYTHON", None)
     env.pop("NUMBA_DISABLE_JIT", None)
     env["NUMBA_CACHE_DIR"] = str(Path(cwd) / "numba-cache")  # empty: a fresh install
-    r = subprocess.run([sys.executable, "-c", _COMPILED + code], capture_output=True, text=True, env=env, cwd=cwd,
-                       timeout=600)
+    r = subprocess.run(
+        [sys.executable, "-c", _COMPILED + code], capture_output=True, text=True, env=env, cwd=cwd, timeout=600
+    )
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout.splitlines()[-1])
 
@@ -531,17 +629,24 @@ def test_training_on_a_fresh_install_compiles_only_the_training_kernels(tmp_path
     # compiled, so training compiles the merge loop and the candidate cut, and no encoding kernel.
     corpus = tmp_path / "c.txt"
     corpus.write_text("\n".join(sample_docs[:40]), encoding="utf-8")
-    code = ("from fastsw import cli\n"
-            f"assert cli.main(['train', {str(corpus)!r}, '--algo', "
-            "'boundless', '--vocab-size', '600', '--backend', 'numba', '-o', 'm.json']) == 0\n"
-            "import json; print(json.dumps({'encode': compiled(fast_encode.KERNELS), "
-            "'train': compiled([_train_kernels._merge_loop, _train_kernels._cut_candidates])}))")
+    code = (
+        "from fastsw import cli\n"
+        f"assert cli.main(['train', {str(corpus)!r}, '--algo', "
+        "'boundless', '--vocab-size', '600', '--backend', 'numba', '-o', 'm.json']) == 0\n"
+        "import json; print(json.dumps({'encode': compiled(fast_encode.KERNELS), "
+        "'train': compiled([_train_kernels._merge_loop, _train_kernels._cut_candidates])}))"
+    )
     seen = _fresh_cache_run(code, tmp_path)
     assert seen == {"encode": [], "train": ["_cut_candidates", "_merge_loop"]}
     model = fastsw.load(tmp_path / "m.json")  # the same reachable tokens as a check on the kernels
-    fresh = fastsw.Tokenizer(alphabet=model.alphabet, merges=[tuple(m[1:]) for m in model.merges],
-                             pretokenizer=model.pretokenizer, profile=model.profile, algo=model.algo,
-                             backend="numba")
+    fresh = fastsw.Tokenizer(
+        alphabet=model.alphabet,
+        merges=[tuple(m[1:]) for m in model.merges],
+        pretokenizer=model.pretokenizer,
+        profile=model.profile,
+        algo=model.algo,
+        backend="numba",
+    )
     assert model._shortcut == fresh._shortcut and model._eligible == fresh._eligible
 
 
@@ -550,10 +655,12 @@ def test_loading_and_a_short_encode_on_a_fresh_install_compile_nothing(tmp_path,
     # while the kernels are not compiled: the same ids, no pause to compile.
     multilingual_boundless.save(tmp_path / "m.json")
     texts = ["hello", "Über 世界 — ok, the cat sat on the mat", "e\u0301 👍🏽 1234 hello hello"]
-    code = ("import fastsw, json\n"
-            "tok = fastsw.load('m.json')\n"
-            f"ids = [tok.encode(t) for t in {texts!r}] + [tok.encode_ordinary(t) for t in {texts!r}]\n"
-            "print(json.dumps({'ids': ids, 'compiled': compiled(fast_encode.KERNELS + _train_kernels.KERNELS)}))")
+    code = (
+        "import fastsw, json\n"
+        "tok = fastsw.load('m.json')\n"
+        f"ids = [tok.encode(t) for t in {texts!r}] + [tok.encode_ordinary(t) for t in {texts!r}]\n"
+        "print(json.dumps({'ids': ids, 'compiled': compiled(fast_encode.KERNELS + _train_kernels.KERNELS)}))"
+    )
     seen = _fresh_cache_run(code, tmp_path)
     assert seen["compiled"] == []
     expected = [multilingual_boundless.encode(t, backend="python") for t in texts]
@@ -565,17 +672,19 @@ def test_a_long_first_encode_on_a_fresh_install_does_not_wait_for_the_kernels(tm
     # compiles the encoding kernels into Numba's cache; once that process ends, the kernels load from the cache
     # (nothing compiles in this process) and give the same ids.
     multilingual_boundless.save(tmp_path / "m.json")
-    code = ("import fastsw, json\n"
-            "from fastsw.corpus.sample import sample_documents\n"
-            "tok = fastsw.load('m.json')\n"
-            "text = ' '.join(sample_documents())[:20000]\n"
-            "first = tok.encode(text)\n"
-            "seen = {'first': first, 'compiled_then': compiled(fast_encode.KERNELS)}\n"
-            "seen['background'] = fast_encode._background is not None and fast_encode._background.wait()\n"
-            "seen['ready'] = fast_encode.kernels_ready()\n"
-            "seen['again'] = tok.encode(text)\n"
-            "seen['loaded'] = compiled(fast_encode.KERNELS)\n"
-            "print(json.dumps(seen))")
+    code = (
+        "import fastsw, json\n"
+        "from fastsw.corpus.sample import sample_documents\n"
+        "tok = fastsw.load('m.json')\n"
+        "text = ' '.join(sample_documents())[:20000]\n"
+        "first = tok.encode(text)\n"
+        "seen = {'first': first, 'compiled_then': compiled(fast_encode.KERNELS)}\n"
+        "seen['background'] = fast_encode._background is not None and fast_encode._background.wait()\n"
+        "seen['ready'] = fast_encode.kernels_ready()\n"
+        "seen['again'] = tok.encode(text)\n"
+        "seen['loaded'] = compiled(fast_encode.KERNELS)\n"
+        "print(json.dumps(seen))"
+    )
     seen = _fresh_cache_run(code, tmp_path)
     want_text = " ".join(sample_documents())[:20000]
     want = multilingual_boundless.encode(want_text, backend="python")
@@ -587,10 +696,12 @@ def test_a_long_first_encode_on_a_fresh_install_does_not_wait_for_the_kernels(tm
 def test_encoding_kernels_in_the_disk_cache_are_ready_without_compiling(tmp_path):
     # Once a run has compiled the encoding kernels, a later process finds them in Numba's on-disk cache
     # (before loading any), and then the reachability check and short texts run on them again.
-    before = _fresh_cache_run("import json; fast_encode.warmup()\nprint(json.dumps(fast_encode.kernels_ready()))",
-                              tmp_path)
-    code = ("import json; ready = fast_encode.kernels_ready()\n"
-            "print(json.dumps([ready, compiled(fast_encode.KERNELS)]))")
+    before = _fresh_cache_run(
+        "import json; fast_encode.warmup()\nprint(json.dumps(fast_encode.kernels_ready()))", tmp_path
+    )
+    code = "import json; ready = fast_encode.kernels_ready()\nprint(json.dumps([ready, compiled(fast_encode.KERNELS)]))"
     assert before is True and _fresh_cache_run(code, tmp_path) == [True, []]
-    assert _fresh_cache_run("import json; print(json.dumps(fast_encode.kernels_ready()))",
-                            tmp_path / "numba-cache") is False
+    assert (
+        _fresh_cache_run("import json; print(json.dumps(fast_encode.kernels_ready()))", tmp_path / "numba-cache")
+        is False
+    )

@@ -53,6 +53,7 @@ def model_json(path_or_text) -> dict:
 
 # ---- one default algorithm ------------------------------------------------------------------------------------------
 
+
 def test_cli_and_api_train_default_to_bpe():
     api = inspect.signature(fastsw.train).parameters["algo"].default
     train = cli.build_parser()._subparsers._group_actions[0].choices["train"]
@@ -60,6 +61,7 @@ def test_cli_and_api_train_default_to_bpe():
 
 
 # ---- '-' is stdin and stdout -----------------------------------------------------------------------------------------
+
 
 def test_dash_reads_stdin_for_encode_decode_and_pretokenize(model, docs, tmp_path, capsys, monkeypatch):
     text = "".join(d + "\n" for d in docs[:20])
@@ -72,19 +74,26 @@ def test_dash_reads_stdin_for_encode_decode_and_pretokenize(model, docs, tmp_pat
     assert run(capsys, "decode", "-m", model, "-")[1] == text
     set_stdin(monkeypatch, text)
     code, pieces, _ = run(capsys, "pretokenize", "-")
-    assert code == 0 and pieces.splitlines()[0] == json.dumps(fastsw.Pretokenizer().pretokenize(docs[0]),
-                                                              ensure_ascii=False)
+    assert code == 0 and pieces.splitlines()[0] == json.dumps(
+        fastsw.Pretokenizer().pretokenize(docs[0]), ensure_ascii=False
+    )
     (tmp_path / "a.txt").write_text(text, encoding="utf-8")
-    for command in (("encode", "-m", model), ("decode", "-m", model), ("pretokenize",), ("train", "-o", "m.json"),
-                    ("count", "-o", "c.gz")):
+    for command in (
+        ("encode", "-m", model),
+        ("decode", "-m", model),
+        ("pretokenize",),
+        ("train", "-o", "m.json"),
+        ("count", "-o", "c.gz"),
+    ):
         code, out, err = run(capsys, *command, "-", tmp_path / "a.txt")
         assert_error(code, err, "'-' (stdin) cannot be combined with INPUT files")
 
 
 def test_train_reads_stdin_and_writes_the_model_to_stdout(docs, tmp_path, capsys, monkeypatch):
     (tmp_path / "docs.txt").write_text("".join(d + "\n" for d in docs), encoding="utf-8")
-    code, _, err = run(capsys, "train", tmp_path / "docs.txt", "--vocab-size", "300", "--no-progress",
-                       "-o", tmp_path / "file.json")
+    code, _, err = run(
+        capsys, "train", tmp_path / "docs.txt", "--vocab-size", "300", "--no-progress", "-o", tmp_path / "file.json"
+    )
     assert code == 0, err
     set_stdin(monkeypatch, "".join(d + "\n" for d in docs))
     code, out, err = run(capsys, "train", "-", "--vocab-size", "300", "--no-progress", "-o", "-")
@@ -113,6 +122,7 @@ def test_count_reads_stdin_and_writes_counts_to_stdout(docs, tmp_path, capsysbin
 
 
 # ---- JSON Lines on stdin ---------------------------------------------------------------------------------------------
+
 
 def test_jsonl_on_stdin_is_detected_and_can_be_overridden(model, docs, capsys, monkeypatch):
     tok = fastsw.load(model)
@@ -150,14 +160,18 @@ def test_the_stdin_rule_in_the_reader():
     assert docs_of("\n\nplain\n") == ["\n", "\n", "plain\n"]  # blank lines are documents of a text stream
     assert docs_of("[1, 2]\nx\n") == ["[1, 2]\n", "x\n"]  # only an object starts JSON Lines
     assert docs_of('{"text": "a"}\n', fmt="text", keep_newline=False) == ['{"text": "a"}']
-    with pytest.raises(readers.InputError, match="no field \"text\""):
+    with pytest.raises(readers.InputError, match='no field "text"'):
         docs_of('{"body": "a"}\n')
 
 
 # ---- compressed inputs on every counting path ------------------------------------------------------------------------
 
-COMPRESSORS = {".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress,
-               ".zst": lambda data: zstandard.ZstdCompressor().compress(data)}
+COMPRESSORS = {
+    ".gz": gzip.compress,
+    ".bz2": bz2.compress,
+    ".xz": lzma.compress,
+    ".zst": lambda data: zstandard.ZstdCompressor().compress(data),
+}
 
 
 @pytest.mark.parametrize("path_kind", ["native threads", "worker processes", "pure python"])
@@ -168,36 +182,73 @@ def test_compressed_inputs_count_exactly_as_the_plain_file(docs, tmp_path, capsy
     if path_kind == "pure python":
         monkeypatch.setenv("FASTSW_PUREPYTHON", "1")
     (tmp_path / "plain.txt").write_bytes(text)
-    assert run(capsys, "count", tmp_path / "plain.txt", tmp_path / "plain.jsonl", "--no-progress", *extra,
-               "-o", tmp_path / "plain.gz")[0] == 0
+    assert (
+        run(
+            capsys,
+            "count",
+            tmp_path / "plain.txt",
+            tmp_path / "plain.jsonl",
+            "--no-progress",
+            *extra,
+            "-o",
+            tmp_path / "plain.gz",
+        )[0]
+        == 0
+    )
     want = load_counts(tmp_path / "plain.gz")
     for ext, compress in COMPRESSORS.items():
         (tmp_path / f"c.txt{ext}").write_bytes(compress(text))
         (tmp_path / f"c.jsonl{ext}").write_bytes(compress((tmp_path / "plain.jsonl").read_bytes()))
-        code, _, err = run(capsys, "count", tmp_path / f"c.txt{ext}", tmp_path / f"c.jsonl{ext}", "--no-progress",
-                           *extra, "-o", tmp_path / f"c{ext}.gz")
+        code, _, err = run(
+            capsys,
+            "count",
+            tmp_path / f"c.txt{ext}",
+            tmp_path / f"c.jsonl{ext}",
+            "--no-progress",
+            *extra,
+            "-o",
+            tmp_path / f"c{ext}.gz",
+        )
         assert code == 0, err
         got = load_counts(tmp_path / f"c{ext}.gz")
-        assert (got.pretokens, got.counts, got.n_documents, got.n_bytes) == \
-            (want.pretokens, want.counts, want.n_documents, want.n_bytes), ext
+        assert (got.pretokens, got.counts, got.n_documents, got.n_bytes) == (
+            want.pretokens,
+            want.counts,
+            want.n_documents,
+            want.n_bytes,
+        ), ext
 
 
 def test_train_reads_compressed_inputs_and_names_the_missing_extra(docs, tmp_path, capsys, monkeypatch):
     write_jsonl(tmp_path / "plain.jsonl", docs)
     (tmp_path / "c.jsonl.xz").write_bytes(lzma.compress((tmp_path / "plain.jsonl").read_bytes()))
     for name in ("plain.jsonl", "c.jsonl.xz"):
-        assert run(capsys, "train", tmp_path / name, "--vocab-size", "300", "--no-progress",
-                   "-o", tmp_path / f"{name}.model")[0] == 0
-    assert model_json((tmp_path / "plain.jsonl.model").read_text()) == \
-        model_json((tmp_path / "c.jsonl.xz.model").read_text())
+        assert (
+            run(
+                capsys,
+                "train",
+                tmp_path / name,
+                "--vocab-size",
+                "300",
+                "--no-progress",
+                "-o",
+                tmp_path / f"{name}.model",
+            )[0]
+            == 0
+        )
+    assert model_json((tmp_path / "plain.jsonl.model").read_text()) == model_json(
+        (tmp_path / "c.jsonl.xz.model").read_text()
+    )
     (tmp_path / "c.txt.zst").write_bytes(COMPRESSORS[".zst"](b"some text\n"))
     monkeypatch.setattr(readers, "_zstd", None)  # as if zstandard were not installed
-    code, _, err = run(capsys, "train", tmp_path / "c.txt.zst", "--vocab-size", "300", "--no-progress",
-                       "-o", tmp_path / "z.json")
+    code, _, err = run(
+        capsys, "train", tmp_path / "c.txt.zst", "--vocab-size", "300", "--no-progress", "-o", tmp_path / "z.json"
+    )
     assert_error(code, err, "pip install 'fastsw[zstd]'")
 
 
 # ---- -m MODEL wherever a model is read ------------------------------------------------------------------------------
+
 
 def test_inspect_takes_m_model_and_the_positional_form(model, tmp_path, capsys, monkeypatch):
     code, by_flag, err = run(capsys, "inspect", "-m", model)
@@ -234,20 +285,34 @@ def test_a_model_on_stdin_goes_with_input_files(model, docs, tmp_path, capsys, m
 
 # ---- train --help, grouped ------------------------------------------------------------------------------------------
 
+
 def test_train_help_is_grouped_by_algorithm(capsys):
     code, out, _ = run(capsys, "train", "--help")
     assert code == 0
-    groups = ["common options:", "BPE rules and text", "SuperBPE:", "BoundlessBPE and SuperBPE supermerge",
-              "parity-aware BPE:", "MinGram:", "input:", "reading INPUT files:", "languages:", "Dask cluster:",
-              "output and progress:"]
+    groups = [
+        "common options:",
+        "BPE rules and text",
+        "SuperBPE:",
+        "BoundlessBPE and SuperBPE supermerge",
+        "parity-aware BPE:",
+        "MinGram:",
+        "input:",
+        "reading INPUT files:",
+        "languages:",
+        "Dask cluster:",
+        "output and progress:",
+    ]
     where = [out.index("\n" + g) for g in groups]
     assert where == sorted(where)
     sections = dict(zip(groups, (out[a:b] for a, b in zip(where, where[1:] + [len(out)]))))
-    for group, flags in {"common options:": ["--algo", "--vocab-size", "--special-token"],
-                         "SuperBPE:": ["--supermerges"], "MinGram:": ["--overshoot", "--refill"],
-                         "parity-aware BPE:": ["--dev", "--ratio", "--phase1"],
-                         "BoundlessBPE and SuperBPE supermerge": ["--greedy-split", "--max-ngram-len"],
-                         "output and progress:": ["--output", "--no-progress"], "input:": ["INPUT", "--from-counts"]
-                         }.items():
+    for group, flags in {
+        "common options:": ["--algo", "--vocab-size", "--special-token"],
+        "SuperBPE:": ["--supermerges"],
+        "MinGram:": ["--overshoot", "--refill"],
+        "parity-aware BPE:": ["--dev", "--ratio", "--phase1"],
+        "BoundlessBPE and SuperBPE supermerge": ["--greedy-split", "--max-ngram-len"],
+        "output and progress:": ["--output", "--no-progress"],
+        "input:": ["INPUT", "--from-counts"],
+    }.items():
         for flag in flags:
             assert flag in sections[group], (group, flag)

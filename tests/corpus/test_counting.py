@@ -1,5 +1,6 @@
 """Counting (fastsw.corpus.counting): fast and parallel counters against the reference, count files, training from
 counts, and bad input."""
+
 import gzip
 import json
 import os
@@ -11,8 +12,14 @@ import pytest
 import fastsw
 from fastsw.corpus import counting
 from fastsw.cli import main
-from fastsw.corpus.counting import (Counts, CountTable, count_corpus, count_corpus_parallel, count_corpus_reference,
-                             load_counts)
+from fastsw.corpus.counting import (
+    Counts,
+    CountTable,
+    count_corpus,
+    count_corpus_parallel,
+    count_corpus_reference,
+    load_counts,
+)
 from fastsw.corpus.readers import InputError, iter_documents
 from fastsw.trainers.train import _counting_workers
 
@@ -35,6 +42,7 @@ def model_dict(tok) -> dict:
     d = tok.to_dict() if hasattr(tok, "to_dict") else None
     if d is None:
         from fastsw.io.model_file import model_to_dict
+
         d = model_to_dict(tok)
     d.pop("training")
     return d
@@ -102,8 +110,9 @@ def test_letter_runs_by_hand():
 def test_parallel_equals_serial(sample_docs, start_method):
     serial = count_corpus(sample_docs, PRETOK, collect_runs=True)
     # small batches: many batches per worker, so both workers see documents
-    par = count_corpus_parallel(iter(sample_docs), PRETOK, collect_runs=True, workers=2, batch_bytes=20_000,
-                                start_method=start_method)
+    par = count_corpus_parallel(
+        iter(sample_docs), PRETOK, collect_runs=True, workers=2, batch_bytes=20_000, start_method=start_method
+    )
     same_table(par, serial)
 
 
@@ -194,9 +203,9 @@ def test_save_load_round_trip(tmp_path, sample_docs):
 
 def test_big_counts_round_trip(tmp_path):
     c = count_corpus(["a b"], PRETOK, collect_runs=True)
-    c.counts = [2 ** 63 - 1, 3]
+    c.counts = [2**63 - 1, 3]
     c.save(tmp_path / "big.counts")
-    assert Counts.load(tmp_path / "big.counts").pretoken_multiset() == {"a": 2 ** 63 - 1, " b": 3}
+    assert Counts.load(tmp_path / "big.counts").pretoken_multiset() == {"a": 2**63 - 1, " b": 3}
 
 
 def test_merge_of_halves_equals_the_whole(tmp_path, sample_docs):
@@ -217,7 +226,8 @@ def test_compiled_and_reference_merge_agree(sample_docs, collect_runs):
     # a worker's compiled table comes back as arrays and is merged by Counter.merge_table, in C, so the runs stay
     # packed (they used to become a dict of tuples); the reference merges with Counts.merge
     plain = count_corpus_reference(sample_docs[:60], PRETOK, collect_runs=collect_runs).merge(
-        count_corpus_reference(sample_docs[40:], PRETOK, collect_runs=collect_runs))
+        count_corpus_reference(sample_docs[40:], PRETOK, collect_runs=collect_runs)
+    )
     a, b = (counting.NativeCountTable(PRETOK, collect_runs) for _ in range(2))
     a.add_batch(sample_docs[:60])
     b.add_batch(sample_docs[40:])
@@ -310,8 +320,16 @@ def _write_counts(path: Path, lines) -> Path:
 
 
 def _header(**kw):
-    h = {"format": "fastsw-counts", "format_version": 1, "pretokenizer": PRETOK.to_config(), "runs": True,
-         "documents": 1, "bytes": 3, "pretokens": 2, "letter_runs": 1}
+    h = {
+        "format": "fastsw-counts",
+        "format_version": 1,
+        "pretokenizer": PRETOK.to_config(),
+        "runs": True,
+        "documents": 1,
+        "bytes": 3,
+        "pretokens": 2,
+        "letter_runs": 1,
+    }
     h.update(kw)
     return h
 
@@ -322,18 +340,21 @@ def test_a_hand_written_count_file_loads(tmp_path):
     assert c.run_multiset() == {("a", " b"): 1}
 
 
-@pytest.mark.parametrize("lines,message", [
-    ([_header(format_version=2)], "version 2 is newer"),
-    ([_header(format="other")], "not a fastsw count file"),
-    ([_header(format_version="1")], "integer format_version"),
-    (["{not json"], "line 1: invalid count file.*bad JSON"),
-    ([_header(), ["a", 1, 1]], "line 3: .*ends early"),
-    ([_header(), ["a", 0, 1], [" b", 1, 1], [1, 0, 1]], "line 2: .*count >= 1"),
-    ([_header(), ["a", 1, 1], ["a", 1, 1], [1, 0, 1]], "line 3: .*twice"),
-    ([_header(), ["a", 1, 1], [" b", 1, 1], [1, 0, 7]], "line 4: .*run of >= 2"),
-    ([_header(), ["a", 1, 1], [" b", 1, 1], [1, 0, 1], [1, 0, 1]], "line 5: .*unexpected data"),
-    ([_header(pretokenizer={"mode": "nope"})], "line 1: .*mode"),
-])
+@pytest.mark.parametrize(
+    "lines,message",
+    [
+        ([_header(format_version=2)], "version 2 is newer"),
+        ([_header(format="other")], "not a fastsw count file"),
+        ([_header(format_version="1")], "integer format_version"),
+        (["{not json"], "line 1: invalid count file.*bad JSON"),
+        ([_header(), ["a", 1, 1]], "line 3: .*ends early"),
+        ([_header(), ["a", 0, 1], [" b", 1, 1], [1, 0, 1]], "line 2: .*count >= 1"),
+        ([_header(), ["a", 1, 1], ["a", 1, 1], [1, 0, 1]], "line 3: .*twice"),
+        ([_header(), ["a", 1, 1], [" b", 1, 1], [1, 0, 7]], "line 4: .*run of >= 2"),
+        ([_header(), ["a", 1, 1], [" b", 1, 1], [1, 0, 1], [1, 0, 1]], "line 5: .*unexpected data"),
+        ([_header(pretokenizer={"mode": "nope"})], "line 1: .*mode"),
+    ],
+)
 def test_bad_count_files_name_the_file(tmp_path, lines, message):
     path = _write_counts(tmp_path / "bad.counts", lines)
     with pytest.raises(ValueError, match=message) as e:
@@ -347,11 +368,14 @@ def test_damaged_count_files(tmp_path):
     c.save(good)
     data = good.read_bytes()
     truncated = tmp_path / "truncated.counts"
-    truncated.write_bytes(data[:len(data) // 2])
+    truncated.write_bytes(data[: len(data) // 2])
     plain = tmp_path / "plain.counts"
     plain.write_text("hello\n")
-    for path, message in ((truncated, "damaged or truncated"), (plain, "not gzip"),
-                          (tmp_path / "missing.counts", "not found")):
+    for path, message in (
+        (truncated, "damaged or truncated"),
+        (plain, "not gzip"),
+        (tmp_path / "missing.counts", "not found"),
+    ):
         with pytest.raises(ValueError, match=message) as e:
             Counts.load(path)
         assert str(path) in str(e.value)
@@ -359,14 +383,17 @@ def test_damaged_count_files(tmp_path):
 
 # Counts are 64-bit in the kernels: beyond 2**63-1 a table is refused when it is loaded, and the merge loops
 # of both backends refuse sums that could pass it (they used to wrap around in the Numba kernel only).
-BIG = 2 ** 62
+BIG = 2**62
 
 
-@pytest.mark.parametrize("rows,line", [
-    ([["a", 2 ** 63, 1], [" b", 1, 1], [1, 0, 1]], 2),
-    ([["a", 1, 1], [" b", 2 ** 70, 1], [1, 0, 1]], 3),
-    ([["a", 1, 1], [" b", 1, 1], [2 ** 63, 0, 1]], 4),
-])
+@pytest.mark.parametrize(
+    "rows,line",
+    [
+        ([["a", 2**63, 1], [" b", 1, 1], [1, 0, 1]], 2),
+        ([["a", 1, 1], [" b", 2**70, 1], [1, 0, 1]], 3),
+        ([["a", 1, 1], [" b", 1, 1], [2**63, 0, 1]], 4),
+    ],
+)
 def test_count_files_refuse_counts_beyond_int64(tmp_path, capsys, rows, line):
     path = _write_counts(tmp_path / "big.counts", [_header(), *rows])
     with pytest.raises(ValueError, match=rf"big.counts line {line}: .*larger than 2\*\*63-1") as e:
@@ -393,33 +420,51 @@ def _hand_table(counts, runs=None) -> Counts:
 
 def test_counts_that_sum_beyond_int64_are_refused_by_both_backends(tmp_path, capsys, backend):
     # four counts of 2**62 each fit, and load; their sum (the count of the pair a+b) does not
-    four = _write_counts(tmp_path / "four.counts", [_header(pretokens=4, letter_runs=0),
-                                                     ["ab", BIG, 1], ["abc", BIG, 1], ["abd", BIG, 1], ["abe", BIG, 1]])
+    four = _write_counts(
+        tmp_path / "four.counts",
+        [_header(pretokens=4, letter_runs=0), ["ab", BIG, 1], ["abc", BIG, 1], ["abd", BIG, 1], ["abe", BIG, 1]],
+    )
     assert Counts.load(four).counts == [BIG] * 4
     with pytest.raises(ValueError, match=r"four.counts: the pretoken counts sum to 18446744073709551616"):
         fastsw.train(from_counts=four, algo="bpe", vocab_size=300, backend=backend)
-    assert main(["train", "--from-counts", str(four), "--algo", "bpe", "--backend", backend,
-                 "-o", str(tmp_path / "m.json"), "--no-progress"]) == 2
+    assert (
+        main(
+            [
+                "train",
+                "--from-counts",
+                str(four),
+                "--algo",
+                "bpe",
+                "--backend",
+                backend,
+                "-o",
+                str(tmp_path / "m.json"),
+                "--no-progress",
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert err.startswith("fastsw: error: ") and err.count("\n") == 1 and "sum to 18446744073709551616" in err
     # merging tables sums their counts: a table of 2**61 + 2**61 fits, twice it does not
-    half = _write_counts(tmp_path / "half.counts", [_header(pretokens=2, letter_runs=0),
-                                                     ["ab", BIG // 2, 1], ["cd", BIG // 2, 1]])
+    half = _write_counts(
+        tmp_path / "half.counts", [_header(pretokens=2, letter_runs=0), ["ab", BIG // 2, 1], ["cd", BIG // 2, 1]]
+    )
     fastsw.train(from_counts=half, algo="bpe", vocab_size=300, backend=backend)  # alone it fits
     with pytest.raises(ValueError, match=r"merged count tables .*half.counts.*sum to"):
         fastsw.train(from_counts=[half, half], algo="bpe", vocab_size=300, backend=backend)
     # a single count of 2**63 in a table made in memory
     with pytest.raises(ValueError, match="sum to 9223372036854775808"):
-        fastsw.train(from_counts=_hand_table({"ab": 2 ** 63}), algo="bpe", vocab_size=300, backend=backend)
+        fastsw.train(from_counts=_hand_table({"ab": 2**63}), algo="bpe", vocab_size=300, backend=backend)
     # counts that fit, but whose pairs could pass 2**63-1: "ababab" holds 5 pairs per occurrence
     with pytest.raises(ValueError, match="count x \\(length - 1\\) summed .* 11529215046068469760 pair"):
-        fastsw.train(from_counts=_hand_table({"ababab": 2 ** 61}), algo="bpe", vocab_size=300, backend=backend)
+        fastsw.train(from_counts=_hand_table({"ababab": 2**61}), algo="bpe", vocab_size=300, backend=backend)
     # ... and supermerge candidates: a run of n pretokens adds its count to up to n candidate occurrences
-    table = _hand_table({"a": 2 ** 61, " b": 2 ** 61}, runs={(0, 1, 0, 1, 0, 1): 2 ** 61})
+    table = _hand_table({"a": 2**61, " b": 2**61}, runs={(0, 1, 0, 1, 0, 1): 2**61})
     with pytest.raises(ValueError, match="letter-run counts times their lengths sum to 13835058055282163712"):
         fastsw.train(from_counts=table, algo="superbpe", vocab_size=300, supermerges=10, backend=backend)
     # the same candidate twice in one run (split by a pretoken that stays several tokens): 2 x 2**62
-    table = _hand_table({"a": 1, " b": 1, " xyzzyq": 1}, runs={(0, 1, 2, 0, 1): 2 ** 62})
+    table = _hand_table({"a": 1, " b": 1, " xyzzyq": 1}, runs={(0, 1, 2, 0, 1): 2**62})
     with pytest.raises(ValueError, match="letter-run counts times their lengths sum to"):
         fastsw.train(from_counts=table, algo="superbpe", vocab_size=250, supermerges=2, backend=backend)
 
@@ -428,8 +473,9 @@ def test_the_pair_count_check_is_the_same_in_both_merge_loops():
     from fastsw.alphabet import get_profile
     from fastsw.trainers.bpe import learn_merges
     from fastsw.trainers.bpe_fast import learn_merges_fast
+
     tb = [bytes([i]) for i in range(4)]
-    limit = 2 ** 63 - 1
+    limit = 2**63 - 1
     for learn in (learn_merges, learn_merges_fast):
         # 3 pairs x (2**63-1) // 3 fits exactly ...
         merges, _ = learn([[0, 1, 2, 3]], [limit // 3], list(tb), get_profile("paper"), 3)
@@ -442,16 +488,19 @@ def test_the_pair_count_check_is_the_same_in_both_merge_loops():
 # ---- training from counts ------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("algo,kw", [("bpe", {}), ("boundless", {}), ("superbpe", {"supermerges": 100}),
-                                     ("boundless", {"greedy_split": True})])
+@pytest.mark.parametrize(
+    "algo,kw",
+    [("bpe", {}), ("boundless", {}), ("superbpe", {"supermerges": 100}), ("boundless", {"greedy_split": True})],
+)
 def test_train_from_counts_equals_train_from_text(tmp_path, sample_docs, algo, kw):
     text_model = fastsw.train(sample_docs, algo=algo, vocab_size=900, **kw)
     a = count_corpus(sample_docs[:30], PRETOK, collect_runs=True)
     b = count_corpus(sample_docs[30:], PRETOK, collect_runs=True)
     a.save(tmp_path / "a.counts")
     b.save(tmp_path / "b.counts")
-    from_files = fastsw.train(from_counts=[tmp_path / "a.counts", str(tmp_path / "b.counts")], algo=algo,
-                              vocab_size=900, **kw)
+    from_files = fastsw.train(
+        from_counts=[tmp_path / "a.counts", str(tmp_path / "b.counts")], algo=algo, vocab_size=900, **kw
+    )
     assert model_dict(from_files) == model_dict(text_model)
     assert from_files.training_info["documents"] == len(sample_docs)
 
@@ -490,16 +539,46 @@ def test_cli_count_then_train_equals_train_on_text(tmp_path, sample_docs, capsys
         path = tmp_path / f"part{k}.jsonl"
         path.write_text("".join(json.dumps({"text": d}) + "\n" for d in sample_docs[k::2]), encoding="utf-8")
         halves.append(path)
-    assert main(["count", str(halves[0]), "-o", str(tmp_path / "p0.counts"), "--workers", "2",
-                 "--no-progress"]) == 0
+    assert main(["count", str(halves[0]), "-o", str(tmp_path / "p0.counts"), "--workers", "2", "--no-progress"]) == 0
     assert main(["count", str(halves[1]), "-o", str(tmp_path / "p1.counts"), "--no-progress"]) == 0
     assert "distinct pretokens" in capsys.readouterr().err
     for algo, extra in (("boundless", []), ("superbpe", ["--supermerges", "100"])):
-        assert main(["train", "--from-counts", str(tmp_path / "p0.counts"), str(tmp_path / "p1.counts"),
-                     "-o", str(tmp_path / "from_counts.json"), "--algo", algo, "--vocab-size", "900",
-                     "--no-progress", *extra]) == 0
-        assert main(["train", *map(str, halves), "-o", str(tmp_path / "from_text.json"), "--algo", algo,
-                     "--vocab-size", "900", "--no-progress", *extra]) == 0
+        assert (
+            main(
+                [
+                    "train",
+                    "--from-counts",
+                    str(tmp_path / "p0.counts"),
+                    str(tmp_path / "p1.counts"),
+                    "-o",
+                    str(tmp_path / "from_counts.json"),
+                    "--algo",
+                    algo,
+                    "--vocab-size",
+                    "900",
+                    "--no-progress",
+                    *extra,
+                ]
+            )
+            == 0
+        )
+        assert (
+            main(
+                [
+                    "train",
+                    *map(str, halves),
+                    "-o",
+                    str(tmp_path / "from_text.json"),
+                    "--algo",
+                    algo,
+                    "--vocab-size",
+                    "900",
+                    "--no-progress",
+                    *extra,
+                ]
+            )
+            == 0
+        )
         a = json.loads((tmp_path / "from_counts.json").read_text())
         b = json.loads((tmp_path / "from_text.json").read_text())
         a.pop("training"), b.pop("training")
@@ -527,8 +606,9 @@ def test_custom_pattern_workers_2_writes_the_file_of_workers_1(tmp_path, sample_
     # custom patterns count with the reference table in every process; the tables merge with Counts.merge
     custom = fastsw.Pretokenizer(mode="simple", main_pattern=r"\w+|\W")
     for workers in (1, 2):
-        count_corpus_parallel(sample_docs, custom, collect_runs=True, workers=workers,
-                              batch_bytes=20_000).save(tmp_path / f"w{workers}.counts")
+        count_corpus_parallel(sample_docs, custom, collect_runs=True, workers=workers, batch_bytes=20_000).save(
+            tmp_path / f"w{workers}.counts"
+        )
     assert (tmp_path / "w1.counts").read_bytes() == (tmp_path / "w2.counts").read_bytes()
     same_table(Counts.load(tmp_path / "w2.counts"), count_corpus_reference(sample_docs, custom, collect_runs=True))
 
@@ -539,18 +619,68 @@ def test_cli_errors(tmp_path, capsys):
     assert main(["count", str(src), "-o", str(tmp_path / "nr.counts"), "--no-runs", "--no-progress"]) == 0
     capsys.readouterr()
     cases = [
-        (["train", "--from-counts", str(tmp_path / "nr.counts"), "--algo", "boundless", "-o",
-          str(tmp_path / "m.json")], "--algo boundless needs letter runs"),
-        (["train", str(src), "--from-counts", str(tmp_path / "nr.counts"), "-o", str(tmp_path / "m.json")],
-         "either INPUT files or --from-counts"),
-        (["train", "--from-counts", str(tmp_path / "nr.counts"), "--algo", "bpe", "--pretokenizer", "simple",
-          "-o", str(tmp_path / "m.json")], "--pretokenizer simple differs"),
-        (["train", "--from-counts", str(tmp_path / "nr.counts"), "--algo", "bpe", "--workers", "2",
-          "-o", str(tmp_path / "m.json")], "--workers applies"),
-        (["train", "--from-counts", str(tmp_path / "nr.counts"), "--algo", "bpe", "--doc-mode", "file",
-          "-o", str(tmp_path / "m.json")], "--doc-mode applies to INPUT files"),
-        (["train", "--from-counts", str(src), "--algo", "bpe", "-o", str(tmp_path / "m.json")],
-         "not a fastsw count file"),
+        (
+            [
+                "train",
+                "--from-counts",
+                str(tmp_path / "nr.counts"),
+                "--algo",
+                "boundless",
+                "-o",
+                str(tmp_path / "m.json"),
+            ],
+            "--algo boundless needs letter runs",
+        ),
+        (
+            ["train", str(src), "--from-counts", str(tmp_path / "nr.counts"), "-o", str(tmp_path / "m.json")],
+            "either INPUT files or --from-counts",
+        ),
+        (
+            [
+                "train",
+                "--from-counts",
+                str(tmp_path / "nr.counts"),
+                "--algo",
+                "bpe",
+                "--pretokenizer",
+                "simple",
+                "-o",
+                str(tmp_path / "m.json"),
+            ],
+            "--pretokenizer simple differs",
+        ),
+        (
+            [
+                "train",
+                "--from-counts",
+                str(tmp_path / "nr.counts"),
+                "--algo",
+                "bpe",
+                "--workers",
+                "2",
+                "-o",
+                str(tmp_path / "m.json"),
+            ],
+            "--workers applies",
+        ),
+        (
+            [
+                "train",
+                "--from-counts",
+                str(tmp_path / "nr.counts"),
+                "--algo",
+                "bpe",
+                "--doc-mode",
+                "file",
+                "-o",
+                str(tmp_path / "m.json"),
+            ],
+            "--doc-mode applies to INPUT files",
+        ),
+        (
+            ["train", "--from-counts", str(src), "--algo", "bpe", "-o", str(tmp_path / "m.json")],
+            "not a fastsw count file",
+        ),
         (["count", str(tmp_path / "missing.txt"), "-o", str(tmp_path / "x.counts")], "file not found"),
         (["count", str(src), "-o", str(tmp_path / "x.counts"), "--workers", "0"], "must be a positive"),
     ]
@@ -573,17 +703,19 @@ def test_nul_bytes_count_train_and_round_trip(tmp_path):
     ref.save(tmp_path / "nul.counts")
     same_table(Counts.load(tmp_path / "nul.counts"), ref)
     tok = fastsw.train(docs, algo="boundless", vocab_size=300)
-    assert model_dict(tok) == model_dict(fastsw.train(from_counts=tmp_path / "nul.counts", algo="boundless",
-                                                      vocab_size=300))
+    assert model_dict(tok) == model_dict(
+        fastsw.train(from_counts=tmp_path / "nul.counts", algo="boundless", vocab_size=300)
+    )
     assert tok.decode(tok.encode(docs[0])) == docs[0]
 
 
 def test_one_huge_line_without_newlines(tmp_path):
     """A 5 MB document without a newline (standing in for the 50 MB case, to keep the suite fast) is counted with
     extra memory proportional to that one document (its pretoken list), not more."""
+
     def word(i):  # i in base 26 as letters: 9973 distinct letter-only words
         i %= 9973
-        return "".join(chr(97 + (i // 26 ** k) % 26) for k in range(3))
+        return "".join(chr(97 + (i // 26**k) % 26) for k in range(3))
 
     words = " ".join(word(i) + "ing" for i in range(800_000))  # ~5.6 MB, one line
     size = len(words)
@@ -631,10 +763,12 @@ def test_empty_corpus_gives_the_alphabet(tmp_path):
 def test_invalid_utf8_propagates(tmp_path, capsys):
     bad = tmp_path / "bad.txt"
     bad.write_bytes(b"good line\nbad \xff line\n")
-    for run in (lambda: count_corpus(iter_documents(bad), PRETOK, collect_runs=True),
-                lambda: count_corpus_parallel(iter_documents(bad), PRETOK, collect_runs=True, workers=2),
-                lambda: fastsw.train(bad, vocab_size=300, workers=2),
-                lambda: fastsw.train([bad], vocab_size=300)):
+    for run in (
+        lambda: count_corpus(iter_documents(bad), PRETOK, collect_runs=True),
+        lambda: count_corpus_parallel(iter_documents(bad), PRETOK, collect_runs=True, workers=2),
+        lambda: fastsw.train(bad, vocab_size=300, workers=2),
+        lambda: fastsw.train([bad], vocab_size=300),
+    ):
         with pytest.raises(InputError, match="bad.txt.*line 2"):
             run()
     assert main(["count", str(bad), "-o", str(tmp_path / "b.counts"), "--no-progress", "--workers", "2"]) == 2
@@ -698,10 +832,12 @@ def test_packed_and_dict_runs_agree(sample_docs, tmp_path):
     assert counts.tolist() == counts2.tolist()
     packed.save(tmp_path / "packed.counts.gz")
     plain.save(tmp_path / "plain.counts.gz")
-    assert gzip.decompress((tmp_path / "packed.counts.gz").read_bytes()) == \
-        gzip.decompress((tmp_path / "plain.counts.gz").read_bytes())
+    assert gzip.decompress((tmp_path / "packed.counts.gz").read_bytes()) == gzip.decompress(
+        (tmp_path / "plain.counts.gz").read_bytes()
+    )
     merged = count_corpus(sample_docs[:20], PRETOK, collect_runs=True).merge(
-        count_corpus(sample_docs[20:50], PRETOK, collect_runs=True))
+        count_corpus(sample_docs[20:50], PRETOK, collect_runs=True)
+    )
     same_table(merged, plain)
 
 
@@ -714,8 +850,10 @@ def test_native_counter_on_adversarial_unicode():
     @given(st.lists(adversarial, max_size=6))
     def check(docs):
         for pretok in (PRETOK, fastsw.Pretokenizer(mode="simple")):
-            same_table(count_corpus(docs, pretok, collect_runs=True, threads=2),
-                       count_corpus_reference(docs, pretok, collect_runs=True))
+            same_table(
+                count_corpus(docs, pretok, collect_runs=True, threads=2),
+                count_corpus_reference(docs, pretok, collect_runs=True),
+            )
 
     check()
 

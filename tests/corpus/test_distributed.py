@@ -5,6 +5,7 @@ killed mid-shard, an unreadable shard, an unreachable scheduler, mixed formats, 
 One cluster for the module (starting one costs a few seconds); the CLI tests use it through --scheduler, and one
 test starts its own with --dask-local.
 """
+
 import contextlib
 import gzip
 import json
@@ -59,7 +60,7 @@ def documents():
 def shard(tmp_path: Path, docs, n: int, name: str = "part") -> list:
     """``docs`` cut into ``n`` consecutive JSONL shards (some may be empty)."""
     bounds = [round(k * len(docs) / n) for k in range(n + 1)]
-    return [write_jsonl(tmp_path / f"{name}-{k}.jsonl", docs[bounds[k]:bounds[k + 1]]) for k in range(n)]
+    return [write_jsonl(tmp_path / f"{name}-{k}.jsonl", docs[bounds[k] : bounds[k + 1]]) for k in range(n)]
 
 
 def same_counts(a, b) -> None:
@@ -88,11 +89,14 @@ def test_count_custom_pattern_and_normalize_use_the_reference_counter(client, do
     same_counts(distributed.count(client, shards, pretokenizer=pretok, normalize="nfkc"), local)
 
 
-@pytest.mark.parametrize("algo, options", [
-    ("boundless", {}),
-    ("superbpe", {"supermerges": 150}),
-    ("boundless", {"greedy_split": True, "min_count_floor": 3, "profile": "hf"}),
-])
+@pytest.mark.parametrize(
+    "algo, options",
+    [
+        ("boundless", {}),
+        ("superbpe", {"supermerges": 150}),
+        ("boundless", {"greedy_split": True, "min_count_floor": 3, "profile": "hf"}),
+    ],
+)
 def test_train_equals_single_process_training(client, documents, tmp_path, algo, options):
     shards = shard(tmp_path, documents, 5)
     tok = distributed.train(client, shards, algo=algo, vocab_size=700, **options)
@@ -127,10 +131,15 @@ def test_candidates_equal_both_backends_aggregates(client, documents, tmp_path):
     assert unpack_candidates(FastBackend.merge_candidates([packed, packed])) == {k: 2 * c for k, c in expected.items()}
 
 
-@settings(max_examples=min(HYPOTHESIS_EXAMPLES, 15), deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(docs=st.lists(st.text(st.characters(blacklist_categories=("Cs",)), max_size=40), min_size=1, max_size=12),
-       cuts=st.lists(st.integers(0, 12), max_size=3))
+@settings(
+    max_examples=min(HYPOTHESIS_EXAMPLES, 15),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    docs=st.lists(st.text(st.characters(blacklist_categories=("Cs",)), max_size=40), min_size=1, max_size=12),
+    cuts=st.lists(st.integers(0, 12), max_size=3),
+)
 def test_count_adversarial_unicode_any_cut(client, tmp_path_factory, docs, cuts):
     tmp = tmp_path_factory.mktemp("hyp")
     bounds = sorted({0, len(docs), *(min(c, len(docs)) for c in cuts)})
@@ -148,8 +157,18 @@ def test_cli_count_and_train_on_the_scheduler(client, documents, tmp_path, capsy
     assert code == 0, err
     assert run(capsys, "count", *shards, "--no-progress", "-o", tmp_path / "l.gz")[0] == 0
     assert (tmp_path / "d.gz").read_bytes() == (tmp_path / "l.gz").read_bytes()
-    code, _, err = run(capsys, "train", *shards, "--scheduler", address, "--vocab-size", 800, "--no-progress",
-                       "-o", tmp_path / "d.json")
+    code, _, err = run(
+        capsys,
+        "train",
+        *shards,
+        "--scheduler",
+        address,
+        "--vocab-size",
+        800,
+        "--no-progress",
+        "-o",
+        tmp_path / "d.json",
+    )
     assert code == 0, err
     assert run(capsys, "train", *shards, "--vocab-size", 800, "--no-progress", "-o", tmp_path / "l.json")[0] == 0
     dask_model = json.loads((tmp_path / "d.json").read_text())
@@ -167,20 +186,31 @@ def test_cli_dask_local_starts_and_stops_a_cluster(documents, tmp_path, capsys):
 
 def test_cli_dask_options_that_do_not_go_together(tmp_path, capsys):
     s = write_jsonl(tmp_path / "a.jsonl", ["x y"])
-    assert_error(*run(capsys, "count", s, "--dask-local", 1, "--workers", 2, "-o", tmp_path / "c.gz")[::2],
-                 "--workers", "--dask-local")
+    assert_error(
+        *run(capsys, "count", s, "--dask-local", 1, "--workers", 2, "-o", tmp_path / "c.gz")[::2],
+        "--workers",
+        "--dask-local",
+    )
     assert_error(*run(capsys, "train", "--dask-local", 1, "-o", tmp_path / "m.json")[::2], "INPUT")
-    assert_error(*run(capsys, "train", s, "--scheduler", "tcp://127.0.0.1:1", "--from-counts", "c.gz",
-                      "-o", tmp_path / "m.json")[::2], "--from-counts")
+    assert_error(
+        *run(
+            capsys, "train", s, "--scheduler", "tcp://127.0.0.1:1", "--from-counts", "c.gz", "-o", tmp_path / "m.json"
+        )[::2],
+        "--from-counts",
+    )
     code, _, err = run(capsys, "count", s, "--dask-local", 1, "--scheduler", "tcp://x:1", "-o", tmp_path / "c.gz")
     assert code == 2 and "not allowed with" in err
     for command in ("count", "train", "shard"):  # the timeout is the scheduler's
         model = ["-m", tmp_path / "m.json"] if command == "shard" else []
-        assert_error(*run(capsys, command, s, *model, "--dask-local", 1, "--connect-timeout", 5,
-                          "-o", tmp_path / "out")[::2], "--connect-timeout", "--scheduler")
+        assert_error(
+            *run(capsys, command, s, *model, "--dask-local", 1, "--connect-timeout", 5, "-o", tmp_path / "out")[::2],
+            "--connect-timeout",
+            "--scheduler",
+        )
     for bad in ("0", "-1", "x", "inf", "nan"):
-        code, _, err = run(capsys, "count", s, "--scheduler", "tcp://x:1", "--connect-timeout", bad, "-o",
-                           tmp_path / "c.gz")
+        code, _, err = run(
+            capsys, "count", s, "--scheduler", "tcp://x:1", "--connect-timeout", bad, "-o", tmp_path / "c.gz"
+        )
         assert code == 2 and "seconds > 0" in err, (bad, err)
 
 
@@ -220,6 +250,7 @@ def _alive(pid: int) -> bool:
 def _unread_bytes(fd: int) -> int:
     import fcntl
     import termios
+
     return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
 
 
@@ -244,7 +275,7 @@ def test_worker_killed_mid_shard_is_retried_and_counted_once(client, documents, 
     # SIGKILL that worker process mid-shard
     fd = _open_fifo_for_writing(slow, deadline)
     first = whole.read_bytes()[:48_000]
-    first = first[:first.rindex(b"\n") + 1]
+    first = first[: first.rindex(b"\n") + 1]
     assert first and os.write(fd, first) == len(first)
     while _unread_bytes(fd):
         assert time.monotonic() < deadline, "the worker does not read the shard"
@@ -273,20 +304,31 @@ def test_unreadable_shard_stops_the_job_with_its_name_and_saves_nothing(client, 
     with pytest.raises(distributed.ShardError, match=r"broken\.jsonl.*line 2"):
         distributed.count(client, [*good, bad])
     out = tmp_path / "counts.gz"
-    code, _, err = run(capsys, "count", *good, bad, "--scheduler", client.scheduler.address, "--no-progress",
-                       "-o", out)
+    code, _, err = run(capsys, "count", *good, bad, "--scheduler", client.scheduler.address, "--no-progress", "-o", out)
     assert_error(code, err, "broken.jsonl", "line 2")
     missing = tmp_path / "gone.jsonl"
-    code, _, err = run(capsys, "train", *good, missing, "--scheduler", client.scheduler.address,
-                       "--no-progress", "-o", tmp_path / "m.json")
+    code, _, err = run(
+        capsys,
+        "train",
+        *good,
+        missing,
+        "--scheduler",
+        client.scheduler.address,
+        "--no-progress",
+        "-o",
+        tmp_path / "m.json",
+    )
     assert_error(code, err, "gone.jsonl", "not found")
     assert not out.exists() and not (tmp_path / "m.json").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*(p.name for p in good), "broken.jsonl"])
 
 
 def test_unreachable_scheduler_is_a_clear_error():
-    with pytest.raises(ConnectionError, match=r"cannot reach the Dask scheduler at tcp://127\.0\.0\.1:9 .*dask "
-                                              r"scheduler"):
+    with pytest.raises(
+        ConnectionError,
+        match=r"cannot reach the Dask scheduler at tcp://127\.0\.0\.1:9 .*dask "
+        r"scheduler",
+    ):
         with distributed.connect("tcp://127.0.0.1:9", timeout=1):
             pass
     with pytest.raises(ValueError, match="scheduler address 'no-port' is not valid .*tcp://HOST:8786"):
@@ -301,8 +343,7 @@ def test_mixed_formats_and_bad_shard_lists_are_clear_errors(tmp_path, capsys):
         distributed.check_shards([])
     with pytest.raises(TypeError, match="file paths"):
         distributed.check_shards([b"a.jsonl"])
-    code, _, err = run(capsys, "count", "a.jsonl", "b.txt", "--scheduler", "tcp://127.0.0.1:9", "-o",
-                       tmp_path / "c.gz")
+    code, _, err = run(capsys, "count", "a.jsonl", "b.txt", "--scheduler", "tcp://127.0.0.1:9", "-o", tmp_path / "c.gz")
     assert_error(code, err, "mixed formats", "a.jsonl", "b.txt")
 
 
@@ -321,14 +362,15 @@ def test_phase1_model_with_another_pretokenizer_is_a_clear_error(client, documen
 
 def test_docstring_examples():
     import doctest
+
     assert doctest.testmod(distributed, optionflags=doctest.ELLIPSIS).failed == 0
     finder = doctest.DocTestFinder()
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-    for test in finder.find(ReferenceBackend.merge_candidates, "merge_candidates",
-                            globs={"ReferenceBackend": ReferenceBackend}):
+    for test in finder.find(
+        ReferenceBackend.merge_candidates, "merge_candidates", globs={"ReferenceBackend": ReferenceBackend}
+    ):
         runner.run(test)
     assert runner.failures == 0 and runner.tries == 1
-
 
 
 # ---- paths, addresses and interrupts ---------------------------------------------------------------------------
@@ -372,8 +414,15 @@ def test_directory_among_the_shards_is_reported_as_a_directory(tmp_path, capsys)
 
 def _cli(*argv, cwd, **kwargs):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])))
-    return subprocess.Popen([sys.executable, "-m", "fastsw", *map(str, argv)], cwd=cwd, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+    return subprocess.Popen(
+        [sys.executable, "-m", "fastsw", *map(str, argv)],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kwargs,
+    )
 
 
 def test_compute_failure_is_one_line_without_the_workers_logs(documents, tmp_path):
@@ -393,6 +442,7 @@ class _NotDask:
 
     def __init__(self, kind: str):
         import http.server
+
         self.accepted = threading.Event()
         self._held = []
         if kind == "http":
@@ -445,19 +495,37 @@ def not_dask(request):
 def test_address_of_a_service_that_is_not_dask_is_a_connection_error(not_dask, tmp_path):
     """The API within its timeout (the call runs in a child, so that a hang fails the test instead of hanging it),
     and the CLI with one line."""
-    code = (f"from fastsw.corpus import distributed\n"
-            f"try:\n"
-            f"    with distributed.connect({not_dask.address!r}, timeout=2):\n"
-            f"        print('connected')\n"
-            f"except ConnectionError as e:\n"
-            f"    print('ConnectionError:', e)\n")
-    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60,
-                       env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)))
+    code = (
+        f"from fastsw.corpus import distributed\n"
+        f"try:\n"
+        f"    with distributed.connect({not_dask.address!r}, timeout=2):\n"
+        f"        print('connected')\n"
+        f"except ConnectionError as e:\n"
+        f"    print('ConnectionError:', e)\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)),
+    )
     assert r.stdout.startswith(f"ConnectionError: the Dask scheduler at {not_dask.address} did not answer"), r
     assert r.stderr == "", r.stderr
     shard_file = write_jsonl(tmp_path / "a.jsonl", ["x y"])
-    p = _cli("count", shard_file.name, "--scheduler", not_dask.address, "--connect-timeout", "2", "--no-progress",
-             "-o", "c.gz", cwd=tmp_path)
+    p = _cli(
+        "count",
+        shard_file.name,
+        "--scheduler",
+        not_dask.address,
+        "--connect-timeout",
+        "2",
+        "--no-progress",
+        "-o",
+        "c.gz",
+        cwd=tmp_path,
+    )
     out, err = p.communicate(timeout=60)
     assert p.returncode == 2, err
     assert len(err.splitlines()) == 1 and not_dask.address in err and "within 2 s" in err, err
@@ -473,8 +541,17 @@ def test_a_worker_address_is_not_a_scheduler(client):
 
 def test_ctrl_c_while_connecting_ends_the_process(not_dask, tmp_path):
     shard_file = write_jsonl(tmp_path / "a.jsonl", ["x y"])
-    p = _cli("count", shard_file.name, "--scheduler", not_dask.address, "--no-progress", "-o", "c.gz", cwd=tmp_path,
-             preexec_fn=sigint_default)
+    p = _cli(
+        "count",
+        shard_file.name,
+        "--scheduler",
+        not_dask.address,
+        "--no-progress",
+        "-o",
+        "c.gz",
+        cwd=tmp_path,
+        preexec_fn=sigint_default,
+    )
     assert not_dask.accepted.wait(60), "the command did not connect"
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=60)
@@ -501,8 +578,9 @@ def test_ctrl_c_during_cluster_start_is_one_line(documents, tmp_path):
     """Ctrl-C as a terminal sends it: to the whole process group, the worker processes included, as soon as the
     first of them runs Python (it is still importing; the cluster is not up yet)."""
     shard_file = write_jsonl(tmp_path / "a.jsonl", documents[:10])
-    p = _cli("count", shard_file.name, "--dask-local", 2, "--no-progress", "-o", "c.gz", cwd=tmp_path,
-             start_new_session=True)
+    p = _cli(
+        "count", shard_file.name, "--dask-local", 2, "--no-progress", "-o", "c.gz", cwd=tmp_path, start_new_session=True
+    )
     deadline = time.monotonic() + 60
     while not _python_children(p.pid) and p.poll() is None and time.monotonic() < deadline:
         time.sleep(0.005)

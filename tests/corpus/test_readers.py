@@ -434,6 +434,7 @@ def test_shared_gzip_training_corpus_streams():
 
 # ---- compressed inputs: .gz, .bz2, .xz, .zst --------------------------------------------------------------------
 
+
 def _compress(ext: str, data: bytes) -> bytes:
     import bz2
     import lzma

@@ -2,6 +2,7 @@
 ids (backend="python"): on the golden runs, real held-out text of every corpus
 language, Hypothesis strings, pathological inputs and random merge tables; the
 batch APIs agree with one-at-a-time encoding; bad input fails the same way."""
+
 import hashlib
 import json
 import random
@@ -20,6 +21,7 @@ from fastsw.corpus.readers import iter_documents
 from conftest import GOLDEN_RUNS, HYPOTHESIS_EXAMPLES, golden_json, read_jsonl_texts, shared_path
 
 LANGS = ["en", "de", "fr", "ru", "fi", "ar", "ko", "zh", "ja", "th", "hi", "my"]
+
 
 @pytest.fixture(scope="module")
 def golden_models(golden_dir):
@@ -43,10 +45,15 @@ def test_fast_encoder_is_built_from_plain_tables(golden_models):
     tok = golden_models["superbpe_1500_plus500"]
     ids = range(tok.vocab_size)
     tables = fast_encode.EncoderTables(
-        token_bytes=tok.vocab, regular_ranks=dict(tok.regular_ranks), super_ranks=dict(tok.super_ranks),
+        token_bytes=tok.vocab,
+        regular_ranks=dict(tok.regular_ranks),
+        super_ranks=dict(tok.super_ranks),
         shortcut={tok.vocab[i]: i for i in ids if tok.is_reachable(i)},
         eligible=frozenset(i for i in ids if tok.is_eligible(i)),
-        pretokenizer=tok.pretokenizer, alphabet=tok.alphabet, n_vocab=tok.n_vocab)
+        pretokenizer=tok.pretokenizer,
+        alphabet=tok.alphabet,
+        n_vocab=tok.n_vocab,
+    )
     enc = fast_encode.FastEncoder(tables)
     assert not hasattr(enc, "tok")
     text = "The cat sat on the mat, and then the cat sat on the mat again. " * 3
@@ -55,6 +62,7 @@ def test_fast_encoder_is_built_from_plain_tables(golden_models):
 
 
 # ---------------------------------------------------------------- the merge loops alone
+
 
 def ranks_of(merges, n_alpha):
     """``(left, right) -> (rank, new id)`` as Tokenizer builds it (first duplicate wins)."""
@@ -127,6 +135,7 @@ def test_merge_loops_equal_tiktoken_on_random_rank_tables(short_limit, data):
     # algorithm (interop.rank_table_encode, the plain-Python twin), on pieces long enough for the tree.
     from fastsw.io.interop import rank_table_encode
     from fastsw.io.tiktoken_vocab import two_way_splits
+
     alphabet = [b"a", b"b", b"c"]
     extra = data.draw(st.lists(st.text("abc", min_size=2, max_size=5), max_size=25, unique=True))
     tokens = alphabet + [t.encode() for t in extra]
@@ -136,17 +145,16 @@ def test_merge_loops_equal_tiktoken_on_random_rank_tables(short_limit, data):
     splits = two_way_splits(by_rank, rank_of).astype(np.int64)
     table = fast_encode.pair_table(fast_encode.PairArrays(splits[:, 0], splits[:, 1], splits[:, 2], splits[:, 2]))
     piece = data.draw(st.text("abc", max_size=80)).encode()
-    ids = np.array([rank_of[piece[i:i + 1]] for i in range(len(piece))], np.int32)
+    ids = np.array([rank_of[piece[i : i + 1]] for i in range(len(piece))], np.int32)
     assert K._merge_one(ids, table, short_limit).tolist() == rank_table_encode(piece, rank_of)
 
 
 def test_pair_table_lookups_on_both_regions():
-    ranks = {(0, 0): (0, 300), (255, 255): (1, 301), (255, 256): (2, 302), (300, 3): (3, 303),
-             (2 ** 20, 7): (4, 304)}
+    ranks = {(0, 0): (0, 300), (255, 255): (1, 301), (255, 256): (2, 302), (300, 3): (3, 303), (2**20, 7): (4, 304)}
     table = fast_encode.pair_table(ranks)
     for (left, right), (rank, new) in ranks.items():
         assert K._pair_lookup(table, left, right) == (rank << 32 | new)
-    for left, right in [(0, 1), (1, 0), (256, 255), (3, 300), (7, 2 ** 20), (255, 0)]:
+    for left, right in [(0, 1), (1, 0), (256, 255), (3, 300), (7, 2**20), (255, 0)]:
         assert K._pair_lookup(table, left, right) == -1
 
 
@@ -183,13 +191,16 @@ def test_heap_loop_on_a_long_sequence():
     assert merge_fast(ids, ranks, 0) == apply_merges(ids, ranks)
 
 
-
-@pytest.mark.parametrize("merges", [
-    [(0, 0)],                                  # a+a only: "a" * n -> n // 2 x aa (+ a)
-    [(0, 0), (2, 2), (3, 3), (4, 4)],          # doubling chain: the run step repeats
-    [(0, 0), (2, 0), (2, 2), (4, 4)],          # aa+a before aa+aa: odd runs leave the run step
-    [(0, 0), (2, 2), (2, 0), (3, 2), (3, 3)],  # aaaa+aa and aa+a mix after the first steps
-], ids=["one", "doubling", "odd-tail", "mixed"])
+@pytest.mark.parametrize(
+    "merges",
+    [
+        [(0, 0)],  # a+a only: "a" * n -> n // 2 x aa (+ a)
+        [(0, 0), (2, 2), (3, 3), (4, 4)],  # doubling chain: the run step repeats
+        [(0, 0), (2, 0), (2, 2), (4, 4)],  # aa+a before aa+aa: odd runs leave the run step
+        [(0, 0), (2, 2), (2, 0), (3, 2), (3, 3)],  # aaaa+aa and aa+a mix after the first steps
+    ],
+    ids=["one", "doubling", "odd-tail", "mixed"],
+)
 def test_runs_of_one_id_take_the_arithmetic_step(merges):
     # The long loop handles "x" * n as n // 2 copies of x+x (and a last x when n is
     # odd) in one pass (module note (5) of _encode_kernels); every length must give
@@ -211,16 +222,16 @@ def test_long_loop_with_few_merges_and_its_hand_over_to_the_tree(shape):
     few, most = K._FEW_PAIRS, K._FEW_MERGES
     a, b, c, d = 0, 1, 2, 3
     pad = [d] * 9
-    if shape == "pairs":      # k separate "ab" pairs: the list alone (k <= few) or the tree (k > few)
+    if shape == "pairs":  # k separate "ab" pairs: the list alone (k <= few) or the tree (k > few)
         ranks = ranks_of([(a, b)], 4)
         cases = [([a, b] + pad) * k for k in (1, few - 1, few, few + 1, 3 * few)]
-    elif shape == "chain":    # "a" + "b" * m: one pair at a time, m merges in a row (a+b, ab+b, abb+b, ...)
+    elif shape == "chain":  # "a" + "b" * m: one pair at a time, m merges in a row (a+b, ab+b, abb+b, ...)
         ranks = ranks_of([(a, b)] + [(4 + k, b) for k in range(most + 8)], 4)
         cases = [[a] + [b] * m + [c] for m in (3, most - 1, most, most + 1, most + 8)]
     elif shape == "growing":  # each a+b merge makes two new pairs (c+ab, ab+c): the list outgrows its limit
         ranks = ranks_of([(a, b), (c, 4), (4, c)], 4)
         cases = [(pad + [c, a, b, c]) * k for k in (1, few - 1, few, few + 1)]
-    else:                     # c+a is listed but must be dropped (not merged) once a+b has merged
+    else:  # c+a is listed but must be dropped (not merged) once a+b has merged
         ranks = ranks_of([(a, b), (c, a)], 4)
         cases = [([c, a, b] + pad) * k for k in (1, few // 2 - 1, few // 2, few // 2 + 1)]
     table = fast_encode.pair_table(ranks)
@@ -233,6 +244,7 @@ def test_long_loop_with_few_merges_and_its_hand_over_to_the_tree(shape):
 
 
 # ---------------------------------------------------------------- goldens
+
 
 @pytest.mark.parametrize("name", sorted(GOLDEN_RUNS))
 def test_golden_heldout_encodings(golden_models, name):
@@ -261,6 +273,7 @@ def test_golden_test_set_hash(golden_models, name):
 
 # ---------------------------------------------------------------- real text, every language
 
+
 @pytest.mark.parametrize("lang", LANGS)
 def test_heldout_every_language(golden_models, multilingual_boundless, multilingual_superbpe, lang):
     texts = read_jsonl_texts(shared_path(f"corpus/{lang}/heldout.jsonl"), limit=60)
@@ -283,14 +296,21 @@ INTERESTING = (
 text_strategy = st.one_of(
     st.text(),
     st.text(alphabet=INTERESTING),
-    st.lists(st.sampled_from(["the", " the", " of", " The", "'s", " ", "\n", "德国", "é", "\u0301",
-                              "1234", " and", " in", " a", "aaaa"]), max_size=60).map("".join),
+    st.lists(
+        st.sampled_from(
+            ["the", " the", " of", " The", "'s", " ", "\n", "德国", "é", "\u0301", "1234", " and", " in", " a", "aaaa"]
+        ),
+        max_size=60,
+    ).map("".join),
 )
 
 
 @pytest.mark.parametrize("model", ["multilingual_boundless", "multilingual_superbpe"])
-@settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=HYPOTHESIS_EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(text=text_strategy)
 def test_fast_equals_reference_on_arbitrary_unicode(request, model, text):
     tok = request.getfixturevalue(model)
@@ -301,10 +321,23 @@ def test_fast_equals_reference_on_arbitrary_unicode(request, model, text):
 
 # ---------------------------------------------------------------- pathological inputs
 
-@pytest.mark.parametrize("text", ["", " ", "\n" * 10000, "a" * 100000, " " * 5000, "👍🏽" * 1000,
-                                  "e\u0301" * 3000, "\u0301" * 50 + "abc", "中" * 5000,
-                                  "The cat 's hat, and the dog.\r\n\r\n",
-                                  "the " * 20000])
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        " ",
+        "\n" * 10000,
+        "a" * 100000,
+        " " * 5000,
+        "👍🏽" * 1000,
+        "e\u0301" * 3000,
+        "\u0301" * 50 + "abc",
+        "中" * 5000,
+        "The cat 's hat, and the dog.\r\n\r\n",
+        "the " * 20000,
+    ],
+)
 def test_pathological_inputs(multilingual_boundless, multilingual_superbpe, text):
     for tok in (multilingual_boundless, multilingual_superbpe):
         ids = both(tok, text)
@@ -382,8 +415,12 @@ def test_long_pretokens_and_long_runs_take_the_tree(golden_models):
     # long pretokens (> SHORT_LIMIT bytes) and long supermerge runs go through the
     # tournament tree, several in one kernel call (its scratch is reused)
     tok = golden_models["superbpe_1500_plus500"]
-    for text in ("ab" * 5000, "the cat sat on the mat " * 200, "x" * 99 + " " + "yz" * 40,
-                 "thecatsatonthemat" * 7 + " " + "x" * 30 + " andthen" * 9):
+    for text in (
+        "ab" * 5000,
+        "the cat sat on the mat " * 200,
+        "x" * 99 + " " + "yz" * 40,
+        "thecatsatonthemat" * 7 + " " + "x" * 30 + " andthen" * 9,
+    ):
         both(tok, text)
 
 
@@ -395,7 +432,7 @@ def test_supermerge_runs_without_candidate_pairs(golden_models):
     pairs = list(tok._super_ranks)[:40]
     bits = [int(K._pair_bit(a, b)) for a, b in tok._super_ranks]
     assert all(int(enc.s_bits[b >> 6]) >> (b & 63) & 1 for b in bits)
-    pair_words = enc.s_bits[:K._CROSS_WORDS]  # the pair filter (the cross filter follows it)
+    pair_words = enc.s_bits[: K._CROSS_WORDS]  # the pair filter (the cross filter follows it)
     assert sum(bin(int(w)).count("1") for w in pair_words) == len(set(bits)) < len(pair_words) * 64 // 8
     words = [tok.decode([a]) for a, _ in pairs] + [tok.decode([b]) for _, b in pairs]
     rng = random.Random(3)
@@ -413,11 +450,11 @@ def test_ascii_and_non_ascii_documents_in_one_batch(golden_models):
     ref = [tok.encode_ordinary(t, backend="python") for t in texts]
     for batch in (texts, texts[:1], texts[1:2], [texts[0], texts[3]]):
         ids, offsets = fast_encode.encoder_for(tok).encode_docs(batch)
-        assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == \
-            [ref[texts.index(t)] for t in batch]
+        assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == [ref[texts.index(t)] for t in batch]
 
 
 # ---------------------------------------------------------------- batches, threads, numpy
+
 
 def test_encode_batch_and_numpy_agree(multilingual_superbpe):
     tok = multilingual_superbpe
@@ -448,8 +485,9 @@ def test_pretokenize_fallback_gives_the_same_ids(golden_models, monkeypatch):
     monkeypatch.setattr(fast_encode, "USE_PRETOKEN_ENDS", False)
     slow = tok.encode_batch_to_numpy(texts, num_threads=1)
     assert np.array_equal(fast[0], slow[0]) and np.array_equal(fast[1], slow[1])
-    assert [fast[0][a:b].tolist() for a, b in zip(fast[1][:-1], fast[1][1:])] == \
-        [tok.encode_ordinary(t, backend="python") for t in texts]
+    assert [fast[0][a:b].tolist() for a, b in zip(fast[1][:-1], fast[1][1:])] == [
+        tok.encode_ordinary(t, backend="python") for t in texts
+    ]
 
 
 def test_many_slices_across_threads(golden_models, monkeypatch):
@@ -459,8 +497,9 @@ def test_many_slices_across_threads(golden_models, monkeypatch):
     tok = golden_models["boundless_2000"]
     texts = read_jsonl_texts(shared_path("corpus/en/heldout.jsonl"), limit=200)
     ids, offsets = tok.encode_batch_to_numpy(texts, num_threads=3)
-    assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == \
-        [tok.encode_ordinary(t, backend="python") for t in texts]
+    assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == [
+        tok.encode_ordinary(t, backend="python") for t in texts
+    ]
 
 
 def test_special_tokens_on_the_fast_path(multilingual_superbpe):
@@ -470,22 +509,27 @@ def test_special_tokens_on_the_fast_path(multilingual_superbpe):
     fast = tok.encode(text, allowed_special="all", backend="numba")
     assert fast == tok.encode(text, allowed_special="all", backend="python")
     assert fast.count(eot) == 2
-    assert tok.encode(text, disallowed_special=(), backend="numba") == \
-        tok.encode(text, disallowed_special=(), backend="python")
+    assert tok.encode(text, disallowed_special=(), backend="numba") == tok.encode(
+        text, disallowed_special=(), backend="python"
+    )
     assert tok.encode_batch([text, "x"], allowed_special="all") == [fast, tok.encode("x")]
-    assert tok.encode_batch([text], disallowed_special=(), num_threads=2) == \
-        [tok.encode(text, disallowed_special=(), backend="python")]
+    assert tok.encode_batch([text], disallowed_special=(), num_threads=2) == [
+        tok.encode(text, disallowed_special=(), backend="python")
+    ]
 
 
 # ---------------------------------------------------------------- bad input: the same errors
 
+
 def test_lone_surrogates_are_a_clear_error(multilingual_boundless, backend):
     tok = multilingual_boundless
-    for call in (lambda t: tok.encode(t, backend=backend),
-                 lambda t: tok.encode_ordinary(t, backend=backend),
-                 lambda t: tok.encode_batch(["ok", t], backend=backend),
-                 lambda t: tok.encode_ordinary_batch(["ok", t], backend=backend),
-                 lambda t: tok.encode_batch_to_numpy(["ok", t], backend=backend)):
+    for call in (
+        lambda t: tok.encode(t, backend=backend),
+        lambda t: tok.encode_ordinary(t, backend=backend),
+        lambda t: tok.encode_batch(["ok", t], backend=backend),
+        lambda t: tok.encode_ordinary_batch(["ok", t], backend=backend),
+        lambda t: tok.encode_batch_to_numpy(["ok", t], backend=backend),
+    ):
         with pytest.raises(ValueError, match="lone surrogate"):
             call("abc\ud800def")
     with pytest.raises(TypeError):
@@ -526,6 +570,7 @@ def test_model_from_a_newer_version_is_refused(multilingual_boundless, tmp_path)
 
 # ---------------------------------------------------------------- backend selection
 
+
 def test_backend_selection(multilingual_boundless, monkeypatch):
     tok = multilingual_boundless
     assert tok.backend == "auto"
@@ -537,14 +582,16 @@ def test_backend_selection(multilingual_boundless, monkeypatch):
     with pytest.raises(ValueError, match="backend"):
         tok.encode("x", backend="rust")
     with pytest.raises(ValueError, match="backend"):
-        fastsw.Tokenizer(alphabet=ByteAlphabet("bytes243"), merges=[], pretokenizer=fastsw.Pretokenizer(),
-                         backend="fast")
+        fastsw.Tokenizer(
+            alphabet=ByteAlphabet("bytes243"), merges=[], pretokenizer=fastsw.Pretokenizer(), backend="fast"
+        )
 
 
 def test_character_alphabet_falls_back_to_the_reference():
     # ids: " " 0, a 1, b 2, c 3; merge a + b -> 4
-    tok = fastsw.Tokenizer(alphabet=CharAlphabet(list("abc ")), merges=[(1, 2, 1, False)],
-                           pretokenizer=fastsw.Pretokenizer(), profile="hf")
+    tok = fastsw.Tokenizer(
+        alphabet=CharAlphabet(list("abc ")), merges=[(1, 2, 1, False)], pretokenizer=fastsw.Pretokenizer(), profile="hf"
+    )
     assert tok._resolve_backend(None) == "python"
     assert tok.encode("ab c") == [4, 0, 3]
     assert tok.encode_batch_to_numpy(["ab c"])[0].tolist() == [4, 0, 3]
@@ -553,6 +600,7 @@ def test_character_alphabet_falls_back_to_the_reference():
 
 
 # ---------------------------------------------------------------- one signature per kernel
+
 
 def test_each_encode_kernel_compiled_once():
     if not hasattr(K._encode_docs, "signatures"):
@@ -567,8 +615,13 @@ def test_each_encode_kernel_compiled_once():
 def test_reachable_tokens_same_on_both_backends(sample_docs, algo, extra, profile):
     """The batched kernel check of reachability equals the apply_merges one."""
     trained = fastsw.train(sample_docs[::2], algo=algo, vocab_size=1500, profile=profile, **extra)
-    kwargs = dict(alphabet=trained.alphabet, merges=[m[1:] for m in trained.merges],
-                  pretokenizer=trained.pretokenizer, profile=profile, algo=algo)
+    kwargs = dict(
+        alphabet=trained.alphabet,
+        merges=[m[1:] for m in trained.merges],
+        pretokenizer=trained.pretokenizer,
+        profile=profile,
+        algo=algo,
+    )
     ref = fastsw.Tokenizer(backend="python", **kwargs)
     fast = fastsw.Tokenizer(backend="numba", **kwargs)
     assert ref._shortcut == fast._shortcut and len(ref._shortcut) > len(trained.alphabet) // 2
@@ -607,6 +660,7 @@ def test_distinct_short_texts_take_one_kernel_call_each(multilingual_superbpe, m
     is), never pretoken by pretoken; the ids equal the reference's; a stream of distinct texts leaves the cache
     empty (each is only noted as seen)."""
     from fastsw import tokenizer
+
     tok = multilingual_superbpe
     tok._texts = tokenizer._TextCache()
     calls = []

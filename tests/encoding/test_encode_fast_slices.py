@@ -3,6 +3,7 @@
 ``fast_encode.pieces_reference`` on every corpus language and Hypothesis text; the batch lists
 (``ids_to_lists``) against ``ndarray.tolist``; the 8-byte shortcut keys against the byte loop; batches equal to
 one-by-one encoding; two threads on one tokenizer."""
+
 import gzip
 import itertools
 import json
@@ -22,8 +23,11 @@ from fastsw.pretokenizers.pretokenize import CL100K_PATTERN, Pretokenizer
 from conftest import HYPOTHESIS_EXAMPLES, read_jsonl_texts, shared_path
 
 LANGS = ["en", "de", "fr", "ru", "fi", "ar", "ko", "zh", "ja", "th", "hi", "my"]
-SETTINGS = settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+SETTINGS = settings(
+    max_examples=HYPOTHESIS_EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 PRETOKENIZERS = {
     "simple": lambda: Pretokenizer(mode="simple"),
     "script": lambda: Pretokenizer(mode="script"),
@@ -64,6 +68,7 @@ def assert_twins(pretok, texts):
 
 # ---------------------------------------------------------------- scan_utf8 == its plain-Python twin
 
+
 @pytest.mark.parametrize("mode", sorted(PRETOKENIZERS))
 @pytest.mark.parametrize("lang", LANGS)
 def test_scan_utf8_equals_its_twin_on_the_corpus(mode, lang):
@@ -82,8 +87,10 @@ def test_scan_utf8_equals_its_twin_on_arbitrary_unicode(mode, texts):
 
 
 @SETTINGS
-@given(base=st.text(alphabet="ab cd,\n'1", min_size=8, max_size=300),
-       wide=st.lists(st.tuples(st.integers(0, 300), st.sampled_from("éÿ’—Ωж中😀")), max_size=30))
+@given(
+    base=st.text(alphabet="ab cd,\n'1", min_size=8, max_size=300),
+    wide=st.lists(st.tuples(st.integers(0, 300), st.sampled_from("éÿ’—Ωж中😀")), max_size=30),
+)
 def test_scan_utf8_on_mostly_ascii_text(base, wide):
     """Few non-ASCII code points (the sparse conversion: ASCII eight bytes or four code points at a time) in all
     three str kinds, at every offset from a chunk boundary; and a lone surrogate there."""
@@ -93,7 +100,7 @@ def test_scan_utf8_on_mostly_ascii_text(base, wide):
     text = "".join(text)
     pretok = Pretokenizer(mode="simple")
     assert_twins(pretok, [text, base, text[1:], text[3:]])
-    bad = text[:len(text) // 2] + "\udc80" + text[len(text) // 2:]
+    bad = text[: len(text) // 2] + "\udc80" + text[len(text) // 2 :]
     assert _pretok.scan_utf8(pretok._any_scanner(), [base, bad]) is None
 
 
@@ -112,6 +119,7 @@ def test_scan_utf8_edge_cases():
 
 
 # ---------------------------------------------------------------- ids_to_lists == tolist
+
 
 def test_ids_to_lists_equals_tolist():
     rng = np.random.default_rng(14)
@@ -132,6 +140,7 @@ def test_ids_to_lists_equals_tolist():
 
 # ---------------------------------------------------------------- the 8-byte shortcut keys
 
+
 def test_eight_byte_keys_equal_the_byte_loop():
     data = np.random.default_rng(15).integers(0, 256, 40).astype(np.uint8)
     for start in range(0, 33):
@@ -143,6 +152,7 @@ def test_eight_byte_keys_equal_the_byte_loop():
 
 
 # ---------------------------------------------------------------- batches and threads
+
 
 @pytest.fixture(scope="module")
 def o200k(tmp_path_factory):
@@ -199,8 +209,10 @@ def test_two_threads_on_one_tokenizer(o200k):
     def work(k):
         try:
             for _ in range(3):
-                got[k] = ([o200k.encode_ordinary(d) for d in halves[k]],
-                          o200k.encode_ordinary_batch(halves[k], num_threads=2))
+                got[k] = (
+                    [o200k.encode_ordinary(d) for d in halves[k]],
+                    o200k.encode_ordinary_batch(halves[k], num_threads=2),
+                )
         except Exception as e:  # noqa: BLE001 - reported by the assertion below
             errors.append(e)
 
@@ -216,6 +228,7 @@ def test_two_threads_on_one_tokenizer(o200k):
 
 # ---------------------------------------------------------------- short texts: the whole-text cache
 
+
 @pytest.fixture(scope="module")
 def plain_bpe(sample_docs):
     return fastsw.train(sample_docs, algo="bpe", vocab_size=1000)
@@ -228,12 +241,13 @@ def test_short_texts_equal_the_reference_across_cache_evictions(request, model, 
     again and again: every answer equals the reference's, and a caller changing a returned list changes nothing
     that a later call returns."""
     from fastsw import tokenizer
+
     monkeypatch.setattr(tokenizer, "_TEXT_CACHE_LIMIT", 8)
     tok = request.getfixturevalue(model)
     texts = []
     for lang in LANGS:
         for doc in corpus_docs(lang, per_file=2, max_chars=2000):
-            texts += [doc[i:i + n] for i, n in zip(range(0, len(doc), 97), itertools.cycle((5, 64, 128, 30)))]
+            texts += [doc[i : i + n] for i, n in zip(range(0, len(doc), 97), itertools.cycle((5, 64, 128, 30)))]
     wants = {t: tok.encode_ordinary(t, backend="python") for t in texts}
     for round_ in range(3):
         for text in texts:

@@ -3,6 +3,7 @@
 ``_merge_three``: the ids must stay the reference's (``apply_merges`` over the whole run, ``backend="python"``) on
 real French text, where runs are long and most adjacent pairs have a supermerge, and on random supermerge tables
 built so that supermerges chain across segments (Hypothesis)."""
+
 import gzip
 import json
 import random
@@ -67,7 +68,7 @@ def _super_model(data):
     at random over the letters and the supermerges before them (so they chain across any cut)."""
     alphabet = ByteAlphabet("bytes256")
     tokens = list(alphabet.tokens)
-    letters = [alphabet.id_of_byte(b) for b in b"abcdef"[:data.draw(st.integers(2, 6))]]
+    letters = [alphabet.id_of_byte(b) for b in b"abcdef"[: data.draw(st.integers(2, 6))]]
     supers = {}
     pool = list(letters)
     for _ in range(data.draw(st.integers(0, 25))):
@@ -77,8 +78,16 @@ def _super_model(data):
         supers[(left, right)] = (len(supers), len(tokens))
         pool.append(len(tokens))
         tokens.append(tokens[left] + tokens[right])
-    tables = fast_encode.EncoderTables(tokens, {}, supers, {bytes([b]): alphabet.id_of_byte(b) for b in b"abcdef"},
-                                       frozenset(letters), Pretokenizer(), alphabet, len(tokens))
+    tables = fast_encode.EncoderTables(
+        tokens,
+        {},
+        supers,
+        {bytes([b]): alphabet.id_of_byte(b) for b in b"abcdef"},
+        frozenset(letters),
+        Pretokenizer(),
+        alphabet,
+        len(tokens),
+    )
     return fast_encode.FastEncoder(tables), letters, supers
 
 
@@ -112,7 +121,7 @@ def test_merge_three_equals_apply_merges(data):
     bits = K._build_pair_bits(lefts, rights)
     buf = np.array([7] + ids + [7], np.int32)
     m = K._merge_three(buf, 1, table, bits)
-    assert buf[1:1 + m].tolist() == apply_merges(ids, ranks) and buf[0] == 7
+    assert buf[1 : 1 + m].tolist() == apply_merges(ids, ranks) and buf[0] == 7
 
 
 def test_long_runs_of_one_segment_and_many(french_boundless):

@@ -2,6 +2,7 @@
 module note (7)): the character table's flags on hand-worked merge tables, the ids against the reference
 (``apply_merges``, tiktoken's algorithm) on random merge and rank tables over multi-byte characters, and the
 same ids with and without the table on real text of every script that has such characters."""
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -23,8 +24,9 @@ ID = {t: i for i, t in enumerate(BASE)}
 
 def encoder(token_bytes, regular_ranks, use_table=True):
     """A FastEncoder over ``token_bytes`` (the 256 bytes first) with no shortcut (every piece is merged)."""
-    tables = fast_encode.EncoderTables(list(token_bytes), regular_ranks, {}, {}, frozenset(), Pretokenizer(),
-                                       ALPHABET, len(token_bytes))
+    tables = fast_encode.EncoderTables(
+        list(token_bytes), regular_ranks, {}, {}, frozenset(), Pretokenizer(), ALPHABET, len(token_bytes)
+    )
     saved = fast_encode.USE_CHAR_TABLE
     fast_encode.USE_CHAR_TABLE = use_table
     try:
@@ -107,7 +109,11 @@ def test_the_neighbouring_byte_decides_not_only_its_kind():
     a9c3, e, u = 256, 257, 258
     token, allows = unit(enc, ord("é"))
     assert token == e and not allows(0xA9, None) and allows(0xBC, None) and not allows(None, 0xC3)
-    assert ids_of(enc, ["éé", "üé", "éü"]) == [[ID[b"\xc3"], a9c3, ID[b"\xa9"]], [u, e], [ID[b"\xc3"], a9c3, ID[b"\xbc"]]]
+    assert ids_of(enc, ["éé", "üé", "éü"]) == [
+        [ID[b"\xc3"], a9c3, ID[b"\xa9"]],
+        [u, e],
+        [ID[b"\xc3"], a9c3, ID[b"\xbc"]],
+    ]
 
 
 def test_a_merge_after_the_character_is_made_does_not_stop_it():
@@ -205,7 +211,7 @@ def test_merge_rules_equal_apply_merges_on_random_tables(data):
     enc = encoder(vocab, ranks)
     pieces = random_strings(data, 6, 12)
     got = ids_of(enc, [p.decode() for p in pieces])
-    assert got == [apply_merges([ID[p[i:i + 1]] for i in range(len(p))], ranks) for p in pieces]
+    assert got == [apply_merges([ID[p[i : i + 1]] for i in range(len(p))], ranks) for p in pieces]
 
 
 @settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None)

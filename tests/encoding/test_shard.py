@@ -1,4 +1,5 @@
 """fastsw shard / fastsw.shard: real corpus text to token shards and back, resuming, faults."""
+
 import gzip
 import json
 import os
@@ -13,8 +14,18 @@ import numpy as np
 import pytest
 
 import fastsw
-from fastsw.encoding.shard import (ShardError, dtype_for, encode_arrays, frame, header_bytes, load_index, load_shard, model_hash,
-                          resolve_inputs, verify)
+from fastsw.encoding.shard import (
+    ShardError,
+    dtype_for,
+    encode_arrays,
+    frame,
+    header_bytes,
+    load_index,
+    load_shard,
+    model_hash,
+    resolve_inputs,
+    verify,
+)
 
 from conftest import assert_error, run, shared_path, sigint_default
 
@@ -85,6 +96,7 @@ def folder_bytes(out):
 
 # ---- round trips --------------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("fmt", ["bin", "llmc", "npy"])
 def test_round_trip_real_text(tok, mixed, tmp_path, fmt):
     src, expected = mixed
@@ -128,7 +140,7 @@ def test_npy_loads_with_numpy(tok, mixed, tmp_path):
 def test_bos_and_explicit_eot(tok, tmp_path):
     docs = heldout("de", 5)
     src = write_jsonl(tmp_path / "de.jsonl", docs)
-    m = fastsw.shard(src, tok, tmp_path / "o", bos="<|bos|>", eot="<|endoftext|>", shard_tokens=10 ** 6)
+    m = fastsw.shard(src, tok, tmp_path / "o", bos="<|bos|>", eot="<|endoftext|>", shard_tokens=10**6)
     ids = documents_of(tmp_path / "o", m)
     bos, eot = tok.special_tokens["<|bos|>"], tok.special_tokens["<|endoftext|>"]
     for got, text in zip(ids, docs):
@@ -191,7 +203,7 @@ def test_wide_vocabulary_is_uint32(tmp_path):
 
 
 def test_npy_header_is_what_numpy_writes_for_the_shape(tmp_path):
-    for n in (0, 1, 10 ** 8):
+    for n in (0, 1, 10**8):
         head = header_bytes("npy", "uint32", n)
         assert len(head) == 128 and head.endswith(b"\n")
         (tmp_path / "a.npy").write_bytes(head + b"\0" * (4 * min(n, 3)))
@@ -210,6 +222,7 @@ def test_inputs_globs_and_directories(mixed, tmp_path):
 
 
 # ---- determinism and resuming -------------------------------------------------------------------------------------
+
 
 def test_one_and_two_workers_write_the_same_bytes(tok, mixed, tmp_path):
     fastsw.shard(mixed[0], tok, tmp_path / "w1", workers=1, shard_tokens=2500, batch_chars=10_000)
@@ -250,8 +263,25 @@ def big_corpus(tmp_path, megabytes):
 
 
 def shard_cli(model_file, inputs, out, *extra):
-    return [sys.executable, "-m", "fastsw", "shard", *map(str, inputs), "-m", str(model_file), "-o", str(out),
-            "--shard-tokens", "3000", "--batch-mb", "1", "--workers", "2", "--no-progress", *extra]
+    return [
+        sys.executable,
+        "-m",
+        "fastsw",
+        "shard",
+        *map(str, inputs),
+        "-m",
+        str(model_file),
+        "-o",
+        str(out),
+        "--shard-tokens",
+        "3000",
+        "--batch-mb",
+        "1",
+        "--workers",
+        "2",
+        "--no-progress",
+        *extra,
+    ]
 
 
 def child_env():
@@ -293,8 +323,13 @@ def check_consistent(out):
 def test_sigint_then_resume_is_byte_identical(model_file, interrupt_case, tmp_path):
     inputs, reference = interrupt_case
     out = tmp_path / "out"
-    proc = subprocess.Popen(shard_cli(model_file, inputs, out), env=child_env(), stderr=subprocess.PIPE,
-                            text=True, preexec_fn=sigint_default)
+    proc = subprocess.Popen(
+        shard_cli(model_file, inputs, out),
+        env=child_env(),
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=sigint_default,
+    )
     wait_for_shards(out, proc)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
@@ -333,26 +368,39 @@ def test_write_error_leaves_complete_shards_and_resumes(model_file, interrupt_ca
 
     out = tmp_path / "out"
     # shards of 30000 uint16 ids (60 kB) cannot be written under a 40 kB limit; the manifest can
-    bad = subprocess.run(shard_cli(model_file, inputs, out)[:-1] + ["--shard-tokens", "30000", "--no-progress"],
-                         env=child_env(), capture_output=True, text=True, preexec_fn=limit)
+    bad = subprocess.run(
+        shard_cli(model_file, inputs, out)[:-1] + ["--shard-tokens", "30000", "--no-progress"],
+        env=child_env(),
+        capture_output=True,
+        text=True,
+        preexec_fn=limit,
+    )
     assert_error(bad.returncode, bad.stderr, "shard_000000.bin", "too large")
     m = verify(out)
     assert m["shards"] == [] and not m["complete"]
     assert sorted(p.name for p in out.iterdir()) == ["manifest.json"]
-    done = subprocess.run(shard_cli(model_file, inputs, out)[:-1] + ["--shard-tokens", "30000", "--no-progress"],
-                          env=child_env(), capture_output=True, text=True)
+    done = subprocess.run(
+        shard_cli(model_file, inputs, out)[:-1] + ["--shard-tokens", "30000", "--no-progress"],
+        env=child_env(),
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
     assert verify(out)["complete"]
 
 
 def test_disk_full_on_a_small_tmpfs(tok, mixed, tmp_path):
     if os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs needs root; test_write_error_leaves_complete_shards_and_resumes "
-                    "covers a failing write without it")
+        pytest.skip(
+            "mounting a small tmpfs needs root; test_write_error_leaves_complete_shards_and_resumes "
+            "covers a failing write without it"
+        )
     out = tmp_path / "full"
     out.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(out)],
-                      capture_output=True).returncode != 0:
+    if (
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(out)], capture_output=True).returncode
+        != 0
+    ):
         pytest.fail("mounting a 64 kB tmpfs failed although this test runs as root")
     try:
         with pytest.raises(fastsw.OutputError, match="no space left"):
@@ -367,6 +415,7 @@ def test_disk_full_on_a_small_tmpfs(tok, mixed, tmp_path):
 
 
 # ---- bad input ----------------------------------------------------------------------------------------------------
+
 
 def test_invalid_utf8_names_file_and_line_and_resumes(tok, tmp_path):
     docs = heldout("fr", 40)
@@ -400,10 +449,24 @@ def test_cli_unwritable_folder(capsys, model_file, tmp_path):
 
 # ---- CLI ----------------------------------------------------------------------------------------------------------
 
+
 def test_cli_shard_and_verify(capsys, model_file, mixed, tmp_path):
     src, expected = mixed
-    code, _, err = run(capsys, "shard", src / "a.jsonl", src / "c.txt", "-m", model_file, "-o", tmp_path / "o",
-                       "--format", "npy", "--shard-tokens", "4000", "--no-progress")
+    code, _, err = run(
+        capsys,
+        "shard",
+        src / "a.jsonl",
+        src / "c.txt",
+        "-m",
+        model_file,
+        "-o",
+        tmp_path / "o",
+        "--format",
+        "npy",
+        "--shard-tokens",
+        "4000",
+        "--no-progress",
+    )
     assert code == 0, err
     assert "tokens" in err and "npy, uint16" in err
     code, _, err = run(capsys, "shard", "-m", model_file, "-o", tmp_path / "o", "--verify")
@@ -430,6 +493,7 @@ def test_manifest_records_model_inputs_and_positions(tok, model_file, mixed, tmp
 
 # ---- Dask ---------------------------------------------------------------------------------------------------------
 
+
 def shard_bytes(out):
     """The shards and indexes of a folder (the manifest names the input paths, which differ between runs)."""
     return {k: v for k, v in folder_bytes(out).items() if k != "manifest.json"}
@@ -438,6 +502,7 @@ def shard_bytes(out):
 @pytest.fixture(scope="module")
 def client():
     from fastsw.corpus import distributed
+
     with distributed.connect(local_workers=2) as c:
         yield c
 
@@ -460,6 +525,7 @@ def test_dask_shards_equal_the_local_run(tok, client, tmp_path):
 
 def test_dask_worker_killed_mid_file_loses_and_repeats_nothing(tok, client, tmp_path):
     from test_distributed import _alive, _open_fifo_for_writing, _unread_bytes, _worker_processing
+
     files = many_files(tmp_path / "in")
     whole = files[5].read_bytes()
     files[5].unlink()
@@ -473,11 +539,12 @@ def test_dask_worker_killed_mid_file_loses_and_repeats_nothing(tok, client, tmp_
             result["error"] = e
 
     import threading
+
     thread = threading.Thread(target=job)
     thread.start()
     deadline = time.monotonic() + 120
     fd = _open_fifo_for_writing(files[5], deadline)
-    first = whole[:whole.index(b"\n", len(whole) // 3) + 1]
+    first = whole[: whole.index(b"\n", len(whole) // 3) + 1]
     assert os.write(fd, first) == len(first)
     while _unread_bytes(fd):
         assert time.monotonic() < deadline, "the worker does not read the file"
@@ -501,8 +568,20 @@ def test_dask_worker_killed_mid_file_loses_and_repeats_nothing(tok, client, tmp_
 
 def test_cli_dask_local(capsys, model_file, tmp_path):
     files = many_files(tmp_path / "in", per_file=3)
-    code, _, err = run(capsys, "shard", tmp_path / "in", "-m", model_file, "-o", tmp_path / "dask",
-                       "--dask-local", "2", "--shard-tokens", "3000", "--no-progress")
+    code, _, err = run(
+        capsys,
+        "shard",
+        tmp_path / "in",
+        "-m",
+        model_file,
+        "-o",
+        tmp_path / "dask",
+        "--dask-local",
+        "2",
+        "--shard-tokens",
+        "3000",
+        "--no-progress",
+    )
     assert code == 0, err
     fastsw.shard(files, fastsw.Tokenizer.load(model_file), tmp_path / "local", shard_tokens=3000)
     assert shard_bytes(tmp_path / "dask") == shard_bytes(tmp_path / "local")
@@ -510,6 +589,7 @@ def test_cli_dask_local(capsys, model_file, tmp_path):
 
 def test_a_tokenizer_that_has_encoded_pickles(tok):
     import pickle
+
     text = heldout("ru", 1)[0]
     want = tok.encode_ordinary(text)  # builds the fast encoder, which does not pickle
     assert pickle.loads(pickle.dumps(tok)).encode_ordinary(text) == want
@@ -519,6 +599,7 @@ def test_hf_datasets_map_recipe_with_num_proc(tok, tmp_path):
     """The documented recipe: Dataset.map(batched=True, num_proc=2) with fastsw, then one flat uint16 file; the
     same bytes as fastsw.shard's single shard."""
     import datasets
+
     docs = heldout("en", 20) + heldout("zh", 20)
     tok.encode_ordinary("warm")  # a tokenizer that has encoded goes to the worker processes
     ds = datasets.Dataset.from_dict({"text": docs})
@@ -533,7 +614,7 @@ def test_hf_datasets_map_recipe_with_num_proc(tok, tmp_path):
     at = 0
     for row in tokenized.with_format("numpy").iter(batch_size=8):
         flat = np.concatenate(row["ids"])
-        arr[at:at + len(flat)] = flat
+        arr[at : at + len(flat)] = flat
         at += len(flat)
     arr.flush()
     del arr
@@ -544,9 +625,11 @@ def test_hf_datasets_map_recipe_with_num_proc(tok, tmp_path):
 
 # ---- parquet ------------------------------------------------------------------------------------------------------
 
+
 def write_parquet(path, docs, field="text", row_group_size=7):
     import pyarrow as pa
     import pyarrow.parquet as pq
+
     pq.write_table(pa.table({field: docs, "id": list(range(len(docs)))}), path, row_group_size=row_group_size)
     return path
 
@@ -564,8 +647,9 @@ def test_parquet_errors_name_the_file(capsys, model_file, tmp_path):
     src = write_parquet(tmp_path / "a.parquet", ["x", None, "y"])
     with pytest.raises(fastsw.InputError, match=r"a\.parquet row 2: column \"text\" is null"):
         list(fastsw.iter_documents(src))
-    code, _, err = run(capsys, "shard", src, "-m", model_file, "-o", tmp_path / "o", "--text-field", "body",
-                       "--no-progress")
+    code, _, err = run(
+        capsys, "shard", src, "-m", model_file, "-o", tmp_path / "o", "--text-field", "body", "--no-progress"
+    )
     assert_error(code, err, "a.parquet", 'no column "body"', "--text-field")
     (tmp_path / "bad.parquet").write_bytes(b"not parquet at all")
     with pytest.raises(fastsw.InputError, match=r"bad\.parquet: cannot read it as parquet"):
@@ -574,11 +658,16 @@ def test_parquet_errors_name_the_file(capsys, model_file, tmp_path):
 
 # ---- fastsw encode --format ---------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("fmt", ["bin", "npy"])
 def test_encode_stdin_to_stdout_binary(tok, model_file, tmp_path, fmt):
     lines = [t.replace("\n", " ") + "\n" for t in heldout("th", 5) + heldout("en", 5)]
-    done = subprocess.run([sys.executable, "-m", "fastsw", "encode", "-m", str(model_file), "--format", fmt],
-                          input="".join(lines).encode(), capture_output=True, env=child_env())
+    done = subprocess.run(
+        [sys.executable, "-m", "fastsw", "encode", "-m", str(model_file), "--format", fmt],
+        input="".join(lines).encode(),
+        capture_output=True,
+        env=child_env(),
+    )
     assert done.returncode == 0, done.stderr
     eot = tok.eot_token
     want = [i for line in lines for i in tok.encode_ordinary(line) + [eot]]
@@ -595,10 +684,23 @@ def test_encode_files_to_a_file_equals_one_shard(capsys, tok, model_file, mixed,
     files = resolve_inputs(src)
     code, _, err = run(capsys, "encode", "-m", model_file, *files, "--format", "bin", "-o", tmp_path / "all.bin")
     assert code == 0, err
-    fastsw.shard(files, tok, tmp_path / "s", shard_tokens=10 ** 7)
+    fastsw.shard(files, tok, tmp_path / "s", shard_tokens=10**7)
     assert (tmp_path / "all.bin").read_bytes() == (tmp_path / "s" / "shard_000000.bin").read_bytes()
-    code, _, err = run(capsys, "encode", "-m", model_file, files[0], "--format", "npy", "--dtype", "uint32",
-                       "--eot", "none", "-o", tmp_path / "a.npy")
+    code, _, err = run(
+        capsys,
+        "encode",
+        "-m",
+        model_file,
+        files[0],
+        "--format",
+        "npy",
+        "--dtype",
+        "uint32",
+        "--eot",
+        "none",
+        "-o",
+        tmp_path / "a.npy",
+    )
     assert code == 0, err
     a = np.load(tmp_path / "a.npy")
     assert a.dtype == np.uint32
@@ -617,7 +719,7 @@ def test_empty_documents_without_separators_are_indexed(sample_docs, tmp_path):
     plain = fastsw.train(sample_docs[:50], vocab_size=400)
     docs = ["abc", "", "de", ""]
     src = write_jsonl(tmp_path / "a.jsonl", docs)
-    m = fastsw.shard(src, plain, tmp_path / "o", eot=None, shard_tokens=10 ** 6)
+    m = fastsw.shard(src, plain, tmp_path / "o", eot=None, shard_tokens=10**6)
     assert m["documents"] == 4
     got = [d.tolist() for d in documents_of(tmp_path / "o", m)]
     assert got == [plain.encode_ordinary(t) for t in docs]
@@ -652,13 +754,13 @@ def test_cli_says_when_the_model_has_no_end_of_text(capsys, sample_docs, tmp_pat
     assert code == 0 and "has no <|endoftext|>" in err and "--eot TOKEN" in err
     code, _, err = run(capsys, "shard", src, "-m", plain, "-o", tmp_path / "p", "--eot", "<|x|>", "--no-progress")
     assert_error(code, err, "not one token")
-    code, _, err = run(capsys, "shard", src, "-m", plain, "-o", tmp_path / "q", "--dtype", "uint16",
-                       "--no-progress")
+    code, _, err = run(capsys, "shard", src, "-m", plain, "-o", tmp_path / "q", "--dtype", "uint16", "--no-progress")
     assert code == 0, err
 
 
 def test_o200k_ids_need_uint32(tmp_path):
     from fastsw.io import tiktoken_vocab as tv
+
     o200k = fastsw.Tokenizer.load_tiktoken(tv.bpe_openai_rank_file("o200k_base"), pattern="o200k")
     src = write_jsonl(tmp_path / "a.jsonl", heldout("en", 2))
     with pytest.raises(ValueError, match="dtype=uint16 cannot hold this model's ids"):
@@ -666,15 +768,20 @@ def test_o200k_ids_need_uint32(tmp_path):
     assert not (tmp_path / "o").exists()  # refused before anything is written
     m = fastsw.shard(src, o200k, tmp_path / "o")
     assert m["options"]["dtype"] == "uint32" and m["options"]["eot"] == 199999
-    assert [d[:-1].tolist() for d in documents_of(tmp_path / "o", m)] == \
-        [o200k.encode_ordinary(t) for t in heldout("en", 2)]
+    assert [d[:-1].tolist() for d in documents_of(tmp_path / "o", m)] == [
+        o200k.encode_ordinary(t) for t in heldout("en", 2)
+    ]
 
 
 def test_docstring_examples():
     import doctest
     import warnings
     import fastsw.corpus.readers
-    for module in (sys.modules["fastsw.encoding.shard"], fastsw.corpus.readers):  # readers: its spans of files and of stdin
+
+    for module in (
+        sys.modules["fastsw.encoding.shard"],
+        fastsw.corpus.readers,
+    ):  # readers: its spans of files and of stdin
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # the examples' models reach their vocabulary size
             assert doctest.testmod(module, optionflags=doctest.ELLIPSIS).failed == 0
@@ -700,13 +807,16 @@ def test_manifest_gives_the_byte_range_each_shard_covers(tok, mixed, tmp_path):
             else:
                 b0, b1 = cover["bytes"]
                 piece = Path(path).read_bytes()[b0:b1].decode("utf-8")
-                docs = [json.loads(line)["text"] for line in piece.splitlines()] if path.endswith(".jsonl") else \
-                    piece.splitlines(keepends=True)
+                docs = (
+                    [json.loads(line)["text"] for line in piece.splitlines()]
+                    if path.endswith(".jsonl")
+                    else piece.splitlines(keepends=True)
+                )
                 assert len(docs) == d1 - d0
             for d in docs:
                 stream += tok.encode_ordinary(d) + [eot]
         skip = s["start"]["token"]  # the tokens of the first document that the shard before holds
-        assert ids[at:at + s["tokens"]].tolist() == stream[skip:skip + s["tokens"]]
+        assert ids[at : at + s["tokens"]].tolist() == stream[skip : skip + s["tokens"]]
         at += s["tokens"]
     ranges = [(c["file"], c["bytes"]) for s in m["shards"] for c in s["inputs"] if c["bytes"]]
     last = {}
@@ -737,8 +847,20 @@ def test_stdin_gives_the_shards_of_the_file(model_file, tok, mixed, tmp_path, ki
     src, _ = mixed
     path = src / ("a.jsonl" if kind == "jsonl" else "c.txt")
     fastsw.shard(path, tok, tmp_path / "file", shard_tokens=3000)
-    cmd = [sys.executable, "-m", "fastsw", "shard", "-", "-m", str(model_file), "-o", str(tmp_path / "stdin"),
-           "--shard-tokens", "3000", "--no-progress"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "fastsw",
+        "shard",
+        "-",
+        "-m",
+        str(model_file),
+        "-o",
+        str(tmp_path / "stdin"),
+        "--shard-tokens",
+        "3000",
+        "--no-progress",
+    ]
     with open(path, "rb") as f:
         done = subprocess.run(cmd, stdin=f, capture_output=True, text=True, env=child_env())
     assert done.returncode == 0, done.stderr
@@ -761,8 +883,18 @@ def test_stdin_is_the_only_input_and_not_on_dask(capsys, model_file, mixed, tmp_
 
 
 def test_stdin_jsonl_errors_name_stdin_and_line(model_file, tmp_path):
-    cmd = [sys.executable, "-m", "fastsw", "shard", "-", "-m", str(model_file), "-o", str(tmp_path / "o"),
-           "--no-progress"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "fastsw",
+        "shard",
+        "-",
+        "-m",
+        str(model_file),
+        "-o",
+        str(tmp_path / "o"),
+        "--no-progress",
+    ]
     data = '{"text": "fine"}\n{"text": 3}\n'
     done = subprocess.run(cmd, input=data, capture_output=True, text=True, env=child_env())
     assert_error(done.returncode, done.stderr, "<stdin> line 2", "not a string")
@@ -770,6 +902,7 @@ def test_stdin_jsonl_errors_name_stdin_and_line(model_file, tmp_path):
 
 def test_progress_has_an_eta_within_a_single_file(tok, mixed, tmp_path, monkeypatch):
     from fastsw.progress import Progress
+
     seen = []
     real = Progress.update
 
@@ -786,6 +919,7 @@ def test_progress_has_an_eta_within_a_single_file(tok, mixed, tmp_path, monkeypa
 @pytest.mark.parametrize("reading", [{}, {"doc_mode": "file"}, {"separator": "。"}, {"separator": "\n\n"}])
 def test_document_spans_are_the_documents_and_their_bytes(mixed, tmp_path, reading):
     from fastsw.corpus.readers import iter_document_spans
+
     path = tmp_path / "t.txt"
     path.write_text("\n".join(heldout("zh", 8)) + "\n\n\nend", encoding="utf-8")
     data = path.read_bytes()

@@ -33,9 +33,15 @@ def toy(tmp_path_factory):
     assert not plain.merges
     merged.save(d / "merged.json")
     plain.save(d / "bytes.json")
-    return {"dir": d, "merged": d / "merged.json", "bytes": d / "bytes.json",
-            "en": write_jsonl(d / "en.jsonl", ["ab ab", "ab"]), "de": write_jsonl(d / "de.jsonl", ["é ab", "b"]),
-            "de1": write_jsonl(d / "de1.jsonl", ["é ab"]), "fr": write_jsonl(d / "fr.jsonl", ["b ab", "ab"])}
+    return {
+        "dir": d,
+        "merged": d / "merged.json",
+        "bytes": d / "bytes.json",
+        "en": write_jsonl(d / "en.jsonl", ["ab ab", "ab"]),
+        "de": write_jsonl(d / "de.jsonl", ["é ab", "b"]),
+        "de1": write_jsonl(d / "de1.jsonl", ["é ab"]),
+        "fr": write_jsonl(d / "fr.jsonl", ["b ab", "ab"]),
+    }
 
 
 def test_docstring_examples():
@@ -61,7 +67,7 @@ def test_hand_worked_values(toy):
     assert (en["documents"], en["bytes"], en["characters"], en["tokens"]) == (2, 7, 7, 4)
     assert (en["bytes_per_token"], en["chars_per_token"], en["documents_per_token"]) == (1.75, 1.75, 0.5)
     # token counts ab: 3, " ": 1 -> p = (3/4, 1/4); H_2.5 = log(p1^2.5 + p2^2.5) / (1 - 2.5); |V| = 244
-    assert en["renyi_efficiency"] == pytest.approx(math.log(0.75 ** 2.5 + 0.25 ** 2.5) / -1.5 / math.log(244))
+    assert en["renyi_efficiency"] == pytest.approx(math.log(0.75**2.5 + 0.25**2.5) / -1.5 / math.log(244))
     # de under merged: "é ab" -> [C3][A9][ ][ab], "b" -> [b]: 5 tokens, 6 bytes, 5 characters
     assert (de["documents"], de["bytes"], de["characters"], de["tokens"]) == (2, 6, 5, 5)
     assert (de["bytes_per_token"], de["chars_per_token"], de["documents_per_token"]) == (1.2, 1.0, 0.4)
@@ -74,18 +80,25 @@ def test_hand_worked_values(toy):
     assert [plain["languages"][lang]["tokens"] for lang in ("en", "de")] == [7, 6]
     assert plain["gini"] == pytest.approx(1 / 26)
     assert plain["languages"]["de"]["token_ratio"] == pytest.approx(6 / 7)
-    assert (merged["algo"], merged["vocab_size"], merged["supermerges"], merged["supermerge_counts"]) == \
-           ("bpe", 244, 0, [])
+    assert (merged["algo"], merged["vocab_size"], merged["supermerges"], merged["supermerge_counts"]) == (
+        "bpe",
+        244,
+        0,
+        [],
+    )
 
 
 def test_markdown_table_rows(toy, capsys):
-    code, out, err = run(capsys, "eval", "-m", toy["merged"], "--text", f"en={toy['en']}", f"de={toy['de']}",
-                         "--no-progress")
+    code, out, err = run(
+        capsys, "eval", "-m", toy["merged"], "--text", f"en={toy['en']}", f"de={toy['de']}", "--no-progress"
+    )
     assert code == 0, err
     lines = out.splitlines()
-    assert lines[0] == ("| model | language | docs | bytes | chars | tokens | bytes/token | chars/token | "
-                        "docs/token | Rényi eff. | tokens vs en |")
-    renyi_en = math.log(0.75 ** 2.5 + 0.25 ** 2.5) / -1.5 / math.log(244)
+    assert lines[0] == (
+        "| model | language | docs | bytes | chars | tokens | bytes/token | chars/token | "
+        "docs/token | Rényi eff. | tokens vs en |"
+    )
+    renyi_en = math.log(0.75**2.5 + 0.25**2.5) / -1.5 / math.log(244)
     renyi_de = math.log(5) / math.log(244)
     m = toy["merged"]
     assert lines[2] == f"| {m} | en | 2 | 7 | 7 | 4 | 1.7500 | 1.7500 | 0.5000 | {renyi_en:.4f} | 1.0000 |"
@@ -104,15 +117,17 @@ def test_one_token_text_shows_zero_efficiency(toy):
 def test_not_parallel_uses_tokens_per_byte(toy, capsys):
     # de1 has one document, en two: not parallel. merged: en 4 tokens / 7 bytes, de1 "é ab" 4 tokens / 5 bytes;
     # Gini of (4/7, 4/5) = 2 (4/5 - 4/7) / (2 * 2 * (4/7 + 4/5)) = (16/35) / (192/35) = 1/12; de/en = 7/5
-    code, out, err = run(capsys, "eval", "-m", toy["merged"], "--text", f"en={toy['en']}", f"de={toy['de1']}",
-                         "--json", "--no-progress")
+    code, out, err = run(
+        capsys, "eval", "-m", toy["merged"], "--text", f"en={toy['en']}", f"de={toy['de1']}", "--json", "--no-progress"
+    )
     assert code == 0, err
     entry = json.loads(out)["models"][0]
     assert entry["gini_of"] == "tokens_per_byte"
     assert entry["gini"] == pytest.approx(1 / 12)
     assert entry["languages"]["de"]["token_ratio"] == pytest.approx(1.4)
-    code, out, err = run(capsys, "eval", "-m", toy["merged"], "--text", f"en={toy['en']}", f"de={toy['de1']}",
-                         "--no-progress")
+    code, out, err = run(
+        capsys, "eval", "-m", toy["merged"], "--text", f"en={toy['en']}", f"de={toy['de1']}", "--no-progress"
+    )
     assert "| model | Gini of tokens per byte (texts not parallel) |" in out
     assert "tokens/byte vs en |" in out.splitlines()[0]
 
@@ -137,8 +152,19 @@ def test_in_memory_documents_and_tokenizers(toy):
 
 
 def test_json_structure_and_order(toy, capsys):
-    code, out, err = run(capsys, "eval", "-m", toy["bytes"], toy["merged"], "--text", f"de={toy['de']}",
-                         "--text", f"en={toy['en']}", "--json", "--no-progress")
+    code, out, err = run(
+        capsys,
+        "eval",
+        "-m",
+        toy["bytes"],
+        toy["merged"],
+        "--text",
+        f"de={toy['de']}",
+        "--text",
+        f"en={toy['en']}",
+        "--json",
+        "--no-progress",
+    )
     assert code == 0, err
     assert err == ""
     data = json.loads(out)
@@ -148,15 +174,25 @@ def test_json_structure_and_order(toy, capsys):
         assert {"model", "languages", "gini", "gini_of"} <= set(entry)
         assert list(entry["languages"]) == ["de", "en"]  # order given
         for metrics in entry["languages"].values():
-            assert {"documents", "bytes", "characters", "tokens", "bytes_per_token", "chars_per_token",
-                    "documents_per_token", "renyi_efficiency", "token_ratio"} <= set(metrics)
+            assert {
+                "documents",
+                "bytes",
+                "characters",
+                "tokens",
+                "bytes_per_token",
+                "chars_per_token",
+                "documents_per_token",
+                "renyi_efficiency",
+                "token_ratio",
+            } <= set(metrics)
     assert data["models"][1]["languages"]["en"]["tokens"] == 4
     assert data == evaluate([toy["bytes"], toy["merged"]], {"de": toy["de"], "en": toy["en"]})
 
 
 def test_progress_bar_on_stderr(toy, capsys):
-    code, out, err = run(capsys, "eval", "-m", toy["merged"], toy["bytes"], "--text", f"en={toy['en']}",
-                         f"de={toy['de']}")
+    code, out, err = run(
+        capsys, "eval", "-m", toy["merged"], toy["bytes"], "--text", f"en={toy['en']}", f"de={toy['de']}"
+    )
     assert code == 0, err
     assert "evaluating" in err and "4/4" in err
 
@@ -176,8 +212,15 @@ def test_report_files(toy, superword_model, tmp_path, capsys):
     argv = ["eval", "-m", toy["merged"], path, "--text", f"en={toy['en']}", f"de={toy['de']}", "--no-progress"]
     code, out, err = run(capsys, *argv, "--report", report)
     assert code == 0, err
-    assert sorted(p.name for p in report.iterdir()) == ["compression.png", "gini.png", "report.json", "report.md",
-                                                        "supermerges.png", "token_ratio.png", "tokens.html"]
+    assert sorted(p.name for p in report.iterdir()) == [
+        "compression.png",
+        "gini.png",
+        "report.json",
+        "report.md",
+        "supermerges.png",
+        "token_ratio.png",
+        "tokens.html",
+    ]
     for png in report.glob("*.png"):
         assert png.read_bytes().startswith(PNG_SIGNATURE), png
     code, json_out, _ = run(capsys, *argv, "--json")
@@ -192,10 +235,16 @@ def test_report_files(toy, superword_model, tmp_path, capsys):
 
 def test_report_without_supermerges_has_no_curve(toy, tmp_path):
     written = write_report(evaluate([toy["merged"]], {"en": toy["en"]}), tmp_path / "r")
-    assert sorted(Path(p).name for p in written) == ["compression.png", "gini.png", "report.json", "report.md",
-                                                     "token_ratio.png"]
-    assert json.loads((tmp_path / "r" / "report.json").read_text()) == \
-           json.loads(to_json(evaluate([toy["merged"]], {"en": toy["en"]})))
+    assert sorted(Path(p).name for p in written) == [
+        "compression.png",
+        "gini.png",
+        "report.json",
+        "report.md",
+        "token_ratio.png",
+    ]
+    assert json.loads((tmp_path / "r" / "report.json").read_text()) == json.loads(
+        to_json(evaluate([toy["merged"]], {"en": toy["en"]}))
+    )
 
 
 def test_report_curve_is_thinned():
@@ -307,6 +356,7 @@ def test_report_write_failure_leaves_no_folder(toy, tmp_path, monkeypatch):
     """A real failing write in the middle (the disk full at the third file): the new report folder is not there."""
     import errno
     from fastsw import files
+
     real = files.os.fsync
     calls = []
 

@@ -6,6 +6,7 @@ The toy (token counts as a tokenizer would give them; the arithmetic is in the c
     en: "the cat", "a dog"        7 + 5 = 12 bytes, 12 characters,  4 tokens, 2 sentences
     de: "die Kätze", "ein Hund"   10 + 8 = 18 bytes (ä is 2 bytes), 9 + 8 = 17 characters, 6 tokens, 2 sentences
 """
+
 import doctest
 import math
 from collections import Counter
@@ -44,12 +45,12 @@ def test_toy_counts_are_what_the_comments_say():
 
 
 def test_compression_on_the_toy():
-    assert metrics.bytes_per_token(12, TOKENS["en"]) == 3.0            # 12 / 4
-    assert metrics.bytes_per_token(18, TOKENS["de"]) == 3.0            # 18 / 6
-    assert metrics.chars_per_token(12, TOKENS["en"]) == 3.0            # 12 / 4
-    assert metrics.chars_per_token(17, TOKENS["de"]) == 17 / 6         # 17 / 6 = 2.833...
-    assert metrics.sentences_per_token(2, TOKENS["en"]) == 0.5         # 2 / 4
-    assert metrics.sentences_per_token(2, TOKENS["de"]) == 1 / 3       # 2 / 6
+    assert metrics.bytes_per_token(12, TOKENS["en"]) == 3.0  # 12 / 4
+    assert metrics.bytes_per_token(18, TOKENS["de"]) == 3.0  # 18 / 6
+    assert metrics.chars_per_token(12, TOKENS["en"]) == 3.0  # 12 / 4
+    assert metrics.chars_per_token(17, TOKENS["de"]) == 17 / 6  # 17 / 6 = 2.833...
+    assert metrics.sentences_per_token(2, TOKENS["en"]) == 0.5  # 2 / 4
+    assert metrics.sentences_per_token(2, TOKENS["de"]) == 1 / 3  # 2 / 6
     # weighted (rational) counts are exact: (25/2) / 5 = 5/2
     assert metrics.bytes_per_token(Fraction(25, 2), 5) == 2.5
 
@@ -69,7 +70,7 @@ def test_renyi_efficiency_on_the_toy():
     # en's 4 tokens are ids 5, 5, 6, 7 in a vocabulary of 8: p = 1/2, 1/4, 1/4; log |V| = log 8 = 3 log 2
     counts = Counter([5, 5, 6, 7])
     # alpha = 2.5: H = log((1/2)^2.5 + 2 (1/4)^2.5) / (1 - 2.5) = log(2^-2.5 + 2^-4) / -1.5
-    expected = math.log(2 ** -2.5 + 2 ** -4) / -1.5 / math.log(8)
+    expected = math.log(2**-2.5 + 2**-4) / -1.5 / math.log(8)
     assert metrics.renyi_efficiency(counts, 8) == pytest.approx(expected, rel=1e-12)
     assert metrics.renyi_efficiency(counts, 8, alpha=2.5) == metrics.renyi_efficiency([2, 1, 1], 8)
     # alpha = 2: sum p^2 = 1/4 + 1/16 + 1/16 = 3/8; H = log(8/3)
@@ -134,8 +135,9 @@ def test_bits_per_byte_on_the_toy():
 def test_numpy_counts_give_the_same_values():
     # counts usually come from np.bincount(ids) or encode_batch_to_numpy: numpy ints and floats are numbers too
     ids = np.array([5, 5, 6, 7], dtype=np.int32)
-    assert metrics.renyi_efficiency(np.bincount(ids, minlength=8), np.int64(8)) == \
-        metrics.renyi_efficiency([2, 1, 1], 8)
+    assert metrics.renyi_efficiency(np.bincount(ids, minlength=8), np.int64(8)) == metrics.renyi_efficiency(
+        [2, 1, 1], 8
+    )
     assert metrics.gini(np.array([4, 6], dtype=np.int64)) == metrics.gini(np.array([4.0, 6.0])) == 1 / 10
     assert metrics.single_token_share(np.array([1, 2, 1, 3]), np.array([3, 1, 1, 5])) == 0.4
     assert metrics.embedding_memory(np.int64(50_000), 4096, "bf16") == 819_200_000
@@ -156,8 +158,12 @@ def test_text_metrics_by_hand(one_merge):
     # "a b a b": a | " b" | " " a | " b" = 5 tokens (ids a, " b", " ", a, " b"); "ä" is 1 character, 2 bytes, 2
     # tokens. documents 2; bytes 7 + 2 = 9; characters 7 + 1 = 8; tokens 5 + 2 = 7
     m = metrics.text_metrics(one_merge, ["a b a b", "ä"])
-    assert {k: m[k] for k in ("documents", "bytes", "characters", "tokens")} == \
-        {"documents": 2, "bytes": 9, "characters": 8, "tokens": 7}
+    assert {k: m[k] for k in ("documents", "bytes", "characters", "tokens")} == {
+        "documents": 2,
+        "bytes": 9,
+        "characters": 8,
+        "tokens": 7,
+    }
     assert m["bytes_per_token"] == 9 / 7 and m["chars_per_token"] == 8 / 7 and m["documents_per_token"] == 2 / 7
     # token counts: a 2, " b" 2, " " 1, and the two bytes of ä 1 each: |V| = 244
     assert m["renyi_efficiency"] == metrics.renyi_efficiency([2, 2, 1, 1, 1], 244)
@@ -185,39 +191,42 @@ def test_candidate_type_token_ratio_by_hand(one_merge):
 # ---- bad input: one clear error each -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("call, error, message", [
-    (lambda: metrics.bytes_per_token(12, 0), ValueError, r"n_tokens=0 must be > 0"),
-    (lambda: metrics.bytes_per_token(-1, 4), ValueError, r"n_bytes=-1 must be >= 0"),
-    (lambda: metrics.chars_per_token(math.nan, 4), ValueError, r"n_chars=nan is not finite"),
-    (lambda: metrics.sentences_per_token("2", 4), TypeError, r"n_sentences must be a number"),
-    (lambda: metrics.sentences_per_token(True, 4), TypeError, r"n_sentences must be a number"),
-    (lambda: metrics.gini([]), ValueError, r"values is empty"),
-    (lambda: metrics.gini({"en": 4, "de": -6}), ValueError, r"values\[1\]=-6 must be >= 0"),
-    (lambda: metrics.gini([0, 0]), ValueError, r"positive mean"),
-    (lambda: metrics.gini("46"), TypeError, r"mapping"),
-    (lambda: metrics.renyi_efficiency([2, 1, 1], 8, alpha=0), ValueError, r"alpha=0 must be a number > 0"),
-    (lambda: metrics.renyi_efficiency([2, 1, 1], 8, alpha=-2.5), ValueError, r"alpha=-2.5"),
-    (lambda: metrics.renyi_efficiency([2, 1, 1], 2), ValueError, r"3 used tokens, more than vocab_size=2"),
-    (lambda: metrics.renyi_efficiency([2], 1), ValueError, r"vocab_size=1 must be >= 2"),
-    (lambda: metrics.renyi_efficiency([0, 0], 8), ValueError, r"all zero"),
-    (lambda: metrics.renyi_efficiency([], 8), ValueError, r"token_counts is empty"),
-    (lambda: metrics.type_token_ratio({}), ValueError, r"counts is empty"),
-    (lambda: metrics.type_token_ratio([1, -1]), ValueError, r"counts\[1\]=-1"),
-    (lambda: metrics.single_token_share([1, 0]), ValueError, r"token_lengths\[1\]=0 must be an int >= 1"),
-    (lambda: metrics.single_token_share([1, 2], [1]), ValueError, r"one count per pretoken"),
-    (lambda: metrics.vocab_duplication([]), ValueError, r"vocab is empty"),
-    (lambda: metrics.vocab_duplication([b"a", 3]), TypeError, r"vocab\[1\] is a int"),
-    (lambda: metrics.vocab_duplication([b"a"], case_codes="↑"), TypeError, r"not one string"),
-    (lambda: metrics.embedding_memory(50_000, 4096, "bf17"), ValueError, r"'bf17' is not a known dtype"),
-    (lambda: metrics.embedding_memory(0, 4096), ValueError, r"rows=0 must be >= 1"),
-    (lambda: metrics.embedding_memory(50_000, 4096.0), TypeError, r"width must be an int"),
-    (lambda: metrics.bits_per_byte(10, 5, unit="nat"), ValueError, r"unit='nat' is not one of nats, bits"),
-    (lambda: metrics.bits_per_byte(10, 0), ValueError, r"n_bytes=0 must be > 0"),
-    (lambda: metrics.bits_per_byte(-1, 5), ValueError, r"nll=-1 must be >= 0"),
-    (lambda: metrics.text_metrics(None, "one string"), TypeError, r"not one string"),
-    (lambda: metrics.pretoken_type_token_ratio(fastsw.Pretokenizer(), []), ValueError, r"texts is empty"),
-    (lambda: metrics.pretoken_type_token_ratio(fastsw.Pretokenizer(), [""]), ValueError, r"no pretokens"),
-])
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda: metrics.bytes_per_token(12, 0), ValueError, r"n_tokens=0 must be > 0"),
+        (lambda: metrics.bytes_per_token(-1, 4), ValueError, r"n_bytes=-1 must be >= 0"),
+        (lambda: metrics.chars_per_token(math.nan, 4), ValueError, r"n_chars=nan is not finite"),
+        (lambda: metrics.sentences_per_token("2", 4), TypeError, r"n_sentences must be a number"),
+        (lambda: metrics.sentences_per_token(True, 4), TypeError, r"n_sentences must be a number"),
+        (lambda: metrics.gini([]), ValueError, r"values is empty"),
+        (lambda: metrics.gini({"en": 4, "de": -6}), ValueError, r"values\[1\]=-6 must be >= 0"),
+        (lambda: metrics.gini([0, 0]), ValueError, r"positive mean"),
+        (lambda: metrics.gini("46"), TypeError, r"mapping"),
+        (lambda: metrics.renyi_efficiency([2, 1, 1], 8, alpha=0), ValueError, r"alpha=0 must be a number > 0"),
+        (lambda: metrics.renyi_efficiency([2, 1, 1], 8, alpha=-2.5), ValueError, r"alpha=-2.5"),
+        (lambda: metrics.renyi_efficiency([2, 1, 1], 2), ValueError, r"3 used tokens, more than vocab_size=2"),
+        (lambda: metrics.renyi_efficiency([2], 1), ValueError, r"vocab_size=1 must be >= 2"),
+        (lambda: metrics.renyi_efficiency([0, 0], 8), ValueError, r"all zero"),
+        (lambda: metrics.renyi_efficiency([], 8), ValueError, r"token_counts is empty"),
+        (lambda: metrics.type_token_ratio({}), ValueError, r"counts is empty"),
+        (lambda: metrics.type_token_ratio([1, -1]), ValueError, r"counts\[1\]=-1"),
+        (lambda: metrics.single_token_share([1, 0]), ValueError, r"token_lengths\[1\]=0 must be an int >= 1"),
+        (lambda: metrics.single_token_share([1, 2], [1]), ValueError, r"one count per pretoken"),
+        (lambda: metrics.vocab_duplication([]), ValueError, r"vocab is empty"),
+        (lambda: metrics.vocab_duplication([b"a", 3]), TypeError, r"vocab\[1\] is a int"),
+        (lambda: metrics.vocab_duplication([b"a"], case_codes="↑"), TypeError, r"not one string"),
+        (lambda: metrics.embedding_memory(50_000, 4096, "bf17"), ValueError, r"'bf17' is not a known dtype"),
+        (lambda: metrics.embedding_memory(0, 4096), ValueError, r"rows=0 must be >= 1"),
+        (lambda: metrics.embedding_memory(50_000, 4096.0), TypeError, r"width must be an int"),
+        (lambda: metrics.bits_per_byte(10, 5, unit="nat"), ValueError, r"unit='nat' is not one of nats, bits"),
+        (lambda: metrics.bits_per_byte(10, 0), ValueError, r"n_bytes=0 must be > 0"),
+        (lambda: metrics.bits_per_byte(-1, 5), ValueError, r"nll=-1 must be >= 0"),
+        (lambda: metrics.text_metrics(None, "one string"), TypeError, r"not one string"),
+        (lambda: metrics.pretoken_type_token_ratio(fastsw.Pretokenizer(), []), ValueError, r"texts is empty"),
+        (lambda: metrics.pretoken_type_token_ratio(fastsw.Pretokenizer(), [""]), ValueError, r"no pretokens"),
+    ],
+)
 def test_bad_input_is_one_clear_error(call, error, message):
     with pytest.raises(error, match=message):
         call()

@@ -1,5 +1,6 @@
 """Seeing the tokens (fastsw.eval.show): the spans every view is made of, the terminal view (through a real
 pseudo-terminal), Tokenizer.show, the comparison page (opened in a real headless Chromium) and the CLI's errors."""
+
 import os
 import pty
 import re
@@ -12,8 +13,18 @@ from pathlib import Path
 import pytest
 
 import fastsw
-from fastsw.eval.show import (BYTES, ATOM, TokenView, display_width, page_html, render_terminal, sample_documents,
-                         token_spans, use_color, Sample)
+from fastsw.eval.show import (
+    BYTES,
+    ATOM,
+    TokenView,
+    display_width,
+    page_html,
+    render_terminal,
+    sample_documents,
+    token_spans,
+    use_color,
+    Sample,
+)
 
 from conftest import assert_error, run, write_jsonl
 
@@ -31,6 +42,7 @@ ADVERSARIAL = [
 def _lang_docs(langs=("en", "zh", "ar", "ja"), chars=20000):
     from fastsw.corpus.readers import iter_documents
     from fastsw.corpus.sample import SEPARATOR, sample_files
+
     docs = {}
     for f in sample_files():
         if f.stem in langs:
@@ -54,8 +66,7 @@ def models(lang_docs, tmp_path_factory):
     trained on real text of the sample corpus, and the directory where they are saved."""
     docs = [d for v in lang_docs.values() for d in v]
     out = {
-        "super": fastsw.train(docs, algo="superbpe", vocab_size=700, supermerges=200,
-                              special_tokens=["<|endoftext|>"]),
+        "super": fastsw.train(docs, algo="superbpe", vocab_size=700, supermerges=200, special_tokens=["<|endoftext|>"]),
         "marker": fastsw.train(docs, algo="bpe", vocab_size=600, pretokenizer="boundary[w,p,d]+caps"),
         "script": fastsw.train(docs[:20], algo="bpe", vocab_size=2100, pretokenizer="script-v3+boundary[w]+caps"),
     }
@@ -89,6 +100,7 @@ def test_starts_without_offsets_follow_the_rule(models, lang_docs):
     """SCRIPT with markers has no encode_with_offsets: the pieces' starts equal decoding every prefix, and for the
     marker model they equal its encode_with_offsets."""
     from fastsw.eval.show import _starts, _starts_exact
+
     for text in [t[:400] for t in _texts(lang_docs)]:
         tok = models[0]["script"]
         ids = tok.encode(text, allowed_special="all", disallowed_special=())
@@ -172,8 +184,9 @@ def test_wide_and_right_to_left_text(models):
     for s in spans:
         rtl = any(__import__("unicodedata").bidirectional(c) in ("R", "AL") for c in s.shown)
         assert (f"\u2068{s.shown}\u2069" in plain) == rtl or not rtl
-    assert plain.count("\u2068") == sum(any(__import__("unicodedata").bidirectional(c) in ("R", "AL")
-                                            for c in s.shown) for s in spans)
+    assert plain.count("\u2068") == sum(
+        any(__import__("unicodedata").bidirectional(c) in ("R", "AL") for c in s.shown) for s in spans
+    )
     # --ids: every id starts in the display column where its token starts
     rows = render_terminal(spans, ids=True, width=40).split("\n")
     assert len(rows) >= 4 and len(rows) % 2 == 0
@@ -182,7 +195,7 @@ def test_wide_and_right_to_left_text(models):
         for m in re.finditer(r"\d+", id_row):
             s = next(ids)
             assert int(m.group()) == s.id
-            rest = _from_column(tok_row, display_width(id_row[:m.start()]))
+            rest = _from_column(tok_row, display_width(id_row[: m.start()]))
             first = s.shown[0] if not s.invalid_utf8 else "‹"
             assert rest.lstrip("\u2068⟪").startswith(first), (rest, s)
     assert next(ids, None) is None
@@ -218,8 +231,19 @@ def test_sampling_cap(tmp_path, models, capsys):
     line = "the cat sat on the mat and looked at the dog. " * 20 + "\n"
     big.write_text(line * 1200, encoding="utf-8")  # about 1.1 MB
     page = tmp_path / "page.html"
-    code, out, err = run(capsys, "show", "--html", page, "-m", models[1] / "super.json", "--text", f"en={big}",
-                         "--sample-chars", "2000", "--no-progress")
+    code, out, err = run(
+        capsys,
+        "show",
+        "--html",
+        page,
+        "-m",
+        models[1] / "super.json",
+        "--text",
+        f"en={big}",
+        "--sample-chars",
+        "2000",
+        "--no-progress",
+    )
     assert code == 0, err
     text = page.read_text(encoding="utf-8")
     assert len(text) < 300_000, len(text)
@@ -297,14 +321,17 @@ def test_terminal_colours_on_a_tty_only(models):
     assert "\x1b[" not in piped and "│" in piped
     forced = subprocess.run(argv + ["--color", "always"], env=_env(), capture_output=True, check=True).stdout
     assert b"\x1b[" in forced
-    assert ANSI.sub("", on_tty.replace("\r\n", "\n")).splitlines()[1].replace("│", "") \
+    assert (
+        ANSI.sub("", on_tty.replace("\r\n", "\n")).splitlines()[1].replace("│", "")
         == ANSI.sub("", forced.decode()).splitlines()[1]
+    )
 
 
 def test_use_color(monkeypatch):
     class Tty:
         def isatty(self):
             return True
+
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.setenv("TERM", "xterm")
     assert use_color("auto", Tty()) and not use_color("never", Tty()) and use_color("always", None)
@@ -331,8 +358,9 @@ def test_cli_reads_files_and_stdin(models, tmp_path):
     f.write_text("first line\nsecond line\n", encoding="utf-8")
     argv = [sys.executable, "-m", "fastsw", "show", "-m", model, "--color", "never"]
     from_file = subprocess.run(argv + [str(f)], env=_env(), capture_output=True, check=True).stdout.decode()
-    from_stdin = subprocess.run(argv + ["-"], env=_env(), input=f.read_bytes(), capture_output=True,
-                                check=True).stdout.decode()
+    from_stdin = subprocess.run(
+        argv + ["-"], env=_env(), input=f.read_bytes(), capture_output=True, check=True
+    ).stdout.decode()
     assert from_file.replace("│", "").splitlines()[1:3] == ["first line↵", "second line↵"]
     assert from_file == from_stdin
 
@@ -341,8 +369,9 @@ def test_cli_errors(models, tmp_path, capsys):
     model = models[1] / "super.json"
     assert_error(*run(capsys, "show", "-m", model, "--html", tmp_path / "p.html")[::2], "nothing to show")
     assert_error(*run(capsys, "show", "-m", model, "--sample-chars", "0", "x")[::2], "--sample-chars")
-    assert_error(*run(capsys, "show", "-m", model, "--text", "en=missing.txt", "--html",
-                      tmp_path / "p.html")[::2], "missing.txt")
+    assert_error(
+        *run(capsys, "show", "-m", model, "--text", "en=missing.txt", "--html", tmp_path / "p.html")[::2], "missing.txt"
+    )
     assert_error(*run(capsys, "show", "-m", model, "--text", "en")[::2], "LANG=PATH")
     f = tmp_path / "a.txt"
     f.write_text("x\n", encoding="utf-8")
@@ -350,8 +379,12 @@ def test_cli_errors(models, tmp_path, capsys):
     assert_error(*run(capsys, "show", "-m", tmp_path / "nope.json", "x")[::2], "nope.json")
     assert_error(*run(capsys, "show", "-m", model, "--html", tmp_path / "no" / "p.html", "x")[::2], "p.html")
     assert not (tmp_path / "p.html").exists()
-    bad = subprocess.run([sys.executable, "-m", "fastsw", "show", "-m", str(model), "-"], env=_env(),
-                         input=b"ok \xff bad", capture_output=True)
+    bad = subprocess.run(
+        [sys.executable, "-m", "fastsw", "show", "-m", str(model), "-"],
+        env=_env(),
+        input=b"ok \xff bad",
+        capture_output=True,
+    )
     assert bad.returncode == 2 and b"invalid UTF-8 at byte 3" in bad.stderr
 
 
@@ -362,6 +395,7 @@ def test_page_is_written_atomically(models, tmp_path, capsys, monkeypatch):
 
     def broken(*a, **k):
         raise KeyboardInterrupt
+
     monkeypatch.setattr(fastsw.eval.evaluate, "tokens_page", broken)
     code, _, _ = run(capsys, "show", "--html", page, "-m", models[1] / "super.json", "x", "--no-progress")
     assert code == 130 and page.read_text(encoding="utf-8") == "old"
@@ -372,8 +406,20 @@ def test_eval_report_links_the_page(models, lang_docs, tmp_path, capsys):
     en = write_jsonl(tmp_path / "en.jsonl", lang_docs["en"][:3])
     zh = write_jsonl(tmp_path / "zh.jsonl", lang_docs["zh"][:3])
     d = models[1]
-    code, _, err = run(capsys, "eval", "-m", d / "super.json", "-m", d / "marker.json", "--text", f"en={en}",
-                       f"zh={zh}", "--report", tmp_path / "rep", "--no-progress")
+    code, _, err = run(
+        capsys,
+        "eval",
+        "-m",
+        d / "super.json",
+        "-m",
+        d / "marker.json",
+        "--text",
+        f"en={en}",
+        f"zh={zh}",
+        "--report",
+        tmp_path / "rep",
+        "--no-progress",
+    )
     assert code == 0, err
     assert "[See the tokens](tokens.html)" in (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
     page = (tmp_path / "rep" / "tokens.html").read_text(encoding="utf-8")
@@ -392,16 +438,22 @@ def _chromium() -> str:
 
 def test_page_in_chromium(models, lang_docs, tmp_path):
     from playwright.sync_api import sync_playwright
+
     toks = {"super": models[0]["super"], "marker": models[0]["marker"]}
     samples = {lang: sample_documents(docs, 700) for lang, docs in lang_docs.items()}
     samples["edge"] = Sample(["x😀<|endoftext|>y\tz\n"], 18)
     from fastsw.eval.evaluate import evaluate, metrics_html
+
     result = evaluate(toks, {lang: docs[:4] for lang, docs in lang_docs.items()})
     path = tmp_path / "page.html"
-    path.write_text(page_html(toks, samples, metrics=metrics_html(result), command="fastsw show --html page.html"),
-                    encoding="utf-8")
-    expected = {(lang, i): [len(token_spans(toks[label], d)) for d in s.documents]
-                for lang, s in samples.items() for i, label in enumerate(toks)}
+    path.write_text(
+        page_html(toks, samples, metrics=metrics_html(result), command="fastsw show --html page.html"), encoding="utf-8"
+    )
+    expected = {
+        (lang, i): [len(token_spans(toks[label], d)) for d in s.documents]
+        for lang, s in samples.items()
+        for i, label in enumerate(toks)
+    }
     errors, requests = [], []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=_chromium(), args=["--no-sandbox"])
@@ -454,4 +506,5 @@ def test_page_in_chromium(models, lang_docs, tmp_path):
 def test_docstring_examples():
     import doctest
     import fastsw.eval.show
+
     assert doctest.testmod(fastsw.eval.show, optionflags=doctest.ELLIPSIS).failed == 0

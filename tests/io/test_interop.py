@@ -1,5 +1,6 @@
 """Interop: the authors' model format, tiktoken / HF exports, and the
 merge-rule vs rank-table conflict detector (SPEC sections 7 and 11)."""
+
 import json
 import inspect
 import warnings
@@ -13,6 +14,7 @@ from fastsw.io import interop
 from fastsw.alphabet import ByteAlphabet, CharAlphabet
 
 from conftest import GOLDEN_RUNS as RUNS, golden_json, shared_path
+
 LANGS = ["en", "de", "ru", "ja", "zh", "th", "ar", "hi", "ko"]
 
 
@@ -124,8 +126,10 @@ def test_parse_errors_name_file_and_line(tmp_path, golden_dir):
     p.write_text("\n".join(bad), encoding="utf-8")
     with pytest.raises(ValueError, match=r"bad\.model:2011:"):
         interop.load_paper_model(p)
-    for row, message in [("0 Ġ t x 1", "COUNT must be an integer"),   # merge line 2011
-                         ("5 Ġ t 24163 1", "INDEX 5 out of order")]:
+    for row, message in [
+        ("0 Ġ t x 1", "COUNT must be an integer"),  # merge line 2011
+        ("5 Ġ t 24163 1", "INDEX 5 out of order"),
+    ]:
         bad = list(lines)
         bad[2010] = row
         p.write_text("\n".join(bad), encoding="utf-8")
@@ -190,6 +194,7 @@ def test_tiktoken_equals_fastsw_multilingual(multilingual):
 
 def test_tiktoken_rank_file(tmp_path, multilingual):
     from tiktoken.load import load_tiktoken_bpe
+
     tok, test = multilingual
     path = tmp_path / "m.tiktoken"
     interop.write_tiktoken_ranks(tok, path)
@@ -197,8 +202,9 @@ def test_tiktoken_rank_file(tmp_path, multilingual):
     assert ranks == interop.tiktoken_ranks(tok)
     assert len(ranks) == 256 + tok.vocab_size - len(tok.alphabet)
     # the 13 bytes that never occur in UTF-8 follow all fastsw ids
-    assert sorted(r for b, r in ranks.items() if b[0] in (0xC0, 0xC1) or b[0] >= 0xF5 and len(b) == 1) == \
-        list(range(tok.n_vocab, tok.n_vocab + 13))
+    assert sorted(r for b, r in ranks.items() if b[0] in (0xC0, 0xC1) or b[0] >= 0xF5 and len(b) == 1) == list(
+        range(tok.n_vocab, tok.n_vocab + 13)
+    )
     enc = tiktoken.Encoding("x", pat_str=tok.pretokenizer.main_pattern, mergeable_ranks=ranks, special_tokens={})
     assert enc.encode_ordinary(test["de"][0]) == tok.encode_ordinary(test["de"][0])
 
@@ -249,18 +255,22 @@ def test_hf_boundless_is_approximate(tmp_path, golden_dir):
 
 
 def test_verify_export_rejects_unknown():
-    tok = fastsw.Tokenizer(alphabet=ByteAlphabet("bytes243"), merges=[], pretokenizer=fastsw.Pretokenizer(
-        mode="simple"))
+    tok = fastsw.Tokenizer(
+        alphabet=ByteAlphabet("bytes243"), merges=[], pretokenizer=fastsw.Pretokenizer(mode="simple")
+    )
     with pytest.raises(TypeError):
         interop.verify_export(tok, 42, ["a"])
 
 
-@pytest.mark.parametrize("name, write, words", [
-    ("m.json", lambda tok, p: tok.save(p), ["expected"]),  # a fastsw model
-    ("m.tiktoken", lambda tok, p: tok.save_tiktoken(p), ["pass tok.to_tiktoken() instead"]),
-    ("cut.json", lambda tok, p: p.write_text('{"version": "1.0", "model": {', encoding="utf-8"), ["EOF"]),
-    ("missing.json", lambda tok, p: None, ["No such file"]),
-])
+@pytest.mark.parametrize(
+    "name, write, words",
+    [
+        ("m.json", lambda tok, p: tok.save(p), ["expected"]),  # a fastsw model
+        ("m.tiktoken", lambda tok, p: tok.save_tiktoken(p), ["pass tok.to_tiktoken() instead"]),
+        ("cut.json", lambda tok, p: p.write_text('{"version": "1.0", "model": {', encoding="utf-8"), ["EOF"]),
+        ("missing.json", lambda tok, p: None, ["No such file"]),
+    ],
+)
 def test_verify_export_names_a_file_it_cannot_load(tmp_path, name, write, words):
     tok = fastsw.train(["a b c ab abc"] * 3, algo="bpe", vocab_size=250, pretokenizer="simple")
     path = tmp_path / name
@@ -269,15 +279,21 @@ def test_verify_export_names_a_file_it_cannot_load(tmp_path, name, write, words)
         tok.verify_export(path, ["a b"])
     message = str(info.value)
     assert message.startswith(f"{path}: not a loadable HF tokenizer.json (") and all(w in message for w in words)
-    assert "accepts the path of a tokenizer.json (as written by save_hf), a tokenizers.Tokenizer or a " \
+    assert (
+        "accepts the path of a tokenizer.json (as written by save_hf), a tokenizers.Tokenizer or a "
         "tiktoken.Encoding" in message
+    )
 
 
 # -- the conflict detector (seed 001: abc / xabc) ------------------------------------
 def test_conflicts_seed_example_chars():
     alpha = CharAlphabet("abcx")  # ids a=0 b=1 c=2 x=3
-    tok = fastsw.Tokenizer(alphabet=alpha, merges=[(0, 1, 1, False), (1, 2, 1, False), (0, 5, 1, False)],
-                           pretokenizer=fastsw.Pretokenizer(mode="simple"), profile="hf")
+    tok = fastsw.Tokenizer(
+        alphabet=alpha,
+        merges=[(0, 1, 1, False), (1, 2, 1, False), (0, 5, 1, False)],
+        pretokenizer=fastsw.Pretokenizer(mode="simple"),
+        profile="hf",
+    )
     assert tok.encode("abc") == [4, 2]  # merge rules: ab | c
     assert tok.encode("xabc") == [3, 4, 2]
     conflicts = interop.merge_conflicts(tok)
@@ -290,9 +306,12 @@ def test_conflicts_seed_example_chars():
 
 def _abc_bytes_model():
     a, b, c = 97, 98, 99  # bytes243 ids of ASCII bytes are the bytes themselves
-    return fastsw.Tokenizer(alphabet=ByteAlphabet("bytes243"),
-                            merges=[(a, b, 3, False), (b, c, 2, False), (a, 244, 1, False)],
-                            pretokenizer=fastsw.Pretokenizer(mode="simple"), profile="paper")
+    return fastsw.Tokenizer(
+        alphabet=ByteAlphabet("bytes243"),
+        merges=[(a, b, 3, False), (b, c, 2, False), (a, 244, 1, False)],
+        pretokenizer=fastsw.Pretokenizer(mode="simple"),
+        profile="paper",
+    )
 
 
 def test_conflicts_predict_tiktoken_and_hf_differences(tmp_path):
@@ -314,9 +333,12 @@ def test_conflicts_predict_tiktoken_and_hf_differences(tmp_path):
 
 def test_duplicate_bytes_detected():
     a, b, c = 97, 98, 99
-    tok = fastsw.Tokenizer(alphabet=ByteAlphabet("bytes243"),
-                           merges=[(a, b, 3, False), (243, c, 2, False), (b, c, 1, False), (a, 245, 1, False)],
-                           pretokenizer=fastsw.Pretokenizer(mode="simple"), profile="paper")
+    tok = fastsw.Tokenizer(
+        alphabet=ByteAlphabet("bytes243"),
+        merges=[(a, b, 3, False), (243, c, 2, False), (b, c, 1, False), (a, 245, 1, False)],
+        pretokenizer=fastsw.Pretokenizer(mode="simple"),
+        profile="paper",
+    )
     dup = [c for c in interop.merge_conflicts(tok) if c["kind"] == "duplicate_bytes"]
     assert dup and dup[0]["token"] == b"abc" and dup[0]["ids"] == [244, 246]
     with pytest.raises(ValueError, match="more than one token"):
@@ -330,8 +352,12 @@ def test_no_conflicts_in_trained_models(multilingual, golden_run):
 
 
 def test_non_byte_alphabet_rejected():
-    tok = fastsw.Tokenizer(alphabet=CharAlphabet("ab"), merges=[(0, 1, 1, False)],
-                           pretokenizer=fastsw.Pretokenizer(mode="simple"), profile="hf")
+    tok = fastsw.Tokenizer(
+        alphabet=CharAlphabet("ab"),
+        merges=[(0, 1, 1, False)],
+        pretokenizer=fastsw.Pretokenizer(mode="simple"),
+        profile="hf",
+    )
     with pytest.raises(ValueError, match="character-level"):
         interop.to_tiktoken(tok)
     with pytest.raises(ValueError, match="character-level"):
@@ -356,8 +382,14 @@ def test_tiktoken_n_vocab_counts_the_filler_ranks(sample_docs, profile, fillers)
     # tiktoken needs all 256 bytes; the paper alphabet lacks the 13 that never occur in UTF-8
     # (0xC0, 0xC1, 0xF5-0xFF), so they get ranks after every fastsw id, special tokens included:
     # the exported n_vocab is larger by exactly that many (the README says so).
-    tok = fastsw.train(sample_docs[:50], algo="bpe", vocab_size=300, profile=profile, pretokenizer="simple",
-                       special_tokens=["<|endoftext|>"])
+    tok = fastsw.train(
+        sample_docs[:50],
+        algo="bpe",
+        vocab_size=300,
+        profile=profile,
+        pretokenizer="simple",
+        special_tokens=["<|endoftext|>"],
+    )
     enc = interop.to_tiktoken(tok)
     assert enc.n_vocab == tok.n_vocab + fillers
     assert enc.n_vocab == tok.n_vocab + 256 - len(tok.alphabet)
@@ -395,6 +427,7 @@ def _run_export(tok, name, tmp_path):
 @pytest.fixture(scope="module")
 def export_models():
     from fastsw.io.tiktoken_vocab import bpe_openai_rank_file
+
     docs = ["the cat sat on the mat", "the dog sat on the log", "a cat and a dog"] * 10
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -407,13 +440,16 @@ def export_models():
         }
 
 
-@pytest.mark.parametrize("kind, supported", [
-    ("bpe", EXPORTS),
-    ("boundless", ("save_paper", "save_hf", "merge_conflicts")),
-    ("mingram", ("save_hf",)),
-    ("chars", ("merge_conflicts",)),
-    ("tiktoken", ("save_tiktoken", "to_tiktoken")),
-])
+@pytest.mark.parametrize(
+    "kind, supported",
+    [
+        ("bpe", EXPORTS),
+        ("boundless", ("save_paper", "save_hf", "merge_conflicts")),
+        ("mingram", ("save_hf",)),
+        ("chars", ("merge_conflicts",)),
+        ("tiktoken", ("save_tiktoken", "to_tiktoken")),
+    ],
+)
 def test_each_export_works_or_says_which_exports_the_model_supports(export_models, kind, supported, tmp_path):
     tok = export_models[kind]
     assert interop.supported_exports(tok) == list(supported)

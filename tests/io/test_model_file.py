@@ -1,4 +1,5 @@
 """fastsw's model file: lossless save/load, atomic writes, clear errors on bad files."""
+
 import json
 import os
 
@@ -10,8 +11,9 @@ from fastsw.io.model_file import FORMAT_VERSION
 
 @pytest.fixture(scope="module")
 def small_model(sample_docs):
-    return fastsw.train(sample_docs[:30], algo="superbpe", vocab_size=500, supermerges=60,
-                        special_tokens=["<|endoftext|>"])
+    return fastsw.train(
+        sample_docs[:30], algo="superbpe", vocab_size=500, supermerges=60, special_tokens=["<|endoftext|>"]
+    )
 
 
 def test_save_load_round_trip(small_model, tmp_path, sample_docs):
@@ -33,6 +35,7 @@ def test_model_io_reads_plain_data(small_model, tmp_path):
     """model_io converts between files and plain data: load_model_data gives the
     Tokenizer's keyword arguments."""
     from fastsw.io import model_file as model_io
+
     path = tmp_path / "m.json"
     small_model.save(path)
     data = model_io.load_model_data(path)
@@ -42,8 +45,9 @@ def test_model_io_reads_plain_data(small_model, tmp_path):
 
 
 def test_char_alphabet_and_hf_round_trip(tmp_path):
-    tok = fastsw.train(["low lower newest widest"] * 3, algo="bpe", vocab_size=290, profile="hf",
-                       alphabet="chars", byte_fallback=True)
+    tok = fastsw.train(
+        ["low lower newest widest"] * 3, algo="bpe", vocab_size=290, profile="hf", alphabet="chars", byte_fallback=True
+    )
     tok.save(tmp_path / "c.json")
     loaded = fastsw.load(tmp_path / "c.json")
     assert loaded.vocab == tok.vocab and loaded.encode("lowest é") == tok.encode("lowest é")
@@ -63,15 +67,18 @@ def test_truncated_file_names_the_file(small_model, tmp_path):
         fastsw.load(path)
 
 
-@pytest.mark.parametrize("mutate, message", [
-    (lambda d: d.update(format_version=FORMAT_VERSION + 1), "newer"),
-    (lambda d: d.update(format="other"), "not a fastsw model"),
-    (lambda d: d.pop("merges"), "merges"),
-    (lambda d: d["merges"].append([10**6, 0, 1, 0]), "do not exist"),
-    (lambda d: d["merges"].append(["x", 0, 1, 0]), "merges"),
-    (lambda d: d.update(profile="nope"), "profile"),
-    (lambda d: d.update(alphabet={"kind": "bits"}), "alphabet"),
-])
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda d: d.update(format_version=FORMAT_VERSION + 1), "newer"),
+        (lambda d: d.update(format="other"), "not a fastsw model"),
+        (lambda d: d.pop("merges"), "merges"),
+        (lambda d: d["merges"].append([10**6, 0, 1, 0]), "do not exist"),
+        (lambda d: d["merges"].append(["x", 0, 1, 0]), "merges"),
+        (lambda d: d.update(profile="nope"), "profile"),
+        (lambda d: d.update(alphabet={"kind": "bits"}), "alphabet"),
+    ],
+)
 def test_corrupt_files_give_clear_errors(small_model, tmp_path, mutate, message):
     small_model.save(tmp_path / "m.json")
     data = json.loads((tmp_path / "m.json").read_text(encoding="utf-8"))
@@ -85,6 +92,7 @@ def test_corrupt_files_give_clear_errors(small_model, tmp_path, mutate, message)
 def _set_merge(k, i, value):
     def mutate(d):
         d["merges"][k][i] = value
+
     return mutate
 
 
@@ -96,36 +104,56 @@ def _set(section, key, value):
 # token right after the vocabulary): (mutation, field named in the message, words of the message).
 CORRUPTIONS = {
     "alphabet-not-an-object": (lambda d: d.update(alphabet="bytes243"), "alphabet", "must be an object"),
-    "paper-with-bytes256": (_set("alphabet", "kind", "bytes256"), "alphabet.kind",
-                            "'bytes256' does not go with profile 'paper' (which uses bytes243)"),
+    "paper-with-bytes256": (
+        _set("alphabet", "kind", "bytes256"),
+        "alphabet.kind",
+        "'bytes256' does not go with profile 'paper' (which uses bytes243)",
+    ),
     "alphabet-unknown-kind": (_set("alphabet", "kind", "bits"), "alphabet.kind", "not one of"),
     "alphabet-extra-setting": (_set("alphabet", "chars", "ab"), "alphabet.chars", "unknown setting"),
     "algo-unknown": (lambda d: d.update(algo="wordpiece"), "algo", "not one of bpe, boundless, superbpe"),
     "profile-null": (lambda d: d.update(profile=None), "profile", "None is not one of paper, hf"),
     "merges-not-an-array": (lambda d: d.update(merges={}), "merges", "must be an array"),
-    "merge-three-numbers": (lambda d: d["merges"].__setitem__(0, [1, 2, 3]), "merges[0]",
-                            "must be [left, right, count, is_super] integers, not [1, 2, 3]"),
+    "merge-three-numbers": (
+        lambda d: d["merges"].__setitem__(0, [1, 2, 3]),
+        "merges[0]",
+        "must be [left, right, count, is_super] integers, not [1, 2, 3]",
+    ),
     "merge-float-count": (_set_merge(3, 2, 1.5), "merges[3]", "integers"),
     "merge-boolean-id": (_set_merge(0, 0, True), "merges[0]", "integers"),
-    "merge-uses-its-own-id": (_set_merge(5, 1, 243 + 5), "merges[5]",
-                              "do not exist yet; merge 5 creates id 248 and may only use ids 0..247"),
+    "merge-uses-its-own-id": (
+        _set_merge(5, 1, 243 + 5),
+        "merges[5]",
+        "do not exist yet; merge 5 creates id 248 and may only use ids 0..247",
+    ),
     "merge-negative-id": (_set_merge(2, 0, -1), "merges[2]", "do not exist yet"),
     "merge-negative-count": (_set_merge(1, 2, -5), "merges[1]", "count -5 is outside 0..2**63-1"),
-    "merge-count-beyond-int64": (_set_merge(1, 2, 2 ** 63), "merges[1]", "outside 0..2**63-1"),
+    "merge-count-beyond-int64": (_set_merge(1, 2, 2**63), "merges[1]", "outside 0..2**63-1"),
     "merge-is-super-2": (_set_merge(4, 3, 2), "merges[4]", "is_super must be 0 or 1"),
-    "merge-repeated": (lambda d: d["merges"].__setitem__(7, list(d["merges"][3])), "merges[7]",
-                       "repeats merges[3]"),
-    "special-token-gap": (lambda d: d["special_tokens"].update({"<|endoftext|>": 501}), "special_tokens",
-                          "ids must be 500..500, right after the 500-token vocabulary"),
+    "merge-repeated": (lambda d: d["merges"].__setitem__(7, list(d["merges"][3])), "merges[7]", "repeats merges[3]"),
+    "special-token-gap": (
+        lambda d: d["special_tokens"].update({"<|endoftext|>": 501}),
+        "special_tokens",
+        "ids must be 500..500, right after the 500-token vocabulary",
+    ),
     "special-tokens-array": (lambda d: d.update(special_tokens=[]), "special_tokens", "must be an object"),
-    "special-token-id-string": (lambda d: d["special_tokens"].update({"<|endoftext|>": "500"}),
-                                'special_tokens["<|endoftext|>"]', "must be an integer"),
+    "special-token-id-string": (
+        lambda d: d["special_tokens"].update({"<|endoftext|>": "500"}),
+        'special_tokens["<|endoftext|>"]',
+        "must be an integer",
+    ),
     "pretokenizer-string": (lambda d: d.update(pretokenizer="script"), "pretokenizer", "must be an object"),
-    "pretokenizer-pattern-number": (_set("pretokenizer", "main_pattern", 5), "pretokenizer.main_pattern",
-                                    "must be a string"),
+    "pretokenizer-pattern-number": (
+        _set("pretokenizer", "main_pattern", 5),
+        "pretokenizer.main_pattern",
+        "must be a string",
+    ),
     "pretokenizer-unknown-mode": (_set("pretokenizer", "mode", "words"), "pretokenizer", "mode 'words'"),
-    "pretokenizer-scripts-string": (_set("pretokenizer", "script_specific_scripts", "Han"),
-                                    "pretokenizer.script_specific_scripts", "array of Unicode script names"),
+    "pretokenizer-scripts-string": (
+        _set("pretokenizer", "script_specific_scripts", "Han"),
+        "pretokenizer.script_specific_scripts",
+        "array of Unicode script names",
+    ),
     "training-array": (lambda d: d.update(training=[]), "training", "must be an object"),
     "unknown-field": (lambda d: d.update(merge=[]), "merge", "unknown field"),
     "missing-merges": (lambda d: d.pop("merges"), "merges", "missing"),
@@ -148,22 +176,32 @@ def test_schema_check_names_the_file_and_field(small_model, tmp_path, name):
 
 
 CHAR_CORRUPTIONS = {
-    "hf-with-bytes243": (_set("alphabet", "kind", "bytes243"), "alphabet.kind",
-                         "'bytes243' does not go with profile 'hf' (which uses bytes256 or chars)"),
-    "chars-out-of-order": (lambda d: d["alphabet"].update(chars=d["alphabet"]["chars"][::-1]), "alphabet.chars",
-                           "each character once, in code point order"),
+    "hf-with-bytes243": (
+        _set("alphabet", "kind", "bytes243"),
+        "alphabet.kind",
+        "'bytes243' does not go with profile 'hf' (which uses bytes256 or chars)",
+    ),
+    "chars-out-of-order": (
+        lambda d: d["alphabet"].update(chars=d["alphabet"]["chars"][::-1]),
+        "alphabet.chars",
+        "each character once, in code point order",
+    ),
     "chars-repeated": (lambda d: d["alphabet"].update(chars="aab"), "alphabet.chars", "each character once"),
     "chars-array": (_set("alphabet", "chars", ["a", "b"]), "alphabet.chars", "must be a string"),
-    "byte-fallback-string": (_set("alphabet", "byte_fallback", "yes"), "alphabet.byte_fallback",
-                             "must be true or false"),
+    "byte-fallback-string": (
+        _set("alphabet", "byte_fallback", "yes"),
+        "alphabet.byte_fallback",
+        "must be true or false",
+    ),
 }
 
 
 @pytest.mark.parametrize("name", sorted(CHAR_CORRUPTIONS))
 def test_schema_check_character_alphabet(tmp_path, name):
     mutate, field, words = CHAR_CORRUPTIONS[name]
-    tok = fastsw.train(["low lower newest widest"] * 3, algo="bpe", vocab_size=290, profile="hf",
-                       alphabet="chars", byte_fallback=True)
+    tok = fastsw.train(
+        ["low lower newest widest"] * 3, algo="bpe", vocab_size=290, profile="hf", alphabet="chars", byte_fallback=True
+    )
     tok.save(tmp_path / "c.json")
     data = json.loads((tmp_path / "c.json").read_text(encoding="utf-8"))
     mutate(data)
@@ -240,5 +278,6 @@ def test_cli_reports_a_damaged_model_in_one_line(small_model, tmp_path, capsys):
     path = _write(tmp_path, json.dumps(data))
     assert cli.main(["inspect", str(path)]) == 2
     out, err = capsys.readouterr()
-    assert out == "" and err.splitlines() == [f"fastsw: error: {path}: field alphabet: must be an object such as "
-                                              '{"kind": "bytes243"}, not a string']
+    assert out == "" and err.splitlines() == [
+        f'fastsw: error: {path}: field alphabet: must be an object such as {{"kind": "bytes243"}}, not a string'
+    ]

@@ -3,6 +3,7 @@ the bpe-openai package ships, encoded in rank mode by both paths (the reference,
 and the Numba kernel), with tiktoken's ids on every corpus language (held-out and training text),
 Hypothesis text, special tokens, pathological inputs and random rank tables; the compiled scanners
 against ``regex``; the cache; one clear error for each kind of bad rank file."""
+
 import base64
 import gzip
 import itertools
@@ -22,8 +23,11 @@ from conftest import HYPOTHESIS_EXAMPLES, read_jsonl_texts, shared_path
 
 LANGS = ["en", "de", "fr", "ru", "fi", "ar", "ko", "zh", "ja", "th", "hi", "my"]
 NAMES = {"o200k": "o200k_base", "cl100k": "cl100k_base"}
-SETTINGS = settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+SETTINGS = settings(
+    max_examples=HYPOTHESIS_EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -42,9 +46,12 @@ def vocabs(cache_dir):
     out = {}
     for pat, name in NAMES.items():
         tok = fastsw.Tokenizer.load_tiktoken(tv.bpe_openai_rank_file(name), pattern=pat)
-        enc = tiktoken.Encoding(name, pat_str=tv.PATTERNS[pat],
-                                mergeable_ranks={t: r for r, t in enumerate(tok.vocab)},
-                                special_tokens=tv.SPECIAL_TOKENS[pat])
+        enc = tiktoken.Encoding(
+            name,
+            pat_str=tv.PATTERNS[pat],
+            mergeable_ranks={t: r for r, t in enumerate(tok.vocab)},
+            special_tokens=tv.SPECIAL_TOKENS[pat],
+        )
         out[pat] = (tok, enc)
     return out
 
@@ -58,6 +65,7 @@ def corpus_sample(lang, per_file=6, max_chars=3000):
 
 
 # ---------------------------------------------------------------- the vocabularies
+
 
 @pytest.mark.parametrize("pat, n_splits, n_multi", [("o200k", 446189, 143514), ("cl100k", 233378, 76836)])
 def test_every_two_way_split_is_registered(vocabs, pat, n_splits, n_multi):
@@ -125,21 +133,50 @@ def test_compiled_scanner_equals_regex(pat, lang):
 
 def test_o200k_pattern_is_fastsws_default_and_cl100k_is_tiktokens():
     import tiktoken_ext.openai_public as openai_public
+
     consts = [c for c in openai_public.o200k_base.__code__.co_consts if isinstance(c, tuple) and len(c) == 7]
     assert "|".join(consts[0]) == GPT4O_PATTERN == tv.PATTERNS["o200k"]
     assert CL100K_PATTERN in openai_public.cl100k_base.__code__.co_consts
     # the compiled counter keeps using the GPT-4o scanner only
     from fastsw.corpus.counting import native_counting
+
     assert not native_counting(Pretokenizer(mode="simple", main_pattern=CL100K_PATTERN))
 
 
 # adversarial text: the classes the patterns distinguish, contraction folds (long s, Kelvin sign),
 # separators that are or are not \s, marks, digits of other scripts, and random code points
-_PIECES = st.sampled_from(list("aAzZ'sStTlLvVeErRdDmM \t\n\r\x0b\x0c/.,!?-_1234567890") + [
-    "\u017f", "\u212a", "\x1c", "\x85", "\xa0", "\u2028", "\u3000", "\u0301", "\u0903", "é", "ß", "Ǆ", "ǅ",
-    "٣", "Ⅻ", "²", "中", "日本", "한국", "ไทย", "မြန်", "😀", "\U0001F1FA\U0001F1F8", "<|endoftext|>"])
-_TEXT = st.one_of(st.lists(_PIECES, max_size=40).map("".join),
-                  st.text(st.characters(blacklist_categories=("Cs",)), max_size=60))
+_PIECES = st.sampled_from(
+    list("aAzZ'sStTlLvVeErRdDmM \t\n\r\x0b\x0c/.,!?-_1234567890")
+    + [
+        "\u017f",
+        "\u212a",
+        "\x1c",
+        "\x85",
+        "\xa0",
+        "\u2028",
+        "\u3000",
+        "\u0301",
+        "\u0903",
+        "é",
+        "ß",
+        "Ǆ",
+        "ǅ",
+        "٣",
+        "Ⅻ",
+        "²",
+        "中",
+        "日本",
+        "한국",
+        "ไทย",
+        "မြန်",
+        "😀",
+        "\U0001f1fa\U0001f1f8",
+        "<|endoftext|>",
+    ]
+)
+_TEXT = st.one_of(
+    st.lists(_PIECES, max_size=40).map("".join), st.text(st.characters(blacklist_categories=("Cs",)), max_size=60)
+)
 
 
 @SETTINGS
@@ -165,8 +202,12 @@ def respelled(vocabs):
     ranks = {t: r for r, t in enumerate(vocabs["cl100k"][0].vocab)}
     out = {}
     for pat in ("cl100k_legacy", "gpt2"):
-        enc = tiktoken.Encoding(f"cl100k_base-{pat}", pat_str=tv.PATTERNS[pat], mergeable_ranks=ranks,
-                                special_tokens={"<|endoftext|>": 100257})
+        enc = tiktoken.Encoding(
+            f"cl100k_base-{pat}",
+            pat_str=tv.PATTERNS[pat],
+            mergeable_ranks=ranks,
+            special_tokens={"<|endoftext|>": 100257},
+        )
         out[pat] = (fastsw.Tokenizer.from_tiktoken(enc), enc)
     return out
 
@@ -211,9 +252,12 @@ def _scanner_pretokenizer(pat):
 def test_special_tokens_follow_tiktoken(vocabs):
     for tok, enc in vocabs.values():
         text = "hi <|endoftext|> there<|endofprompt|>!"
-        for kw in ({"allowed_special": "all"}, {"disallowed_special": ()},
-                   {"allowed_special": {"<|endoftext|>"}, "disallowed_special": ()},
-                   {"allowed_special": {"<|endoftext|>", "<|endofprompt|>"}}):
+        for kw in (
+            {"allowed_special": "all"},
+            {"disallowed_special": ()},
+            {"allowed_special": {"<|endoftext|>"}, "disallowed_special": ()},
+            {"allowed_special": {"<|endoftext|>", "<|endofprompt|>"}},
+        ):
             assert tok.encode(text, **kw) == enc.encode(text, **kw), kw
             assert tok.encode(text, backend="python", **kw) == enc.encode(text, **kw), kw
             assert tok.encode_batch([text, "x"], **kw) == enc.encode_batch([text, "x"], **kw), kw
@@ -228,10 +272,17 @@ def test_special_tokens_follow_tiktoken(vocabs):
 
 def test_pathological_inputs(vocabs):
     rng = random.Random(15)
-    cases = ["a" * 10 ** 6, "ab" * 50_000, "".join(rng.choice("abcdefghij") for _ in range(50_000)),
-             "".join(chr(rng.choice([rng.randrange(0x20, 0xD800), rng.randrange(0xE000, 0x110000)]))
-                     for _ in range(20_000)),
-             "1234567890" * 5000, " " * 50_000 + "x", "!?" * 20_000, "中文" * 20_000, "\n\r" * 10_000]
+    cases = [
+        "a" * 10**6,
+        "ab" * 50_000,
+        "".join(rng.choice("abcdefghij") for _ in range(50_000)),
+        "".join(chr(rng.choice([rng.randrange(0x20, 0xD800), rng.randrange(0xE000, 0x110000)])) for _ in range(20_000)),
+        "1234567890" * 5000,
+        " " * 50_000 + "x",
+        "!?" * 20_000,
+        "中文" * 20_000,
+        "\n\r" * 10_000,
+    ]
     for tok, enc in vocabs.values():
         for text in cases:
             want = enc.encode_ordinary(text)
@@ -263,6 +314,7 @@ def test_reference_rank_merge_is_not_quadratic(vocabs, pat):
     pairs), not every pair of the piece again after each merge: for one letter repeated n times the
     lookups grow linearly with n (a rescan after every merge needs about n * n / 4)."""
     from fastsw.io.interop import rank_table_encode
+
     tok, enc = vocabs[pat]
     per_char = []
     for n in (2048, 8192):
@@ -273,6 +325,7 @@ def test_reference_rank_merge_is_not_quadratic(vocabs, pat):
 
 
 # ---------------------------------------------------------------- rank semantics on small rank files
+
 
 def rank_file(path, extra, singles=range(256), ranks=None):
     """A .tiktoken file: the single bytes (in ``singles`` order), then ``extra`` tokens."""
@@ -289,7 +342,7 @@ def check_all_paths(tok, ranks, texts, pattern=GPT4O_PATTERN):
         want = enc.encode_ordinary(text)
         assert tok.encode_ordinary(text, backend="python") == want, text
         no_shortcut = tok.encode_ordinary(text, backend="python", shortcut=False)
-        for short_limit in (0, 24, 10 ** 9):  # bucket loop, the default split, scan loop only
+        for short_limit in (0, 24, 10**9):  # bucket loop, the default split, scan loop only
             ids, _ = fast.encode_docs([text], shortcut=True, short_limit=short_limit)
             assert ids.tolist() == want, (text, short_limit)
             ids, _ = fast.encode_docs([text], shortcut=False, short_limit=short_limit)
@@ -339,6 +392,7 @@ def test_random_rank_tables(tmp_path_factory, data):
 
 # ---------------------------------------------------------------- loading and the cache
 
+
 def test_from_tiktoken_equals_load_tiktoken(vocabs):
     tok, enc = vocabs["cl100k"]
     tok2 = fastsw.Tokenizer.from_tiktoken(enc)
@@ -368,6 +422,7 @@ def test_plain_and_gzip_files_and_the_cache(tmp_path, cache_dir):
     arrays["tb"] = arrays["tb"].copy()
     arrays["tb"][1000] ^= 1
     import io
+
     buf = io.BytesIO()
     np.savez(buf, **arrays)
     corruptions.append(buf.getvalue())
@@ -397,6 +452,7 @@ def test_save_is_refused_with_a_hint(vocabs, tmp_path):
 
 # ---------------------------------------------------------------- bad input: one clear error each
 
+
 def _lines(tokens_ranks):
     return "".join(f"{base64.b64encode(t).decode()} {r}\n" for t, r in tokens_ranks)
 
@@ -404,16 +460,22 @@ def _lines(tokens_ranks):
 SINGLES = [(bytes([b]), b) for b in range(256)]
 
 
-@pytest.mark.parametrize("content, words", [
-    (_lines(SINGLES + [(b"ab", 256), (b"ab", 257)]), ["line 258", "appears twice", "line 257"]),
-    (_lines(SINGLES + [(b"ab", 256), (b"cd", 256)]), ["rank 256", "two tokens"]),
-    (_lines(SINGLES + [(b"ab", 256), (b"cd", 258)]), ["gaps", "257", "0 .. n-1"]),
-    (_lines(SINGLES) + "YWI=x 256\n", ["line 257", "not valid base64"]),
-    (_lines(SINGLES) + "YWI= 256 7\n", ["line 257", "base64-token rank"]),
-    (_lines(SINGLES) + "YWI= two\n", ["line 257", "not an integer"]),
-    (_lines([(bytes([b]), b) for b in range(255)] + [(b"ab", 255)]), ["single bytes", "\\xff", "could not be encoded"]),
-    ("", ["no tokens"]),
-])
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        (_lines(SINGLES + [(b"ab", 256), (b"ab", 257)]), ["line 258", "appears twice", "line 257"]),
+        (_lines(SINGLES + [(b"ab", 256), (b"cd", 256)]), ["rank 256", "two tokens"]),
+        (_lines(SINGLES + [(b"ab", 256), (b"cd", 258)]), ["gaps", "257", "0 .. n-1"]),
+        (_lines(SINGLES) + "YWI=x 256\n", ["line 257", "not valid base64"]),
+        (_lines(SINGLES) + "YWI= 256 7\n", ["line 257", "base64-token rank"]),
+        (_lines(SINGLES) + "YWI= two\n", ["line 257", "not an integer"]),
+        (
+            _lines([(bytes([b]), b) for b in range(255)] + [(b"ab", 255)]),
+            ["single bytes", "\\xff", "could not be encoded"],
+        ),
+        ("", ["no tokens"]),
+    ],
+)
 def test_bad_rank_files(tmp_path, content, words):
     path = tmp_path / "bad.tiktoken"
     path.write_text(content)
@@ -490,8 +552,11 @@ def test_tiktoken_names_on_o200k_base(vocabs):
     """encode_to_numpy, decode_tokens_bytes, decode_with_offsets, special_tokens_set and max_token_value give
     tiktoken's answers on o200k_base, also for tokens that split a multi-byte character."""
     tok, enc = vocabs["o200k"]
-    texts = corpus_sample("ja", per_file=1, max_chars=400) + corpus_sample("hi", per_file=1, max_chars=400) + [
-        "héllo wörld 👍🏽 e\u0301", "hi <|endoftext|> there"]
+    texts = (
+        corpus_sample("ja", per_file=1, max_chars=400)
+        + corpus_sample("hi", per_file=1, max_chars=400)
+        + ["héllo wörld 👍🏽 e\u0301", "hi <|endoftext|> there"]
+    )
     for text in texts:
         arr = tok.encode_to_numpy(text, disallowed_special=())
         want = enc.encode_to_numpy(text, disallowed_special=())

@@ -4,6 +4,7 @@ compiled segmentation against its Python reference, exact inverses, training wit
 Pretokens are compared in readable form (``show``: the marker atom as ``¦``, the caps codes as ``↑``/``⇑``);
 the atoms themselves are lone surrogates, never those characters (see ``test_text_with_marker_characters``).
 """
+
 import gzip
 import json
 import unicodedata
@@ -21,8 +22,9 @@ from fastsw.pretokenizers.pretokenize import make_pretokenizer
 
 from conftest import BACKENDS, HYPOTHESIS_EXAMPLES, assert_error, read_jsonl_texts, run, shared_path, write_jsonl
 
-SCHEMES = [m + c for m in ("boundary[w]", "boundary[w,p]", "boundary[w,p,d]") for c in ("", "+caps", "+shift",
-                                                                                          "+upper")]
+SCHEMES = [
+    m + c for m in ("boundary[w]", "boundary[w,p]", "boundary[w,p,d]") for c in ("", "+caps", "+shift", "+upper")
+]
 M, S, C = MARKER.char, SHIFT.char, CAPS.char
 
 
@@ -37,21 +39,25 @@ def both(scheme, text, **kw):
 
 # ---- SPEC section 9's examples (the seed authors' test expectations) -------------------------------------------
 
-@pytest.mark.parametrize("scheme, text, expected", [
-    ("boundary[w,p]", "a, b", ["¦a¦", ",¦", "¦b¦"]),
-    ("boundary[w]", "a, b", ["¦a¦", ",", " ", "¦b¦"]),            # the comma is not marked: the space stays
-    ("boundary[w,p,d]", "x = 1", ["¦x¦", "¦=¦", "¦1"]),           # 1 has no space on its right: no marker there
-    ("boundary[w]", "latinкириллица", ["¦latin", "кириллица¦"]),  # one span, two pretokens
-    ("boundary[w]", " \u0301a", [" ", "\u0301", "¦a¦"]),          # a mark after one space is its own group
-    ("boundary[w]", "a \u0301b", ["¦a¦", " ", "\u0301", "¦b¦"]),
-    ("boundary[w]+caps", "The cat", ["↑¦the¦", "¦cat¦"]),
-    ("boundary[w]+caps", "ΟΔΟΣ", ["⇑¦οδος¦"]),                    # one lower() call: final sigma
-    ("boundary[w]+caps", "GaN iPhone İstanbul ẞ", ["¦GaN¦", "¦iPhone¦", "¦İstanbul¦", "¦ẞ¦"]),  # literal
-    ("boundary[w]+shift", "NASA", ["¦NASA¦"]),                     # shift_code alone leaves upper case literal
-    ("boundary[w]+upper", "The", ["¦The¦"]),                       # caps_code alone leaves title case literal
-    ("boundary[w]+caps", "A", ["↑¦a¦"]),                           # one letter takes ↑ (single_char_shift)
-    ("boundary[w]", "Δx", ["¦Δ", "x¦"]),                           # seed: one span, two pretokens
-])
+
+@pytest.mark.parametrize(
+    "scheme, text, expected",
+    [
+        ("boundary[w,p]", "a, b", ["¦a¦", ",¦", "¦b¦"]),
+        ("boundary[w]", "a, b", ["¦a¦", ",", " ", "¦b¦"]),  # the comma is not marked: the space stays
+        ("boundary[w,p,d]", "x = 1", ["¦x¦", "¦=¦", "¦1"]),  # 1 has no space on its right: no marker there
+        ("boundary[w]", "latinкириллица", ["¦latin", "кириллица¦"]),  # one span, two pretokens
+        ("boundary[w]", " \u0301a", [" ", "\u0301", "¦a¦"]),  # a mark after one space is its own group
+        ("boundary[w]", "a \u0301b", ["¦a¦", " ", "\u0301", "¦b¦"]),
+        ("boundary[w]+caps", "The cat", ["↑¦the¦", "¦cat¦"]),
+        ("boundary[w]+caps", "ΟΔΟΣ", ["⇑¦οδος¦"]),  # one lower() call: final sigma
+        ("boundary[w]+caps", "GaN iPhone İstanbul ẞ", ["¦GaN¦", "¦iPhone¦", "¦İstanbul¦", "¦ẞ¦"]),  # literal
+        ("boundary[w]+shift", "NASA", ["¦NASA¦"]),  # shift_code alone leaves upper case literal
+        ("boundary[w]+upper", "The", ["¦The¦"]),  # caps_code alone leaves title case literal
+        ("boundary[w]+caps", "A", ["↑¦a¦"]),  # one letter takes ↑ (single_char_shift)
+        ("boundary[w]", "Δx", ["¦Δ", "x¦"]),  # seed: one span, two pretokens
+    ],
+)
 def test_spec_examples(scheme, text, expected):
     assert both(scheme, text) == expected
     p = BoundaryPretokenizer(scheme)
@@ -68,8 +74,9 @@ def test_table1_sentence():
     assert both("boundary[w,p]", text) == both("boundary[w]", text)
     assert both("boundary[w,p,d]", text) == ["¦Ash¦", "¦caught¦", "¦3¦", "¦SolidGoldMagikarp¦", "."]
     assert both("boundary[w,p,d]+caps", text) == ["↑¦ash¦", "¦caught¦", "¦3¦", "¦SolidGoldMagikarp¦", "."]
-    assert [len(both(s, text)) for s in ("boundary[w]", "boundary[w,p]", "boundary[w,p,d]",
-                                         "boundary[w,p,d]+caps")] == [7, 7, 5, 5]
+    assert [
+        len(both(s, text)) for s in ("boundary[w]", "boundary[w,p]", "boundary[w,p,d]", "boundary[w,p,d]+caps")
+    ] == [7, 7, 5, 5]
 
 
 def test_seed_duplication_examples():
@@ -86,8 +93,13 @@ def test_seed_duplication_examples():
 
 def test_nfc_and_drop_unlisted_reproduce_the_authors_pipeline():
     # normalize="nfc" + drop_unlisted: e + U+0301 -> é; a private-use code point is deleted
-    tok = fastsw.train(["caf\u00e9 and caf\u00e9"], algo="bpe", vocab_size=250, normalize="nfc",
-                       pretokenizer={"mode": "boundary", "scheme": "boundary[w,p,d]+caps", "drop_unlisted": True})
+    tok = fastsw.train(
+        ["caf\u00e9 and caf\u00e9"],
+        algo="bpe",
+        vocab_size=250,
+        normalize="nfc",
+        pretokenizer={"mode": "boundary", "scheme": "boundary[w,p,d]+caps", "drop_unlisted": True},
+    )
     text = "Cafe\u0301 \ue000pua"
     pieces = tok.pretokenizer.pretokenize(unicodedata.normalize("NFC", text))
     assert [show(x) for x in pieces] == ["↑¦café¦", "¦pua¦"]
@@ -98,6 +110,7 @@ def test_nfc_and_drop_unlisted_reproduce_the_authors_pipeline():
 
 
 # ---- compiled == reference, exact inverse ----------------------------------------------------------------------
+
 
 def _language_samples():
     corpus = shared_path("corpus")
@@ -134,7 +147,8 @@ def test_compiled_equals_reference_on_every_language(language_samples, scheme):
 
 
 _ADVERSARIAL = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=60) | st.text(
-    alphabet=st.sampled_from(list("aAbZ ,.1\u0301\u0308ΣσςΟİıẞßǅǆ¦↑⇑\n\t ̀κКaé日本ー한\ue000\U0001F600")), max_size=40)
+    alphabet=st.sampled_from(list("aAbZ ,.1\u0301\u0308ΣσςΟİıẞßǅǆ¦↑⇑\n\t ̀κКaé日本ー한\ue000\U0001f600")), max_size=40
+)
 
 
 @settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -162,6 +176,7 @@ def test_hypothesis_drop_unlisted(text):
 
 # ---- tokenizers: every trainer, both backends -----------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def marker_models(sample_docs):
     """BPE, BoundlessBPE and SuperBPE with boundary[w,p,d]+caps on the bundled sample (numba backend), and on every
@@ -170,10 +185,14 @@ def marker_models(sample_docs):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", fastsw.VocabularyNotReachedWarning)  # SuperBPE may run out of pairs
         for algo, extra in (("bpe", {}), ("boundless", {}), ("superbpe", {"supermerges": 150})):
-            for backend, docs, label in (("numba", sample_docs, "numba"), ("numba", sample_docs[::3], "numba-small"),
-                                         ("python", sample_docs[::3], "python")):
-                models[algo, label] = fastsw.train(docs, algo=algo, vocab_size=1000,
-                                                   pretokenizer="boundary[w,p,d]+caps", backend=backend, **extra)
+            for backend, docs, label in (
+                ("numba", sample_docs, "numba"),
+                ("numba", sample_docs[::3], "numba-small"),
+                ("python", sample_docs[::3], "python"),
+            ):
+                models[algo, label] = fastsw.train(
+                    docs, algo=algo, vocab_size=1000, pretokenizer="boundary[w,p,d]+caps", backend=backend, **extra
+                )
     return models
 
 
@@ -181,8 +200,11 @@ def test_backends_train_identical_models(marker_models):
     for algo in ("bpe", "boundless", "superbpe"):
         a, b = marker_models[algo, "python"], marker_models[algo, "numba-small"]
         assert a.merges == b.merges and a.vocab == b.vocab, algo
-        assert a.alphabet.to_config() == {"kind": "atoms", "base": "bytes243",
-                                          "atoms": [[0, "boundary", "¦"], [1, "shift", "↑"], [2, "caps", "⇑"]]}
+        assert a.alphabet.to_config() == {
+            "kind": "atoms",
+            "base": "bytes243",
+            "atoms": [[0, "boundary", "¦"], [1, "shift", "↑"], [2, "caps", "⇑"]],
+        }
     assert marker_models["superbpe", "numba"].n_super > 0
 
 
@@ -192,8 +214,17 @@ def test_parity_aware_bpe_and_mingram_train_with_markers(language_samples):
     docs = {lang: language_samples[lang][:20] for lang in ("en", "de")}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", fastsw.VocabularyNotReachedWarning)
-        pa = [fastsw.train(docs, algo="parity-bpe", ratios={"en": 1, "de": 1}, vocab_size=400,
-                           pretokenizer="boundary[w,p,d]+caps", backend=backend) for backend in BACKENDS]
+        pa = [
+            fastsw.train(
+                docs,
+                algo="parity-bpe",
+                ratios={"en": 1, "de": 1},
+                vocab_size=400,
+                pretokenizer="boundary[w,p,d]+caps",
+                backend=backend,
+            )
+            for backend in BACKENDS
+        ]
         mg = fastsw.train(docs["en"] + docs["de"], algo="mingram", vocab_size=400, pretokenizer="boundary[w,p,d]+caps")
     assert pa[0].merges == pa[1].merges and len(pa[0].merges) > 100
     assert pa[0].training_info["parity"]["chosen"] == pa[1].training_info["parity"]["chosen"]
@@ -220,8 +251,11 @@ def test_markers_are_atomic(marker_models):
     assert marker_id not in ids and tok.decode(ids) == "¦"
 
 
-@settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                                   HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=HYPOTHESIS_EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(text=_ADVERSARIAL, algo=st.sampled_from(["bpe", "boundless", "superbpe"]))
 def test_hypothesis_round_trip_every_trainer(marker_models, text, algo):
     tok = marker_models[algo, "numba"]
@@ -238,7 +272,7 @@ def test_fast_encoder_equals_reference_on_corpus(marker_models, language_samples
     ids, offsets = tok.encode_batch_to_numpy(texts)
     for k, text in enumerate(texts):
         ref = tok.encode_ordinary(text, backend="python")
-        assert ids[offsets[k]:offsets[k + 1]].tolist() == ref
+        assert ids[offsets[k] : offsets[k + 1]].tolist() == ref
         assert tok.decode(ref) == text
 
 
@@ -255,8 +289,11 @@ def scheme_models(sample_docs):
     return models
 
 
-@settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                                   HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=HYPOTHESIS_EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(text=_ADVERSARIAL, scheme=st.sampled_from(SCHEMES))
 def test_hypothesis_round_trip_every_scheme(scheme_models, text, scheme):
     tok = scheme_models[scheme]
@@ -267,28 +304,33 @@ def test_hypothesis_round_trip_every_scheme(scheme_models, text, scheme):
 
 # ---- offsets ------------------------------------------------------------------------------------------------------
 
+
 def _hand_offsets(scheme, tokens):
     """``token_offsets`` of tokens given as texts (atoms as lone surrogates) or bytes, on a vocabulary of just
     them."""
     from fastsw.alphabet import atom_bytes
+
     tb = [t if isinstance(t, bytes) else atom_bytes(t) for t in tokens]
     return BoundaryPretokenizer(scheme).token_offsets(list(range(len(tb))), tb, {})
 
 
-@pytest.mark.parametrize("scheme, tokens, expected", [
-    # "The cat": the code and the closing marker take no character, the pair's second marker is the space
-    ("boundary[w]+caps", [S + M + "the", M, M + "cat" + M], [0, 3, 3]),
-    # "THE CAT," (lowercased spans keep their offsets): T=0, the space=3, the comma=7
-    ("boundary[w,p]+caps", [C + M + "th", "e" + M, C + M + "cat" + M, ","], [0, 2, 3, 7]),
-    # "a, b" under [w]: the comma and the space are literal, so "¦b" opens no pair
-    ("boundary[w]", [M + "a" + M, ",", " ", M + "b" + M], [0, 1, 2, 3]),
-    # "x = 1" under [w,p,d]: two pairs, "¦=¦" at the first space, "¦1" at the second
-    ("boundary[w,p,d]", [M + "x" + M, M + "=" + M, M + "1"], [0, 1, 3]),
-    # "Ab é": é's two UTF-8 bytes in two tokens; the second starts inside é and gets é's offset
-    ("boundary[w]+caps", [S + M + "ab" + M, MARKER.code + b"\xc3", b"\xa9" + MARKER.code], [0, 2, 3]),
-    # "The" split after the code: the code token and the rest both start at T
-    ("boundary[w]+caps", [S, M + "the" + M], [0, 0]),
-])
+@pytest.mark.parametrize(
+    "scheme, tokens, expected",
+    [
+        # "The cat": the code and the closing marker take no character, the pair's second marker is the space
+        ("boundary[w]+caps", [S + M + "the", M, M + "cat" + M], [0, 3, 3]),
+        # "THE CAT," (lowercased spans keep their offsets): T=0, the space=3, the comma=7
+        ("boundary[w,p]+caps", [C + M + "th", "e" + M, C + M + "cat" + M, ","], [0, 2, 3, 7]),
+        # "a, b" under [w]: the comma and the space are literal, so "¦b" opens no pair
+        ("boundary[w]", [M + "a" + M, ",", " ", M + "b" + M], [0, 1, 2, 3]),
+        # "x = 1" under [w,p,d]: two pairs, "¦=¦" at the first space, "¦1" at the second
+        ("boundary[w,p,d]", [M + "x" + M, M + "=" + M, M + "1"], [0, 1, 3]),
+        # "Ab é": é's two UTF-8 bytes in two tokens; the second starts inside é and gets é's offset
+        ("boundary[w]+caps", [S + M + "ab" + M, MARKER.code + b"\xc3", b"\xa9" + MARKER.code], [0, 2, 3]),
+        # "The" split after the code: the code token and the rest both start at T
+        ("boundary[w]+caps", [S, M + "the" + M], [0, 0]),
+    ],
+)
 def test_offsets_hand_worked(scheme, tokens, expected):
     assert _hand_offsets(scheme, tokens) == expected
 
@@ -301,7 +343,7 @@ def _check_offsets(tok, text):
     assert offsets == sorted(offsets) and all(0 <= o <= len(text) for o in offsets)
     for k, t in enumerate(ids):
         if not 0x80 <= tok.vocab[t][0] < 0xC0:
-            assert tok.decode(ids[:k]) == text[:offsets[k]], (text, k)
+            assert tok.decode(ids[:k]) == text[: offsets[k]], (text, k)
 
 
 def test_offsets_on_corpus_text(marker_models, language_samples):
@@ -314,8 +356,11 @@ def test_offsets_on_corpus_text(marker_models, language_samples):
     assert [("The CAT sat."[o]) for o in offsets][:1] == ["T"] and "The CAT sat."[offsets[-1]] == "."
 
 
-@settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                                   HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=HYPOTHESIS_EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(text=_ADVERSARIAL, scheme=st.sampled_from(SCHEMES))
 def test_hypothesis_offsets(scheme_models, text, scheme):
     _check_offsets(scheme_models[scheme], text)
@@ -342,6 +387,7 @@ def test_save_load_records_the_scheme(marker_models, tmp_path):
 
 def test_counts_round_trip_and_training_from_counts(sample_docs, tmp_path):
     from fastsw.corpus.counting import count_corpus, load_counts
+
     pretok = make_pretokenizer("boundary[w,p]+shift")
     counts = count_corpus(sample_docs[:30], pretok, collect_runs=True)
     path = tmp_path / "c.jsonl.gz"
@@ -351,8 +397,9 @@ def test_counts_round_trip_and_training_from_counts(sample_docs, tmp_path):
     assert counts.run_multiset()  # letter runs remain where no markers touch (e.g. kana and kanji groups)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", fastsw.VocabularyNotReachedWarning)  # few supermerge pairs on 30 documents
-        a = fastsw.train(sample_docs[:30], algo="superbpe", vocab_size=500, supermerges=20,
-                         pretokenizer="boundary[w,p]+shift")
+        a = fastsw.train(
+            sample_docs[:30], algo="superbpe", vocab_size=500, supermerges=20, pretokenizer="boundary[w,p]+shift"
+        )
         b = fastsw.train(from_counts=path, algo="superbpe", vocab_size=500, supermerges=20)
     assert a.merges == b.merges and b.pretokenizer == a.pretokenizer
 
@@ -362,6 +409,7 @@ def test_compiled_counting_equals_the_reference_loop(language_samples, scheme):
     """MarkCounter (the compiled segmentation feeding the default counter's table, one per thread, merged) against
     CountTable's plain loop over the Python reference pre-tokenizer: the same table, order included."""
     from fastsw.corpus.counting import CountTable, NativeCountTable, count_corpus, native_counting
+
     docs = [t for texts in language_samples.values() for t in texts]
     pretok = make_pretokenizer(scheme)
     assert native_counting(pretok), "the extension is not built"
@@ -376,8 +424,14 @@ def test_compiled_counting_equals_the_reference_loop(language_samples, scheme):
     for doc in docs[7:]:
         one.add(doc)
     a = one.finish()
-    assert (a.pretokens, a.counts, a.has_letter, a.run_multiset(), a.n_bytes, a.n_documents) == \
-        (b.pretokens, b.counts, b.has_letter, b.run_multiset(), b.n_bytes, b.n_documents)
+    assert (a.pretokens, a.counts, a.has_letter, a.run_multiset(), a.n_bytes, a.n_documents) == (
+        b.pretokens,
+        b.counts,
+        b.has_letter,
+        b.run_multiset(),
+        b.n_bytes,
+        b.n_documents,
+    )
     threaded = count_corpus(docs, pretok, collect_runs=True, threads=2)
     assert threaded.pretoken_multiset() == b.pretoken_multiset() and threaded.run_multiset() == b.run_multiset()
     # no letter run joins two pieces whose junction would hold two touching markers
@@ -390,6 +444,7 @@ def test_compiled_counting_equals_the_reference_loop(language_samples, scheme):
 @given(texts=st.lists(_ADVERSARIAL, max_size=4), scheme=st.sampled_from(SCHEMES), drop=st.booleans())
 def test_hypothesis_compiled_counting_equals_reference(texts, scheme, drop):
     from fastsw.corpus.counting import CountTable, NativeCountTable
+
     pretok = BoundaryPretokenizer(scheme, drop_unlisted=drop)
     ref_pretok = BoundaryPretokenizer(scheme, drop_unlisted=drop)
     ref_pretok.pretokenize = ref_pretok.pretokenize_reference
@@ -398,8 +453,13 @@ def test_hypothesis_compiled_counting_equals_reference(texts, scheme, drop):
     for t in texts:
         ref.add(t)
     a, b = fast.finish(), ref.finish()
-    assert (a.pretokens, a.counts, a.has_letter, a.run_multiset(), a.n_bytes) == \
-        (b.pretokens, b.counts, b.has_letter, b.run_multiset(), b.n_bytes)
+    assert (a.pretokens, a.counts, a.has_letter, a.run_multiset(), a.n_bytes) == (
+        b.pretokens,
+        b.counts,
+        b.has_letter,
+        b.run_multiset(),
+        b.n_bytes,
+    )
 
 
 def test_packing_one_byte_atoms_equals_the_codec():
@@ -407,19 +467,23 @@ def test_packing_one_byte_atoms_equals_the_codec():
     spelling), next to characters whose UTF-8 also starts with 0xED (U+D000..U+D7FF)."""
     import fastsw.trainers.bpe_fast as ft
     from fastsw.alphabet import atom_bytes
+
     pretok = make_pretokenizer("boundary[w,p,d]+caps")
     pieces = sorted({x for t in ("The CAT, 3 dogs 퀀\ud7ff x íñ", "ΟΔΟΣ 日本 a") for x in pretok.pretokenize(t)})
     pieces += ["\ud000", M + "\ud7a3" + M]
     alphabet = pretok.make_alphabet("paper")
     tokens, offsets, counts = ft.pack_pretokens(pieces, list(range(len(pieces))), alphabet)
     for k, piece in enumerate(pieces):
-        assert tokens[offsets[k]:offsets[k + 1]].tolist() == [alphabet.id_of_byte(b) for b in atom_bytes(piece)]
+        assert tokens[offsets[k] : offsets[k + 1]].tolist() == [alphabet.id_of_byte(b) for b in atom_bytes(piece)]
     assert counts.tolist() == list(range(len(pieces)))
     assert ft._pack_short_atoms([chr(0xD800 + 9)]) is None  # a three-byte atom: the codec spells it
 
 
-_ATOM_PIECE = st.lists(st.sampled_from([chr(0xD800 + k) for k in (0, 1, 2, 7, 8, 9, 0x47F, 0x500, 0x7FF)])
-                       | st.characters(blacklist_categories=("Cs",)), max_size=8).map("".join)
+_ATOM_PIECE = st.lists(
+    st.sampled_from([chr(0xD800 + k) for k in (0, 1, 2, 7, 8, 9, 0x47F, 0x500, 0x7FF)])
+    | st.characters(blacklist_categories=("Cs",)),
+    max_size=8,
+).map("".join)
 
 
 @settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None)
@@ -429,6 +493,7 @@ def test_hypothesis_packed_atom_bytes_equal_the_codec(pieces):
     codec), one- and three-byte atoms next to characters whose UTF-8 starts with 0xED."""
     import numpy as np
     from fastsw.alphabet import atom_bytes_packed
+
     data, lengths = atom_bytes_packed(pieces)
     assert bytes(data) == b"".join(atom_bytes(p) for p in pieces)
     assert lengths.tolist() == [len(atom_bytes(p)) for p in pieces] and lengths.dtype == np.int64
@@ -470,6 +535,7 @@ def test_compiled_counting_of_drop_unlisted_and_final_sigma():
     """The compiled counter's rarer branches: unlisted code points dropped (the descriptors then refer to a
     filtered copy) and a capital sigma, whose final form only the reference's caps_code decides."""
     from fastsw.corpus.counting import count_corpus, count_corpus_reference
+
     docs = ["ΟΔΟΣ Σήμερα ΣΗΜΕΡΑ σΣ", "a\ue000b \u0378 The Cat", "\U000e0002", "ΟΔΟΣ Σ Ab"]  # U+E000, U+0378,
     # U+E0002: not in the Scripts file
     for kw in ({}, {"drop_unlisted": True}):
@@ -500,8 +566,10 @@ def test_duplication_statistics(marker_models, sample_docs):
 
 # ---- bad input -----------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["boundary[x]", "boundary[w,d]", "boundary[w]+foo", "boundary", "bogus",
-                                  "boundary[w]caps"])
+
+@pytest.mark.parametrize(
+    "name", ["boundary[x]", "boundary[w,d]", "boundary[w]+foo", "boundary", "bogus", "boundary[w]caps"]
+)
 def test_unknown_scheme_is_one_clear_error(name):
     with pytest.raises(ValueError) as e:
         make_pretokenizer(name)
@@ -512,6 +580,7 @@ def test_unknown_scheme_is_one_clear_error(name):
 def test_script_v3_names_dispatch_or_say_unavailable():
     try:
         import fastsw.pretokenizers.script_v3 as sv  # noqa: F401
+
         has_class = hasattr(sv, "ScriptPretokenizer")
     except ImportError:
         has_class = False
@@ -531,11 +600,13 @@ def test_lone_surrogate_is_a_clear_error():
 
 def test_alphabet_option_conflicts_with_a_scheme(sample_docs):
     with pytest.raises(ValueError, match="leave alphabet unset"):
-        fastsw.train(sample_docs[:3], algo="bpe", vocab_size=300, profile="hf", alphabet="chars",
-                     pretokenizer="boundary[w]")
+        fastsw.train(
+            sample_docs[:3], algo="bpe", vocab_size=300, profile="hf", alphabet="chars", pretokenizer="boundary[w]"
+        )
 
 
 # ---- CLI -----------------------------------------------------------------------------------------------------------
+
 
 def test_cli_pretokenize_shows_markers(capsys, tmp_path):
     path = tmp_path / "t.jsonl"
@@ -548,8 +619,20 @@ def test_cli_pretokenize_shows_markers(capsys, tmp_path):
 def test_cli_train_count_encode_decode_inspect(capsys, tmp_path, sample_docs):
     data = write_jsonl(tmp_path / "d.jsonl", sample_docs[:40])
     model = tmp_path / "m.json"
-    code, out, err = run(capsys, "train", data, "--pretokenizer", "boundary[w,p,d]+caps", "--algo", "boundless",
-                         "--vocab-size", "600", "-o", model, "--no-progress")
+    code, out, err = run(
+        capsys,
+        "train",
+        data,
+        "--pretokenizer",
+        "boundary[w,p,d]+caps",
+        "--algo",
+        "boundless",
+        "--vocab-size",
+        "600",
+        "-o",
+        model,
+        "--no-progress",
+    )
     assert code == 0, err
     code, out, err = run(capsys, "inspect", model)
     assert code == 0 and "boundary[w,p,d]+caps" in out and "duplication:" in out, out
@@ -564,11 +647,21 @@ def test_cli_train_count_encode_decode_inspect(capsys, tmp_path, sample_docs):
     code, out, err = run(capsys, "decode", "-m", model, ids_file)
     assert code == 0 and out == "The CAT sat, 3 times.\n", (out, err)
     counts = tmp_path / "c.jsonl.gz"
-    code, out, err = run(capsys, "count", data, "--pretokenizer", "boundary[w,p,d]+caps", "-o", counts,
-                         "--no-progress")
+    code, out, err = run(capsys, "count", data, "--pretokenizer", "boundary[w,p,d]+caps", "-o", counts, "--no-progress")
     assert code == 0, err
-    code, out, err = run(capsys, "train", "--from-counts", counts, "--pretokenizer", "boundary[w]", "--vocab-size",
-                         "300", "-o", tmp_path / "m2.json", "--no-progress")
+    code, out, err = run(
+        capsys,
+        "train",
+        "--from-counts",
+        counts,
+        "--pretokenizer",
+        "boundary[w]",
+        "--vocab-size",
+        "300",
+        "-o",
+        tmp_path / "m2.json",
+        "--no-progress",
+    )
     assert_error(code, err, "--pretokenizer boundary[w]", "differs")
 
 
@@ -579,6 +672,7 @@ def test_cli_unknown_scheme(capsys, tmp_path):
 
 def test_eval_reports_duplication(marker_models):
     from fastsw.eval.evaluate import evaluate, markdown_table
+
     result = evaluate({"marked": marker_models["bpe", "numba"]}, {"en": ["The cat sat on the mat."]})
     assert result["models"][0]["duplication"]["space"] == 0.0
     assert "case duplicates" in markdown_table(result)
@@ -588,8 +682,10 @@ def test_atom_bytes_spelling():
     assert atom_bytes(S + M + "ab" + M) == b"\xf9\xf8ab\xf8"
 
 
-@pytest.mark.parametrize("name", ["boundary[w]+shift+upper", "boundary[w,p]+caps+caps", "boundary[w]+upper+shift",
-                                  "boundary[w,p,d]+caps+shift"])
+@pytest.mark.parametrize(
+    "name",
+    ["boundary[w]+shift+upper", "boundary[w,p]+caps+caps", "boundary[w]+upper+shift", "boundary[w,p,d]+caps+shift"],
+)
 def test_a_scheme_takes_one_caps_flag(name):
     """One rule: at most one of +caps (both codes), +shift, +upper; two flags were read as +caps silently."""
     with pytest.raises(ValueError, match=r"one caps flag.*\+caps"):

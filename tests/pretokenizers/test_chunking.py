@@ -47,8 +47,10 @@ def _impl(name):
 # (text, expected pieces) worked by hand.
 CASES = [
     # The SPEC example: the space before 'can' is Common, so it joins the Latin chunk after it.
-    ("德国HYDAC电磁球阀 can be hard.",
-     [("德国", "Han"), ("HYDAC", "Latin"), ("电磁球阀", "Han"), (" can be hard.", "Latin")]),
+    (
+        "德国HYDAC电磁球阀 can be hard.",
+        [("德国", "Han"), ("HYDAC", "Latin"), ("电磁球阀", "Han"), (" can be hard.", "Latin")],
+    ),
     # Leading Commons join the first real-script chunk.
     ("  42, abc", [("  42, abc", "Latin")]),
     # Leading Inherited (combining acute) also joins the first real-script chunk.
@@ -106,8 +108,10 @@ def _check_cover(text, chunks):
 
 
 MIXED = st.one_of(
-    st.sampled_from(list("aZéж Д中文字あをすアラメกขฯ 0१٣ \t\n\u3000.,!、。ー\u0378\ue000\ud800")
-                    + ["😀", "👍", "\U0001F3FD", "\u200d", "\U000E0001", "\U0010FFFF"]),
+    st.sampled_from(
+        list("aZéж Д中文字あをすアラメกขฯ 0१٣ \t\n\u3000.,!、。ー\u0378\ue000\ud800")
+        + ["😀", "👍", "\U0001f3fd", "\u200d", "\U000e0001", "\U0010ffff"]
+    ),
     st.characters(min_codepoint=0x300, max_codepoint=0x36F),
 )
 
@@ -133,6 +137,7 @@ def test_native_equals_twin_on_fixtures():
 def test_reference_pretokenizer_chunks_in_plain_python(monkeypatch):
     """``pretokenize_reference`` is the readable specification: its chunking is the Python twin."""
     import fastsw
+
     calls = []
 
     def spy(text, table):
@@ -153,6 +158,7 @@ def test_rejects_short_table(impl):
 
 
 # --- the script table ---------------------------------------------------------------------------
+
 
 def test_table_shape_and_fixed_ids():
     table = script_table()

@@ -5,6 +5,7 @@
 scanner.  Checked on the whole shared corpus, on adversarial Unicode (Hypothesis) and on worked
 examples.  Nothing here is skipped: a missing extension is a failure.
 """
+
 import gzip
 import json
 import os
@@ -17,10 +18,19 @@ from hypothesis import strategies as st
 
 from conftest import HYPOTHESIS_EXAMPLES, read_jsonl_texts, shared_path
 
-from fastsw.pretokenizers._unicode import (compile_pattern, PT_FOLD, PT_LETTER, PT_LOWER, PT_MARK, PT_NUMBER, PT_SPACE, PT_UPPER,
-                             contraction_folds, pretoken_table)
-from fastsw.pretokenizers.pretokenize import (Pretokenizer,
-                                HAVE_NATIVE_PRETOKENIZER)
+from fastsw.pretokenizers._unicode import (
+    compile_pattern,
+    PT_FOLD,
+    PT_LETTER,
+    PT_LOWER,
+    PT_MARK,
+    PT_NUMBER,
+    PT_SPACE,
+    PT_UPPER,
+    contraction_folds,
+    pretoken_table,
+)
+from fastsw.pretokenizers.pretokenize import Pretokenizer, HAVE_NATIVE_PRETOKENIZER
 
 NON_DEFAULT_SCRIPTS = ("Latin", "Cyrillic", "Han", "Devanagari")
 PRETOKENIZERS = {
@@ -59,13 +69,19 @@ def check(text, pretokenizers=None):
 
 # -- the tables ----------------------------------------------------------------------------------
 
+
 def test_table_classes_agree_with_the_pinned_regex_path_on_sampled_code_points():
     table = pretoken_table()
     rng = np.random.default_rng(0)
     sample = set(rng.integers(0, 0x110000, 20000).tolist()) | set(range(0x3000)) | {0xD800, 0xDFFF}
-    classes = [(PT_LETTER, r"\p{L}"), (PT_UPPER, r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]"),
-               (PT_LOWER, r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"), (PT_MARK, r"\p{M}"), (PT_NUMBER, r"\p{N}"),
-               (PT_SPACE, r"\s")]
+    classes = [
+        (PT_LETTER, r"\p{L}"),
+        (PT_UPPER, r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]"),
+        (PT_LOWER, r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"),
+        (PT_MARK, r"\p{M}"),
+        (PT_NUMBER, r"\p{N}"),
+        (PT_SPACE, r"\s"),
+    ]
     compiled = [(bit, compile_pattern(cls)) for bit, cls in classes]  # the regex path, pinned Unicode
     for cp in sorted(sample):
         ch = chr(cp)
@@ -90,8 +106,9 @@ def test_contraction_folds_match_regex():
     # a contraction letter); no full folding (no ss for sharp s).
     assert got[0x17F] == "s"
     assert 0x212A not in got and 0xDF not in got
-    assert {k: v for k, v in got.items() if k < 128} == {ord(c): c for c in "strevmld"} | \
-        {ord(c.upper()): c for c in "strevmld"}
+    assert {k: v for k, v in got.items() if k < 128} == {ord(c): c for c in "strevmld"} | {
+        ord(c.upper()): c for c in "strevmld"
+    }
     table = pretoken_table()
     assert all(table[c] & PT_FOLD for c in got)
     # every single code point after ' that regex accepts as a contraction is a one-letter fold
@@ -108,35 +125,39 @@ def test_contraction_folds_match_regex():
 
 # -- worked examples -----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("text, expected", [
-    # ordinary English: the leading space joins the word, contractions attach, \s+(?!\S) leaves
-    # the last space of a run to the next word
-    ("Hello world, I'M here!  x", ["Hello", " world", ",", " I'M", " here", "!", " ", " x"]),
-    # contractions in any case, and LONG S (U+017F) folds to s under regex's (?i)
-    ("it'S we'Ll they'RE ſo'ſ", ["it'S", " we'Ll", " they'RE", " ſo'ſ"]),
-    # 'K is not a contraction, nor is KELVIN SIGN (it folds to k): the apostrophe is the prefix
-    # of the all-caps branch 2
-    ("ok'K ok'\u212a", ["ok", "'K", " ok", "'\u212a"]),
-    # upper-case run then lower: [U]*[W]+ takes "HTTPS", "erver" is W, so "HTTPServer" is one
-    # word; an all-caps word is branch 2, which takes the contraction too
-    ("HTTPServer NASA's", ["HTTPServer", " NASA's"]),
-    # a combining mark alone before Lu: branch 1 without the prefix matches only the mark
-    # (a mark is a prefix AND a lower-class character), then "A" by branch 2
-    ("\u0301A.", ["\u0301", "A", "."]),
-    # space + mark: the prefix takes the space, the mark is the W+
-    (" \u0301", [" \u0301"]),
-    # digits: at most three per pretoken, any script's Nd/Nl/No
-    ("12345 ٣٤٥٦ Ⅻ½", ["123", "45", " ", "٣٤٥", "٦", " ", "Ⅻ½"]),
-    # punctuation run with trailing newlines and slashes
-    ("a!!\n/b ?/\r\n", ["a", "!!\n/", "b", " ?/\r\n"]),
-    # \s*[\r\n]+ ends after the last newline of the whitespace run
-    ("a \n \n  b", ["a", " \n \n", " ", " b"]),
-    # whitespace at the very end of the chunk: \s+(?!\S) takes all of it
-    ("a   ", ["a", "   "]),
-    # any \s but \r \n is also a word prefix; of a run of two, \s+(?!\S) takes the first and
-    # the second prefixes the word
-    ("\tx\x0b\x0cy\xa0z\u3000w", ["\tx", "\x0b", "\x0cy", "\xa0z", "\u3000w"]),
-])
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # ordinary English: the leading space joins the word, contractions attach, \s+(?!\S) leaves
+        # the last space of a run to the next word
+        ("Hello world, I'M here!  x", ["Hello", " world", ",", " I'M", " here", "!", " ", " x"]),
+        # contractions in any case, and LONG S (U+017F) folds to s under regex's (?i)
+        ("it'S we'Ll they'RE ſo'ſ", ["it'S", " we'Ll", " they'RE", " ſo'ſ"]),
+        # 'K is not a contraction, nor is KELVIN SIGN (it folds to k): the apostrophe is the prefix
+        # of the all-caps branch 2
+        ("ok'K ok'\u212a", ["ok", "'K", " ok", "'\u212a"]),
+        # upper-case run then lower: [U]*[W]+ takes "HTTPS", "erver" is W, so "HTTPServer" is one
+        # word; an all-caps word is branch 2, which takes the contraction too
+        ("HTTPServer NASA's", ["HTTPServer", " NASA's"]),
+        # a combining mark alone before Lu: branch 1 without the prefix matches only the mark
+        # (a mark is a prefix AND a lower-class character), then "A" by branch 2
+        ("\u0301A.", ["\u0301", "A", "."]),
+        # space + mark: the prefix takes the space, the mark is the W+
+        (" \u0301", [" \u0301"]),
+        # digits: at most three per pretoken, any script's Nd/Nl/No
+        ("12345 ٣٤٥٦ Ⅻ½", ["123", "45", " ", "٣٤٥", "٦", " ", "Ⅻ½"]),
+        # punctuation run with trailing newlines and slashes
+        ("a!!\n/b ?/\r\n", ["a", "!!\n/", "b", " ?/\r\n"]),
+        # \s*[\r\n]+ ends after the last newline of the whitespace run
+        ("a \n \n  b", ["a", " \n \n", " ", " b"]),
+        # whitespace at the very end of the chunk: \s+(?!\S) takes all of it
+        ("a   ", ["a", "   "]),
+        # any \s but \r \n is also a word prefix; of a run of two, \s+(?!\S) takes the first and
+        # the second prefixes the word
+        ("\tx\x0b\x0cy\xa0z\u3000w", ["\tx", "\x0b", "\x0cy", "\xa0z", "\u3000w"]),
+    ],
+)
 def test_examples(text, expected):
     assert Pretokenizer(mode="simple").pretokenize_reference(text) == expected
     check(text)
@@ -170,6 +191,7 @@ def test_pathological():
 
 # -- real text -----------------------------------------------------------------------------------
 
+
 def _corpus_texts():
     corpus = shared_path("corpus")
     texts = []
@@ -202,21 +224,77 @@ def test_equal_to_reference_on_shared_corpus():
 # -- adversarial Unicode -------------------------------------------------------------------------
 
 _SPECIAL = list("'sStTrReEvVmMlLdD/ \r\n\t\x0b\x0c\x85\u2028\u2029\u00a0\u3000\u200d.,!?-") + [
-    "\u017f", "\u212a", "\u0130", "\u0131", "\u00df",  # long s, Kelvin, dotted/dotless i, sharp s
-    "\u0301", "\u0308", "\u093f", "\u0e31", "\u20dd",  # combining marks (Mn, Mc, Me)
-    "A", "Z", "a", "z", "\u01c5", "\u1f88",  # Lu, Ll, Lt
-    "\u02b0", "\u3005", "\u30fc", "\uff70", "\u0e46",  # Lm
-    "\u05d0", "\u0627", "\u4e00", "\u3042", "\u30a2", "\u0e01", "\u1000", "\uac00",  # Lo, various scripts
-    "0", "9", "\u0663", "\u0967", "\u16ee", "\u2167", "\u00bd", "\u2460", "\U0001d7ce",  # Nd, Nl, No
-    "\U0001f600", "\U0001f468", "\U0001f3fb", "\ufe0f",  # emoji, skin tone, variation selector
-    "\ue000", "\U000f0000", "\u0378", "\U000e0001", "\U0010ffff",  # private use, unassigned, tags
-    "\x1c", "\x1f", "\u200b", "\u2060",  # not \s for regex
-    "\ud800", "\udc00",  # lone surrogates
-    "'S", "'LL", "'Re", "'ve", "'M", "'D", "'t", "'\u017f", "'l\u212a",
-    "\r\n", " \r\n ", "\U0001f468\u200d\U0001f469\u200d\U0001f467",
+    "\u017f",
+    "\u212a",
+    "\u0130",
+    "\u0131",
+    "\u00df",  # long s, Kelvin, dotted/dotless i, sharp s
+    "\u0301",
+    "\u0308",
+    "\u093f",
+    "\u0e31",
+    "\u20dd",  # combining marks (Mn, Mc, Me)
+    "A",
+    "Z",
+    "a",
+    "z",
+    "\u01c5",
+    "\u1f88",  # Lu, Ll, Lt
+    "\u02b0",
+    "\u3005",
+    "\u30fc",
+    "\uff70",
+    "\u0e46",  # Lm
+    "\u05d0",
+    "\u0627",
+    "\u4e00",
+    "\u3042",
+    "\u30a2",
+    "\u0e01",
+    "\u1000",
+    "\uac00",  # Lo, various scripts
+    "0",
+    "9",
+    "\u0663",
+    "\u0967",
+    "\u16ee",
+    "\u2167",
+    "\u00bd",
+    "\u2460",
+    "\U0001d7ce",  # Nd, Nl, No
+    "\U0001f600",
+    "\U0001f468",
+    "\U0001f3fb",
+    "\ufe0f",  # emoji, skin tone, variation selector
+    "\ue000",
+    "\U000f0000",
+    "\u0378",
+    "\U000e0001",
+    "\U0010ffff",  # private use, unassigned, tags
+    "\x1c",
+    "\x1f",
+    "\u200b",
+    "\u2060",  # not \s for regex
+    "\ud800",
+    "\udc00",  # lone surrogates
+    "'S",
+    "'LL",
+    "'Re",
+    "'ve",
+    "'M",
+    "'D",
+    "'t",
+    "'\u017f",
+    "'l\u212a",
+    "\r\n",
+    " \r\n ",
+    "\U0001f468\u200d\U0001f469\u200d\U0001f467",
 ]
-_pieces = st.one_of(st.sampled_from(_SPECIAL), st.characters(codec=None),
-                    st.characters(categories=["Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No"]))
+_pieces = st.one_of(
+    st.sampled_from(_SPECIAL),
+    st.characters(codec=None),
+    st.characters(categories=["Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No"]),
+)
 adversarial = st.lists(_pieces, max_size=40).map("".join)
 
 
@@ -233,8 +311,11 @@ def test_arbitrary_text(text):
 
 
 @settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None)
-@given(st.lists(st.sampled_from(["\u0301", " ", "A", "a", "\u02b0", "\u05d0", "'", "s", "L", "\n", "1", "."]),
-                max_size=30).map("".join))
+@given(
+    st.lists(
+        st.sampled_from(["\u0301", " ", "A", "a", "\u02b0", "\u05d0", "'", "s", "L", "\n", "1", "."]), max_size=30
+    ).map("".join)
+)
 def test_word_branch_backtracking(text):
     # a small alphabet so the word branches' backtracking cases occur often
     check(text)

@@ -3,6 +3,7 @@
 SPEC section 8 and seed 001 ("merges cannot cross sentence boundaries but can cross
 spaces"; "no character normalization" by default, and no whitespace changes ever).
 """
+
 from __future__ import annotations
 
 import gzip
@@ -17,7 +18,9 @@ from fastsw.pretokenizers import pretokenize
 from fastsw.pretokenizers.pretokenize import Pretokenizer
 from conftest import BACKENDS, assert_error, run
 
-DECOMPOSED = "Cafe\u0301 cre\u0300me bru\u0302le\u0301e, e\u0301te\u0301 \ufb01n"   # e + combining accents; the fi ligature
+DECOMPOSED = (
+    "Cafe\u0301 cre\u0300me bru\u0302le\u0301e, e\u0301te\u0301 \ufb01n"  # e + combining accents; the fi ligature
+)
 COMPOSED = "Café crème brûlée, été \ufb01n"
 
 
@@ -57,8 +60,7 @@ def test_none_learns_a_merge_across_a_space(backend, profile):
     # so merge 1 is a + ' ' (3); then ("a ", b) 2 > ("a ", c) 1, so merge 2 is "a " + b = "a b", across the space.
     docs = ["a b", "a b", "a c"]
     n_alpha = len(fastsw.alphabet.default_alphabet(profile))
-    tok = quiet_train(docs, algo="bpe", vocab_size=n_alpha + 2, profile=profile, pretokenizer="none",
-                      backend=backend)
+    tok = quiet_train(docs, algo="bpe", vocab_size=n_alpha + 2, profile=profile, pretokenizer="none", backend=backend)
     assert merges_as_bytes(tok) == [(b"a", b" ", 3), (b"a ", b"b", 2)]
     assert tok.encode("a b", backend="python") == tok.encode("a b", backend="numba") == [n_alpha + 1]
     # the default pre-tokenizer keeps the space with the next word: no merge ever contains "a "
@@ -106,12 +108,25 @@ def test_cli_none_pretokenizer(capsys, tmp_path):
     corpus = tmp_path / "t.jsonl"  # the hand-worked toy of test_none_learns_a_merge_across_a_space
     corpus.write_text("".join(json.dumps({"text": d}) + "\n" for d in ("a b", "a b", "a c")), encoding="utf-8")
     model = tmp_path / "m.json"
-    code, _, err = run(capsys, "train", corpus, "-o", model, "--pretokenizer", "none", "--algo", "boundless",
-                       "--no-progress")
+    code, _, err = run(
+        capsys, "train", corpus, "-o", model, "--pretokenizer", "none", "--algo", "boundless", "--no-progress"
+    )
     assert_error(code, err, "--pretokenizer none", "--algo bpe")
     assert not model.exists()
-    code, _, err = run(capsys, "train", corpus, "-o", model, "--pretokenizer", "none",
-                       "--algo", "bpe", "--vocab-size", "245", "--no-progress")
+    code, _, err = run(
+        capsys,
+        "train",
+        corpus,
+        "-o",
+        model,
+        "--pretokenizer",
+        "none",
+        "--algo",
+        "bpe",
+        "--vocab-size",
+        "245",
+        "--no-progress",
+    )
     assert code == 0, err
     tok = fastsw.Tokenizer.load(model)
     assert tok.pretokenizer.mode == "none"
@@ -129,13 +144,16 @@ def test_cli_none_pretokenizer(capsys, tmp_path):
 def test_normalize_text_by_hand():
     assert pretokenize.normalize_text("e\u0301", "nfc") == "\u00e9"
     assert pretokenize.normalize_text("\u00e9", "nfc") == "\u00e9"
-    assert pretokenize.normalize_text("\ufb01", "nfc") == "\ufb01"      # a compatibility character: nfc keeps it
+    assert pretokenize.normalize_text("\ufb01", "nfc") == "\ufb01"  # a compatibility character: nfc keeps it
     assert pretokenize.normalize_text("\ufb01", "nfkc") == "fi"
     assert pretokenize.normalize_text("x\u00b2", "nfkc") == "x2"
-    assert pretokenize.normalize_text("e\u0301\ufb01", None) == "e\u0301\ufb01"   # None: nothing is changed
+    assert pretokenize.normalize_text("e\u0301\ufb01", None) == "e\u0301\ufb01"  # None: nothing is changed
     for form in (None, "nfc", "nfkc"):
         # nothing else: whitespace, newlines and case stay exactly as they were
-        assert pretokenize.normalize_text("  Two  Spaces\t\r\n\n  UPPER lower ", form) == "  Two  Spaces\t\r\n\n  UPPER lower "
+        assert (
+            pretokenize.normalize_text("  Two  Spaces\t\r\n\n  UPPER lower ", form)
+            == "  Two  Spaces\t\r\n\n  UPPER lower "
+        )
     assert [pretokenize.check_normalize(v) for v in (None, "none", "nfc", "NFKC")] == [None, None, "nfc", "nfkc"]
 
 
@@ -176,8 +194,10 @@ def test_default_is_lossless(multilingual_docs):
     assert tok.encode(DECOMPOSED) != tok.encode(COMPOSED)
     assert tok.decode(tok.encode(DECOMPOSED)) == DECOMPOSED
     # and an explicit None trains exactly the default model on real text
-    assert quiet_train(multilingual_docs, algo="bpe", vocab_size=400, normalize=None).merges == \
-        quiet_train(multilingual_docs, algo="bpe", vocab_size=400).merges
+    assert (
+        quiet_train(multilingual_docs, algo="bpe", vocab_size=400, normalize=None).merges
+        == quiet_train(multilingual_docs, algo="bpe", vocab_size=400).merges
+    )
 
 
 @pytest.mark.parametrize("algo,extra", [("bpe", {}), ("boundless", {}), ("superbpe", {"supermerges": 50})])
@@ -219,8 +239,9 @@ def test_count_tables_record_normalize_and_refuse_mixing(tmp_path):
     nfc = count_corpus([DECOMPOSED], pretok, collect_runs=True, normalize="nfc")
     assert nfc.normalize == "nfc"
     assert nfc.pretoken_multiset() == count_corpus([COMPOSED], pretok, collect_runs=True).pretoken_multiset()
-    parallel = count_corpus_parallel([DECOMPOSED] * 3, pretok, collect_runs=True, workers=2, normalize="nfc",
-                                     batch_docs=1)
+    parallel = count_corpus_parallel(
+        [DECOMPOSED] * 3, pretok, collect_runs=True, workers=2, normalize="nfc", batch_docs=1
+    )
     assert parallel.normalize == "nfc"
     nfc.save(tmp_path / "nfc.gz")
     with gzip.open(tmp_path / "nfc.gz", "rt", encoding="utf-8") as f:
@@ -229,7 +250,7 @@ def test_count_tables_record_normalize_and_refuse_mixing(tmp_path):
     plain = count_corpus([COMPOSED], pretok, collect_runs=True)
     plain.save(tmp_path / "plain.gz")
     with gzip.open(tmp_path / "plain.gz", "rt", encoding="utf-8") as f:
-        assert "normalize" not in json.loads(f.readline())   # count files of lossless text are as before
+        assert "normalize" not in json.loads(f.readline())  # count files of lossless text are as before
     with pytest.raises(ValueError, match="different normalizations"):
         fastsw.train(from_counts=[tmp_path / "nfc.gz", tmp_path / "plain.gz"], algo="bpe", vocab_size=300)
     # training from counts keeps their normalization; asking for another is an error
@@ -258,8 +279,22 @@ def test_cli_normalize(capsys, tmp_path):
     corpus = tmp_path / "t.txt"
     corpus.write_text((DECOMPOSED + "\n") * 4, encoding="utf-8")
     model = tmp_path / "m.json"
-    code, _, err = run(capsys, "train", corpus, "-o", model, "--algo", "bpe", "--vocab-size", "300",
-                       "--normalize", "nfc", "--doc-mode", "line", "--no-progress")
+    code, _, err = run(
+        capsys,
+        "train",
+        corpus,
+        "-o",
+        model,
+        "--algo",
+        "bpe",
+        "--vocab-size",
+        "300",
+        "--normalize",
+        "nfc",
+        "--doc-mode",
+        "line",
+        "--no-progress",
+    )
     assert code == 0, err
     tok = fastsw.Tokenizer.load(model)
     assert tok.normalize == "nfc" and tok.decode(tok.encode(DECOMPOSED)) == COMPOSED
@@ -268,12 +303,34 @@ def test_cli_normalize(capsys, tmp_path):
     code, _, err = run(capsys, "count", corpus, "-o", tmp_path / "c.gz", "--normalize", "nfkc", "--no-progress")
     assert code == 0, err
     assert Counts.load(tmp_path / "c.gz").normalize == "nfkc"
-    code, _, err = run(capsys, "train", "--from-counts", tmp_path / "c.gz", "-o", tmp_path / "x.json", "--algo",
-                       "bpe", "--normalize", "nfc", "--no-progress")
+    code, _, err = run(
+        capsys,
+        "train",
+        "--from-counts",
+        tmp_path / "c.gz",
+        "-o",
+        tmp_path / "x.json",
+        "--algo",
+        "bpe",
+        "--normalize",
+        "nfc",
+        "--no-progress",
+    )
     assert_error(code, err, "--normalize nfc", "nfkc")
     assert not (tmp_path / "x.json").exists()
-    code, _, err = run(capsys, "train", "--from-counts", tmp_path / "c.gz", "-o", tmp_path / "x.json", "--algo",
-                       "bpe", "--vocab-size", "300", "--no-progress")
+    code, _, err = run(
+        capsys,
+        "train",
+        "--from-counts",
+        tmp_path / "c.gz",
+        "-o",
+        tmp_path / "x.json",
+        "--algo",
+        "bpe",
+        "--vocab-size",
+        "300",
+        "--no-progress",
+    )
     assert code == 0, err
     assert fastsw.Tokenizer.load(tmp_path / "x.json").normalize == "nfkc"
     code, _, err = run(capsys, "train", corpus, "-o", tmp_path / "y.json", "--normalize", "nfd")
@@ -288,6 +345,7 @@ def test_language_tagged_counts_keep_the_normalization(tmp_path):
     import unicodedata
 
     from fastsw.corpus.counting import Counts, count_languages
+
     en = ["Cafe\u0301 au lait", "the cafe\u0301"] * 5
     de = ["Gru\u0308\u00dfe aus Ko\u0308ln"] * 5
     nfc = lambda docs: [unicodedata.normalize("NFC", d) for d in docs]  # noqa: E731
@@ -295,12 +353,15 @@ def test_language_tagged_counts_keep_the_normalization(tmp_path):
     b = fastsw.train({"en": nfc(en), "de": nfc(de)}, weights={"de": 2}, algo="bpe", vocab_size=270)
     assert [m[1:] for m in a.merges] == [m[1:] for m in b.merges] and a.normalize == "nfc"
     path = tmp_path / "tagged.jsonl"
-    path.write_text("".join(json.dumps({"lang": l, "text": t}) + "\n" for l, docs in (("en", en), ("de", de))
-                            for t in docs), encoding="utf-8")
+    path.write_text(
+        "".join(json.dumps({"lang": l, "text": t}) + "\n" for l, docs in (("en", en), ("de", de)) for t in docs),
+        encoding="utf-8",
+    )
     c = fastsw.train(path, lang_field="lang", weights={"de": 2}, algo="bpe", vocab_size=270, normalize="nfc")
     assert [m[1:] for m in c.merges] == [m[1:] for m in a.merges]
-    table = count_languages([("en", d) for d in en] + [("de", d) for d in de], fastsw.Pretokenizer(),
-                            collect_runs=False, normalize="nfc")
+    table = count_languages(
+        [("en", d) for d in en] + [("de", d) for d in de], fastsw.Pretokenizer(), collect_runs=False, normalize="nfc"
+    )
     assert table.normalize == "nfc" and table.by_language()["de"].normalize == "nfc"
     table.save(tmp_path / "t.counts")
     assert Counts.load(tmp_path / "t.counts").normalize == "nfc"

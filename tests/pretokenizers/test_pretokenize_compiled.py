@@ -2,6 +2,7 @@ r"""Which patterns run on the compiled scanner (fastsw.pretokenizers.pretokenize
 what they do, however spelled; a pattern that cuts any text differently stays on regex, with one
 PatternNotCompiledWarning. The scanners themselves are compared with regex on the corpus and Hypothesis text in
 tests/io/test_tiktoken_vocab.py."""
+
 import warnings
 
 import pytest
@@ -11,8 +12,14 @@ import tiktoken_ext.openai_public as openai_public
 import fastsw
 from fastsw.pretokenizers.pretokenize import COMPILED_PATTERNS, compiled_pattern
 from fastsw.corpus.counting import native_counting
-from fastsw.pretokenizers.pretokenize import (CL100K_LEGACY_PATTERN, CL100K_PATTERN, GPT2_PATTERN, GPT4O_PATTERN,
-                                              SCRIPT_SPECIFIC_PATTERN, Pretokenizer)
+from fastsw.pretokenizers.pretokenize import (
+    CL100K_LEGACY_PATTERN,
+    CL100K_PATTERN,
+    GPT2_PATTERN,
+    GPT4O_PATTERN,
+    SCRIPT_SPECIFIC_PATTERN,
+    Pretokenizer,
+)
 
 # Equivalent spellings, each with the compiled pattern it means.
 SAME = [
@@ -21,11 +28,16 @@ SAME = [
     (r"'(?:s|t|re|ve|m|ll|d)| ?\pL+| ?\pN+| ?[^\s\pL\pN]+|\s+(?!\S)|\s+", "gpt2"),
     (GPT2_PATTERN.replace(r"|\s+(?!\S)", r"|\s+$|\s+(?!\S)"), "gpt2"),
     # the older cl100k_base spelling, possessive where nothing is ever given back
-    (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"
-     r"|\s*[\r\n]+|\s+(?!\S)|\s+", "cl100k_legacy"),
+    (
+        r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"
+        r"|\s*[\r\n]+|\s+(?!\S)|\s+",
+        "cl100k_legacy",
+    ),
     # the current cl100k_base spelling without its possessive quantifiers
-    (r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s+$|\s*[\r\n]|\s+(?!\S)|\s",
-     "cl100k"),
+    (
+        r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s+$|\s*[\r\n]|\s+(?!\S)|\s",
+        "cl100k",
+    ),
     (GPT4O_PATTERN.replace(r"\p{N}{1,3}", r"[\p{N}]{1,3}"), "o200k"),
 ]
 
@@ -36,7 +48,7 @@ DIFFERENT = [
     CL100K_PATTERN.replace("{1,3}", "{1,4}"),  # "1234" is one pretoken
     CL100K_PATTERN.replace(r"[^\r\n\p{L}", r"[^\r\n\u2603\p{L}"),  # a snowman no longer joins the next word
     CL100K_PATTERN.replace(r"[^\r\n\p{L}", r"[^\r\n\u0400-\u04FF\p{L}"),  # nor do Cyrillic marks (U+0483..U+0489)
-    "(?i:'s|'t|'re|'ve|'m|'ll|'d)" + GPT2_PATTERN[len("'s|'t|'re|'ve|'m|'ll|'d"):],  # "'S" a contraction
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)" + GPT2_PATTERN[len("'s|'t|'re|'ve|'m|'ll|'d") :],  # "'S" a contraction
     GPT2_PATTERN.replace(r"|\s+(?!\S)|\s+", r"|\s+"),  # the space before a word stays with the spaces
     CL100K_LEGACY_PATTERN.replace(r"\s*[\r\n]+|", ""),
     GPT4O_PATTERN.replace("[\\r\\n/]*", "[\\r\\n]*"),  # cl100k's tail in GPT-4o's pattern: "/" after punctuation
@@ -53,6 +65,7 @@ def test_reference_spellings(name):
 def test_the_known_spellings_are_proven():
     """The spellings looked up without probing mean what the table says: the probes agree."""
     from fastsw.pretokenizers import pretokenize as pt
+
     for spelling, name in pt._KNOWN.items():
         assert pt._recognise(spelling, (name,)) == name, name
 
@@ -92,14 +105,25 @@ def test_gpt2_pattern_by_hand():
     assert p.uses_native
     # a space joins the word, number or punctuation after it; numbers are not cut in threes; the contractions are
     # case-sensitive ("'S" is punctuation then a word); a newline is plain whitespace (no newline rule)
-    assert p.pretokenize("Hi  there's 123456 'S!!\n\n x") == \
-        ["Hi", " ", " there", "'s", " 123456", " '", "S", "!!", "\n\n", " x"]
+    assert p.pretokenize("Hi  there's 123456 'S!!\n\n x") == [
+        "Hi",
+        " ",
+        " there",
+        "'s",
+        " 123456",
+        " '",
+        "S",
+        "!!",
+        "\n\n",
+        " x",
+    ]
     assert p.pretokenize("Hi  there's 123456 'S!!\n\n x") == p.pretokenize_reference("Hi  there's 123456 'S!!\n\n x")
 
 
 def test_one_warning_per_pattern_and_how_to_silence_it():
     pattern = r"[a-z]+|[^a-z]+"  # ASCII words: no compiled scanner
     import fastsw.pretokenizers.pretokenize as pt
+
     pt._WARNED.discard(("simple", pattern, None))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -121,6 +145,7 @@ def test_one_warning_per_pattern_and_how_to_silence_it():
 
 def test_no_warning_without_the_compiled_path(monkeypatch):
     import fastsw.pretokenizers.pretokenize as pt
+
     pattern = r"[a-y]+|[^a-y]+"
     pt._WARNED.discard(("simple", pattern, None))
     with warnings.catch_warnings():

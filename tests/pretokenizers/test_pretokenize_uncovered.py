@@ -6,6 +6,7 @@ behavior="isolated")`` cuts it (``fastsw.pretokenizers.pretokenize.isolated_span
 counting (hand-worked counts and letter runs, every counting path), encoding round trips on both backends
 for plain BPE and the superword algorithms, and equality with HF on real text and Hypothesis text.
 """
+
 import pytest
 import regex
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -29,24 +30,28 @@ def pieces(pattern, text):
 
 # -- the rule, worked by hand -------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("pattern, text, expected", [
-    # the issue's example: the gaps ' ' and ', ' are pretokens
-    (r"\w+", ISSUE_TEXT, ["hello", " ", "world", ", ", "x"]),
-    # gaps before the first and after the last match; a long gap is one piece
-    (r"[a-z]+", "  ab--!cd. ", ["  ", "ab", "--!", "cd", ". "]),
-    # no match at all: the whole text is one gap
-    (r"\d+", "no digits here", ["no digits here"]),
-    # empty text: no pretokens, even for a pattern that matches the empty string
-    (r"\w+", "", []),
-    (r"\w*", "", []),
-    # empty matches make no pretoken but end the gap before them (as HF does): \w* matches the empty
-    # string at 1 (after 'a') and at 2 (before ' '), so the gap ', ' is cut into ',' and ' '
-    (r"\w*", "a, b", ["a", ",", " ", "b"]),
-    (r"x*", "ab", ["a", "b"]),
-    # a pattern with groups: the pieces are the whole matches (findall would return the groups)
-    (r"(\w)\w*", "ab, c", ["ab", ", ", "c"]),
-    (r"(\w)(\w*)", "ab cd", ["ab", " ", "cd"]),
-])
+
+@pytest.mark.parametrize(
+    "pattern, text, expected",
+    [
+        # the issue's example: the gaps ' ' and ', ' are pretokens
+        (r"\w+", ISSUE_TEXT, ["hello", " ", "world", ", ", "x"]),
+        # gaps before the first and after the last match; a long gap is one piece
+        (r"[a-z]+", "  ab--!cd. ", ["  ", "ab", "--!", "cd", ". "]),
+        # no match at all: the whole text is one gap
+        (r"\d+", "no digits here", ["no digits here"]),
+        # empty text: no pretokens, even for a pattern that matches the empty string
+        (r"\w+", "", []),
+        (r"\w*", "", []),
+        # empty matches make no pretoken but end the gap before them (as HF does): \w* matches the empty
+        # string at 1 (after 'a') and at 2 (before ' '), so the gap ', ' is cut into ',' and ' '
+        (r"\w*", "a, b", ["a", ",", " ", "b"]),
+        (r"x*", "ab", ["a", "b"]),
+        # a pattern with groups: the pieces are the whole matches (findall would return the groups)
+        (r"(\w)\w*", "ab, c", ["ab", ", ", "c"]),
+        (r"(\w)(\w*)", "ab cd", ["ab", " ", "cd"]),
+    ],
+)
 def test_isolated_spans_examples(pattern, text, expected):
     assert pieces(pattern, text) == expected
     assert split_isolated(regex.compile(pattern), text) == expected
@@ -76,6 +81,7 @@ def test_default_patterns_cover_everything(sample_docs):
             assert p.pretokenize_reference(doc) == p.pretokenize(doc)
             assert "".join(p.pretokenize_reference(doc)) == doc
     from fastsw.pretokenizers.pretokenize import GPT4O_PATTERN
+
     doc = sample_docs[0]
     assert Pretokenizer(mode="simple").pretokenize_reference(doc) == regex.findall(GPT4O_PATTERN, doc)
 
@@ -120,6 +126,7 @@ def test_training_sees_the_gap_pretokens():
 
 # -- encoding round trips -----------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def small_docs(sample_docs):
     return sample_docs[::12]
@@ -128,8 +135,9 @@ def small_docs(sample_docs):
 MODEL_SPECS = {
     "bpe-simple": dict(algo="bpe", vocab_size=400, pretokenizer={"mode": "simple", "main_pattern": r"\w+"}),
     "bpe-script": dict(algo="bpe", vocab_size=400, pretokenizer={"main_pattern": r"[a-z]+"}),
-    "superbpe": dict(algo="superbpe", vocab_size=450, supermerges=50,
-                     pretokenizer={"mode": "simple", "main_pattern": r" ?\p{L}+"}),
+    "superbpe": dict(
+        algo="superbpe", vocab_size=450, supermerges=50, pretokenizer={"mode": "simple", "main_pattern": r" ?\p{L}+"}
+    ),
     "boundless": dict(algo="boundless", vocab_size=450, pretokenizer={"main_pattern": r" ?[a-z]+"}),
 }
 
@@ -158,8 +166,9 @@ def test_supermerges_join_gap_pretokens(algo, options):
     # and then the gap pretoken ' X' (2 per document); the first supermerge joins the eligible gap ' X' with
     # 'ab' (2 per document, more than 'X' + 'ab').
     docs = ["Xab Xab Xab, Yab"] * 20
-    tok = fastsw.train(docs, algo=algo, vocab_size=251, pretokenizer={"mode": "simple", "main_pattern": r" ?[a-z]+"},
-                       **options)
+    tok = fastsw.train(
+        docs, algo=algo, vocab_size=251, pretokenizer={"mode": "simple", "main_pattern": r" ?[a-z]+"}, **options
+    )
     regular = [tok.vocab[m.id] for m in tok.merges if not m.super]
     supers = [(tok.vocab[m.id], m.count) for m in tok.merges if m.super]
     assert regular[:2] == [b"ab", b" X"]
@@ -179,8 +188,11 @@ def test_superword_models_agree_on_real_text(models, small_docs):
             assert tok.decode(py) == doc
 
 
-@settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=HYPOTHESIS_EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(text=st.text(max_size=60))
 def test_round_trip_hypothesis(models, text):
     try:
@@ -195,9 +207,11 @@ def test_round_trip_hypothesis(models, text):
 
 # -- equality with HF Split(behavior="isolated") -----------------------------------------------------------
 
+
 def hf_pieces(pattern, text):
     from tokenizers import Regex
     from tokenizers.pre_tokenizers import Split
+
     return [p for p, _ in Split(Regex(pattern), behavior="isolated").pre_tokenize_str(text)]
 
 
@@ -222,16 +236,19 @@ HF_HYPOTHESIS_PATTERNS = [r"[\p{L}\p{N}_]+", r"[a-z]+", r" ?\p{L}+", r"\p{N}+|[a
 
 
 @settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None)
-@given(text=st.text(st.one_of(st.characters(blacklist_categories=("Cs", "Cn")), st.sampled_from("ab1 ,.\n")),
-                   max_size=80),
-       pattern=st.sampled_from(HF_HYPOTHESIS_PATTERNS))
+@given(
+    text=st.text(st.one_of(st.characters(blacklist_categories=("Cs", "Cn")), st.sampled_from("ab1 ,.\n")), max_size=80),
+    pattern=st.sampled_from(HF_HYPOTHESIS_PATTERNS),
+)
 def test_equal_to_hf_hypothesis(text, pattern):
     assert Pretokenizer(mode="simple", main_pattern=pattern).pretokenize(text) == hf_pieces(pattern, text)
 
 
 @settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None)
-@given(text=st.text(alphabet="ab1 ,.\n\t\u00e9\u4e2d", max_size=40),
-       pattern=st.sampled_from(UNCOVERED_PATTERNS + [r"[a-z]*", r"\d*|,"]))
+@given(
+    text=st.text(alphabet="ab1 ,.\n\t\u00e9\u4e2d", max_size=40),
+    pattern=st.sampled_from(UNCOVERED_PATTERNS + [r"[a-z]*", r"\d*|,"]),
+)
 def test_spans_and_findall_shortcut_agree(text, pattern):
     # split_isolated's findall shortcut and the spans give the same pieces, which tile the text
     compiled = regex.compile(pattern)

@@ -5,6 +5,7 @@ through the API and the command line, and found through an entry point by a fres
 round-trip through their names and configs; and no module of the package probes a pre-tokenizer for a hook with
 ``hasattr``/``getattr`` (the base class declares them all).
 """
+
 import ast
 import inspect
 import json
@@ -53,7 +54,7 @@ class ToySyllables(BasePretokenizer):
 
     def pretokenize_reference(self, text):
         n = self.size
-        return [word[i:i + n] for word in self._WORDS.findall(text) for i in range(0, len(word), n)]
+        return [word[i : i + n] for word in self._WORDS.findall(text) for i in range(0, len(word), n)]
 
     def to_config(self):
         return {"mode": self.mode, "size": self.size}
@@ -81,6 +82,7 @@ def docs(sample_docs):
 
 
 # ---- a new family, through the API ---------------------------------------------------------------------------------
+
 
 def test_toy_is_found_by_its_names_and_configs(toy):
     assert "toy-syllables" in registered() and "toy-syllables" in valid_names_message()
@@ -119,10 +121,12 @@ def test_toy_trains_saves_loads_encodes_and_decodes(toy, docs, tmp_path):
 def test_toy_two_paths_one_answer(toy, docs):
     """The reference backend and the compiled one train and encode the toy identically (it has no fast hooks: the
     defaults carry it)."""
-    fast = fastsw.train(docs, algo="superbpe", vocab_size=520, supermerges=20, pretokenizer="toy-syllables",
-                        backend="numba")
-    ref = fastsw.train(docs, algo="superbpe", vocab_size=520, supermerges=20, pretokenizer="toy-syllables",
-                       backend="python")
+    fast = fastsw.train(
+        docs, algo="superbpe", vocab_size=520, supermerges=20, pretokenizer="toy-syllables", backend="numba"
+    )
+    ref = fastsw.train(
+        docs, algo="superbpe", vocab_size=520, supermerges=20, pretokenizer="toy-syllables", backend="python"
+    )
     assert fast.merges == ref.merges and fast.n_super > 0
     sample = docs[:40]
     assert fast.encode_batch(sample) == [fast.encode(t, backend="python") for t in sample]
@@ -132,8 +136,20 @@ def test_toy_two_paths_one_answer(toy, docs):
 def test_toy_through_the_cli(toy, docs, tmp_path, capsys):
     data = write_jsonl(tmp_path / "d.jsonl", docs[:120])
     model = tmp_path / "m.json"
-    code, out, err = run(capsys, "train", data, "--pretokenizer", "toy-syllables[2]", "--algo", "bpe",
-                         "--vocab-size", "400", "-o", model, "--no-progress")
+    code, out, err = run(
+        capsys,
+        "train",
+        data,
+        "--pretokenizer",
+        "toy-syllables[2]",
+        "--algo",
+        "bpe",
+        "--vocab-size",
+        "400",
+        "-o",
+        model,
+        "--no-progress",
+    )
     assert code == 0, err
     assert json.loads(model.read_text(encoding="utf-8"))["pretokenizer"] == {"mode": "toy-syllables", "size": 2}
     text = tmp_path / "t.txt"
@@ -156,37 +172,53 @@ def test_an_installed_family_is_found_by_a_fresh_process(tmp_path, docs):
     site.mkdir()
     source = inspect.getsource(ToySyllables)
     (site / "toy_syllables_plugin.py").write_text(
-        "import re\nfrom fastsw.pretokenizers import BasePretokenizer\n\n\n" + textwrap.dedent(source),
-        encoding="utf-8")
+        "import re\nfrom fastsw.pretokenizers import BasePretokenizer\n\n\n" + textwrap.dedent(source), encoding="utf-8"
+    )
     info = site / "toy_syllables_plugin-1.0.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-syllables-plugin\nVersion: 1.0\n",
-                                   encoding="utf-8")
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: toy-syllables-plugin\nVersion: 1.0\n", encoding="utf-8"
+    )
     (info / "entry_points.txt").write_text(
-        "[fastsw.pretokenizers]\ntoy-syllables = toy_syllables_plugin:ToySyllables\n", encoding="utf-8")
+        "[fastsw.pretokenizers]\ntoy-syllables = toy_syllables_plugin:ToySyllables\n", encoding="utf-8"
+    )
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), str(site)]))
     data = write_jsonl(tmp_path / "d.jsonl", docs[:60])
     model = tmp_path / "m.json"
 
     def fastsw_cli(*args, stdin=None):
-        return subprocess.run([sys.executable, "-m", "fastsw", *map(str, args)], env=env, input=stdin,
-                              capture_output=True, text=True, cwd=tmp_path, timeout=600)
+        return subprocess.run(
+            [sys.executable, "-m", "fastsw", *map(str, args)],
+            env=env,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=600,
+        )
 
-    done = fastsw_cli("train", data, "--pretokenizer", "toy-syllables[2]", "--vocab-size", "350", "-o", model,
-                      "--no-progress")
+    done = fastsw_cli(
+        "train", data, "--pretokenizer", "toy-syllables[2]", "--vocab-size", "350", "-o", model, "--no-progress"
+    )
     assert done.returncode == 0, done.stderr
     done = fastsw_cli("encode", "-m", model, "-", stdin="Hello, wide world!\n")
     assert done.returncode == 0, done.stderr
     back = fastsw_cli("decode", "-m", model, "-", stdin=done.stdout)
     assert back.returncode == 0 and back.stdout == "Hello, wide world!\n", back.stderr
     # without the package the name is unknown: one error that lists the valid names
-    done = subprocess.run([sys.executable, "-m", "fastsw", "pretokenize", "--pretokenizer", "toy-syllables", "-"],
-                          env=dict(os.environ, PYTHONPATH=str(REPO)), input="a\n", capture_output=True, text=True,
-                          timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "fastsw", "pretokenize", "--pretokenizer", "toy-syllables", "-"],
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+        input="a\n",
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 2 and "valid pre-tokenizers: script (default)" in done.stderr, done.stderr
 
 
 # ---- registering ---------------------------------------------------------------------------------------------------
+
 
 def test_register_refuses_taken_names_bad_names_and_non_families(toy):
     with pytest.raises(ValueError, match="is taken"):
@@ -229,8 +261,16 @@ def test_register_as_a_decorator_and_an_unknown_name_error():
 
 # ---- the built-in families -----------------------------------------------------------------------------------------
 
-BUILT_IN_NAMES = ["script", "simple", "none", "boundary[w]", "boundary[w,p]+shift", "boundary[w,p,d]+caps",
-                  "script-v3", "script-v3+boundary[w,p,d]+caps"]
+BUILT_IN_NAMES = [
+    "script",
+    "simple",
+    "none",
+    "boundary[w]",
+    "boundary[w,p]+shift",
+    "boundary[w,p,d]+caps",
+    "script-v3",
+    "script-v3+boundary[w,p,d]+caps",
+]
 
 
 @pytest.mark.parametrize("name", BUILT_IN_NAMES)
@@ -270,14 +310,19 @@ def test_the_base_declares_every_hook():
 
 # ---- no probing ----------------------------------------------------------------------------------------------------
 
+
 def _probes(tree: ast.AST):
     """``hasattr(obj, name)`` / ``getattr(obj, name, ...)`` calls whose object is a pre-tokenizer (its expression
     names one: ``pretok``, ``self.pretokenizer``, ...) or whose name is one of the interface's hooks (``atoms``
     aside: alphabets have ``atoms`` too, and alphabets are not pre-tokenizers)."""
     hooks = set(BasePretokenizer.HOOKS) - {"atoms"}
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-                and node.func.id in ("hasattr", "getattr") and len(node.args) >= 2):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("hasattr", "getattr")
+            and len(node.args) >= 2
+        ):
             continue
         target = ast.unparse(node.args[0])
         name = node.args[1].value if isinstance(node.args[1], ast.Constant) else None
@@ -294,8 +339,10 @@ def test_no_module_probes_a_pretokenizer():
 
 
 def test_the_probe_finder_finds_probes():
-    tree = ast.parse("a = getattr(pretok, 'run_break', None)\nb = hasattr(tok.pretokenizer, 'show')\n"
-                     "c = getattr(x, 'native_counter', None)\nd = hasattr(self.alphabet, 'atoms')\n")
+    tree = ast.parse(
+        "a = getattr(pretok, 'run_break', None)\nb = hasattr(tok.pretokenizer, 'show')\n"
+        "c = getattr(x, 'native_counter', None)\nd = hasattr(self.alphabet, 'atoms')\n"
+    )
     assert [line for line, _ in _probes(tree)] == [1, 2, 3]
 
 
@@ -303,6 +350,7 @@ def test_the_interface_docstring_examples_run():
     import doctest
 
     from fastsw.pretokenizers import base, registry
+
     for module in (base, registry):
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert result.attempted >= 3 and result.failed == 0, module.__name__

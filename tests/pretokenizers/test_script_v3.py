@@ -1,6 +1,7 @@
 """SCRIPT v3 (seed 002 Appendix B.1/B.2, SPEC section 9): the table, the atomic encoding and its inverse, byte
 fallback, drop_unlisted, the no-partial-character rule, and the groups / plain SCRIPT pretokens (compiled kernel
 against the plain-Python rule on the shared corpora and on adversarial Unicode)."""
+
 import gzip
 import json
 
@@ -22,6 +23,7 @@ def chars_of(text):
 
 
 # -- the table ---------------------------------------------------------------------------------------------
+
 
 def test_shipped_scripts_file_is_the_shared_one():
     assert sv.SCRIPTS_FILE.read_bytes() == shared_path("unicode/Scripts-16.0.0.txt").read_bytes()
@@ -50,7 +52,7 @@ def test_classes_follow_the_seed():
     assert {b for b, _ in chars_of("ཀ༣།")} == {"Tibetan:✭"}
     # other high-resource characters drop the script: Thai digits are digits, CJK punctuation is PSF
     assert chars_of("๓")[0][0] == "✭:N" and chars_of("。")[0][0].startswith("✭:PSF")
-    assert chars_of(" ")[0][0] == "✭:ZC" and chars_of("\n")[0][0] == "✭:ZC"   # Zs and Cc
+    assert chars_of(" ")[0][0] == "✭:ZC" and chars_of("\n")[0][0] == "✭:ZC"  # Zs and Cc
     assert chars_of("©")[0][0].startswith("✭:So") and chars_of("\u200b")[0][0].startswith("✭:PSF")  # So, Cf
     # combining marks are Inherited (not high-resource): one class, script kept
     assert chars_of("\u0301")[0][0] == "Inherited:✭"
@@ -69,7 +71,7 @@ def test_every_code_point_round_trips():
     assert len(np.unique(slots)) == len(listed)
     slot_cp = np.full(T.n_blocks * T.n_index, -1, dtype=np.int64)
     for b, (_, _, chars) in enumerate(T.blocks):
-        slot_cp[b * T.n_index:b * T.n_index + len(chars)] = [ord(c) for c in chars]
+        slot_cp[b * T.n_index : b * T.n_index + len(chars)] = [ord(c) for c in chars]
     assert (slot_cp[slots] == listed).all()
     # every listed code point and every unlisted one of the BMP, encoded and decoded (byte fallback)
     cps = np.concatenate([listed, np.flatnonzero(T.block_of[:0x10000] < 0)]).astype("<u4")
@@ -93,7 +95,7 @@ def test_unlisted_characters_byte_fallback_or_dropped():
     assert [sv.atom_name(a) for a in atoms] == ["<Latin:LM>", "<26>", "<xEE>", "<x80>", "<x80>", "<xCD>", "<xB8>"]
     assert sv.text_of_atoms(atoms) == "a" + pua + unassigned
     assert sv.atoms_of_text("a" + pua + unassigned, drop_unlisted=True) == sv.atoms_of_text("a")
-    assert sv.remove_unlisted("x\ue000y\U000e0000\ud800z") == "xyz"   # SPEC: U+E000 pua -> pua
+    assert sv.remove_unlisted("x\ue000y\U000e0000\ud800z") == "xyz"  # SPEC: U+E000 pua -> pua
     assert sv.remove_unlisted("plain") == "plain"
     with pytest.raises(ValueError, match="lone surrogate.*drop_unlisted=True"):
         sv.atoms_of_text("a\ud800")
@@ -117,6 +119,7 @@ def test_broken_atom_sequences_are_refused_plainly():
 
 
 # -- no partial characters -------------------------------------------------------------------------------
+
 
 def test_merge_rule():
     kinds = sv.atom_kinds()
@@ -142,8 +145,8 @@ def _tokens_are_whole(text):
         changed = False
         for j in range(len(seq) - 1):
             if sv.merge_allowed(kind[j], kind[j + 1]):
-                seq[j:j + 2] = [seq[j] + seq[j + 1]]
-                kind[j:j + 2] = [sv.KIND_WHOLE]
+                seq[j : j + 2] = [seq[j] + seq[j + 1]]
+                kind[j : j + 2] = [sv.KIND_WHOLE]
                 changed = True
                 break
     for tok, k in zip(seq, kind):
@@ -160,6 +163,7 @@ def test_merges_never_make_partial_characters():
 
 
 # -- groups and plain SCRIPT pretokens --------------------------------------------------------------------
+
 
 def pretokens_both(text):
     ref = sv.plain_pretokens_reference(text)
@@ -191,8 +195,17 @@ def test_seed_b2_examples():
 
 
 def test_pathological_groups():
-    for text in ["", " ", "a" * 100000, " " * 5000 + "x", "\u0301" * 3000, " a" * 3000, "\ud800\udc00",
-                 "a \u0301" * 100, "日" * 5000 + "ー"]:
+    for text in [
+        "",
+        " ",
+        "a" * 100000,
+        " " * 5000 + "x",
+        "\u0301" * 3000,
+        " a" * 3000,
+        "\ud800\udc00",
+        "a \u0301" * 100,
+        "日" * 5000 + "ー",
+    ]:
         pretokens_both(text)
 
 
@@ -215,10 +228,41 @@ def _corpus_texts():
 
 
 _SPECIAL = list(" \n\t\u00a0\u3000.,!?-(") + [
-    "\u0301", "\u0308", "\u093f", "\u20dd", "a", "Z", "\u00b5", "\u0394", "\u044f", "\u05d0", "\u0627", "\u4e00",
-    "\u3042", "\u30a2", "\u30fc", "\u0e01", "\u1000", "\uac00", "\u0f40", "0", "\u0663", "\u0967", "\u00bd",
-    "\U0001f600", "\ufe0f", "\u200d", "\ue000", "\U000f0000", "\u0378", "\U000e0001", "\U0010ffff", "\ud800",
-    "\udc00", " \u0301", "  ",
+    "\u0301",
+    "\u0308",
+    "\u093f",
+    "\u20dd",
+    "a",
+    "Z",
+    "\u00b5",
+    "\u0394",
+    "\u044f",
+    "\u05d0",
+    "\u0627",
+    "\u4e00",
+    "\u3042",
+    "\u30a2",
+    "\u30fc",
+    "\u0e01",
+    "\u1000",
+    "\uac00",
+    "\u0f40",
+    "0",
+    "\u0663",
+    "\u0967",
+    "\u00bd",
+    "\U0001f600",
+    "\ufe0f",
+    "\u200d",
+    "\ue000",
+    "\U000f0000",
+    "\u0378",
+    "\U000e0001",
+    "\U0010ffff",
+    "\ud800",
+    "\udc00",
+    " \u0301",
+    "  ",
 ]
 adversarial = st.lists(st.one_of(st.sampled_from(_SPECIAL), st.characters(codec=None)), max_size=40).map("".join)
 
@@ -241,6 +285,7 @@ def test_atoms_round_trip(text):
 
 # -- the merge rule in both trainers --------------------------------------------------------------------------
 
+
 def test_rule_table_is_merge_allowed():
     for l in range(4):
         for r in range(4):
@@ -252,6 +297,7 @@ def _script_words(texts):
     """SCRIPT words of local atom ids with their counts, and their atoms' token bytes (each atom one byte
     string of its own: the first byte its kind, so bytes tie-breaking differs from id order)."""
     from collections import Counter
+
     words = Counter(tuple(sv.atoms_of_text(t)) for t in texts)
     token_bytes = [bytes([k, a & 0xFF, a >> 8]) for a, k in enumerate(sv.atom_kinds().tolist())]
     return [list(w) for w in words], list(words.values()), token_bytes
@@ -261,6 +307,7 @@ def _check_trainers_agree_and_respect_the_rule(texts, n_merges, rule_matters=Tru
     from fastsw.alphabet import get_profile
     from fastsw.trainers.bpe import learn_merges
     from fastsw.trainers.bpe_fast import learn_merges_fast
+
     words, counts, token_bytes = _script_words(texts)
     rule = sv.merge_rule(sv.atom_kinds())
     for profile in ("paper", "hf"):
@@ -289,16 +336,18 @@ def _decodable(merges, n_atoms):
 def test_trainers_never_make_partial_characters_on_real_text():
     texts = []
     for lang in ("en", "ru", "zh", "hi"):
-        texts += [w for t in read_jsonl_texts(shared_path(f"corpus/{lang}/heldout.jsonl"), limit=4)
-                  for w in sv.plain_pretokens(t)]
+        texts += [
+            w
+            for t in read_jsonl_texts(shared_path(f"corpus/{lang}/heldout.jsonl"), limit=4)
+            for w in sv.plain_pretokens(t)
+        ]
     texts.append("\ue000\ue001 x\ue000")  # unlisted characters: fallback bytes never merge
     merges, _ = _check_trainers_agree_and_respect_the_rule(texts, 300)
     assert len(merges) == 300
 
 
 @settings(max_examples=HYPOTHESIS_EXAMPLES // 4, deadline=None)
-@given(st.lists(st.text(alphabet="ab ́é\ue000日", min_size=1, max_size=8), min_size=1, max_size=12),
-       st.integers(0, 30))
+@given(st.lists(st.text(alphabet="ab ́é\ue000日", min_size=1, max_size=8), min_size=1, max_size=12), st.integers(0, 30))
 def test_trainers_agree_under_the_rule(texts, n_merges):
     _check_trainers_agree_and_respect_the_rule(texts, n_merges, rule_matters=False)
 
@@ -326,8 +375,8 @@ def test_scheme_names_and_config():
         assert isinstance(p, sv.ScriptPretokenizer) and p.name == name
         assert make_pretokenizer(p.to_config()) == p
         assert len(p.make_alphabet("paper")) == 243 + len(p.atoms)
-    assert len(make_pretokenizer("script-v3").atoms) == 1710            # the 1,710 SCRIPT atoms
-    assert len(make_pretokenizer("script-v3+boundary[w,p,d]+caps").atoms) == 1713   # + ¦ ↑ ⇑
+    assert len(make_pretokenizer("script-v3").atoms) == 1710  # the 1,710 SCRIPT atoms
+    assert len(make_pretokenizer("script-v3+boundary[w,p,d]+caps").atoms) == 1713  # + ¦ ↑ ⇑
     assert len(make_pretokenizer("script-v3").make_alphabet("hf")) == 256 + 1710
     for bad in ("script-v4", "script-v3+", "script-v3+boundary[x]", "script-v3+boundary[w]+foo"):
         with pytest.raises(ValueError, match="valid pre-tokenizers: .*script-v3") as e:
@@ -350,8 +399,11 @@ def test_pieces_are_atoms_and_fallback_text():
     assert [p.show(x) for x in pieces] == ["H<Latin:LM 7>i<Latin:LM 34>", " <✭:ZC 32>", "<xEE x80 x80>"]
     # markers of an inner scheme stay marker atoms; text that holds ¦ keeps it as a character
     q = make_pretokenizer("script-v3+boundary[w,p,d]+caps")
-    assert [q.show(x) for x in both_paths(q, "The ¦")] == ["↑¦t<Latin:LM 45>h<Latin:LM 33>e<Latin:LM 30>¦",
-                                                          " <✭:ZC 32>", "¦<✭:So#0 0>"]
+    assert [q.show(x) for x in both_paths(q, "The ¦")] == [
+        "↑¦t<Latin:LM 45>h<Latin:LM 33>e<Latin:LM 30>¦",
+        " <✭:ZC 32>",
+        "¦<✭:So#0 0>",
+    ]
 
 
 def test_bad_input_is_one_clear_error():
@@ -384,8 +436,12 @@ def test_pretokenizer_paths_agree_on_shared_corpus():
     assert sv.text_of_atoms(sv.atoms_of_text(joined)) == joined
 
 
-text_no_surrogates = st.lists(st.one_of(st.sampled_from([c for c in _SPECIAL if not 0xD800 <= ord(c[0]) <= 0xDFFF]),
-                                        st.characters(codec="utf-8")), max_size=30).map("".join)
+text_no_surrogates = st.lists(
+    st.one_of(
+        st.sampled_from([c for c in _SPECIAL if not 0xD800 <= ord(c[0]) <= 0xDFFF]), st.characters(codec="utf-8")
+    ),
+    max_size=30,
+).map("".join)
 
 
 @settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -398,6 +454,7 @@ def _count_both(p, texts):
     """The compiled counter (a SpelledCounter: pieces counted before spelling) and CountTable's loop over the
     plain-Python pre-tokenizer, as Counts."""
     from fastsw.corpus.counting import CountTable, NativeCountTable
+
     ref_p = sv.ScriptPretokenizer(p.name, drop_unlisted=p.drop_unlisted)
     ref_p.pretokenize = ref_p.pretokenize_reference
     fast, ref = NativeCountTable(p, collect_runs=True), CountTable(ref_p, collect_runs=True)
@@ -409,12 +466,19 @@ def _count_both(p, texts):
 
 
 def _same_table(a, b):
-    assert (a.pretokens, a.counts, a.has_letter, a.run_multiset(), a.n_bytes, a.n_documents) == \
-        (b.pretokens, b.counts, b.has_letter, b.run_multiset(), b.n_bytes, b.n_documents)
+    assert (a.pretokens, a.counts, a.has_letter, a.run_multiset(), a.n_bytes, a.n_documents) == (
+        b.pretokens,
+        b.counts,
+        b.has_letter,
+        b.run_multiset(),
+        b.n_bytes,
+        b.n_documents,
+    )
 
 
 def test_compiled_counting_equals_reference_on_shared_corpus():
     from fastsw.corpus.counting import count_corpus, native_counting
+
     texts = _corpus_texts()
     for name, sample in (("script-v3", texts[::10]), ("script-v3+boundary[w,p,d]+caps", texts[1::20])):
         p = make_pretokenizer(name)
@@ -434,6 +498,7 @@ def test_compiled_counting_hypothesis(texts, name, drop):
 def test_compiled_counting_merges_a_spelled_payload():
     # a worker process sends its table spelled (NativeCountTable.payload); merging unspells it first
     from fastsw.corpus.counting import NativeCountTable
+
     p = make_pretokenizer("script-v3")
     one, two = NativeCountTable(p, True), NativeCountTable(p, True)
     one.add_batch(["the cat 日本", "x\ue000y"])
@@ -445,9 +510,11 @@ def test_compiled_counting_merges_a_spelled_payload():
 
 # -- training, models, encode / decode ---------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def small_corpus():
     from fastsw.corpus.sample import sample_documents
+
     docs = list(sample_documents())
     english = [d[:20000] for d in docs if sum(c.isascii() for c in d) > 0.95 * len(d)][:4]
     # English enough for supermerges, a little of every language, and unlisted characters (byte fallback)
@@ -464,21 +531,28 @@ def _whole(tok):
 
 
 # (marker schemes cut supermerge candidates at every elided space, so their superword models get few or none)
-RUNS = (("bpe", "script-v3", {}), ("boundless", "script-v3", {}), ("superbpe", "script-v3", {"supermerges": 100}),
-        ("bpe", "script-v3+boundary[w,p,d]+caps", {}))
+RUNS = (
+    ("bpe", "script-v3", {}),
+    ("boundless", "script-v3", {}),
+    ("superbpe", "script-v3", {"supermerges": 100}),
+    ("bpe", "script-v3+boundary[w,p,d]+caps", {}),
+)
 
 
 @pytest.fixture(scope="module")
 def trained(small_corpus):
     import warnings
     import fastsw
+
     out = {}
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")   # SuperBPE may run out of supermerge pairs on this small corpus
+        warnings.simplefilter("ignore")  # SuperBPE may run out of supermerge pairs on this small corpus
         for algo, scheme, kw in RUNS:
-            models = [fastsw.train(small_corpus, algo=algo, vocab_size=2500, pretokenizer=scheme, backend=b, **kw)
-                      for b in BACKENDS]
-            assert models[0].merges == models[1].merges, (algo, scheme)   # fast training == reference
+            models = [
+                fastsw.train(small_corpus, algo=algo, vocab_size=2500, pretokenizer=scheme, backend=b, **kw)
+                for b in BACKENDS
+            ]
+            assert models[0].merges == models[1].merges, (algo, scheme)  # fast training == reference
             out[algo, scheme] = models[1]
     return out
 
@@ -498,6 +572,7 @@ def test_training_every_algo(trained, small_corpus):
 
 def test_save_load_encode_identical(trained, small_corpus, tmp_path):
     import fastsw
+
     tok = trained["boundless", "script-v3"]
     path = tmp_path / "m.json"
     tok.save(path)
@@ -533,6 +608,7 @@ def test_fast_encoder_equals_reference(trained):
     pieces as whole pretokens (the reachability path); the text made of the model's eligible `` word`` tokens is one
     long supermerge run."""
     from fastsw.encoding import wide_fast as wide_encode
+
     for key, tok in trained.items():
         words = [tok.decode([t]) for t in sorted(tok._eligible)]
         texts = _encode_texts() + ["".join(w for w in words if w[:1] == " " and w[1:].isalpha()) * 2]
@@ -543,11 +619,12 @@ def test_fast_encoder_equals_reference(trained):
         assert [tok.encode(t, backend="numba") for t in texts] == ref, key
         assert tok.encode_batch(texts, backend="numba") == ref, key
         ids, offsets = enc.encode_docs(texts)  # one call over all texts (the batch path)
-        assert [ids[offsets[k]:offsets[k + 1]].tolist() for k in range(len(texts))] == ref, key
+        assert [ids[offsets[k] : offsets[k + 1]].tolist() for k in range(len(texts))] == ref, key
         pieces = tok.pretokenizer.pretokenize(texts[0])  # spelled pieces (the reachability path)
         ids, offsets = enc.encode_pieces(pieces)
-        assert [ids[offsets[k]:offsets[k + 1]].tolist() for k in range(len(pieces))] == \
-            [tok.encode_pretoken(p, shortcut=False) for p in pieces], key
+        assert [ids[offsets[k] : offsets[k + 1]].tolist() for k in range(len(pieces))] == [
+            tok.encode_pretoken(p, shortcut=False) for p in pieces
+        ], key
         assert [tok.encode(t, backend="numba", shortcut=False) for t in texts[:3]] == ref[:3], key
 
 
@@ -557,6 +634,7 @@ def test_wide_byte_table_reads_atom_codes(trained):
     from fastsw.encoding import encode_kernels as K
     from fastsw.encoding.encode_fast import NO_CHARS, pair_table
     from fastsw.encoding.wide_fast import wide_byte_ids
+
     tok = trained["bpe", "script-v3+boundary[w,p,d]+caps"]
     table = wide_byte_ids(tok.alphabet)
     pieces = tok.pretokenizer.pretokenize("The cat, 日本 \ue000 ꙮ")
@@ -572,8 +650,10 @@ def test_wide_byte_table_reads_atom_codes(trained):
                 out.append(x)
         return out
 
-    for ranks, expect in (({}, lambda p: tok.alphabet.initial_ids(p)),
-                          (tok.regular_ranks, lambda p: pairs_first(tok.alphabet.initial_ids(p)))):
+    for ranks, expect in (
+        ({}, lambda p: tok.alphabet.initial_ids(p)),
+        (tok.regular_ranks, lambda p: pairs_first(tok.alphabet.initial_ids(p))),
+    ):
         out = np.empty(data.shape[0], np.int32)
         got, start = [], 0
         for n in lengths.tolist():
@@ -581,7 +661,7 @@ def test_wide_byte_table_reads_atom_codes(trained):
             got.append(out[:m].tolist())
             start += n
         assert got == [expect(p) for p in pieces]
-    assert sum(map(len, got)) < sum(len(tok.alphabet.initial_ids(p)) for p in pieces)   # characters were merged
+    assert sum(map(len, got)) < sum(len(tok.alphabet.initial_ids(p)) for p in pieces)  # characters were merged
 
 
 def test_atom_pairs_first_is_required_for_the_fast_encoder(trained):
@@ -589,9 +669,10 @@ def test_atom_pairs_first_is_required_for_the_fast_encoder(trained):
     # "auto" encodes on the reference path and the fast encoder refuses plainly
     import fastsw
     from fastsw.encoding.wide_fast import WideFastEncoder, atom_pairs_first
+
     tok = trained["bpe", "script-v3"]
     assert atom_pairs_first(tok.alphabet, tok.regular_ranks)
-    first = tok.merges[0]   # block + index
+    first = tok.merges[0]  # block + index
     merges = [(m.left, m.right, m.count, m.super) for m in tok.merges[:50]] + [(first.right, ord("x"), 1, False)]
     odd = fastsw.Tokenizer(alphabet=tok.alphabet, merges=merges, pretokenizer=tok.pretokenizer)
     assert not atom_pairs_first(odd.alphabet, odd.regular_ranks)
@@ -619,7 +700,7 @@ def _same_spelled(p, texts):
     got = p.token_bytes_batch(texts)
     data, ends, firsts = _spelled_reference(p, texts)
     assert bytes(got[0]) == (data or b"\0") and got[1].tolist() == ends and got[2].tolist() == firsts
-    assert not got[0].flags.writeable   # the byte path's read-only type: one kernel signature
+    assert not got[0].flags.writeable  # the byte path's read-only type: one kernel signature
 
 
 def test_token_bytes_batch_equals_reference_on_shared_corpus():
@@ -627,13 +708,13 @@ def test_token_bytes_batch_equals_reference_on_shared_corpus():
     texts = _corpus_texts()
     for name, sample in (("script-v3", texts[::6]), ("script-v3+boundary[w,p,d]+caps", texts[1::18])):
         p = make_pretokenizer(name)
-        _same_spelled(p, sample)          # one batch
+        _same_spelled(p, sample)  # one batch
         for t in sample[:20]:
-            _same_spelled(p, [t])         # one text
+            _same_spelled(p, [t])  # one text
     _same_spelled(make_pretokenizer("script-v3"), [])
     with pytest.raises(ValueError, match="lone surrogate"):
         make_pretokenizer("script-v3").token_bytes_batch(["ok", "x\ud800"])
-    if hasattr(sv._spell_bytes, "signatures"):   # compiled (not NUMBA_DISABLE_JIT): one signature
+    if hasattr(sv._spell_bytes, "signatures"):  # compiled (not NUMBA_DISABLE_JIT): one signature
         assert len(sv._spell_bytes.signatures) == 1
 
 
@@ -651,19 +732,22 @@ def test_spelled_bytes_table_is_spell_then_atom_bytes():
         if 0xD800 <= cp <= 0xDFFF:
             continue
         v = int(spelled[cp])
-        assert v.to_bytes(8, "little")[:v >> 56] == atom_bytes(sv.spell(chr(cp))), hex(cp)
+        assert v.to_bytes(8, "little")[: v >> 56] == atom_bytes(sv.spell(chr(cp))), hex(cp)
     for slot in range(0x800):
         v = int(spelled[0xD800 + slot])
         if slot in RESERVED_SLOTS:
             assert v >> 56 == 0
         else:
-            assert v.to_bytes(8, "little")[:v >> 56] == atom_code(slot), slot
+            assert v.to_bytes(8, "little")[: v >> 56] == atom_code(slot), slot
 
 
 def test_exports_are_refused_plainly(trained, tmp_path):
     tok = trained["bpe", "script-v3"]
-    for call in (lambda: tok.to_tiktoken(), lambda: tok.save_hf(tmp_path / "t.json"),
-                 lambda: tok.save_paper(tmp_path / "p.txt")):
+    for call in (
+        lambda: tok.to_tiktoken(),
+        lambda: tok.save_hf(tmp_path / "t.json"),
+        lambda: tok.save_paper(tmp_path / "p.txt"),
+    ):
         with pytest.raises(ValueError, match="script-v3"):
             call()
     assert not list(tmp_path.iterdir())
@@ -672,13 +756,25 @@ def test_exports_are_refused_plainly(trained, tmp_path):
 def test_cli_train_encode_decode_pretokenize_inspect(tmp_path, capsys):
     from conftest import run, write_jsonl
     from fastsw.corpus.sample import sample_documents
+
     docs = [d[:2000] for d in sample_documents()][::6] + ["ΟΔΟΣ \ue000 x"]
     data = write_jsonl(tmp_path / "in.jsonl", docs)
     model = tmp_path / "m.json"
-    code, out, err = run(capsys, "train", data, "--algo", "bpe", "--vocab-size", "2100",
-                         "--pretokenizer", "script-v3+boundary[w,p,d]+caps", "-o", model)
+    code, out, err = run(
+        capsys,
+        "train",
+        data,
+        "--algo",
+        "bpe",
+        "--vocab-size",
+        "2100",
+        "--pretokenizer",
+        "script-v3+boundary[w,p,d]+caps",
+        "-o",
+        model,
+    )
     assert code == 0, err
-    assert "1956 alphabet" in err   # 243 bytes + ¦ ↑ ⇑ + 1,710 SCRIPT atoms
+    assert "1956 alphabet" in err  # 243 bytes + ¦ ↑ ⇑ + 1,710 SCRIPT atoms
     code, ids, err = run(capsys, "encode", "-m", model, data)
     assert code == 0, err
     lines = tmp_path / "ids.txt"
@@ -688,18 +784,24 @@ def test_cli_train_encode_decode_pretokenize_inspect(tmp_path, capsys):
     assert [json.loads(line)["text"] for line in out.splitlines()] == docs
     code, out, err = run(capsys, "pretokenize", "-m", model, data)
     # ΟΔΟΣ: caps code, markers, lowercased (final sigma) and each letter with its block and index
-    assert json.loads(out.splitlines()[-1]) == ["⇑¦" + sv.readable("οδος") + "¦", " <✭:ZC 32>", "<xEE x80 x80>",
-                                                " <✭:ZC 32>", "¦x<Latin:LM 49>¦"]
+    assert json.loads(out.splitlines()[-1]) == [
+        "⇑¦" + sv.readable("οδος") + "¦",
+        " <✭:ZC 32>",
+        "<xEE x80 x80>",
+        " <✭:ZC 32>",
+        "¦x<Latin:LM 49>¦",
+    ]
     assert sv.readable("ς") == "ς<Greek:LM 67>"
     code, out, err = run(capsys, "inspect", model)
     assert code == 0 and "pretokenizer:   script-v3+boundary[w,p,d]+caps" in out, err
-    assert '"<Latin:LM>" + "<' in out   # the first merges join a block and an index atom into a character
+    assert '"<Latin:LM>" + "<' in out  # the first merges join a block and an index atom into a character
     code, out, err = run(capsys, "train", data, "--vocab-size", "1000", "--pretokenizer", "script-v3", "-o", model)
     assert code == 2 and "1953" in err and "Traceback" not in err
 
 
 def test_parity_aware_bpe_refuses_script_plainly():
     import fastsw
+
     train = {"en": ["the cat sat"], "de": ["die Katze"]}
     for kw in ({"algo": "parity-bpe"}, {"algo": "boundless", "phase1": "parity-bpe"}):
         with pytest.raises(ValueError, match="parity-aware BPE cannot train with pretokenizer 'script-v3'"):
@@ -709,6 +811,7 @@ def test_parity_aware_bpe_refuses_script_plainly():
 def test_count_then_train_from_counts_is_the_same_model(tmp_path, capsys):
     import fastsw
     from conftest import run, write_jsonl
+
     docs = ["The cat sat on the mat. 日本語の文 \ue000"] * 3 + ["Другой текст, other text."] * 2
     data = write_jsonl(tmp_path / "in.jsonl", docs)
     code, out, err = run(capsys, "count", data, "--pretokenizer", "script-v3", "-o", tmp_path / "c.counts")
@@ -723,7 +826,7 @@ def test_encode_with_offsets(trained):
     # inside a character gets that character's offset
     text = "The cat 日本 \ue000 ꙮx ΟΔΟΣ"
     for tok in trained.values():
-        if tok.pretokenizer.inner is not None:   # markers and caps codes rewrite the text: no offsets
+        if tok.pretokenizer.inner is not None:  # markers and caps codes rewrite the text: no offsets
             with pytest.raises(ValueError, match="rewrites it"):
                 tok.encode_with_offsets(text)
             continue

@@ -1,5 +1,6 @@
 """The `hf` profile against HF tokenizers' BpeTrainer, seed 001's character-level
 worked example, and small hand-worked examples of both counting rules."""
+
 import json
 
 import pytest
@@ -16,13 +17,17 @@ LANGS = ["en", "de", "ru", "ar", "hi", "ja", "zh", "th", "ko", "my", "fi", "fr"]
 def hf_merges(docs, vocab_size):
     """Train HF's BpeTrainer with the GPT-4o split and a byte-level alphabet."""
     from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
+
     hf = Tokenizer(models.BPE())
-    hf.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(fastsw.GPT4O_PATTERN), behavior="isolated"),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-    ])
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, show_progress=False,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    hf.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(fastsw.GPT4O_PATTERN), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size, show_progress=False, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    )
     hf.train_from_iterator(docs, trainer)
     merges = json.loads(hf.to_str())["model"]["merges"]
     pairs = [m if isinstance(m, list) else m.split(" ") for m in merges]
@@ -40,8 +45,7 @@ def multilingual_heldout():
 def test_hf_profile_equals_hf_bpetrainer(multilingual_heldout):
     vocab_size = 1500
     expected = hf_merges(multilingual_heldout, vocab_size)
-    tok = fastsw.train(multilingual_heldout, algo="bpe", vocab_size=vocab_size, profile="hf",
-                       pretokenizer="simple")
+    tok = fastsw.train(multilingual_heldout, algo="bpe", vocab_size=vocab_size, profile="hf", pretokenizer="simple")
     mine = [(tok.vocab[m.left], tok.vocab[m.right]) for m in tok.merges]
     assert len(mine) == vocab_size - 256
     assert mine == expected
@@ -78,8 +82,7 @@ def test_seed001_character_level_worked_example():
 
 def test_character_level_byte_fallback():
     docs = ["low"] * 5 + ["lower"] * 2 + ["newest"] * 6 + ["widest"] * 3
-    tok = fastsw.train(docs, algo="bpe", vocab_size=10 + 256 + 4, profile="hf", alphabet="chars",
-                       byte_fallback=True)
+    tok = fastsw.train(docs, algo="bpe", vocab_size=10 + 256 + 4, profile="hf", alphabet="chars", byte_fallback=True)
     assert len(tok.alphabet) == 266
     ids = tok.encode("lowest é")
     assert ids[:2] == [10 + 256 + 3, 10 + 256 + 1]  # low | est, merges numbered after the bytes

@@ -14,7 +14,14 @@ from fastsw.trainers import bpe_fast as fast_train
 from fastsw.trainers import train as trainer
 from fastsw.alphabet import default_alphabet, get_profile
 from fastsw.trainers.bpe import learn_merges
-from fastsw.trainers.bpe_fast import FastBackend, _unpack_words, learn_merges_fast, pack_candidates, unpack_candidates, warmup
+from fastsw.trainers.bpe_fast import (
+    FastBackend,
+    _unpack_words,
+    learn_merges_fast,
+    pack_candidates,
+    unpack_candidates,
+    warmup,
+)
 from fastsw.trainers.superword import ReferenceBackend, boundless_phase2, interleave, superbpe_phase2
 from fastsw.trainers.train import count_corpus, phase1_tokenizer
 
@@ -59,6 +66,7 @@ def letters(n):
 
 # ---------------------------------------------------------------- hand examples
 
+
 def test_warmup_runs():
     warmup()
 
@@ -85,8 +93,7 @@ def test_proper_prefix_tie_paper():
     # a b c z = 0 1 2 3. After a+b (12), a+z (2) and ab+c (2) tie; the left
     # tokens 'a' < 'ab' (a proper prefix first) decide, not the concatenations
     # ('abc' < 'az' would pick ab+c).
-    merges, words = both_phase1([[0, 1], [0, 1, 2], [0, 3]], [10, 2, 2],
-                                [b"a", b"b", b"c", b"z"], "paper", 10)
+    merges, words = both_phase1([[0, 1], [0, 1, 2], [0, 3]], [10, 2, 2], [b"a", b"b", b"c", b"z"], "paper", 10)
     assert merges == [(0, 1, 12), (0, 3, 2), (4, 2, 2)]
     assert words == [[4], [6], [5]]
 
@@ -118,7 +125,7 @@ def test_one_huge_pretoken():
 
 
 def test_big_counts_are_int64():
-    big = 3 * 10 ** 12
+    big = 3 * 10**12
     merges, _ = both_phase1([[0, 1, 0, 1]], [big], letters(2), "paper", 3)
     assert merges[0] == (0, 1, 2 * big)
 
@@ -164,19 +171,31 @@ bytes_strategy = st.lists(st.binary(min_size=1, max_size=3), min_size=5, max_siz
 
 
 @settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None)
-@given(words=words_strategy, data=st.data(), token_bytes=bytes_strategy, n_merges=st.integers(0, 25),
-       profile=st.sampled_from(PROFILES))
+@given(
+    words=words_strategy,
+    data=st.data(),
+    token_bytes=bytes_strategy,
+    n_merges=st.integers(0, 25),
+    profile=st.sampled_from(PROFILES),
+)
 def test_random_phase1_matches_reference(words, data, token_bytes, n_merges, profile):
     counts = data.draw(st.lists(st.integers(1, 5), min_size=len(words), max_size=len(words)))
     both_phase1(words, counts, token_bytes, profile, n_merges)
 
 
 @settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None)
-@given(cands=st.dictionaries(st.tuples(st.integers(0, 4), st.integers(0, 4))
-                             | st.lists(st.integers(0, 4), min_size=2, max_size=8).map(tuple),
-                             st.integers(1, 6), max_size=10),
-       regular_counts=st.lists(st.integers(1, 12), max_size=15), token_bytes=bytes_strategy,
-       n_super=st.integers(0, 10), profile=st.sampled_from(PROFILES))
+@given(
+    cands=st.dictionaries(
+        st.tuples(st.integers(0, 4), st.integers(0, 4))
+        | st.lists(st.integers(0, 4), min_size=2, max_size=8).map(tuple),
+        st.integers(1, 6),
+        max_size=10,
+    ),
+    regular_counts=st.lists(st.integers(1, 12), max_size=15),
+    token_bytes=bytes_strategy,
+    n_super=st.integers(0, 10),
+    profile=st.sampled_from(PROFILES),
+)
 def test_random_phase2_matches_reference(cands, regular_counts, token_bytes, n_super, profile):
     regular_counts = sorted(regular_counts, reverse=True)
     regular = [(i % 5, (i * 3) % 5, c) for i, c in enumerate(regular_counts)]
@@ -185,9 +204,14 @@ def test_random_phase2_matches_reference(cands, regular_counts, token_bytes, n_s
 
 
 @settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None)
-@given(cands=st.dictionaries(st.lists(st.integers(0, 4), min_size=2, max_size=8).map(tuple),
-                             st.integers(1, 6), max_size=12),
-       token_bytes=bytes_strategy, n_super=st.integers(0, 8), profile=st.sampled_from(PROFILES))
+@given(
+    cands=st.dictionaries(
+        st.lists(st.integers(0, 4), min_size=2, max_size=8).map(tuple), st.integers(1, 6), max_size=12
+    ),
+    token_bytes=bytes_strategy,
+    n_super=st.integers(0, 8),
+    profile=st.sampled_from(PROFILES),
+)
 def test_superbpe_pruning_guess_is_exact_or_rerun(cands, token_bytes, n_super, profile):
     # SuperBPE lets the kernel drop pairs below a guessed floor (the k-th largest initial
     # count). With k = steps the guess often runs dry; the driver must then rerun without it.
@@ -202,7 +226,9 @@ def test_superbpe_pruning_guess_is_exact_or_rerun(cands, token_bytes, n_super, p
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(fast_train, "PRUNE_FACTOR", 1)
         mp.setattr(fast_train, "PRUNE_MIN", 1)
-        mp.setattr(fast_train, "CUT_FACTOR", 0)  # the kernel's own guess alone (the cut: tests/trainers/test_bpe_fast_cut.py)
+        mp.setattr(
+            fast_train, "CUT_FACTOR", 0
+        )  # the kernel's own guess alone (the cut: tests/trainers/test_bpe_fast_cut.py)
         mp.setattr(fast_train, "_merge_loop", spy)
         both_superbpe(cands, token_bytes, n_super, profile)
     if n_super > 0:
@@ -223,19 +249,42 @@ def test_superbpe_pruning_reruns_when_the_guess_runs_dry():
             merges = both_superbpe(cands, letters(8), 2, profile)
             assert [m[:2] for m in merges] == [(0, 1), (2, 3)]
     tokens = np.array([0, 1, 2, 3], np.int32)
-    out = fast_train._merge_loop(tokens, np.array([0, 2, 4], np.int64), np.array([10, 9], np.int64),
-                           np.arange(8, dtype=np.uint8), np.arange(9, dtype=np.int64), 0, 1, 2, 0,
-                           np.zeros(0, np.int64), np.zeros(8, np.uint8), np.zeros((1, 1), np.int8), 1,
-                           np.zeros(1, np.int64))
+    out = fast_train._merge_loop(
+        tokens,
+        np.array([0, 2, 4], np.int64),
+        np.array([10, 9], np.int64),
+        np.arange(8, dtype=np.uint8),
+        np.arange(9, dtype=np.int64),
+        0,
+        1,
+        2,
+        0,
+        np.zeros(0, np.int64),
+        np.zeros(8, np.uint8),
+        np.zeros((1, 1), np.int8),
+        1,
+        np.zeros(1, np.int64),
+    )
     assert int(out[0]) == 1 and out[-1] == 0  # stopped, and said so
 
 
 def test_merge_loop_stops_when_the_stop_flag_is_set():
     # Ctrl-C sets stop[0] (fastsw._interrupt.call_kernel); the kernel checks it before each
     # step. (0, 1) 10, then (2, 3) 9: two steps without the flag, none with it.
-    args = (np.array([0, 2, 4], np.int64), np.array([10, 9], np.int64), np.arange(8, dtype=np.uint8),
-            np.arange(9, dtype=np.int64), 0, 1, 2, 0, np.zeros(0, np.int64), np.zeros(8, np.uint8),
-            np.zeros((1, 1), np.int8), 0)
+    args = (
+        np.array([0, 2, 4], np.int64),
+        np.array([10, 9], np.int64),
+        np.arange(8, dtype=np.uint8),
+        np.arange(9, dtype=np.int64),
+        0,
+        1,
+        2,
+        0,
+        np.zeros(0, np.int64),
+        np.zeros(8, np.uint8),
+        np.zeros((1, 1), np.int8),
+        0,
+    )
     out = fast_train._merge_loop(np.array([0, 1, 2, 3], np.int32), *args, np.zeros(1, np.int64))
     assert int(out[0]) == 2
     out = fast_train._merge_loop(np.array([0, 1, 2, 3], np.int32), *args, np.ones(1, np.int64))
@@ -254,8 +303,12 @@ def test_local_update_widens_to_runs_paper():
 
 
 @settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None)
-@given(words=st.lists(st.lists(st.sampled_from([0, 0, 0, 1, 2]), max_size=30), max_size=8),
-       data=st.data(), n_merges=st.integers(0, 30), profile=st.sampled_from(PROFILES))
+@given(
+    words=st.lists(st.lists(st.sampled_from([0, 0, 0, 1, 2]), max_size=30), max_size=8),
+    data=st.data(),
+    n_merges=st.integers(0, 30),
+    profile=st.sampled_from(PROFILES),
+)
 def test_random_runs_match_reference(words, data, n_merges, profile):
     # Long runs of equal tokens, adjacent replacements and windows that join: the
     # local count updates must give the reference's whole-word recounts.
@@ -267,14 +320,16 @@ def test_random_runs_match_reference(words, data, n_merges, profile):
 
 
 @settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None)
-@given(entries=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 9)), max_size=40),
-       tie_bytes=st.sampled_from([0, 1]))
+@given(
+    entries=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 9)), max_size=40), tie_bytes=st.sampled_from([0, 1])
+)
 def test_heap_order_matches_heapq(entries, tie_bytes):
     # Pairs 0..5 over tokens with bytes that disagree with the id order, pushed with
     # random counts, come off the array heap in the order heapq gives for the key
     # (-count, left bytes, right bytes, left id, right id) (or ids only).
     import heapq
     import numpy as np
+
     token_bytes = [b"b", b"a", b"ab", b"", b"a"]
     tb = np.frombuffer(b"".join(token_bytes), np.uint8).copy()
     tb_off = np.cumsum([0] + [len(b) for b in token_bytes]).astype(np.int64)
@@ -283,15 +338,15 @@ def test_heap_order_matches_heapq(entries, tie_bytes):
     # the kernel's heap holds pair keys (left << 32 | right); tpre: per-token byte prefix keys
     keys = (pleft.astype(np.int64) << 32) | pright
     pair_of_key = {int(k): p for p, k in enumerate(keys)}
-    tpre = np.array([_train_kernels._prefix_key(tb, tb_off, np.int64(t)) for t in range(len(token_bytes))],
-                    np.int64)
+    tpre = np.array([_train_kernels._prefix_key(tb, tb_off, np.int64(t)) for t in range(len(token_bytes))], np.int64)
     heap_key = np.empty(max(len(entries), 1), np.int64)
     heap_count = np.empty(max(len(entries), 1), np.int64)
     size = 0
     expected = []
     for p, c in entries:
-        size = _train_kernels._push(heap_key, heap_count, np.int64(size), keys[p], np.int64(c), tpre,
-                              tb, tb_off, np.int64(tie_bytes))
+        size = _train_kernels._push(
+            heap_key, heap_count, np.int64(size), keys[p], np.int64(c), tpre, tb, tb_off, np.int64(tie_bytes)
+        )
         l, r = int(pleft[p]), int(pright[p])
         key = (token_bytes[l], token_bytes[r], l, r) if tie_bytes else (l, r)
         heapq.heappush(expected, (-c, key, p))
@@ -300,14 +355,16 @@ def test_heap_order_matches_heapq(entries, tie_bytes):
         popped.append((int(heap_count[0]), pair_of_key[int(heap_key[0])]))
         size -= 1
         heap_key[0], heap_count[0] = heap_key[size], heap_count[size]
-        _train_kernels._sift_down(heap_key, heap_count, np.int64(size), np.int64(0), tpre, tb, tb_off,
-                            np.int64(tie_bytes))
+        _train_kernels._sift_down(
+            heap_key, heap_count, np.int64(size), np.int64(0), tpre, tb, tb_off, np.int64(tie_bytes)
+        )
     want = [(-c, p) for c, _, p in (heapq.heappop(expected) for _ in range(len(entries)))]
     # Equal (count, key) entries are interchangeable only when they are the same pair.
     assert popped == want
 
 
 # ---------------------------------------------------------------- real text
+
 
 def phase1_and_candidates(counts, profile, vocab_size):
     """train()'s stages 3 and 4 on both backends (asserted equal); returns the reference's results."""
@@ -330,8 +387,10 @@ def final_vocab(alphabet, merges):
 
 def as_golden(alphabet, merges):
     vocab = final_vocab(alphabet, merges)
-    return [(len(alphabet) + k, vocab[m[0]].hex(), vocab[m[1]].hex(), m[2], bool(m[3]) if len(m) > 3 else False)
-            for k, m in enumerate(merges)]
+    return [
+        (len(alphabet) + k, vocab[m[0]].hex(), vocab[m[1]].hex(), m[2], bool(m[3]) if len(m) > 3 else False)
+        for k, m in enumerate(merges)
+    ]
 
 
 def golden_merges(golden_dir, name):
@@ -346,8 +405,7 @@ def test_golden_phase1_and_boundless(golden_counts, golden_dir, profile):
     assert any(s[0] == "s" for s in steps)
     if profile == "paper":
         assert as_golden(alphabet, merges) == golden_merges(golden_dir, "bpe_2000")
-        assert as_golden(alphabet, interleave(steps, len(alphabet))) == golden_merges(golden_dir,
-                                                                                   "boundless_2000")
+        assert as_golden(alphabet, interleave(steps, len(alphabet))) == golden_merges(golden_dir, "boundless_2000")
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -369,6 +427,7 @@ def test_multilingual_sample(sample_docs, profile):
 
 
 # ---------------------------------------------------------------- one signature per kernel
+
 
 @pytest.mark.parametrize("n, spread", [(1, 1), (2, 2), (7, 1), (100, 3), (1000, 1000), (5000, 20)])
 def test_kth_smallest_is_numpys_sorted_kth(n, spread):
@@ -395,6 +454,7 @@ def test_each_kernel_compiled_once():
 
 # ---------------------------------------------------------------- the training seam
 
+
 @pytest.mark.parametrize("algo, greedy_split", [("boundless", True), ("superbpe", False)])
 def test_train_runs_every_stage_through_one_backend(monkeypatch, sample_docs, algo, greedy_split):
     # The seam: train() asks the backend for every stage after counting (numbered 3-6 in its body) and
@@ -406,8 +466,13 @@ def test_train_runs_every_stage_through_one_backend(monkeypatch, sample_docs, al
             calls.append(name)
             return getattr(ReferenceBackend(), name)
 
-    options = dict(algo=algo, vocab_size=600, supermerges=50 if algo == "superbpe" else None,
-                   greedy_split=greedy_split, min_count_floor=2)
+    options = dict(
+        algo=algo,
+        vocab_size=600,
+        supermerges=50 if algo == "superbpe" else None,
+        greedy_split=greedy_split,
+        min_count_floor=2,
+    )
     with monkeypatch.context() as mp:
         mp.setattr(trainer, "_backend", lambda backend, progress: Recording())
         tok = fastsw.train(sample_docs[:50], **options)

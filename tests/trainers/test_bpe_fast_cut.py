@@ -7,6 +7,7 @@ word keeps Algorithm 1 replaying the regular merges). ``fastsw.corpus.memory`` c
 memory the process can get: under a small ``RLIMIT_AS`` a phase 2 that cannot fit raises ``MemoryLimitError``
 before allocating, and the CLI reports it as one error line without writing a model.
 """
+
 from __future__ import annotations
 
 import os
@@ -60,10 +61,13 @@ def test_cut_keeps_pairs_above_the_floor_whole():
 
 
 @settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None)
-@given(cands=st.dictionaries(st.lists(st.integers(0, 5), min_size=2, max_size=10).map(tuple),
-                             st.integers(0, 8), max_size=14),
-       regular_counts=st.lists(st.integers(1, 20), min_size=1, max_size=20),
-       profile=st.sampled_from(["paper", "hf"]))
+@given(
+    cands=st.dictionaries(
+        st.lists(st.integers(0, 5), min_size=2, max_size=10).map(tuple), st.integers(0, 8), max_size=14
+    ),
+    regular_counts=st.lists(st.integers(1, 20), min_size=1, max_size=20),
+    profile=st.sampled_from(["paper", "hf"]),
+)
 def test_cut_matches_reference_on_random_candidates(cands, regular_counts, profile):
     # high floors (regular counts up to 20 against candidate counts up to 8) cut most pairs; counts of 0 too
     regular = [(i % 6, (i * 5 + 1) % 6, c) for i, c in enumerate(sorted(regular_counts, reverse=True))]
@@ -120,8 +124,11 @@ CHILD = textwrap.dedent("""
 
 
 def test_phase2_fails_early_under_an_address_space_limit():
-    env = dict(os.environ, MALLOC_ARENA_MAX="1",
-               PYTHONPATH=os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])))
+    env = dict(
+        os.environ,
+        MALLOC_ARENA_MAX="1",
+        PYTHONPATH=os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])),
+    )
     r = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     lines = r.stdout.splitlines()
@@ -136,10 +143,16 @@ def test_cli_reports_a_table_that_cannot_fit_as_one_error(tmp_path, capsys, monk
     model = tmp_path / "m.json"
     monkeypatch.setenv("FASTSW_MEMORY_LIMIT", "1M")  # less than the process already holds: nothing is available
     assert available_memory() == 0
-    code, _, err = run(capsys, "train", corpus, "--algo", "boundless", "--vocab-size", "600", "-o", model,
-                       "--no-progress")
-    assert_error(code, err, "building the supermerge candidates needs about", "distinct letter runs",
-                 "0 bytes of memory is available")
+    code, _, err = run(
+        capsys, "train", corpus, "--algo", "boundless", "--vocab-size", "600", "-o", model, "--no-progress"
+    )
+    assert_error(
+        code,
+        err,
+        "building the supermerge candidates needs about",
+        "distinct letter runs",
+        "0 bytes of memory is available",
+    )
     assert not model.exists()
     monkeypatch.setenv("FASTSW_MEMORY_LIMIT", "lots")
     with pytest.raises(ValueError, match="FASTSW_MEMORY_LIMIT='lots' is not a size"):
@@ -149,8 +162,12 @@ def test_cli_reports_a_table_that_cannot_fit_as_one_error(tmp_path, capsys, monk
     assert code == 0, err  # plain BPE builds no candidate table
     with pytest.raises(MemoryLimitError) as info:
         monkeypatch.setenv("FASTSW_MEMORY_LIMIT", "1M")
-        fastsw.train(read_jsonl_texts(shared_path("corpus/en/heldout.jsonl"), 60), algo="superbpe",
-                     vocab_size=600, supermerges=50)
+        fastsw.train(
+            read_jsonl_texts(shared_path("corpus/en/heldout.jsonl"), 60),
+            algo="superbpe",
+            vocab_size=600,
+            supermerges=50,
+        )
     assert isinstance(info.value, MemoryError) and isinstance(info.value, ValueError)
 
 
@@ -158,11 +175,13 @@ def test_counting_stops_early_when_its_tables_would_not_fit(monkeypatch, capsys,
     # The guard compares the tables' growth (times FINISH_FACTOR, made huge here) with the memory left,
     # every COUNT_CHECK_BYTES of text (here every batch): counting stops with one clear error.
     from fastsw.corpus import memory
+
     monkeypatch.setattr(memory, "COUNT_CHECK_BYTES", 1)
     monkeypatch.setattr(memory.CountingGuard, "FINISH_FACTOR", 1e12)
     docs = read_jsonl_texts(shared_path("corpus/en/heldout.jsonl"))
-    with pytest.raises(MemoryLimitError,
-                       match=r"^counting stopped after [\d.]+ (bytes|kB|MB) of text: its count tables take"):
+    with pytest.raises(
+        MemoryLimitError, match=r"^counting stopped after [\d.]+ (bytes|kB|MB) of text: its count tables take"
+    ):
         count_corpus(docs * 20, fastsw.Pretokenizer(), collect_runs=True, threads=2)
     corpus = write_jsonl(tmp_path / "c.jsonl", docs * 20)
     code, _, err = run(capsys, "count", corpus, "-o", tmp_path / "c.counts.gz")
@@ -171,14 +190,20 @@ def test_counting_stops_early_when_its_tables_would_not_fit(monkeypatch, capsys,
 
 
 @settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None)
-@given(cands=st.dictionaries(st.lists(st.integers(0, 5), min_size=2, max_size=10).map(tuple),
-                             st.integers(0, 8), max_size=14),
-       n_super=st.integers(0, 12), cut_factor=st.sampled_from([1, 2, 8]), profile=st.sampled_from(["paper", "hf"]))
+@given(
+    cands=st.dictionaries(
+        st.lists(st.integers(0, 5), min_size=2, max_size=10).map(tuple), st.integers(0, 8), max_size=14
+    ),
+    n_super=st.integers(0, 12),
+    cut_factor=st.sampled_from([1, 2, 8]),
+    profile=st.sampled_from(["paper", "hf"]),
+)
 def test_superbpe_cut_at_a_guessed_floor_is_exact_or_rerun(cands, n_super, cut_factor, profile):
     # A small CUT_FACTOR makes the guessed floor too high for many examples: the driver must notice a
     # supermerge at or below it and run again on the whole candidates.
     from fastsw.trainers import bpe_fast as fast_train
     from fastsw.trainers.superword import superbpe_phase2
+
     token_bytes = [bytes([97 + i]) for i in range(6)]
     ref_bytes, fast_bytes = list(token_bytes), list(token_bytes)
     ref = superbpe_phase2(cands, ref_bytes, n_super, get_profile(profile))
@@ -192,8 +217,10 @@ def test_superbpe_cut_at_a_guessed_floor_is_exact_or_rerun(cands, n_super, cut_f
 
 def test_superbpe_cut_on_real_text_is_exact(monkeypatch):
     from fastsw.trainers import bpe_fast as fast_train
+
     monkeypatch.setattr(fast_train, "PRUNE_MIN", 1)  # the held-out text has fewer pairs than the default minimum
     from fastsw.trainers.superword import superbpe_phase2
+
     docs = read_jsonl_texts(shared_path("corpus/en/heldout.jsonl"))
     counts = count_corpus(docs, fastsw.Pretokenizer(), collect_runs=True)
     alph = default_alphabet("paper")
@@ -202,8 +229,9 @@ def test_superbpe_cut_on_real_text_is_exact(monkeypatch):
     packed = FastBackend().candidates(counts, words, tok1)
     cands = unpack_candidates(packed)
     n_super = 40
-    cut, floor = cut_candidates(tuple(packed), 0, len(tok1.vocab), top=max(fast_train.CUT_FACTOR * n_super,
-                                                                          fast_train.PRUNE_MIN))
+    cut, floor = cut_candidates(
+        tuple(packed), 0, len(tok1.vocab), top=max(fast_train.CUT_FACTOR * n_super, fast_train.PRUNE_MIN)
+    )
     assert floor > 0 and len(cut[0]) < 0.6 * len(packed[0])
     fast = FastBackend().superbpe(packed, list(tok1.vocab), n_super, get_profile("paper"))
     assert fast == superbpe_phase2(cands, list(tok1.vocab), n_super, get_profile("paper"))
@@ -212,6 +240,7 @@ def test_superbpe_cut_on_real_text_is_exact(monkeypatch):
 
 def test_memory_sizes_are_read_and_shown_in_sensible_units(monkeypatch):
     from fastsw.corpus import memory
+
     assert memory._parse_bytes("10T") == 10 << 40
     assert memory._parse_bytes("1.5g") == 3 << 29
     assert memory._parse_bytes("50M") == 50 << 20

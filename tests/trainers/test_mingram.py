@@ -1,6 +1,7 @@
 """MinGram (fastsw.trainers.mingram): MINGRAM.md section 6's worked example step by step, the tie rule, the
 minimum-token-count property, and the fast path (fastsw.trainers.mingram_kernels) against the reference on real text
 in several languages and on Hypothesis inputs."""
+
 import math
 import warnings
 
@@ -14,9 +15,20 @@ from fastsw.trainers import bpe_fast as fast_train
 from fastsw.alphabet import CharAlphabet, get_profile
 from fastsw.trainers.bpe import learn_merges
 from fastsw.trainers.mingram_fast import FastLattice
-from fastsw.trainers.mingram import (LOG_PROB_FLOOR, MinGramTokenizer, _min_cover, build_trie_reference,
-                            costs, e_step_reference, initial_log_probs, learn_mingram, mi_scores_reference,
-                            seed_counts_from_words, seed_token_atoms, viterbi)
+from fastsw.trainers.mingram import (
+    LOG_PROB_FLOOR,
+    MinGramTokenizer,
+    _min_cover,
+    build_trie_reference,
+    costs,
+    e_step_reference,
+    initial_log_probs,
+    learn_mingram,
+    mi_scores_reference,
+    seed_counts_from_words,
+    seed_token_atoms,
+    viterbi,
+)
 
 from conftest import HYPOTHESIS_EXAMPLES, read_jsonl_texts, shared_path
 
@@ -44,10 +56,22 @@ def test_worked_example_seed():
     # (u,g)->ug [20]; (u,n)->un [16]; (h,ug)->hug [15]; (p,un)->pun [12]; (p,ug)->pug [5] wins the tie with
     # (hug,s) because (p, ug) = (4, 7) < (9, 5); then (hug,s)->hugs [5]
     assert [(name(l, atoms), name(r, atoms), c) for l, r, c in merges] == [
-        ("u", "g", 20), ("u", "n", 16), ("h", "ug", 15), ("p", "un", 12), ("p", "ug", 5), ("hug", "s", 5)]
+        ("u", "g", 20),
+        ("u", "n", 16),
+        ("h", "ug", 15),
+        ("p", "un", 12),
+        ("p", "ug", 5),
+        ("hug", "s", 5),
+    ]
     c = seed_counts_from_words(final, counts, len(atoms))
-    assert {name(t, atoms): n for t, n in enumerate(c) if n} == {"b": 4, "un": 4, "hug": 10, "pun": 12, "pug": 5,
-                                                                 "hugs": 5}
+    assert {name(t, atoms): n for t, n in enumerate(c) if n} == {
+        "b": 4,
+        "un": 4,
+        "hug": 10,
+        "pun": 12,
+        "pug": 5,
+        "hugs": 5,
+    }
     assert sum(max(1, x) for x in c) == 47
     lp0 = dict(zip((name(t, atoms) for t in range(len(atoms))), initial_log_probs(c)))
     expect = {"pun": -1.3652, "hug": -1.5476, "pug": -2.2407, "hugs": -2.2407, "b": -2.4639, "un": -2.4639}
@@ -69,8 +93,14 @@ def test_worked_example_rounds(backend):
     assert [s[0] for s in steps] == ["seed", "em", "em", "prune", "em", "em"]
     # E1.1: N = pun 12, hug 10, pug 5, hugs 5, b 4, un 4 (T = 40); M1.1 drops ug
     kind, order, lp, usage = steps[1]
-    assert {name(t, atoms): n for t, n in enumerate(usage) if n} == {"pun": 12, "hug": 10, "pug": 5, "hugs": 5,
-                                                                     "b": 4, "un": 4}
+    assert {name(t, atoms): n for t, n in enumerate(usage) if n} == {
+        "pun": 12,
+        "hug": 10,
+        "pug": 5,
+        "hugs": 5,
+        "b": 4,
+        "un": 4,
+    }
     assert "ug" not in order and len(order) == 12
     by = {name(t, atoms): lp[t] for t in range(len(atoms))}
     assert by["pun"] == math.log(12 / 40) and by["hug"] == math.log(10 / 40)
@@ -81,8 +111,15 @@ def test_worked_example_rounds(backend):
     assert steps[3][1] == list("bghnpsu") + ["pun", "hug", "pug"]
     # round 2: bun -> [b, u, n], hugs -> [hug, s] (both -inf paths)
     kind, order, lp, usage = steps[4]
-    assert {name(t, atoms): n for t, n in enumerate(usage) if n} == {"hug": 15, "pun": 12, "pug": 5, "s": 5,
-                                                                     "b": 4, "u": 4, "n": 4}
+    assert {name(t, atoms): n for t, n in enumerate(usage) if n} == {
+        "hug": 15,
+        "pun": 12,
+        "pug": 5,
+        "s": 5,
+        "b": 4,
+        "u": 4,
+        "n": 4,
+    }
     by = {name(t, atoms): lp[t] for t in r.history[4][1]}
     assert round(by["hug"], 4) == -1.1838 and round(by["pun"], 4) == -1.4069
     assert round(by["pug"], 4) == round(by["s"], 4) == -2.2824
@@ -101,6 +138,7 @@ def test_worked_example_rounds(backend):
 
     def seg(word):
         return [name(t, atoms) for t in viterbi(ALPHA.initial_ids(word), trie, cost, lens)]
+
     assert seg("hugs") == ["hug", "s"] and seg("pugs") == ["pug", "s"] and seg("bug") == ["b", "u", "g"]
     assert seg("hhug") == ["h", "h", "u", "g"]
 
@@ -108,8 +146,16 @@ def test_worked_example_rounds(backend):
 def test_worked_example_through_train(backend, tmp_path):
     """fastsw.train with the character alphabet gives 6's model; the tokenizer floors -inf (in memory and
     loaded alike), so hhug -> [h, hug] both before and after save/load."""
-    tok = fastsw.train(CORPUS, algo="mingram", alphabet="chars", profile="hf", vocab_size=10, overshoot=2.0,
-                       pretokenizer="simple", backend=backend)
+    tok = fastsw.train(
+        CORPUS,
+        algo="mingram",
+        alphabet="chars",
+        profile="hf",
+        vocab_size=10,
+        overshoot=2.0,
+        pretokenizer="simple",
+        backend=backend,
+    )
     assert isinstance(tok, MinGramTokenizer) and tok.algo == "mingram"
     assert tok.vocab == (b"b", b"g", b"h", b"n", b"p", b"s", b"u", b"hug", b"pun", b"pug")
     assert tok.seed_ids == (0, 1, 2, 3, 4, 5, 6, 9, 10, 11)  # 6.3's file ids [1..7, 11, 10, 12], 0-based, sorted
@@ -130,8 +176,7 @@ def fixed_vocab_segment(word, vocab):
     atoms = [tuple(ord(c) for c in v) for v in vocab]
     trie = build_trie_reference(atoms, range(len(atoms)))
     ref = [vocab[t] for t in viterbi([ord(c) for c in word], trie, [0.0] * len(vocab), [len(a) for a in atoms])]
-    lat = FastLattice(np.array([ord(c) for c in word], np.int32), np.array([0, len(word)], np.int64), [1], atoms,
-                       128)
+    lat = FastLattice(np.array([ord(c) for c in word], np.int32), np.array([0, len(word)], np.int64), [1], atoms, 128)
     paths, _ = lat.segment(np.arange(len(atoms)), np.zeros(len(atoms)))
     assert [vocab[t] for t in paths.tolist()] == ref
     return ref
@@ -150,15 +195,17 @@ def test_score_delta_zero_never_nan():
 
 
 @settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None)
-@given(st.lists(st.text(alphabet="abc", min_size=2, max_size=4), max_size=8),
-       st.lists(st.floats(min_value=-30, max_value=0), min_size=11, max_size=11),
-       st.text(alphabet="abc", max_size=20))
+@given(
+    st.lists(st.text(alphabet="abc", min_size=2, max_size=4), max_size=8),
+    st.lists(st.floats(min_value=-30, max_value=0), min_size=11, max_size=11),
+    st.text(alphabet="abc", max_size=20),
+)
 def test_minimum_token_count(extra, scores, word):
     """No segmentation of a pretoken with the model's vocabulary has fewer tokens than the program's path, and
     the kernel's path is the reference's."""
     vocab = ["a", "b", "c"] + sorted(set(extra))
     atoms = [tuple(ord(c) - 97 for c in v) for v in vocab]
-    cost = costs(np.array(scores[:len(vocab)]), 1e-5)
+    cost = costs(np.array(scores[: len(vocab)]), 1e-5)
     trie = build_trie_reference(atoms, range(len(atoms)))
     sym = [ord(c) - 97 for c in word]
     path = viterbi(sym, trie, cost.tolist(), [len(a) for a in atoms])
@@ -170,6 +217,7 @@ def test_minimum_token_count(extra, scores, word):
 
 def packed_corpus(tok_alphabet, docs, pretok):
     from fastsw.corpus.counting import count_corpus
+
     counts = count_corpus(docs, pretok, collect_runs=False)
     return counts, [tok_alphabet.initial_ids(p) for p in counts.pretokens]
 
@@ -195,10 +243,12 @@ def multilingual_docs():
 def test_fast_equals_reference_on_real_text(multilingual_docs, criterion):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ref = fastsw.train(multilingual_docs, algo="mingram", vocab_size=900, backend="python",
-                           prune_criterion=criterion)
-        fast = fastsw.train(multilingual_docs, algo="mingram", vocab_size=900, backend="numba",
-                            prune_criterion=criterion)
+        ref = fastsw.train(
+            multilingual_docs, algo="mingram", vocab_size=900, backend="python", prune_criterion=criterion
+        )
+        fast = fastsw.train(
+            multilingual_docs, algo="mingram", vocab_size=900, backend="numba", prune_criterion=criterion
+        )
     assert ref.vocab == fast.vocab and ref.log_probs == fast.log_probs and ref.seed_ids == fast.seed_ids
     assert ref.training_info["mingram"]["totals_removed"] == fast.training_info["mingram"]["totals_removed"]
     assert len(ref.vocab) <= 900
@@ -213,17 +263,20 @@ def test_fast_equals_reference_on_real_text(multilingual_docs, criterion):
 def test_mi_scores_kernel_equals_reference(multilingual_docs):
     """MinGram-PP's scores from the kernel and the reference on a trained model's vocabulary."""
     from fastsw.trainers.mingram_fast import mi_scores_fast
+
     tok = fastsw.train(multilingual_docs[:20], algo="mingram", vocab_size=600)
     counts, words = packed_corpus(tok.alphabet, multilingual_docs[:20], tok.pretokenizer)
     atoms = list(tok.tokens)
     cost = costs(np.array(tok.log_probs), tok.score_delta)
-    ref = mi_scores_reference(words, counts.counts, atoms, range(len(atoms)), cost.tolist(), len(tok.alphabet),
-                              len(atoms))
+    ref = mi_scores_reference(
+        words, counts.counts, atoms, range(len(atoms)), cost.tolist(), len(tok.alphabet), len(atoms)
+    )
     lengths = np.fromiter(map(len, words), np.int64, len(words))
     off = np.zeros(len(words) + 1, np.int64)
     np.cumsum(lengths, out=off[1:])
-    lat = FastLattice(np.fromiter((a for w in words for a in w), np.int32, int(off[-1])), off, counts.counts, atoms,
-                       len(tok.alphabet))
+    lat = FastLattice(
+        np.fromiter((a for w in words for a in w), np.int32, int(off[-1])), off, counts.counts, atoms, len(tok.alphabet)
+    )
     fast = mi_scores_fast(lat, list(range(len(atoms))), cost, len(tok.alphabet))
     assert fast.tolist() == ref
     assert any(ref)

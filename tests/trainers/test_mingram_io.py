@@ -1,4 +1,5 @@
 """MinGram models in files, the CLI and interop, the exact-size behaviour (MINGRAM.md 1.8) and bad input."""
+
 import json
 import math
 import warnings
@@ -94,18 +95,21 @@ def test_seed_out_of_pairs_is_a_note():
     assert tok.vocab_size <= 300 and tok.decode(tok.encode("ab ba")) == "ab ba"
 
 
-@pytest.mark.parametrize("options, message", [
-    (dict(vocab_size=100), "smaller than the 243"),
-    (dict(vocab_size=300, overshoot=0.9), "overshoot=0.9 is below 1"),
-    (dict(vocab_size=300, overshoot=1e308), r"overshoot=1e\+308 .* beyond 2\*\*63-1"),
-    # 57 merges x 1e18 pass 2**63-1 (the check once the alphabet is known is exact)
-    (dict(vocab_size=300, overshoot=1e18), r"overshoot=1e\+18 asks for a BPE seed of 57 x 1e\+18 merges"),
-    (dict(vocab_size=300, em_iterations=0), "em_iterations must be an integer >= 1"),
-    (dict(vocab_size=300, score_delta=-1.0), "score_delta must be a finite number >= 0"),
-    (dict(vocab_size=300, prune_criterion="loss"), "prune_criterion='loss' is not one of"),
-    (dict(vocab_size=300, algo="bpe", overshoot=1.15), "overshoot= applies to MinGram"),
-    (dict(vocab_size=300, greedy_split=True), "greedy_split"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (dict(vocab_size=100), "smaller than the 243"),
+        (dict(vocab_size=300, overshoot=0.9), "overshoot=0.9 is below 1"),
+        (dict(vocab_size=300, overshoot=1e308), r"overshoot=1e\+308 .* beyond 2\*\*63-1"),
+        # 57 merges x 1e18 pass 2**63-1 (the check once the alphabet is known is exact)
+        (dict(vocab_size=300, overshoot=1e18), r"overshoot=1e\+18 asks for a BPE seed of 57 x 1e\+18 merges"),
+        (dict(vocab_size=300, em_iterations=0), "em_iterations must be an integer >= 1"),
+        (dict(vocab_size=300, score_delta=-1.0), "score_delta must be a finite number >= 0"),
+        (dict(vocab_size=300, prune_criterion="loss"), "prune_criterion='loss' is not one of"),
+        (dict(vocab_size=300, algo="bpe", overshoot=1.15), "overshoot= applies to MinGram"),
+        (dict(vocab_size=300, greedy_split=True), "greedy_split"),
+    ],
+)
 def test_bad_options(options, message):
     options = {"algo": "mingram", **options}
     with pytest.raises(ValueError, match=message):
@@ -115,8 +119,20 @@ def test_bad_options(options, message):
 def test_cli_train_inspect_encode(docs, tmp_path, capsys):
     corpus = write_jsonl(tmp_path / "c.jsonl", docs)
     out = tmp_path / "m.json"
-    code, _, err = run(capsys, "train", corpus, "--algo", "mingram", "--vocab-size", 700, "--overshoot", 1.15,
-                       "--no-progress", "-o", out)
+    code, _, err = run(
+        capsys,
+        "train",
+        corpus,
+        "--algo",
+        "mingram",
+        "--vocab-size",
+        700,
+        "--overshoot",
+        1.15,
+        "--no-progress",
+        "-o",
+        out,
+    )
     assert code == 0, err
     assert "MinGram from a" in err
     tok = fastsw.load(out)
@@ -130,19 +146,35 @@ def test_cli_train_inspect_encode(docs, tmp_path, capsys):
     code, _, err = run(capsys, "count", corpus, "--no-runs", "-o", counts, "--no-progress")
     assert code == 0, err
     out2 = tmp_path / "m2.json"
-    code, _, err = run(capsys, "train", "--from-counts", counts, "--algo", "mingram", "--vocab-size", 700,
-                       "--overshoot", 1.15, "--no-progress", "-o", out2)
+    code, _, err = run(
+        capsys,
+        "train",
+        "--from-counts",
+        counts,
+        "--algo",
+        "mingram",
+        "--vocab-size",
+        700,
+        "--overshoot",
+        1.15,
+        "--no-progress",
+        "-o",
+        out2,
+    )
     assert code == 0, err
     tok2 = fastsw.load(out2)
     assert tok2.vocab == tok.vocab and tok2.log_probs == tok.log_probs
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["--algo", "mingram", "--overshoot", "0.5"], ["--overshoot", "below 1"]),
-    (["--algo", "mingram", "--overshoot", "1e308"], ["--overshoot 1e+308", "2**63-1"]),
-    (["--algo", "bpe", "--refill"], ["--refill", "--algo mingram"]),
-    (["--algo", "mingram", "--score-delta", "-2"], ["--score-delta"]),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["--algo", "mingram", "--overshoot", "0.5"], ["--overshoot", "below 1"]),
+        (["--algo", "mingram", "--overshoot", "1e308"], ["--overshoot 1e+308", "2**63-1"]),
+        (["--algo", "bpe", "--refill"], ["--refill", "--algo mingram"]),
+        (["--algo", "mingram", "--score-delta", "-2"], ["--score-delta"]),
+    ],
+)
 def test_cli_bad_options(argv, words, tmp_path, capsys):
     code, _, err = run(capsys, "train", *argv, "-o", tmp_path / "m.json")
     assert_error(code, err, *words)
@@ -164,19 +196,36 @@ def semingram_file(tmp_path, *, config_class="UTF8Pretokenizer", drop_byte=None,
     learned tokens with sparse seed ids, required tokens first (file order is not id order)."""
     import gzip
     from fastsw import GPT4O_PATTERN
+
     lp = {ord("h"): -2.5, ord("u"): -2.5, ord("g"): -3.0, ord("s"): -2.2}
-    tokens = [{"id": b + 1, "atomic_tokens": [b + 1], "log_prob": lp.get(b, -math.inf)}
-              for b in range(256) if b != drop_byte]
-    tokens += [{"id": 400, "atomic_tokens": [ord(c) + 1 for c in "hug"], "log_prob": -1.1},
-               {"id": 300, "atomic_tokens": [ord(c) + 1 for c in "ug"], "log_prob": -1.5}]
-    data = {"info": {"version": "semingram-v1"},
-            "pretokenizer": {"config_class": config_class,
-                             "config": {"cls": config_class, "starting_token_id": 1, "normalization": "NFC",
-                                        "remove_unassigned": True, "regex_pattern": GPT4O_PATTERN,
-                                        "digit_handling": None, "enforce_char_boundaries": True}},
-            "tokens": tokens,
-            "metadata": {"tokenizer_variant": "mingram", "objective": math.inf,
-                         "config": {"score_delta": 1e-5, "overshoot_factor": 1.15}}}
+    tokens = [
+        {"id": b + 1, "atomic_tokens": [b + 1], "log_prob": lp.get(b, -math.inf)} for b in range(256) if b != drop_byte
+    ]
+    tokens += [
+        {"id": 400, "atomic_tokens": [ord(c) + 1 for c in "hug"], "log_prob": -1.1},
+        {"id": 300, "atomic_tokens": [ord(c) + 1 for c in "ug"], "log_prob": -1.5},
+    ]
+    data = {
+        "info": {"version": "semingram-v1"},
+        "pretokenizer": {
+            "config_class": config_class,
+            "config": {
+                "cls": config_class,
+                "starting_token_id": 1,
+                "normalization": "NFC",
+                "remove_unassigned": True,
+                "regex_pattern": GPT4O_PATTERN,
+                "digit_handling": None,
+                "enforce_char_boundaries": True,
+            },
+        },
+        "tokens": tokens,
+        "metadata": {
+            "tokenizer_variant": "mingram",
+            "objective": math.inf,
+            "config": {"score_delta": 1e-5, "overshoot_factor": 1.15},
+        },
+    }
     text = json.dumps(data)
     assert "-Infinity" in text and "Infinity" in text  # the reference's non-standard literals
     path = tmp_path / ("m.json.gz" if gz else "m.json")
@@ -191,6 +240,7 @@ def semingram_file(tmp_path, *, config_class="UTF8Pretokenizer", drop_byte=None,
 @pytest.mark.parametrize("gz", [False, True])
 def test_load_semingram(tmp_path, gz):
     from fastsw.trainers.mingram import load_semingram
+
     with pytest.raises(ValueError, match="remove_unassigned.*allow_approximate=True"):  # it would not be exact
         load_semingram(semingram_file(tmp_path, gz=gz))
     tok = load_semingram(semingram_file(tmp_path, gz=gz), allow_approximate=True)
@@ -208,6 +258,7 @@ def test_load_semingram(tmp_path, gz):
 
 def test_load_semingram_refuses(tmp_path):
     from fastsw.trainers.mingram import load_semingram
+
     with pytest.raises(ValueError, match="ScriptPretokenizer.*not one fastsw implements"):
         load_semingram(semingram_file(tmp_path, config_class="ScriptPretokenizer"))
     with pytest.raises(ValueError, match="do not cover the atomic alphabet"):
@@ -217,11 +268,14 @@ def test_load_semingram_refuses(tmp_path):
         load_semingram(tmp_path / "x.json")
 
 
-@pytest.mark.parametrize("mutate, field, words", [
-    (lambda d: d.update(score_delta=-1), "score_delta", "finite number >= 0"),
-    (lambda d: d.update(score_delta="1e-5"), "score_delta", "finite number >= 0"),
-    (lambda d: d["tokens"][300].update(hex=d["tokens"][299]["hex"]), "tokens[300]", "same bytes as tokens[299]"),
-])
+@pytest.mark.parametrize(
+    "mutate, field, words",
+    [
+        (lambda d: d.update(score_delta=-1), "score_delta", "finite number >= 0"),
+        (lambda d: d.update(score_delta="1e-5"), "score_delta", "finite number >= 0"),
+        (lambda d: d["tokens"][300].update(hex=d["tokens"][299]["hex"]), "tokens[300]", "same bytes as tokens[299]"),
+    ],
+)
 def test_damaged_model_files_are_refused(model, tmp_path, mutate, field, words):
     """What training refuses, the loader refuses: one ValueError naming the file and the field."""
     path = tmp_path / "m.json"

@@ -1,5 +1,6 @@
 """Parity-aware BPE reference (fastsw.trainers.parity): hand-worked toys, the window and hybrid variants, the published
 script's recorded runs on real multilingual text (tests/data/parity_script), and bad input."""
+
 import collections
 import doctest
 import gzip
@@ -57,13 +58,23 @@ def test_language_choice_sequence_worked_by_hand(profile, learn):
     # step 3: en 2 = de 2 -> en; en's words th x4, th|e x3: best th+e (3). en dev: "the" = 1.
     # step 4: en 1 < de 2 -> de; de's words die x5, ie x2 have no pair left: stop.
     tb = byte_table()
-    out = learn({l: words_of(c) for l, c in TOY_TRAIN.items()}, tb, profile, 10,
-                              dev_words={l: words_of(c) for l, c in TOY_DEV.items()})
+    out = learn(
+        {l: words_of(c) for l, c in TOY_TRAIN.items()},
+        tb,
+        profile,
+        10,
+        dev_words={l: words_of(c) for l, c in TOY_DEV.items()},
+    )
     assert out.languages == ["de", "en", "de", "en"]
     assert spelled(tb, out.merges) == [b"ie", b"th", b"die", b"the"]
     assert [count for _, _, count in out.merges] == [7, 7, 5, 3]
-    assert out.lengths == [{"en": 3, "de": 5}, {"en": 3, "de": 3}, {"en": 2, "de": 3}, {"en": 2, "de": 2},
-                           {"en": 1, "de": 2}]
+    assert out.lengths == [
+        {"en": 3, "de": 5},
+        {"en": 3, "de": 3},
+        {"en": 2, "de": 3},
+        {"en": 2, "de": 2},
+        {"en": 1, "de": 2},
+    ]
     assert [[tb[t] for t in w] for w in out.words["de"]] == [[b"die"], [b"ie"]]
 
 
@@ -76,23 +87,29 @@ def test_ratio_choice_sequence_worked_by_hand(learn):
     # step 3: en 17/10 = 1.7 > de 19/14 -> de: no pair left, stop (the script's rule; the default goes on with
     # en, see tests/trainers/test_parity_exhausted.py).
     tb = byte_table()
-    out = learn({l: words_of(c) for l, c in TOY_TRAIN.items()}, tb, "paper", 10,
-                              ratios={"en": 1, "de": 2}, exhausted="stop")
+    out = learn(
+        {l: words_of(c) for l, c in TOY_TRAIN.items()}, tb, "paper", 10, ratios={"en": 1, "de": 2}, exhausted="stop"
+    )
     assert out.languages == ["de", "de", "en"]
     assert spelled(tb, out.merges) == [b"ie", b"die", b"th"]
     assert out.lengths == [{"en": 17, "de": 19}, {"en": 17, "de": 12}, {"en": 17, "de": 7}, {"en": 10, "de": 7}]
     # equal targets: both criteria start at 1 -> the first language (en) wins the tie
-    out = learn({l: words_of(c) for l, c in TOY_TRAIN.items()}, byte_table(), "paper", 1,
-                              ratios={"en": 1.5, "de": 1.5})
+    out = learn({l: words_of(c) for l, c in TOY_TRAIN.items()}, byte_table(), "paper", 1, ratios={"en": 1.5, "de": 1.5})
     assert out.languages == ["en"]
 
 
 def test_min_frequency_stops_the_whole_run(learn):
     # step 0 picks de's i+e with count 7; with min_frequency=8 that is too rare: under the script's rule
     # nothing is learned, although en has pairs left.
-    out = learn({l: words_of(c) for l, c in TOY_TRAIN.items()}, byte_table(), "paper", 10,
-                              dev_words={l: words_of(c) for l, c in TOY_DEV.items()}, min_frequency=8,
-                              exhausted="stop")
+    out = learn(
+        {l: words_of(c) for l, c in TOY_TRAIN.items()},
+        byte_table(),
+        "paper",
+        10,
+        dev_words={l: words_of(c) for l, c in TOY_DEV.items()},
+        min_frequency=8,
+        exhausted="stop",
+    )
     assert out.merges == [] and out.languages == [] and out.lengths == [{"en": 3, "de": 5}]
 
 
@@ -120,16 +137,14 @@ def test_window_variant_restricts_a_dominant_language(learn):
     assert win.languages == [B, B, B, S, S, B, B, B, S]
     assert [l["small"] for l in win.lengths] == [8, 8, 8, 8, 7, 6, 6, 6, 6, 5]
     # the default alpha 2 allows a language the whole window when there are two columns: no restriction
-    assert learn(train, byte_table(), "paper", 9, dev_words=dev, variant="window",
-                               window=4).languages == base.languages
+    assert learn(train, byte_table(), "paper", 9, dev_words=dev, variant="window", window=4).languages == base.languages
 
 
 def test_window_counts_the_summed_column_when_hybrid(learn):
     # hybrid: three columns (big, small, summed), so alpha 1.5 allows 1.5/3 = 1/2 of the window, as alpha 1
     # does without the summed column; the global step does not enter the window.
     train, dev = dominant_toy()
-    win = learn(train, byte_table(), "paper", 10, dev_words=dev, variant="window", window=4,
-                              alpha=1.5, global_merges=1)
+    win = learn(train, byte_table(), "paper", 10, dev_words=dev, variant="window", window=4, alpha=1.5, global_merges=1)
     assert win.languages == [None, "big", "big", "big", "small", "small", "big", "big", "big", "small"]
 
 
@@ -159,8 +174,14 @@ def test_hybrid_starts_with_ordinary_bpe_on_the_summed_counts(learn):
     langs = ["en", "de", "ru"]
     train, dev = small_real_counts(langs, 20000, 20)
     tb = byte_table()
-    out = learn({l: words_of(train[l]) for l in langs}, tb, "paper", 40,
-                              dev_words={l: words_of(dev[l]) for l in langs}, global_merges=25)
+    out = learn(
+        {l: words_of(train[l]) for l in langs},
+        tb,
+        "paper",
+        40,
+        dev_words={l: words_of(dev[l]) for l in langs},
+        global_merges=25,
+    )
     summed = collections.Counter()
     for lang in langs:
         summed.update(train[lang])
@@ -178,8 +199,15 @@ def test_merges_reach_every_language_and_dev_lengths_are_exact(profile):
     langs = ["en", "de", "ru", "ar"]
     train, dev = small_real_counts(langs, 5000, 10)
     tb = byte_table()
-    out = learn_parity_merges({l: words_of(train[l]) for l in langs}, tb, profile, 60,
-                              dev_words={l: words_of(dev[l]) for l in langs}, variant="window", window=10)
+    out = learn_parity_merges(
+        {l: words_of(train[l]) for l in langs},
+        tb,
+        profile,
+        60,
+        dev_words={l: words_of(dev[l]) for l in langs},
+        variant="window",
+        window=10,
+    )
     assert len(out.merges) == 60 and len(set(out.languages)) > 1
     for k in (0, 1, 7, 30, 60):
         ranks = {(l, r): (i, 256 + i) for i, (l, r, _) in enumerate(out.merges[:k])}
@@ -245,27 +273,43 @@ def test_same_merges_and_choices_as_the_published_script(inputs, name):
     n, options = PUBLISHED_RUNS[name]
     train, dev, digest = inputs
     record, theirs, their_choices, their_lengths = recorded_run(name)
-    assert (record["n"], record["options"], record["langs"]) == (n, options, LANGS), \
+    assert (record["n"], record["options"], record["langs"]) == (n, options, LANGS), (
         f"{name}.json records another configuration: run tests/data/parity_script/regenerate.py"
-    assert record["inputs_sha256"] == digest, \
+    )
+    assert record["inputs_sha256"] == digest, (
         f"{name}.json was recorded on other inputs: run tests/data/parity_script/regenerate.py"
+    )
     tb = byte_table()
     ratios = options.get("ratios")
     window = options.get("window")
-    out = learn_parity_merges({l: words_of(train[l]) for l in LANGS}, tb, "hf", n,
-                              dev_words=None if ratios else {l: words_of(dev[l]) for l in LANGS}, ratios=ratios,
-                              global_merges=options.get("global_merges", 0),
-                              variant="base" if window is None else "window", window=window or 100)
+    out = learn_parity_merges(
+        {l: words_of(train[l]) for l in LANGS},
+        tb,
+        "hf",
+        n,
+        dev_words=None if ratios else {l: words_of(dev[l]) for l in LANGS},
+        ratios=ratios,
+        global_merges=options.get("global_merges", 0),
+        variant="base" if window is None else "window",
+        window=window or 100,
+    )
     assert [(tb[l], tb[r]) for l, r, _ in out.merges] == theirs
     assert len(theirs) == n
     assert out.languages == their_choices
     assert out.lengths[:-1] == their_lengths  # dev lengths, or with ratios the training lengths
     assert len(set(their_choices) - {None}) > 1  # the toy exercises the choice, not one language
     tb_fast = byte_table()  # the fast twin gives the same run
-    fast = learn_parity_merges_fast({l: words_of(train[l]) for l in LANGS}, tb_fast, "hf", n,
-                                    dev_words=None if ratios else {l: words_of(dev[l]) for l in LANGS},
-                                    ratios=ratios, global_merges=options.get("global_merges", 0),
-                                    variant="base" if window is None else "window", window=window or 100)
+    fast = learn_parity_merges_fast(
+        {l: words_of(train[l]) for l in LANGS},
+        tb_fast,
+        "hf",
+        n,
+        dev_words=None if ratios else {l: words_of(dev[l]) for l in LANGS},
+        ratios=ratios,
+        global_merges=options.get("global_merges", 0),
+        variant="base" if window is None else "window",
+        window=window or 100,
+    )
     assert (fast.merges, fast.languages, fast.lengths, tb_fast) == (out.merges, out.languages, out.lengths, tb)
 
 
@@ -275,6 +319,7 @@ def test_recorded_runs_are_all_used():
 
 # --- bad input ---------------------------------------------------------------------------------------------
 
+
 def toy_train():
     return {l: words_of(c) for l, c in TOY_TRAIN.items()}
 
@@ -283,35 +328,74 @@ def toy_dev():
     return {l: words_of(c) for l, c in TOY_DEV.items()}
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda tb: learn_parity_merges({"en": ([], []), "de": toy_train()["de"]}, tb, "paper", 5,
-                                    dev_words=toy_dev()), "language 'en' has no text in train_words"),
-    (lambda tb: learn_parity_merges(toy_train(), tb, "paper", 5, dev_words={"en": ([[]], [3]), "de": toy_dev()["de"]}),
-     "language 'en' has no text in dev_words"),
-    (lambda tb: learn_parity_merges(toy_train(), tb, "paper", 5, dev_words=toy_dev(), dev_sizes={"en": 3, "de": 4}),
-     r"the dev texts are not parallel: their numbers of documents differ \(en: 3, de: 4\)"),
-    (lambda tb: learn_parity_merges(toy_train(), tb, "paper", 5, dev_words={**toy_dev(), "fr": toy_dev()["en"]}),
-     "dev_words names language\\(s\\) 'fr' with no training text"),
-    (lambda tb: learn_parity_merges(toy_train(), tb, "paper", 5, dev_words={"en": toy_dev()["en"]}),
-     "dev_words is missing language\\(s\\) 'de'"),
-    (lambda tb: learn_parity_merges(toy_train(), tb, "paper", 5, ratios={"en": 1, "de": 0}),
-     r"ratios\['de'\]=0 must be a number > 0"),
-    (lambda tb: learn_parity_merges(toy_train(), tb, "paper", 5, ratios={"en": -1.5, "de": 1}),
-     r"ratios\['en'\]=-1.5 must be a number > 0"),
-    (lambda tb: learn_parity_merges(toy_train(), tb, "paper", 5), "give exactly one of dev_words"),
-    (lambda tb: learn_parity_merges(toy_train(), tb, "paper", 5, dev_words=toy_dev(), ratios={"en": 1, "de": 1}),
-     "give exactly one of dev_words"),
-    (lambda tb: learn_parity_merges(toy_train(), tb, "paper", 5, dev_words=toy_dev(), variant="moving"),
-     "variant='moving' is not one of base, window"),
-    (lambda tb: learn_parity_merges(toy_train(), tb, "paper", 5, dev_words=toy_dev(), variant="window", alpha=1,
-                                    global_merges=2),
-     "alpha=1 would let the window exclude every language; use alpha >= 3/2"),
-    (lambda tb: learn_parity_merges(toy_train(), tb, "paper", 5, dev_words=toy_dev(), window=0),
-     "window=0 must be an integer >= 1"),
-    (lambda tb: learn_parity_merges({}, tb, "paper", 5, dev_words=toy_dev()), "train_words must be a non-empty dict"),
-    (lambda tb: learn_parity_merges({"en": ([[1, 2]], [1, 2]), "de": toy_train()["de"]}, tb, "paper", 5,
-                                    dev_words=toy_dev()), "train_words\\['en'\\] has 1 words but 2 counts"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (
+            lambda tb: learn_parity_merges(
+                {"en": ([], []), "de": toy_train()["de"]}, tb, "paper", 5, dev_words=toy_dev()
+            ),
+            "language 'en' has no text in train_words",
+        ),
+        (
+            lambda tb: learn_parity_merges(
+                toy_train(), tb, "paper", 5, dev_words={"en": ([[]], [3]), "de": toy_dev()["de"]}
+            ),
+            "language 'en' has no text in dev_words",
+        ),
+        (
+            lambda tb: learn_parity_merges(
+                toy_train(), tb, "paper", 5, dev_words=toy_dev(), dev_sizes={"en": 3, "de": 4}
+            ),
+            r"the dev texts are not parallel: their numbers of documents differ \(en: 3, de: 4\)",
+        ),
+        (
+            lambda tb: learn_parity_merges(toy_train(), tb, "paper", 5, dev_words={**toy_dev(), "fr": toy_dev()["en"]}),
+            "dev_words names language\\(s\\) 'fr' with no training text",
+        ),
+        (
+            lambda tb: learn_parity_merges(toy_train(), tb, "paper", 5, dev_words={"en": toy_dev()["en"]}),
+            "dev_words is missing language\\(s\\) 'de'",
+        ),
+        (
+            lambda tb: learn_parity_merges(toy_train(), tb, "paper", 5, ratios={"en": 1, "de": 0}),
+            r"ratios\['de'\]=0 must be a number > 0",
+        ),
+        (
+            lambda tb: learn_parity_merges(toy_train(), tb, "paper", 5, ratios={"en": -1.5, "de": 1}),
+            r"ratios\['en'\]=-1.5 must be a number > 0",
+        ),
+        (lambda tb: learn_parity_merges(toy_train(), tb, "paper", 5), "give exactly one of dev_words"),
+        (
+            lambda tb: learn_parity_merges(toy_train(), tb, "paper", 5, dev_words=toy_dev(), ratios={"en": 1, "de": 1}),
+            "give exactly one of dev_words",
+        ),
+        (
+            lambda tb: learn_parity_merges(toy_train(), tb, "paper", 5, dev_words=toy_dev(), variant="moving"),
+            "variant='moving' is not one of base, window",
+        ),
+        (
+            lambda tb: learn_parity_merges(
+                toy_train(), tb, "paper", 5, dev_words=toy_dev(), variant="window", alpha=1, global_merges=2
+            ),
+            "alpha=1 would let the window exclude every language; use alpha >= 3/2",
+        ),
+        (
+            lambda tb: learn_parity_merges(toy_train(), tb, "paper", 5, dev_words=toy_dev(), window=0),
+            "window=0 must be an integer >= 1",
+        ),
+        (
+            lambda tb: learn_parity_merges({}, tb, "paper", 5, dev_words=toy_dev()),
+            "train_words must be a non-empty dict",
+        ),
+        (
+            lambda tb: learn_parity_merges(
+                {"en": ([[1, 2]], [1, 2]), "de": toy_train()["de"]}, tb, "paper", 5, dev_words=toy_dev()
+            ),
+            "train_words\\['en'\\] has 1 words but 2 counts",
+        ),
+    ],
+)
 def test_bad_input_is_one_clear_value_error_and_nothing_is_learned(call, message):
     tb = byte_table()
     with pytest.raises(ValueError, match=message):

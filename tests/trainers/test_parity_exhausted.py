@@ -2,6 +2,7 @@
 training goes on with the other languages; ``exhausted="stop"`` keeps the published script's rule. Hand-worked
 toys on both twins (fastsw.trainers.parity and fastsw.trainers.parity_fast), then real text with Thai, which runs out first under
 the default ``script`` pre-tokenizer (every Thai letter is its own pretoken)."""
+
 import contextlib
 import gzip
 import json
@@ -64,8 +65,10 @@ def test_min_frequency_exhausts_one_language_not_the_run(learn):
     for exhausted in ("skip", "stop"):
         out = learn(TOY_TRAIN, byte_table(), "paper", 10, dev_words=dev, min_frequency=6, exhausted=exhausted)
         assert out.languages == ["de", "en"]
-        assert learn(TOY_TRAIN, byte_table(), "paper", 10, dev_words=dev, min_frequency=8,
-                     exhausted=exhausted).merges == []
+        assert (
+            learn(TOY_TRAIN, byte_table(), "paper", 10, dev_words=dev, min_frequency=8, exhausted=exhausted).merges
+            == []
+        )
 
 
 def test_window_gives_way_when_every_allowed_language_is_exhausted(learn):
@@ -87,8 +90,13 @@ def test_bad_exhausted_option_is_refused(learn):
     with pytest.raises(ValueError, match="exhausted='never' is not one of skip, stop"):
         learn(TOY_TRAIN, byte_table(), "paper", 3, ratios={"en": 1, "de": 1}, exhausted="never")
     with pytest.raises(ValueError, match="parity_exhausted='never' is not one of skip, stop"):
-        fastsw.train({"en": ["the cat"], "de": ["die Katze"]}, algo="parity-bpe", vocab_size=300,
-                     ratios={"en": 1, "de": 1}, parity_exhausted="never")
+        fastsw.train(
+            {"en": ["the cat"], "de": ["die Katze"]},
+            algo="parity-bpe",
+            vocab_size=300,
+            ratios={"en": 1, "de": 1},
+            parity_exhausted="never",
+        )
     with pytest.raises(ValueError, match="parity_exhausted= applies to parity-aware BPE"):
         fastsw.train(["the cat"], vocab_size=300, parity_exhausted="stop")
 
@@ -114,7 +122,7 @@ def first_docs(path: Path, n_bytes: int):
 @pytest.fixture(scope="module")
 def texts():
     train = {lang: first_docs(shared_path(f"corpus/{lang}/train.jsonl.gz"), 60_000) for lang in LANGS}
-    dev = {lang: first_docs(shared_path(f"corpus/parallel/xquad.dev.{lang}.jsonl"), 10 ** 9)[:40] for lang in LANGS}
+    dev = {lang: first_docs(shared_path(f"corpus/parallel/xquad.dev.{lang}.jsonl"), 10**9)[:40] for lang in LANGS}
     return train, dev
 
 
@@ -126,8 +134,9 @@ def models(texts):
     for exhausted in ("skip", "stop"):
         for backend in BACKENDS:
             with pytest.warns(VocabularyNotReachedWarning) if exhausted == "stop" else contextlib.nullcontext():
-                out[exhausted, backend] = fastsw.train(train, algo="parity-bpe", vocab_size=VOCAB, dev=dev,
-                                                       parity_exhausted=exhausted, backend=backend)
+                out[exhausted, backend] = fastsw.train(
+                    train, algo="parity-bpe", vocab_size=VOCAB, dev=dev, parity_exhausted=exhausted, backend=backend
+                )
     return out
 
 
@@ -172,9 +181,25 @@ def test_cli_parity_exhausted(tmp_path, texts, models):
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
 
     def run(*extra):
-        return subprocess.run([sys.executable, "-m", "fastsw", "train", "--algo", "parity-bpe", "--vocab-size",
-                               str(VOCAB), "--no-progress", *args, *extra], capture_output=True, text=True,
-                              env=env, cwd=tmp_path)
+        return subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "fastsw",
+                "train",
+                "--algo",
+                "parity-bpe",
+                "--vocab-size",
+                str(VOCAB),
+                "--no-progress",
+                *args,
+                *extra,
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+        )
 
     r = run("-o", str(tmp_path / "stop.json"), "--parity-exhausted", "stop")
     assert r.returncode == 0, r.stderr

@@ -2,6 +2,7 @@
 fastsw.trainers.parity.learn_parity_merges: the same merges with counts, language choices, criterion lengths and final
 words, on real multilingual text (../shared/corpus, XQuAD) and on Hypothesis inputs; through train() the same
 models on both backends; bad input refused the same way."""
+
 import doctest
 import json
 from fractions import Fraction
@@ -25,6 +26,7 @@ LANGS = ["ar", "de", "en", "ru", "zh"]  # five scripts; all five have XQuAD dev 
 def corpus_words(lang: str, n_bytes: int, alphabet):
     """The first ``n_bytes`` of a language's training text, counted, as (initial-id words, counts)."""
     import gzip
+
     docs, size = [], 0
     with gzip.open(shared_path(f"corpus/{lang}/train.jsonl.gz"), "rt", encoding="utf-8") as f:
         for line in f:
@@ -84,9 +86,14 @@ REAL_VARIANTS = {
     "ratios": lambda dev, sizes: dict(ratios={"ar": 1, "de": Fraction(6, 5), "en": 1.3, "ru": 0.9, "zh": 2}),
     "hybrid": lambda dev, sizes: dict(dev_words=dev, global_merges=25),
     "window": lambda dev, sizes: dict(dev_words=dev, variant="window", window=15, alpha=1.5),
-    "hybrid-window-min_frequency": lambda dev, sizes: dict(ratios=dict.fromkeys(LANGS, 1), global_merges=10,
-                                                           variant="window", window=6, alpha=Fraction(7, 5),
-                                                           min_frequency=4),
+    "hybrid-window-min_frequency": lambda dev, sizes: dict(
+        ratios=dict.fromkeys(LANGS, 1),
+        global_merges=10,
+        variant="window",
+        window=6,
+        alpha=Fraction(7, 5),
+        min_frequency=4,
+    ),
 }
 
 
@@ -114,8 +121,9 @@ def test_min_frequency_stop_is_the_same(real_text):
 # ---- Hypothesis: many small languages over a tiny alphabet, so that count ties and runs of equal tokens abound
 
 tokens_ = st.integers(min_value=0, max_value=3)
-words_ = st.lists(st.tuples(st.lists(tokens_, min_size=1, max_size=7), st.integers(min_value=0, max_value=4)),
-                  min_size=1, max_size=6)
+words_ = st.lists(
+    st.tuples(st.lists(tokens_, min_size=1, max_size=7), st.integers(min_value=0, max_value=4)), min_size=1, max_size=6
+)
 
 
 def nonempty(words):
@@ -138,15 +146,20 @@ def parity_inputs(draw):
             dev[lang] = ([x for x, _ in w], [c for _, c in w])
         options["dev_words"] = dev
     else:
-        ratio = st.one_of(st.integers(min_value=1, max_value=5), st.fractions(min_value=Fraction(1, 7),
-                                                                                max_value=7).filter(lambda f: f > 0),
-                          st.floats(min_value=0.05, max_value=20))
+        ratio = st.one_of(
+            st.integers(min_value=1, max_value=5),
+            st.fractions(min_value=Fraction(1, 7), max_value=7).filter(lambda f: f > 0),
+            st.floats(min_value=0.05, max_value=20),
+        )
         options["ratios"] = {lang: draw(ratio) for lang in langs}
     options["global_merges"] = draw(st.integers(min_value=0, max_value=3))
     if draw(st.booleans()):
         columns = n_lang + (1 if options["global_merges"] else 0)
-        options.update(variant="window", window=draw(st.integers(min_value=1, max_value=5)),
-                       alpha=draw(st.fractions(min_value=Fraction(columns, n_lang), max_value=4)))
+        options.update(
+            variant="window",
+            window=draw(st.integers(min_value=1, max_value=5)),
+            alpha=draw(st.fractions(min_value=Fraction(columns, n_lang), max_value=4)),
+        )
     options["min_frequency"] = draw(st.integers(min_value=1, max_value=3))
     options["exhausted"] = draw(st.sampled_from(["skip", "stop"]))
     return train, options
@@ -173,15 +186,26 @@ adversarial = st.text(alphabet=st.sampled_from(ADVERSARIAL_CHARS), min_size=1, m
 def test_train_backends_agree_on_adversarial_unicode(texts, profile, hybrid):
     inputs = {f"l{k}": [t, t[::-1]] for k, t in enumerate(texts)}
     dev = {lang: [docs[0][:5] or "a"] for lang, docs in inputs.items()}
-    models = [fastsw.train(inputs, algo="parity-bpe", vocab_size=len(default_alphabet(profile)) + 12,
-                           profile=profile, dev=dev, global_merges=2 if hybrid else None, backend=backend)
-              for backend in BACKENDS]
-    assert [(m.left, m.right, m.count) for m in models[0].merges] == \
-        [(m.left, m.right, m.count) for m in models[1].merges]
+    models = [
+        fastsw.train(
+            inputs,
+            algo="parity-bpe",
+            vocab_size=len(default_alphabet(profile)) + 12,
+            profile=profile,
+            dev=dev,
+            global_merges=2 if hybrid else None,
+            backend=backend,
+        )
+        for backend in BACKENDS
+    ]
+    assert [(m.left, m.right, m.count) for m in models[0].merges] == [
+        (m.left, m.right, m.count) for m in models[1].merges
+    ]
     assert models[0].training_info["parity"] == models[1].training_info["parity"]
 
 
 # ---- exactness and bad input
+
 
 def test_ratio_criterion_is_exact_where_floats_tie():
     # the criteria (initial / current) / ratio differ by 1 part in 10**20: floats call them equal (and would take
@@ -189,7 +213,7 @@ def test_ratio_criterion_is_exact_where_floats_tie():
     tb = [bytes([b]) for b in range(256)]
     a, b = ord("a"), ord("b")
     train = {"x": ([[a, b]], [3]), "y": ([[b, a]], [3])}
-    eps = Fraction(1, 10 ** 20)
+    eps = Fraction(1, 10**20)
     ratios = {"x": Fraction(1), "y": 1 + eps}
     assert float(Fraction(2, 2) / ratios["x"]) == float(Fraction(2, 2) / ratios["y"])
     ref = learn_parity_merges(train, list(tb), "hf", 1, ratios=ratios)
@@ -197,16 +221,28 @@ def test_ratio_criterion_is_exact_where_floats_tie():
     assert ref.languages == fast.languages == ["y"]
 
 
-@pytest.mark.parametrize("call, message", [
-    (dict(train_words={"x": ([[1, 2]], [1])}, n_merges=3), "exactly one of dev_words"),
-    (dict(train_words={"x": ([[1, 2]], [1])}, n_merges=3, ratios={"x": 0}), "must be a number > 0"),
-    (dict(train_words={"x": ([], [])}, n_merges=3, ratios={"x": 1}), "no text in train_words"),
-    (dict(train_words={"x": ([[1, 2]], [1]), "y": ([[1]], [1])}, n_merges=3,
-          dev_words={"x": ([[1]], [1]), "y": ([[2]], [1])}, dev_sizes={"x": 1, "y": 2}), "not parallel"),
-    (dict(train_words={"x": ([[1, 2]], [1])}, n_merges=3, ratios={"x": 1}, variant="window", alpha=0.5),
-     "exclude every language"),
-    (dict(train_words={"x": ([[1, 2]], [1])}, n_merges=3, dev_words={"z": ([[1]], [1])}), "no training text"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (dict(train_words={"x": ([[1, 2]], [1])}, n_merges=3), "exactly one of dev_words"),
+        (dict(train_words={"x": ([[1, 2]], [1])}, n_merges=3, ratios={"x": 0}), "must be a number > 0"),
+        (dict(train_words={"x": ([], [])}, n_merges=3, ratios={"x": 1}), "no text in train_words"),
+        (
+            dict(
+                train_words={"x": ([[1, 2]], [1]), "y": ([[1]], [1])},
+                n_merges=3,
+                dev_words={"x": ([[1]], [1]), "y": ([[2]], [1])},
+                dev_sizes={"x": 1, "y": 2},
+            ),
+            "not parallel",
+        ),
+        (
+            dict(train_words={"x": ([[1, 2]], [1])}, n_merges=3, ratios={"x": 1}, variant="window", alpha=0.5),
+            "exclude every language",
+        ),
+        (dict(train_words={"x": ([[1, 2]], [1])}, n_merges=3, dev_words={"z": ([[1]], [1])}), "no training text"),
+    ],
+)
 def test_bad_input_same_error_as_the_reference(call, message):
     tb = [bytes([b]) for b in range(256)]
     errors = []
@@ -223,8 +259,9 @@ def test_train_refuses_a_language_without_text_on_both_backends(criterion):
     messages = []
     for backend in BACKENDS:
         with pytest.raises(ValueError, match="language 'de' has no text") as info:
-            fastsw.train({"en": ["the cat sat"], "de": []}, algo="parity-bpe", vocab_size=300, backend=backend,
-                         **criterion)
+            fastsw.train(
+                {"en": ["the cat sat"], "de": []}, algo="parity-bpe", vocab_size=300, backend=backend, **criterion
+            )
         messages.append(str(info.value))
     assert messages[0] == messages[1]
 
@@ -276,11 +313,18 @@ def test_ctrl_c_stops_the_parity_kernel():
     import subprocess
     import sys
     from pathlib import Path
+
     shared = shared_path("corpus").parent
     repo = Path(fastsw.__file__).resolve().parents[1]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(repo), os.environ.get("PYTHONPATH")])))
-    r = subprocess.run([sys.executable, "-c", _SIGINT_CHILD, str(shared)], capture_output=True, text=True, env=env,
-                       timeout=300, preexec_fn=sigint_default)
+    r = subprocess.run(
+        [sys.executable, "-c", _SIGINT_CHILD, str(shared)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        preexec_fn=sigint_default,
+    )
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("{"), (r.stdout, r.stderr)  # KeyboardInterrupt, not "finished"
     out = json.loads(r.stdout)

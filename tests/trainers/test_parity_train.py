@@ -1,6 +1,7 @@
 """Parity-aware BPE through train() and the CLI (algo='parity-bpe', phase1='parity-bpe'): the issue's target on
 XQuAD (lower Gini than BPE), faithfulness to fastsw.trainers.parity.learn_parity_merges, models that save, load, export and
 round-trip, BoundlessBPE/SuperBPE on a parity phase 1, and one clear error per bad input."""
+
 import doctest
 import json
 
@@ -15,7 +16,6 @@ from fastsw.trainers.parity import learn_parity_merges
 from fastsw.pretokenizers.pretokenize import make_pretokenizer
 
 from conftest import BACKENDS, assert_error, run, shared_path
-
 
 
 def xquad(split: str, lang: str, n=None):
@@ -71,9 +71,14 @@ def direct(train, profile, n_merges, dev=None, **options):
         return [alpha.initial_ids(p) for p in counts.pretokens], counts.counts
 
     token_bytes = list(alpha.tokens)
-    out = learn_parity_merges({lang: words(d) for lang, d in train.items()}, token_bytes, profile,
-                              n_merges - len(alpha), dev_words=None if dev is None else
-                              {lang: words(d) for lang, d in dev.items()}, **options)
+    out = learn_parity_merges(
+        {lang: words(d) for lang, d in train.items()},
+        token_bytes,
+        profile,
+        n_merges - len(alpha),
+        dev_words=None if dev is None else {lang: words(d) for lang, d in dev.items()},
+        **options,
+    )
     return out, token_bytes
 
 
@@ -113,15 +118,22 @@ def test_merges_equal_learn_parity_merges(variant, profile, backend):
 
 def test_save_load_export_round_trip(tmp_path):
     train = {lang: xquad("dev", lang, 40) for lang in ("en", "de")}
-    tok = fastsw.train(train, algo="parity-bpe", vocab_size=400, ratios={"en": 1, "de": 1},
-                       parity_variant="window", window=20, alpha=1.5)
+    tok = fastsw.train(
+        train,
+        algo="parity-bpe",
+        vocab_size=400,
+        ratios={"en": 1, "de": 1},
+        parity_variant="window",
+        window=20,
+        alpha=1.5,
+    )
     tok.save(tmp_path / "m.json")
     back = fastsw.load(tmp_path / "m.json")
     assert merges(back) == merges(tok) and back.algo == "bpe"
     assert back.training_info["parity"] == tok.training_info["parity"]
     assert back.training_info["parity"]["window"] == 20 and back.training_info["parity"]["alpha"] == 1.5
     assert back.training_info["parity"]["ratios"] == {"en": 1, "de": 1}
-    for text in xquad("test", "de", 5) + ["ünïcödé ✓ \U0001F600", ""]:
+    for text in xquad("test", "de", 5) + ["ünïcödé ✓ \U0001f600", ""]:
         ids = back.encode(text)
         assert ids == tok.encode(text) and back.decode(ids) == text
     exported = back.save_hf(tmp_path / "tokenizer.json", allow_approximate=True)
@@ -152,16 +164,18 @@ def test_phase2_on_parity_phase1(algo, extra):
     n_phase1 = 600 - extra.get("supermerges", 0)
     pa = fastsw.train(train, algo="parity-bpe", vocab_size=n_phase1, dev=dev)
     plain = fastsw.train(train, algo=algo, vocab_size=600, **extra)
-    models = [fastsw.train(train, algo=algo, phase1="parity-bpe", vocab_size=600, dev=dev, backend=backend, **extra)
-              for backend in BACKENDS]
+    models = [
+        fastsw.train(train, algo=algo, phase1="parity-bpe", vocab_size=600, dev=dev, backend=backend, **extra)
+        for backend in BACKENDS
+    ]
     assert merges(models[0]) == merges(models[1])  # the fast backend's later stages take the reference's words
     tok = models[0]
     assert tok.n_super > 0 and tok.training_info["options"]["phase1"] == "parity-bpe"
     # the regular merges are parity-aware BPE's phase-1 merges, in order (a prefix for BoundlessBPE)
     regular = [tok.vocab[len(tok.alphabet) + k] for k, m in enumerate(tok.merges) if not m.super]
-    pa_tokens = list(pa.vocab[len(pa.alphabet):])
-    assert regular == pa_tokens[:len(regular)]
-    assert [m.count for m in tok.merges if not m.super] == [m.count for m in pa.merges][:len(regular)]
+    pa_tokens = list(pa.vocab[len(pa.alphabet) :])
+    assert regular == pa_tokens[: len(regular)]
+    assert [m.count for m in tok.merges if not m.super] == [m.count for m in pa.merges][: len(regular)]
     assert regular != [plain.vocab[len(plain.alphabet) + k] for k, m in enumerate(plain.merges) if not m.super]
     assert tok.training_info["parity"]["chosen"] == pa.training_info["parity"]["chosen"]
     text = " ".join(xquad("test", "ru", 3))
@@ -175,29 +189,36 @@ TAGGED = {"en": ["the cat sat", "a dog"], "de": ["die Katze", "ein Hund"]}
 DEV = {"en": ["the dog"], "de": ["der Hund"]}
 
 
-@pytest.mark.parametrize("kwargs, words", [
-    (dict(inputs=TAGGED, algo="parity-bpe"), ["exactly one of dev=", "ratios="]),
-    (dict(inputs=TAGGED, algo="parity-bpe", dev=DEV, ratios={"en": 1, "de": 1}), ["exactly one of", "not both"]),
-    (dict(inputs=TAGGED, algo="parity-bpe", ratios={"en": 1, "de": 0}), ["ratios['de']=0", "> 0"]),
-    (dict(inputs=TAGGED, algo="parity-bpe", ratios={"en": 1, "de": -2.5}), ["ratios['de']=-2.5", "> 0"]),
-    (dict(inputs=TAGGED, algo="parity-bpe", dev={**DEV, "fr": ["le chien"]}), ["'fr'", "no training text"]),
-    (dict(inputs=TAGGED, algo="parity-bpe", dev={"en": ["the dog"]}), ["missing", "'de'"]),
-    (dict(inputs=TAGGED, algo="parity-bpe", dev={"en": ["the dog", "a cat"], "de": ["der Hund"]}),
-     ["not parallel", "en: 2, de: 1"]),
-    (dict(inputs=TAGGED, algo="parity-bpe", dev={"en": ["the dog"], "de": []}), ["dev text of language 'de'",
-                                                                                 "empty"]),
-    (dict(inputs=["the cat", "die Katze"], algo="parity-bpe", dev=DEV), ["one text per language"]),
-    (dict(inputs=TAGGED, algo="parity-bpe", dev=DEV, weights={"de": 2}), ["weights=", "parity-aware"]),
-    (dict(inputs=TAGGED, algo="bpe", dev=DEV), ["dev=", "algo='parity-bpe'"]),
-    (dict(inputs=TAGGED, algo="boundless", global_merges=3), ["global_merges=", "phase1='parity-bpe'"]),
-    (dict(inputs=TAGGED, algo="bpe", phase1="parity-bpe", dev=DEV), ["phase1=", "algo='parity-bpe'"]),
-    (dict(inputs=TAGGED, algo="boundless", phase1="parity", dev=DEV), ["phase1='parity'"]),
-    (dict(inputs=TAGGED, algo="parity-bpe", dev=DEV, parity_variant="sliding"), ["parity_variant='sliding'"]),
-    (dict(inputs=TAGGED, algo="parity-bpe", dev=DEV, window=10), ["window=", "parity_variant='window'"]),
-    (dict(inputs=TAGGED, algo="parity-bpe", dev=DEV, min_frequency=0), ["min_frequency=0", ">= 1"]),
-    (dict(inputs=TAGGED, algo="parity-bpe", dev=DEV, global_merges=-1), ["global_merges=-1", ">= 0"]),
-    (dict(inputs=TAGGED, algo="parity-bpe", dev=DEV, greedy_split=True), ["greedy_split"]),
-])
+@pytest.mark.parametrize(
+    "kwargs, words",
+    [
+        (dict(inputs=TAGGED, algo="parity-bpe"), ["exactly one of dev=", "ratios="]),
+        (dict(inputs=TAGGED, algo="parity-bpe", dev=DEV, ratios={"en": 1, "de": 1}), ["exactly one of", "not both"]),
+        (dict(inputs=TAGGED, algo="parity-bpe", ratios={"en": 1, "de": 0}), ["ratios['de']=0", "> 0"]),
+        (dict(inputs=TAGGED, algo="parity-bpe", ratios={"en": 1, "de": -2.5}), ["ratios['de']=-2.5", "> 0"]),
+        (dict(inputs=TAGGED, algo="parity-bpe", dev={**DEV, "fr": ["le chien"]}), ["'fr'", "no training text"]),
+        (dict(inputs=TAGGED, algo="parity-bpe", dev={"en": ["the dog"]}), ["missing", "'de'"]),
+        (
+            dict(inputs=TAGGED, algo="parity-bpe", dev={"en": ["the dog", "a cat"], "de": ["der Hund"]}),
+            ["not parallel", "en: 2, de: 1"],
+        ),
+        (
+            dict(inputs=TAGGED, algo="parity-bpe", dev={"en": ["the dog"], "de": []}),
+            ["dev text of language 'de'", "empty"],
+        ),
+        (dict(inputs=["the cat", "die Katze"], algo="parity-bpe", dev=DEV), ["one text per language"]),
+        (dict(inputs=TAGGED, algo="parity-bpe", dev=DEV, weights={"de": 2}), ["weights=", "parity-aware"]),
+        (dict(inputs=TAGGED, algo="bpe", dev=DEV), ["dev=", "algo='parity-bpe'"]),
+        (dict(inputs=TAGGED, algo="boundless", global_merges=3), ["global_merges=", "phase1='parity-bpe'"]),
+        (dict(inputs=TAGGED, algo="bpe", phase1="parity-bpe", dev=DEV), ["phase1=", "algo='parity-bpe'"]),
+        (dict(inputs=TAGGED, algo="boundless", phase1="parity", dev=DEV), ["phase1='parity'"]),
+        (dict(inputs=TAGGED, algo="parity-bpe", dev=DEV, parity_variant="sliding"), ["parity_variant='sliding'"]),
+        (dict(inputs=TAGGED, algo="parity-bpe", dev=DEV, window=10), ["window=", "parity_variant='window'"]),
+        (dict(inputs=TAGGED, algo="parity-bpe", dev=DEV, min_frequency=0), ["min_frequency=0", ">= 1"]),
+        (dict(inputs=TAGGED, algo="parity-bpe", dev=DEV, global_merges=-1), ["global_merges=-1", ">= 0"]),
+        (dict(inputs=TAGGED, algo="parity-bpe", dev=DEV, greedy_split=True), ["greedy_split"]),
+    ],
+)
 def test_bad_parity_input(kwargs, words):
     with pytest.raises(ValueError) as e:
         fastsw.train(vocab_size=300, **kwargs)
@@ -216,59 +237,130 @@ def lang_args(flag, split, langs=("en", "de")):
 
 
 def test_cli_parity_train(tmp_path, capsys):
-    code, _, err = run(capsys, "train", "--algo", "parity-bpe", *lang_args("--lang", "dev"), *lang_args("--dev", "test"),
-                       "--global-merges", "5", "--parity-variant", "window", "--window", "50", "--alpha", "3/2",
-                       "--min-frequency", "3", "--vocab-size", "400", "--no-progress", "-o", tmp_path / "m.json")
+    code, _, err = run(
+        capsys,
+        "train",
+        "--algo",
+        "parity-bpe",
+        *lang_args("--lang", "dev"),
+        *lang_args("--dev", "test"),
+        "--global-merges",
+        "5",
+        "--parity-variant",
+        "window",
+        "--window",
+        "50",
+        "--alpha",
+        "3/2",
+        "--min-frequency",
+        "3",
+        "--vocab-size",
+        "400",
+        "--no-progress",
+        "-o",
+        tmp_path / "m.json",
+    )
     assert code == 0, err
     assert "trained parity-bpe" in err
     tok = fastsw.load(tmp_path / "m.json")
-    py = fastsw.train({lang: xquad("dev", lang) for lang in ("en", "de")}, algo="parity-bpe", vocab_size=400,
-                      dev={lang: xquad("test", lang) for lang in ("en", "de")}, global_merges=5,
-                      parity_variant="window", window=50, alpha=1.5, min_frequency=3)
+    py = fastsw.train(
+        {lang: xquad("dev", lang) for lang in ("en", "de")},
+        algo="parity-bpe",
+        vocab_size=400,
+        dev={lang: xquad("test", lang) for lang in ("en", "de")},
+        global_merges=5,
+        parity_variant="window",
+        window=50,
+        alpha=1.5,
+        min_frequency=3,
+    )
     assert merges(tok) == merges(py)
     info = tok.training_info["parity"]
-    assert (info["variant"], info["window"], info["alpha"], info["global_merges"], info["min_frequency"],
-            info["dev_documents"]) == ("window", 50, "3/2", 5, 3, 120)
+    assert (
+        info["variant"],
+        info["window"],
+        info["alpha"],
+        info["global_merges"],
+        info["min_frequency"],
+        info["dev_documents"],
+    ) == ("window", 50, "3/2", 5, 3, 120)
 
-    code, _, err = run(capsys, "train", "--algo", "boundless", "--phase1", "parity-bpe", *lang_args("--lang", "dev"),
-                       "--ratio", "en=1", "--ratio", "de=1.2", "--vocab-size", "400", "--no-progress",
-                       "-o", tmp_path / "b.json")
+    code, _, err = run(
+        capsys,
+        "train",
+        "--algo",
+        "boundless",
+        "--phase1",
+        "parity-bpe",
+        *lang_args("--lang", "dev"),
+        "--ratio",
+        "en=1",
+        "--ratio",
+        "de=1.2",
+        "--vocab-size",
+        "400",
+        "--no-progress",
+        "-o",
+        tmp_path / "b.json",
+    )
     assert code == 0, err
     tok = fastsw.load(tmp_path / "b.json")
     assert tok.algo == "boundless" and tok.training_info["parity"]["ratios"] == {"en": "1/1", "de": "6/5"}
 
 
-@pytest.mark.parametrize("argv, words", [
-    (lang_args("--dev", "test") + ["--dev", "fr=x.jsonl"], ["--dev fr=x.jsonl", "no --lang fr=PATH"]),
-    (lang_args("--dev", "test") + ["--ratio", "en=1", "--ratio", "de=1"], ["either --dev", "--ratio", "not both"]),
-    ([], ["needs --dev", "--ratio"]),
-    (["--ratio", "en=1", "--ratio", "de=0"], ["--ratio", "must be > 0"]),
-    (["--ratio", "en=1", "--ratio", "de=-1"], ["--ratio", "must be > 0"]),
-    (["--ratio", "en=1", "--ratio", "de=1", "--ratio", "de=2"], ["given twice"]),
-    (["--dev", f"en={'corpus/parallel/xquad.test.en.jsonl'}", "--dev", "de=PARALLEL_SHORT"],
-     ["not parallel", "en: 120, de: 3"]),
-    (lang_args("--dev", "test") + ["--window", "5"], ["--window", "--parity-variant window"]),
-    (lang_args("--dev", "test") + ["--weight", "de=2"], ["--weight", "parity-aware"]),
-    (lang_args("--dev", "test") + ["--greedy-split"], ["--greedy-split"]),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (lang_args("--dev", "test") + ["--dev", "fr=x.jsonl"], ["--dev fr=x.jsonl", "no --lang fr=PATH"]),
+        (lang_args("--dev", "test") + ["--ratio", "en=1", "--ratio", "de=1"], ["either --dev", "--ratio", "not both"]),
+        ([], ["needs --dev", "--ratio"]),
+        (["--ratio", "en=1", "--ratio", "de=0"], ["--ratio", "must be > 0"]),
+        (["--ratio", "en=1", "--ratio", "de=-1"], ["--ratio", "must be > 0"]),
+        (["--ratio", "en=1", "--ratio", "de=1", "--ratio", "de=2"], ["given twice"]),
+        (
+            ["--dev", f"en={'corpus/parallel/xquad.test.en.jsonl'}", "--dev", "de=PARALLEL_SHORT"],
+            ["not parallel", "en: 120, de: 3"],
+        ),
+        (lang_args("--dev", "test") + ["--window", "5"], ["--window", "--parity-variant window"]),
+        (lang_args("--dev", "test") + ["--weight", "de=2"], ["--weight", "parity-aware"]),
+        (lang_args("--dev", "test") + ["--greedy-split"], ["--greedy-split"]),
+    ],
+)
 def test_cli_bad_parity_input(tmp_path, capsys, argv, words):
     short = tmp_path / "de-short.jsonl"
     short.write_text("".join(json.dumps({"text": t}) + "\n" for t in xquad("test", "de", 3)), encoding="utf-8")
-    argv = [a.replace("PARALLEL_SHORT", str(short)).replace("corpus/parallel/xquad.test.en.jsonl",
-                                                            str(shared_path("corpus/parallel/xquad.test.en.jsonl")))
-            for a in argv]
+    argv = [
+        a.replace("PARALLEL_SHORT", str(short)).replace(
+            "corpus/parallel/xquad.test.en.jsonl", str(shared_path("corpus/parallel/xquad.test.en.jsonl"))
+        )
+        for a in argv
+    ]
     out = tmp_path / "bad.json"
-    code, _, err = run(capsys, "train", "--algo", "parity-bpe", *lang_args("--lang", "dev"), *argv, "-o", out,
-                       "--vocab-size", "300", "--no-progress")
+    code, _, err = run(
+        capsys,
+        "train",
+        "--algo",
+        "parity-bpe",
+        *lang_args("--lang", "dev"),
+        *argv,
+        "-o",
+        out,
+        "--vocab-size",
+        "300",
+        "--no-progress",
+    )
     assert_error(code, err, *words)
     assert not out.exists()
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["--algo", "bpe", "--dev", "en=x"], ["--dev applies to parity-aware BPE"]),
-    (["--algo", "bpe", "--phase1", "parity-bpe"], ["--phase1", "--algo parity-bpe"]),
-    (["--algo", "parity-bpe", "--ratio", "en=1"], ["one text per language", "--lang"]),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["--algo", "bpe", "--dev", "en=x"], ["--dev applies to parity-aware BPE"]),
+        (["--algo", "bpe", "--phase1", "parity-bpe"], ["--phase1", "--algo parity-bpe"]),
+        (["--algo", "parity-bpe", "--ratio", "en=1"], ["one text per language", "--lang"]),
+    ],
+)
 def test_cli_parity_options_misplaced(tmp_path, capsys, argv, words):
     text = tmp_path / "t.txt"
     text.write_text("the cat\n", encoding="utf-8")
@@ -287,12 +379,16 @@ def test_count_tables_and_lang_field_equal_dict_inputs(tmp_path):
     dev = {lang: xquad("test", lang, 20) for lang in ("en", "de")}
     pretok = make_pretokenizer("script")
     from fastsw.corpus.counting import Counts
-    table = Counts.from_languages({lang: count_corpus(docs, pretok, collect_runs=False, threads=1)
-                                   for lang, docs in train.items()})
+
+    table = Counts.from_languages(
+        {lang: count_corpus(docs, pretok, collect_runs=False, threads=1) for lang, docs in train.items()}
+    )
     table.save(tmp_path / "c.gz")
     tagged = tmp_path / "tagged.jsonl"
-    tagged.write_text("".join(json.dumps({"lang": lang, "text": doc}) + "\n"
-                              for lang, docs in train.items() for doc in docs), encoding="utf-8")
+    tagged.write_text(
+        "".join(json.dumps({"lang": lang, "text": doc}) + "\n" for lang, docs in train.items() for doc in docs),
+        encoding="utf-8",
+    )
     reference = fastsw.train(train, algo="parity-bpe", vocab_size=350, dev=dev)
     from_counts = fastsw.train(from_counts=tmp_path / "c.gz", algo="parity-bpe", vocab_size=350, dev=dev)
     from_field = fastsw.train([tagged], lang_field="lang", algo="parity-bpe", vocab_size=350, dev=dev)

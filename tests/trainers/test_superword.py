@@ -1,4 +1,5 @@
 """Algorithm 2 (frequent n-grams with Apriori pruning) and the greedy split, by hand."""
+
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -33,13 +34,14 @@ def _packed_aggregate(runs, single):
     """``fastsw.pretokenizers._pretok.aggregate_runs`` (the fast path's twin) on a dict of runs, as a dict."""
     import numpy as np
     from fastsw.pretokenizers._pretok import aggregate_runs
+
     flat = [p for run in runs for p in run]
     offsets = np.cumsum([0] + [len(run) for run in runs]).astype(np.int64)
-    tokens, cand_offsets, counts = aggregate_runs(np.array(flat, np.int32), offsets,
-                                                  np.array(list(runs.values()), np.int64),
-                                                  np.array(single, np.int64))
+    tokens, cand_offsets, counts = aggregate_runs(
+        np.array(flat, np.int32), offsets, np.array(list(runs.values()), np.int64), np.array(single, np.int64)
+    )
     flat, bounds = tokens.tolist(), cand_offsets.tolist()
-    return {tuple(flat[bounds[k]:bounds[k + 1]]): c for k, c in enumerate(counts.tolist())}
+    return {tuple(flat[bounds[k] : bounds[k + 1]]): c for k, c in enumerate(counts.tolist())}
 
 
 @pytest.mark.parametrize("aggregate", [aggregate_candidates, _packed_aggregate], ids=["python", "packed"])
@@ -51,10 +53,18 @@ def test_aggregate_candidates_cuts_letter_runs_at_ineligible_pretokens(aggregate
 
 
 @settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None)
-@given(st.lists(st.integers(-1, 6), min_size=1, max_size=8).flatmap(
-    lambda single: st.tuples(st.just(single), st.dictionaries(
-        st.lists(st.integers(0, len(single) - 1), min_size=2, max_size=40).map(tuple),
-        st.integers(1, 2**53), max_size=20))))  # 20 runs x 40 occurrences fit int64
+@given(
+    st.lists(st.integers(-1, 6), min_size=1, max_size=8).flatmap(
+        lambda single: st.tuples(
+            st.just(single),
+            st.dictionaries(
+                st.lists(st.integers(0, len(single) - 1), min_size=2, max_size=40).map(tuple),
+                st.integers(1, 2**53),
+                max_size=20,
+            ),
+        )
+    )
+)  # 20 runs x 40 occurrences fit int64
 def test_packed_aggregate_equals_python(args):
     single, runs = args
     assert _packed_aggregate(runs, single) == aggregate_candidates(runs, single)
@@ -63,9 +73,15 @@ def test_packed_aggregate_equals_python(args):
 def test_packed_aggregate_rejects_bad_runs():
     import numpy as np
     from fastsw.pretokenizers._pretok import aggregate_runs
+
     with pytest.raises(IndexError, match="pretoken 7"):
-        aggregate_runs(np.array([0, 7], np.int32), np.array([0, 2], np.int64), np.array([1], np.int64),
-                       np.array([1, 2], np.int64))
+        aggregate_runs(
+            np.array([0, 7], np.int32), np.array([0, 2], np.int64), np.array([1], np.int64), np.array([1, 2], np.int64)
+        )
     with pytest.raises(ValueError, match="one more entry"):
-        aggregate_runs(np.array([0, 1], np.int32), np.array([0, 2], np.int64), np.array([1, 1], np.int64),
-                       np.array([1, 2], np.int64))
+        aggregate_runs(
+            np.array([0, 1], np.int32),
+            np.array([0, 2], np.int64),
+            np.array([1, 1], np.int64),
+            np.array([1, 2], np.int64),
+        )

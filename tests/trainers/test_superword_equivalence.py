@@ -1,6 +1,7 @@
 """SPEC section 6: BoundlessBPE ending with r regular merges and s supermerges equals
 SuperBPE with a phase 1 of r merges and s supermerges (same merge lists with counts,
 same encodings as byte strings; ids differ only by interleaving)."""
+
 import pytest
 
 import fastsw
@@ -28,13 +29,21 @@ def test_boundless_equals_matched_superbpe(profile, backend, sample_docs):
     train = sample_docs[::2]
     held = sample_docs[1::2]
     boundless = fastsw.train(train, algo="boundless", vocab_size=900, profile=profile, backend=backend)
-    superbpe = fastsw.train(train, algo="superbpe", vocab_size=900, supermerges=boundless.n_super,
-                            profile=profile, backend=backend)
+    superbpe = fastsw.train(
+        train, algo="superbpe", vocab_size=900, supermerges=boundless.n_super, profile=profile, backend=backend
+    )
     _check_equivalent(boundless, superbpe, held)
 
 
-@pytest.mark.parametrize("algo, extra", [("bpe", {}), ("boundless", {}), ("superbpe", {"supermerges": 200}),
-                                         ("boundless", {"greedy_split": True, "min_count_floor": 3})])
+@pytest.mark.parametrize(
+    "algo, extra",
+    [
+        ("bpe", {}),
+        ("boundless", {}),
+        ("superbpe", {"supermerges": 200}),
+        ("boundless", {"greedy_split": True, "min_count_floor": 3}),
+    ],
+)
 @pytest.mark.parametrize("profile", ["paper", "hf"])
 def test_numba_backend_equals_reference_on_all_languages(algo, extra, profile, sample_docs):
     kwargs = dict(algo=algo, vocab_size=1500, profile=profile, **extra)
@@ -74,12 +83,23 @@ def test_trained_superword_model_reuses_phase1_reachability(algo, extra, sample_
     monkeypatch.setattr(fastsw.Tokenizer, "_reachable_tokens", spy)
     tok = fastsw.train(sample_docs, algo=algo, vocab_size=700, **extra)
     assert tok.n_super > 0 and len(computed) == 1  # phase 1's tokenizer only
-    fresh = fastsw.Tokenizer(alphabet=tok.alphabet, merges=tok.merges and [tuple(m[1:]) for m in tok.merges],
-                             pretokenizer=tok.pretokenizer, profile=tok.profile, algo=tok.algo)
+    fresh = fastsw.Tokenizer(
+        alphabet=tok.alphabet,
+        merges=tok.merges and [tuple(m[1:]) for m in tok.merges],
+        pretokenizer=tok.pretokenizer,
+        profile=tok.profile,
+        algo=tok.algo,
+    )
     assert tok._shortcut == fresh._shortcut and tok._eligible == fresh._eligible
     assert len(tok._eligible) > 100
     bad = (dict(tok.reachability()[0]), tok.reachability()[1])
     bad[0][b"\x00\x01\x02\x03"] = 5  # bytes that are not token 5's
     with pytest.raises(ValueError, match="other regular merges"):
-        fastsw.Tokenizer(alphabet=tok.alphabet, merges=[tuple(m[1:]) for m in tok.merges],
-                         pretokenizer=tok.pretokenizer, profile=tok.profile, algo=tok.algo, _reachability=bad)
+        fastsw.Tokenizer(
+            alphabet=tok.alphabet,
+            merges=[tuple(m[1:]) for m in tok.merges],
+            pretokenizer=tok.pretokenizer,
+            profile=tok.profile,
+            algo=tok.algo,
+            _reachability=bad,
+        )

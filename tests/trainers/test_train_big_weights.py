@@ -6,6 +6,7 @@ factors are first divided by their gcd (free: same proportions, same merges); if
 reference path trains on exact Python ints: backend="auto" falls back to it with an OptionWarning, backend="numba"
 is an error. Counts that fit train exactly as before.
 """
+
 import json
 import warnings
 from fractions import Fraction
@@ -63,14 +64,32 @@ def test_numba_explicit_refuses_counts_beyond_64_bits(tmp_path, capsys):
     # (two languages: a weight alone would be divided by itself, the gcd of the factors)
     inputs = {"en": ["the cat"] * 10, "de": ["die Katze"]}
     with pytest.raises(ValueError, match="too large for 64-bit training.*use backend='python'.*round the weights"):
-        fastsw.train(inputs, weights={"en": 2 ** 62}, algo="bpe", vocab_size=300, backend="numba")
+        fastsw.train(inputs, weights={"en": 2**62}, algo="bpe", vocab_size=300, backend="numba")
     en, de = tmp_path / "en.txt", tmp_path / "de.txt"
     en.write_text("the cat\n" * 10, encoding="utf-8")
     de.write_text("die Katze\n", encoding="utf-8")
     out = tmp_path / "m.json"
-    assert cli.main(["train", "--lang", f"en={en}", "--lang", f"de={de}", "--weight", f"en={2 ** 62}",
-                     "--vocab-size", "300",
-                     "--backend", "numba", "-o", str(out), "--no-progress"]) == 2
+    assert (
+        cli.main(
+            [
+                "train",
+                "--lang",
+                f"en={en}",
+                "--lang",
+                f"de={de}",
+                "--weight",
+                f"en={2**62}",
+                "--vocab-size",
+                "300",
+                "--backend",
+                "numba",
+                "-o",
+                str(out),
+                "--no-progress",
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert err.startswith("fastsw: error: ") and err.count("\n") == 1 and "backend='python'" in err
     assert not out.exists()
@@ -83,10 +102,9 @@ def test_big_merge_counts_train_save_and_load(tmp_path, algo):
     docs = ["the cat sat", "the cat ran"] * 5
     extra = dict(vocab_size=250, supermerges=1) if algo == "superbpe" else dict(vocab_size=249)
     plain = fastsw.train(docs, algo=algo, backend="python", **extra)
-    big = fastsw.train({"en": docs, "de": docs}, weights={"en": 2 ** 62}, algo=algo, backend="python",
-                       **extra)
-    assert [(l, r, c * (2 ** 62 + 1), s) for l, r, c, s in merges(plain)] == merges(big)
-    assert min(m.count for m in big.merges) > 2 ** 63 - 1
+    big = fastsw.train({"en": docs, "de": docs}, weights={"en": 2**62}, algo=algo, backend="python", **extra)
+    assert [(l, r, c * (2**62 + 1), s) for l, r, c, s in merges(plain)] == merges(big)
+    assert min(m.count for m in big.merges) > 2**63 - 1
     assert len(big.merges) == extra["vocab_size"] - 243 and (big.n_super > 0) == (algo != "bpe")
     assert big.training_info["weight_scale"] == "1/1"
     big.save(tmp_path / "big.json")
@@ -132,8 +150,7 @@ def test_gcd_of_the_factors_keeps_numba_when_it_is_enough(numba_default):
     ref = fastsw.train(inputs, shares=shares, backend="python", **OPTIONS)
     assert fast.training_info["backend"] == "numba"
     info = fast.training_info
-    lcm = scaled_weights(language_weights(list(langs), [info["language_bytes"][lang] for lang in langs],
-                                          shares=shares))
+    lcm = scaled_weights(language_weights(list(langs), [info["language_bytes"][lang] for lang in langs], shares=shares))
     assert {lang: 625 * f for lang, f in info["weight_factors"].items()} == lcm
     assert merges(fast) == merges(ref)
 
@@ -144,8 +161,27 @@ def test_cli_says_when_it_falls_back_to_python(tmp_path, capsys, numba_default):
     en.write_text("the cat\n" * 10, encoding="utf-8")
     de.write_text("die Katze\n", encoding="utf-8")
     out = tmp_path / "m.json"
-    assert cli.main(["train", "--lang", f"en={en}", "--lang", f"de={de}", "--weight", f"en={2 ** 62}",
-                     "--algo", "bpe", "--vocab-size", "300", "--no-progress", "-o", str(out)]) == 0
+    assert (
+        cli.main(
+            [
+                "train",
+                "--lang",
+                f"en={en}",
+                "--lang",
+                f"de={de}",
+                "--weight",
+                f"en={2**62}",
+                "--algo",
+                "bpe",
+                "--vocab-size",
+                "300",
+                "--no-progress",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     err = capsys.readouterr().err
     assert "fastsw: note: the weighted counts" in err and "instead of numba" in err
     assert fastsw.load(out).training_info["backend"] == "python"
@@ -160,8 +196,24 @@ def test_weights_of_any_size_train_save_inspect_and_evaluate(tmp_path, capsys, w
     en.write_text("the cat sat\n" * 10, encoding="utf-8")
     de.write_text("die Katze sass\n" * 3, encoding="utf-8")
     out = tmp_path / "m.json"
-    code = cli.main(["train", "--lang", f"en={en}", "--lang", f"de={de}", "--weight", f"de={weight}",
-                     "--algo", "bpe", "--vocab-size", "260", "--no-progress", "-o", str(out)])
+    code = cli.main(
+        [
+            "train",
+            "--lang",
+            f"en={en}",
+            "--lang",
+            f"de={de}",
+            "--weight",
+            f"de={weight}",
+            "--algo",
+            "bpe",
+            "--vocab-size",
+            "260",
+            "--no-progress",
+            "-o",
+            str(out),
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 0, err
     assert "corpus:      13 documents" in err
@@ -170,9 +222,10 @@ def test_weights_of_any_size_train_save_inspect_and_evaluate(tmp_path, capsys, w
     assert cli.main(["inspect", str(out)]) == 0
     assert "trained on:     13 documents" in capsys.readouterr().out
     assert cli.main(["inspect", "--json", str(out)]) == 0
-    assert json.loads(capsys.readouterr().out)["merges"][0]["count"] >= 10 ** 400
-    code = cli.main(["eval", "-m", str(out), "--text", f"en={en}", f"de={de}", "--report", str(tmp_path / "r"),
-                     "--no-progress"])
+    assert json.loads(capsys.readouterr().out)["merges"][0]["count"] >= 10**400
+    code = cli.main(
+        ["eval", "-m", str(out), "--text", f"en={en}", f"de={de}", "--report", str(tmp_path / "r"), "--no-progress"]
+    )
     err = capsys.readouterr().err
     assert code == 0, err
     assert (tmp_path / "r" / "report.md").is_file()

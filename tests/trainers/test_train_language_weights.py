@@ -5,6 +5,7 @@ integer counts (every weight times the least common multiple of their denominato
 both backends train on them and ties stay exact. A weight of 2 trains exactly as if the language's text were given
 twice.
 """
+
 import gzip
 import json
 from fractions import Fraction
@@ -76,15 +77,19 @@ def test_scaling_every_weight_scales_counts_not_choices(en_de, algo):
 
 def test_shares_to_weights_worked_by_hand():
     # w = 100000 * p / B:  en 100000 * 4/5 / 1000 = 80,  de 100000 * 1/5 / 250 = 80
-    assert language_weights(["en", "de"], [1000, 250], shares={"en": "0.8", "de": "0.2"}) == \
-        {"en": Fraction(80), "de": Fraction(80)}
+    assert language_weights(["en", "de"], [1000, 250], shares={"en": "0.8", "de": "0.2"}) == {
+        "en": Fraction(80),
+        "de": Fraction(80),
+    }
     # en 100000 * 1/3 / 300 = 1000/9,  de 100000 * 2/3 / 700 = 2000/21;  lcm(9, 21) = 63:  7000 and 6000
     w = language_weights(["en", "de"], [300, 700], shares={"en": Fraction(1, 3), "de": "2/3"})
     assert w == {"en": Fraction(1000, 9), "de": Fraction(2000, 21)}
     assert scaled_weights(w) == {"en": 7000, "de": 6000}
     # floats are read as the decimal they print as (0.1 is 1/10, not the binary 0.1000000000000000055...)
-    assert language_weights(["a", "b"], [1, 1], shares={"a": 0.1, "b": 0.9}) == \
-        {"a": Fraction(10000), "b": Fraction(90000)}
+    assert language_weights(["a", "b"], [1, 1], shares={"a": 0.1, "b": 0.9}) == {
+        "a": Fraction(10000),
+        "b": Fraction(90000),
+    }
 
 
 def test_shares_in_train_record_exact_weights(en_de):
@@ -95,8 +100,10 @@ def test_shares_in_train_record_exact_weights(en_de):
     assert b_en == sum(len(d.encode()) for d in en) and b_de == sum(len(d.encode()) for d in de)
     # w = 100000 * (1/2) / B, as "p/q"
     w_en, w_de = Fraction(50000, b_en), Fraction(50000, b_de)
-    assert info["weights"] == {"en": f"{w_en.numerator}/{w_en.denominator}",
-                               "de": f"{w_de.numerator}/{w_de.denominator}"}
+    assert info["weights"] == {
+        "en": f"{w_en.numerator}/{w_en.denominator}",
+        "de": f"{w_de.numerator}/{w_de.denominator}",
+    }
     # the weighted bytes are equal: the target shares, exactly
     factors = info["weight_factors"]
     assert factors["en"] * b_en == factors["de"] * b_de
@@ -119,8 +126,9 @@ def test_fractional_weight_equals_scaled_integers(en_de, weight):
 def test_count_file_round_trip_with_languages(tmp_path, en_de):
     en, de = en_de
     pretok = Pretokenizer()
-    table = Counts.from_languages({"en": count_corpus(en, pretok, collect_runs=True),
-                                   "de": count_corpus(de, pretok, collect_runs=True)})
+    table = Counts.from_languages(
+        {"en": count_corpus(en, pretok, collect_runs=True), "de": count_corpus(de, pretok, collect_runs=True)}
+    )
     path = tmp_path / "c.counts.gz"
     table.save(path)
     header = json.loads(gzip.open(path).readline())
@@ -135,17 +143,24 @@ def test_count_file_round_trip_with_languages(tmp_path, en_de):
     assert back.pretoken_multiset() == count_corpus(en + de, pretok, collect_runs=True).pretoken_multiset()
     # training from the file with weights == training on the text with weights
     from_file = fastsw.train(from_counts=path, weights={"de": 2}, algo="superbpe", vocab_size=330, supermerges=6)
-    from_text = fastsw.train({"en": en, "de": de}, weights={"de": 2}, algo="superbpe", vocab_size=330,
-                             supermerges=6)
+    from_text = fastsw.train({"en": en, "de": de}, weights={"de": 2}, algo="superbpe", vocab_size=330, supermerges=6)
     assert merges(from_file) == merges(from_text)
 
 
 def test_merging_tables_aligns_languages_by_name(tmp_path):
     pretok = Pretokenizer()
-    a = Counts.from_languages({"en": count_corpus(["the cat"], pretok, collect_runs=True),
-                               "de": count_corpus(["die Katze"], pretok, collect_runs=True)})
-    b = Counts.from_languages({"fr": count_corpus(["le chat"], pretok, collect_runs=True),
-                               "de": count_corpus(["die Maus"], pretok, collect_runs=True)})
+    a = Counts.from_languages(
+        {
+            "en": count_corpus(["the cat"], pretok, collect_runs=True),
+            "de": count_corpus(["die Katze"], pretok, collect_runs=True),
+        }
+    )
+    b = Counts.from_languages(
+        {
+            "fr": count_corpus(["le chat"], pretok, collect_runs=True),
+            "de": count_corpus(["die Maus"], pretok, collect_runs=True),
+        }
+    )
     a.save(tmp_path / "a.gz")
     b.save(tmp_path / "b.gz")
     merged = load_counts([tmp_path / "a.gz", tmp_path / "b.gz"])
@@ -197,19 +212,22 @@ def test_fast_equals_reference_weighted_multilingual(algo):
 # ---- bad input -------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kwargs, words", [
-    (dict(inputs={"en": ["the cat"], "de": []}), ["language 'de' has no text"]),
-    (dict(inputs={"en": ["the cat"], "de": [""]}), ["language 'de' has no text"]),
-    (dict(inputs={"en": ["the cat"]}, weights={"en": 0}), ["weights['en']", "must be > 0"]),
-    (dict(inputs={"en": ["the cat"]}, weights={"en": "-1/2"}), ["must be > 0"]),
-    (dict(inputs={"en": ["the cat"]}, weights={"de": 2}), ["'de'", "not one of the languages"]),
-    (dict(inputs={"en": ["a"], "de": ["b"]}, shares={"en": 0.5, "de": 0.4}), ["sum to 9/10", "exactly 1"]),
-    (dict(inputs={"en": ["a"], "de": ["b"]}, shares={"en": 1}), ["missing: 'de'"]),
-    (dict(inputs={"en": ["a"]}, weights={"en": 2}, shares={"en": 1}), ["either weights= or shares="]),
-    (dict(inputs=["the cat"], weights={"en": 2}), ["applies to languages"]),
-    (dict(inputs={"en": ["the cat"]}, weights={"en": "x"}), ["not a finite number"]),
-    (dict(inputs={}), ["empty dict"]),
-])
+@pytest.mark.parametrize(
+    "kwargs, words",
+    [
+        (dict(inputs={"en": ["the cat"], "de": []}), ["language 'de' has no text"]),
+        (dict(inputs={"en": ["the cat"], "de": [""]}), ["language 'de' has no text"]),
+        (dict(inputs={"en": ["the cat"]}, weights={"en": 0}), ["weights['en']", "must be > 0"]),
+        (dict(inputs={"en": ["the cat"]}, weights={"en": "-1/2"}), ["must be > 0"]),
+        (dict(inputs={"en": ["the cat"]}, weights={"de": 2}), ["'de'", "not one of the languages"]),
+        (dict(inputs={"en": ["a"], "de": ["b"]}, shares={"en": 0.5, "de": 0.4}), ["sum to 9/10", "exactly 1"]),
+        (dict(inputs={"en": ["a"], "de": ["b"]}, shares={"en": 1}), ["missing: 'de'"]),
+        (dict(inputs={"en": ["a"]}, weights={"en": 2}, shares={"en": 1}), ["either weights= or shares="]),
+        (dict(inputs=["the cat"], weights={"en": 2}), ["applies to languages"]),
+        (dict(inputs={"en": ["the cat"]}, weights={"en": "x"}), ["not a finite number"]),
+        (dict(inputs={}), ["empty dict"]),
+    ],
+)
 def test_bad_language_input(kwargs, words):
     with pytest.raises(ValueError) as e:
         fastsw.train(algo="bpe", vocab_size=300, backend="python", **kwargs)
@@ -251,17 +269,63 @@ def lang_files(tmp_path, en_de):
 
 def test_cli_train_and_count_with_languages(tmp_path, capsys, lang_files):
     en, de = lang_files
-    common = ["--algo", "boundless", "--vocab-size", "330", "--no-progress", "--doc-mode", "separator",
-              "--separator", r"\n\n\n"]
-    code, _, err = run(capsys, "train", "--lang", f"en={en}", "--lang", f"de={de}", "--weight", "de=3/2",
-                       "-o", tmp_path / "m.json", *common)
+    common = [
+        "--algo",
+        "boundless",
+        "--vocab-size",
+        "330",
+        "--no-progress",
+        "--doc-mode",
+        "separator",
+        "--separator",
+        r"\n\n\n",
+    ]
+    code, _, err = run(
+        capsys,
+        "train",
+        "--lang",
+        f"en={en}",
+        "--lang",
+        f"de={de}",
+        "--weight",
+        "de=3/2",
+        "-o",
+        tmp_path / "m.json",
+        *common,
+    )
     assert code == 0, err
-    code, _, err = run(capsys, "count", "--lang", f"en={en}", "--lang", f"de={de}", "-o", tmp_path / "c.gz",
-                       "--no-progress", "--doc-mode", "separator", "--separator", r"\n\n\n")
+    code, _, err = run(
+        capsys,
+        "count",
+        "--lang",
+        f"en={en}",
+        "--lang",
+        f"de={de}",
+        "-o",
+        tmp_path / "c.gz",
+        "--no-progress",
+        "--doc-mode",
+        "separator",
+        "--separator",
+        r"\n\n\n",
+    )
     assert code == 0, err
     assert "languages en, de" in err
-    code, _, err = run(capsys, "train", "--from-counts", tmp_path / "c.gz", "--weight", "de=1.5", "-o",
-                       tmp_path / "m2.json", "--algo", "boundless", "--vocab-size", "330", "--no-progress")
+    code, _, err = run(
+        capsys,
+        "train",
+        "--from-counts",
+        tmp_path / "c.gz",
+        "--weight",
+        "de=1.5",
+        "-o",
+        tmp_path / "m2.json",
+        "--algo",
+        "boundless",
+        "--vocab-size",
+        "330",
+        "--no-progress",
+    )
     assert code == 0, err
     m1 = fastsw.Tokenizer.load(tmp_path / "m.json")
     m2 = fastsw.Tokenizer.load(tmp_path / "m2.json")
@@ -271,19 +335,36 @@ def test_cli_train_and_count_with_languages(tmp_path, capsys, lang_files):
     assert m1.training_info["weights"] == {"en": "1/1", "de": "3/2"}
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["--weight", "fr=2"], ["--weight fr=2", "no --lang fr=PATH"]),
-    (["--weight", "de=0"], ["must be > 0"]),
-    (["--weight", "de"], ["LANG=WEIGHT"]),
-    (["--share", "en=0.5", "--share", "de=0.4"], ["sum to 9/10"]),
-    (["--weight", "de=2", "--share", "en=1"], ["either --weight or --share"]),
-    (["--weight", "de=2", "--weight", "de=3"], ["given twice"]),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["--weight", "fr=2"], ["--weight fr=2", "no --lang fr=PATH"]),
+        (["--weight", "de=0"], ["must be > 0"]),
+        (["--weight", "de"], ["LANG=WEIGHT"]),
+        (["--share", "en=0.5", "--share", "de=0.4"], ["sum to 9/10"]),
+        (["--weight", "de=2", "--share", "en=1"], ["either --weight or --share"]),
+        (["--weight", "de=2", "--weight", "de=3"], ["given twice"]),
+    ],
+)
 def test_cli_bad_weights(tmp_path, capsys, lang_files, argv, words):
     en, de = lang_files
     out = tmp_path / "bad.json"
-    code, _, err = run(capsys, "train", "--lang", f"en={en}", "--lang", f"de={de}", *argv, "-o", out,
-                       "--algo", "bpe", "--vocab-size", "300", "--no-progress")
+    code, _, err = run(
+        capsys,
+        "train",
+        "--lang",
+        f"en={en}",
+        "--lang",
+        f"de={de}",
+        *argv,
+        "-o",
+        out,
+        "--algo",
+        "bpe",
+        "--vocab-size",
+        "300",
+        "--no-progress",
+    )
     assert_error(code, err, *words)
     assert not out.exists()
 
@@ -292,11 +373,25 @@ def test_cli_language_needs_text_and_weight_needs_languages(tmp_path, capsys, la
     en, _ = lang_files
     empty = tmp_path / "empty.txt"
     empty.write_text("", encoding="utf-8")
-    code, _, err = run(capsys, "train", "--lang", f"en={en}", "--lang", f"de={empty}", "-o", tmp_path / "m.json",
-                       "--algo", "bpe", "--vocab-size", "300", "--no-progress")
+    code, _, err = run(
+        capsys,
+        "train",
+        "--lang",
+        f"en={en}",
+        "--lang",
+        f"de={empty}",
+        "-o",
+        tmp_path / "m.json",
+        "--algo",
+        "bpe",
+        "--vocab-size",
+        "300",
+        "--no-progress",
+    )
     assert code == 2 and "language 'de' has no text" in err and not (tmp_path / "m.json").exists()
-    code, _, err = run(capsys, "count", "--lang", f"en={en}", "--lang", f"de={empty}", "-o", tmp_path / "c.gz",
-                       "--no-progress")
+    code, _, err = run(
+        capsys, "count", "--lang", f"en={en}", "--lang", f"de={empty}", "-o", tmp_path / "c.gz", "--no-progress"
+    )
     assert code == 2 and "language 'de' has no text" in err and not (tmp_path / "c.gz").exists()
     code, _, err = run(capsys, "train", en, "--weight", "en=2", "-o", tmp_path / "m.json", "--no-progress")
     assert code == 2 and "--weight weights languages" in err
@@ -311,12 +406,38 @@ def test_cli_lang_field(tmp_path, capsys, en_de):
         for lang, docs in (("en", en), ("de", de)):
             for doc in docs:
                 f.write(json.dumps({"body": doc, "language": lang}) + "\n")
-    code, _, err = run(capsys, "count", path, "--lang-field", "language", "--text-field", "body",
-                       "-o", tmp_path / "c.gz", "--no-progress")
+    code, _, err = run(
+        capsys,
+        "count",
+        path,
+        "--lang-field",
+        "language",
+        "--text-field",
+        "body",
+        "-o",
+        tmp_path / "c.gz",
+        "--no-progress",
+    )
     assert code == 0, err
     assert Counts.load(tmp_path / "c.gz").languages == ["en", "de"]
-    code, _, err = run(capsys, "train", path, "--lang-field", "language", "--text-field", "body", "--weight",
-                       "en=2", "-o", tmp_path / "m.json", "--algo", "bpe", "--vocab-size", "330", "--no-progress")
+    code, _, err = run(
+        capsys,
+        "train",
+        path,
+        "--lang-field",
+        "language",
+        "--text-field",
+        "body",
+        "--weight",
+        "en=2",
+        "-o",
+        tmp_path / "m.json",
+        "--algo",
+        "bpe",
+        "--vocab-size",
+        "330",
+        "--no-progress",
+    )
     assert code == 0, err
     expected = fastsw.train({"en": en, "de": de}, weights={"en": 2}, algo="bpe", vocab_size=330)
     assert merges(fastsw.Tokenizer.load(tmp_path / "m.json")) == merges(expected)
@@ -330,8 +451,12 @@ def test_cli_lang_field(tmp_path, capsys, en_de):
 
 def test_count_file_with_inconsistent_language_columns_is_rejected(tmp_path):
     pretok = Pretokenizer()
-    table = Counts.from_languages({"en": count_corpus(["big cat"], pretok, collect_runs=True),
-                                   "de": count_corpus(["Hund"], pretok, collect_runs=True)})
+    table = Counts.from_languages(
+        {
+            "en": count_corpus(["big cat"], pretok, collect_runs=True),
+            "de": count_corpus(["Hund"], pretok, collect_runs=True),
+        }
+    )
     table.save(tmp_path / "ok.gz")
     lines = gzip.open(tmp_path / "ok.gz").read().decode().splitlines()
     assert lines[-1] == "[[1, 0], 2, 0]"  # the run "big cat": rows sorted by code points, 0 " cat", 1 "Hund", 2 "big"
@@ -363,9 +488,27 @@ def test_weights_and_shares_do_not_multiply_the_reported_corpus(en_de):
 def test_cli_summary_and_inspect_show_the_real_corpus(tmp_path, capsys, lang_files, en_de):
     en_docs, de_docs = en_de
     en, de = lang_files
-    code, _, err = run(capsys, "train", "--lang", f"en={en}", "--lang", f"de={de}", "--weight", "de=3/2",
-                       "--algo", "bpe", "--vocab-size", "300", "--no-progress", "--doc-mode", "separator",
-                       "--separator", r"\n\n\n", "-o", tmp_path / "m.json")
+    code, _, err = run(
+        capsys,
+        "train",
+        "--lang",
+        f"en={en}",
+        "--lang",
+        f"de={de}",
+        "--weight",
+        "de=3/2",
+        "--algo",
+        "bpe",
+        "--vocab-size",
+        "300",
+        "--no-progress",
+        "--doc-mode",
+        "separator",
+        "--separator",
+        r"\n\n\n",
+        "-o",
+        tmp_path / "m.json",
+    )
     assert code == 0, err
     real = len(en_docs) + len(de_docs)
     assert f"corpus:      {real} documents" in err, err

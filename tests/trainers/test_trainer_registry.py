@@ -1,5 +1,6 @@
 """The trainer interface from outside the package: a trainer defined here, registered, trained through
 fastsw.train() and `fastsw train`, with one rule and one message for a bad option in both."""
+
 from __future__ import annotations
 
 import json
@@ -9,8 +10,15 @@ from typing import ClassVar
 import pytest
 
 import fastsw
-from fastsw.trainers import (OptionError, Trainer, TrainerConfig, get_trainer, option, register_trainer,
-                             unregister_trainer)
+from fastsw.trainers import (
+    OptionError,
+    Trainer,
+    TrainerConfig,
+    get_trainer,
+    option,
+    register_trainer,
+    unregister_trainer,
+)
 from fastsw.trainers.registry import TRAINERS
 
 from conftest import run, write_jsonl
@@ -30,8 +38,10 @@ class ToyConfig(TrainerConfig):
 
     def validate(self, common) -> None:
         if isinstance(self.toy_merges, bool) or not isinstance(self.toy_merges, int) or self.toy_merges < 1:
-            raise OptionError("{toy_merges:v} must be an integer >= 1 (and at most {vocab_size} - alphabet)",
-                              toy_merges=self.toy_merges)
+            raise OptionError(
+                "{toy_merges:v} must be an integer >= 1 (and at most {vocab_size} - alphabet)",
+                toy_merges=self.toy_merges,
+            )
 
 
 class ToyTrainer(Trainer):
@@ -63,8 +73,22 @@ def test_a_trainer_defined_outside_fastsw_trains_through_the_api_and_the_cli(toy
     # its first merges are plain BPE's (it runs phase 1 on the same counts)
     assert tok.merges == fastsw.train(DOCS, algo="bpe", vocab_size=len(tok.alphabet) + 4).merges
     corpus = write_jsonl(tmp_path / "c.jsonl", DOCS)
-    code, _, err = run(capsys, "train", corpus, "--algo", "toy", "--toy-merges", "4", "--toy-tag", "fancy",
-                       "--vocab-size", "300", "--no-progress", "-o", tmp_path / "toy.json")
+    code, _, err = run(
+        capsys,
+        "train",
+        corpus,
+        "--algo",
+        "toy",
+        "--toy-merges",
+        "4",
+        "--toy-tag",
+        "fancy",
+        "--vocab-size",
+        "300",
+        "--no-progress",
+        "-o",
+        tmp_path / "toy.json",
+    )
     assert code == 0, err
     from_cli = fastsw.load(tmp_path / "toy.json")
     assert from_cli.merges == tok.merges and from_cli.training_info["toy"] == {"tag": "fancy", "merges": 4}
@@ -75,7 +99,7 @@ def test_a_trainer_defined_outside_fastsw_trains_through_the_api_and_the_cli(toy
 def test_its_flags_and_help_come_from_its_config(toy, capsys):
     code, out, _ = run(capsys, "train", "--help")
     assert code == 0
-    group = out[out.index("\ntoy trainer:"):]
+    group = out[out.index("\ntoy trainer:") :]
     assert "--algo toy: a fixed number of BPE merges" in group
     assert "--toy-merges K" in group and "merges to learn (default: 3)" in group
     assert "--toy-tag {plain,fancy}" in group
@@ -89,8 +113,9 @@ def test_a_bad_option_is_one_rule_and_one_message_in_both(toy, tmp_path, capsys,
     api = str(e.value)
     assert api == f"toy_merges={value} must be an integer >= 1 (and at most vocab_size - alphabet)"
     corpus = write_jsonl(tmp_path / "c.jsonl", DOCS)
-    code, out, err = run(capsys, "train", corpus, "--algo", "toy", "--toy-merges", str(value), "--no-progress",
-                         "-o", tmp_path / "m.json")
+    code, out, err = run(
+        capsys, "train", corpus, "--algo", "toy", "--toy-merges", str(value), "--no-progress", "-o", tmp_path / "m.json"
+    )
     assert code == 2 and out == "" and not (tmp_path / "m.json").exists()
     assert err == f"fastsw: error: --toy-merges {value} must be an integer >= 1 (and at most --vocab-size - alphabet)\n"
 
@@ -111,11 +136,13 @@ def test_its_options_belong_to_it(toy, tmp_path, capsys):
 def test_registering_checks_the_trainer(toy):
     class Nameless(Trainer):
         Config = ToyConfig
+
     with pytest.raises(ValueError, match="needs a name"):
         register_trainer(Nameless)
 
     class Again(ToyTrainer):
         pass
+
     with pytest.raises(ValueError, match="'toy' is registered already; pass replace=True"):
         register_trainer(Again)
 
@@ -125,15 +152,18 @@ def test_registering_checks_the_trainer(toy):
 
     class Clashing(Trainer):
         name, Config = "clash", Clash
+
     with pytest.raises(ValueError, match="option 'supermerges' of trainer 'clash' has default 7"):
         register_trainer(Clashing)
     assert "clash" not in TRAINERS
+
     @dataclass
     class Taken(TrainerConfig):
         workers: int = option(2, "a name train() has for itself")
 
     class Taking(Trainer):
         name, Config = "taking", Taken
+
     with pytest.raises(ValueError, match="option 'workers' of trainer 'taking' is a name fastsw.train"):
         register_trainer(Taking)
     with pytest.raises(ValueError, match="'bpe' is a built-in trainer"):
@@ -141,18 +171,23 @@ def test_registering_checks_the_trainer(toy):
 
 
 def test_option_errors_name_options_in_either_words():
-    e = OptionError("{supermerges:v} must be smaller than {vocab_size:v}; pass {algo:'superbpe} with "
-                    "{supermerges:=S}", supermerges=300, vocab_size=300)
+    e = OptionError(
+        "{supermerges:v} must be smaller than {vocab_size:v}; pass {algo:'superbpe} with {supermerges:=S}",
+        supermerges=300,
+        vocab_size=300,
+    )
     assert str(e) == "supermerges=300 must be smaller than vocab_size=300; pass algo='superbpe' with supermerges=S"
     flags = {"supermerges": "--supermerges", "vocab_size": "--vocab-size", "algo": "--algo"}
-    assert e.render(flags.get) == ("--supermerges 300 must be smaller than --vocab-size 300; pass --algo superbpe "
-                                   "with --supermerges S")
+    assert e.render(flags.get) == (
+        "--supermerges 300 must be smaller than --vocab-size 300; pass --algo superbpe with --supermerges S"
+    )
     assert json.loads(json.dumps(str(e)))  # a plain message
 
 
 def test_the_docstring_examples_run():
     import doctest
     from fastsw.trainers import base, registry
+
     for module in (base, registry):
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert result.attempted >= 2 and result.failed == 0, module.__name__
@@ -163,6 +198,7 @@ def test_the_common_options_are_train_s_own():
     import inspect
     from fastsw.trainers import trainers
     from fastsw.trainers.base import COMMON_OPTIONS
+
     own = set(inspect.signature(fastsw.train).parameters) - {"_count_candidates", "options"}
     trainer_options = {f.name for t in trainers() for f in t.Config.options()}
     assert own - trainer_options == set(COMMON_OPTIONS) and not trainer_options & set(COMMON_OPTIONS)

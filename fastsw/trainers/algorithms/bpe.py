@@ -1,11 +1,13 @@
 """The BPE trainer (``algo="bpe"``), and phase 1 of every trainer: BPE merges on the run's backend
 (:mod:`fastsw.trainers.bpe` on the reference path, :mod:`fastsw.trainers.bpe_fast` on the fast one)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Optional
 
 from fastsw.trainers.base import Run, Trainer, TrainerConfig
+
 
 @dataclass
 class Phase1:
@@ -20,8 +22,7 @@ class Phase1:
     replay: Optional[list] = None
 
 
-def fit_phase1(run: Run, n_merges: int, parity: Optional[dict] = None, *, learner=None,
-               replay: bool = False) -> Phase1:
+def fit_phase1(run: Run, n_merges: int, parity: Optional[dict] = None, *, learner=None, replay: bool = False) -> Phase1:
     """Phase 1 of every trainer: ``n_merges`` BPE merges on ``run.stages``, or parity-aware ones with the
     ``parity`` options and their ``learner`` (:func:`fastsw.trainers.parity.parity_phase1_on`; ``replay``: also
     BoundlessBPE's keys). Records ``seconds["phase1"]`` and the JIT warmup; notes an empty corpus."""

@@ -1,6 +1,7 @@
 """The BoundlessBPE (``algo="boundless"``) and SuperBPE (``algo="superbpe"``) trainers: phase 1 (BPE or
 parity-aware BPE), the supermerge candidates of the letter runs, phase 2 (:mod:`fastsw.trainers.superword` on the
 reference path, :mod:`fastsw.trainers.bpe_fast` on the fast one)."""
+
 from __future__ import annotations
 
 import time
@@ -8,15 +9,23 @@ from dataclasses import dataclass
 from typing import ClassVar, Optional
 
 from fastsw.trainers.algorithms.bpe import fit_phase1, note_short_phase1
-from fastsw.trainers.algorithms.parity_bpe import (PARITY_FIELDS, ParityConfig, check_parity_pretokenizer,
-                                                   note_parity_stop, parity_options, parity_phase1_on)
+from fastsw.trainers.algorithms.parity_bpe import (
+    PARITY_FIELDS,
+    ParityConfig,
+    check_parity_pretokenizer,
+    note_parity_stop,
+    parity_options,
+    parity_phase1_on,
+)
 from fastsw.trainers.base import Common, OptionError, Run, Trainer, option
 from fastsw.trainers.superword import interleave
 
 _GREEDY = "BoundlessBPE and SuperBPE; add {algo:'boundless} or {algo:'superbpe}"
 _SPLIT = "BoundlessBPE and SuperBPE with {greedy_split:=}; add {algo:'boundless} or {algo:'superbpe}"
-_PHASE1 = ("BoundlessBPE and SuperBPE (the phase-1 trainer); add {algo:'boundless} or {algo:'superbpe}, or for a "
-           "plain parity-aware model use {algo:'parity-bpe}")
+_PHASE1 = (
+    "BoundlessBPE and SuperBPE (the phase-1 trainer); add {algo:'boundless} or {algo:'superbpe}, or for a "
+    "plain parity-aware model use {algo:'parity-bpe}"
+)
 
 
 @dataclass
@@ -28,17 +37,30 @@ class SuperwordConfig(ParityConfig):
     help_text: ClassVar[str] = "--algo boundless (Algorithm 1 decides the split itself) or superbpe"
     help_order: ClassVar[int] = 2
 
-    phase1: Optional[str] = option(None, "phase-1 trainer of --algo boundless/superbpe (default: bpe)",
-                                   choices=("bpe", "parity-bpe"), applies=_PHASE1, group=ParityConfig)
-    greedy_split: bool = option(False, "split supermerge candidates into frequent n-grams (boundless/superbpe)",
-                                applies=_GREEDY)
-    min_count_floor: int = option(15, "with --greedy-split: lower bound of the n-gram min count (default: 15)",
-                                  metavar="N", type=int, applies=_SPLIT)
-    max_ngram_len: int = option(30, "with --greedy-split: longest n-gram (default: 30)", metavar="N", type=int,
-                                applies=_SPLIT)
+    phase1: Optional[str] = option(
+        None,
+        "phase-1 trainer of --algo boundless/superbpe (default: bpe)",
+        choices=("bpe", "parity-bpe"),
+        applies=_PHASE1,
+        group=ParityConfig,
+    )
+    greedy_split: bool = option(
+        False, "split supermerge candidates into frequent n-grams (boundless/superbpe)", applies=_GREEDY
+    )
+    min_count_floor: int = option(
+        15,
+        "with --greedy-split: lower bound of the n-gram min count (default: 15)",
+        metavar="N",
+        type=int,
+        applies=_SPLIT,
+    )
+    max_ngram_len: int = option(
+        30, "with --greedy-split: longest n-gram (default: 30)", metavar="N", type=int, applies=_SPLIT
+    )
 
     def validate(self, common: Common) -> None:
         from fastsw.corpus.counting import as_integer
+
         if self.phase1 not in (None, "bpe", "parity-bpe"):
             raise OptionError("{phase1:v} is not one of 'bpe', 'parity-bpe'", phase1=self.phase1)
         self.resolved = None
@@ -49,11 +71,14 @@ class SuperwordConfig(ParityConfig):
                 if getattr(self, name) is not None:
                     raise OptionError("{%s:=} applies to " % name + (ParityConfig.applies_text(name) or ""))
         if as_integer(self.min_count_floor) is None or self.min_count_floor < 0:
-            raise OptionError("{min_count_floor} must be a non-negative integer, not {min_count_floor:r}",
-                              min_count_floor=self.min_count_floor)
+            raise OptionError(
+                "{min_count_floor} must be a non-negative integer, not {min_count_floor:r}",
+                min_count_floor=self.min_count_floor,
+            )
         if as_integer(self.max_ngram_len) is None or self.max_ngram_len < 2:
-            raise OptionError("{max_ngram_len} must be an integer >= 2, not {max_ngram_len:r}",
-                              max_ngram_len=self.max_ngram_len)
+            raise OptionError(
+                "{max_ngram_len} must be an integer >= 2, not {max_ngram_len:r}", max_ngram_len=self.max_ngram_len
+            )
         self.min_count_floor = as_integer(self.min_count_floor) or 0
         self.max_ngram_len = as_integer(self.max_ngram_len) or 0
 
@@ -68,34 +93,49 @@ class SuperBPEConfig(SuperwordConfig):
     """SuperBPE's options: ``supermerges`` fixed supermerges after ``vocab_size - supermerges`` phase-1 tokens."""
 
     help_title: ClassVar[str] = "SuperBPE"
-    help_text: ClassVar[str] = ("--algo superbpe: phase 1 learns --vocab-size minus S regular merges, phase 2 S "
-                                "supermerges")
+    help_text: ClassVar[str] = (
+        "--algo superbpe: phase 1 learns --vocab-size minus S regular merges, phase 2 S supermerges"
+    )
     help_order: ClassVar[int] = 1
 
-    supermerges: Optional[int] = option(None, "number of supermerges (--algo superbpe only; must be < --vocab-size)",
-                                        metavar="S", type=int, applies="SuperBPE; add {algo:'superbpe} "
-                                        "(BoundlessBPE decides the number of supermerges itself)")
+    supermerges: Optional[int] = option(
+        None,
+        "number of supermerges (--algo superbpe only; must be < --vocab-size)",
+        metavar="S",
+        type=int,
+        applies="SuperBPE; add {algo:'superbpe} (BoundlessBPE decides the number of supermerges itself)",
+    )
 
     def validate(self, common: Common) -> None:
         from fastsw.corpus.counting import as_integer
+
         if self.supermerges is None:
-            raise OptionError("{algo:'superbpe} needs {supermerges:=S}, the number of supermerges (phase 1 then "
-                              "learns {vocab_size} - S tokens)")
+            raise OptionError(
+                "{algo:'superbpe} needs {supermerges:=S}, the number of supermerges (phase 1 then "
+                "learns {vocab_size} - S tokens)"
+            )
         supermerges = as_integer(self.supermerges)
         if supermerges is None or supermerges <= 0:
-            raise OptionError("{supermerges} must be a positive integer, not {supermerges:r}",
-                              supermerges=self.supermerges)
+            raise OptionError(
+                "{supermerges} must be a positive integer, not {supermerges:r}", supermerges=self.supermerges
+            )
         self.supermerges = supermerges
         if supermerges >= common.vocab_size:
-            raise OptionError("{supermerges:v} must be smaller than {vocab_size:v}", supermerges=supermerges,
-                              vocab_size=common.vocab_size)
+            raise OptionError(
+                "{supermerges:v} must be smaller than {vocab_size:v}",
+                supermerges=supermerges,
+                vocab_size=common.vocab_size,
+            )
         if common.alphabet == "bytes":  # known before reading the corpus: fail fast
             from fastsw.alphabet import default_alphabet
+
             n_alpha = len(default_alphabet(common.profile))
             if common.vocab_size - supermerges < n_alpha:
-                raise OptionError("{vocab_size:v} - {supermerges} is smaller than the %d-token alphabet; use "
-                                  "{vocab_size} >= %d" % (n_alpha, n_alpha + 1 + supermerges),
-                                  vocab_size=common.vocab_size)
+                raise OptionError(
+                    "{vocab_size:v} - {supermerges} is smaller than the %d-token alphabet; use "
+                    "{vocab_size} >= %d" % (n_alpha, n_alpha + 1 + supermerges),
+                    vocab_size=common.vocab_size,
+                )
         super().validate(common)
 
 
@@ -113,8 +153,12 @@ class _SuperwordTrainer(Trainer):
 
     def record(self) -> dict:
         c = self.config
-        return {"supermerges": getattr(c, "supermerges", None), "greedy_split": c.greedy_split,
-                "min_count_floor": c.min_count_floor, "max_ngram_len": c.max_ngram_len}
+        return {
+            "supermerges": getattr(c, "supermerges", None),
+            "greedy_split": c.greedy_split,
+            "min_count_floor": c.min_count_floor,
+            "max_ngram_len": c.max_ngram_len,
+        }
 
     def phase2(self, run: Run, phase1, cands, token_bytes, n_alpha: int):
         """The supermerges: ``[(left, right, count, is_supermerge)]`` in order."""
@@ -131,8 +175,13 @@ class _SuperwordTrainer(Trainer):
             note_short_phase1(run, len(p1.merges), n_phase1)
         stages, counts, info = run.stages, run.counts, run.info
         t0 = time.perf_counter()
-        tok1 = run.model_class(alphabet=run.alphabet, merges=[(l, r, c, False) for l, r, c in p1.merges],
-                               pretokenizer=run.pretokenizer, profile=run.profile, algo="bpe")
+        tok1 = run.model_class(
+            alphabet=run.alphabet,
+            merges=[(l, r, c, False) for l, r, c in p1.merges],
+            pretokenizer=run.pretokenizer,
+            profile=run.profile,
+            algo="bpe",
+        )
         # 4. supermerge candidates
         if run.count_candidates is None:
             cands = stages.candidates(counts, p1.words, tok1)
@@ -178,9 +227,11 @@ class BoundlessTrainer(_SuperwordTrainer):
             merges = [m if m[3] else m[:2] + (next(regular)[2], False) for m in merges]
         n_reg = sum(kind == "r" for kind, *_ in steps)
         if len(merges) < len(p1.merges):
-            run.note(f"BoundlessBPE stopped at vocabulary {n_alpha + len(merges)}: no supermerge pair was left, "
-                     f"so the remaining {len(p1.merges) - n_reg} regular merges were dropped (Algorithm 1's "
-                     "loop condition); use algo='bpe' for a plain model")
+            run.note(
+                f"BoundlessBPE stopped at vocabulary {n_alpha + len(merges)}: no supermerge pair was left, "
+                f"so the remaining {len(p1.merges) - n_reg} regular merges were dropped (Algorithm 1's "
+                "loop condition); use algo='bpe' for a plain model"
+            )
         run.info["seconds"]["phase2"] = bar.close()
         return merges
 

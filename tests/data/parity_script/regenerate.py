@@ -13,6 +13,7 @@ Run it again when the configurations, the shared corpus or the published script 
 The clone may also be a bare mirror (the script is then read with ``git show HEAD:...``), and its path may come
 from ``$FASTSW_PARITY_SCRIPT_REPO`` instead of the argument. The script needs numpy and tokenizers.
 """
+
 import argparse
 import hashlib
 import importlib.util
@@ -42,15 +43,17 @@ def read_script(repo: Path):
     """(source, commit or None) of the script in a clone (work tree or bare)."""
     commit = None
     try:
-        commit = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
-                                check=True).stdout.strip()
+        commit = subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         pass
     if (repo / SCRIPT).is_file():
         return (repo / SCRIPT).read_text(encoding="utf-8"), commit
     try:
-        source = subprocess.run(["git", "-C", str(repo), "show", f"HEAD:{SCRIPT}"], capture_output=True, text=True,
-                                check=True).stdout
+        source = subprocess.run(
+            ["git", "-C", str(repo), "show", f"HEAD:{SCRIPT}"], capture_output=True, text=True, check=True
+        ).stdout
     except (OSError, subprocess.CalledProcessError) as e:
         sys.exit(f"regenerate.py: error: {repo} is not a clone of cimeister/parity-aware-bpe ({e})")
     return source, commit
@@ -78,6 +81,7 @@ def run_published(script, langs, train, dev, n, *, ratios=None, global_merges=0,
     """The script on dictionary input (one ``word count`` line per word, words in GPT-2's byte rendering, so
     one character is one byte). Returns merges as byte pairs, the language per step (None: global) and, with
     dev texts, the dev lengths it chose on -- read from its log."""
+
     def dict_file(counter):
         return io.StringIO("".join(f"{render(w)} {c}\n" for w, c in counter.items()))
 
@@ -97,8 +101,7 @@ def run_published(script, langs, train, dev, n, *, ratios=None, global_merges=0,
         script.logger.removeHandler(records)
     chosen, lengths = [], []
     for message in records.messages:
-        m = re.match(r"lengths \[([\d\s]+)\]: picking best subword (?:in corpus (\d+)|based on concatenation)",
-                     message)
+        m = re.match(r"lengths \[([\d\s]+)\]: picking best subword (?:in corpus (\d+)|based on concatenation)", message)
         if m:
             chosen.append(None if m.group(2) is None else langs[int(m.group(2))])
             lengths.append(dict(zip(langs, map(int, m.group(1).split()))))
@@ -111,8 +114,12 @@ def run_published(script, langs, train, dev, n, *, ratios=None, global_merges=0,
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("repo", nargs="?", default=os.environ.get("FASTSW_PARITY_SCRIPT_REPO"),
-                        help="a clone of cimeister/parity-aware-bpe (default: $FASTSW_PARITY_SCRIPT_REPO)")
+    parser.add_argument(
+        "repo",
+        nargs="?",
+        default=os.environ.get("FASTSW_PARITY_SCRIPT_REPO"),
+        help="a clone of cimeister/parity-aware-bpe (default: $FASTSW_PARITY_SCRIPT_REPO)",
+    )
     parser.add_argument("--out", type=Path, default=HERE, help="folder for the JSON files (default: this one)")
     args = parser.parse_args(argv)
     if not args.repo:
@@ -125,9 +132,16 @@ def main(argv=None):
         for name, (n, options) in PUBLISHED_RUNS.items():
             merges, chosen, lengths = run_published(script, LANGS, train, dev, n, **options)
             record = {
-                "script": {"repository": "cimeister/parity-aware-bpe", "path": SCRIPT, "commit": commit,
-                           "sha256": hashlib.sha256(source.encode()).hexdigest()},
-                "n": n, "options": options, "langs": LANGS, "inputs_sha256": digest,
+                "script": {
+                    "repository": "cimeister/parity-aware-bpe",
+                    "path": SCRIPT,
+                    "commit": commit,
+                    "sha256": hashlib.sha256(source.encode()).hexdigest(),
+                },
+                "n": n,
+                "options": options,
+                "langs": LANGS,
+                "inputs_sha256": digest,
                 "merges": [f"{a.hex()} {b.hex()}" for a, b in merges],
                 "languages": chosen,
                 "lengths": [[step[l] for l in LANGS] for step in lengths],
