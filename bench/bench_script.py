@@ -66,7 +66,9 @@ def worker(args) -> None:
             sys.exit(f"{args.pretokenizer}: the fast path's ids differ from the reference's; no figures reported")
     encode_ref_s = time.perf_counter() - t1
     char_merges = 0
-    if hasattr(tok.pretokenizer, "entry_text"):  # SCRIPT: merges that make one character from its two atoms
+    from fastsw.pretokenizers.script_v3 import ScriptPretokenizer
+
+    if isinstance(tok.pretokenizer, ScriptPretokenizer):  # SCRIPT: merges that make one character from its two atoms
         from fastsw.alphabet import atom_text
         from fastsw.pretokenizers.script_v3 import unspell
 
