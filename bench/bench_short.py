@@ -82,7 +82,7 @@ def encoders(name: str):
     tiktoken's ``encode``."""
     from bench_tiktoken import make_encoders
 
-    tok, enc, out = make_encoders(name, name.split("_")[0])
+    tok, enc, out = make_encoders(name)
     fns = {f"{who} encode_ordinary": single for who, (single, _) in out.items()}
     fns["fastsw encode"] = lambda docs: [tok.encode(d) for d in docs]
     fns["tiktoken encode"] = lambda docs: [enc.encode(d) for d in docs]
