@@ -790,46 +790,19 @@ def hf_tokenizer_json(tok: Tokenizer, *, ignore_merges: Optional[bool] = None) -
             not any(c["kind"] in ("unreachable_token", "duplicate_bytes") for c in merge_conflicts(tok))
             and tok.algo == "bpe"
         )
-    added = [
-        {
-            "id": tid,
-            "content": s,
-            "single_word": False,
-            "lstrip": False,
-            "rstrip": False,
-            "normalized": False,
-            "special": True,
-        }
-        for s, tid in sorted(tok.special_tokens.items(), key=lambda kv: kv[1])
-    ]
-    return {
-        "version": "1.0",
-        "truncation": None,
-        "padding": None,
-        "added_tokens": added,
-        "normalizer": {"type": tok.normalize.upper()} if tok.normalize else None,
-        "pre_tokenizer": {
-            "type": "Sequence",
-            "pretokenizers": [
-                {"type": "Split", "pattern": {"Regex": _export_pattern(tok)}, "behavior": "Isolated", "invert": False},
-                {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
-            ],
-        },
-        "post_processor": None,
-        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
-        "model": {
-            "type": "BPE",
-            "dropout": None,
-            "unk_token": None,
-            "continuing_subword_prefix": None,
-            "end_of_word_suffix": None,
-            "fuse_unk": False,
-            "byte_fallback": False,
-            "ignore_merges": bool(ignore_merges),
-            "vocab": hf_vocab,
-            "merges": merges,
-        },
+    model = {
+        "type": "BPE",
+        "dropout": None,
+        "unk_token": None,
+        "continuing_subword_prefix": None,
+        "end_of_word_suffix": None,
+        "fuse_unk": False,
+        "byte_fallback": False,
+        "ignore_merges": bool(ignore_merges),
+        "vocab": hf_vocab,
+        "merges": merges,
     }
+    return _hf_document(tok, model)
 
 
 #: Why an HF ``Unigram`` export of a MinGram model (:mod:`fastsw.trainers.mingram`) is approximate (``save_hf`` says so).
@@ -853,35 +826,7 @@ def hf_unigram_json(tok) -> dict:
     floor = tok.score_delta * min(tok.log_probs, default=0.0) - 1.0
     for b in _extra_bytes(tok):
         vocab.append([BYTE_TO_UNICODE[b], floor])
-    added = [
-        {
-            "id": tid,
-            "content": s,
-            "single_word": False,
-            "lstrip": False,
-            "rstrip": False,
-            "normalized": False,
-            "special": True,
-        }
-        for s, tid in sorted(tok.special_tokens.items(), key=lambda kv: kv[1])
-    ]
-    return {
-        "version": "1.0",
-        "truncation": None,
-        "padding": None,
-        "added_tokens": added,
-        "normalizer": {"type": tok.normalize.upper()} if tok.normalize else None,
-        "pre_tokenizer": {
-            "type": "Sequence",
-            "pretokenizers": [
-                {"type": "Split", "pattern": {"Regex": _export_pattern(tok)}, "behavior": "Isolated", "invert": False},
-                {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
-            ],
-        },
-        "post_processor": None,
-        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
-        "model": {"type": "Unigram", "unk_id": None, "vocab": vocab, "byte_fallback": False},
-    }
+    return _hf_document(tok, {"type": "Unigram", "unk_id": None, "vocab": vocab, "byte_fallback": False})
 
 
 def hf_export_losses(tok) -> List[str]:
@@ -1010,4 +955,38 @@ def verify_export(tok: Tokenizer, exported: Any, texts: Iterable[str]) -> dict:
         "token_count_difference": theirs_total - mine_total,
         "roundtrip_ok": roundtrip_ok,
         "first_difference": first,
+    }
+
+
+def _hf_document(tok, model: dict) -> dict:
+    """An HF ``tokenizer.json`` around ``model``: the special tokens, normalizer, byte-level pre-tokenizer with the
+    model's pattern, and decoder that every export shares."""
+    added = [
+        {
+            "id": tid,
+            "content": s,
+            "single_word": False,
+            "lstrip": False,
+            "rstrip": False,
+            "normalized": False,
+            "special": True,
+        }
+        for s, tid in sorted(tok.special_tokens.items(), key=lambda kv: kv[1])
+    ]
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": added,
+        "normalizer": {"type": tok.normalize.upper()} if tok.normalize else None,
+        "pre_tokenizer": {
+            "type": "Sequence",
+            "pretokenizers": [
+                {"type": "Split", "pattern": {"Regex": _export_pattern(tok)}, "behavior": "Isolated", "invert": False},
+                {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
+            ],
+        },
+        "post_processor": None,
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+        "model": model,
     }
