@@ -26,8 +26,8 @@ from fastsw.cli.common import (
     EXIT_ERROR,
     EXIT_INTERRUPTED,
     CliError,
-    _Parser,
-    _print_error,
+    Parser,
+    print_error,
     parse_escapes,
 )
 from fastsw.notes import OptionWarning
@@ -39,13 +39,13 @@ COMMANDS = (train, count, encode, shard, decode, pretokenize, inspect_command, e
 
 
 def build_parser():
-    parser = _Parser(
+    parser = Parser(
         prog="fastsw",
         description="Train and use BPE, BoundlessBPE and SuperBPE (superword) tokenizers.",
         epilog="Run 'fastsw COMMAND --help' for the options of a command. Errors exit with status 2.",
     )
     parser.add_argument("--version", action="version", version=f"fastsw {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for command in COMMANDS:
         command.add_parser(sub)
     return parser
@@ -71,7 +71,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except SystemExit as e:  # --help, --version, or an argument error already reported
         return e.code if isinstance(e.code, int) else (0 if e.code is None else EXIT_ERROR)
     if args.command is None:
-        _print_error(
+        print_error(
             "missing COMMAND: one of train, count, encode, decode, pretokenize, inspect, eval, show, shard "
             "(see 'fastsw --help')"
         )
@@ -79,7 +79,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         with warnings.catch_warnings():
             # options the library warns about are reported by the CLI itself, as notes
-            # (_reading_kwargs, _cap_workers), before the work starts
+            # (reading_kwargs, cap_workers), before the work starts
             warnings.simplefilter("ignore", OptionWarning)
             return args.func(args)
     except BrokenPipeError:
@@ -92,11 +92,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             pass
         return EXIT_INTERRUPTED
     except ValueError as e:  # InputError, CliError, the library's argument checks, bad model files
-        _print_error(str(e))
+        print_error(str(e))
         return EXIT_ERROR
     except OSError as e:
         if e.filename is not None and e.strerror:
-            _print_error(f"{e.filename}: {e.strerror}")
+            print_error(f"{e.filename}: {e.strerror}")
         else:
-            _print_error(str(e) or type(e).__name__)
+            print_error(str(e) or type(e).__name__)
         return EXIT_ERROR

@@ -37,12 +37,12 @@ class CliError(ValueError):
     """A user error detected by the CLI itself (reported like any other ValueError)."""
 
 
-class _Parser(argparse.ArgumentParser):
+class Parser(argparse.ArgumentParser):
     """argparse with a one-line error message (no usage block) that points at --help."""
 
     def error(self, message: str):  # type: ignore[override]
         hint = f" (see '{self.prog} --help')"
-        _print_error(message + hint)
+        print_error(message + hint)
         raise SystemExit(EXIT_ERROR)
 
 
@@ -98,7 +98,7 @@ def _separator_arg(text: str) -> str:
     return value
 
 
-def _int_arg(minimum: int, what: str):
+def int_arg(minimum: int, what: str):
     def convert(text: str) -> int:
         try:
             value = int(text, 10)
@@ -112,7 +112,7 @@ def _int_arg(minimum: int, what: str):
     return convert
 
 
-def _lang_pair(what: str):
+def lang_pair(what: str):
     """argparse type of ``LANG=VALUE`` options: ``(LANG, VALUE)``; ``what`` names VALUE in messages."""
 
     def convert(text: str) -> Tuple[str, str]:
@@ -153,7 +153,7 @@ def _lang_free_number(flag: str):
     return convert
 
 
-def _add_language_options(p: argparse.ArgumentParser, *, weights: bool) -> None:
+def add_language_options(p: argparse.ArgumentParser, *, weights: bool) -> None:
     g = p.add_argument_group(
         "languages",
         "Language-tagged input: one count column per language" + (", weighted at training time." if weights else "."),
@@ -161,7 +161,7 @@ def _add_language_options(p: argparse.ArgumentParser, *, weights: bool) -> None:
     g.add_argument(
         "--lang",
         action="append",
-        type=_lang_pair("PATH"),
+        type=lang_pair("PATH"),
         default=None,
         metavar="LANG=PATH",
         dest="langs",
@@ -174,7 +174,7 @@ def _add_language_options(p: argparse.ArgumentParser, *, weights: bool) -> None:
         g.add_argument(
             "--weight",
             action="append",
-            type=_lang_pair("WEIGHT"),
+            type=lang_pair("WEIGHT"),
             default=None,
             metavar="LANG=W",
             dest="weights",
@@ -183,7 +183,7 @@ def _add_language_options(p: argparse.ArgumentParser, *, weights: bool) -> None:
         g.add_argument(
             "--share",
             action="append",
-            type=_lang_pair("SHARE"),
+            type=lang_pair("SHARE"),
             default=None,
             metavar="LANG=P",
             dest="shares",
@@ -192,10 +192,10 @@ def _add_language_options(p: argparse.ArgumentParser, *, weights: bool) -> None:
         )
 
 
-_positive = _int_arg(1, "a positive integer")
+positive = int_arg(1, "a positive integer")
 
 
-_non_negative = _int_arg(0, "0 or more")
+_non_negative = int_arg(0, "0 or more")
 
 
 def _seconds(value: str) -> float:
@@ -209,10 +209,10 @@ def _seconds(value: str) -> float:
     return seconds
 
 
-_at_least_two = _int_arg(2, "2 or more")
+_at_least_two = int_arg(2, "2 or more")
 
 
-def _pretokenizer_arg(text: str) -> str:
+def pretokenizer_arg(text: str) -> str:
     """A --pretokenizer value: script, simple, none or a scheme name (boundary[w,p,d]+caps, script-v3, ...),
     checked here so that a wrong name is one error listing the valid ones."""
     from fastsw.pretokenizers.pretokenize import make_pretokenizer
@@ -224,13 +224,13 @@ def _pretokenizer_arg(text: str) -> str:
     return text
 
 
-def _pretokenizer_name(config) -> str:
+def pretokenizer_name(config) -> str:
     """The --pretokenizer spelling of a stored pre-tokenizer config (a scheme's name, else its mode)."""
     config = config or {}
     return config.get("scheme") or config.get("name") or config.get("mode")
 
 
-_PRETOKENIZER_HELP = (
+PRETOKENIZER_HELP = (
     "script: script chunking + GPT-4o regex (default); simple: GPT-4o regex only; none: each "
     "document is one pretoken, merges may cross spaces; boundary[w], boundary[w,p], "
     "boundary[w,p,d], optionally +caps, +shift or +upper: explicit boundary markers and caps "
@@ -238,10 +238,10 @@ _PRETOKENIZER_HELP = (
 )
 
 
-def _add_text_options(p: argparse.ArgumentParser, *, default, note: str) -> None:
+def add_text_options(p: argparse.ArgumentParser, *, default, note: str) -> None:
     """--pretokenizer and --normalize, as train and count take them."""
     p.add_argument(
-        "--pretokenizer", type=_pretokenizer_arg, default=default, metavar="NAME", help=_PRETOKENIZER_HELP + note
+        "--pretokenizer", type=pretokenizer_arg, default=default, metavar="NAME", help=PRETOKENIZER_HELP + note
     )
     p.add_argument(
         "--normalize",
@@ -253,7 +253,7 @@ def _add_text_options(p: argparse.ArgumentParser, *, default, note: str) -> None
     )
 
 
-def _stdin_help(no_input_too: bool) -> str:
+def stdin_help(no_input_too: bool) -> str:
     return (
         "INPUT '-'" + (" (or no INPUT)" if no_input_too else "") + " reads stdin, one document per line, or as "
         "JSON Lines when its first non-blank line is a JSON object (then every non-blank line must be one, "
@@ -261,7 +261,7 @@ def _stdin_help(no_input_too: bool) -> str:
     )
 
 
-def _add_reading_options(p: argparse.ArgumentParser, *, stdin_note: str, stdin: bool = False) -> None:
+def add_reading_options(p: argparse.ArgumentParser, *, stdin_note: str, stdin: bool = False) -> None:
     g = p.add_argument_group(
         "reading INPUT files",
         "*.jsonl / *.ndjson: one JSON object per line, the document is --text-field. "
@@ -299,7 +299,7 @@ def _add_reading_options(p: argparse.ArgumentParser, *, stdin_note: str, stdin: 
     )
 
 
-def _add_dask_options(p: argparse.ArgumentParser) -> None:
+def add_dask_options(p: argparse.ArgumentParser) -> None:
     from fastsw.corpus.distributed import CONNECT_TIMEOUT
 
     group = p.add_argument_group(
@@ -317,7 +317,7 @@ def _add_dask_options(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--dask-local",
-        type=_positive,
+        type=positive,
         metavar="N",
         default=None,
         help="start a Dask LocalCluster of N worker processes on this machine for the run",
@@ -331,7 +331,7 @@ def _add_dask_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _check_connect_timeout(args) -> None:
+def check_connect_timeout(args) -> None:
     if args.connect_timeout is not None and args.scheduler is None:
         raise CliError(
             "--connect-timeout is how long to wait for the scheduler of --scheduler; give --scheduler "
@@ -339,9 +339,9 @@ def _check_connect_timeout(args) -> None:
         )
 
 
-def _dask_check(args) -> bool:
+def dask_check(args) -> bool:
     """Whether --scheduler/--dask-local was given, after checking the options that do not go with it."""
-    _check_connect_timeout(args)
+    check_connect_timeout(args)
     if args.scheduler is None and args.dask_local is None:
         return False
     flag = "--scheduler" if args.scheduler is not None else "--dask-local"
@@ -371,14 +371,14 @@ def _dask_check(args) -> bool:
     return True
 
 
-def _dask_client(args):
+def dask_client(args):
     """A Dask client for --scheduler/--dask-local (fastsw.corpus.distributed.connect)."""
     from fastsw.corpus.distributed import CONNECT_TIMEOUT, connect
 
     return connect(args.scheduler, local_workers=args.dask_local, timeout=args.connect_timeout or CONNECT_TIMEOUT)
 
 
-class _Output:
+class Output:
     """Writes UTF-8 lines to stdout's binary buffer (independent of the locale), or to a text stream without one."""
 
     def __init__(self, stream=None):
@@ -407,7 +407,7 @@ def _one_line(message: str) -> str:
     return " ".join(str(message).split("\n")).strip() or "unknown error"
 
 
-def _print_error(message: str) -> None:
+def print_error(message: str) -> None:
     try:
         sys.stderr.write(f"fastsw: error: {_one_line(message)}\n")
         sys.stderr.flush()
@@ -415,7 +415,7 @@ def _print_error(message: str) -> None:
         pass
 
 
-def _info(message: str) -> None:
+def info(message: str) -> None:
     sys.stderr.write(f"fastsw: {message}\n")
     sys.stderr.flush()
 
@@ -438,7 +438,7 @@ class _LineTracker:
 
 
 @contextlib.contextmanager
-def _progress_stderr(enabled: bool):
+def progress_stderr(enabled: bool):
     """stderr while progress bars are drawn (``enabled``): an error or interrupt after an unfinished bar line
     starts on a line of its own."""
     real = sys.stderr
@@ -455,7 +455,7 @@ def _progress_stderr(enabled: bool):
         sys.stderr = real
 
 
-def _reading_kwargs(args, *, has_inputs: bool, without_inputs: str) -> dict:
+def reading_kwargs(args, *, has_inputs: bool, without_inputs: str) -> dict:
     """iter_documents options from --text-field/--doc-mode/--separator, checked with CLI wording."""
     given = [
         flag
@@ -485,11 +485,11 @@ def _reading_kwargs(args, *, has_inputs: bool, without_inputs: str) -> dict:
                 continue
             note = text_field_note(name, f"--text-field {args.text_field}")
             if note:
-                _info(f"note: {note}")
+                info(f"note: {note}")
     return {"text_field": args.text_field, "doc_mode": doc_mode, "separator": args.separator}
 
 
-def _reads_stdin(args, *, default: bool) -> bool:
+def reads_stdin(args, *, default: bool) -> bool:
     """Whether the documents come from stdin: INPUT ``-`` (alone), or no INPUT when ``default``. ``-`` is taken out
     of ``args.inputs``; ``--stdin-format`` without stdin is an error."""
     if "-" in args.inputs:
@@ -504,7 +504,7 @@ def _reads_stdin(args, *, default: bool) -> bool:
     return stdin
 
 
-def _stdin_documents(args, *, keep_newline: bool) -> Iterator[str]:
+def stdin_documents(args, *, keep_newline: bool) -> Iterator[str]:
     """The documents on stdin (readers.iter_stdin_documents), after refusing the options of INPUT files."""
     from fastsw.corpus.readers import iter_stdin_documents
 
@@ -515,29 +515,29 @@ def _stdin_documents(args, *, keep_newline: bool) -> Iterator[str]:
             )
     if args.text_field is not None and not args.text_field:
         raise CliError("--text-field must not be empty")
-    if _model_on_stdin(args):
+    if model_on_stdin(args):
         raise CliError("-m - reads the model from stdin, so the documents cannot come from stdin too; give INPUT files")
     return iter_stdin_documents(
         sys.stdin, fmt=args.stdin_format or "auto", text_field=args.text_field, keep_newline=keep_newline
     )
 
 
-def _model_on_stdin(args) -> bool:
+def model_on_stdin(args) -> bool:
     return getattr(args, "model", None) == "-"
 
 
-def _documents(args, *, without_inputs: str, keep_newline: bool = False) -> Tuple[Iterator[str], str]:
+def documents(args, *, without_inputs: str, keep_newline: bool = False) -> Tuple[Iterator[str], str]:
     """The documents of INPUT files, or of stdin (INPUT ``-`` or none; lines with their "\\n" if ``keep_newline``,
     or JSON Lines); and a label for error messages ("document"/"line")."""
     from fastsw.corpus.readers import iter_documents
 
-    if _reads_stdin(args, default=True):
-        return _stdin_documents(args, keep_newline=keep_newline), "line"
-    kwargs = _reading_kwargs(args, has_inputs=True, without_inputs=without_inputs)
+    if reads_stdin(args, default=True):
+        return stdin_documents(args, keep_newline=keep_newline), "line"
+    kwargs = reading_kwargs(args, has_inputs=True, without_inputs=without_inputs)
     return iter_documents([Path(p) for p in args.inputs], **kwargs), "document"
 
 
-def _text_lines(inputs: Sequence[str]) -> Iterator[Tuple[str, str, int]]:
+def text_lines(inputs: Sequence[str]) -> Iterator[Tuple[str, str, int]]:
     """(line, source name, 1-based number) of text files, or of stdin when there are none (or INPUT ``-``)."""
     if "-" in inputs and len(inputs) > 1:
         raise CliError("INPUT '-' (stdin) cannot be combined with INPUT files; give either '-' or the files")
@@ -559,7 +559,7 @@ def _text_lines(inputs: Sequence[str]) -> Iterator[Tuple[str, str, int]]:
                 yield line, name, number
 
 
-def _load(path: str):
+def load_model(path: str):
     """The model of ``-m MODEL``; ``-`` reads it from stdin."""
     from fastsw.tokenizer import Tokenizer
 
@@ -600,7 +600,7 @@ def _write_to_stdout(save) -> None:
         sys.stdout.flush()
 
 
-def _save(save, output: str) -> str:
+def save_output(save, output: str) -> str:
     """Write with ``save`` to the path ``output``, or to stdout for ``-``; the name shown in the summary."""
     if output == "-":
         _write_to_stdout(save)
@@ -618,7 +618,7 @@ def _input_paths(args) -> List[str]:
     return paths
 
 
-def _check_output_path(path: str, args) -> None:
+def check_output_path(path: str, args) -> None:
     """Fail before any corpus is read on an -o that the writer would refuse (the rule is model_io's), or that
     is one of the files the command reads."""
     from fastsw.files import check_not_an_input, resolve_output_path
@@ -631,7 +631,7 @@ def _check_output_path(path: str, args) -> None:
     check_not_an_input(path, _input_paths(args))
 
 
-def _language_args(args, *, weights: bool) -> dict:
+def language_args(args, *, weights: bool) -> dict:
     """train()'s language options from --lang/--lang-field (and --weight/--share), checked with CLI wording:
     ``{}`` without them, else ``inputs`` (a dict for --lang), ``lang_field``, ``weights``, ``shares``."""
     out: dict = {}
@@ -682,29 +682,29 @@ def _language_args(args, *, weights: bool) -> dict:
     return out
 
 
-def _cap_workers(args) -> None:
+def cap_workers(args) -> None:
     """--workers beyond the cores: use the cores, with a note (train() would warn)."""
     from fastsw.corpus.counting import capped_workers, default_workers
 
     if args.workers is not None:
         args.workers, note = capped_workers(args.workers, default_workers(), f"--workers {args.workers}")
         if note:
-            _info(f"note: {note}")
+            info(f"note: {note}")
 
 
-def _plural(n: int, word: str) -> str:
+def plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def _render(token: bytes) -> str:
+def render(token: bytes) -> str:
     try:
         return json.dumps(token.decode("utf-8"), ensure_ascii=False)
     except UnicodeDecodeError:
         return repr(token)
 
 
-def _atom_renderer(show):
-    """:func:`_render` for a model with atoms: a token whose bytes are text and whole atoms is shown with its atoms
+def atom_renderer(show):
+    """:func:`render` for a model with atoms: a token whose bytes are text and whole atoms is shown with its atoms
     in readable form (``show``)."""
     from fastsw.alphabet import atom_text
 
@@ -717,14 +717,14 @@ def _atom_renderer(show):
     return render
 
 
-def _lang_path_arg(text: str) -> Tuple[str, str]:
+def lang_path_arg(text: str) -> Tuple[str, str]:
     lang, sep, path = text.partition("=")
     if not sep or not lang or not path:
         raise argparse.ArgumentTypeError(f"{text!r} is not LANG=PATH; write e.g. --text en=test.en.jsonl")
     return lang, path
 
 
-def _command(words: Sequence[str]) -> str:
+def command_line(words: Sequence[str]) -> str:
     import shlex
 
     return " ".join(shlex.quote(str(w)) for w in words)

@@ -5,28 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from fastsw.cli.common import (
-    EXIT_OK,
-    CliError,
-    _add_language_options,
-    _positive,
-    _add_text_options,
-    _stdin_help,
-    _add_reading_options,
-    _add_dask_options,
-    _dask_check,
-    _dask_client,
-    _info,
-    _progress_stderr,
-    _reading_kwargs,
-    _reads_stdin,
-    _stdin_documents,
-    _save,
-    _check_output_path,
-    _language_args,
-    _cap_workers,
-    _plural,
-)
+from fastsw.cli import common
 
 
 def add_parser(sub) -> None:
@@ -47,10 +26,10 @@ def add_parser(sub) -> None:
     p.add_argument(
         "-o", "--output", metavar="COUNTS", required=True, help="where to write the count file; '-' writes it to stdout"
     )
-    _add_text_options(p, default="script", note="")
+    common.add_text_options(p, default="script", note="")
     p.add_argument(
         "--workers",
-        type=_positive,
+        type=common.positive,
         default=None,
         metavar="N",
         help="processes that pre-tokenize and count (default: one thread per core in this "
@@ -60,10 +39,10 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--no-runs", action="store_true", help="do not collect letter runs (smaller file; enough for --algo bpe only)"
     )
-    _add_dask_options(p)
+    common.add_dask_options(p)
     p.add_argument("--no-progress", action="store_true", help="do not draw a progress bar")
-    _add_reading_options(p, stdin_note=_stdin_help(False), stdin=True)
-    _add_language_options(p, weights=False)
+    common.add_reading_options(p, stdin_note=common.stdin_help(False), stdin=True)
+    common.add_language_options(p, weights=False)
     p.set_defaults(func=cmd_count)
 
 
@@ -73,23 +52,25 @@ def cmd_count(args) -> int:
     from fastsw.progress import Progress
     from fastsw.corpus.readers import iter_documents
 
-    _check_output_path(args.output, args)
-    stdin = _reads_stdin(args, default=False)
-    languages = _language_args(args, weights=False)
+    common.check_output_path(args.output, args)
+    stdin = common.reads_stdin(args, default=False)
+    languages = common.language_args(args, weights=False)
     if stdin and languages:
-        raise CliError(
+        raise common.CliError(
             f"INPUT '-' (stdin) does not go with {'--lang' if 'inputs' in languages else '--lang-field'}"
             "; leave one of them out"
         )
     if not args.inputs and not languages and not stdin:
-        raise CliError("give INPUT files to count ('-' for stdin), or --lang LANG=PATH (repeatable)")
-    _cap_workers(args)
+        raise common.CliError("give INPUT files to count ('-' for stdin), or --lang LANG=PATH (repeatable)")
+    common.cap_workers(args)
     if stdin and (args.scheduler is not None or args.dask_local is not None):
-        raise CliError("INPUT '-' (stdin) is counted in this process; --scheduler/--dask-local count INPUT files")
-    on_dask = _dask_check(args)
-    reading = {} if stdin else _reading_kwargs(args, has_inputs=True, without_inputs="")
+        raise common.CliError(
+            "INPUT '-' (stdin) is counted in this process; --scheduler/--dask-local count INPUT files"
+        )
+    on_dask = common.dask_check(args)
+    reading = {} if stdin else common.reading_kwargs(args, has_inputs=True, without_inputs="")
     if stdin:
-        documents = _stdin_documents(args, keep_newline=True)
+        documents = common.stdin_documents(args, keep_newline=True)
     elif on_dask:
         documents = None  # the workers read the INPUT files
     elif "lang_field" in languages:
@@ -103,7 +84,7 @@ def cmd_count(args) -> int:
     else:
         documents = iter_documents([Path(p) for p in args.inputs], **reading)
     progress = not args.no_progress
-    with _progress_stderr(progress):
+    with common.progress_stderr(progress):
         pretok = make_pretokenizer(args.pretokenizer)
 
         def count(documents, label=""):
@@ -135,7 +116,7 @@ def cmd_count(args) -> int:
             from fastsw.corpus.distributed import count as dask_count
 
             start = time.perf_counter()
-            with _dask_client(args) as client:
+            with common.dask_client(args) as client:
                 counts = dask_count(
                     client,
                     args.inputs,
@@ -166,14 +147,16 @@ def cmd_count(args) -> int:
             counts, elapsed = count(documents)
         for name, b in zip(counts.languages or (), counts.language_bytes or ()):
             if b == 0:
-                raise CliError(f"language {name!r} has no text (0 bytes); give it a file with text or leave it out")
-    shown = _save(counts.save, args.output)
-    runs = f", {_plural(counts.n_runs, 'distinct letter run')}" if counts.has_runs else " (no letter runs)"
+                raise common.CliError(
+                    f"language {name!r} has no text (0 bytes); give it a file with text or leave it out"
+                )
+    shown = common.save_output(counts.save, args.output)
+    runs = f", {common.plural(counts.n_runs, 'distinct letter run')}" if counts.has_runs else " (no letter runs)"
     rate = counts.n_bytes / 1e6 / elapsed if elapsed > 0 else 0.0
-    _info(
-        f"counted {_plural(counts.n_documents, 'document')}, {counts.n_bytes / 1e6:.2f} MB in {elapsed:.1f} s "
-        f"({rate:.1f} MB/s): {_plural(len(counts.pretokens), 'distinct pretoken')}{runs}"
+    common.info(
+        f"counted {common.plural(counts.n_documents, 'document')}, {counts.n_bytes / 1e6:.2f} MB in {elapsed:.1f} s "
+        f"({rate:.1f} MB/s): {common.plural(len(counts.pretokens), 'distinct pretoken')}{runs}"
         + (f", languages {', '.join(counts.languages)}" if counts.languages else "")
         + f"; saved to {shown}"
     )
-    return EXIT_OK
+    return common.EXIT_OK

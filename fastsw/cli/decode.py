@@ -6,7 +6,7 @@ import json
 import re
 from typing import List
 
-from fastsw.cli.common import EXIT_OK, CliError, _Output, _model_on_stdin, _text_lines, _load
+from fastsw.cli import common
 
 
 def add_parser(sub) -> None:
@@ -35,24 +35,26 @@ _ID_RE = re.compile(r"[0-9]+")
 
 def cmd_decode(args) -> int:
     from_stdin = not args.inputs or args.inputs == ["-"]
-    if _model_on_stdin(args) and from_stdin:
-        raise CliError("-m - reads the model from stdin, so the ids cannot come from stdin too; give INPUT files")
-    lines = _text_lines(args.inputs)
-    tok = _load(args.model)
-    out = _Output()
+    if common.model_on_stdin(args) and from_stdin:
+        raise common.CliError(
+            "-m - reads the model from stdin, so the ids cannot come from stdin too; give INPUT files"
+        )
+    lines = common.text_lines(args.inputs)
+    tok = common.load_model(args.model)
+    out = common.Output()
     flush_each = from_stdin
     for line, source, number in lines:
         ids: List[int] = []
         for field in line.split():
             if not _ID_RE.fullmatch(field):
-                raise CliError(
+                raise common.CliError(
                     f"{source} line {number}: {field[:40]!r} is not a token id "
                     "(expected non-negative integers separated by spaces)"
                 )
             tid = int(field)
             problem = tok._id_problem(tid)
             if problem is not None:
-                raise CliError(f"{source} line {number}: {problem}")
+                raise common.CliError(f"{source} line {number}: {problem}")
             ids.append(tid)
         text = tok.decode(ids)
         if args.jsonl:
@@ -62,4 +64,4 @@ def cmd_decode(args) -> int:
         if flush_each:
             out.flush()
     out.flush()
-    return EXIT_OK
+    return common.EXIT_OK

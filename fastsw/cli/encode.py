@@ -5,18 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Iterator, List
 
-from fastsw.cli.common import (
-    EXIT_OK,
-    STDIN_NAME,
-    CliError,
-    _stdin_help,
-    _add_reading_options,
-    _Output,
-    _info,
-    _documents,
-    _load,
-    _check_output_path,
-)
+from fastsw.cli import common
 
 
 def add_parser(sub) -> None:
@@ -38,8 +27,8 @@ def add_parser(sub) -> None:
         help="model file written by 'fastsw train' ('-': read it from stdin, with INPUT files)",
     )
     p.add_argument("inputs", nargs="*", metavar="INPUT", help="files to encode (default, or '-': stdin)")
-    _add_reading_options(
-        p, stdin_note="--doc-mode and --separator apply to INPUT files only. " + _stdin_help(True), stdin=True
+    common.add_reading_options(
+        p, stdin_note="--doc-mode and --separator apply to INPUT files only. " + common.stdin_help(True), stdin=True
     )
     g = p.add_argument_group(
         "binary output",
@@ -94,18 +83,18 @@ def cmd_encode(args) -> int:
     import numpy as np
 
     if args.output is not None:
-        _check_output_path(args.output, args)
+        common.check_output_path(args.output, args)
     # a line's newline belongs to its document (as in training), so that 'fastsw decode' can print the decoded
     # text as it is and 'fastsw encode FILE | fastsw decode' gives FILE back
-    documents, unit = _documents(args, without_inputs="stdin is read one document per line", keep_newline=True)
-    tok = _load(args.model)
+    documents, unit = common.documents(args, without_inputs="stdin is read one document per line", keep_newline=True)
+    tok = common.load_model(args.model)
     if args.format != "ids" or args.output is not None:
         return _encode_binary(args, tok, documents)
-    out = _Output()
+    out = common.Output()
 
     def fail(number: int, e: ValueError):
-        where = f"{STDIN_NAME} line {number}" if unit == "line" else f"document {number}"
-        return CliError(f"{where}: {e}")
+        where = f"{common.STDIN_NAME} line {number}" if unit == "line" else f"document {number}"
+        return common.CliError(f"{where}: {e}")
 
     if unit == "line":  # stdin: each line answered at once (usable as a co-process)
         for number, doc in enumerate(documents, 1):
@@ -115,7 +104,7 @@ def cmd_encode(args) -> int:
                 raise fail(number, e) from None
             out.line(" ".join(map(str, ids)))
             out.flush()
-        return EXIT_OK
+        return common.EXIT_OK
     id_strings = np.array([str(i) for i in range(tok.n_vocab)], dtype=object)  # str(id), made once
     first = 1
     for batch in _batches(documents):
@@ -133,7 +122,7 @@ def cmd_encode(args) -> int:
         out.write("".join(" ".join(flat[a:b]) + "\n" for a, b in zip(bounds, bounds[1:])))
         first += len(batch)
     out.flush()
-    return EXIT_OK
+    return common.EXIT_OK
 
 
 def _encode_binary(args, tok, documents) -> int:
@@ -147,10 +136,10 @@ def _encode_binary(args, tok, documents) -> int:
         atomic_write_text(
             args.output, "".join(" ".join(map(str, ids)) + "\n" for ids in tok.encode_ordinary_batch(list(documents)))
         )
-        return EXIT_OK
+        return common.EXIT_OK
     eot = None if args.eot == "none" else args.eot
     if eot == "auto" and "<|endoftext|>" not in tok.special_tokens:
-        _info(
+        common.info(
             f"note: {args.model} has no <|endoftext|> special token, so no token separates the documents; "
             "give --eot TOKEN to add one"
         )
@@ -158,10 +147,10 @@ def _encode_binary(args, tok, documents) -> int:
     options = {"format": args.format, "dtype": args.dtype, "eot": eot}
     if args.output is None:
         if sys.stdout.isatty():
-            raise CliError(f"--format {args.format} writes binary data; redirect stdout or give -o FILE")
+            raise common.CliError(f"--format {args.format} writes binary data; redirect stdout or give -o FILE")
         encode_stream(documents, tok, sys.stdout.buffer, **options)
         sys.stdout.flush()
-        return EXIT_OK
+        return common.EXIT_OK
     with atomic_open(args.output, "wb") as f:
         encode_stream(documents, tok, f, **options)
-    return EXIT_OK
+    return common.EXIT_OK

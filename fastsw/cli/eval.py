@@ -4,18 +4,7 @@ from __future__ import annotations
 
 import os
 
-from fastsw.cli.common import (
-    EXIT_OK,
-    CliError,
-    _add_reading_options,
-    _Output,
-    _info,
-    _progress_stderr,
-    _reading_kwargs,
-    _load,
-    _lang_path_arg,
-    _command,
-)
+from fastsw.cli import common
 
 
 def add_parser(sub) -> None:
@@ -47,7 +36,7 @@ def add_parser(sub) -> None:
         required=True,
         metavar="LANG=PATH",
         dest="texts",
-        type=_lang_path_arg,
+        type=common.lang_path_arg,
         help="an evaluation text and its language, e.g. --text en=test.en.jsonl "
         "de=test.de.jsonl (repeatable; each language once)",
     )
@@ -61,7 +50,7 @@ def add_parser(sub) -> None:
     )
     p.add_argument("--alpha", type=float, default=2.5, metavar="A", help="order of the Rényi efficiency (default: 2.5)")
     p.add_argument("--no-progress", action="store_true", help="do not draw a progress bar")
-    _add_reading_options(p, stdin_note="They apply to every --text file.")
+    common.add_reading_options(p, stdin_note="They apply to every --text file.")
     p.set_defaults(func=cmd_eval)
 
 
@@ -72,29 +61,31 @@ def cmd_eval(args) -> int:
     texts = {}
     for lang, path in args.texts:
         if lang in texts:
-            raise CliError(f"--text {lang}= is given twice ({texts[lang]} and {path}); give each language once")
+            raise common.CliError(f"--text {lang}= is given twice ({texts[lang]} and {path}); give each language once")
         texts[lang] = path
     if args.alpha <= 0 or args.alpha != args.alpha:
-        raise CliError(f"--alpha {args.alpha} must be a number > 0 (1 for Shannon entropy)")
+        raise common.CliError(f"--alpha {args.alpha} must be a number > 0 (1 for Shannon entropy)")
     if args.report is not None:
         if os.path.exists(args.report) and not os.path.isdir(args.report):
-            raise CliError(f"--report {args.report} exists and is not a directory; give a directory for the report")
+            raise common.CliError(
+                f"--report {args.report} exists and is not a directory; give a directory for the report"
+            )
         try:
             import matplotlib  # noqa: F401
         except ImportError:
-            raise CliError(MATPLOTLIB_MISSING) from None
+            raise common.CliError(MATPLOTLIB_MISSING) from None
     args.inputs = list(texts.values())
-    reading = _reading_kwargs(args, has_inputs=True, without_inputs="")
+    reading = common.reading_kwargs(args, has_inputs=True, without_inputs="")
     for lang, path in texts.items():  # fail on a missing file before any model is loaded
         if not os.path.isfile(path):
             what = "is a directory" if os.path.isdir(path) else "does not exist"
-            raise CliError(f"--text {lang}={path}: the file {what}; give an existing text file")
+            raise common.CliError(f"--text {lang}={path}: the file {what}; give an existing text file")
     progress = not args.no_progress
-    with _progress_stderr(progress):
+    with common.progress_stderr(progress):
         bar = Progress("evaluating", total=len(args.models) * len(texts), unit=" texts", enabled=progress)
         models = args.models  # loaded here for --report, whose tokens.html shows them (fastsw.eval.show)
         if args.report is not None and len(set(models)) == len(models):
-            models = {path: _load(path) for path in models}
+            models = {path: common.load_model(path) for path in models}
         result = evaluate(models, texts, alpha=args.alpha, reading=reading, progress=bar)
         bar.close()
     if args.report is not None:
@@ -104,11 +95,13 @@ def cmd_eval(args) -> int:
 
             words = ["fastsw", "eval"] + [w for m in models for w in ("-m", m)] + ["--report", args.report]
             words += [w for lang, path in texts.items() for w in ("--text", f"{lang}={path}")]
-            pages["tokens.html"] = tokens_page(models, texts, result, reading=reading, command=_command(words))
+            pages["tokens.html"] = tokens_page(
+                models, texts, result, reading=reading, command=common.command_line(words)
+            )
         write_report(result, args.report, pages=pages)
-    out = _Output()
+    out = common.Output()
     out.write(to_json(result) + "\n" if args.json else markdown_table(result))
     out.flush()
     if args.report is not None:
-        _info(f"report written to {args.report}")
-    return EXIT_OK
+        common.info(f"report written to {args.report}")
+    return common.EXIT_OK

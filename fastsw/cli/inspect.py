@@ -4,17 +4,7 @@ from __future__ import annotations
 
 import json
 
-from fastsw.cli.common import (
-    EXIT_OK,
-    STDIN_NAME,
-    CliError,
-    _pretokenizer_name,
-    _Output,
-    _load,
-    _plural,
-    _render,
-    _atom_renderer,
-)
+from fastsw.cli import common
 
 
 def add_parser(sub) -> None:
@@ -41,17 +31,17 @@ def cmd_inspect(args) -> int:
     from fastsw.eval.duplication import model_duplication
 
     if args.model is not None and args.model_path is not None:
-        raise CliError(f"give the model once: as MODEL ({args.model_path}) or as -m MODEL ({args.model})")
+        raise common.CliError(f"give the model once: as MODEL ({args.model_path}) or as -m MODEL ({args.model})")
     args.model = args.model if args.model is not None else args.model_path
     if args.model is None:
-        raise CliError("give the model to inspect: fastsw inspect -m MODEL (or fastsw inspect MODEL)")
-    tok = _load(args.model)
-    out = _Output()
+        raise common.CliError("give the model to inspect: fastsw inspect -m MODEL (or fastsw inspect MODEL)")
+    tok = common.load_model(args.model)
+    out = common.Output()
     vocab = tok.vocab
     if args.json and tok.algo == "mingram":  # {"algo", "vocab_size", "tokens": [{"id", "hex", "log_prob"}]}
         out.line(json.dumps(tok.inspect_json(), ensure_ascii=False))
         out.flush()
-        return EXIT_OK
+        return common.EXIT_OK
     if args.json:
         data = {
             "algo": tok.algo,
@@ -70,15 +60,15 @@ def cmd_inspect(args) -> int:
         }
         out.line(json.dumps(data, ensure_ascii=False))
         out.flush()
-        return EXIT_OK
+        return common.EXIT_OK
     info = tok.training_info
     lines = (
         [
-            f"model:          {STDIN_NAME if args.model == '-' else args.model}",
+            f"model:          {common.STDIN_NAME if args.model == '-' else args.model}",
             f"algo:           {tok.algo}",
             f"profile:        {tok.profile}",
             f"alphabet:       {tok.alphabet.kind} ({len(tok.alphabet)} tokens)",
-            f"pretokenizer:   {_pretokenizer_name(tok.pretokenizer.to_config())}",
+            f"pretokenizer:   {common.pretokenizer_name(tok.pretokenizer.to_config())}",
         ]
         + ([f"normalize:      {tok.normalize}"] if tok.normalize else [])
         + [
@@ -86,7 +76,7 @@ def cmd_inspect(args) -> int:
             "special tokens: "
             + (
                 ", ".join(
-                    f"{_render(s.encode('utf-8'))}={i}"
+                    f"{common.render(s.encode('utf-8'))}={i}"
                     for s, i in sorted(tok.special_tokens.items(), key=lambda kv: kv[1])
                 )
                 or "none"
@@ -94,7 +84,9 @@ def cmd_inspect(args) -> int:
         ]
     )
     if "documents" in info:
-        lines.append(f"trained on:     {_plural(info['documents'], 'document')}, {info.get('bytes', 0) / 1e6:.2f} MB")
+        lines.append(
+            f"trained on:     {common.plural(info['documents'], 'document')}, {info.get('bytes', 0) / 1e6:.2f} MB"
+        )
     dup = model_duplication(tok)  # seed 002 Table 5
     lines.append(
         f"duplication:    {100 * dup['space']:.1f} % of entries differ from another only by a leading "
@@ -105,18 +97,18 @@ def cmd_inspect(args) -> int:
         lines[k] = f"vocab size:     {tok.vocab_size} (MinGram, score_delta {tok.score_delta})"
         best = sorted(range(tok.vocab_size), key=lambda i: -tok.log_probs[i])[:10]
         lines.append(f"{len(best)} most probable tokens:")
-        render = _render
+        render = common.render
         if hasattr(tok.alphabet, "atoms"):  # atoms (markers) as ¦ ↑ ⇑
-            render = _atom_renderer(tok.pretokenizer.show)
+            render = common.atom_renderer(tok.pretokenizer.show)
         lines += [f"  {i:>6}: {render(vocab[i])}  (log_prob {tok.log_probs[i]:.4f})" for i in best]
         for text in lines:
             out.line(text)
         out.flush()
-        return EXIT_OK
+        return common.EXIT_OK
     shown = tok.merges[:10]
-    render = _render
+    render = common.render
     if hasattr(tok.alphabet, "atoms"):  # atoms (markers) as ¦ ↑ ⇑
-        render = _atom_renderer(tok.pretokenizer.show)
+        render = common.atom_renderer(tok.pretokenizer.show)
     lines.append(f"first {len(shown)} merges:" if shown else "merges:         none")
     for m in shown:
         kind = "  [super]" if m.super else ""
@@ -127,4 +119,4 @@ def cmd_inspect(args) -> int:
     for text in lines:
         out.line(text)
     out.flush()
-    return EXIT_OK
+    return common.EXIT_OK

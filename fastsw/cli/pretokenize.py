@@ -4,16 +4,7 @@ from __future__ import annotations
 
 import json
 
-from fastsw.cli.common import (
-    EXIT_OK,
-    _pretokenizer_arg,
-    _PRETOKENIZER_HELP,
-    _stdin_help,
-    _add_reading_options,
-    _Output,
-    _documents,
-    _load,
-)
+from fastsw.cli import common
 
 
 def add_parser(sub) -> None:
@@ -28,10 +19,10 @@ def add_parser(sub) -> None:
     g = p.add_mutually_exclusive_group()
     g.add_argument(
         "--pretokenizer",
-        type=_pretokenizer_arg,
+        type=common.pretokenizer_arg,
         default=None,
         metavar="NAME",
-        help=_PRETOKENIZER_HELP + " (markers and caps codes are shown as ¦ ↑ ⇑)",
+        help=common.PRETOKENIZER_HELP + " (markers and caps codes are shown as ¦ ↑ ⇑)",
     )
     g.add_argument(
         "-m",
@@ -40,8 +31,8 @@ def add_parser(sub) -> None:
         default=None,
         help="use the pre-tokenizer stored in MODEL ('-': read it from stdin, with INPUT files)",
     )
-    _add_reading_options(
-        p, stdin_note="--doc-mode and --separator apply to INPUT files only. " + _stdin_help(True), stdin=True
+    common.add_reading_options(
+        p, stdin_note="--doc-mode and --separator apply to INPUT files only. " + common.stdin_help(True), stdin=True
     )
     p.set_defaults(func=cmd_pretokenize)
 
@@ -49,14 +40,14 @@ def add_parser(sub) -> None:
 def cmd_pretokenize(args) -> int:
     from fastsw.pretokenizers.pretokenize import make_pretokenizer
 
-    documents, unit = _documents(args, without_inputs="stdin is read one document per line")
+    documents, unit = common.documents(args, without_inputs="stdin is read one document per line")
     from fastsw.pretokenizers.pretokenize import normalize_text
 
-    tok = _load(args.model) if args.model else None
+    tok = common.load_model(args.model) if args.model else None
     pretok = tok.pretokenizer if tok else make_pretokenizer(args.pretokenizer or "script")
     form = tok.normalize if tok else None  # a model's documents are normalized before pre-tokenization
     show = pretok.show if pretok.atoms else None  # a scheme's atoms in readable form (markers as ¦ ↑ ⇑)
-    out = _Output()
+    out = common.Output()
     flush_each = unit == "line"
     for doc in documents:
         pieces = pretok.pretokenize(normalize_text(doc, form))
@@ -64,4 +55,4 @@ def cmd_pretokenize(args) -> int:
         if flush_each:
             out.flush()
     out.flush()
-    return EXIT_OK
+    return common.EXIT_OK

@@ -4,20 +4,7 @@ from __future__ import annotations
 
 import contextlib
 
-from fastsw.cli.common import (
-    _check_connect_timeout,
-    EXIT_OK,
-    CliError,
-    _positive,
-    _add_reading_options,
-    _add_dask_options,
-    _dask_client,
-    _info,
-    _progress_stderr,
-    _reading_kwargs,
-    _load,
-    _plural,
-)
+from fastsw.cli import common
 
 
 def add_parser(sub) -> None:
@@ -61,15 +48,17 @@ def add_parser(sub) -> None:
     p.add_argument("--bos", metavar="TOKEN", default=None, help="token before each document (default: none)")
     p.add_argument(
         "--shard-tokens",
-        type=_positive,
+        type=common.positive,
         default=10**8,
         metavar="N",
         help="tokens per shard, the last shard partial (default: 100000000)",
     )
-    p.add_argument("--workers", type=_positive, default=None, metavar="N", help="encoder threads (default: all cores)")
+    p.add_argument(
+        "--workers", type=common.positive, default=None, metavar="N", help="encoder threads (default: all cores)"
+    )
     p.add_argument(
         "--batch-mb",
-        type=_positive,
+        type=common.positive,
         default=8,
         metavar="MB",
         help="megabytes (characters) of text per encoded batch; about three batches are in memory (default: 8)",
@@ -80,34 +69,37 @@ def add_parser(sub) -> None:
         help="re-read the shards of DIR and check them against its manifest (encodes nothing)",
     )
     p.add_argument("--no-progress", action="store_true", help="do not draw a progress bar")
-    _add_reading_options(p, stdin_note="")
-    _add_dask_options(p)
+    common.add_reading_options(p, stdin_note="")
+    common.add_dask_options(p)
     p.set_defaults(func=cmd_shard)
 
 
 def cmd_shard(args) -> int:
     from fastsw.encoding.shard import shard, verify
 
-    _check_connect_timeout(args)
+    common.check_connect_timeout(args)
     if args.verify:
-        m = verify(args.output, _load(args.model))
-        _info(
-            f"{args.output}: {_plural(len(m['shards']), 'shard')} match the manifest"
+        m = verify(args.output, common.load_model(args.model))
+        common.info(
+            f"{args.output}: {common.plural(len(m['shards']), 'shard')} match the manifest"
             + ("" if m.get("complete") else " (the run is not complete: run the command without --verify to resume it)")
         )
-        return EXIT_OK
+        return common.EXIT_OK
     if not args.inputs:
-        raise CliError("give the INPUT files, globs or directories to shard (or --verify to check DIR)")
-    reading = _reading_kwargs(args, has_inputs=True, without_inputs="")
+        raise common.CliError("give the INPUT files, globs or directories to shard (or --verify to check DIR)")
+    reading = common.reading_kwargs(args, has_inputs=True, without_inputs="")
     eot = None if args.eot == "none" else args.eot
-    tok = _load(args.model)
+    tok = common.load_model(args.model)
     if eot == "auto" and "<|endoftext|>" not in tok.special_tokens:
-        _info(
+        common.info(
             f"note: {args.model} has no <|endoftext|> special token, so no token separates the documents "
             "(the .idx.npy files mark where each starts); give --eot TOKEN to add one"
         )
     dask = args.scheduler is not None or args.dask_local is not None
-    with _progress_stderr(not args.no_progress), _dask_client(args) if dask else contextlib.nullcontext() as c:
+    with (
+        common.progress_stderr(not args.no_progress),
+        common.dask_client(args) if dask else contextlib.nullcontext() as c,
+    ):
         m = shard(
             args.inputs,
             tok,
@@ -123,8 +115,8 @@ def cmd_shard(args) -> int:
             client=c,
             **reading,
         )
-    _info(
-        f"{args.output}: {_plural(len(m['shards']), 'shard')}, {m['tokens']:,} tokens, "
+    common.info(
+        f"{args.output}: {common.plural(len(m['shards']), 'shard')}, {m['tokens']:,} tokens, "
         f"{m['documents']:,} documents ({args.format}, {m['options']['dtype']})"
     )
-    return EXIT_OK
+    return common.EXIT_OK

@@ -6,18 +6,7 @@ import os
 import sys
 from pathlib import Path
 
-from fastsw.cli.common import (
-    EXIT_OK,
-    STDIN_NAME,
-    CliError,
-    _int_arg,
-    _Output,
-    _info,
-    _progress_stderr,
-    _load,
-    _lang_path_arg,
-    _command,
-)
+from fastsw.cli import common
 
 
 def add_parser(sub) -> None:
@@ -57,7 +46,7 @@ def add_parser(sub) -> None:
         default=[],
         metavar="LANG=FILE",
         dest="texts",
-        type=_lang_path_arg,
+        type=common.lang_path_arg,
         help="a text file and its language, e.g. --text en=test.en.jsonl (repeatable)",
     )
     p.add_argument(
@@ -68,7 +57,7 @@ def add_parser(sub) -> None:
     )
     p.add_argument(
         "--sample-chars",
-        type=_int_arg(1, ">= 1"),
+        type=common.int_arg(1, ">= 1"),
         default=None,
         metavar="N",
         help=f"show at most N characters of each text (default: all in the terminal, {DEFAULT_SAMPLE_CHARS} on a page)",
@@ -94,29 +83,29 @@ def _show_texts(args) -> dict:
     texts = {}
     for lang, path in args.texts:
         if lang in texts:
-            raise CliError(f"--text {lang}= is given twice ({texts[lang]} and {path}); give each language once")
+            raise common.CliError(f"--text {lang}= is given twice ({texts[lang]} and {path}); give each language once")
         if not os.path.isfile(path):
             what = "is a directory" if os.path.isdir(path) else "does not exist"
-            raise CliError(f"--text {lang}={path}: the file {what}; give an existing text file")
+            raise common.CliError(f"--text {lang}={path}: the file {what}; give an existing text file")
         texts[lang] = path
     source = args.source
     if source is None and not texts:
         if args.html is not None or sys.stdin is None or sys.stdin.isatty():
-            raise CliError(
+            raise common.CliError(
                 "nothing to show: give a TEXT, a FILE, - for stdin"
                 + (" or --text LANG=FILE" if args.html is not None else "")
             )
         source = "-"
     if source is not None:
         if "text" in texts:
-            raise CliError("--text text= and a TEXT argument both name the language 'text'; give one of them")
+            raise common.CliError("--text text= and a TEXT argument both name the language 'text'; give one of them")
         if source == "-":
             data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode("utf-8")
             try:
                 texts["text"] = [data.decode("utf-8")]
             except UnicodeDecodeError as e:
-                raise CliError(
-                    f"{STDIN_NAME}: invalid UTF-8 at byte {e.start} ({e.reason}); the input must be UTF-8 text"
+                raise common.CliError(
+                    f"{common.STDIN_NAME}: invalid UTF-8 at byte {e.start} ({e.reason}); the input must be UTF-8 text"
                 ) from None
         else:
             texts["text"] = source if os.path.isfile(source) else [source]
@@ -134,13 +123,13 @@ def cmd_show(args) -> int:
         resolve_output_path(args.html)  # a bad output path fails before any work
     texts = _show_texts(args)
     if len(set(args.models)) != len(args.models):
-        raise CliError("a model is given twice with -m; give each model once")
-    models = {path: _load(path) for path in args.models}
+        raise common.CliError("a model is given twice with -m; give each model once")
+    models = {path: common.load_model(path) for path in args.models}
     allowed = set() if args.ordinary else "all"
     if args.html is None:
         color = use_color(args.color)
         documents = {lang: iter_documents(Path(s)) if isinstance(s, str) else s for lang, s in texts.items()}
-        out = _Output()
+        out = common.Output()
         out.write(
             render_models(
                 models,
@@ -153,8 +142,8 @@ def cmd_show(args) -> int:
             )
         )
         out.flush()
-        return EXIT_OK
-    with _progress_stderr(not args.no_progress):
+        return common.EXIT_OK
+    with common.progress_stderr(not args.no_progress):
         bar = Progress("evaluating", total=len(models) * len(texts), unit=" texts", enabled=not args.no_progress)
         result = evaluate(models, texts, progress=bar)
         bar.close()
@@ -165,8 +154,13 @@ def cmd_show(args) -> int:
     atomic_write_text(
         args.html,
         tokens_page(
-            models, texts, result, sample_chars=args.sample_chars, command=_command(words), allowed_special=allowed
+            models,
+            texts,
+            result,
+            sample_chars=args.sample_chars,
+            command=common.command_line(words),
+            allowed_special=allowed,
         ),
     )
-    _info(f"page written to {args.html}")
-    return EXIT_OK
+    common.info(f"page written to {args.html}")
+    return common.EXIT_OK

@@ -9,30 +9,7 @@ import time
 import warnings
 from pathlib import Path
 
-from fastsw.cli.common import (
-    EXIT_OK,
-    CliError,
-    _add_dask_options,
-    _add_language_options,
-    _add_reading_options,
-    _add_text_options,
-    _cap_workers,
-    _check_output_path,
-    _dask_check,
-    _dask_client,
-    _info,
-    _lang_pair,
-    _language_args,
-    _plural,
-    _positive,
-    _pretokenizer_name,
-    _progress_stderr,
-    _reading_kwargs,
-    _reads_stdin,
-    _save,
-    _stdin_documents,
-    _stdin_help,
-)
+from fastsw.cli import common
 from fastsw.trainers.base import OptionError
 from fastsw.trainers.registry import get_trainer, trainers
 
@@ -55,7 +32,7 @@ def add_parser(sub) -> None:
     )
     g.add_argument(
         "--vocab-size",
-        type=_positive,
+        type=common.positive,
         default=4096,
         metavar="N",
         help="vocabulary size: alphabet + merges, special tokens excluded (default: 4096)",
@@ -83,7 +60,7 @@ def add_parser(sub) -> None:
         help="paper: the paper's reference rules, 243-byte alphabet (default); "
         "hf: HF tokenizers' BpeTrainer rules, 256-byte alphabet",
     )
-    _add_text_options(
+    common.add_text_options(
         g,
         default=None,
         note=". none with --algo bpe, parity-bpe or mingram (it makes no words for "
@@ -117,21 +94,21 @@ def add_parser(sub) -> None:
     )
     g.add_argument(
         "--workers",
-        type=_positive,
+        type=common.positive,
         default=None,
         metavar="N",
         help="processes that pre-tokenize and count INPUT files (default: one thread per core "
         "in this process with the compiled counter; otherwise all cores when the INPUT files "
         "hold 16 MB or more, else 1); more than the cores are capped at them, with a note",
     )
-    _add_reading_options(
+    common.add_reading_options(
         p,
         stdin_note="With no INPUT the bundled sample corpus is used and these options "
-        "must not be given. " + _stdin_help(False),
+        "must not be given. " + common.stdin_help(False),
         stdin=True,
     )
-    _add_language_options(p, weights=True)
-    _add_dask_options(p)
+    common.add_language_options(p, weights=True)
+    common.add_dask_options(p)
     g = p.add_argument_group("output and progress")
     g.add_argument(
         "-o",
@@ -178,9 +155,9 @@ def _metavar_of(name: str):
     return field.metadata.get("metavar") if field is not None else None
 
 
-def _cli_error(e: OptionError) -> CliError:
+def _cli_error(e: OptionError) -> common.CliError:
     """An option error of the library in flag words."""
-    return CliError(e.render(flag_of, _metavar_of))
+    return common.CliError(e.render(flag_of, _metavar_of))
 
 
 def _add_trainer_options(p) -> None:
@@ -208,9 +185,9 @@ def _add_trainer_options(p) -> None:
                     kwargs["action"] = "append"
                     metavar = meta.get("metavar") or ""
                     kwargs["type"] = (
-                        _lang_pair("PATH")
+                        common.lang_pair("PATH")
                         if metavar.endswith("=PATH")
-                        else _lang_pair("RATIO")
+                        else common.lang_pair("RATIO")
                         if metavar.startswith("LANG=")
                         else str
                     )
@@ -240,7 +217,7 @@ def _parity_args(args, languages: dict) -> dict:
         dev: dict = {}
         for name, path in args.dev:
             if known is not None and name not in known:
-                raise CliError(
+                raise common.CliError(
                     f"--dev {name}={path}: no --lang {name}=PATH was given (languages: "
                     f"{', '.join(known)}); every dev language needs its training text"
                 )
@@ -252,9 +229,9 @@ def _parity_args(args, languages: dict) -> dict:
         ratios: dict = {}
         for name, value in args.ratios:
             if name in ratios:
-                raise CliError(f"--ratio {name}=... is given twice")
+                raise common.CliError(f"--ratio {name}=... is given twice")
             if known is not None and name not in known:
-                raise CliError(
+                raise common.CliError(
                     f"--ratio {name}={value}: no --lang {name}=PATH was given (languages: {', '.join(known)})"
                 )
             ratios[name] = Fraction(value)
@@ -266,7 +243,7 @@ def cmd_train(args) -> int:
     from fastsw.notes import VocabularyNotReachedWarning
     from fastsw.trainers.train import resolve, train
 
-    stdin = _reads_stdin(args, default=False)
+    stdin = common.reads_stdin(args, default=False)
     if stdin:
         for flag, value in (
             ("--from-counts", args.from_counts),
@@ -276,10 +253,10 @@ def cmd_train(args) -> int:
             ("--dask-local", args.dask_local),
         ):
             if value is not None:
-                raise CliError(f"INPUT '-' (stdin) does not go with {flag}; leave one of them out")
-    languages = _language_args(args, weights=True)
+                raise common.CliError(f"INPUT '-' (stdin) does not go with {flag}; leave one of them out")
+    languages = common.language_args(args, weights=True)
     options = {**_trainer_options(args), **_parity_args(args, languages)}
-    common = dict(
+    basics = dict(
         algo=args.algo,
         vocab_size=args.vocab_size,
         profile=args.profile,
@@ -289,75 +266,79 @@ def cmd_train(args) -> int:
     )
     try:  # train()'s own check of every option, before anything is read
         trainer, _ = resolve(
-            **common, weights=languages.get("weights"), shares=languages.get("shares"), options=options
+            **basics, weights=languages.get("weights"), shares=languages.get("shares"), options=options
         )
     except OptionError as e:
         raise _cli_error(e) from None
     if trainer.parity() is not None and not ({"inputs", "lang_field"} & set(languages)) and args.from_counts is None:
-        raise CliError(
+        raise common.CliError(
             "parity-aware BPE trains on one text per language: give --lang LANG=PATH for each "
             "language (or --lang-field F, or --from-counts files counted with --lang)"
         )
     if args.from_counts is not None:
         if args.inputs:
-            raise CliError("give either INPUT files or --from-counts COUNTS, not both")
+            raise common.CliError("give either INPUT files or --from-counts COUNTS, not both")
         if args.workers is not None:
-            raise CliError("--workers applies to counting INPUT files; with --from-counts nothing is counted")
-    _check_output_path(args.output, args)
-    _cap_workers(args)
-    on_dask = _dask_check(args)
+            raise common.CliError("--workers applies to counting INPUT files; with --from-counts nothing is counted")
+    common.check_output_path(args.output, args)
+    common.cap_workers(args)
+    on_dask = common.dask_check(args)
     source: dict
     if on_dask:  # the shards are counted on a Dask cluster (fastsw.corpus.distributed.train)
-        source = _reading_kwargs(args, has_inputs=True, without_inputs="")
+        source = common.reading_kwargs(args, has_inputs=True, without_inputs="")
     elif "inputs" in languages:  # --lang LANG=PATH
-        source = {"workers": args.workers, **_reading_kwargs(args, has_inputs=True, without_inputs=""), **languages}
+        source = {
+            "workers": args.workers,
+            **common.reading_kwargs(args, has_inputs=True, without_inputs=""),
+            **languages,
+        }
     elif args.from_counts is not None:
         from fastsw.corpus.counting import load_counts
 
-        _reading_kwargs(args, has_inputs=False, without_inputs="--from-counts reads count files")
+        common.reading_kwargs(args, has_inputs=False, without_inputs="--from-counts reads count files")
         counts = load_counts(args.from_counts)
         if get_trainer(args.algo).needs_runs and not counts.has_runs:
             names = ", ".join(args.from_counts)
-            raise CliError(
+            raise common.CliError(
                 f"--algo {args.algo} needs letter runs, but {names} "
                 f"{'was' if len(args.from_counts) == 1 else 'were (in part)'} counted with --no-runs; "
                 "count again without --no-runs, or use --algo bpe"
             )
-        if args.pretokenizer is not None and _pretokenizer_name(counts.pretokenizer_config) != args.pretokenizer:
-            raise CliError(
+        if args.pretokenizer is not None and common.pretokenizer_name(counts.pretokenizer_config) != args.pretokenizer:
+            raise common.CliError(
                 f"--pretokenizer {args.pretokenizer} differs from the pretokenizer of the count files "
-                f"(mode {_pretokenizer_name(counts.pretokenizer_config)}); leave --pretokenizer out "
+                f"(mode {common.pretokenizer_name(counts.pretokenizer_config)}); leave --pretokenizer out "
                 "with --from-counts"
             )
         if args.normalize is not None and (None if args.normalize == "none" else args.normalize) != counts.normalize:
-            raise CliError(
+            raise common.CliError(
                 f"--normalize {args.normalize} differs from the normalization of the count files "
                 f"({counts.normalize or 'none'}); leave --normalize out with --from-counts"
             )
         source = {"from_counts": counts, **languages}
     elif stdin:
-        source = {"inputs": _stdin_documents(args, keep_newline=True), "workers": args.workers}
+        source = {"inputs": common.stdin_documents(args, keep_newline=True), "workers": args.workers}
     elif args.inputs:
         source = {
             "inputs": [Path(p) for p in args.inputs],
             "workers": args.workers,
-            **_reading_kwargs(args, has_inputs=True, without_inputs=""),
+            **common.reading_kwargs(args, has_inputs=True, without_inputs=""),
             **languages,
         }
     else:
         from fastsw.corpus.sample import SAMPLE_DIR, SEPARATOR, sample_files
 
-        _reading_kwargs(args, has_inputs=False, without_inputs="training on the bundled sample corpus")
+        common.reading_kwargs(args, has_inputs=False, without_inputs="training on the bundled sample corpus")
         files = sample_files()
         source = {"inputs": files, "workers": args.workers, "doc_mode": "separator", "separator": SEPARATOR}
-        _info(f"no INPUT given: training on the bundled sample corpus ({len(files)} files in {SAMPLE_DIR})")
+        common.info(f"no INPUT given: training on the bundled sample corpus ({len(files)} files in {SAMPLE_DIR})")
 
     progress = not args.no_progress
     start = time.perf_counter()
-    with _progress_stderr(progress):
+    with common.progress_stderr(progress):
         with warnings.catch_warnings():  # the summary prints these notes
             warnings.simplefilter("ignore", VocabularyNotReachedWarning)
-            with _dask_client(args) if on_dask else contextlib.nullcontext() as client:
+            with common.dask_client(args) if on_dask else contextlib.nullcontext() as client:
                 run = train
                 if on_dask:
                     from fastsw.corpus.distributed import train as dask_train
@@ -365,7 +346,7 @@ def cmd_train(args) -> int:
                     run = functools.partial(dask_train, client, args.inputs)
                 try:
                     tok = run(
-                        **common,
+                        **basics,
                         pretokenizer=args.pretokenizer,
                         normalize=args.normalize,
                         progress=progress,
@@ -376,11 +357,11 @@ def cmd_train(args) -> int:
                 except OptionError as e:
                     raise _cli_error(e) from None
     if tok.training_info.get("backend_note"):  # train() warned it; the CLI reports the library's warnings as notes
-        _info(f"note: {tok.training_info['backend_note']}")
-    shown = _save(tok.save, args.output)
+        common.info(f"note: {tok.training_info['backend_note']}")
+    shown = common.save_output(tok.save, args.output)
     elapsed = time.perf_counter() - start
     _print_summary(tok, shown, elapsed)
-    return EXIT_OK
+    return common.EXIT_OK
 
 
 def _print_summary(tok, output: str, elapsed: float) -> None:
@@ -391,7 +372,7 @@ def _print_summary(tok, output: str, elapsed: float) -> None:
         f"  vocabulary:  {tok.vocab_size} tokens = {n_alpha} alphabet + {tok.n_regular} regular merges "
         f"+ {tok.n_super} supermerges"
         + (f" (+ {len(tok.special_tokens)} special tokens)" if tok.special_tokens else ""),
-        f"  corpus:      {_plural(info.get('documents', 0), 'document')}, {info.get('bytes', 0) / 1e6:.2f} MB",
+        f"  corpus:      {common.plural(info.get('documents', 0), 'document')}, {info.get('bytes', 0) / 1e6:.2f} MB",
     ]
     if tok.algo == "mingram":
         lines[1] = (
