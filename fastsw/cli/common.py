@@ -135,22 +135,12 @@ def lang_pair(what: str):
     return convert
 
 
-def _lang_free_number(flag: str):
-    """argparse type of a number > 0 given as 2, 0.5 or 3/2: a ``Fraction`` (exact)."""
-
-    def convert(text: str):
-        from fractions import Fraction
-
-        try:
-            number = Fraction(text)
-        except (ValueError, ZeroDivisionError):
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number (e.g. 2, 0.5 or 3/2)") from None
-        if number <= 0:
-            raise argparse.ArgumentTypeError(f"{text!r} must be > 0")
-        return number
-
-    convert.__name__ = "number"
-    return convert
+#: The help of the repeatable ``LANG=VALUE`` options of :func:`add_language_options`.
+_LANG_PAIR_HELP = {
+    "--lang": "a file of language LANG (repeatable; several files per language are fine); instead of INPUT files",
+    "--weight": "multiply LANG's counts by W > 0 (2, 0.5 or 3/2; exact; 2 = its text twice; default 1; repeatable)",
+    "--share": "target byte share of LANG (every language, summing to exactly 1): weight = 100000 * P / bytes of LANG",
+}
 
 
 def add_language_options(p: argparse.ArgumentParser, *, weights: bool) -> None:
@@ -158,44 +148,29 @@ def add_language_options(p: argparse.ArgumentParser, *, weights: bool) -> None:
         "languages",
         "Language-tagged input: one count column per language" + (", weighted at training time." if weights else "."),
     )
-    g.add_argument(
-        "--lang",
-        action="append",
-        type=lang_pair("PATH"),
-        default=None,
-        metavar="LANG=PATH",
-        dest="langs",
-        help="a file of language LANG (repeatable; several files per language are fine); instead of INPUT files",
-    )
+
+    def lang_pairs(flag: str, what: str, metavar: str) -> None:
+        """The repeatable option ``flag LANG=VALUE``: its ``(LANG, VALUE)`` pairs in ``args.<flag>s``."""
+        g.add_argument(
+            flag,
+            action="append",
+            type=lang_pair(what),
+            default=None,
+            metavar=metavar,
+            dest=flag[2:] + "s",
+            help=_LANG_PAIR_HELP[flag],
+        )
+
+    lang_pairs("--lang", "PATH", "LANG=PATH")
     g.add_argument(
         "--lang-field", metavar="F", default=None, help="INPUT files are JSONL whose field F names each line's language"
     )
     if weights:
-        g.add_argument(
-            "--weight",
-            action="append",
-            type=lang_pair("WEIGHT"),
-            default=None,
-            metavar="LANG=W",
-            dest="weights",
-            help="multiply LANG's counts by W > 0 (2, 0.5 or 3/2; exact; 2 = its text twice; default 1; repeatable)",
-        )
-        g.add_argument(
-            "--share",
-            action="append",
-            type=lang_pair("SHARE"),
-            default=None,
-            metavar="LANG=P",
-            dest="shares",
-            help="target byte share of LANG (every language, summing to exactly 1): "
-            "weight = 100000 * P / bytes of LANG",
-        )
+        lang_pairs("--weight", "WEIGHT", "LANG=W")
+        lang_pairs("--share", "SHARE", "LANG=P")
 
 
 positive = int_arg(1, "a positive integer")
-
-
-_non_negative = int_arg(0, "0 or more")
 
 
 def _seconds(value: str) -> float:
@@ -207,9 +182,6 @@ def _seconds(value: str) -> float:
     if not seconds > 0 or seconds == float("inf"):
         raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds > 0")
     return seconds
-
-
-_at_least_two = int_arg(2, "2 or more")
 
 
 def pretokenizer_arg(text: str) -> str:
@@ -299,6 +271,30 @@ def add_reading_options(p: argparse.ArgumentParser, *, stdin_note: str, stdin: b
     )
 
 
+def add_model_option(p: argparse.ArgumentParser) -> None:
+    """The required ``-m MODEL`` of the commands that read one model and documents or ids (``-`` reads it from
+    stdin)."""
+    p.add_argument(
+        "-m",
+        "--model",
+        required=True,
+        metavar="MODEL",
+        help="model file written by 'fastsw train' ('-': read it from stdin, with INPUT files)",
+    )
+
+
+def add_id_array_options(g, *, prefix: str, eot_help: str) -> None:
+    """--dtype and --eot of the commands that write token ids as arrays (``encode --format bin/npy``, ``shard``):
+    the id type and the token after each document (``auto``: MODEL's ``<|endoftext|>``, ``none``: no token)."""
+    g.add_argument(
+        "--dtype",
+        choices=("uint16", "uint32"),
+        default=None,
+        help=prefix + "id type (default: uint16 when every id of MODEL fits, else uint32)",
+    )
+    g.add_argument("--eot", metavar="TOKEN", default="auto", help=eot_help)
+
+
 def add_dask_options(p: argparse.ArgumentParser) -> None:
     from fastsw.corpus.distributed import CONNECT_TIMEOUT
 
@@ -339,6 +335,11 @@ def check_connect_timeout(args) -> None:
         )
 
 
+def given_flags(*options: Tuple[str, object]) -> List[str]:
+    """The flags, in order, of the ``(flag, value)`` options that were given (their value is not None)."""
+    return [flag for flag, value in options if value is not None]
+
+
 def dask_check(args) -> bool:
     """Whether --scheduler/--dask-local was given, after checking the options that do not go with it."""
     check_connect_timeout(args)
@@ -347,17 +348,13 @@ def dask_check(args) -> bool:
     flag = "--scheduler" if args.scheduler is not None else "--dask-local"
     if not args.inputs:
         raise CliError(f"{flag} counts INPUT files on a Dask cluster; give the INPUT files (the shards)")
-    clash = [
-        name
-        for name, value in (
-            ("--workers", args.workers),
-            ("--lang", args.langs),
-            ("--lang-field", args.lang_field),
-            ("--from-counts", getattr(args, "from_counts", None)),
-            ("--phase1", getattr(args, "phase1", None)),
-        )
-        if value is not None
-    ]
+    clash = given_flags(
+        ("--workers", args.workers),
+        ("--lang", args.langs),
+        ("--lang-field", args.lang_field),
+        ("--from-counts", getattr(args, "from_counts", None)),
+        ("--phase1", getattr(args, "phase1", None)),
+    )
     if getattr(args, "algo", None) == "parity-bpe":
         clash.append("--algo parity-bpe")
     if clash:
@@ -457,15 +454,9 @@ def progress_stderr(enabled: bool):
 
 def reading_kwargs(args, *, has_inputs: bool, without_inputs: str) -> dict:
     """iter_documents options from --text-field/--doc-mode/--separator, checked with CLI wording."""
-    given = [
-        flag
-        for flag, value in (
-            ("--text-field", args.text_field),
-            ("--doc-mode", args.doc_mode),
-            ("--separator", args.separator),
-        )
-        if value is not None
-    ]
+    given = given_flags(
+        ("--text-field", args.text_field), ("--doc-mode", args.doc_mode), ("--separator", args.separator)
+    )
     if not has_inputs:
         if given:
             raise CliError(f"{given[0]} applies to INPUT files, but no INPUT was given ({without_inputs})")
@@ -722,6 +713,26 @@ def lang_path_arg(text: str) -> Tuple[str, str]:
     if not sep or not lang or not path:
         raise argparse.ArgumentTypeError(f"{text!r} is not LANG=PATH; write e.g. --text en=test.en.jsonl")
     return lang, path
+
+
+def language_texts(pairs: Sequence[Tuple[str, str]], *, check_files: bool) -> dict:
+    """``{LANG: PATH}`` of ``--text LANG=PATH`` options, each language once; with ``check_files`` each PATH must
+    name an existing file (:func:`check_text_file`), checked as the options are read."""
+    texts: dict = {}
+    for lang, path in pairs:
+        if lang in texts:
+            raise CliError(f"--text {lang}= is given twice ({texts[lang]} and {path}); give each language once")
+        if check_files:
+            check_text_file(lang, path)
+        texts[lang] = path
+    return texts
+
+
+def check_text_file(lang: str, path: str) -> None:
+    """``--text LANG=PATH`` names an existing file (not a directory)."""
+    if not os.path.isfile(path):
+        what = "is a directory" if os.path.isdir(path) else "does not exist"
+        raise CliError(f"--text {lang}={path}: the file {what}; give an existing text file")
 
 
 def command_line(words: Sequence[str]) -> str:

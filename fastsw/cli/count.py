@@ -88,28 +88,15 @@ def cmd_count(args) -> int:
         pretok = make_pretokenizer(args.pretokenizer)
 
         def count(documents, label=""):
-            if args.workers is None and native_counting(pretok):
-                threads = default_workers()
-                bar = Progress("counting" + label + (f" ({threads} threads)" if threads > 1 else ""), enabled=progress)
-                counts = count_corpus(
-                    documents,
-                    pretok,
-                    collect_runs=not args.no_runs,
-                    progress=bar,
-                    threads=threads,
-                    normalize=args.normalize,
-                )
+            threaded = args.workers is None and native_counting(pretok)  # the compiled counter, in this process
+            n = args.workers or default_workers()
+            unit = "threads" if threaded else "workers"
+            bar = Progress("counting" + label + (f" ({n} {unit})" if n > 1 else ""), enabled=progress)
+            options = {"collect_runs": not args.no_runs, "progress": bar, "normalize": args.normalize}
+            if threaded:
+                counts = count_corpus(documents, pretok, threads=n, **options)
             else:
-                workers = args.workers or default_workers()
-                bar = Progress("counting" + label + (f" ({workers} workers)" if workers > 1 else ""), enabled=progress)
-                counts = count_corpus_parallel(
-                    documents,
-                    pretok,
-                    collect_runs=not args.no_runs,
-                    workers=workers,
-                    progress=bar,
-                    normalize=args.normalize,
-                )
+                counts = count_corpus_parallel(documents, pretok, workers=n, **options)
             return counts, bar.close()
 
         if on_dask:

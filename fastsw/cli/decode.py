@@ -18,13 +18,7 @@ def add_parser(sub) -> None:
         "newline of a line document is part of its ids), or with --jsonl as a JSON object "
         '{"text": ...} per line. Byte sequences that are not valid UTF-8 are shown as U+FFFD.',
     )
-    p.add_argument(
-        "-m",
-        "--model",
-        required=True,
-        metavar="MODEL",
-        help="model file written by 'fastsw train' ('-': read it from stdin, with INPUT files)",
-    )
+    common.add_model_option(p)
     p.add_argument("inputs", nargs="*", metavar="INPUT", help="files of id lines (default, or '-': stdin)")
     p.add_argument("--jsonl", action="store_true", help='print {"text": ...} per document')
     p.set_defaults(func=cmd_decode)

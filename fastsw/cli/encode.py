@@ -19,13 +19,7 @@ def add_parser(sub) -> None:
         "INPUT files with --doc-mode line), so 'fastsw encode FILE | fastsw decode' prints FILE back; "
         "or JSON Lines (see --stdin-format).",
     )
-    p.add_argument(
-        "-m",
-        "--model",
-        required=True,
-        metavar="MODEL",
-        help="model file written by 'fastsw train' ('-': read it from stdin, with INPUT files)",
-    )
+    common.add_model_option(p)
     p.add_argument("inputs", nargs="*", metavar="INPUT", help="files to encode (default, or '-': stdin)")
     common.add_reading_options(
         p, stdin_note="--doc-mode and --separator apply to INPUT files only. " + common.stdin_help(True), stdin=True
@@ -43,17 +37,10 @@ def add_parser(sub) -> None:
         help="ids: one line of ids per document (default); bin: flat ids; npy: a .npy array",
     )
     g.add_argument("-o", "--output", metavar="FILE", default=None, help="write to FILE instead of stdout")
-    g.add_argument(
-        "--dtype",
-        choices=("uint16", "uint32"),
-        default=None,
-        help="bin/npy id type (default: uint16 when every id of MODEL fits, else uint32)",
-    )
-    g.add_argument(
-        "--eot",
-        metavar="TOKEN",
-        default="auto",
-        help="bin/npy: token after each document (default: MODEL's <|endoftext|> when it has one; 'none' for no token)",
+    common.add_id_array_options(
+        g,
+        prefix="bin/npy ",
+        eot_help="bin/npy: token after each document (default: MODEL's <|endoftext|> when it has one; 'none' for no token)",
     )
     p.set_defaults(func=cmd_encode)
 

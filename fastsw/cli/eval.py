@@ -19,21 +19,18 @@ def add_parser(sub) -> None:
         'first. With --json, one JSON object {"models": [{"model", "languages": {LANG: '
         '{metric: value}}, "gini", "gini_of", ...}], ...} instead, models in the order given.',
     )
+    several = {"nargs": "+", "action": "extend", "required": True}  # -m A B, or -m A -m B (likewise --text)
     p.add_argument(
         "-m",
         "--model",
-        nargs="+",
-        action="extend",
-        required=True,
+        **several,
         metavar="MODEL",
         dest="models",
         help="model files written by 'fastsw train' (several, or -m repeated)",
     )
     p.add_argument(
         "--text",
-        nargs="+",
-        action="extend",
-        required=True,
+        **several,
         metavar="LANG=PATH",
         dest="texts",
         type=common.lang_path_arg,
@@ -58,11 +55,7 @@ def cmd_eval(args) -> int:
     from fastsw.eval.evaluate import MATPLOTLIB_MISSING, evaluate, markdown_table, to_json, write_report
     from fastsw.progress import Progress
 
-    texts = {}
-    for lang, path in args.texts:
-        if lang in texts:
-            raise common.CliError(f"--text {lang}= is given twice ({texts[lang]} and {path}); give each language once")
-        texts[lang] = path
+    texts = common.language_texts(args.texts, check_files=False)
     if args.alpha <= 0 or args.alpha != args.alpha:
         raise common.CliError(f"--alpha {args.alpha} must be a number > 0 (1 for Shannon entropy)")
     if args.report is not None:
@@ -77,9 +70,7 @@ def cmd_eval(args) -> int:
     args.inputs = list(texts.values())
     reading = common.reading_kwargs(args, has_inputs=True, without_inputs="")
     for lang, path in texts.items():  # fail on a missing file before any model is loaded
-        if not os.path.isfile(path):
-            what = "is a directory" if os.path.isdir(path) else "does not exist"
-            raise common.CliError(f"--text {lang}={path}: the file {what}; give an existing text file")
+        common.check_text_file(lang, path)
     progress = not args.no_progress
     with common.progress_stderr(progress):
         bar = Progress("evaluating", total=len(args.models) * len(texts), unit=" texts", enabled=progress)

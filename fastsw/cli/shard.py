@@ -8,6 +8,8 @@ from fastsw.cli import common
 
 
 def add_parser(sub) -> None:
+    from fastsw.encoding.shard import DEFAULT_BATCH_CHARS
+
     p = sub.add_parser(
         "shard",
         help="encode a corpus into training-ready token shards",
@@ -33,17 +35,10 @@ def add_parser(sub) -> None:
         default="bin",
         help="bin: flat ids (nanoGPT); llmc: llm.c's 256 x int32 header + ids; npy (default: bin)",
     )
-    p.add_argument(
-        "--dtype",
-        choices=("uint16", "uint32"),
-        default=None,
-        help="id type (default: uint16 when every id of MODEL fits, else uint32)",
-    )
-    p.add_argument(
-        "--eot",
-        metavar="TOKEN",
-        default="auto",
-        help="token after each document (default: MODEL's <|endoftext|> when it has one); 'none' for no token",
+    common.add_id_array_options(
+        p,
+        prefix="",
+        eot_help="token after each document (default: MODEL's <|endoftext|> when it has one); 'none' for no token",
     )
     p.add_argument("--bos", metavar="TOKEN", default=None, help="token before each document (default: none)")
     p.add_argument(
@@ -59,9 +54,10 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--batch-mb",
         type=common.positive,
-        default=8,
+        default=DEFAULT_BATCH_CHARS >> 20,
         metavar="MB",
-        help="megabytes (characters) of text per encoded batch; about three batches are in memory (default: 8)",
+        help="megabytes (characters) of text per encoded batch; about three batches are in memory "
+        f"(default: {DEFAULT_BATCH_CHARS >> 20})",
     )
     p.add_argument(
         "--verify",

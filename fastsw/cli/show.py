@@ -80,14 +80,7 @@ def add_parser(sub) -> None:
 
 def _show_texts(args) -> dict:
     """``{language: path or [text]}`` of ``fastsw show``: the --text files, and TEXT, FILE or stdin as ``text``."""
-    texts = {}
-    for lang, path in args.texts:
-        if lang in texts:
-            raise common.CliError(f"--text {lang}= is given twice ({texts[lang]} and {path}); give each language once")
-        if not os.path.isfile(path):
-            what = "is a directory" if os.path.isdir(path) else "does not exist"
-            raise common.CliError(f"--text {lang}={path}: the file {what}; give an existing text file")
-        texts[lang] = path
+    texts = common.language_texts(args.texts, check_files=True)
     source = args.source
     if source is None and not texts:
         if args.html is not None or sys.stdin is None or sys.stdin.isatty():

@@ -245,15 +245,15 @@ def cmd_train(args) -> int:
 
     stdin = common.reads_stdin(args, default=False)
     if stdin:
-        for flag, value in (
+        clash = common.given_flags(
             ("--from-counts", args.from_counts),
             ("--lang", args.langs),
             ("--lang-field", args.lang_field),
             ("--scheduler", args.scheduler),
             ("--dask-local", args.dask_local),
-        ):
-            if value is not None:
-                raise common.CliError(f"INPUT '-' (stdin) does not go with {flag}; leave one of them out")
+        )
+        if clash:
+            raise common.CliError(f"INPUT '-' (stdin) does not go with {clash[0]}; leave one of them out")
     languages = common.language_args(args, weights=True)
     options = {**_trainer_options(args), **_parity_args(args, languages)}
     basics = dict(
