@@ -100,19 +100,14 @@ def read_model_text(path: Path) -> str:
         raise ValueError(f"{path}: cannot read model file ({e})") from e
 
 
-_FIELDS = (
-    "format",
-    "format_version",
-    "algo",
-    "profile",
-    "alphabet",
-    "pretokenizer",
-    "merges",
-    "special_tokens",
-    "normalize",
-    "training",
-    "unicode_version",
-)
+def model_fields(*own: str) -> tuple:
+    """The top-level fields of a model file whose algorithm adds the fields ``own`` (BPE: ``merges``), in the order
+    error messages list them."""
+    return ("format", "format_version", "algo", "profile", "alphabet", "pretokenizer", *own) + _LAST_FIELDS
+
+
+_LAST_FIELDS = ("special_tokens", "normalize", "training", "unicode_version")
+_FIELDS = model_fields("merges")
 _ALPHABET_SETTINGS = {
     "bytes243": ("kind",),
     "bytes256": ("kind",),

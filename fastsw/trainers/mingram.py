@@ -44,7 +44,7 @@ from fastsw.pretokenizers._unicode import UNICODE_VERSION
 from fastsw.alphabet import Alphabet, ByteAlphabet, alphabet_from_config
 from fastsw.files import atomic_write_text
 from fastsw.pretokenizers.pretokenize import Pretokenizer
-from fastsw.io.model_file import approximate_error
+from fastsw.io.model_file import approximate_error, model_fields
 from fastsw.tokenizer import Tokenizer
 from fastsw.trainers.base import OptionError
 
@@ -787,21 +787,7 @@ def mingram_from_data(path, data: dict) -> dict:
     def bad(field, problem):
         return ValueError(f"{path}: field {field}: {problem}")
 
-    known = (
-        "format",
-        "format_version",
-        "algo",
-        "profile",
-        "alphabet",
-        "pretokenizer",
-        "score_delta",
-        "log_prob_floor",
-        "tokens",
-        "special_tokens",
-        "normalize",
-        "training",
-        "unicode_version",
-    )
+    known = model_fields("score_delta", "log_prob_floor", "tokens")
     for field in data:
         if field not in known:
             raise bad(field, f"unknown field; a MinGram model has {', '.join(known)}")
@@ -965,15 +951,15 @@ def load_semingram(path, *, allow_approximate: bool = False) -> MinGramTokenizer
     }
     try:
         tok = MinGramTokenizer(
-            alphabet=alphabet,
             tokens=tokens,
             log_probs=lps,
             seed_ids=seeds,
-            pretokenizer=pretok,
-            profile="hf",
             score_delta=float(config.get("score_delta", DEFAULTS["score_delta"])),
-            training_info=info,
+            alphabet=alphabet,
+            pretokenizer=pretok,
             normalize=_NORMALIZATIONS[cfg.get("normalization")],
+            profile="hf",
+            training_info=info,
         )
     except ValueError as e:
         raise ValueError(f"{path}: {e}") from e
