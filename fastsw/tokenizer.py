@@ -717,9 +717,9 @@ class Tokenizer:
         self,
         texts: Iterable[str],
         *,
+        num_threads: Optional[int] = None,
         allowed_special: Union[Literal["all"], AbstractSet[str]] = frozenset(),
         disallowed_special: Union[Literal["all"], Collection[str]] = "all",
-        num_threads: Optional[int] = None,
         shortcut: bool = True,
         backend: Optional[str] = None,
     ) -> List[List[int]]:
@@ -1260,14 +1260,12 @@ class Tokenizer:
         path: PathLike,
         pattern: Optional[str] = None,
         special_tokens: Optional[Mapping[str, int]] = None,
-        *,
-        backend: str = "auto",
-        cache: bool = True,
+        **options: Any,
     ) -> "Tokenizer":
         """A tokenizer for a ``.tiktoken`` rank file (gzip accepted) with tiktoken's ids: a
         :class:`fastsw.io.tiktoken_vocab.TiktokenTokenizer`. OpenAI's o200k_base and cl100k_base files are
-        recognised by their content; any other rank file needs its ``pattern``. See
-        :func:`fastsw.io.tiktoken_vocab.load_tiktoken`.
+        recognised by their content; any other rank file needs its ``pattern``. ``options``: ``backend="auto"``
+        and ``cache=True``, as :func:`fastsw.io.tiktoken_vocab.load_tiktoken` takes them (which see).
 
         >>> import pathlib, tempfile
         >>> path = pathlib.Path(tempfile.mkdtemp()) / "ranks.tiktoken"
@@ -1278,7 +1276,7 @@ class Tokenizer:
         """
         from fastsw.io.tiktoken_vocab import load_tiktoken
 
-        return load_tiktoken(path, pattern, special_tokens, backend=backend, cache=cache)
+        return load_tiktoken(path, pattern, special_tokens, **options)
 
     @staticmethod
     def from_tiktoken(enc: Any, *, backend: str = "auto", cache: bool = True) -> "Tokenizer":
