@@ -44,7 +44,7 @@ import os
 import threading
 import time
 import uuid
-from typing import Dict, Iterator, List, Optional, Sequence
+from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 from fastsw._config import resolve_backend
 from fastsw.corpus.counting import BATCH_BYTES, BATCH_DOCS, Counts, _batches, _make_table
@@ -677,42 +677,21 @@ def train(
                 "counted without languages); train on one machine for it"
             )
     paths = check_shards(shards)
+    passes: Dict[str, Any] = {
+        "text_field": text_field,
+        "doc_mode": doc_mode,
+        "separator": separator,
+        "progress": progress,
+    }
     start = time.perf_counter()
-    counts = count(
-        client,
-        paths,
-        pretokenizer=pretokenizer,
-        collect_runs=False,
-        normalize=normalize,
-        text_field=text_field,
-        doc_mode=doc_mode,
-        separator=separator,
-        progress=progress,
-    )
+    counts = count(client, paths, pretokenizer=pretokenizer, collect_runs=False, normalize=normalize, **passes)
     seconds = time.perf_counter() - start
 
-    def candidates(stages, counts, words, tok1):
-        return count_candidates(
-            client,
-            paths,
-            tok1,
-            counts=counts,
-            backend=stages.name,
-            text_field=text_field,
-            doc_mode=doc_mode,
-            separator=separator,
-            progress=progress,
-        )
+    def candidates(stages, counts, words, tok1):  # stage 4 on the workers, reading the shards again
+        return count_candidates(client, paths, tok1, counts=counts, backend=stages.name, **passes)
 
-    tok = train_locally(
-        from_counts=counts,
-        algo=algo,
-        vocab_size=vocab_size,
-        progress=progress,
-        backend=backend,
-        _count_candidates=candidates,
-        **options,
-    )
+    options.update(algo=algo, vocab_size=vocab_size, progress=progress, backend=backend)
+    tok = train_locally(from_counts=counts, _count_candidates=candidates, **options)
     tok.training_info.pop("from_counts", None)
     tok.training_info["seconds"]["pretokenize_and_count"] = seconds  # on the cluster; candidates: aggregate_...
     tok.training_info["dask"] = {"shards": len(paths), "workers": len(client.scheduler_info()["workers"])}
