@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -37,6 +38,25 @@ SCRIPTS = {
     "coldstart": ("bench_coldstart.py", ["--checkout", str(ROOT)], [], True),
     "shard": ("bench_shard.py", [], ["tiktoken", "datasets", "tokenizers"], True),
 }
+
+#: the focused scripts (no JSON, see bench/README.md) with their own options set to tiny sizes; all take long
+FOCUSED = {
+    "bench_boundary.py": ["--mb", "0.05", "--vocab", "1000", "--no-write"],
+    "bench_char_units.py": ["--specs", "en:own", "--rounds", "1", "--train-mb", "0.05"],
+    "bench_dask.py": ["--mb", "1", "--shards", "2"],
+    "bench_encode.py": ["--train-mb", "0.05", "--text-mb", "0.05", "--vocabs", "1000", "--repeat", "1"],
+    "bench_encode_batch.py": ["--mb", "0.05", "--rounds", "1"],
+    "bench_mingram.py": ["--mb", "0.05", "--vocab", "1000"],
+    "bench_parity.py": ["--mb", "0.05", "--vocab", "1000", "--repeat", "1"],
+    "bench_pretokenize.py": ["--english-mb", "0.05", "--prefix-mb", "0.05", "--repeat", "1"],
+    "bench_superword_runs.py": ["--langs", "en", "--rounds", "1", "--train-mb", "0.05"],
+}
+
+
+def test_every_benchmark_script_is_tested():
+    """Every ``bench/bench_*.py`` runs in one of the tests below (``test_micro.py`` is pytest-benchmark's)."""
+    scripts = {p.name for p in BENCH.glob("bench_*.py")}
+    assert scripts == {s[0] for s in SCRIPTS.values()} | set(FOCUSED)
 
 
 def test_every_whole_run_script_is_here():
@@ -130,6 +150,22 @@ def test_script_runs_and_writes_its_json(smoke, part):
     for module in SCRIPTS[part][2]:
         if importlib.util.find_spec(module) is None:
             assert module in stderr, f"{part}: {module} is not installed and the script did not say so"
+
+
+@pytest.mark.bench_long
+@pytest.mark.parametrize("script", sorted(FOCUSED))
+def test_focused_script_runs(smoke, script):
+    """A focused script on tiny sizes (its own options) exits 0 and prints its figures."""
+    proc = subprocess.run(
+        [sys.executable, str(smoke.bench / script), *FOCUSED[script]],
+        cwd=smoke.bench.parent,
+        env=smoke.env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert proc.returncode == 0, f"{script} failed:\n{proc.stderr[-4000:]}"
+    assert re.search(r"\d\.\d", proc.stdout + proc.stderr), f"{script} printed no figure"
 
 
 def test_perfpage_renders_the_smoke_json(smoke, tmp_path):

@@ -78,7 +78,7 @@ def _run(entries, n_lang: int, lengths0: List[int], token_bytes: List[bytes], ar
     else:
         ratio_num = np.zeros((n_lang, 1), np.int64)
     allowance = 0
-    if variant == "window":
+    if args.alpha is not None:  # the window variant's (check_parity_args gives it for that variant only)
         allowance = int(args.alpha * window // args.columns)  # floor, exact: count * columns <= alpha * window
     tb, tb_off = _pack_bytes(token_bytes)
     out = call_kernel(
