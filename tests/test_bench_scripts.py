@@ -85,20 +85,25 @@ class Smoke:
         )
         self.done: dict = {}
 
+    def call(self, script: str, *args: str) -> subprocess.CompletedProcess:
+        """``bench/<script> args`` (the copy) in a new process; it must exit 0."""
+        proc = subprocess.run(
+            [sys.executable, str(self.bench / script), *args],
+            cwd=self.bench.parent,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        assert proc.returncode == 0, f"{script} {' '.join(args)} failed:\n{proc.stderr[-4000:]}"
+        return proc
+
     def run(self, part: str):
         """``(stderr, tables)`` of the script of ``part`` run with ``--smoke --json``."""
         if part not in self.done:
             script, extra, _, _ = SCRIPTS[part]
             out = self.results / f"{part}.json"
-            proc = subprocess.run(
-                [sys.executable, str(self.bench / script), "--smoke", "--json", str(out), *extra],
-                cwd=self.bench.parent,
-                env=self.env,
-                capture_output=True,
-                text=True,
-                timeout=900,
-            )
-            assert proc.returncode == 0, f"{script} --smoke failed:\n{proc.stderr[-4000:]}"
+            proc = self.call(script, "--smoke", "--json", str(out), *extra)
             tables = json.loads(out.read_text(encoding="utf-8"))
             self.done[part] = (proc.stderr, tables if isinstance(tables, list) else [tables])
         return self.done[part]
@@ -156,15 +161,7 @@ def test_script_runs_and_writes_its_json(smoke, part):
 @pytest.mark.parametrize("script", sorted(FOCUSED))
 def test_focused_script_runs(smoke, script):
     """A focused script on tiny sizes (its own options) exits 0 and prints its figures."""
-    proc = subprocess.run(
-        [sys.executable, str(smoke.bench / script), *FOCUSED[script]],
-        cwd=smoke.bench.parent,
-        env=smoke.env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert proc.returncode == 0, f"{script} failed:\n{proc.stderr[-4000:]}"
+    proc = smoke.call(script, *FOCUSED[script])
     assert re.search(r"\d\.\d", proc.stdout + proc.stderr), f"{script} printed no figure"
 
 
@@ -175,24 +172,7 @@ def test_perfpage_renders_the_smoke_json(smoke, tmp_path):
     for part in parts:
         smoke.run(part)
     page = tmp_path / "docs" / "performance.md"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            str(smoke.bench / "perfpage.py"),
-            "--quick",
-            "--render-only",
-            "--only",
-            ",".join(parts),
-            "--out",
-            str(page),
-        ],
-        cwd=smoke.bench.parent,
-        env=smoke.env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr[-4000:]
+    smoke.call("perfpage.py", "--quick", "--render-only", "--only", ",".join(parts), "--out", str(page))
     text = page.read_text(encoding="utf-8")
     for part in parts:
         for t in smoke.run(part)[1]:
