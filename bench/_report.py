@@ -48,9 +48,40 @@ def write_json(path, tables) -> None:
 
 
 def add_arguments(parser, quick: str = "a small run that finishes in a few minutes") -> None:
-    """``--quick`` and ``--json OUT``, the options every whole-run script takes."""
+    """``--quick``, ``--smoke`` and ``--json OUT``, the options every whole-run script takes (read them with
+    :func:`parse_args`)."""
     parser.add_argument("--quick", action="store_true", help=quick)
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="tiny inputs, seconds: checks that the script runs and writes its JSON (the figures mean nothing)",
+    )
     parser.add_argument("--json", metavar="OUT", help="also write the results as JSON (bench/perfpage.py reads it)")
+
+
+def parse_args(parser, argv=None):
+    """``parser.parse_args(argv)``; ``--smoke`` implies ``--quick`` (a script shrinks its ``--quick`` sizes further
+    with :func:`sized`)."""
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.quick = True
+    return args
+
+
+def sized(args, full, quick, smoke):
+    """The value of a size for this run: ``smoke`` with ``--smoke``, ``quick`` with ``--quick``, else ``full``."""
+    return smoke if args.smoke else quick if args.quick else full
+
+
+def missing_peers(peers) -> list:
+    """The peers of ``{peer name: import name}`` that are not installed, each said once on stderr (a run goes on
+    without them; its notes say which were left out)."""
+    import importlib.util
+
+    missing = [peer for peer, module in peers.items() if importlib.util.find_spec(module) is None]
+    for peer in missing:
+        print(f"{peer} is not installed ({peers[peer]}): its rows are left out", file=sys.stderr)
+    return missing
 
 
 def rounded(x, digits: int = 2):

@@ -50,13 +50,13 @@ def best(fns, rounds: int):
     return out
 
 
-def model(spec_model: str, lang: str):
+def model(spec_model: str, lang: str, train_mb: float = 20):
     if spec_model == "o200k":
         from fastsw.io import tiktoken_vocab as tv
 
         return fastsw.Tokenizer.load_tiktoken(tv.bpe_openai_rank_file("o200k_base"), pattern="o200k")
-    # bench/bench_languages.py's models (20 MB of training text), trained and cached on first use
-    return cached_model(lang if spec_model == "own" else spec_model, "bpe", "simple", 20)
+    # bench/bench_languages.py's models (20 MB of training text by default), trained and cached on first use
+    return cached_model(lang if spec_model == "own" else spec_model, "bpe", "simple", train_mb)
 
 
 def tiktoken_of(tok):
@@ -88,7 +88,7 @@ def units(tok, enc, docs):
     return s, n_units, n_tokens
 
 
-def char_units(specs, rounds: int) -> None:
+def char_units(specs, rounds: int, train_mb: float = 20) -> None:
     print(
         "| text | model | missed bytes | merges per byte, bytes -> units | tiktoken ms | without table ms | "
         "with table ms | gain | with table / tiktoken |"
@@ -97,7 +97,7 @@ def char_units(specs, rounds: int) -> None:
     for spec in specs:
         lang, which = spec.split(":")
         docs = read_docs(SHARED / "corpus" / lang / "heldout.jsonl")[0]
-        tok = model(which, lang)
+        tok = model(which, lang, train_mb)
         tables = tok._encoder_tables()
         saved = fast_encode.USE_CHAR_TABLE
         try:
@@ -128,12 +128,12 @@ def char_units(specs, rounds: int) -> None:
         )
 
 
-def superword(langs, rounds: int) -> None:
+def superword(langs, rounds: int, train_mb: float = 20) -> None:
     print("| text | plain BPE ms | BoundlessBPE ms | BoundlessBPE / plain BPE (speed) |")
     print("|---|---|---|---|")
     for lang in langs:
         docs = read_docs(SHARED / "corpus" / lang / "heldout.jsonl")[0]
-        bpe, boundless = (cached_model(lang, algo, "simple", 20) for algo in ("bpe", "boundless"))
+        bpe, boundless = (cached_model(lang, algo, "simple", train_mb) for algo in ("bpe", "boundless"))
         for tok in (bpe, boundless):
             tok.encode_ordinary(docs[0])  # build the encoder before timing
         t_bpe, t_bl = best(
@@ -149,11 +149,12 @@ def main() -> None:
     ap.add_argument("--superword", action="store_true", help="BoundlessBPE against plain BPE instead")
     ap.add_argument("--langs", default="fr,en,de,ru,fi,ar,hi")
     ap.add_argument("--rounds", type=int, default=11)
+    ap.add_argument("--train-mb", type=float, default=20, help="MB of training text per own model (default 20)")
     args = ap.parse_args()
     if args.superword:
-        superword(args.langs.split(","), args.rounds)
+        superword(args.langs.split(","), args.rounds, args.train_mb)
     else:
-        char_units(args.specs.split(","), args.rounds)
+        char_units(args.specs.split(","), args.rounds, args.train_mb)
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _report import add_arguments, rounded, table, write_json  # noqa: E402
+from _report import add_arguments, parse_args, rounded, table, write_json  # noqa: E402
 
 TRAIN = ["-m", "fastsw", "train", "--algo", "boundless", "-o", "sample.model.json"]
 
@@ -123,7 +123,7 @@ def main(argv=None) -> int:
     p.add_argument(
         "--checkout", type=Path, default=HERE.parent, help="the repository whose fastsw is measured (default: this one)"
     )
-    a = p.parse_args(argv)
+    a = parse_args(p, argv)  # --smoke: as --quick (what it measures is the compilation itself)
     repeat = a.repeat or (1 if a.quick else 3)
     rounds = []
     for i in range(repeat):

@@ -45,7 +45,7 @@ sys.path.insert(0, str(HERE))
 
 import fastsw  # noqa: E402
 from _corpus import SHARED, read_docs  # noqa: E402
-from _report import add_arguments, rounded, table as json_table, write_json  # noqa: E402
+from _report import add_arguments, missing_peers, parse_args, rounded, sized, table as json_table, write_json  # noqa: E402
 from fastsw.encoding import encode_fast as fast_encode  # noqa: E402
 
 LANGS = ["en", "de", "fr", "ru", "fi", "ar", "ko", "zh", "ja", "th", "hi", "my"]
@@ -76,16 +76,21 @@ def model(lang: str, algo: str, pretokenizer: str, train_mb: float):
     return tok
 
 
-def encoders(tok, threads: int, peers: bool, tmp: Path, name: str):
-    """``{name: docs -> list of id lists}`` for one model."""
+#: the peers: name -> module
+PEERS = {"tiktoken": "tiktoken", "HF": "tokenizers"}
+
+
+def encoders(tok, threads: int, peers, tmp: Path, name: str):
+    """``{name: docs -> list of id lists}`` for one model, with the installed ``peers`` (names of :data:`PEERS`)."""
     fns = {
         "fastsw": lambda docs: [tok.encode_ordinary(d) for d in docs],
         "fastsw batch": lambda docs: tok.encode_batch_to_numpy(docs, num_threads=threads),
     }
-    if peers:
+    if "tiktoken" in peers:
         enc = tok.to_tiktoken()
         fns["tiktoken"] = lambda docs: [enc.encode_ordinary(d) for d in docs]
         fns["tiktoken batch"] = lambda docs: enc.encode_ordinary_batch(docs, num_threads=threads)
+    if "HF" in peers:
         import tokenizers
 
         path = tmp / f"{name}.tokenizer.json"
@@ -252,16 +257,21 @@ def main() -> None:
     ap.add_argument("--o200k", action="store_true", help="also tiktoken's o200k_base (needs bpe-openai)")
     ap.add_argument("--worst-only", action="store_true", help="only the worst cases")
     add_arguments(ap, "en, zh, ja, th; models from 2 MB; worst cases at a tenth of the size")
-    args = ap.parse_args()
+    args = parse_args(ap)
     if args.train_mb is None:
-        args.train_mb = 2 if args.quick else 20
-    langs = "en,zh,ja,th".split(",") if args.quick else args.langs.split(",")
+        args.train_mb = sized(args, 20, 2, 0.05)
+    langs = sized(args, args.langs, "en,zh,ja,th", "en").split(",")
+    if args.smoke:
+        args.rounds = 1
+    peers = [p for p in PEERS if p not in missing_peers(PEERS)]
     if args.worst_only:
         langs = []
     t0 = time.perf_counter()
     fast_encode.warmup()
     warm = time.perf_counter() - t0
-    heldout = {lang: read_docs(SHARED / "corpus" / lang / "heldout.jsonl")[0] for lang in langs}
+    heldout = {
+        lang: read_docs(SHARED / "corpus" / lang / "heldout.jsonl")[0][: sized(args, None, None, 20)] for lang in langs
+    }
     en_bpe = model("en", "bpe", "simple", args.train_mb)
     en_bl = model("en", "boundless", "simple", args.train_mb)
     o200k = None
@@ -273,7 +283,7 @@ def main() -> None:
     rows, summary = [], {}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        en_fns = encoders(en_bpe, args.threads, True, tmp, "en-bpe")
+        en_fns = encoders(en_bpe, args.threads, peers, tmp, "en-bpe")
         o_fns = None
         if o200k is not None:
             import base64
@@ -303,7 +313,7 @@ def main() -> None:
             own_script = model(lang, "bpe", "script", args.train_mb)
             res = {}
             for mname, fns, ref in (
-                ("own BPE", encoders(own, args.threads, True, tmp, f"{lang}-bpe"), own),
+                ("own BPE", encoders(own, args.threads, peers, tmp, f"{lang}-bpe"), own),
                 ("en BPE", en_fns, en_bpe),
             ):
                 res[mname] = timed(fns, docs, args.rounds, (ref, 3))
@@ -312,7 +322,7 @@ def main() -> None:
                 ("en BoundlessBPE", en_bl, en_bl),
                 ("own BPE, script", own_script, own_script),
             ):
-                res[mname] = timed(encoders(tok, args.threads, False, tmp, mname), docs, args.rounds, (ref, 3))
+                res[mname] = timed(encoders(tok, args.threads, (), tmp, mname), docs, args.rounds, (ref, 3))
             if o_fns is not None:
                 res["o200k"] = timed(o_fns, docs, args.rounds)
             summary[lang] = res
@@ -337,7 +347,7 @@ def main() -> None:
             print(f"{lang} ({size:.3f} MB): {line}", file=sys.stderr)
 
         # worst cases, English models, one document each, against ordinary text of the same size class
-        scale = 0.1 if args.quick else 1.0
+        scale = sized(args, 1.0, 0.1, 0.001)
         ordinary = " ".join(read_docs(SHARED / "corpus" / "en" / "train.jsonl.gz", int(6e6 * scale))[0])
         ordinary = ordinary.encode("utf-8")[: int(5e6 * scale)].decode("utf-8", "ignore")
         worst = worst_inputs(scale)

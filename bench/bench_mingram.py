@@ -30,8 +30,11 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 from _corpus import SHARED, read_docs  # noqa: E402
+from _report import missing_peers  # noqa: E402
 
 TRAINERS = ["fastsw-bpe", "fastsw-mingram", "hf-unigram", "spm-unigram"]
+#: the peers: trainer name -> module (the encoding phase's HF Unigram needs tokenizers too)
+PEERS = {"hf-unigram": "tokenizers", "spm-unigram": "sentencepiece"}
 
 
 def load_docs(mb: float, skip_mb: float = 0.0):
@@ -167,6 +170,8 @@ def main() -> None:
         print(json.dumps(out))
         return
     trainers = args.trainers.split(",")
+    missing = missing_peers({peer: module for peer, module in PEERS.items() if peer in trainers})
+    trainers = [name for name in trainers if name not in missing]
     results = {"mb": args.mb, "vocab": args.vocab, "train": {}, "encode": None}
     with tempfile.TemporaryDirectory() as tmp:
         for name in trainers:
@@ -190,7 +195,7 @@ def main() -> None:
                 raise SystemExit(f"{name} failed:\n{proc.stderr}")
             results["train"][name] = json.loads(proc.stdout.strip().splitlines()[-1])
             print(name, results["train"][name], flush=True)
-        if not args.no_encode and {"fastsw-bpe", "fastsw-mingram"} <= set(trainers):
+        if not args.no_encode and {"fastsw-bpe", "fastsw-mingram"} <= set(trainers) and "hf-unigram" not in missing:
             proc = subprocess.run(
                 [sys.executable, __file__, "--child", "encode", "--mb", str(args.mb), "--dir", tmp],
                 capture_output=True,

@@ -40,12 +40,15 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import synth_corpus  # noqa: E402
 from _corpus import SHARED, read_docs  # noqa: E402
-from _report import add_arguments, rounded, table as json_table, write_json  # noqa: E402
+from _report import add_arguments, missing_peers, parse_args, rounded, sized, table as json_table, write_json  # noqa: E402
 
 REAL_MAX = 100 * 10**6
 TRAINERS = ["fastsw-bpe", "fastsw-boundless", "fastsw-superbpe", "rustbpe", "hf"]
 SIZES = ["10MB", "30MB", "100MB", "300MB", "1GB", "5GB"]
 QUICK_SIZES = ["3MB", "10MB"]
+SMOKE_SIZES = ["0.1MB"]
+#: the peers: trainer name -> module
+PEERS = {"hf": "tokenizers", "rustbpe": "rustbpe"}
 VOCAB = 32768
 
 
@@ -268,11 +271,12 @@ def main() -> None:
     add_arguments(p)
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--path", help=argparse.SUPPRESS)
-    args = p.parse_args()
+    args = parse_args(p)
     if args.worker:
         return worker(args.worker, args.path)
-    sizes = args.sizes or ",".join(QUICK_SIZES if args.quick else SIZES)
-    prefix = "scale-quick" if args.quick else "scale"
+    sizes = args.sizes or ",".join(sized(args, SIZES, QUICK_SIZES, SMOKE_SIZES))
+    prefix = sized(args, "scale", "scale-quick", "scale-smoke")
+    missing = missing_peers({peer: module for peer, module in PEERS.items() if peer in args.trainers.split(",")})
     outdir = HERE / "results"
     outdir.mkdir(exist_ok=True)
     store = outdir / f"{prefix}.json"
@@ -287,7 +291,7 @@ def main() -> None:
             results = {}
             rows.append([size, kind, results])
         for name in args.trainers.split(","):
-            if name in ("hf", "rustbpe") and size > peer_max:
+            if name in missing or name in PEERS and size > peer_max:
                 continue
             if size > 10**9 and name not in args.at_5gb.split(","):
                 continue

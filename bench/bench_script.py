@@ -33,7 +33,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 from _corpus import SHARED, read_docs  # noqa: E402
-from _report import add_arguments, rounded, table, write_json  # noqa: E402
+from _report import add_arguments, parse_args, rounded, sized, table, write_json  # noqa: E402
 
 
 def worker(args) -> None:
@@ -41,6 +41,9 @@ def worker(args) -> None:
 
     docs, size = read_docs(SHARED / "corpus" / args.lang / "train.jsonl.gz", int(args.mb * 1e6))
     heldout, held_bytes = read_docs(SHARED / "corpus" / args.lang / "heldout.jsonl")
+    if args.heldout_docs is not None:
+        heldout = heldout[: args.heldout_docs]
+        held_bytes = sum(len(doc.encode("utf-8")) for doc in heldout)
     kw = {"supermerges": args.vocab // 8} if args.algo == "superbpe" else {}
     t0, c0 = time.perf_counter(), time.process_time()
     with warnings.catch_warnings():
@@ -121,11 +124,14 @@ def main() -> None:
     ap.add_argument("--mb", type=float, help=argparse.SUPPRESS)
     ap.add_argument("--algo", help=argparse.SUPPRESS)
     ap.add_argument("--pretokenizer", help=argparse.SUPPRESS)
-    args = ap.parse_args()
+    ap.add_argument("--heldout-docs", type=int, help=argparse.SUPPRESS)
+    args = parse_args(ap)
     if args.worker:
         return worker(args)
     if args.configs is None:
-        args.configs = "en:2,zh:1" if args.quick else "en:10,zh:5"
+        args.configs = sized(args, "en:10,zh:5", "en:2,zh:1", "en:0.05")
+    if args.smoke:
+        args.vocab, args.rounds, args.heldout_docs = 2500, 1, 20  # above SCRIPT v3's 1,953-token alphabet
     configs = [(c.split(":")[0], float(c.split(":")[1])) for c in args.configs.split(",")]
     pretoks = args.pretokenizers.split(",")
     lines = [
@@ -140,7 +146,7 @@ def main() -> None:
     ]
     rows = []
     for lang, mb in configs:
-        check_pretokens(lang)
+        check_pretokens(lang, sized(args, 200, 200, 20))
         for algo in args.algos.split(","):
             base = None
             for name in pretoks:
@@ -160,7 +166,7 @@ def main() -> None:
                     str(args.vocab),
                     "--rounds",
                     str(args.rounds),
-                ]
+                ] + ([] if args.heldout_docs is None else ["--heldout-docs", str(args.heldout_docs)])
                 proc = subprocess.run(cmd, capture_output=True, text=True)
                 if proc.returncode != 0:
                     sys.exit(f"{lang} {algo} {name} failed:\n{proc.stderr}")

@@ -51,6 +51,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 import numpy as np  # noqa: E402
+from _report import add_arguments, missing_peers, parse_args, sized, write_json  # noqa: E402
 
 LANGS = ["en", "de", "fr", "ru", "fi", "ar", "ko", "zh", "ja", "th", "hi", "my"]
 THREADS = 2
@@ -280,6 +281,8 @@ PIPELINES = {
     "HF tokenizers encode_batch": run_hf,
 }
 ENCODE_ONLY = "fastsw encoder alone (1 thread)"
+#: what the peers' pipelines import (a pipeline whose name starts with a missing one's is left out)
+PEER_MODULES = {"llm.c": "tiktoken", "nanoGPT": "datasets", "HF": "tokenizers"}
 CHILDREN = {**PIPELINES, ENCODE_ONLY: run_encode_only}
 
 
@@ -348,16 +351,18 @@ def check_same(name, folder: Path, fastsw_bin: Path, fastsw_llmc: Path):
         raise SystemExit(f"{name}: its output differs from fastsw's ({folder})")
 
 
-def train_models(folder: Path):
-    """The fastsw models trained on the bundled sample corpus: ``{name: path}``."""
+def train_models(folder: Path, smoke: bool = False):
+    """The fastsw models trained on the bundled sample corpus: ``{name: path}`` (``smoke``: small vocabularies
+    under the same names)."""
     import fastsw
     from fastsw.corpus.sample import sample_documents
 
     sample = list(sample_documents())
+    k = 8 if smoke else 1
     specs = {
-        "bpe32k": dict(algo="bpe", vocab_size=32768, pretokenizer="simple"),
-        "bpe8k": dict(algo="bpe", vocab_size=8000),
-        "superbpe8k": dict(algo="superbpe", vocab_size=8000, supermerges=1000),
+        "bpe32k": dict(algo="bpe", vocab_size=32768 // k, pretokenizer="simple"),
+        "bpe8k": dict(algo="bpe", vocab_size=8000 // k),
+        "superbpe8k": dict(algo="superbpe", vocab_size=8000 // k, supermerges=1000 // k),
     }
     paths = {}
     for name, kw in specs.items():
@@ -374,24 +379,26 @@ def train_models(folder: Path):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="2 MB per corpus, 2 rounds")
+    add_arguments(ap, "2 MB per corpus, 2 rounds")
     ap.add_argument("--mb", type=float, default=None, help="megabytes of text per corpus (default 20, quick 2)")
     ap.add_argument("--rounds", type=int, default=None, help="rounds of every pipeline (default 3, quick 2)")
-    ap.add_argument("--corpora", default="en,zh,mix", help="comma-separated: en, zh, mix (default: all)")
-    ap.add_argument("--json", metavar="OUT", default=None, help="write the tables as JSON for bench/perfpage.py")
+    ap.add_argument("--corpora", default=None, help="comma-separated: en, zh, mix (default: all; --smoke: en)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--files", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--out", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--vocab", default=None, help=argparse.SUPPRESS)
-    args = ap.parse_args()
+    args = parse_args(ap)
     if args.child:
         child(args)
         return
-    mb = args.mb or (2 if args.quick else 20)
-    rounds = args.rounds or (2 if args.quick else 3)
+    mb = args.mb or sized(args, 20, 2, 0.02)
+    rounds = args.rounds or sized(args, 3, 2, 1)
+    args.corpora = args.corpora or sized(args, "en,zh,mix", "en,zh,mix", "en")
+    missing = missing_peers(PEER_MODULES)
+    args.pipelines = [name for name in PIPELINES if not any(name.startswith(peer) for peer in missing)]
     command = (
         "python bench/bench_shard.py"
-        + (" --quick" if args.quick else "")
+        + (" --smoke" if args.smoke else " --quick" if args.quick else "")
         + (f" --mb {args.mb:g}" if args.mb else "")
         + (f" --rounds {args.rounds}" if args.rounds else "")
         + (f" --corpora {args.corpora}" if args.corpora != "en,zh,mix" else "")
@@ -405,7 +412,7 @@ def main() -> None:
 
 def run(args, mb, rounds, command, work: Path) -> None:
     fastsw_tok("o200k")  # builds the cached tables once, outside the timed runs
-    models = train_models(work)
+    models = train_models(work, smoke=args.smoke)
     vocabs = {"o200k_base": "o200k", "fastsw BPE 32k": models["bpe32k"]}
     columns = [
         "corpus",
@@ -427,15 +434,15 @@ def run(args, mb, rounds, command, work: Path) -> None:
             folder = work / vocab_name.replace(" ", "_") / corpus
             folder.mkdir(parents=True)
             files = write_inputs(docs, folder)
-            results = best_of(list(PIPELINES), files, folder, vocab, rounds)
+            results = best_of(args.pipelines, files, folder, vocab, rounds)
             fbin, fllmc = results["fastsw shard (bin)"]["out"], results["fastsw shard (llmc)"]["out"]
             tokens = json.loads((fbin / "manifest.json").read_text())["tokens"]
-            for name in PIPELINES:
+            for name in args.pipelines:
                 if not name.startswith("fastsw"):
                     check_same(name, results[name]["out"], fbin, fllmc)
             peers = {n: r for n, r in results.items() if not n.startswith("fastsw")}
-            wall_peer = min(r["seconds"] for r in peers.values())
-            cpu_peer = min(r["cpu"] for r in peers.values())
+            wall_peer = min((r["seconds"] for r in peers.values()), default=float("nan"))
+            cpu_peer = min((r["cpu"] for r in peers.values()), default=float("nan"))
             for name, r in results.items():
                 rows.append(
                     [
@@ -514,7 +521,7 @@ def run(args, mb, rounds, command, work: Path) -> None:
     print("fastsw shard (bin) vs the fastest peer: " + "; ".join(summary))
     print(notes)
     if args.json:
-        Path(args.json).write_text(json.dumps(tables, indent=1) + "\n", encoding="utf-8")
+        write_json(args.json, tables)
 
 
 if __name__ == "__main__":

@@ -46,7 +46,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from _corpus import SHARED, read_docs  # noqa: E402
-from _report import add_arguments, rounded, table, write_json  # noqa: E402
+from _report import add_arguments, parse_args, rounded, sized, table, write_json  # noqa: E402
 
 LANGS = ["en", "de", "fr", "ru", "fi", "ar", "ko", "zh", "ja", "th", "hi", "my"]
 SENTENCE = "The cat sat on the mat today."  # 29 characters
@@ -224,10 +224,12 @@ def main(argv=None) -> int:
     p.add_argument("--snippets", type=int, default=None, help="distinct snippets (default 100,000)")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--runs", type=int, default=None, help="processes per start-up figure (default 3)")
-    a = p.parse_args(argv)
+    a = parse_args(p, argv)
     vocabs = a.vocabs or (["o200k_base"] if a.quick else ["o200k_base", "cl100k_base"])
-    n = a.snippets or (20_000 if a.quick else 100_000)
-    runs = a.runs or (2 if a.quick else 3)
+    n = a.snippets or sized(a, 100_000, 20_000, 300)
+    runs = a.runs or sized(a, 3, 2, 1)
+    if a.smoke:
+        a.rounds = 1
     texts = snippets(n)
     print(f"{len(texts)} distinct snippets", file=sys.stderr)
     tables = []

@@ -96,13 +96,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--langs", default="fr,en,de,hi")
     ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--train-mb", type=float, default=20, help="MB of training text per model (default 20)")
     args = ap.parse_args()
     fast_encode.warmup()
     for lang in args.langs.split(","):
         docs = read_docs(SHARED / "corpus" / lang / "heldout.jsonl")[0]
         kb = sum(len(d.encode("utf-8")) for d in docs) / 1e3
-        bpe = cached_model(lang, "bpe", "simple", 20)  # bench/bench_languages.py's models, trained when missing
-        bl = cached_model(lang, "boundless", "simple", 20)
+        bpe = cached_model(lang, "bpe", "simple", args.train_mb)  # bench/bench_languages.py's, trained when missing
+        bl = cached_model(lang, "boundless", "simple", args.train_mb)
         e_bpe, e_bl = bpe._fast(), bl._fast()
         s_bpe = [e_bpe._scan(e_bpe._slice_scanner(), [d]) for d in docs]
         s_bl = [e_bl._scan(e_bl._slice_scanner(), [d]) for d in docs]

@@ -57,7 +57,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "true")
 
 import fastsw  # noqa: E402
 from _corpus import SHARED, read_docs  # noqa: E402
-from _report import add_arguments, rounded, table as json_table, write_json  # noqa: E402
+from _report import add_arguments, parse_args, rounded, sized, table as json_table, write_json  # noqa: E402
 from fastsw.io import tiktoken_vocab as tv  # noqa: E402
 
 LANGS = ["en", "de", "fr", "ru", "fi", "ar", "ko", "zh", "ja", "th", "hi", "my"]
@@ -176,10 +176,10 @@ def make_encoders(name: str):
     return tok, enc, out
 
 
-def timed(fn, docs, repeat: int, once: float) -> float:
-    """Best seconds per pass over ``docs`` (a run repeats the pass until it lasts >= 0.2 s); ``once`` is the
+def timed(fn, docs, repeat: int, once: float, min_run: float = 0.2) -> float:
+    """Best seconds per pass over ``docs`` (a run repeats the pass until it lasts >= ``min_run`` s); ``once`` is the
     time of the warm-up pass (the id check)."""
-    inner = max(1, int(0.2 / max(once, 1e-6)))
+    inner = max(1, int(min_run / max(once, 1e-6)))
     best = None
     for _ in range(repeat):
         t0 = time.perf_counter_ns()
@@ -190,20 +190,25 @@ def timed(fn, docs, repeat: int, once: float) -> float:
     return best
 
 
-def inputs(english_mb: float):
+def inputs(english_mb: float, langs=LANGS, n_docs=None, worst_mb: float = 1.0):
+    """The held-out text of ``langs`` (the first ``n_docs`` documents of each; None: all), ``english_mb`` of English
+    and the worst cases of ``worst_mb`` MB each."""
     out = {}
-    for lang in LANGS:
-        out[lang] = read_docs(SHARED / f"corpus/{lang}/heldout.jsonl")[0]
+    for lang in langs:
+        out[lang] = read_docs(SHARED / f"corpus/{lang}/heldout.jsonl")[0][:n_docs]
     out[f"en {english_mb:g} MB"] = read_docs(SHARED / "corpus/en/train.jsonl.gz", int(english_mb * 1e6))[0]
     rng = random.Random(15)
+    n = int(worst_mb * 10**6)
+    size = f"{worst_mb:g} MB"
     worst = {
-        "a * 10**6": ["a" * 10**6],
-        "random code points 1 MB": [
+        "a * 10**6" if worst_mb == 1 else f"a * {n}": ["a" * n],
+        f"random code points {size}": [
             "".join(
-                chr(rng.choice([rng.randrange(0x20, 0xD800), rng.randrange(0xE000, 0x110000)])) for _ in range(260_000)
+                chr(rng.choice([rng.randrange(0x20, 0xD800), rng.randrange(0xE000, 0x110000)]))
+                for _ in range(n * 26 // 100)
             )
         ],
-        "letters, no spaces 1 MB": ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(10**6))],
+        f"letters, no spaces {size}": ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(n))],
     }
     return out, worst
 
@@ -284,7 +289,8 @@ def load_times(name: str):
 
 
 def run(args):
-    texts, worst = inputs(args.english_mb)
+    texts, worst = inputs(args.english_mb, *sized(args, (LANGS, None, 1.0), (LANGS, None, 1.0), (["en"], 20, 0.001)))
+    min_run = sized(args, 0.2, 0.2, 0.001)
     english = f"en {args.english_mb:g} MB"
     results = {"threads": THREADS, "repeat": args.repeat, "vocabs": {}}
     for name in args.vocabs:
@@ -322,10 +328,12 @@ def run(args):
             for who, (single, batch) in encoders.items():
                 if label in res["differs"].get(who, []):
                     continue
-                res["single"].setdefault(label, {})[who] = size / 1e6 / timed(single, docs, args.repeat, first[who][0])
+                res["single"].setdefault(label, {})[who] = (
+                    size / 1e6 / timed(single, docs, args.repeat, first[who][0], min_run)
+                )
                 if label in texts:
                     res["batch"].setdefault(label, {})[who] = (
-                        size / 1e6 / timed(batch, docs, args.repeat, first[who][1])
+                        size / 1e6 / timed(batch, docs, args.repeat, first[who][1], min_run)
                     )
             print(
                 f"   {label}: " + ", ".join(f"{w} {v:.1f}" for w, v in res["single"][label].items()) + " MB/s",
@@ -598,12 +606,14 @@ def main():
     )
     ap.add_argument("--report-only", action="store_true", help="rewrite the report from the saved JSON")
     add_arguments(ap, "2 MB of English, repeat 2")
-    args = ap.parse_args()
+    args = parse_args(ap)
     if args.verify_corpus:
         verify_corpus()
         return
     if args.quick:
-        args.english_mb, args.repeat = 2.0, 2
+        args.english_mb, args.repeat = sized(args, None, 2.0, 0.05), sized(args, None, 2, 1)
+    if args.smoke:
+        args.vocabs = ["o200k_base"]
     results = None if args.report_only else run(args)
     write_report(merged_results(args.out), args.out)
     if args.json:

@@ -21,7 +21,6 @@ plots (time vs corpus size, time vs vocabulary size, stage breakdown).
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import resource
@@ -33,7 +32,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 from _corpus import SHARED, read_docs  # noqa: E402  (bench/ is on sys.path when run as a script)
-from _report import add_arguments, rounded, table as json_table, write_json  # noqa: E402
+from _report import add_arguments, missing_peers, parse_args, rounded, sized, table as json_table, write_json  # noqa: E402
 
 ALL_TRAINERS = [
     "hf",
@@ -43,6 +42,9 @@ ALL_TRAINERS = [
     "fastsw-boundless-paper",
     "fastsw-superbpe-paper",
 ]
+
+#: the peers: trainer name -> module
+PEERS = {"hf": "tokenizers", "rustbpe": "rustbpe"}
 
 
 def load_docs(lang: str, mb: float):
@@ -295,22 +297,20 @@ def main() -> None:
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--merges-out", help=argparse.SUPPRESS)
     add_arguments(p)
-    args = p.parse_args()
+    args = parse_args(p)
     if args.mb is None:
-        args.mb = 5 if args.quick else 10
+        args.mb = sized(args, 10, 5, 0.05)
     if args.vocab is None:
-        args.vocab = 8192
+        args.vocab = sized(args, 8192, 8192, 600)
     if args.worker:
         return worker(args)
     outdir = HERE / "results"
     outdir.mkdir(exist_ok=True)
     if not args.sweep:
         trainers = args.trainers.split(",")
-        missing = [
-            f"{peer} ({module} is not installed)"
-            for peer, module in (("hf", "tokenizers"), ("rustbpe", "rustbpe"))
-            if peer in trainers and importlib.util.find_spec(module) is None
-        ]
+        missing = missing_peers({peer: module for peer, module in PEERS.items() if peer in trainers})
+        trainers = [t for t in trainers if t not in missing]
+        missing = [f"{peer} ({PEERS[peer]} is not installed)" for peer in missing]
         config = run_config(args.lang, args.mb, args.vocab, trainers, args.backend)
         if args.json:
             write_json(args.json, json_tables(config, missing))

@@ -141,6 +141,19 @@ def lone_surrogate_error(piece: str) -> ValueError:
     )
 
 
+def has_utf8(text: str) -> bool:
+    """Whether ``text`` has a UTF-8 encoding, i.e. no lone surrogate (:func:`check_utf8` names the first one).
+
+    >>> has_utf8("naïve 日本"), has_utf8("a\\ud800b")
+    (True, False)
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def check_utf8(text: str) -> None:
     """``ValueError`` naming the first lone surrogate of ``text`` (it has no UTF-8 encoding) and how to fix it."""
     try:

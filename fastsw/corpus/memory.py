@@ -127,30 +127,26 @@ ADVICE = (
 
 def check_candidates(n_runs: int, n_run_tokens: int) -> None:
     """Before building the supermerge candidates from ``n_runs`` letter runs of ``n_run_tokens`` pretokens."""
-    check_memory(
-        "building the supermerge candidates",
-        RUN_BYTES * n_runs + RUN_TOKEN_BYTES * n_run_tokens,
-        f"{n_runs:,} distinct letter runs",
-        ADVICE,
-    )
+    need = RUN_BYTES * n_runs + RUN_TOKEN_BYTES * n_run_tokens
+    check_memory("building the supermerge candidates", need, f"{n_runs:,} distinct letter runs", ADVICE)
 
 
 def check_cut(n_candidates: int, n_tokens: int) -> None:
     """Before BoundlessBPE's candidate cut (``fastsw.trainers.bpe_fast.cut_candidates``) of ``n_candidates`` packed
     candidates of ``n_tokens`` tokens in all."""
-    check_memory(
-        "phase 2 (cutting the candidates)",
-        CUT_BYTES * n_candidates + CUT_TOKEN_BYTES * n_tokens,
-        f"{n_candidates:,} distinct supermerge candidates of {n_tokens:,} tokens",
-        ADVICE,
-    )
+    need = CUT_BYTES * n_candidates + CUT_TOKEN_BYTES * n_tokens
+    check_memory("phase 2 (cutting the candidates)", need, _candidates(n_candidates, n_tokens), ADVICE)
 
 
 def check_phase2(n_candidates: int, n_tokens: int) -> None:
     """Before phase 2's merge loop over ``n_candidates`` packed candidates of ``n_tokens`` tokens in all
     (BoundlessBPE: the cut ones; SuperBPE: the whole ones, in case its guessed floor fails)."""
     need = PHASE2_BYTES * n_candidates + PHASE2_TOKEN_BYTES * n_tokens
-    check_memory("phase 2", need, f"{n_candidates:,} distinct supermerge candidates of {n_tokens:,} tokens", ADVICE)
+    check_memory("phase 2", need, _candidates(n_candidates, n_tokens), ADVICE)
+
+
+def _candidates(n_candidates: int, n_tokens: int) -> str:
+    return f"{n_candidates:,} distinct supermerge candidates of {n_tokens:,} tokens"
 
 
 #: :class:`CountingGuard` looks at the memory once per this many bytes of text

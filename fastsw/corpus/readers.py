@@ -51,18 +51,13 @@ from typing import BinaryIO, Optional, Union
 
 from fastsw.notes import OptionWarning
 
-__all__ = [
-    "DOC_MODES",
-    "READ_BLOCK_SIZE",
-    "COMPRESSIONS",
-    "STDIN_FORMATS",
-    "InputError",
+__all__ = ["DOC_MODES", "READ_BLOCK_SIZE", "COMPRESSIONS", "STDIN_FORMATS", "InputError", "open_text"]
+__all__ += [
     "iter_documents",
     "iter_document_spans",
     "iter_language_documents",
     "iter_stdin_documents",
     "iter_stdin_lines",
-    "open_text",
 ]
 
 PathArg = Union[str, "os.PathLike[str]"]

@@ -68,22 +68,8 @@ from fastsw.pretokenizers.base import BasePretokenizer
 from fastsw.pretokenizers.registry import valid_names_message
 from fastsw.alphabet import Atom, AtomAlphabet, PROFILE_ALPHABETS, atom_text, check_utf8
 
-__all__ = [
-    "SPACE_USING_SCRIPTS",
-    "HIGH_RESOURCE_SCRIPTS",
-    "MARKER",
-    "SHIFT",
-    "CAPS",
-    "ATOMS",
-    "Scheme",
-    "parse_scheme",
-    "BoundaryPretokenizer",
-    "class_table",
-    "groups",
-    "cut_candidates",
-    "decode_marked",
-    "show",
-]
+__all__ = ["SPACE_USING_SCRIPTS", "HIGH_RESOURCE_SCRIPTS", "MARKER", "SHIFT", "CAPS", "ATOMS", "Scheme", "parse_scheme"]
+__all__ += ["BoundaryPretokenizer", "class_table", "groups", "cut_candidates", "decode_marked", "show"]
 
 SCRIPTS_FILE = Path(__file__).resolve().parents[1] / "data" / "unicode" / "Scripts-16.0.0.txt"
 

@@ -61,6 +61,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 from numba import njit
 
+from fastsw.alphabet import has_utf8
 from fastsw.pretokenizers._unicode import compile_pattern
 
 # the 20 space-using and the 28 high-resource scripts (seed 002 B.1 footnote), as the class rule's owner lists them
@@ -681,7 +682,7 @@ def unspell(s: str, broken: Optional[str] = "\ufffd") -> str:
     >>> unspell(spell("naïve 日本 \\ue000"))
     'naïve 日本 \\ue000'
     """
-    if not _has_surrogate(s):
+    if has_utf8(s):
         return s  # no atom at all
     t = table()
     slot_atom = _slot_atom()
@@ -758,11 +759,12 @@ class ScriptPretokenizer(SchemeSettings):
     """
 
     mode = "script-v3"
+    _DEFAULT_SCHEME, _LABEL = "script-v3", "SCRIPT"
     letter_pattern = r"\p{L}"
 
     def __init__(
         self,
-        name: str = "script-v3",
+        name: str = _DEFAULT_SCHEME,
         *,
         drop_unlisted: bool = False,
         single_char_shift: bool = True,
@@ -798,8 +800,6 @@ class ScriptPretokenizer(SchemeSettings):
         self.min_caps_length = min_caps_length
 
     # -- configuration ------------------------------------------------------------------------------------------
-    _DEFAULT_SCHEME, _LABEL = "script-v3", "SCRIPT"
-
     @property
     def name(self) -> str:
         return "script-v3" + ("" if self.inner is None else "+" + self.inner.name)
@@ -897,7 +897,7 @@ class ScriptPretokenizer(SchemeSettings):
 
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, not {type(text).__name__}")
-        if (check or self.drop_unlisted) and _has_surrogate(text):
+        if (check or self.drop_unlisted) and not has_utf8(text):
             check_utf8(text)
         return remove_unlisted(text) if self.drop_unlisted else text
 
@@ -1068,14 +1068,6 @@ class SpelledCounter:
 
     def take_runs(self):
         return self.counter.take_runs()
-
-
-def _has_surrogate(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-        return False
-    except UnicodeEncodeError:
-        return True
 
 
 _LETTER = compile_pattern(r"\p{L}")

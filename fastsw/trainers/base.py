@@ -173,11 +173,13 @@ class TrainerConfig:
     (:class:`Common`).
 
     ``help_title`` and ``help_text`` name the ``fastsw train --help`` group of the fields the class declares;
-    ``help_order`` places it among the groups (smaller first)."""
+    ``help_order`` places it among the groups (smaller first). ``applies`` is the ``applies`` text of the fields
+    the class declares without one (see :func:`option`)."""
 
     help_title: ClassVar[str] = ""
     help_text: ClassVar[str] = ""
     help_order: ClassVar[int] = 100
+    applies: ClassVar[Optional[str]] = None
 
     def validate(self, common: "Common") -> None:
         """Check the options; raise one :class:`OptionError`."""
@@ -189,10 +191,12 @@ class TrainerConfig:
 
     @classmethod
     def applies_text(cls, name: str) -> Optional[str]:
-        """The ``applies`` text of option ``name`` (None when the field gives none)."""
+        """The ``applies`` text of option ``name``: its field's, else that of the class that declares it (None when
+        neither gives one)."""
         for f in dataclasses.fields(cls):
             if f.name == name:
-                return f.metadata.get("applies")
+                owner = next(c for c in cls.__mro__ if name in vars(c).get("__annotations__", {}))
+                return f.metadata.get("applies") or vars(owner).get("applies")
         return None
 
     def given(self) -> Dict[str, Any]:

@@ -40,7 +40,7 @@ import numpy as np
 from fastsw._config import gc_paused
 from fastsw._interrupt import call_kernel
 from fastsw.trainers.bpe_kernels import _cut_candidates, _merge_loop
-from fastsw.alphabet import get_profile
+from fastsw.alphabet import get_profile, has_utf8
 from fastsw.trainers.bpe import check_pair_total
 from fastsw.corpus.memory import check_candidates, check_cut, check_phase2
 from fastsw.trainers.superword import split_candidates
@@ -103,7 +103,7 @@ def pack_pretokens(pretokens: Sequence[str], counts: Sequence[int], alphabet):
             try:
                 encoded = [p.encode("utf-8", ATOM_ERRORS) if atoms else p.encode("utf-8") for p in pretokens]
             except UnicodeEncodeError:
-                raise lone_surrogate_error(next(p for p in pretokens if not _encodable(p))) from None
+                raise lone_surrogate_error(next(p for p in pretokens if not has_utf8(p))) from None
             lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
             data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
@@ -136,14 +136,6 @@ def _pack_short_atoms(pretokens: Sequence[str]):
     if (data >= 0xF5).any() and not (data[data >= 0xF5] >= 0xF8).all():
         return None  # a three-byte atom: not a one-byte alphabet's
     return data, lengths
-
-
-def _encodable(piece: str) -> bool:
-    try:
-        piece.encode("utf-8")
-        return True
-    except UnicodeEncodeError:
-        return False
 
 
 def _pair_total(offsets, word_counts) -> int:

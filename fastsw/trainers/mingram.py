@@ -218,29 +218,22 @@ def _min_cover(atoms, trie, reverse=False):
     children, node_tok = trie
     n = len(atoms)
     big = n + 1
-    if not reverse:
-        F = [0] + [big] * n
-        for p in range(n):
-            if F[p] >= big:
-                continue
-            node = 0
-            for e in range(p + 1, n + 1):
-                node = children[node].get(atoms[e - 1])
-                if node is None:
-                    break
-                if node_tok[node] >= 0 and F[p] + 1 < F[e]:
-                    F[e] = F[p] + 1
-        return F
-    B = [big] * n + [0]
-    for p in range(n - 1, -1, -1):
+    cover = [big] * (n + 1)
+    cover[n if reverse else 0] = 0
+    for p in range(n - 1, -1, -1) if reverse else range(n):  # each start after every cover it reads
+        if not reverse and cover[p] >= big:
+            continue  # no cover of atoms[0:p) to extend
         node = 0
         for e in range(p + 1, n + 1):
             node = children[node].get(atoms[e - 1])
             if node is None:
                 break
-            if node_tok[node] >= 0 and B[e] + 1 < B[p]:
-                B[p] = B[e] + 1
-    return B
+            if node_tok[node] >= 0:  # atoms[p:e) is a token
+                if reverse:
+                    cover[p] = min(cover[p], cover[e] + 1)
+                else:
+                    cover[e] = min(cover[e], cover[p] + 1)
+    return cover
 
 
 def mi_scores_reference(words, counts, token_atoms, order, cost, n_atoms, n_tokens) -> List[int]:

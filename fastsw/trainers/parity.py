@@ -87,7 +87,7 @@ def _check_words(what: str, lang, value) -> Tuple[List[Sequence[int]], List[int]
 class ParityArgs(NamedTuple):
     """:func:`check_parity_args`' result: the arguments checked and normalised (``ratios`` and ``alpha`` as
     ``Fraction``, ``alpha`` only for the window variant; ``train``/``dev`` as ``{lang: (words list, counts
-    list)}``; ``columns`` the count columns)."""
+    list)}``; ``columns`` the count columns), and the loop's other options as given."""
 
     profile: Profile
     languages: List[Lang]
@@ -96,6 +96,21 @@ class ParityArgs(NamedTuple):
     ratios: Optional[Dict[Lang, Fraction]]
     columns: int
     alpha: Optional[Fraction]  # the window variant's, else None
+    global_merges: int
+    variant: str
+    window: int
+    min_frequency: int
+    exhausted: str
+
+
+#: The options of :func:`learn_parity_merges` that ``parity_options`` (``training_info["parity"]``) holds under the
+#: same names.
+LOOP_OPTIONS = ("global_merges", "variant", "window", "alpha", "min_frequency", "exhausted")
+
+
+def loop_options(parity: dict) -> dict:
+    """The keywords of :func:`learn_parity_merges` that a trainer's resolved parity options give."""
+    return {name: parity[name] for name in LOOP_OPTIONS}
 
 
 def check_parity_args(
@@ -110,6 +125,7 @@ def check_parity_args(
     variant="base",
     window=100,
     alpha=2,
+    min_frequency=2,
     exhausted="skip",
 ) -> ParityArgs:
     """Check :func:`learn_parity_merges`' arguments (one clear ``ValueError``/``TypeError`` each); shared by the
@@ -173,7 +189,8 @@ def check_parity_args(
             if isinstance(r, bool) or not isinstance(r, Real) or not r > 0:
                 raise ValueError(f"ratios[{lang!r}]={r!r} must be a number > 0")
         target = {lang: Fraction(ratios[lang]) for lang in langs}
-    return ParityArgs(profile, langs, train, dev, target, columns, alpha if variant == "window" else None)
+    options = (global_merges, variant, window, min_frequency, exhausted)
+    return ParityArgs(profile, langs, train, dev, target, columns, alpha if variant == "window" else None, *options)
 
 
 def learn_parity_merges(
@@ -248,6 +265,7 @@ def learn_parity_merges(
         variant=variant,
         window=window,
         alpha=alpha,
+        min_frequency=min_frequency,
         exhausted=exhausted,
     )
     profile, langs, train, columns, alpha = args.profile, args.languages, args.train, args.columns, args.alpha
@@ -398,13 +416,8 @@ def parity_phase1(counts, alphabet, profile, n_merges: int, parity: dict, dev_co
         dev_words=dev_words,
         dev_sizes=dev_sizes,
         ratios=None if parity["ratios"] is None else {l: parity["ratios"][l] for l in tables},
-        global_merges=parity["global_merges"],
-        variant=parity["variant"],
-        window=parity["window"],
-        alpha=parity["alpha"],
-        min_frequency=parity["min_frequency"],
-        exhausted=parity["exhausted"],
         progress=progress,
+        **loop_options(parity),
     )
     final: dict = {}
     for lang, t in tables.items():

@@ -28,7 +28,7 @@ from fastsw._interrupt import call_kernel
 from fastsw.trainers.parity_kernels import _final_words, _gather_words, _parity_loop
 from fastsw.trainers.bpe import check_pair_total
 from fastsw.trainers.bpe_fast import _pack_bytes, _pack_words, _pair_total, _reachable_merges, pack_pretokens
-from fastsw.trainers.parity import ParityMerges, check_parity_args
+from fastsw.trainers.parity import ParityArgs, ParityMerges, check_parity_args, loop_options
 
 _INT64_MAX = (1 << 63) - 1
 _DIGIT = 30
@@ -60,24 +60,11 @@ def _weighted_length(offsets, counts) -> int:
     return sum(n * c for n, c in zip(lengths.tolist(), counts.tolist()))
 
 
-def _run(
-    entries,
-    n_lang: int,
-    lengths0: List[int],
-    token_bytes: List[bytes],
-    args,
-    n_merges: int,
-    *,
-    global_merges: int,
-    variant: str,
-    window: int,
-    min_frequency: int,
-    exhausted: str,
-):
+def _run(entries, n_lang: int, lengths0: List[int], token_bytes: List[bytes], args: ParityArgs, n_merges: int):
     """The kernel over packed entries ``(tokens, offsets, counts, langs, length weights)``; appends the new
     tokens to ``token_bytes``. Returns ``(merges, chosen column indices, lengths array, final entry lengths)``."""
     tokens, offsets, counts, langs, lw = entries
-    profile = args.profile
+    profile, variant, window = args.profile, args.variant, args.window
     if tokens.shape[0] and int(tokens.max()) >= len(token_bytes):
         raise ValueError(
             f"a word uses token id {int(tokens.max())} but token_bytes has only {len(token_bytes)} entries"
@@ -91,7 +78,7 @@ def _run(
     else:
         ratio_num = np.zeros((n_lang, 1), np.int64)
     allowance = 0
-    if variant == "window":
+    if args.alpha is not None:  # the window variant's (check_parity_args gives it for that variant only)
         allowance = int(args.alpha * window // args.columns)  # floor, exact: count * columns <= alpha * window
     tb, tb_off = _pack_bytes(token_bytes)
     out = call_kernel(
@@ -107,9 +94,9 @@ def _run(
         int(bool(profile.overlapping)),
         int(profile.tie == "bytes"),
         int(steps),
-        int(global_merges),
-        int(min_frequency),
-        int(exhausted == "skip"),
+        int(args.global_merges),
+        int(args.min_frequency),
+        int(args.exhausted == "skip"),
         np.array(lengths0, dtype=np.int64),
         int(args.ratios is not None),
         ratio_num,
@@ -161,23 +148,10 @@ def _entries(train_parts, dev_parts):
 
 
 def learn_parity_merges_fast(
-    train_words,
-    token_bytes: List[bytes],
-    profile,
-    n_merges: int,
-    *,
-    dev_words=None,
-    dev_sizes=None,
-    ratios=None,
-    global_merges: int = 0,
-    variant: str = "base",
-    window: int = 100,
-    alpha=2,
-    min_frequency: int = 2,
-    exhausted: str = "skip",
-    progress=None,
+    train_words, token_bytes: List[bytes], profile, n_merges: int, *, progress=None, **options
 ) -> ParityMerges:
-    """:func:`fastsw.trainers.parity.learn_parity_merges` on the fast path: same arguments, same result.
+    """:func:`fastsw.trainers.parity.learn_parity_merges` on the fast path: same arguments (``options`` are its
+    keyword options, checked by the same :func:`~fastsw.trainers.parity.check_parity_args`), same result.
 
     >>> tb = [bytes([b]) for b in range(256)]
     >>> a, b, c = ord("a"), ord("b"), ord("c")
@@ -190,38 +164,14 @@ def learn_parity_merges_fast(
     >>> learn_parity_merges_fast(train, tb, "hf", 3, dev_words=dev, exhausted="stop").languages
     ['y', 'x']
     """
-    args = check_parity_args(
-        train_words,
-        profile,
-        n_merges,
-        dev_words=dev_words,
-        dev_sizes=dev_sizes,
-        ratios=ratios,
-        global_merges=global_merges,
-        variant=variant,
-        window=window,
-        alpha=alpha,
-        exhausted=exhausted,
-    )
+    args = check_parity_args(train_words, profile, n_merges, **options)
     langs = args.languages
     train_parts = [_pack_words(*args.train[lang]) for lang in langs]
     dev_parts = None if args.dev is None else [_pack_words(*args.dev[lang]) for lang in langs]
     source = dev_parts if dev_parts is not None else train_parts
     lengths0 = [_weighted_length(p[1], p[2]) for p in source]
     entries = _entries(train_parts, dev_parts)
-    merges, chosen, hist, entry_lengths = _run(
-        entries,
-        len(langs),
-        lengths0,
-        token_bytes,
-        args,
-        n_merges,
-        global_merges=global_merges,
-        variant=variant,
-        window=window,
-        min_frequency=min_frequency,
-        exhausted=exhausted,
-    )
+    merges, chosen, hist, entry_lengths = _run(entries, len(langs), lengths0, token_bytes, args, n_merges)
     if progress is not None and merges:
         progress.update(len(merges))
     tokens, offsets = entries[0], entries[1]
@@ -290,27 +240,11 @@ def parity_phase1_packed(counts, alphabet, profile, n_merges: int, parity: dict,
         dev_words=None if dev_parts is None else stand_in,
         dev_sizes=dev_sizes,
         ratios=ratios,
-        global_merges=parity["global_merges"],
-        variant=parity["variant"],
-        window=parity["window"],
-        alpha=parity["alpha"],
-        exhausted=parity["exhausted"],
+        **loop_options(parity),
     )
     entries = _entries(train_parts, dev_parts)
     token_bytes = list(alphabet.tokens)
-    merges, chosen, hist, entry_lengths = _run(
-        entries,
-        len(langs),
-        lengths0,
-        token_bytes,
-        args,
-        n_merges,
-        global_merges=parity["global_merges"],
-        variant=parity["variant"],
-        window=parity["window"],
-        min_frequency=parity["min_frequency"],
-        exhausted=parity["exhausted"],
-    )
+    merges, chosen, hist, entry_lengths = _run(entries, len(langs), lengths0, token_bytes, args, n_merges)
     if progress is not None and merges:
         progress.update(len(merges))
     # every pretoken's final word: its first language's entry (entries run language by language)

@@ -140,24 +140,13 @@ def boundless_phase2(
 
 
 def superbpe_phase2(
-    candidates: Dict[Seq, int],
-    token_bytes: List[bytes],
-    n_super: int,
-    profile,
-    progress=None,
-    max_total: Optional[int] = MAX_PAIR_TOTAL,
+    candidates: Dict[Seq, int], token_bytes: List[bytes], n_super: int, profile, progress=None, max_total=MAX_PAIR_TOTAL
 ) -> List[Tuple[int, int, int]]:
     """SuperBPE: exactly ``n_super`` supermerges (fewer if pairs run out), ids after
-    the phase-1 vocabulary: phase 1's merge loop over the candidates. Returns ``[(left, right, count)]``."""
-    return learn_merges(
-        list(candidates.keys()),
-        list(candidates.values()),
-        token_bytes,
-        profile,
-        n_super,
-        progress=progress,
-        max_total=max_total,
-    )[0]
+    the phase-1 vocabulary: phase 1's merge loop over the candidates (:func:`learn_merges`, whose ``progress`` and
+    ``max_total`` these are). Returns ``[(left, right, count)]``."""
+    words, counts = list(candidates.keys()), list(candidates.values())
+    return learn_merges(words, counts, token_bytes, profile, n_super, progress=progress, max_total=max_total)[0]
 
 
 def interleave(steps, n_alphabet: int) -> List[Tuple[int, int, int, bool]]:

@@ -13,10 +13,6 @@ from fastsw.trainers.algorithms.bpe import fit_phase1
 from fastsw.trainers.base import Common, OptionError, Run, Trainer, TrainerConfig, option
 from fastsw.trainers.parity import EXHAUSTED, VARIANTS, parity_phase1, parity_record, replay_counts
 
-APPLIES = (
-    "parity-aware BPE; add {algo:'parity-bpe} (or {phase1:'parity-bpe} with {algo:'boundless} or {algo:'superbpe})"
-)
-
 
 @dataclass
 class ParityConfig(TrainerConfig):
@@ -29,6 +25,9 @@ class ParityConfig(TrainerConfig):
         "merge comes from the language that is worst off (needs --lang)."
     )
     help_order: ClassVar[int] = 3
+    applies: ClassVar[Optional[str]] = (
+        "parity-aware BPE; add {algo:'parity-bpe} (or {phase1:'parity-bpe} with {algo:'boundless} or {algo:'superbpe})"
+    )
 
     dev: Optional[dict] = option(
         None,
@@ -37,7 +36,6 @@ class ParityConfig(TrainerConfig):
         "comes from the language whose dev text needs the most tokens",
         metavar="LANG=PATH",
         action="append",
-        applies=APPLIES,
     )
     ratios: Optional[dict] = option(
         None,
@@ -46,37 +44,26 @@ class ParityConfig(TrainerConfig):
         flag="--ratio",
         metavar="LANG=R",
         action="append",
-        applies=APPLIES,
     )
     global_merges: Optional[int] = option(
-        None,
-        "hybrid: the first N merges are ordinary BPE on the summed counts (default: 0)",
-        metavar="N",
-        type=int,
-        applies=APPLIES,
+        None, "hybrid: the first N merges are ordinary BPE on the summed counts (default: 0)", metavar="N", type=int
     )
     parity_variant: Optional[str] = option(
         None,
         "base (default) or window: a language chosen too often in the last --window steps is passed over",
         choices=VARIANTS,
-        applies=APPLIES,
     )
     window: Optional[int] = option(
-        None, "with --parity-variant window: steps remembered (default: 100)", metavar="W", type=int, applies=APPLIES
+        None, "with --parity-variant window: steps remembered (default: 100)", metavar="W", type=int
     )
     alpha: Optional[Real] = option(
         None,
         "with --parity-variant window: a language may take at most A / (languages) of the window (default: 2)",
         metavar="A",
         type=Fraction,
-        applies=APPLIES,
     )
     min_frequency: Optional[int] = option(
-        None,
-        "a language whose best pair occurs fewer than F times is exhausted (default: 2)",
-        metavar="F",
-        type=int,
-        applies=APPLIES,
+        None, "a language whose best pair occurs fewer than F times is exhausted (default: 2)", metavar="F", type=int
     )
     parity_exhausted: Optional[str] = option(
         None,
@@ -84,7 +71,6 @@ class ParityConfig(TrainerConfig):
         "with the others until the vocabulary is reached; stop: stop training "
         "there (the published script's rule)",
         choices=EXHAUSTED,
-        applies=APPLIES,
     )
 
     def validate(self, common: Common) -> None:

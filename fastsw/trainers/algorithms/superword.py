@@ -97,13 +97,12 @@ class SuperBPEConfig(SuperwordConfig):
         "--algo superbpe: phase 1 learns --vocab-size minus S regular merges, phase 2 S supermerges"
     )
     help_order: ClassVar[int] = 1
+    applies: ClassVar[Optional[str]] = (
+        "SuperBPE; add {algo:'superbpe} (BoundlessBPE decides the number of supermerges itself)"
+    )
 
     supermerges: Optional[int] = option(
-        None,
-        "number of supermerges (--algo superbpe only; must be < --vocab-size)",
-        metavar="S",
-        type=int,
-        applies="SuperBPE; add {algo:'superbpe} (BoundlessBPE decides the number of supermerges itself)",
+        None, "number of supermerges (--algo superbpe only; must be < --vocab-size)", metavar="S", type=int
     )
 
     def validate(self, common: Common) -> None:
