@@ -3,7 +3,7 @@
 One command:
 
     python bench/bench_languages.py            # everything
-    python bench/bench_languages.py --quick    # 4 languages, models from 2 MB, smaller worst cases
+    python bench/bench_languages.py --quick    # 5 languages, models from 2 MB, smaller worst cases
     python bench/bench_languages.py --quick --json languages.json   # also the tables for bench/perfpage.py
 
 For each of the 12 languages of ``../shared/corpus`` its held-out text is encoded by
@@ -251,11 +251,11 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--o200k", action="store_true", help="also tiktoken's o200k_base (needs bpe-openai)")
     ap.add_argument("--worst-only", action="store_true", help="only the worst cases")
-    add_arguments(ap, "en, zh, ja, th; models from 2 MB; worst cases at a tenth of the size")
+    add_arguments(ap, "en, zh, ja, th, ko; models from 2 MB; worst cases at a tenth of the size")
     args = ap.parse_args()
     if args.train_mb is None:
         args.train_mb = 2 if args.quick else 20
-    langs = "en,zh,ja,th".split(",") if args.quick else args.langs.split(",")
+    langs = "en,zh,ja,th,ko".split(",") if args.quick else args.langs.split(",")
     if args.worst_only:
         langs = []
     t0 = time.perf_counter()
