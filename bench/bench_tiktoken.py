@@ -27,12 +27,13 @@ batch call on 2 threads (fastsw, tiktoken, bpe-openai: ``num_threads=2``; rs-bpe
 
 Before anything is timed, every encoder's ids (single and batch) are compared with tiktoken's on every input:
 fastsw disagreeing stops the run; a peer disagreeing is reported and not timed. Times are the median of
-``--repeat`` rounds after a warm-up, each round running every encoder in turn (so a change of load on a shared
-machine falls on all of them alike) and each run repeating a small input until it lasts >= ``--least`` seconds
-(0.2; ``--quick``: 0.1). One thread is timed in CPU time of the calling thread (every encoder's one-text call
-runs there), a batch in wall time. MB = 10**6 bytes of UTF-8. The worst cases ("a" * 10**6, 1 MB of random code points, 1 MB of letters without spaces) are also
-given relative to the same encoder's MB/s on the 10 MB of English. Writes ``bench/results/tiktoken-<vocab>.json``
-per vocabulary measured, and ``tiktoken.md`` and ``tiktoken.png`` from all of them.
+``--repeat`` rounds after a warm-up, each round running every encoder in turn (so whatever else the computer
+runs meanwhile falls on all of them alike) and each run repeating a small input until it lasts >= ``--least``
+seconds (0.2; ``--quick``: 0.1). One thread is timed in CPU time of the calling thread (every encoder's one-text
+call runs there), a batch in wall time. MB = 10**6 bytes of UTF-8. The worst cases ("a" * 10**6, 1 MB of random
+code points, 1 MB of letters without spaces) are also given relative to the same encoder's MB/s on the 10 MB of
+English. Writes ``bench/results/tiktoken-<vocab>.json`` per vocabulary measured, and ``tiktoken.md`` and
+``tiktoken.png`` from all of them.
 
 ``--verify-corpus`` encodes every document of ``../shared/corpus/*/`` (held-out and training text) with fastsw
 (batch) and tiktoken and compares the ids, for both vocabularies; it stops at the first difference.
@@ -183,8 +184,8 @@ def make_encoders(name: str):
 
 def timed(fns, docs, repeat: int, once, clock, least: float) -> dict:
     """Median seconds per pass over ``docs`` of each of ``fns`` (``{encoder: docs -> ids}``), measured with
-    ``clock``: ``repeat`` rounds, each running every encoder once in turn (A B C, A B C, ...) so that a change of
-    load on the machine falls on all of them alike; a run repeats the pass until it lasts >= ``least`` seconds.
+    ``clock``: ``repeat`` rounds, each running every encoder once in turn (A B C, A B C, ...) so that whatever
+    else the computer runs falls on all of them alike; a run repeats the pass until it lasts >= ``least`` seconds.
     ``once[encoder]`` is the time of the warm-up pass (the id check), which sets the passes per run."""
     inner = {who: max(1, int(least / max(once[who], 1e-6))) for who in fns}
     times: dict = {who: [] for who in fns}
@@ -327,8 +328,8 @@ def run(args):
                     print(f"   {who}: ids differ on {label}; not timed", file=sys.stderr)
             size = nbytes(docs)
             ok = {who: fns for who, fns in encoders.items() if label not in res["differs"].get(who, [])}
-            # one thread: CPU time of this thread (a busy machine slows the wall clock, not the work done);
-            # batch: wall time (what the threads buy), each a median of interleaved runs
+            # one thread: CPU time of this thread (it moves less than wall time with whatever else the computer
+            # runs); batch: wall time (what the threads buy), each a median of interleaved runs
             single_t = timed(
                 {w: f[0] for w, f in ok.items()},
                 docs,
