@@ -3,7 +3,7 @@
 One command:
 
     python bench/bench_languages.py            # everything
-    python bench/bench_languages.py --quick    # 4 languages, models from 2 MB, smaller worst cases
+    python bench/bench_languages.py --quick    # 5 languages, models from 2 MB, smaller worst cases
     python bench/bench_languages.py --quick --json languages.json   # also the tables for bench/perfpage.py
 
 For each of the 12 languages of ``../shared/corpus`` its held-out text is encoded by
@@ -256,11 +256,11 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--o200k", action="store_true", help="also tiktoken's o200k_base (needs bpe-openai)")
     ap.add_argument("--worst-only", action="store_true", help="only the worst cases")
-    add_arguments(ap, "en, zh, ja, th; models from 2 MB; worst cases at a tenth of the size")
+    add_arguments(ap, "en, zh, ja, th, ko; models from 2 MB; worst cases at a tenth of the size")
     args = parse_args(ap)
     if args.train_mb is None:
         args.train_mb = sized(args, 20, 2, 0.05)
-    langs = sized(args, args.langs, "en,zh,ja,th", "en").split(",")
+    langs = sized(args, args.langs, "en,zh,ja,th,ko", "en").split(",")
     if args.smoke:
         args.rounds = 1
     peers = [p for p in PEERS if p not in missing_peers(PEERS)]

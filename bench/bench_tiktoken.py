@@ -5,7 +5,7 @@ One command:
 
     python bench/bench_tiktoken.py                         # the whole run: every encoding below (~12 min on 2 cores)
     python bench/bench_tiktoken.py --vocabs o200k_base     # one of them
-    python bench/bench_tiktoken.py --quick                 # 2 MB English, repeat 2
+    python bench/bench_tiktoken.py --quick                 # 2 MB English, runs of >= 0.1 s (~5 min on 2 cores)
     python bench/bench_tiktoken.py --quick --json tiktoken.json   # also the tables for bench/perfpage.py
     python bench/bench_tiktoken.py --verify-corpus         # no timing: ids on ALL the corpus
 
@@ -26,11 +26,14 @@ batch call on 2 threads (fastsw, tiktoken, bpe-openai: ``num_threads=2``; rs-bpe
 ``ParallelOptions(max_threads=2)``; HF ``encode_batch``: its Rayon pool, one thread per core = 2 here).
 
 Before anything is timed, every encoder's ids (single and batch) are compared with tiktoken's on every input:
-fastsw disagreeing stops the run; a peer disagreeing is reported and not timed. Times are the best of
-``--repeat`` runs after a warm-up, each run repeating a small input until it lasts >= 0.2 s. MB = 10**6 bytes
-of UTF-8. The worst cases ("a" * 10**6, 1 MB of random code points, 1 MB of letters without spaces) are also
-given relative to the same encoder's MB/s on the 10 MB of English. Writes ``bench/results/tiktoken-<vocab>.json``
-per vocabulary measured, and ``tiktoken.md`` and ``tiktoken.png`` from all of them.
+fastsw disagreeing stops the run; a peer disagreeing is reported and not timed. Times are the median of
+``--repeat`` rounds after a warm-up, each round running every encoder in turn (so whatever else the computer
+runs meanwhile falls on all of them alike) and each run repeating a small input until it lasts >= ``--least``
+seconds (0.2; ``--quick``: 0.1). One thread is timed in CPU time of the calling thread (every encoder's one-text
+call runs there), a batch in wall time. MB = 10**6 bytes of UTF-8. The worst cases ("a" * 10**6, 1 MB of random
+code points, 1 MB of letters without spaces) are also given relative to the same encoder's MB/s on the 10 MB of
+English. Writes ``bench/results/tiktoken-<vocab>.json`` per vocabulary measured, and ``tiktoken.md`` and
+``tiktoken.png`` from all of them.
 
 ``--verify-corpus`` encodes every document of ``../shared/corpus/*/`` (held-out and training text) with fastsw
 (batch) and tiktoken and compares the ids, for both vocabularies; it stops at the first difference.
@@ -44,6 +47,7 @@ import json
 import os
 import random
 import resource
+import statistics
 import sys
 import tempfile
 import time
@@ -70,6 +74,8 @@ VOCABS = {
 }
 THREADS = 2
 ENCODERS = ["fastsw", "tiktoken", "rs-bpe", "bpe-openai", "hf"]
+SINGLE_CLOCK = time.thread_time  # one thread's encode runs in the calling thread: its CPU time
+BATCH_CLOCK = time.perf_counter  # a batch runs on several threads: wall time
 
 
 def nbytes(docs) -> int:
@@ -176,18 +182,20 @@ def make_encoders(name: str):
     return tok, enc, out
 
 
-def timed(fn, docs, repeat: int, once: float, min_run: float = 0.2) -> float:
-    """Best seconds per pass over ``docs`` (a run repeats the pass until it lasts >= ``min_run`` s); ``once`` is the
-    time of the warm-up pass (the id check)."""
-    inner = max(1, int(min_run / max(once, 1e-6)))
-    best = None
+def timed(fns, docs, repeat: int, once, clock, least: float) -> dict:
+    """Median seconds per pass over ``docs`` of each of ``fns`` (``{encoder: docs -> ids}``), measured with
+    ``clock``: ``repeat`` rounds, each running every encoder once in turn (A B C, A B C, ...) so that whatever
+    else the computer runs falls on all of them alike; a run repeats the pass until it lasts >= ``least`` seconds.
+    ``once[encoder]`` is the time of the warm-up pass (the id check), which sets the passes per run."""
+    inner = {who: max(1, int(least / max(once[who], 1e-6))) for who in fns}
+    times: dict = {who: [] for who in fns}
     for _ in range(repeat):
-        t0 = time.perf_counter_ns()
-        for _ in range(inner):
-            fn(docs)
-        dt = (time.perf_counter_ns() - t0) / 1e9 / inner
-        best = dt if best is None else min(best, dt)
-    return best
+        for who, fn in fns.items():
+            t0 = clock()
+            for _ in range(inner[who]):
+                fn(docs)
+            times[who].append((clock() - t0) / inner[who])
+    return {who: statistics.median(ts) for who, ts in times.items()}
 
 
 def inputs(english_mb: float, langs=LANGS, n_docs=None, worst_mb: float = 1.0):
@@ -290,7 +298,6 @@ def load_times(name: str):
 
 def run(args):
     texts, worst = inputs(args.english_mb, *sized(args, (LANGS, None, 1.0), (LANGS, None, 1.0), (["en"], 20, 0.001)))
-    min_run = sized(args, 0.2, 0.2, 0.001)
     english = f"en {args.english_mb:g} MB"
     results = {"threads": THREADS, "repeat": args.repeat, "vocabs": {}}
     for name in args.vocabs:
@@ -325,16 +332,28 @@ def run(args):
                     res["differs"].setdefault(who, []).append(label)
                     print(f"   {who}: ids differ on {label}; not timed", file=sys.stderr)
             size = nbytes(docs)
-            for who, (single, batch) in encoders.items():
-                if label in res["differs"].get(who, []):
-                    continue
-                res["single"].setdefault(label, {})[who] = (
-                    size / 1e6 / timed(single, docs, args.repeat, first[who][0], min_run)
+            ok = {who: fns for who, fns in encoders.items() if label not in res["differs"].get(who, [])}
+            # one thread: CPU time of this thread (it moves less than wall time with whatever else the computer
+            # runs); batch: wall time (what the threads buy), each a median of interleaved runs
+            single_t = timed(
+                {w: f[0] for w, f in ok.items()},
+                docs,
+                args.repeat,
+                {w: first[w][0] for w in ok},
+                SINGLE_CLOCK,
+                args.least,
+            )
+            res["single"][label] = {w: size / 1e6 / t for w, t in single_t.items()}
+            if label in texts:
+                batch_t = timed(
+                    {w: f[1] for w, f in ok.items()},
+                    docs,
+                    args.repeat,
+                    {w: first[w][1] for w in ok},
+                    BATCH_CLOCK,
+                    args.least,
                 )
-                if label in texts:
-                    res["batch"].setdefault(label, {})[who] = (
-                        size / 1e6 / timed(batch, docs, args.repeat, first[who][1], min_run)
-                    )
+                res["batch"][label] = {w: size / 1e6 / t for w, t in batch_t.items()}
             print(
                 f"   {label}: " + ", ".join(f"{w} {v:.1f}" for w, v in res["single"][label].items()) + " MB/s",
                 file=sys.stderr,
@@ -374,7 +393,8 @@ def write_report(results, out: Path):
     lines = [
         "# tiktoken's vocabularies: fastsw and its peers",
         "",
-        f"MB/s (10**6 UTF-8 bytes per second), best of {results['repeat']} runs; batch = {THREADS} threads. "
+        f"MB/s (10**6 UTF-8 bytes per second), median of {results['repeat']} interleaved runs (one thread: CPU "
+        f"time; batch = {THREADS} threads: wall time). "
         "Compare the ratios (same run) more than the absolute figures. "
         f"Ids asserted identical to tiktoken's before timing. Peak RSS {results['peak_rss_mb']:.0f} MB.",
         "",
@@ -515,7 +535,8 @@ def json_tables(results):
         load = ", ".join(f"{k} {v:.2f}" for k, v in res["load"].items()) or "as cl100k_base (the same rank file)"
         differs = "; ".join(f"{w}: {', '.join(v)}" for w, v in res["differs"].items())
         notes = (
-            f"MB/s (10**6 UTF-8 bytes per second), best of {results['repeat']} runs; ids asserted identical "
+            f"MB/s (10**6 UTF-8 bytes per second), median of {results['repeat']} interleaved runs (one thread: CPU "
+            "time; batch: wall time); ids asserted identical "
             "to tiktoken's before timing; a ratio above 1 means fastsw is faster. fastsw loading: "
             + load
             + f". Peak RSS of the whole run {results['peak_rss_mb']:.0f} MB."
@@ -593,7 +614,8 @@ def _check(tok, enc, batch, name, lang, n_docs, n_bytes):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=5, help="rounds per input; the median is reported")
+    ap.add_argument("--least", type=float, default=0.2, help="seconds a run lasts at least")
     ap.add_argument("--english-mb", type=float, default=10.0)
     ap.add_argument("--out", type=Path, default=HERE / "results")
     ap.add_argument("--verify-corpus", action="store_true", help="no timing: compare ids on the whole corpus")
@@ -605,15 +627,16 @@ def main():
         help="measure these (one lock each keeps a run under 10 minutes); the report merges all",
     )
     ap.add_argument("--report-only", action="store_true", help="rewrite the report from the saved JSON")
-    add_arguments(ap, "2 MB of English, repeat 2")
+    add_arguments(ap, "2 MB of English, runs of >= 0.1 s")
     args = parse_args(ap)
     if args.verify_corpus:
         verify_corpus()
         return
     if args.quick:
-        args.english_mb, args.repeat = sized(args, None, 2.0, 0.05), sized(args, None, 2, 1)
+        args.english_mb, args.least = sized(args, None, 2.0, 0.05), sized(args, None, 0.1, 0.001)
     if args.smoke:
         args.vocabs = ["o200k_base"]
+        args.repeat = 1
     results = None if args.report_only else run(args)
     write_report(merged_results(args.out), args.out)
     if args.json:
