@@ -871,14 +871,18 @@ class ScriptPretokenizer(SchemeSettings):
                 e = np.cumsum(np.fromiter(map(len, pieces), np.int64, len(pieces)))
             raws.append(s)
             ends.append(e)
-        if len(raws) != 1 or codes is None:
+        if len(raws) == 1 and codes is not None:  # one text (encode): its arrays as they are
+            doc_pieces = np.array((0, len(ends[0])), np.int64)
+            doc_starts = np.array((0, len(raws[0])), np.int64)
+            piece_ends = ends[0]
+        else:
             codes = _codes("".join(raws))
-        n_pieces = np.fromiter(map(len, ends), np.int64, len(ends))
-        doc_pieces = np.zeros(len(ends) + 1, np.int64)
-        np.cumsum(n_pieces, out=doc_pieces[1:])
-        doc_starts = np.zeros(len(raws) + 1, np.int64)
-        np.cumsum(np.fromiter(map(len, raws), np.int64, len(raws)), out=doc_starts[1:])
-        piece_ends = (np.concatenate(ends) if len(ends) != 1 else ends[0]) if ends else np.zeros(0, np.int64)
+            n_pieces = np.fromiter(map(len, ends), np.int64, len(ends))
+            doc_pieces = np.zeros(len(ends) + 1, np.int64)
+            np.cumsum(n_pieces, out=doc_pieces[1:])
+            doc_starts = np.zeros(len(raws) + 1, np.int64)
+            np.cumsum(np.fromiter(map(len, raws), np.int64, len(raws)), out=doc_starts[1:])
+            piece_ends = (np.concatenate(ends) if len(ends) != 1 else ends[0]) if ends else np.zeros(0, np.int64)
         data, byte_ends, bad = _spell_bytes(
             codes, _spelled_bytes(), np.ascontiguousarray(piece_ends, np.int64), doc_pieces, doc_starts, int(not plain)
         )
