@@ -64,7 +64,7 @@ from numba import njit
 from fastsw.pretokenizers._unicode import compile_pattern
 
 # the 20 space-using and the 28 high-resource scripts (seed 002 B.1 footnote), as the class rule's owner lists them
-from fastsw.pretokenizers.boundary import HIGH_RESOURCE_SCRIPTS, SPACE_USING_SCRIPTS, SchemeSettings
+from fastsw.pretokenizers.boundary import HIGH_RESOURCE_SCRIPTS, SPACE_USING_SCRIPTS, SchemeSettings, class_table
 
 __all__ = [
     "SCRIPTS_FILE",
@@ -506,8 +506,6 @@ _NO_STOP = np.zeros(1, dtype=np.int64)
 def _plain_end_array(text: str, codes: Optional[np.ndarray] = None) -> np.ndarray:
     """The end offsets of ``text``'s plain SCRIPT pretokens (``int64``), from the kernel (``codes``: the text's
     :func:`_codes`, when the caller has them)."""
-    from fastsw.pretokenizers.boundary import class_table
-
     t = class_table()
     if not text:
         return np.zeros(0, dtype=np.int64)
@@ -897,11 +895,11 @@ class ScriptPretokenizer(SchemeSettings):
     def _text(self, text: str, check: bool = True) -> str:
         """``text`` checked (a ``str``; with ``check``, without lone surrogates) and, with ``drop_unlisted``, without
         its unlisted code points."""
-        from fastsw.alphabet import check_utf8
-
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, not {type(text).__name__}")
         if (check or self.drop_unlisted) and _has_surrogate(text):
+            from fastsw.alphabet import check_utf8
+
             check_utf8(text)
         return remove_unlisted(text) if self.drop_unlisted else text
 
