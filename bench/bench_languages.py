@@ -150,6 +150,7 @@ def best_rounds(fns, docs, rounds: int, max_passes: int = 50):
 
 #: The superword models timed against plain BPE in every language: (label, algo).
 SUPERWORD = (("BoundlessBPE", "boundless"), ("SuperBPE", "superbpe"))
+SUPERWORD_ROUNDS = 15  # at least this many rounds for the superword table (a few seconds per language in all)
 
 
 def superword_speeds(langs, heldout, train_mb: float, rounds: int):
@@ -168,8 +169,8 @@ def superword_speeds(langs, heldout, train_mb: float, rounds: int):
                     sys.exit(f"{lang} {label}: fastsw disagrees with its reference path; no timings reported")
         fns = {label: (lambda docs, tok=tok: [tok.encode_ordinary(d) for d in docs]) for label, tok in toks.items()}
         # every round lasts about MIN_ROUND seconds (the smallest held-out sets, hi and my, take ~0.2 ms a pass:
-        # 50 passes would make a 10 ms round), and at least 7 rounds
-        out[lang] = best_rounds(fns, docs, max(rounds, 7), max_passes=2000)
+        # 50 passes would make a 10 ms round), and at least SUPERWORD_ROUNDS rounds
+        out[lang] = best_rounds(fns, docs, max(rounds, SUPERWORD_ROUNDS), max_passes=2000)
         size = nbytes(docs) / 1e6
         print(
             f"{lang} superword ({size:.3f} MB): "
@@ -300,8 +301,8 @@ def json_tables(summary, worst_data, args, heldout, superword):
             f"Each language's own models, `simple` pre-tokenizer, vocab {VOCAB}, trained by fastsw on up to "
             f"{args.train_mb:g} MB of its training text (SuperBPE: {SUPERMERGES} supermerges; small corpora stop "
             "below the vocabulary size); its held-out documents one per call, CPU time; the three models take "
-            f"turns in each of {args.rounds} rounds, the best round counts. 'own X / own BPE': the superword "
-            "model's speed over plain BPE's (target >= 0.8).",
+            f"turns in each of {max(args.rounds, SUPERWORD_ROUNDS)} rounds, the best round counts. "
+            "'own X / own BPE': the superword model's speed over plain BPE's (target >= 0.8).",
         ),
         json_table(
             "Worst cases: one document, fastsw one thread, English models",
