@@ -113,7 +113,7 @@ def main() -> None:
     ap.add_argument("--vocab", type=int, default=32768)
     ap.add_argument("--algos", default="bpe", help="comma-separated: bpe, boundless, superbpe")
     ap.add_argument("--pretokenizers", default="script,script-v3")
-    ap.add_argument("--rounds", type=int, default=5, help="timed encoding passes, the best counts (default 5)")
+    ap.add_argument("--rounds", type=int, default=15, help="timed encoding rounds, the best counts (default 15)")
     add_arguments(ap, "en 2 MB + zh 1 MB")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--lang", help=argparse.SUPPRESS)
