@@ -82,7 +82,7 @@ def units(tok, enc, docs):
     out = np.empty(max(map(len, missed), default=1), np.int32)
     n_units, s = 0, 0
     for p in missed:
-        n_units += K._initial_ids(data, s, s + len(p), enc.byte_ids, enc.chars, enc.r_table, out, 0)
+        n_units += K._initial_ids(data, s, s + len(p), enc.byte_ids, enc.chars, out, 0)
         s += len(p)
     n_tokens = int(enc.encode_pieces([p.decode() for p in missed])[0].shape[0]) if missed else 0
     return s, n_units, n_tokens

@@ -3,7 +3,7 @@
 One command:
 
     python bench/bench_languages.py            # everything
-    python bench/bench_languages.py --quick    # 5 languages, models from 2 MB, smaller worst cases
+    python bench/bench_languages.py --quick    # 5 languages (superword table: all 12), models from 2 MB, smaller worst cases
     python bench/bench_languages.py --quick --json languages.json   # also the tables for bench/perfpage.py
 
 For each of the 12 languages of ``../shared/corpus`` its held-out text is encoded by
@@ -15,6 +15,9 @@ For each of the 12 languages of ``../shared/corpus`` its held-out text is encode
 * its own BoundlessBPE model and the English one (superword models: fastsw only; the ratio is to
   fastsw's plain BPE of the same language and pre-tokenizer);
 * its own plain BPE model with the default ``script`` pre-tokenizer (fastsw only);
+* in every language of ``--langs``, ``--quick`` included: its own plain BPE, BoundlessBPE and SuperBPE models
+  (``simple``; SuperBPE with ``vocab // 8`` supermerges) taking turns, fastsw only: the table "own superword /
+  own BPE";
 * with ``--o200k`` (needs ``bpe-openai``), tiktoken's o200k_base vocabulary (rank mode).
 
 Before anything is timed, every encoder's ids are compared with fastsw's (and fastsw's with its
@@ -52,6 +55,7 @@ LANGS = ["en", "de", "fr", "ru", "fi", "ar", "ko", "zh", "ja", "th", "hi", "my"]
 VOCAB = 32768
 MIN_ROUND = 0.05  # seconds: a round repeats a small set up to this long (at most 50 passes)
 MODELS = HERE / "results" / "models"
+SUPERMERGES = VOCAB // 8  # SuperBPE models: phase 2 learns this many supermerges (as bench_script.py's)
 
 
 def nbytes(docs) -> int:
@@ -69,7 +73,8 @@ def model(lang: str, algo: str, pretokenizer: str, train_mb: float):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # small corpora (hi, my) stop below 32768: said in the report
-        tok = fastsw.train(docs, backend="numba", pretokenizer=pretokenizer, algo=algo, vocab_size=VOCAB)
+        kw = {"supermerges": SUPERMERGES} if algo == "superbpe" else {}
+        tok = fastsw.train(docs, backend="numba", pretokenizer=pretokenizer, algo=algo, vocab_size=VOCAB, **kw)
     print(f"trained {path.name} in {time.perf_counter() - t0:.1f}s: {tok}", file=sys.stderr)
     MODELS.mkdir(parents=True, exist_ok=True)
     tok.save(path)
@@ -122,6 +127,12 @@ def timed(fns, docs, rounds: int, check_reference=None):
     for name, fn in fns.items():
         if as_lists(fn(docs)) != expected:
             sys.exit(f"{name} disagrees with fastsw; no timings reported")
+    return best_rounds(fns, docs, rounds)
+
+
+def best_rounds(fns, docs, rounds: int, max_passes: int = 50):
+    """``{encoder: best seconds per pass over docs}``: the encoders take turns (round-robin) for ``rounds`` rounds,
+    a round repeating a pass up to ``MIN_ROUND`` seconds (at most ``max_passes`` passes)."""
     best = {name: float("inf") for name in fns}
     # small sets (ar, hi, my: 2-9 documents) repeat inside a round until it lasts about MIN_ROUND seconds, so a
     # round is more than a few clock ticks (more work per timing, never less)
@@ -129,7 +140,7 @@ def timed(fns, docs, rounds: int, check_reference=None):
     for name, fn in fns.items():
         t0 = time.perf_counter()
         fn(docs)
-        inner[name] = max(1, min(50, int(MIN_ROUND / max(time.perf_counter() - t0, 1e-6))))
+        inner[name] = max(1, min(max_passes, int(MIN_ROUND / max(time.perf_counter() - t0, 1e-6))))
     for _ in range(rounds):
         for name, fn in fns.items():
             # one-thread encoders: CPU time of the process (see the module notes; not of the calling thread:
@@ -140,6 +151,58 @@ def timed(fns, docs, rounds: int, check_reference=None):
                 fn(docs)
             best[name] = min(best[name], (clock() - t0) / inner[name])
     return best
+
+
+#: The superword models timed against plain BPE in every language: (label, algo).
+SUPERWORD = (("BoundlessBPE", "boundless"), ("SuperBPE", "superbpe"))
+SUPERWORD_ROUNDS = 15  # at least this many rounds for the superword table (a few seconds per language in all)
+
+
+def superword_speeds(langs, heldout, train_mb: float, rounds: int):
+    """``{lang: {"BPE": s, "BoundlessBPE": s, "SuperBPE": s}}``: each language's own plain BPE and superword
+    models (``simple`` pre-tokenizer) encoding its held-out documents one by one, fastsw one thread, CPU time; the
+    three models take turns in every round (the ratios compare passes under the same conditions), the best round
+    counts. Each model's ids are checked against its reference path on the first documents first."""
+    out = {}
+    for lang in langs:
+        docs = heldout[lang]
+        toks = {"BPE": model(lang, "bpe", "simple", train_mb)}
+        toks.update((label, model(lang, algo, "simple", train_mb)) for label, algo in SUPERWORD)
+        for label, tok in toks.items():
+            for d in docs[:3]:
+                if tok.encode_ordinary(d, backend="python") != tok.encode_ordinary(d):
+                    sys.exit(f"{lang} {label}: fastsw disagrees with its reference path; no timings reported")
+        fns = {label: (lambda docs, tok=tok: [tok.encode_ordinary(d) for d in docs]) for label, tok in toks.items()}
+        # every round lasts about MIN_ROUND seconds (the smallest held-out sets, hi and my, take ~0.2 ms a pass:
+        # 50 passes would make a 10 ms round), and at least SUPERWORD_ROUNDS rounds
+        out[lang] = best_rounds(fns, docs, max(rounds, SUPERWORD_ROUNDS), max_passes=2000)
+        size = nbytes(docs) / 1e6
+        print(
+            f"{lang} superword ({size:.3f} MB): "
+            + ", ".join(f"own {label} / own BPE {out[lang]['BPE'] / out[lang][label]:.2f}" for label, _ in SUPERWORD),
+            file=sys.stderr,
+        )
+    return out
+
+
+def superword_rows(speeds, heldout):
+    """The rows of the superword table: language, MB, MB/s of each model, each superword model's ratio."""
+    rows = []
+    for lang, best in speeds.items():
+        size = nbytes(heldout[lang]) / 1e6
+        rows.append(
+            [lang, rounded(size, 3), rounded(size / best["BPE"])]
+            + [rounded(size / best[label]) for label, _ in SUPERWORD]
+            + [rounded(best["BPE"] / best[label]) for label, _ in SUPERWORD]
+        )
+    return rows
+
+
+SUPERWORD_COLUMNS = (
+    ["language", "text MB", "BPE MB/s"]
+    + [f"{label} MB/s" for label, _ in SUPERWORD]
+    + [f"own {label} / own BPE" for label, _ in SUPERWORD]
+)
 
 
 def worst_inputs(scale: float):
@@ -164,7 +227,7 @@ def worst_inputs(scale: float):
     }
 
 
-def json_tables(summary, worst_data, args, heldout):
+def json_tables(summary, worst_data, args, heldout, superword):
     """The tables ``bench/perfpage.py`` renders: per language (one thread, and batch), and the worst cases."""
 
     def mbs(res, model, who):
@@ -237,6 +300,16 @@ def json_tables(summary, worst_data, args, heldout):
             "`encode_batch`; wall time.",
         ),
         json_table(
+            "Superword models against plain BPE, every language (fastsw, one thread)",
+            SUPERWORD_COLUMNS,
+            superword_rows(superword, heldout),
+            f"Each language's own models, `simple` pre-tokenizer, vocab {VOCAB}, trained by fastsw on up to "
+            f"{args.train_mb:g} MB of its training text (SuperBPE: {SUPERMERGES} supermerges; small corpora stop "
+            "below the vocabulary size); its held-out documents one per call, CPU time; the three models take "
+            f"turns in each of {max(args.rounds, SUPERWORD_ROUNDS)} rounds, the best round counts. "
+            "'own X / own BPE': the superword model's speed over plain BPE's (target >= 0.8).",
+        ),
+        json_table(
             "Worst cases: one document, fastsw one thread, English models",
             ["model", "input", "MB", "MB/s", "time per byte / ordinary text"],
             worst_data,
@@ -256,7 +329,11 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--o200k", action="store_true", help="also tiktoken's o200k_base (needs bpe-openai)")
     ap.add_argument("--worst-only", action="store_true", help="only the worst cases")
-    add_arguments(ap, "en, zh, ja, th, ko; models from 2 MB; worst cases at a tenth of the size")
+    add_arguments(
+        ap,
+        "en, zh, ja, th, ko against the peers (the superword table keeps every language); models from 2 MB; worst "
+        "cases at a tenth of the size",
+    )
     args = parse_args(ap)
     if args.train_mb is None:
         args.train_mb = sized(args, 20, 2, 0.05)
@@ -269,9 +346,13 @@ def main() -> None:
     t0 = time.perf_counter()
     fast_encode.warmup()
     warm = time.perf_counter() - t0
+    # superword models against plain BPE: every language of --langs, --quick included
+    super_langs = [] if args.worst_only else sized(args, args.langs, args.langs, "en").split(",")
+    n_docs = sized(args, None, None, 20)
     heldout = {
-        lang: read_docs(SHARED / "corpus" / lang / "heldout.jsonl")[0][: sized(args, None, None, 20)] for lang in langs
+        lang: read_docs(SHARED / "corpus" / lang / "heldout.jsonl")[0][:n_docs] for lang in {*langs, *super_langs}
     }
+    superword = superword_speeds(super_langs, heldout, args.train_mb, args.rounds)
     en_bpe = model("en", "bpe", "simple", args.train_mb)
     en_bl = model("en", "boundless", "simple", args.train_mb)
     o200k = None
@@ -382,7 +463,7 @@ def main() -> None:
                 print(worst_rows[-1], file=sys.stderr)
 
     if args.json:
-        write_json(args.json, json_tables(summary, worst_data, args, heldout))
+        write_json(args.json, json_tables(summary, worst_data, args, heldout, superword))
     lines = [
         f"# Encoding speed in every language ({time.strftime('%Y-%m-%d')})",
         "",
@@ -411,6 +492,17 @@ def main() -> None:
     lines += [
         "",
         "Targets: own and en BPE >= 1.5 x tiktoken; superword (Boundless) >= 0.8 x fastsw plain BPE.",
+        "",
+        "## Superword models against plain BPE, every language (fastsw, one thread)",
+        "",
+        "| " + " | ".join(SUPERWORD_COLUMNS) + " |",
+        "|" + "---|" * len(SUPERWORD_COLUMNS),
+    ]
+    lines += ["| " + " | ".join(str(x) for x in row) + " |" for row in superword_rows(superword, heldout)]
+    lines += [
+        "",
+        f"Each language's own models (vocab {VOCAB}, SuperBPE with {SUPERMERGES} supermerges), its held-out "
+        "documents one per call, CPU time; the models take turns in every round. Target: >= 0.8.",
         "",
         "## Worst cases (one document, fastsw one thread)",
         "",

@@ -348,6 +348,11 @@ class FastEncoder:
                 return _ids_to_list(ids, objects)
             return self.to_list(ids)
         pretok = self.pretokenizer
+        if self.atoms:  # markers, SCRIPT v3: the pieces' token bytes in one call, the kernel's entry point
+            got = pretok.token_bytes_batch([text])
+            if got is not None:
+                data = got[0] if isinstance(got[0], np.ndarray) else np.frombuffer(got[0] or b"\0", np.uint8)
+                return self.to_list(self._kernel_direct(data, got[1], got[2], shortcut))
         if not (USE_PRETOKEN_ENDS and pretok.uses_native):
             return self.to_list(self.encode_docs([text], shortcut)[0])
         ends = pretok.pretoken_ends(text)

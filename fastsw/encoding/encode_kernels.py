@@ -350,21 +350,20 @@ def _build_char_table(tb, tb_off, byte_ids, table, lefts, rights, ranks):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _initial_ids(text, s, e, byte_ids, chars, table, out, w):
+def _initial_ids(text, s, e, byte_ids, chars, out, w):
     """Write the atomic ids of the pretoken ``text[s:e]`` at ``out[w:]``: each byte's id, except that a unit (a
     character of 2-4 bytes, or a space and one) found in the table ``chars`` (:func:`_build_char_table`) that
     allows the bytes around it is written as its token (module note (7)); with a wide ``byte_ids`` (more than 256
-    entries: module note (9)), each three-byte atom code is one id, and two atoms whose pair has a merge in the rank
-    ``table`` are written as the merged token. Returns the number of ids written.
+    entries: module note (9)), each three-byte atom code is one id, and two atoms whose pair has a merge are written
+    as the merged token: ``chars`` is then the rank table of those pairs (:func:`_build_pair_table`). Returns the
+    number of ids written.
     (The table look-up is written out here: as a helper function it cost three times as much.)"""
-    if chars.shape[0] <= _CHAR_BLOCKS:  # no character table (atoms, wide alphabets): the bytes
-        if byte_ids.shape[0] == 256:
-            for i in range(s, e):
-                out[w + i - s] = byte_ids[text[i]]
-            return e - s
+    if byte_ids.shape[0] != 256:
         # a wide alphabet's table (module note (9)): a three-byte atom code 0xF5, 0x80 | slot >> 6,
         # 0x80 | slot & 0x3F is one id, byte_ids[256 + slot]; an atom and the atom after it whose pair merges
-        # (a SCRIPT character: block, index) are written as their merged token
+        # (a SCRIPT character: block, index) are written as their merged token, found in ``chars``: for a wide
+        # alphabet, the rank table of those pairs alone (one probe in a table of a few thousand pairs, where the
+        # whole rank table costs a filter word and a probe in tables of megabytes)
         m = 0
         i = s
         held = np.int64(-1)  # the last atom written, while the next code may pair with it
@@ -374,7 +373,7 @@ def _initial_ids(text, s, e, byte_ids, chars, table, out, w):
                 a = byte_ids[256 + (((np.int64(text[i + 1]) & 0x3F) << 6) | (np.int64(text[i + 2]) & 0x3F))]
                 i += 3
                 if held >= 0:
-                    v = _pair_lookup(table, out[w + m - 1], a)
+                    v = _pair_probe(chars, out[w + m - 1], a)
                     if v >= 0:
                         out[w + m - 1] = np.int32(v & _LOW32)
                         held = -1
@@ -388,6 +387,10 @@ def _initial_ids(text, s, e, byte_ids, chars, table, out, w):
                 i += 1
                 held = -1
         return m
+    if chars.shape[0] <= _CHAR_BLOCKS:  # no character table (atoms): the bytes
+        for i in range(s, e):
+            out[w + i - s] = byte_ids[text[i]]
+        return e - s
     m = 0
     i = s
     while i < e:
@@ -1057,7 +1060,7 @@ def _encode_docs(
                             for i in range(n):
                                 out[w + i] = out[src + i]
             if n == 0:
-                n = _initial_ids(text, s, e, byte_ids, chars, r_table, out, w)
+                n = _initial_ids(text, s, e, byte_ids, chars, out, w)
                 if n <= short_limit:
                     n = _merge_scan(out, w, n, r_table, heap, s_bits, 0)
                 else:

@@ -9,7 +9,8 @@ whole-pretoken shortcut and the miss cache compare the pieces' token bytes with 
 supermerge runs are found and merged in the same pass.
 
 Two atoms whose pair has a merge are written as the merged token before the merge loop runs (a SCRIPT character:
-its block and index atoms). That is the reference's answer only where such pairs stand apart from every other merge
+its block and index atoms), found in a rank table of those pairs alone (the kernel's ``chars``, which a byte
+alphabet's encoder fills with its character table). That is the reference's answer only where such pairs stand apart from every other merge
 (:func:`atom_pairs_first`, true of every model the SCRIPT trainers make); the fast encoder refuses a model where
 it is not, which then encodes on the reference path.
 
@@ -26,10 +27,12 @@ Design notes: see docs/internals.md, section "Encoding", subsection "SCRIPT v3 m
 
 from __future__ import annotations
 
+from typing import Set
+
 import numpy as np
 
 from fastsw.alphabet import N_SHORT_ATOMS, AtomAlphabet
-from fastsw.encoding.encode_fast import FastEncoder
+from fastsw.encoding.encode_fast import FastEncoder, pair_table
 
 __all__ = ["wide_alphabet", "wide_byte_ids", "atom_pairs_first", "WideFastEncoder"]
 
@@ -40,6 +43,11 @@ _SLOTS = 0x800
 def wide_alphabet(alphabet) -> bool:
     """Whether ``alphabet`` has atoms with three-byte codes (and byte fallback): this module's encoder's."""
     return isinstance(alphabet, AtomAlphabet) and alphabet.base is not None and not alphabet.short_only
+
+
+def _wide_atoms(alphabet) -> Set[int]:
+    """The ids of ``alphabet``'s atoms with three-byte codes."""
+    return {alphabet.n_base + k for k, a in enumerate(alphabet.atoms) if a.slot >= N_SHORT_ATOMS}
 
 
 def atom_pairs_first(alphabet, regular_ranks) -> bool:
@@ -58,7 +66,7 @@ def atom_pairs_first(alphabet, regular_ranks) -> bool:
         >>> atom_pairs_first(a, {(243, 244): (0, 245), (244, 97): (1, 246)})        # 244 is also a left
         False
     """
-    wide = {alphabet.n_base + k for k, a in enumerate(alphabet.atoms) if a.slot >= N_SHORT_ATOMS}
+    wide = _wide_atoms(alphabet)
     pairs = [(x, y) for x, y in regular_ranks if x in wide and y in wide]
     lefts = {x for x, _ in pairs}
     rights = {y for _, y in pairs}
@@ -100,4 +108,7 @@ class WideFastEncoder(FastEncoder):
             )
         super().__init__(tables)
         self.byte_ids = wide_byte_ids(tables.alphabet)
+        # the kernel's table of the characters (two atoms whose pair merges) for a wide byte table: their pairs alone
+        wide = _wide_atoms(tables.alphabet)
+        self.chars = pair_table({p: v for p, v in tables.regular_ranks.items() if p[0] in wide and p[1] in wide})
         self._kernel_tables = None

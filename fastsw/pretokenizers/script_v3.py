@@ -61,11 +61,11 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 from numba import njit
 
-from fastsw.alphabet import has_utf8
+from fastsw.alphabet import check_utf8, has_utf8
 from fastsw.pretokenizers._unicode import compile_pattern
 
 # the 20 space-using and the 28 high-resource scripts (seed 002 B.1 footnote), as the class rule's owner lists them
-from fastsw.pretokenizers.boundary import HIGH_RESOURCE_SCRIPTS, SPACE_USING_SCRIPTS, SchemeSettings
+from fastsw.pretokenizers.boundary import HIGH_RESOURCE_SCRIPTS, SPACE_USING_SCRIPTS, SchemeSettings, class_table
 
 __all__ = [
     "SCRIPTS_FILE",
@@ -507,8 +507,6 @@ _NO_STOP = np.zeros(1, dtype=np.int64)
 def _plain_end_array(text: str, codes: Optional[np.ndarray] = None) -> np.ndarray:
     """The end offsets of ``text``'s plain SCRIPT pretokens (``int64``), from the kernel (``codes``: the text's
     :func:`_codes`, when the caller has them)."""
-    from fastsw.pretokenizers.boundary import class_table
-
     t = class_table()
     if not text:
         return np.zeros(0, dtype=np.int64)
@@ -871,14 +869,18 @@ class ScriptPretokenizer(SchemeSettings):
                 e = np.cumsum(np.fromiter(map(len, pieces), np.int64, len(pieces)))
             raws.append(s)
             ends.append(e)
-        if len(raws) != 1 or codes is None:
+        if len(raws) == 1 and codes is not None:  # one text (encode): its arrays as they are
+            doc_pieces = np.array((0, len(ends[0])), np.int64)
+            doc_starts = np.array((0, len(raws[0])), np.int64)
+            piece_ends = ends[0]
+        else:
             codes = _codes("".join(raws))
-        n_pieces = np.fromiter(map(len, ends), np.int64, len(ends))
-        doc_pieces = np.zeros(len(ends) + 1, np.int64)
-        np.cumsum(n_pieces, out=doc_pieces[1:])
-        doc_starts = np.zeros(len(raws) + 1, np.int64)
-        np.cumsum(np.fromiter(map(len, raws), np.int64, len(raws)), out=doc_starts[1:])
-        piece_ends = (np.concatenate(ends) if len(ends) != 1 else ends[0]) if ends else np.zeros(0, np.int64)
+            n_pieces = np.fromiter(map(len, ends), np.int64, len(ends))
+            doc_pieces = np.zeros(len(ends) + 1, np.int64)
+            np.cumsum(n_pieces, out=doc_pieces[1:])
+            doc_starts = np.zeros(len(raws) + 1, np.int64)
+            np.cumsum(np.fromiter(map(len, raws), np.int64, len(raws)), out=doc_starts[1:])
+            piece_ends = (np.concatenate(ends) if len(ends) != 1 else ends[0]) if ends else np.zeros(0, np.int64)
         data, byte_ends, bad = _spell_bytes(
             codes, _spelled_bytes(), np.ascontiguousarray(piece_ends, np.int64), doc_pieces, doc_starts, int(not plain)
         )
@@ -893,8 +895,6 @@ class ScriptPretokenizer(SchemeSettings):
     def _text(self, text: str, check: bool = True) -> str:
         """``text`` checked (a ``str``; with ``check``, without lone surrogates) and, with ``drop_unlisted``, without
         its unlisted code points."""
-        from fastsw.alphabet import check_utf8
-
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, not {type(text).__name__}")
         if (check or self.drop_unlisted) and not has_utf8(text):

@@ -66,7 +66,7 @@ def unit(enc, key):
         data = bytes([before] if before is not None else []) + unit_bytes + bytes([after] if after is not None else [])
         text = np.frombuffer(data, np.uint8)
         out = np.zeros(16, np.int32)
-        n = K._initial_ids(text, 0, len(text), enc.byte_ids, enc.chars, enc.r_table, out, 0)
+        n = K._initial_ids(text, 0, len(text), enc.byte_ids, enc.chars, out, 0)
         start = 1 if before is not None else 0
         return n == len(text) - len(unit_bytes) + 1 and out[start] == enc.chars[record]
 
@@ -139,7 +139,7 @@ def test_a_space_and_a_character_are_one_unit():
     text = np.frombuffer(" éé".encode(), np.uint8)
     out = np.zeros(8, np.int32)
     # two units, not five bytes
-    assert K._initial_ids(text, 0, len(text), enc.byte_ids, enc.chars, enc.r_table, out, 0) == 2
+    assert K._initial_ids(text, 0, len(text), enc.byte_ids, enc.chars, out, 0) == 2
     assert out[:2].tolist() == [space_e, e]
 
 

@@ -630,9 +630,9 @@ def test_fast_encoder_equals_reference(trained):
 
 def test_wide_byte_table_reads_atom_codes(trained):
     # the kernel's wide table: a three-byte atom code is one id (alphabet.initial_ids), a byte is its byte's id; with
-    # the model's rank table, an atom and the next one whose pair merges (a character: block, index) are their token
+    # the model's atom pairs, an atom and the next one whose pair merges (a character: block, index) are their token
     from fastsw.encoding import encode_kernels as K
-    from fastsw.encoding.encode_fast import NO_CHARS, pair_table
+    from fastsw.encoding.encode_fast import pair_table
     from fastsw.encoding.wide_fast import wide_byte_ids
 
     tok = trained["bpe", "script-v3+boundary[w,p,d]+caps"]
@@ -650,14 +650,15 @@ def test_wide_byte_table_reads_atom_codes(trained):
                 out.append(x)
         return out
 
-    for ranks, expect in (
-        ({}, lambda p: tok.alphabet.initial_ids(p)),
-        (tok.regular_ranks, lambda p: pairs_first(tok.alphabet.initial_ids(p))),
+    # a wide alphabet's ``chars`` is the rank table of its atom pairs: none, then the encoder's own
+    for chars, expect in (
+        (pair_table({}), lambda p: tok.alphabet.initial_ids(p)),
+        (tok._fast().chars, lambda p: pairs_first(tok.alphabet.initial_ids(p))),
     ):
         out = np.empty(data.shape[0], np.int32)
         got, start = [], 0
         for n in lengths.tolist():
-            m = K._initial_ids(data, start, start + n, table, NO_CHARS, pair_table(dict(ranks)), out, 0)
+            m = K._initial_ids(data, start, start + n, table, chars, out, 0)
             got.append(out[:m].tolist())
             start += n
         assert got == [expect(p) for p in pieces]
