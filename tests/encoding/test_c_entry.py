@@ -7,6 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import fastsw
+from fastsw._config import pure_python
 from fastsw.encoding import c_entry, encode_fast as fast_encode, encode_kernels as K
 from fastsw.io import tiktoken_vocab as tv
 from fastsw.pretokenizers import _pretok
@@ -25,9 +26,10 @@ INTERESTING = (
 )
 PATHOLOGICAL = ["", " ", "a", "\n\n\n", "a" * 5000, "ab" * 300, "👍🏽" * 200, "e\u0301" * 400, "1" * 999, "'s" * 77]
 
-pytestmark = pytest.mark.skipif(
-    not hasattr(K._encode_docs, "signatures"), reason="NUMBA_DISABLE_JIT=1: no compiled kernel to call"
-)
+pytestmark = [
+    pytest.mark.skipif(not hasattr(K._encode_docs, "signatures"), reason="NUMBA_DISABLE_JIT=1: no compiled kernel"),
+    pytest.mark.skipif(pure_python(), reason="FASTSW_PUREPYTHON=1: no compiled scanner, so no one-text call"),
+]
 
 
 @pytest.fixture(scope="module")
