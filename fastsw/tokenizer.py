@@ -83,12 +83,10 @@ _TWIN_CALLS = 256
 class _TextCache(dict):
     """Short texts -> their ids (tuples), for the numba backend's short-text path (the kernel's ids, put here by
     that path). A text is kept the second time it is seen: the first time it only goes into ``seen`` (a set of
-    texts), so a stream of distinct texts costs a dict and a set lookup per call (~0.1 us against the kernel call's
-    few us) and never the copy of its ids, and a text that repeats is a dict lookup from its second call on. At most
-    ``_TEXT_CACHE_LIMIT`` texts: when full it takes no more (no copy, no eviction per call) until ``seen`` holds
-    ``4 * _TEXT_CACHE_LIMIT`` texts; then both are cleared (the texts that still repeat come back on their next two
-    calls). Clearing the kept texts whenever the cache filled made a stream of more repeating texts than it holds
-    pay a copy of the ids and an eviction on every call, for no hit.
+    texts, cleared when it holds ``4 * _TEXT_CACHE_LIMIT``), so a stream of distinct texts costs a dict and a set
+    lookup per call (~0.1 us against the kernel call's few us) and never the copy of its ids, and a text that
+    repeats is a dict lookup from its second call on. At most ``_TEXT_CACHE_LIMIT`` texts; when full it is
+    cleared (the texts that still repeat come back on their next two calls).
 
     >>> c = _TextCache(); c.remember("hi", [1, 2]); c.get("hi")
     >>> c.remember("hi", [1, 2]); c.get("hi")
@@ -107,10 +105,11 @@ class _TextCache(dict):
         if text not in seen:
             if len(seen) >= 4 * _TEXT_CACHE_LIMIT:
                 seen.clear()
-                self.clear()
             seen.add(text)
-        elif len(self) < _TEXT_CACHE_LIMIT:
-            self[text] = tuple(ids)
+            return
+        if len(self) >= _TEXT_CACHE_LIMIT:
+            self.clear()
+        self[text] = tuple(ids)
 
 
 class _SpecialCheck:

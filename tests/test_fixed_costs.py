@@ -92,28 +92,15 @@ def test_the_whole_text_cache_keeps_a_text_on_its_second_sighting():
 
 
 def test_the_whole_text_cache_is_bounded(monkeypatch):
-    """At most ``_TEXT_CACHE_LIMIT`` texts, and the seen set at most four times that; both cleared together."""
+    """At most ``_TEXT_CACHE_LIMIT`` texts (cleared when full), and the seen set at most four times that."""
     monkeypatch.setattr(tokenizer, "_TEXT_CACHE_LIMIT", 4)
     cache = tokenizer._TextCache()
     for i in range(100):
         for _ in range(2):
             cache.remember(str(i), [i])
         assert len(cache) <= 4 and len(cache.seen) <= 16
-        assert cache.get(str(i)) == ((i,) if i % 16 < 4 else None)  # the first four after each turn-over
+        assert cache.get(str(i)) == (i,)
     assert all(cache[k] == (int(k),) for k in cache)
-
-
-def test_a_full_whole_text_cache_keeps_its_texts(monkeypatch):
-    """More texts repeating than the cache holds: a full cache takes no more, so the texts it holds stay hits (it
-    used to be cleared whenever it filled, and then every call paid a copy of its ids and missed)."""
-    monkeypatch.setattr(tokenizer, "_TEXT_CACHE_LIMIT", 4)
-    cache = tokenizer._TextCache()
-    texts = [str(i) for i in range(10)]
-    for _ in range(5):
-        for t in texts:
-            if cache.get(t) is None:
-                cache.remember(t, [int(t)])
-    assert sorted(cache) == texts[:4] and len(cache.seen) == 10
 
 
 def test_a_lone_surrogate_in_a_short_text_is_refused_on_every_path(fresh):
