@@ -97,17 +97,31 @@ cdef class OneText:
         self.use_super = use_super
         self.short_limit = short_limit
 
+    cdef Py_ssize_t _run(self, int kind, const void* data, Py_ssize_t n, Py_ssize_t size, bint ascii, int64_t* ends,
+                         uint8_t* utf8, int32_t* ids, bint shortcut) noexcept nogil:
+        """Scan ``n`` code units into ``ends`` and ``utf8`` (``_one_doc``) and run the kernel into ``ids``: the number
+        of ids, or ``_one_doc``'s error (-1, -2, -3)."""
+        cdef int64_t doc_pieces[2]
+        cdef Py_ssize_t count = _one_doc(self.scanner, kind, data, n, size, ascii, ends, utf8)
+        if count < 0:
+            return count
+        doc_pieces[0] = 0
+        doc_pieces[1] = count
+        return self.kernel(utf8, size, ends, doc_pieces, self.byte_ids, self.sc_short, self.n_sc_short, self.sc_long,
+                           self.n_sc_long, self.tb, self.n_tb, self.r_table, self.n_r_table, self.s_table,
+                           self.n_s_table, self.s_bits, self.n_s_bits, self.flags, self.n_flags, self.chars,
+                           self.n_chars, shortcut, self.use_super, self.short_limit, ids)
+
     def encode(self, str text, bint shortcut=True):
         """The ids of ``text`` (a list of ``int``), or None when it holds a lone surrogate (not encodable as
         UTF-8; the caller reports it)."""
-        cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), size, count, m
+        cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), size, m
         cdef int kind = PyUnicode_KIND(text)
         cdef const void* data = PyUnicode_DATA(text)
         cdef bint ascii = PyUnicode_IS_ASCII(text)
         cdef int64_t ends_stack[ONE_TEXT_STACK]
         cdef uint8_t bytes_stack[4 * ONE_TEXT_STACK + 8]
         cdef int32_t ids_stack[4 * ONE_TEXT_STACK + 8]
-        cdef int64_t doc_pieces[2]
         cdef int64_t* ends = ends_stack
         cdef uint8_t* utf8 = bytes_stack
         cdef int32_t* ids = ids_stack
@@ -128,20 +142,18 @@ cdef class OneText:
         try:
             if ends == NULL or utf8 == NULL or ids == NULL:
                 raise MemoryError()
-            count = _one_doc(self.scanner, kind, data, n, size, ascii, ends, utf8)
-            if count == -1:
+            if n > ONE_TEXT_STACK:  # a longer text: other threads run meanwhile (the kernel's nogil)
+                with nogil:
+                    m = self._run(kind, data, n, size, ascii, ends, utf8, ids, shortcut)
+            else:  # a short one: releasing the GIL would cost more than it lets others do
+                m = self._run(kind, data, n, size, ascii, ends, utf8, ids, shortcut)
+            if m == -1:
                 raise MemoryError()
-            if count == -2:
+            if m == -2:
                 raise RuntimeError("the pre-tokenizer's pretokens do not concatenate back to the text; "
                                    "this is a bug in the pre-tokenizer (encode with backend='python')")
-            if count == -3:
+            if m == -3:
                 return None
-            doc_pieces[0] = 0
-            doc_pieces[1] = count
-            m = self.kernel(utf8, size, ends, doc_pieces, self.byte_ids, self.sc_short, self.n_sc_short,
-                            self.sc_long, self.n_sc_long, self.tb, self.n_tb, self.r_table, self.n_r_table,
-                            self.s_table, self.n_s_table, self.s_bits, self.n_s_bits, self.flags, self.n_flags,
-                            self.chars, self.n_chars, shortcut, self.use_super, self.short_limit, ids)
             return _id_list(ids, m, self.objects)
         finally:
             if n > ONE_TEXT_STACK:
