@@ -54,7 +54,7 @@ from typing import (
 
 import re
 
-from fastsw._config import gc_paused, resolve_backend
+from fastsw._config import gc_paused, pure_python, resolve_backend
 from fastsw._types import PathLike
 from fastsw.alphabet import ATOM_ERRORS, Alphabet, atom_text, check_utf8, decode_with_atoms, get_profile, render
 from fastsw.trainers.bpe import apply_merges
@@ -110,6 +110,28 @@ class _TextCache(dict):
         if len(self) >= _TEXT_CACHE_LIMIT:
             self.clear()
         self[text] = tuple(ids)
+
+
+class _SpecialCheck:
+    """The disallowed special tokens of a call's options (:meth:`Tokenizer._special_plan`): ``search(text)`` is
+    the regex's, asked only when the text holds the first character of one of them (a ``str`` search in C; most
+    texts hold none, and a regex search cost a short text's call more than its encoding).
+
+    >>> c = _SpecialCheck(re.compile("<eos>|<pad>"), {"<eos>", "<pad>"}); c.search("a < b"), c.search("x<pad>").start()
+    (None, 1)
+    """
+
+    __slots__ = ("regex", "firsts")
+
+    def __init__(self, regex, strings):
+        self.regex = regex
+        self.firsts = tuple(sorted({s[0] for s in strings}))
+
+    def search(self, text: str):
+        for c in self.firsts:
+            if c in text:
+                return self.regex.search(text)
+        return None
 
 
 _FAST_LOCK = threading.Lock()  # one FastEncoder per tokenizer, even when threads ask at once
@@ -528,7 +550,15 @@ class Tokenizer:
         ``backend``: ``"python"`` (the reference), ``"numba"`` or ``"auto"``; None
         uses the tokenizer's ``backend`` attribute. All give the same ids.
         """
-        text = self._plain(text)
+        if type(text) is not str:
+            text = self._plain(text)
+        elif shortcut and backend is None and len(text) <= SMALL_TEXT and self.normalize is None:
+            # a short text once the fast encoder is built (the tokenizer's backend resolved to numba then):
+            # _resolve_backend's answer without its calls, which cost a short text's call as much as its scan
+            fast = self.__dict__.get("_fast_encoder")
+            if fast is not None and fast.__dict__.get("_one") and getattr(self, "backend", "auto") != "python":
+                if not pure_python():
+                    return self._encode_small(text, backend)
         if self.normalize is not None and isinstance(text, str):
             text = normalize_text(text, self.normalize)
         if self._resolve_backend(backend) == "numba":
@@ -598,13 +628,17 @@ class Tokenizer:
         ``backend`` as in :meth:`encode_ordinary`. With ``normalize`` set, the text is
         normalized first and special tokens are found in the normalized text.
         """
-        text = self._plain(text)
+        if type(text) is not str:
+            text = self._plain(text)
         if self.normalize is not None and isinstance(text, str):
             text = normalize_text(text, self.normalize)
         check, split = self._special_plan(allowed_special, disallowed_special)
         if check is not None:
-            self._check_type(text)
+            if type(text) is not str:
+                self._check_type(text)
             self._check_disallowed(check, text)
+        if split is None:
+            return self.encode_ordinary(text, shortcut=shortcut, backend=backend)
         return self._encode_allowed(text, split, shortcut, backend)
 
     def _encode_allowed(self, text: str, split, shortcut: bool, backend: Optional[str]) -> List[int]:
@@ -636,13 +670,19 @@ class Tokenizer:
 
     def _special_plan(self, allowed_special, disallowed_special):
         """Check a call's special-token options once per distinct pair (cached):
-        ``(regex of the disallowed strings or None, regex of the allowed ones or None)``,
+        ``(check of the disallowed strings (a _SpecialCheck) or None, regex of the allowed ones or None)``,
         each alternation longest first."""
+        plans = self._plans
+        try:  # the defaults (and any other hashable pair) as given: no normalised key to build per call
+            plan = plans.get((allowed_special, disallowed_special))
+        except TypeError:  # a set or a list
+            plan = None
+        if plan is not None:
+            return plan
         key = (
             allowed_special if isinstance(allowed_special, str) else frozenset(allowed_special),
             disallowed_special if isinstance(disallowed_special, str) else frozenset(disallowed_special),
         )
-        plans = self._plans
         plan = plans.get(key)
         if plan is not None:
             return plan
@@ -673,10 +713,14 @@ class Tokenizer:
             # literal strings: the standard library's engine finds them ~3 x sooner than ``regex`` (same matches)
             return re.compile("|".join(re.escape(s) for s in sorted(strings, key=lambda s: (-len(s), s))))
 
-        plan = (alternation(disallowed), alternation(allowed))
+        plan = (_SpecialCheck(alternation(disallowed), disallowed) if disallowed else None, alternation(allowed))
         if len(plans) >= 64:
             plans.clear()
         plans[key] = plan
+        try:
+            plans[(allowed_special, disallowed_special)] = plan
+        except TypeError:
+            pass
         return plan
 
     @staticmethod

@@ -43,6 +43,10 @@ try:  # a batch's lists in one pass, and the scanner's one-call input (pretoken 
     from fastsw.pretokenizers._pretok import ids_to_lists as _ids_to_lists, scan_utf8 as _scan_utf8
 except ImportError:
     _ids_to_lists = _scan_utf8 = None
+try:  # one text to its ids in one compiled call (scan, kernel, list; FastEncoder._one_text)
+    from fastsw.pretokenizers._pretok import OneText as _OneText
+except ImportError:
+    _OneText = None
 
 SHORT_LIMIT = 16  # sequences up to this length use the scan loop, longer ones the tournament tree
 #: Kernel calls on at least this many UTF-8 bytes from the main thread run in a worker thread (Ctrl-C).
@@ -56,6 +60,13 @@ USE_PRETOKEN_ENDS = True
 # Use fastsw.pretokenizers._pretok.scan_utf8 (pretoken byte ends and the UTF-8 of a slice in one GIL-free call) when it is
 # available; when False, the per-document path above (for measurements and its twin test).
 USE_SCAN_UTF8 = True
+# Encode one text (FastEncoder.encode) in one call of the extension's OneText (the kernel behind a C signature,
+# fastsw.encoding.c_entry) when it is available; when False, through scan_utf8 and the Numba dispatcher (for
+# measurements and the tests that compare both).
+USE_ONE_TEXT = True
+#: Texts of up to this many characters take the one-call path; longer ones go through :meth:`FastEncoder._kernel`
+#: (a call on at least ``_WORKER_BYTES`` runs in a worker thread, for Ctrl-C).
+ONE_TEXT_CHARS = _WORKER_BYTES // 4
 # Start missed pretokens from the character table's units (kernel module note (7)); False: from bytes only (for
 # measurements and the tests that compare both).
 USE_CHAR_TABLE = True
@@ -266,23 +277,44 @@ class FastEncoder:
         the calling thread: a thread start (~50 us) would be most of their time."""
         # read-only view of the bytes (no copy); never empty, so one signature (scan_utf8's array: never empty)
         text = data if isinstance(data, np.ndarray) else np.frombuffer(data or b"\0", np.uint8)
-        tables = self._kernel_tables
-        if tables is None:  # the model's arrays, gathered once (a short text's call is a few microseconds)
-            tables = self._kernel_tables = (
-                self.byte_ids,
-                self.sc_short,
-                self.sc_long,
-                self.tb,
-                self.r_table,
-                self.s_table,
-                self.s_bits,
-                self.flags,
-                self.chars,
-            )
+        tables = self._kernel_tables or self._gather_tables()
         args = (text, piece_ends, doc_pieces, *tables, int(bool(shortcut)), self.use_super, int(short_limit))
         if interruptible or (len(data) >= _WORKER_BYTES and threading.current_thread() is threading.main_thread()):
             return call_kernel(K._encode_docs, *args, stop=False)
         return K._encode_docs(*args)
+
+    def _gather_tables(self) -> tuple:
+        """The model's arrays in the kernel's order, gathered once (a short text's call is a few microseconds)."""
+        tables = self._kernel_tables = (
+            self.byte_ids,
+            self.sc_short,
+            self.sc_long,
+            self.tb,
+            self.r_table,
+            self.s_table,
+            self.s_bits,
+            self.flags,
+            self.chars,
+        )
+        return tables
+
+    def _one_text(self):
+        """The extension's ``OneText`` for this model (one compiled call per text: scan, kernel, list of ids), or
+        False: no compiled scanner for the pattern, another kernel (MinGram's, wide alphabets), no extension, the
+        kernels run as plain Python, or the kernel's C entry (:mod:`fastsw.encoding.c_entry`) not yet in Numba's
+        on-disk cache (a fresh install: the background compilation puts it there, and a later process takes it;
+        compiling it here would pause this call for seconds). Found once per encoder."""
+        one = False
+        scanner = self._slice_scanner()
+        if scanner and _OneText is not None and not self._wide and type(self)._kernel is FastEncoder._kernel:
+            from fastsw.encoding import c_entry
+
+            address = c_entry.address()
+            if address is not None:
+                self.to_list(np.zeros(0, np.int32))  # the shared ints
+                one = _OneText(scanner, address, self._gather_tables(), self._id_list, self.use_super, SHORT_LIMIT)
+        self._one = one
+        return one
 
     def _kernel_direct(self, data: np.ndarray, piece_ends: np.ndarray, doc_pieces: np.ndarray, shortcut) -> np.ndarray:
         """:meth:`_kernel`'s ids for the arrays of :func:`fastsw._pretok.scan_utf8` (always the same types), called
@@ -335,6 +367,14 @@ class FastEncoder:
     def encode(self, text: str, shortcut: bool = True) -> List[int]:
         """One document (a checked ``str``) as a list of ids: :meth:`encode_docs`
         without its per-batch bookkeeping, which dominates on short texts."""
+        one = self.__dict__.get("_one")
+        if one is None:
+            one = self._one_text()
+        if one and len(text) <= ONE_TEXT_CHARS and USE_ONE_TEXT and USE_SCAN_UTF8 and USE_PRETOKEN_ENDS:
+            ids = one.encode(text, shortcut)
+            if ids is None:  # a lone surrogate: _scan reports it
+                self._scan(self._slice_scanner(), [text])
+            return ids
         scanner = self.__dict__.get("_scanner")
         if scanner is None:
             scanner = self._slice_scanner()
@@ -551,7 +591,9 @@ def _in_disk_cache(kernel) -> bool:
     plain-Python twin, which gives the same ids)."""
     try:
         cache = kernel._cache
-        codegen = kernel.targetctx.codegen()
+        # a dispatcher's target context, or a ``cfunc``'s (fastsw.encoding.c_entry)
+        target = getattr(kernel, "targetctx", None) or kernel._targetdescr.target_context
+        codegen = target.codegen()
         return any(cache._index_key(key[0], codegen) == key for key in cache._cache_file._load_index())
     except Exception:  # noqa: BLE001 - any other Numba: "not known to be cached"
         return False
@@ -626,3 +668,6 @@ def warmup() -> None:
         246,
     )
     FastEncoder(tables).encode_docs(["aaa aaa", ""])
+    from fastsw.encoding import c_entry
+
+    c_entry.address(compile=True)  # the kernel's C entry for one text (FastEncoder._one_text)

@@ -16,8 +16,8 @@ and its fast twin (``pretokenize``):
 
 :mod:`._unicode` holds the pinned Unicode tables. The compiled twins are the Cython extension ``_pretok``: the
 regex family's scanner in ``_pretok.pyx`` (cl100k's in ``_cl100k.pxi``), the markers in ``_boundary.pxi``, the
-pretoken counter in ``_counter.pxi`` and the encoder's slices in ``_slices.pxi``; SCRIPT v3's grouping is a Numba
-kernel inside :mod:`.script_v3`.
+pretoken counter in ``_counter.pxi``, the encoder's slices in ``_slices.pxi`` and its one-text call in
+``_one_text.pxi``; SCRIPT v3's grouping is a Numba kernel inside :mod:`.script_v3`.
 """
 
 from fastsw.pretokenizers.base import BasePretokenizer

@@ -618,23 +618,14 @@ include "_counter.pxi"
 include "_cl100k.pxi"
 include "_boundary.pxi"
 include "_slices.pxi"
+include "_one_text.pxi"
 
 
 def ids_to_list(const int32_t[::1] ids, list objects):
     """The token ids ``ids`` (int32) as a list of the shared ``int`` objects ``objects[id]`` (the fast encoder's
     output as Python ints: one reference copy per token, no new ``int``; ``fastsw.encoding.encode_fast.FastEncoder.to_list``).
     Its reference is ``ids.tolist()``; an id outside ``objects`` raises IndexError."""
-    cdef Py_ssize_t n = ids.shape[0], m = len(objects), k
-    cdef PyObject* p
-    for k in range(n):
-        if ids[k] < 0 or ids[k] >= m:
-            raise IndexError(f"token id {ids[k]} is outside the vocabulary (0..{m - 1})")
-    cdef list out = PyList_New(n)
-    for k in range(n):
-        p = PyList_GET_ITEM(objects, ids[k])
-        Py_INCREF(<object>p)
-        PyList_SET_ITEM(out, k, <object>p)
-    return out
+    return _id_list(&ids[0] if ids.shape[0] else NULL, ids.shape[0], objects)
 
 
 def ids_to_lists(const int32_t[::1] ids, const int64_t[::1] offsets, list objects):
