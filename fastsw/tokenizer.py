@@ -1299,17 +1299,23 @@ class Tokenizer:
 
         return from_file(path, pattern=pattern, special_tokens=special_tokens, allow_approximate=allow_approximate)
 
+    # The signature of fastsw.io.tiktoken_vocab.load_tiktoken, restated (the one duplicate pair of this module,
+    # kept): the class is the entry users know from tiktoken, and a `**options` pass-through would hide `backend`
+    # and `cache` from help(), the docs and mypy. The module cannot be imported here at class definition (it
+    # imports this one).
     @staticmethod
     def load_tiktoken(
         path: PathLike,
         pattern: Optional[str] = None,
         special_tokens: Optional[Mapping[str, int]] = None,
-        **options: Any,
+        *,
+        backend: str = "auto",
+        cache: bool = True,
     ) -> "Tokenizer":
         """A tokenizer for a ``.tiktoken`` rank file (gzip accepted) with tiktoken's ids: a
         :class:`fastsw.io.tiktoken_vocab.TiktokenTokenizer`. OpenAI's o200k_base and cl100k_base files are
-        recognised by their content; any other rank file needs its ``pattern``. ``options``: ``backend="auto"``
-        and ``cache=True``, as :func:`fastsw.io.tiktoken_vocab.load_tiktoken` takes them (which see).
+        recognised by their content; any other rank file needs its ``pattern``. See
+        :func:`fastsw.io.tiktoken_vocab.load_tiktoken`.
 
         >>> import pathlib, tempfile
         >>> path = pathlib.Path(tempfile.mkdtemp()) / "ranks.tiktoken"
@@ -1320,7 +1326,7 @@ class Tokenizer:
         """
         from fastsw.io.tiktoken_vocab import load_tiktoken
 
-        return load_tiktoken(path, pattern, special_tokens, **options)
+        return load_tiktoken(path, pattern, special_tokens, backend=backend, cache=cache)
 
     @staticmethod
     def from_tiktoken(enc: Any, *, backend: str = "auto", cache: bool = True) -> "Tokenizer":

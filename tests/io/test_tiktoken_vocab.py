@@ -570,3 +570,19 @@ def test_tiktoken_names_on_o200k_base(vocabs):
     assert tok.decode_tokens_bytes(split) == enc.decode_tokens_bytes(split)
     assert tok.special_tokens_set == enc.special_tokens_set
     assert tok.max_token_value == enc.max_token_value == 200018
+
+
+def test_tokenizer_load_tiktoken_states_the_same_parameters_as_the_module_function():
+    """``Tokenizer.load_tiktoken`` restates the signature of ``fastsw.io.tiktoken_vocab.load_tiktoken`` (so that
+    help(), the docs and type checkers see ``backend`` and ``cache``); the two must not drift apart."""
+    import inspect
+
+    from fastsw import Tokenizer
+    from fastsw.io.tiktoken_vocab import load_tiktoken
+
+    ours = inspect.signature(Tokenizer.load_tiktoken).parameters
+    theirs = inspect.signature(load_tiktoken).parameters
+    assert [(p.name, p.kind, p.default) for p in ours.values()] == [
+        (p.name, p.kind, p.default) for p in theirs.values()
+    ]
+    assert "backend" in ours and "cache" in ours
