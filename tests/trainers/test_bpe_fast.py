@@ -525,7 +525,7 @@ def test_train_runs_every_stage_through_one_backend(monkeypatch, sample_docs, al
         min_count_floor=2,
     )
     with monkeypatch.context() as mp:
-        mp.setattr(trainer, "_backend", lambda backend, progress: Recording())
+        mp.setattr(trainer, "_backend", lambda backend, progress, phase2: Recording())
         tok = fastsw.train(sample_docs[:50], **options)
     split = ["split", "n_candidates"] if greedy_split else []
     assert calls == ["name", "phase1", "warmup_seconds", "candidates", "n_candidates"] + split + [algo]
