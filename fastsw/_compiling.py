@@ -42,6 +42,14 @@ def ready(kernels) -> bool:
     return all(not hasattr(k, "signatures") or k.signatures or in_disk_cache(k) for k in kernels)
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity, where the system tells it). With one, a background
+    compilation would only take turns with this process's work, and starting it costs a Python and Numba start."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 def start(function: str) -> subprocess.Popen:
     """Start a process that calls ``function`` (``"package.module:name"``, a function of this ``fastsw``
     without arguments, which compiles kernels) and return it (a ``subprocess.Popen``)."""

@@ -547,7 +547,7 @@ def compile_ahead(phase2: bool) -> None:
     global _ahead
     from fastsw import _compiling
 
-    if _ahead is not None:
+    if _ahead is not None or _compiling.usable_cpus() < 2:  # one CPU: everything compiles here, as it is needed
         return
     helpers = not _compiling.ready((_merge_loop,))
     phase2 = phase2 and not _compiling.ready(PHASE2_KERNELS)

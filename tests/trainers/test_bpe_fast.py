@@ -503,6 +503,23 @@ def test_compile_ahead_starts_nothing_when_the_kernels_are_cached():
     assert fast_train._ahead is None
 
 
+def test_compile_ahead_needs_a_second_cpu(monkeypatch):
+    # Kernels that are not cached start a background process only where a second CPU can run it.
+    from fastsw import _compiling
+
+    monkeypatch.setattr(_compiling, "ready", lambda kernels: False)
+    monkeypatch.setattr(_compiling, "usable_cpus", lambda: 1)
+    fast_train.compile_ahead(True)
+    assert fast_train._ahead is None
+    monkeypatch.setattr(_compiling, "usable_cpus", lambda: 2)
+    fast_train.compile_ahead(True)
+    try:
+        assert fast_train._ahead is not None
+    finally:
+        fast_train.stop_compiling_ahead()
+    assert fast_train._ahead is None
+
+
 # ---------------------------------------------------------------- the training seam
 
 
