@@ -157,3 +157,35 @@ def test_dependencies_point_one_way():
     for low in ("fastsw.io.model_file", "fastsw.encoding.encode_fast", "fastsw.files"):
         assert "fastsw.tokenizer" not in _reach(low), f"{low} imports the tokenizer"
     assert GRAPH["fastsw.files"] == set(), "the file helpers import nothing of fastsw"
+
+
+def test_import_fastsw_leaves_training_and_reading_for_their_first_use():
+    # A process that loads a model and encodes does not pay for importing the trainers, the counter, the readers,
+    # the sharder or the package metadata; the public names still resolve (and `from fastsw import *` gives them).
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import json, sys, fastsw\n"
+        "heavy = ['fastsw.trainers.train', 'fastsw.corpus.counting', 'fastsw.corpus.readers', 'fastsw.encoding.shard',"
+        " 'fastsw.eval.metrics', 'importlib.metadata']\n"
+        "before = [m for m in heavy if m in sys.modules]\n"
+        "from fastsw import *\n"
+        "names = [train.__module__, shard.__module__, iter_documents.__module__, InputError.__module__, metrics.__name__]\n"
+        "print(json.dumps([before, names, fastsw.train is train]))"
+    )
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE.parent), env.get("PYTHONPATH")]))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    before, names, same = json.loads(r.stdout.splitlines()[-1])
+    assert before == [] and same
+    assert names == [
+        "fastsw.trainers.train",
+        "fastsw.encoding.shard",
+        "fastsw.corpus.readers",
+        "fastsw.corpus.readers",
+        "fastsw.eval.metrics",
+    ]

@@ -136,11 +136,11 @@ def address(compile: bool = False) -> Optional[int]:
             return None
         from numba.core.ccallback import CFunc
 
-        from fastsw.encoding.encode_fast import _in_disk_cache
+        from fastsw._compiling import in_disk_cache
 
         cf = CFunc(_one_text, (SIGNATURE.args, SIGNATURE.return_type), {}, {"nopython": True, "nogil": True})
         cf.enable_caching()
-        if not (compile or _in_disk_cache(cf)):
+        if not (compile or in_disk_cache(cf)):
             return None
         cf.compile()  # loads it from the cache when it is there
         _compiled = cf

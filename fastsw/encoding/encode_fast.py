@@ -584,50 +584,22 @@ KERNELS = (
 _on_disk: Optional[bool] = None  # whether Numba's on-disk cache holds every kernel (looked up once)
 
 
-def _in_disk_cache(kernel) -> bool:
-    """Whether Numba's on-disk cache holds ``kernel`` compiled for this machine from this source (its index
-    has an entry whose key, signature apart, is the one this process would look up). Numba's cache keeps no
-    public query for this; where its layout differs, the answer is ``False`` (the caller then takes the
-    plain-Python twin, which gives the same ids)."""
-    try:
-        cache = kernel._cache
-        # a dispatcher's target context, or a ``cfunc``'s (fastsw.encoding.c_entry)
-        target = getattr(kernel, "targetctx", None) or kernel._targetdescr.target_context
-        codegen = target.codegen()
-        return any(cache._index_key(key[0], codegen) == key for key in cache._cache_file._load_index())
-    except Exception:  # noqa: BLE001 - any other Numba: "not known to be cached"
-        return False
-
-
 #: Characters of text (a call's total) that the plain-Python twin encodes while the kernels compile in the
 #: background (about a second of its work); a larger call waits for the compilation (Tokenizer._kernels_for).
 TWIN_WORK = 1 << 18
 _background = None  # the process compiling the kernels into Numba's on-disk cache (compile_in_background)
-_BACKGROUND_CODE = "from fastsw.encoding import encode_fast; encode_fast.warmup()"
 
 
 def compile_in_background():
-    """Start, once per process, a process that compiles the encoding kernels into Numba's on-disk cache (the
-    same ``fastsw`` and ``NUMBA_CACHE_DIR`` as this one; :func:`warmup`), and return it (a ``subprocess.Popen``).
+    """Start, once per process, a process that compiles the encoding kernels into Numba's on-disk cache
+    (:func:`warmup`, through :func:`fastsw._compiling.start`), and return it (a ``subprocess.Popen``).
     While it runs, the tokenizer's twin serves calls of up to ``TWIN_WORK`` characters; when it ends,
     :func:`kernels_ready` finds the kernels on disk and loading them takes a fraction of a second."""
     global _background
     if _background is None:
-        import subprocess
-        import sys
-        from pathlib import Path
+        from fastsw import _compiling
 
-        env = dict(os.environ)
-        # the folder holding this fastsw package, wherever it is imported from (one level up per dotted part)
-        root = str(Path(__file__).resolve().parents[__name__.count(".")])
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
-        _background = subprocess.Popen(
-            [sys.executable, "-c", _BACKGROUND_CODE],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        _background = _compiling.start(f"{__name__}:warmup")
     return _background
 
 
@@ -649,7 +621,9 @@ def kernels_ready() -> bool:
     if not _on_disk and _background is not None and _background.poll() is not None:
         _on_disk = None  # the background compilation has ended: look again
     if _on_disk is None:
-        _on_disk = all(_in_disk_cache(k) for k in KERNELS)
+        from fastsw._compiling import in_disk_cache
+
+        _on_disk = all(in_disk_cache(k) for k in KERNELS)
     return _on_disk
 
 

@@ -239,14 +239,58 @@ def two_way_splits(tokens: Sequence[bytes], rank_of: Mapping[bytes, int]) -> np.
     return np.array(rows, dtype=np.int32).reshape(-1, 3)
 
 
-_HASH_BASE = np.uint64(0x100000001B3)  # odd: the polynomial hash below is a bijection on each length
+_HASH_BASE = np.uint64(0x100000001B3)
+_MIX = np.uint64(0x9E3779B97F4A7C15)  # odd (2**64 / golden ratio): a key's slot is the top bits of key * _MIX
+
+
+def _hash_table(keys: np.ndarray) -> np.ndarray:
+    """An open-addressing table (linear probing) of distinct uint64 ``keys``, built with numpy: each slot holds
+    the index of a key or -1; its size is a power of two at least 4 x the keys (probes stay short). Every round
+    places, for each slot asked for, one of the keys that ask for it; the others go on to the next slot. Used by
+    :func:`_hash_find` (1.2 M lookups among 200k keys: about 4 x sooner than ``np.searchsorted`` on a sorted
+    copy, CPU time, min of 5).
+
+    >>> keys = np.array([7, 1 << 40, 3], np.uint64)
+    >>> _hash_find(_hash_table(keys), keys, np.array([3, 5, 7], np.uint64)).tolist()
+    [2, -1, 0]
+    """
+    bits = max(int(keys.shape[0] * 4).bit_length(), 4)
+    table = np.full(1 << bits, -1, np.int64)
+    with np.errstate(over="ignore"):
+        slot = ((keys * _MIX) >> np.uint64(64 - bits)).astype(np.int64)
+    pending = np.arange(keys.shape[0])
+    while pending.shape[0]:
+        at = slot[pending]
+        free = table[at] == -1
+        table[at[free]] = pending[free]  # of several keys asking for one slot, one is written last
+        placed = table[at] == pending
+        pending = pending[~placed]
+        slot[pending] = (slot[pending] + 1) & (table.shape[0] - 1)
+    return table
+
+
+def _hash_find(table: np.ndarray, keys: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """For each of ``queries``, the index of the equal key in ``table`` (:func:`_hash_table` of ``keys``), or -1."""
+    bits = table.shape[0].bit_length() - 1
+    with np.errstate(over="ignore"):
+        slot = ((queries * _MIX) >> np.uint64(64 - bits)).astype(np.int64)
+    found = np.full(queries.shape[0], -1, np.int64)
+    pending = np.arange(queries.shape[0] if keys.shape[0] else 0)
+    while pending.shape[0]:
+        entry = table[slot[pending]]
+        hit = (entry >= 0) & (keys[entry] == queries[pending])
+        found[pending[hit]] = entry[hit]
+        pending = pending[(entry >= 0) & ~hit]  # an empty slot ends the search: not there
+        slot[pending] = (slot[pending] + 1) & (table.shape[0] - 1)
+    return found  # odd: the polynomial hash below is a bijection on each length
 
 
 def two_way_splits_numpy(tokens: Sequence[bytes]) -> np.ndarray:
     """:func:`two_way_splits` of ``tokens`` (each token's rank is its index), the same array, with numpy: a
     polynomial hash (mod 2**64) of every prefix of every token, each suffix's hash from its prefix's and the
-    token's, both looked up among the tokens' hashes (sorted), then every pair found checked byte for byte.
-    About 1.5 x sooner than the dict loop on o200k_base; when two tokens share a hash (never seen), or the byte
+    token's, both looked up among the tokens' hashes (a hash table, :func:`_hash_table`), then every pair found
+    checked byte for byte.
+    About 2 x sooner than the dict loop on o200k_base (CPU time, min of 3); when two tokens share a hash (never seen), or the byte
     check finds a false match, it returns the dict loop's answer.
 
     >>> two_way_splits_numpy([b"a", b"b", b"ab", b"ba", b"aba"]).tolist()
@@ -270,8 +314,7 @@ def two_way_splits_numpy(tokens: Sequence[bytes]) -> np.ndarray:
         for k in range(1, powers.shape[0]):
             powers[k] = powers[k - 1] * _HASH_BASE
         whole = prefix[off[1:] - 1]
-        order = np.argsort(whole, kind="stable")
-        ordered = whole[order]
+        ordered = np.sort(whole)
         if np.any(ordered[1:] == ordered[:-1]):
             return two_way_splits(tokens, {t: r for r, t in enumerate(tokens)})
         token_of = np.repeat(np.arange(n), lens)
@@ -280,13 +323,10 @@ def two_way_splits_numpy(tokens: Sequence[bytes]) -> np.ndarray:
         token_of, cut, left_hash = token_of[keep], cut[keep], prefix[keep]
         right_hash = whole[token_of] - left_hash * powers[lens[token_of] - cut]
 
-    def find(h):
-        at = np.minimum(np.searchsorted(ordered, h), n - 1)
-        return np.where(ordered[at] == h, order[at], -1)
-
-    left = find(left_hash)
+    table = _hash_table(whole)
+    left = _hash_find(table, whole, left_hash)
     has = left >= 0
-    token_of, cut, left, right = token_of[has], cut[has], left[has], find(right_hash[has])
+    token_of, cut, left, right = token_of[has], cut[has], left[has], _hash_find(table, whole, right_hash[has])
     has = (right >= 0) & (lens[left] == cut) & (lens[right] == lens[token_of] - cut)
     left, right, token_of, cut = left[has], right[has], token_of[has], cut[has]
     # byte for byte: position p of the token against position p of left + right

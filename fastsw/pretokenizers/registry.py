@@ -21,7 +21,6 @@ found, so ``fastsw train --pretokenizer NAME`` and ``fastsw.load`` find it in ev
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
 import warnings
 from typing import Any, Dict, List, Optional, Type, TypeVar, Union
 
@@ -70,6 +69,8 @@ def _load_plugins() -> bool:
         return False
     _plugins_loaded = True
     added = False
+    import importlib.metadata  # here: reading the installed packages' metadata is not needed before a lookup
+
     for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
         if ep.name in _FAMILIES:
             if _FAMILIES[ep.name].target != ep.value:

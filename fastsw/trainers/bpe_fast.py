@@ -39,7 +39,7 @@ import numpy as np
 
 from fastsw._config import gc_paused
 from fastsw._interrupt import call_kernel
-from fastsw.trainers.bpe_kernels import _cut_candidates, _merge_loop
+from fastsw.trainers.bpe_kernels import AHEAD, _cut_candidates, _merge_loop
 from fastsw.alphabet import get_profile, has_utf8
 from fastsw.trainers.bpe import check_pair_total
 from fastsw.corpus.memory import check_candidates, check_cut, check_phase2
@@ -488,6 +488,7 @@ class FastBackend:
         """:func:`boundless_phase2_packed`, after checking that its working set fits in memory
         (:func:`fastsw.corpus.memory.check_phase2`)."""
         check_cut(len(candidates[2]), len(candidates[0]))
+        phase2_ready()
         regular = list(regular)
         cut = _cut_for_boundless(candidates, [c for _, _, c in regular], len(args[0]))
         check_phase2(len(cut[2]), len(cut[0]))
@@ -497,6 +498,7 @@ class FastBackend:
     def superbpe(candidates, *args, **kwargs):
         """:func:`superbpe_phase2_packed`, after checking that its working set fits in memory."""
         check_phase2(len(candidates[2]), len(candidates[0]))
+        phase2_ready()
         return superbpe_phase2_packed(candidates, *args, **kwargs)
 
 
@@ -522,11 +524,83 @@ def compile_notice(callback):
         yield
 
 
-def warmup() -> None:
-    """Compile (or load from the cache) the kernels on a tiny input for both profiles."""
+#: The kernels of phase 2 alone: BoundlessBPE's and SuperBPE's candidate cut (both phases run the merge loop).
+PHASE2_KERNELS = (_cut_candidates,)
+_ahead = None  # the process compiling kernels ahead into Numba's on-disk cache (compile_ahead)
+
+
+def compile_ahead(phase2: bool) -> None:
+    """On a fresh install, start a background process (:func:`fastsw._compiling.start`) that compiles, into Numba's
+    on-disk cache, the merge loop's helpers of ``fastsw.trainers.bpe_kernels.AHEAD`` (:func:`warmup_helpers`;
+    unless the loop is cached) and, with ``phase2``, then the phase-2 kernels (:func:`warmup_phase2`; unless
+    they are cached). Meanwhile this process compiles the merge loop, which loads those helpers from the cache
+    when it reaches them, and runs phase 1; phase 2 waits for the process (:func:`phase2_ready`) and loads its
+    kernels from the cache. Runs without a phase 2 (BPE) never compile the phase-2 kernels."""
+    global _ahead
+    from fastsw import _compiling
+
+    if _ahead is not None or _compiling.usable_cpus() < 2:  # one CPU: everything compiles here, as it is needed
+        return
+    helpers = not _compiling.ready((_merge_loop,))
+    phase2 = phase2 and not _compiling.ready(PHASE2_KERNELS)
+    if helpers or phase2:
+        _ahead = _compiling.start(
+            f"{__name__}:"
+            + ("warmup_ahead" if helpers and phase2 else "warmup_helpers" if helpers else "warmup_phase2")
+        )
+
+
+def phase2_ready() -> None:
+    """Wait for the background process of :func:`compile_ahead`, if one runs (the phase-2 kernels then load from
+    the cache; if it failed, they compile here at their first call)."""
+    global _ahead
+    if _ahead is not None:
+        from fastsw import _compiling
+
+        process, _ahead = _ahead, None
+        _compiling.finish(process)
+
+
+def stop_compiling_ahead() -> None:
+    """End and reap the background process of :func:`compile_ahead` if it still runs (a run without a phase 2,
+    or one that ends early: an error, Ctrl-C). What it compiled stays in the cache."""
+    global _ahead
+    if _ahead is not None:
+        from fastsw import _compiling
+
+        process, _ahead = _ahead, None
+        _compiling.stop(process)
+
+
+def warmup(phase2: bool = True) -> None:
+    """Compile (or load from the cache) the merge loop on a tiny input for both profiles, and with ``phase2``
+    the phase-2 kernels (:func:`warmup_phase2`)."""
     from fastsw.alphabet import get_profile
 
     tb = [bytes([i]) for i in range(4)]
     for name in ("paper", "hf"):
         learn_merges_fast([[0, 1, 0, 1, 2], [1, 1, 1]], [3, 2], list(tb), get_profile(name), 3)
-        boundless_phase2_packed([(0, 1, 5)], pack_candidates({(0, 1, 2): 4, (2, 3): 1}), list(tb), 4, get_profile(name))
+    if phase2:
+        warmup_phase2()
+
+
+def warmup_helpers() -> None:
+    """Compile (or load from the cache) the merge loop's helpers of ``fastsw.trainers.bpe_kernels.AHEAD``, each
+    with its signature (a tuple of types: the key under which the loop's compilation looks them up)."""
+    from numba.core import sigutils
+
+    for kernel, signature in AHEAD:
+        if hasattr(kernel, "compile"):  # NUMBA_DISABLE_JIT=1: a plain function, nothing compiles
+            kernel.compile(tuple(sigutils.normalize_signature(signature)[0]))
+
+
+def warmup_phase2() -> None:
+    """Compile (or load from the cache) :data:`PHASE2_KERNELS` on a tiny input (a floor of 5 cuts the pair
+    ``(2, 3)``), and nothing else."""
+    cut_candidates(pack_candidates({(0, 1, 2): 4, (2, 3): 1}), 5, 4)
+
+
+def warmup_ahead() -> None:
+    """:func:`warmup_helpers`, then :func:`warmup_phase2`."""
+    warmup_helpers()
+    warmup_phase2()

@@ -1036,3 +1036,25 @@ KERNELS = (
     _cut_weights,
     _cut_candidates,
 )
+
+#: Helpers of the merge loop that, on a fresh install, a background process compiles into Numba's on-disk cache
+#: while the training process compiles the loop (:func:`fastsw.trainers.bpe_fast.compile_ahead`). The
+#: loop's type inference meets its helpers in the order of its source and these last, so by then it finds them in
+#: the cache and loads them instead of compiling them (one it meets first is compiled in both processes: the same
+#: code, a second core's time). Each with the one signature the loop calls it with (a test checks that no helper
+#: gets a second one).
+AHEAD = (
+    (
+        _rewrite_words,
+        "(int32[::1], int64[::1], int64[::1], int64[::1], int32[::1], int64, int64, int64, int64, int64, int64, int64,"
+        " int64[::1], int64[::1], int32[::1], int64, int32[::1], int32[::1], int64, int64[::1], int64[::1], int64[::1])",
+    ),
+    (_compact, "(int32[::1], int32[::1], int64[::1], int64, int64)"),
+    (_grow_i32, "(int32[::1], int64)"),
+    (_room_for_pairs, "(int64[::1], int32[::1], int64[::1], int64)"),
+    (
+        _push_created,
+        "(int64[::1], int64[::1], int64, int64[::1], int64, int64, int64, int64[::1], uint8[::1], int64[::1], int64,"
+        " uint8[::1], int8[:, ::1])",
+    ),
+)

@@ -15,6 +15,7 @@ or :class:`fastsw.trainers.bpe_fast.FastBackend` (same methods, same results); n
 from __future__ import annotations
 
 import os
+import sys
 import time
 import warnings
 from fractions import Fraction
@@ -70,9 +71,11 @@ MAX_VOCAB_SIZE = (1 << 63) - 1
 COMPILE_NOTICE = "compiling the training kernels (first run only, ~10 s)"
 
 
-def _backend(backend: str, progress: bool):
+def _backend(backend: str, progress: bool, phase2: bool):
     """The stages of one run: :class:`ReferenceBackend`, or :class:`fastsw.trainers.bpe_fast.FastBackend` once the
-    Numba kernels are loaded."""
+    merge loop is loaded. On a fresh install a background process compiles part of the loop's helpers meanwhile
+    and, with ``phase2`` (a run that takes supermerges), phase 2's own kernels
+    (:func:`fastsw.trainers.bpe_fast.compile_ahead`)."""
     if resolve_backend(backend) == "python":
         return ReferenceBackend()
     from fastsw.trainers import bpe_fast as fast_train  # imports numba: only when the fast path is used
@@ -88,9 +91,17 @@ def _backend(backend: str, progress: bool):
                 bar.stream.write(COMPILE_NOTICE + "\n")
                 bar.stream.flush()
 
+        fast_train.compile_ahead(phase2)
         with fast_train.compile_notice(say_compiling):
-            fast_train.warmup()
+            fast_train.warmup(phase2=False)
     return fast_train.FastBackend(warmup_seconds=time.perf_counter() - bar.start)
+
+
+def _stop_compiling_ahead() -> None:
+    """End the background compilation of the run if it still runs (no phase 2, an error, Ctrl-C)."""
+    fast_train = sys.modules.get("fastsw.trainers.bpe_fast")
+    if fast_train is not None:
+        fast_train.stop_compiling_ahead()
 
 
 def _backend_for_weighted(counts: Counts, backend: str, stages, scale: str):
@@ -366,7 +377,7 @@ def _read_and_count(
             "with {pretokenizer:'none}, or {pretokenizer:'script}",
             algo=algo,
         )
-    stages = _backend(backend, progress)
+    stages = _backend(backend, progress, phase2=needs_runs)
     record = {
         "supermerges": None,
         "greedy_split": False,
@@ -695,69 +706,75 @@ def train(
     if parity is not None and inputs is not None and not isinstance(inputs, dict) and lang_field is None:
         check_parity_languages(parity, None)  # before reading: the text has no languages
     # 1-2. read and count (or load count tables)
-    source = _read_and_count(
-        inputs,
-        trainer,
-        parity,
-        from_counts=from_counts,
-        pretokenizer=pretokenizer,
-        normalize=normalize,
-        text_field=text_field,
-        doc_mode=doc_mode,
-        separator=separator,
-        progress=progress,
-        backend=backend,
-        workers=workers,
-        weights=weights,
-        shares=shares,
-        lang_field=lang_field,
-        count_candidates=_count_candidates,
-        common=common,
-    )
-    counts, pretok, form, stages, info, dev_counts = source
-    # 3. the alphabet and the room it leaves
-    own_alphabet = pretok.make_alphabet(profile)  # a scheme with atoms beyond bytes (markers, SCRIPT; fastsw.alphabet)
-    if own_alphabet is not None:
-        if alphabet != "bytes":
-            raise ValueError(
-                f"alphabet={alphabet!r} does not go with pretokenizer {pretok.name!r}"
-                ", whose alphabet is the profile's bytes plus its atoms; leave alphabet unset"
+    try:
+        source = _read_and_count(
+            inputs,
+            trainer,
+            parity,
+            from_counts=from_counts,
+            pretokenizer=pretokenizer,
+            normalize=normalize,
+            text_field=text_field,
+            doc_mode=doc_mode,
+            separator=separator,
+            progress=progress,
+            backend=backend,
+            workers=workers,
+            weights=weights,
+            shares=shares,
+            lang_field=lang_field,
+            count_candidates=_count_candidates,
+            common=common,
+        )
+        counts, pretok, form, stages, info, dev_counts = source
+        # 3. the alphabet and the room it leaves
+        own_alphabet = pretok.make_alphabet(
+            profile
+        )  # a scheme with atoms beyond bytes (markers, SCRIPT; fastsw.alphabet)
+        if own_alphabet is not None:
+            if alphabet != "bytes":
+                raise ValueError(
+                    f"alphabet={alphabet!r} does not go with pretokenizer {pretok.name!r}"
+                    ", whose alphabet is the profile's bytes plus its atoms; leave alphabet unset"
+                )
+            alph: Alphabet = own_alphabet
+        elif alphabet == "bytes":
+            alph = default_alphabet(profile)
+        else:
+            alph = CharAlphabet({ch for p in counts.pretokens for ch in p}, byte_fallback=byte_fallback)
+        n_alpha = len(alph)
+        if vocab_size < n_alpha:
+            raise OptionError(
+                "{vocab_size:v} is smaller than the %d-token alphabet; use {vocab_size} >= %d" % (n_alpha, n_alpha),
+                vocab_size=vocab_size,
             )
-        alph: Alphabet = own_alphabet
-    elif alphabet == "bytes":
-        alph = default_alphabet(profile)
-    else:
-        alph = CharAlphabet({ch for p in counts.pretokens for ch in p}, byte_fallback=byte_fallback)
-    n_alpha = len(alph)
-    if vocab_size < n_alpha:
-        raise OptionError(
-            "{vocab_size:v} is smaller than the %d-token alphabet; use {vocab_size} >= %d" % (n_alpha, n_alpha),
+        if trainer.phase1_merges(vocab_size - n_alpha) < 0:
+            n_super = vocab_size - n_alpha - trainer.phase1_merges(vocab_size - n_alpha)
+            raise OptionError(
+                "{vocab_size} - {supermerges} = %d is smaller than the %d-token alphabet"
+                % (vocab_size - n_super, n_alpha)
+            )
+        # 4-6. fit: the trainer's stages
+        run = Run(
+            counts=counts,
+            alphabet=alph,
+            pretokenizer=pretok,
+            profile=profile,
+            rules=get_profile(profile),
             vocab_size=vocab_size,
+            stages=stages,
+            info=info,
+            normalize=form,
+            special_tokens=special_tokens,
+            progress=progress,
+            dev_counts=dev_counts,
+            from_counts=from_counts is not None,
+            count_candidates=_count_candidates,
+            model_class=Tokenizer,
         )
-    if trainer.phase1_merges(vocab_size - n_alpha) < 0:
-        n_super = vocab_size - n_alpha - trainer.phase1_merges(vocab_size - n_alpha)
-        raise OptionError(
-            "{vocab_size} - {supermerges} = %d is smaller than the %d-token alphabet" % (vocab_size - n_super, n_alpha)
-        )
-    # 4-6. fit: the trainer's stages
-    run = Run(
-        counts=counts,
-        alphabet=alph,
-        pretokenizer=pretok,
-        profile=profile,
-        rules=get_profile(profile),
-        vocab_size=vocab_size,
-        stages=stages,
-        info=info,
-        normalize=form,
-        special_tokens=special_tokens,
-        progress=progress,
-        dev_counts=dev_counts,
-        from_counts=from_counts is not None,
-        count_candidates=_count_candidates,
-        model_class=Tokenizer,
-    )
-    tok = trainer.fit(run)
+        tok = trainer.fit(run)
+    finally:
+        _stop_compiling_ahead()
     for note in info["notes"]:  # each says how the vocabulary fell short of vocab_size
         warnings.warn(note, VocabularyNotReachedWarning, stacklevel=2)
     return tok

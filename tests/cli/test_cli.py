@@ -589,7 +589,7 @@ def test_first_run_says_kernels_compile(tmp_path, capsys, monkeypatch):
     from fastsw.trainers import train as trainer
 
     fresh = [njit(lambda x: x + 1), njit(lambda x: x * 2)]
-    monkeypatch.setattr(fast_train, "warmup", lambda: [kernel(1) for kernel in fresh])
+    monkeypatch.setattr(fast_train, "warmup", lambda phase2=True: [kernel(1) for kernel in fresh])
     (tmp_path / "c.txt").write_text("the cat sat on the mat\n" * 50, encoding="utf-8")
     argv = [
         "train",
@@ -646,6 +646,8 @@ def test_training_on_a_fresh_install_compiles_only_the_training_kernels(tmp_path
     seen = _fresh_cache_run(code, tmp_path)
     assert seen == {"encode": [], "train": ["_cut_candidates", "_merge_loop"]}
     model = fastsw.load(tmp_path / "m.json")  # the same reachable tokens as a check on the kernels
+    reference = fastsw.train(corpus, algo="boundless", vocab_size=600, backend="python")
+    assert model.merges == reference.merges
     fresh = fastsw.Tokenizer(
         alphabet=model.alphabet,
         merges=[tuple(m[1:]) for m in model.merges],
@@ -655,6 +657,25 @@ def test_training_on_a_fresh_install_compiles_only_the_training_kernels(tmp_path
         backend="numba",
     )
     assert model._shortcut == fresh._shortcut and model._eligible == fresh._eligible
+
+
+def test_bpe_training_on_a_fresh_install_leaves_the_phase2_kernels_and_no_process(tmp_path, sample_docs):
+    # A run without supermerges never compiles the candidate cut; the background process that compiled part of
+    # the merge loop's helpers meanwhile is ended and reaped when the run ends (no child left, not even a zombie).
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("\n".join(sample_docs[:40]), encoding="utf-8")
+    code = (
+        "import os\nfrom fastsw import cli\nfrom fastsw.trainers import bpe_fast\n"
+        f"assert cli.main(['train', {str(corpus)!r}, '--algo', "
+        "'bpe', '--vocab-size', '600', '--backend', 'numba', '-o', 'm.json']) == 0\n"
+        "try:\n    os.waitpid(-1, os.WNOHANG)\n    children = True\nexcept ChildProcessError:\n    children = False\n"
+        "import json; print(json.dumps({'train': compiled(_train_kernels.KERNELS[-4:]), 'children': children, "
+        "'ahead': bpe_fast._ahead is not None}))"
+    )
+    seen = _fresh_cache_run(code, tmp_path)
+    assert seen == {"train": ["_merge_loop"], "children": False, "ahead": False}
+    model = fastsw.load(tmp_path / "m.json")
+    assert model.merges == fastsw.train(corpus, algo="bpe", vocab_size=600, backend="python").merges
 
 
 def test_loading_and_a_short_encode_on_a_fresh_install_compile_nothing(tmp_path, multilingual_boundless):

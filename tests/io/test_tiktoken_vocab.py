@@ -102,6 +102,19 @@ def test_two_way_splits_numpy_on_random_vocabularies(tokens):
     assert np.array_equal(tv.two_way_splits_numpy(tokens), want)
 
 
+_KEY = st.one_of(st.integers(0, 600), st.integers(0, 2**64 - 1))  # small keys crowd a few slots: long probes
+
+
+@SETTINGS
+@given(st.sets(_KEY, max_size=400), st.lists(_KEY, max_size=200))
+def test_hash_table_finds_what_a_dict_finds(keys, others):
+    keys = np.array(sorted(keys), np.uint64)
+    queries = np.array(keys.tolist() + others, np.uint64)
+    index = {k: i for i, k in enumerate(keys.tolist())}
+    found = tv._hash_find(tv._hash_table(keys), keys, queries)
+    assert found.tolist() == [index.get(q, -1) for q in queries.tolist()]
+
+
 @pytest.mark.parametrize("pat", ["o200k", "cl100k"])
 @pytest.mark.parametrize("lang", LANGS)
 def test_corpus_ids_equal_tiktoken(vocabs, pat, lang):

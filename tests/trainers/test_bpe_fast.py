@@ -452,6 +452,74 @@ def test_each_kernel_compiled_once():
         assert len(kernel.signatures) <= 1, kernel.__name__
 
 
+def _fresh_cache(code: str, tmp_path):
+    """The JSON last printed by ``code`` run in a new process with an empty Numba cache (a fresh install)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = dict(os.environ)
+    root = str(Path(fastsw.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "numba-cache")
+    for name in ("FASTSW_PUREPYTHON", "NUMBA_DISABLE_JIT"):
+        env.pop(name, None)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout.splitlines()[-1])
+
+
+def test_kernels_compiled_ahead_are_loaded_by_the_merge_loop(tmp_path):
+    # On a fresh install the background process compiles the helpers of AHEAD (with the signatures written
+    # there) and the phase-2 kernels; the merge loop's compilation in this process then loads them from the
+    # cache instead of compiling them (a wrong signature would make it compile that helper here again), and
+    # no kernel gets a second signature.
+    code = (
+        "import json\nfrom numba.core import event\n"
+        "from fastsw.trainers import bpe_fast, bpe_kernels as K\n"
+        "bpe_fast.compile_ahead(True)\nstarted = bpe_fast._ahead is not None\nbpe_fast.phase2_ready()\n"
+        "here = []\n"
+        "class Seen(event.Listener):\n"
+        "    def on_start(self, ev): here.append(ev.data['dispatcher'].py_func.__name__)\n"
+        "    def on_end(self, ev): pass\n"
+        "with event.install_listener('numba:compile', Seen()):\n"
+        "    bpe_fast.warmup()\n"
+        "print(json.dumps({'started': started, 'here': sorted(set(here) & {k.__name__ for k in K.KERNELS}), "
+        "'signatures': {k.__name__: len(k.signatures) for k in K.KERNELS if len(k.signatures) > 1}}))"
+    )
+    seen = _fresh_cache(code, tmp_path)
+    ahead = {kernel.__name__ for kernel, _ in _train_kernels.AHEAD} | {"_cut_candidates"}
+    assert seen["started"] and seen["signatures"] == {}
+    assert "_merge_loop" in seen["here"] and not ahead & set(seen["here"])
+
+
+def test_compile_ahead_starts_nothing_when_the_kernels_are_cached():
+    if not hasattr(_train_kernels._merge_loop, "signatures"):
+        pytest.skip("NUMBA_DISABLE_JIT=1: the kernels ran as plain Python")
+    warmup()
+    fast_train.compile_ahead(True)
+    assert fast_train._ahead is None
+
+
+def test_compile_ahead_needs_a_second_cpu(monkeypatch):
+    # Kernels that are not cached start a background process only where a second CPU can run it.
+    from fastsw import _compiling
+
+    monkeypatch.setattr(_compiling, "ready", lambda kernels: False)
+    monkeypatch.setattr(_compiling, "usable_cpus", lambda: 1)
+    fast_train.compile_ahead(True)
+    assert fast_train._ahead is None
+    monkeypatch.setattr(_compiling, "usable_cpus", lambda: 2)
+    fast_train.compile_ahead(True)
+    try:
+        assert fast_train._ahead is not None
+    finally:
+        fast_train.stop_compiling_ahead()
+    assert fast_train._ahead is None
+
+
 # ---------------------------------------------------------------- the training seam
 
 
@@ -474,7 +542,7 @@ def test_train_runs_every_stage_through_one_backend(monkeypatch, sample_docs, al
         min_count_floor=2,
     )
     with monkeypatch.context() as mp:
-        mp.setattr(trainer, "_backend", lambda backend, progress: Recording())
+        mp.setattr(trainer, "_backend", lambda backend, progress, phase2: Recording())
         tok = fastsw.train(sample_docs[:50], **options)
     split = ["split", "n_candidates"] if greedy_split else []
     assert calls == ["name", "phase1", "warmup_seconds", "candidates", "n_candidates"] + split + [algo]

@@ -1,0 +1,55 @@
+"""fastsw._compiling: the on-disk cache lookup and the background process that compiles kernels into it. Each
+test runs in a new process with an empty Numba cache (a fresh install); no wall clock is looked at."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import fastsw
+
+ROOT = str(Path(fastsw.__file__).resolve().parents[1])
+
+
+def _fresh(code: str, tmp_path):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [ROOT, env.get("PYTHONPATH")]))
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "numba-cache")
+    for name in ("FASTSW_PUREPYTHON", "NUMBA_DISABLE_JIT"):
+        env.pop(name, None)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout.splitlines()[-1])
+
+
+def test_a_background_process_fills_this_process_cache(tmp_path):
+    # The started process compiles what its function compiles (the candidate cut), into this process's cache:
+    # here it is then in the disk cache, not compiled here, and the merge loop (not asked for) is in neither.
+    code = (
+        "import json\nfrom fastsw import _compiling\nfrom fastsw.trainers import bpe_fast, bpe_kernels as K\n"
+        "before = _compiling.ready(bpe_fast.PHASE2_KERNELS)\n"
+        "ok = _compiling.finish(_compiling.start('fastsw.trainers.bpe_fast:warmup_phase2'))\n"
+        "print(json.dumps([before, ok, _compiling.ready(bpe_fast.PHASE2_KERNELS), "
+        "bool(K._cut_candidates.signatures), _compiling.ready([K._merge_loop])]))"
+    )
+    assert _fresh(code, tmp_path) == [False, True, True, False, False]
+
+
+def test_stop_ends_and_reaps_the_process(tmp_path):
+    code = (
+        "import json, os\nfrom fastsw import _compiling\n"
+        "p = _compiling.start('fastsw.trainers.bpe_fast:warmup_ahead')\n_compiling.stop(p)\n"
+        "try:\n    os.waitpid(-1, os.WNOHANG)\n    children = True\nexcept ChildProcessError:\n    children = False\n"
+        "print(json.dumps([p.returncode, children]))"
+    )
+    returncode, children = _fresh(code, tmp_path)
+    assert returncode != 0 and not children
+
+
+def test_a_failed_process_says_so(tmp_path):
+    code = (
+        "import json\nfrom fastsw import _compiling\n"
+        "print(json.dumps(_compiling.finish(_compiling.start('fastsw.trainers.bpe_fast:no_such_function'))))"
+    )
+    assert _fresh(code, tmp_path) is False
