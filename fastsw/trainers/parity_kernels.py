@@ -221,7 +221,7 @@ def _parity_loop(
         # tried, allowed ones first; the window is ignored when every allowed language is exhausted)
         if n_steps < global_merges:
             h = n_lang
-            lang = -1
+            lang = np.int64(-1)  # typed: a literal -1 reaching the helpers would compile them once more for it
             best = _htop(hk, hc, hb, hs, h, htab, rec, pcount, n_lang, floor, tpre, tb, tb_off, tie_bytes)
             if best < 0 or _column(rec, pcount, n_lang, best, h) < min_frequency:
                 break
@@ -230,7 +230,7 @@ def _parity_loop(
                 tried[l] = 0
             best = -1
             while True:
-                lang = -1
+                lang = np.int64(-1)
                 for rule in range(2):  # 0: the window's allowed languages; 1 (skip only): any language
                     for l in range(n_lang):
                         if tried[l] != 0 or (rule == 0 and window > 0 and in_window[l] > allowance):
