@@ -496,14 +496,21 @@ def _long_hash(data, start, end):
     return np.int64(h)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _empty_slots(size, width):
+    """A shortcut table of ``size`` empty slots of ``width`` int64 (a slot's second word -1, the rest 0)."""
+    sc = np.zeros(width * size, np.int64)
+    for s in range(size):
+        sc[width * s + 1] = -1
+    return sc
+
+
 @njit(cache=True, nogil=True)
 def _build_short_table(tb, tb_off, ids, size):
     """The shortcut table of tokens of at most 8 bytes: ``size`` slots (power of
     two, > 2 x entries) of two int64, ``[packed bytes, length << 32 | id]``
     (-1 = empty); see the module notes."""
-    sc = np.zeros(2 * size, np.int64)
-    for s in range(size):
-        sc[2 * s + 1] = -1
+    sc = _empty_slots(size, 2)
     mask = size - 1
     for i in range(ids.shape[0]):
         t = ids[i]
@@ -522,9 +529,7 @@ def _build_long_table(tb, tb_off, ids, size):
     """The shortcut table of tokens longer than 8 bytes: ``size`` slots (power of
     two, > 2 x entries) of four int64 ``[hash, length << 32 | id (-1 = empty),
     offset in tb, 0]``; see the module notes."""
-    sc = np.zeros(4 * size, np.int64)
-    for s in range(size):
-        sc[4 * s + 1] = -1
+    sc = _empty_slots(size, 4)
     mask = size - 1
     for i in range(ids.shape[0]):
         t = ids[i]
