@@ -43,28 +43,11 @@ else:
         return types.void(arr, i), codegen
 
 
-@njit(cache=True)
-def _grow_i32(a, cap):
-    """A copy of int32 ``a`` with capacity ``cap`` (>= len(a)); the tail is undefined."""
-    b = np.empty(cap, np.int32)
-    for i in range(a.shape[0]):  # a loop: a slice copy compiles its shape-mismatch error message too
-        b[i] = a[i]
-    return b
-
-
-@njit(cache=True)
-def _grow_i64(a, cap):
-    """A copy of int64 ``a`` with capacity ``cap`` (>= len(a)); the tail is undefined."""
-    b = np.empty(cap, np.int64)
-    for i in range(a.shape[0]):  # a loop: a slice copy compiles its shape-mismatch error message too
-        b[i] = a[i]
-    return b
-
-
-@njit(cache=True)
-def _grow_u8(a, cap):
-    """A copy of uint8 ``a`` with capacity ``cap`` (>= len(a)); the tail is undefined."""
-    b = np.empty(cap, np.uint8)
+@njit(cache=True, inline="always")
+def _grow(a, cap):
+    """A copy of ``a`` (int32, int64 or uint8) with capacity ``cap`` (>= len(a)); the tail is undefined. Inlined
+    into each caller (growing is rare), so one body serves every dtype and no signature is compiled for it."""
+    b = np.empty(cap, a.dtype)
     for i in range(a.shape[0]):  # a loop: a slice copy compiles its shape-mismatch error message too
         b[i] = a[i]
     return b
@@ -157,7 +140,8 @@ def _rehash(htab, size):
 
 @njit(cache=True)
 def _pair_id(htab, rec, plen, n_pairs, x, y):
-    """The id of pair ``(x, y)``, creating it (count 0, no occurrences) when new.
+    """The id of pair ``(x, y)``, creating it (count 0, no occurrences) when new (its language columns, if any,
+    are the caller's: :func:`_add_count`).
 
     The caller has made room: the pair arrays have capacity > ``n_pairs`` and the
     hash table has a free slot. Returns ``(pair id, new n_pairs)``.
@@ -175,24 +159,38 @@ def _pair_id(htab, rec, plen, n_pairs, x, y):
     return n_pairs, n_pairs + 1
 
 
+@njit(cache=True, inline="always")
+def _add_count(pcount, n_lang, col, q, created, c):
+    """Add ``c`` to pair ``q``'s count in language column ``col`` (none when ``n_lang`` is 0: BPE), zeroing its
+    ``n_lang`` columns first when the pair was just ``created``. Inlined: it runs once per pair."""
+    if n_lang > 0:
+        if created:
+            for l in range(n_lang):
+                pcount[q * n_lang + l] = 0
+        pcount[q * n_lang + col] += c
+
+
 @njit(cache=True)
-def _room_for_pairs(rec, plen, htab, need):
-    """``(rec, plen, htab)`` with room for ``need`` pairs: the pair arrays grown by
-    1.25x (each growth briefly holds old and new) and the hash table by 1.5x at 3/4
-    load, or the same arrays when they already fit."""
+def _room_for_pairs(pairs, n_lang, need):
+    """The pair table ``pairs = (htab, rec, plen, pcount)`` with room for ``need`` pairs: the pair arrays (and the
+    ``n_lang`` count columns per pair of ``pcount``) grown by 1.25x (each growth briefly holds old and new) and the
+    hash table by 1.5x at 3/4 load, or the same arrays when they already fit."""
+    htab, rec, plen, pcount = pairs
     cap = plen.shape[0]
     if need > cap:
         cap = max(cap + cap // 4, need)
         if cap > _MAX_ID:
             raise ValueError("too many pairs for the merge loop (pair ids are 32-bit)")
-        rec = _grow_i64(rec, 3 * cap)
-        plen = _grow_i32(plen, cap)
+        rec = _grow(rec, 3 * cap)
+        plen = _grow(plen, cap)
+    if cap * n_lang > pcount.shape[0]:
+        pcount = _grow(pcount, cap * n_lang)
     if 4 * need > 3 * htab.shape[0]:
         size = htab.shape[0]
         while 4 * need > 3 * size:
             size += size // 2
         htab = _rehash(htab, size)
-    return rec, plen, htab
+    return htab, rec, plen, pcount
 
 
 @njit(cache=True)
@@ -284,63 +282,88 @@ def _better(kp, cp, kq, cq, tpre, tb, tb_off, tie_bytes):
     return kp < kq
 
 
-@njit(cache=True)
-def _sift_down(heap_key, heap_count, size, i, tpre, tb, tb_off, tie_bytes):
-    """Restore the max-heap below position ``i`` (pair keys ``heap_key``, counts ``heap_count``)."""
-    p = heap_key[i]
-    c = heap_count[i]
+# ---- lazy max-heaps of pair keys and counts: a heap is the region hk/hc[base : base + size] (BPE has one at
+# base 0; parity-aware BPE one per language in the same arrays). Inlined into each caller, where BPE's base 0 and
+# summed column are constants: called, they cost BPE's phase 1 about 15 % more CPU than BPE's own heap had
+# (`python bench/bench_phase1.py --mb 20 --merges 30000 --rounds 5`: 0.585 s against 0.507 s, medians of 3
+# alternating runs); inlined, 0.495 s against 0.479 s (medians of 6)
+
+
+@njit(cache=True, inline="always")
+def _move(hk, hc, base, dst, src):
+    """Heap entry ``src`` to position ``dst`` of the heap at ``base``."""
+    hk[base + dst] = hk[base + src]
+    hc[base + dst] = hc[base + src]
+
+
+@njit(cache=True, inline="always")
+def _move_in(hk, hc, base, i, p, c):
+    """Key ``p`` with count ``c`` to position ``i`` of the heap at ``base``."""
+    hk[base + i] = p
+    hc[base + i] = c
+
+
+@njit(cache=True, inline="always")
+def _sift_down(hk, hc, base, size, i, tpre, tb, tb_off, tie_bytes):
+    """Restore the order of the heap at ``base`` below position ``i``."""
+    p = hk[base + i]
+    c = hc[base + i]
     while True:
         child = 2 * i + 1
         if child >= size:
             break
         other = child + 1
         if other < size and _better(
-            heap_key[other], heap_count[other], heap_key[child], heap_count[child], tpre, tb, tb_off, tie_bytes
+            hk[base + other], hc[base + other], hk[base + child], hc[base + child], tpre, tb, tb_off, tie_bytes
         ):
             child = other
-        if not _better(heap_key[child], heap_count[child], p, c, tpre, tb, tb_off, tie_bytes):
+        if not _better(hk[base + child], hc[base + child], p, c, tpre, tb, tb_off, tie_bytes):
             break
-        heap_key[i] = heap_key[child]
-        heap_count[i] = heap_count[child]
+        _move(hk, hc, base, i, child)
         i = child
-    heap_key[i] = p
-    heap_count[i] = c
+    _move_in(hk, hc, base, i, p, c)
 
 
-@njit(cache=True)
-def _push(heap_key, heap_count, size, p, c, tpre, tb, tb_off, tie_bytes):
-    """Push the pair with key ``p`` and count ``c`` (capacity must allow it); returns the new size."""
+@njit(cache=True, inline="always")
+def _push(hk, hc, base, size, p, c, tpre, tb, tb_off, tie_bytes):
+    """Push key ``p`` with count ``c`` onto the heap at ``base`` (capacity must allow it); returns the new size."""
     i = size
     while i > 0:
         parent = (i - 1) // 2
-        if not _better(p, c, heap_key[parent], heap_count[parent], tpre, tb, tb_off, tie_bytes):
+        if not _better(p, c, hk[base + parent], hc[base + parent], tpre, tb, tb_off, tie_bytes):
             break
-        heap_key[i] = heap_key[parent]
-        heap_count[i] = heap_count[parent]
+        _move(hk, hc, base, i, parent)
         i = parent
-    heap_key[i] = p
-    heap_count[i] = c
+    _move_in(hk, hc, base, i, p, c)
     return size + 1
 
 
-@njit(cache=True)
-def _top(heap_key, heap_count, hsize, htab, rec, floor, tpre, tb, tb_off, tie_bytes):
-    """The best pair: re-key stale tops with their current count, drop those at
-    or below ``floor``. Returns ``(pair id or -1 when none is left, new heap size)``."""
-    while hsize > 0:
-        key = heap_key[0]
+@njit(cache=True, inline="always")
+def _column(rec, pcount, n_lang, q, h):
+    """Pair ``q``'s count in column ``h``: language ``h``, or the sum when ``h == n_lang`` (BPE: ``n_lang`` 0)."""
+    if h == n_lang:
+        return rec[3 * q + 1]
+    return pcount[q * n_lang + h]
+
+
+@njit(cache=True, inline="always")
+def _top(hk, hc, base, size, h, htab, rec, pcount, n_lang, floor, tpre, tb, tb_off, tie_bytes):
+    """The best pair of the heap at ``base`` on column ``h`` (:func:`_column`): re-key stale tops with their current
+    count, drop those at or below ``floor``. Returns ``(pair id or -1 when none is left, new heap size)``."""
+    while size > 0:
+        key = hk[base]
         q = _find(htab, rec, key, _hash(key))
-        current = rec[3 * q + 1]
-        if heap_count[0] == current:
-            return q, hsize
+        current = _column(rec, pcount, n_lang, q, h)
+        if hc[base] == current:
+            return q, size
         if current > floor:
-            heap_count[0] = current
+            hc[base] = current
         else:
-            hsize -= 1
-            heap_key[0] = heap_key[hsize]
-            heap_count[0] = heap_count[hsize]
-        _sift_down(heap_key, heap_count, hsize, np.int64(0), tpre, tb, tb_off, tie_bytes)
-    return -1, hsize
+            size -= 1
+            hk[base] = hk[base + size]
+            hc[base] = hc[base + size]
+        _sift_down(hk, hc, base, size, np.int64(0), tpre, tb, tb_off, tie_bytes)
+    return -1, size
 
 
 @njit(cache=True, inline="always")
@@ -356,7 +379,9 @@ def _push_created(heap_key, heap_count, hsize, rec, first, last, floor, tpre, tb
     returns the heap size."""
     for q in range(first, last):
         if rec[3 * q + 1] > floor and _allowed(rec[3 * q], tkind, rule):
-            hsize = _push(heap_key, heap_count, hsize, rec[3 * q], rec[3 * q + 1], tpre, tb, tb_off, tie_bytes)
+            hsize = _push(
+                heap_key, heap_count, np.int64(0), hsize, rec[3 * q], rec[3 * q + 1], tpre, tb, tb_off, tie_bytes
+            )
     return hsize
 
 
@@ -371,14 +396,22 @@ def _pair_counts(x, y, i, last_eq, overlapping):
     return True, last_eq
 
 
+# ---- the merge loop's words and pair table, shared with parity-aware BPE (:mod:`fastsw.trainers.parity_kernels`):
+# ``words = (tokens, offsets, lengths, word_counts, word_lang, word_lw)`` (int32 tokens; int64 offsets, lengths and
+# counts; per word its language, int32, and its length weight, int64, both read only when ``n_lang`` > 0, so BPE
+# passes empty arrays) and ``pairs = (htab, rec, plen, pcount)`` (``pcount``: ``n_lang`` counts per pair, one per
+# language, beside the summed count in ``rec``)
+
+
 @njit(cache=True)
-def _count_words(tokens, offsets, lengths, word_counts, w, overlapping, htab, rec, plen, n_pairs, tq, t0):
-    """The initial pair counts of the words from ``w`` on; ``tq[o - t0 + i]`` gets
-    the pair at position ``i`` of the word at ``o`` when it is the pair's first
-    occurrence in the word, else -1 (``rec[3 * q + 2]`` is the last word counted
-    in pair ``q``'s ``plen``). Stops before a word the pair arrays or the hash
-    table lack room for; returns ``(w, n_pairs)`` (``w`` = n_words when done). A
-    separate function for the reason given at :func:`_rewrite_words`."""
+def _count_words(words, n_lang, w, overlapping, pairs, n_pairs, tq, t0):
+    """The initial pair counts (summed, and per language when ``n_lang`` > 0) of the words from ``w`` on;
+    ``tq[o - t0 + i]`` gets the pair at position ``i`` of the word at ``o`` when it is the pair's first
+    occurrence in the word, else -1 (``rec[3 * q + 2]`` is the last word counted in pair ``q``'s ``plen``).
+    Stops before a word the pair arrays or the hash table lack room for; returns ``(w, n_pairs)`` (``w`` =
+    n_words when done). A separate function for the reason given at :func:`_rewrite_words`."""
+    tokens, offsets, lengths, word_counts, word_lang, _ = words
+    htab, rec, plen, pcount = pairs
     n_words = offsets.shape[0] - 1
     while w < n_words:
         o = offsets[w]
@@ -390,6 +423,7 @@ def _count_words(tokens, offsets, lengths, word_counts, w, overlapping, htab, re
         if need > plen.shape[0] or 4 * need > 3 * htab.shape[0]:
             return w, n_pairs
         c = word_counts[w]
+        col = word_lang[w] if n_lang > 0 else 0
         last_eq = -2
         for i in range(L - 1):
             x = tokens[o + i]
@@ -398,8 +432,10 @@ def _count_words(tokens, offsets, lengths, word_counts, w, overlapping, htab, re
             if not counted:
                 tq[o - t0 + i] = -1
                 continue
-            q, n_pairs = _pair_id(htab, rec, plen, n_pairs, x, y)
+            q, n = _pair_id(htab, rec, plen, n_pairs, x, y)
             rec[3 * q + 1] += c
+            _add_count(pcount, n_lang, col, q, n != n_pairs, c)
+            n_pairs = n
             if rec[3 * q + 2] != w:
                 rec[3 * q + 2] = w
                 plen[q] += 1
@@ -411,38 +447,20 @@ def _count_words(tokens, offsets, lengths, word_counts, w, overlapping, htab, re
 
 
 @njit(cache=True)
-def _rewrite_words(
-    tokens,
-    offsets,
-    lengths,
-    word_counts,
-    occ,
-    seg,
-    t,
-    seg_n,
-    a,
-    b,
-    new,
-    overlapping,
-    htab,
-    rec,
-    plen,
-    n_pairs,
-    buf_q,
-    buf_w,
-    n_buf,
-    win_lo,
-    win_hi,
-    win_n,
-):
+def _rewrite_words(words, n_lang, overlapping, pairs, n_pairs, occ, seg, t, seg_n, a, b, new, bufs, n_buf, win, drop):
     """Merge ``(a, b)`` into ``new`` in the words ``occ[seg + t : seg + seg_n]``,
-    updating pair counts and collecting the new token's occurrences in ``buf_q``,
-    ``buf_w``. Stops early, before changing a word, when the pair arrays, the hash
+    updating pair counts (summed, and the word's language column when ``n_lang`` > 0, where also
+    ``drop[lang] += replacements × length weight``) and collecting the new token's occurrences in
+    ``bufs = (buf_q, buf_w)``. Stops early, before changing a word, when the pair arrays, the hash
     table or the buffer lack room for it. Returns ``(t, n_pairs, n_buf)``: where
     it stopped (``seg_n`` when done) and the new sizes.
 
     A separate function, so that its arrays are loop invariants (the caller
     grows them between calls)."""
+    tokens, offsets, lengths, word_counts, word_lang, word_lw = words
+    htab, rec, plen, pcount = pairs
+    buf_q, buf_w = bufs
+    win_lo, win_hi, win_n = win
     while t < seg_n:
         # the words ahead are scattered in memory: fetch their offset, length and
         # count 12 words ahead and their first tokens 6 words ahead
@@ -451,6 +469,8 @@ def _rewrite_words(
             _prefetch(offsets, w2)
             _prefetch(lengths, w2)
             _prefetch(word_counts, w2)
+            if n_lang > 0:
+                _prefetch(word_lang, w2)
         if t + 6 < seg_n:
             _prefetch(tokens, offsets[occ[seg + t + 6]])
         w = occ[seg + t]
@@ -506,23 +526,26 @@ def _rewrite_words(
         win_n[n_win] = cur_n
         n_win += 1
         c = word_counts[w]
+        col = word_lang[w] if n_lang > 0 else 0
 
         need = n_pairs + L + 1
         if need > plen.shape[0] or 4 * need > 3 * htab.shape[0] or n_buf + L > buf_q.shape[0]:
             return t, n_pairs, n_buf  # the caller makes room, then calls again from t
 
-        # old pairs of each window out
-        for v in range(n_win):
-            last_eq = -2
-            for i in range(win_lo[v], win_hi[v] - 1):
-                x = tokens[o + i]
-                y = tokens[o + i + 1]
-                counted, last_eq = _pair_counts(x, y, i, last_eq, overlapping)
-                if not counted:
-                    continue
-                key = (np.int64(x) << 32) | np.int64(y)
-                q = _find(htab, rec, key, _hash(key))
-                rec[3 * q + 1] -= c
+        if c != 0:  # old pairs of each window out (a word counted 0 times, a dev text's, changes no count)
+            for v in range(n_win):
+                last_eq = -2
+                for i in range(win_lo[v], win_hi[v] - 1):
+                    x = tokens[o + i]
+                    y = tokens[o + i + 1]
+                    counted, last_eq = _pair_counts(x, y, i, last_eq, overlapping)
+                    if not counted:
+                        continue
+                    key = (np.int64(x) << 32) | np.int64(y)
+                    q = _find(htab, rec, key, _hash(key))
+                    rec[3 * q + 1] -= c
+                    if n_lang > 0:
+                        pcount[q * n_lang + col] -= c
 
         # rewrite in place from the first replacement, left to right, non-overlapping
         i = win_lo[0]
@@ -535,6 +558,8 @@ def _rewrite_words(
                 tokens[o + k] = tokens[o + i]
                 i += 1
             k += 1
+        if n_lang > 0:
+            drop[col] += (L - k) * word_lw[w]
         L = k
         lengths[w] = L
 
@@ -553,8 +578,10 @@ def _rewrite_words(
                 counted, last_eq = _pair_counts(x, y, i, last_eq, overlapping)
                 if not counted:
                     continue
-                q, n_pairs = _pair_id(htab, rec, plen, n_pairs, x, y)
+                q, n = _pair_id(htab, rec, plen, n_pairs, x, y)
                 rec[3 * q + 1] += c
+                _add_count(pcount, n_lang, col, q, n != n_pairs, c)
+                n_pairs = n
                 if (x == new or y == new) and rec[3 * q + 2] != w:
                     rec[3 * q + 2] = w
                     plen[q] += 1
@@ -564,6 +591,143 @@ def _rewrite_words(
 
         t += 1
     return t, n_pairs, n_buf
+
+
+@njit(cache=True)
+def _rewrite_segment(words, n_lang, overlapping, pairs, n_pairs, occ, seg, seg_n, a, b, new, bufs, win, drop):
+    """Merge ``(a, b)`` into ``new`` in every word of the occurrence segment ``occ[seg : seg + seg_n]``
+    (:func:`_rewrite_words`, the pair table and the buffers grown between its calls). Returns ``(pairs,
+    n_pairs, bufs, n_buf)``."""
+    lengths = words[2]
+    n_buf = np.int64(0)
+    t = np.int64(0)
+    while True:
+        t, n_pairs, n_buf = _rewrite_words(
+            words, n_lang, overlapping, pairs, n_pairs, occ, seg, t, seg_n, a, b, new, bufs, n_buf, win, drop
+        )
+        if t >= seg_n:
+            return pairs, n_pairs, bufs, n_buf
+        L = lengths[occ[seg + t]]
+        pairs = _room_for_pairs(pairs, n_lang, n_pairs + L + 1)
+        buf_q, buf_w = bufs
+        if n_buf + L > buf_q.shape[0]:
+            buf_cap = max(buf_q.shape[0] + buf_q.shape[0] // 2, n_buf + L)
+            bufs = (_grow(buf_q, buf_cap), _grow(buf_w, buf_cap))
+
+
+@njit(cache=True)
+def _token_table(tb_in, tb_off_in, steps):
+    """The vocabulary's bytes ``tb`` (a copy of ``tb_in``), its offsets with room for ``steps`` more tokens, and
+    the tokens' prefix keys (:func:`_prefix_key`, same room): ``(tb, tb_off, tpre)``."""
+    n_tokens = tb_off_in.shape[0] - 1
+    tb = tb_in.copy()
+    tb_off = _grow(tb_off_in, n_tokens + 1 + steps)
+    tpre = np.empty(n_tokens + steps, np.int64)
+    for t in range(n_tokens):
+        tpre[t] = _prefix_key(tb, tb_off, t)
+    return tb, tb_off, tpre
+
+
+@njit(cache=True)
+def _add_token(tb, tb_off, tpre, tb_used, a, b, new):
+    """Token ``new`` = token ``a``'s bytes then ``b``'s, appended to the table of :func:`_token_table` (``tb_used``
+    bytes used). Returns ``(tb, tb_used)`` (``tb`` grown when full)."""
+    la = tb_off[a + 1] - tb_off[a]
+    lb = tb_off[b + 1] - tb_off[b]
+    if tb_used + la + lb > tb.shape[0]:
+        tb = _grow(tb, max(2 * tb.shape[0], tb_used + la + lb))
+    for i in range(la):
+        tb[tb_used + i] = tb[tb_off[a] + i]
+    for i in range(lb):
+        tb[tb_used + la + i] = tb[tb_off[b] + i]
+    tb_used += la + lb
+    tb_off[new + 1] = tb_used
+    tpre[new] = _prefix_key(tb, tb_off, new)
+    return tb, tb_used
+
+
+@njit(cache=True)
+def _initial_pairs(words, n_lang, overlapping):
+    """The pair table of the words' initial pairs. Returns ``(pairs, n_pairs, tq, t0, win)``: ``tq`` as in
+    :func:`_count_words` (``t0`` the first word's offset), ``win`` the replacement windows' scratch arrays of
+    :func:`_rewrite_words` (``(lo, hi, n)``, room for the longest word)."""
+    offsets, lengths = words[1], words[2]
+    n_words = offsets.shape[0] - 1
+    if n_words > _MAX_ID:
+        raise ValueError("too many words for the merge loop (word ids are 32-bit)")
+    # pairs: rec[3q] = key (left << 32 | right), rec[3q + 1] = count, rec[3q + 2] =
+    # start of the occurrence segment occ[start:start + plen[q]] (while the segment
+    # is being collected: the last word added)
+    cap = 1024
+    htab = np.full(4096, -1, np.int64)
+    pairs = (htab, np.empty(3 * cap, np.int64), np.empty(cap, np.int32), np.empty(cap * n_lang, np.int64))
+    n_pairs = np.int64(0)  # typed, so helpers compile one signature
+    max_len = 0
+    n_tok = 0
+    for w in range(n_words):
+        max_len = max(max_len, lengths[w])
+        n_tok += lengths[w]
+    n_win = max_len // 2 + 1
+    win = (np.empty(n_win, np.int64), np.empty(n_win, np.int64), np.empty(n_win, np.int64))
+    tq = np.empty(n_tok, np.int32)
+    t0 = offsets[0] if n_words > 0 else 0
+    w = np.int64(0)
+    while True:
+        w, n_pairs = _count_words(words, n_lang, w, overlapping, pairs, n_pairs, tq, t0)
+        if w >= n_words:
+            return pairs, n_pairs, tq, t0, win
+        pairs = _room_for_pairs(pairs, n_lang, n_pairs + lengths[w] + 1)
+
+
+@njit(cache=True)
+def _initial_segments(offsets, lengths, tq, t0, rec, plen, n_pairs, floor):
+    """The occurrence segments of the initial pairs counted above ``floor`` (the others get none), in pair id
+    order, each in word order, from ``tq`` (:func:`_initial_pairs`). Returns ``(occ, n_occ)``: the occurrence
+    array (with room to grow) and its used length."""
+    n_occ = np.int64(0)
+    for q in range(n_pairs):
+        if rec[3 * q + 1] <= floor:
+            plen[q] = 0
+        rec[3 * q + 2] = n_occ
+        n_occ += plen[q]
+    occ = np.empty(n_occ + n_occ // 8 + 1024, np.int32)
+    for w in range(offsets.shape[0] - 1):
+        o = offsets[w] - t0
+        for i in range(lengths[w] - 1):
+            q = tq[o + i]
+            if q >= 0 and plen[q] > 0:
+                occ[rec[3 * q + 2]] = w
+                rec[3 * q + 2] += 1
+    for q in range(n_pairs):
+        rec[3 * q + 2] -= plen[q]
+    return occ, n_occ
+
+
+@njit(cache=True)
+def _new_segments(occ, n_occ, rec, plen, first, n_pairs, bufs, n_buf, floor):
+    """A merge's occurrences ``bufs = (buf_q, buf_w)`` become the segments of the pairs ``first .. n_pairs - 1``
+    created in it (those counted at or below ``floor`` get none), appended in pair id order (compacting, then
+    growing, when full). Returns ``(occ, n_occ)``."""
+    buf_q, buf_w = bufs
+    for q in range(first, n_pairs):
+        if rec[3 * q + 1] <= floor:
+            plen[q] = 0  # never chosen: no segment
+    if n_occ + n_buf > occ.shape[0]:
+        n_occ = _compact(occ, plen, rec, first, floor)
+        occ_cap = occ.shape[0]
+        if 4 * (n_occ + n_buf) > 3 * occ_cap:
+            occ = _grow(occ[:n_occ], max(occ_cap + occ_cap // 4, n_occ + n_buf + n_buf // 2))
+    for q in range(first, n_pairs):
+        rec[3 * q + 2] = n_occ
+        n_occ += plen[q]
+    for t in range(n_buf):
+        q = buf_q[t]
+        if plen[q] > 0:
+            occ[rec[3 * q + 2]] = buf_w[t]
+            rec[3 * q + 2] += 1
+    for q in range(first, n_pairs):
+        rec[3 * q + 2] -= plen[q]
+    return occ, n_occ
 
 
 @njit(cache=True, nogil=True)
@@ -617,7 +781,6 @@ def _merge_loop(
     and its count (int64); ``lengths`` (int64, n_words) the final word lengths;
     ``exact`` 1 unless pruning made the result unreliable.
     """
-    n_words = offsets.shape[0] - 1
     # A pair whose count is at or below ``floor`` can never be chosen: with replay
     # a pair is taken only when its count exceeds replay[j] >= min(replay), and a
     # pair's count never grows after the step that creates it. Such pairs get no
@@ -631,49 +794,20 @@ def _merge_loop(
         for k in range(replay.shape[0]):
             floor = min(floor, replay[k])
         floor = max(floor, np.int64(0))
-    if n_words > _MAX_ID:
-        raise ValueError("too many words for the merge loop (word ids are 32-bit)")
     lengths = offsets[1:] - offsets[:-1]
     n_tokens = tb_off_in.shape[0] - 1
-    tb = tb_in.copy()
-    tb_off = _grow_i64(tb_off_in, n_tokens + 1 + max(max_steps, 0))
+    tb, tb_off, tpre = _token_table(tb_in, tb_off_in, max(max_steps, 0))
     tb_used = tb_off[n_tokens]
-    tpre = np.empty(n_tokens + max(max_steps, 0), np.int64)
-    for t in range(n_tokens):
-        tpre[t] = _prefix_key(tb, tb_off, t)
     tkind = np.empty(n_tokens + max(max_steps, 0), np.uint8)
     for t in range(n_tokens):
         tkind[t] = tkind_in[t]
 
-    # pairs: rec[3q] = key (left << 32 | right), rec[3q + 1] = count, rec[3q + 2] =
-    # start of the occurrence segment occ[start:start + plen[q]] (while the segment
-    # is being collected: the last word added)
-    cap = 1024
-    rec = np.empty(3 * cap, np.int64)
-    plen = np.empty(cap, np.int32)
-    n_pairs = np.int64(0)  # typed, so helpers compile one signature
-    htab = np.full(4096, -1, np.int64)
-    max_len = 0
-    n_tok = 0
-    for w in range(n_words):
-        max_len = max(max_len, lengths[w])
-        n_tok += lengths[w]
-    win_lo = np.empty(max_len // 2 + 1, np.int64)
-    win_hi = np.empty(max_len // 2 + 1, np.int64)
-    win_n = np.empty(max_len // 2 + 1, np.int64)
-
-    # ---- initial pair counts; tq[o - t0 + i] = the pair at position i of the word at o
-    # when it is the pair's first occurrence in the word, else -1
-    tq = np.empty(n_tok, np.int32)
-    t0 = offsets[0] if n_words > 0 else 0
-    w = np.int64(0)
-    while True:
-        w, n_pairs = _count_words(
-            tokens, offsets, lengths, word_counts, w, overlapping, htab, rec, plen, n_pairs, tq, t0
-        )
-        if w >= n_words:
-            break
-        rec, plen, htab = _room_for_pairs(rec, plen, htab, n_pairs + lengths[w] + 1)
+    # ---- initial pair counts (no language columns: n_lang 0)
+    n_lang = np.int64(0)
+    drop = np.zeros(0, np.int64)
+    words = (tokens, offsets, lengths, word_counts, np.zeros(0, np.int32), np.zeros(0, np.int64))
+    pairs, n_pairs, tq, t0, win = _initial_pairs(words, n_lang, overlapping)
+    htab, rec, plen, pcount = pairs
 
     # ---- the guessed floor without replay: the prune_top-th largest initial count
     guessed = False
@@ -686,47 +820,29 @@ def _merge_loop(
         guessed = floor > 0
         initial = np.empty(0, np.int64)
 
-    # ---- occurrence segments of the initial pairs, in pair id order, each in word order
-    n_occ = np.int64(0)
-    for q in range(n_pairs):
-        if rec[3 * q + 1] <= floor:
-            plen[q] = 0
-        rec[3 * q + 2] = n_occ
-        n_occ += plen[q]
-    occ_cap = n_occ + n_occ // 8 + 1024
-    occ = np.empty(occ_cap, np.int32)
-    for w in range(n_words):
-        o = offsets[w] - t0
-        for i in range(lengths[w] - 1):
-            q = tq[o + i]
-            if q >= 0 and plen[q] > 0:
-                occ[rec[3 * q + 2]] = w
-                rec[3 * q + 2] += 1
-    for q in range(n_pairs):
-        rec[3 * q + 2] -= plen[q]
+    occ, n_occ = _initial_segments(offsets, lengths, tq, t0, rec, plen, n_pairs, floor)
     tq = np.empty(0, np.int32)  # free it
 
-    # ---- heap of all pairs with a positive count (bottom-up heapify)
-    hsize = 0
+    # ---- heap of all pairs with a positive count (bottom-up heapify), one region at ``base`` 0 of its arrays
+    base = np.int64(0)
+    hsize = np.int64(0)
     for q in range(n_pairs):
         if rec[3 * q + 1] > floor and _allowed(rec[3 * q], tkind, rule):
             hsize += 1
     heap_cap = max(hsize + hsize // 8, 1024)
     heap_key = np.empty(heap_cap, np.int64)
     heap_count = np.empty(heap_cap, np.int64)
-    hsize = 0
+    hsize = np.int64(0)
     for q in range(n_pairs):
         if rec[3 * q + 1] > floor and _allowed(rec[3 * q], tkind, rule):
             heap_key[hsize] = rec[3 * q]
             heap_count[hsize] = rec[3 * q + 1]
             hsize += 1
     for i in range(hsize // 2 - 1, -1, -1):
-        _sift_down(heap_key, heap_count, np.int64(hsize), np.int64(i), tpre, tb, tb_off, tie_bytes)
+        _sift_down(heap_key, heap_count, base, hsize, np.int64(i), tpre, tb, tb_off, tie_bytes)
 
     # the step's new occurrences (pair, word), before they become segments
-    buf_cap = 1024
-    buf_q = np.empty(buf_cap, np.int32)
-    buf_w = np.empty(buf_cap, np.int32)
+    bufs = (np.empty(1024, np.int32), np.empty(1024, np.int32))
 
     n_out = max(max_steps, 0)
     kinds = np.zeros(n_out, np.int8)
@@ -740,7 +856,9 @@ def _merge_loop(
         if stop[0] != 0:  # one load per step: no measurable cost (see fastsw.trainers.bpe_fast)
             break
         # ---- best pair: re-key or drop stale tops
-        best, hsize = _top(heap_key, heap_count, np.int64(hsize), htab, rec, floor, tpre, tb, tb_off, tie_bytes)
+        best, hsize = _top(
+            heap_key, heap_count, base, hsize, n_lang, htab, rec, pcount, n_lang, floor, tpre, tb, tb_off, tie_bytes
+        )
         if best < 0:
             # no pair above the floor: no pair will ever be taken again, and nothing
             # changes during replay steps, so every remaining step replays a regular
@@ -776,83 +894,20 @@ def _merge_loop(
         out_count[n_steps] = best_count
         n_steps += 1
 
-        # ---- the new token's bytes
+        # ---- the new token, then every word of the pair's occurrence segment rewritten
         new = n_tokens
         n_tokens += 1
-        la = tb_off[a + 1] - tb_off[a]
-        lb = tb_off[b + 1] - tb_off[b]
-        if tb_used + la + lb > tb.shape[0]:
-            tb = _grow_u8(tb, max(2 * tb.shape[0], tb_used + la + lb))
-        for i in range(la):
-            tb[tb_used + i] = tb[tb_off[a] + i]
-        for i in range(lb):
-            tb[tb_used + la + i] = tb[tb_off[b] + i]
-        tb_used += la + lb
-        tb_off[new + 1] = tb_used
-        tpre[new] = _prefix_key(tb, tb_off, new)
+        tb, tb_used = _add_token(tb, tb_off, tpre, tb_used, a, b, new)
         tkind[new] = rule[tkind[a], tkind[b]]
-
-        # ---- rewrite every word of the pair's occurrence segment
         first_new_pair = n_pairs
         seg = rec[3 * best + 2]
-        seg_n = plen[best]
+        seg_n = np.int64(plen[best])
         plen[best] = 0
-        n_buf = np.int64(0)
-        t = np.int64(0)
-        while True:
-            t, n_pairs, n_buf = _rewrite_words(
-                tokens,
-                offsets,
-                lengths,
-                word_counts,
-                occ,
-                seg,
-                t,
-                np.int64(seg_n),
-                a,
-                b,
-                new,
-                overlapping,
-                htab,
-                rec,
-                plen,
-                n_pairs,
-                buf_q,
-                buf_w,
-                n_buf,
-                win_lo,
-                win_hi,
-                win_n,
-            )
-            if t >= seg_n:
-                break
-            L = lengths[occ[seg + t]]
-            rec, plen, htab = _room_for_pairs(rec, plen, htab, n_pairs + L + 1)
-            if n_buf + L > buf_cap:
-                buf_cap = max(buf_cap + buf_cap // 2, n_buf + L)
-                buf_q = _grow_i32(buf_q, buf_cap)
-                buf_w = _grow_i32(buf_w, buf_cap)
-
-        # ---- the step's occurrences become the segments of the pairs created in
-        # it, appended in pair id order (compacting, then growing, when full)
-        for q in range(first_new_pair, n_pairs):
-            if rec[3 * q + 1] <= floor:
-                plen[q] = 0  # never chosen: no segment
-        if n_occ + n_buf > occ_cap:
-            n_occ = _compact(occ, plen, rec, np.int64(first_new_pair), floor)
-            if 4 * (n_occ + n_buf) > 3 * occ_cap:
-                occ_cap = max(occ_cap + occ_cap // 4, n_occ + n_buf + n_buf // 2)
-                occ = _grow_i32(occ[:n_occ], occ_cap)
-        for q in range(first_new_pair, n_pairs):
-            rec[3 * q + 2] = n_occ
-            n_occ += plen[q]
-        for t in range(n_buf):
-            q = buf_q[t]
-            if plen[q] > 0:
-                occ[rec[3 * q + 2]] = buf_w[t]
-                rec[3 * q + 2] += 1
-        for q in range(first_new_pair, n_pairs):
-            rec[3 * q + 2] -= plen[q]
+        pairs, n_pairs, bufs, n_buf = _rewrite_segment(
+            words, n_lang, overlapping, pairs, n_pairs, occ, seg, seg_n, a, b, new, bufs, win, drop
+        )
+        htab, rec, plen, pcount = pairs
+        occ, n_occ = _new_segments(occ, n_occ, rec, plen, np.int64(first_new_pair), n_pairs, bufs, n_buf, floor)
 
         # ---- heap entries for the pairs with the new token, the only pairs whose
         # count can grow (merging only shortens runs and never joins old tokens);
@@ -860,8 +915,8 @@ def _merge_loop(
         n_created = n_pairs - first_new_pair
         if hsize + n_created > heap_key.shape[0]:
             heap_cap = max(heap_key.shape[0] + heap_key.shape[0] // 4, hsize + n_created)
-            heap_key = _grow_i64(heap_key[:hsize], heap_cap)
-            heap_count = _grow_i64(heap_count[:hsize], heap_cap)
+            heap_key = _grow(heap_key[:hsize], heap_cap)
+            heap_count = _grow(heap_count[:hsize], heap_cap)
         hsize = _push_created(
             heap_key,
             heap_count,
@@ -1009,14 +1064,13 @@ def _cut_candidates(tokens, offsets, counts, floor, top, marker):
 
 
 KERNELS = (
-    _grow_i32,
-    _grow_i64,
-    _grow_u8,
+    _grow,
     _kth_smallest,
     _hash,
     _find,
     _rehash,
     _pair_id,
+    _add_count,
     _room_for_pairs,
     _compact,
     _cmp_bytes,
@@ -1024,13 +1078,22 @@ KERNELS = (
     _prefix_key,
     _cmp_token,
     _better,
+    _move,
+    _move_in,
     _sift_down,
     _push,
+    _column,
     _top,
     _allowed,
     _push_created,
     _count_words,
     _rewrite_words,
+    _rewrite_segment,
+    _token_table,
+    _add_token,
+    _initial_pairs,
+    _initial_segments,
+    _new_segments,
     _merge_loop,
     _pair_slot,
     _cut_weights,

@@ -303,6 +303,32 @@ def _encode_docs(
     return out[:n_out].copy(), offsets
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _min_cover(sym, start, n, keys, vals, mask, n_sym, node_tok, out, reverse):
+    """``out[i]`` = the fewest tokens covering atoms ``[0, i)`` of the pretoken ``sym[start : start + n]``
+    (``reverse``: atoms ``[i, n)``), ``n + 1`` where none does; the twin of ``fastsw.trainers.mingram._min_cover``.
+    Inlined: each call site's ``reverse`` is a constant, so each compiles to its own loop without the test."""
+    big = n + 1
+    for i in range(n + 1):
+        out[i] = big
+    out[n if reverse else 0] = 0
+    for k in range(n):
+        p = n - 1 - k if reverse else k
+        if not reverse and out[p] >= big:
+            continue  # no cover reaches p: nothing to extend
+        node = 0
+        for e in range(p + 1, n + 1):
+            node = _child(keys, vals, mask, node, sym[start + e - 1], n_sym)
+            if node < 0:
+                break
+            if node_tok[node] >= 0:
+                if reverse:
+                    if out[e] + 1 < out[p]:
+                        out[p] = out[e] + 1
+                elif out[p] + 1 < out[e]:
+                    out[e] = out[p] + 1
+
+
 @njit(cache=True, nogil=True)
 def _mi_scores(sym, offsets, counts, keys, vals, n_sym, node_tok, tok_len, cost, n_atoms, lmax, n_tokens):
     """MinGram-PP scores (MINGRAM.md 1.7): for each packed pretoken, F (fewest tokens covering each prefix)
@@ -325,31 +351,8 @@ def _mi_scores(sym, offsets, counts, keys, vals, n_sym, node_tok, tok_len, cost,
         start = offsets[w]
         end = offsets[w + 1]
         n = end - start
-        big = n + 1
-        F[0] = 0
-        for i in range(1, n + 1):
-            F[i] = big
-        for p in range(n):
-            if F[p] >= big:
-                continue
-            node = 0
-            for e in range(p + 1, n + 1):
-                node = _child(keys, vals, mask, node, sym[start + e - 1], n_sym)
-                if node < 0:
-                    break
-                if node_tok[node] >= 0 and F[p] + 1 < F[e]:
-                    F[e] = F[p] + 1
-        for i in range(n):
-            B[i] = big
-        B[n] = 0
-        for p in range(n - 1, -1, -1):
-            node = 0
-            for e in range(p + 1, n + 1):
-                node = _child(keys, vals, mask, node, sym[start + e - 1], n_sym)
-                if node < 0:
-                    break
-                if node_tok[node] >= 0 and B[e] + 1 < B[p]:
-                    B[p] = B[e] + 1
+        _min_cover(sym, start, n, keys, vals, mask, n_sym, node_tok, F, False)
+        _min_cover(sym, start, n, keys, vals, mask, n_sym, node_tok, B, True)
         K = F[n]
         _viterbi(sym, start, end, keys, vals, dense, row, n_sym, node_tok, cost, best, back)
         m = 0

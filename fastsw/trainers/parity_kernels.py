@@ -1,8 +1,9 @@
 """Numba kernel for parity-aware BPE (the fast twin of :func:`fastsw.trainers.parity.learn_parity_merges`).
 
 Private functions over contiguous numpy arrays only; the driver is :mod:`fastsw.trainers.parity_fast`. The pair
-table, hashing, tie order and occurrence segments are :mod:`fastsw.trainers.bpe_kernels`' (imported, not
-copied); what is new here is what parity-aware BPE adds to the merge loop.
+table, hashing, tie order, heaps, occurrence segments and the rewriting of words (with a count column per language)
+are :mod:`fastsw.trainers.bpe_kernels`' (imported, not copied); what is new here is what parity-aware BPE adds to
+the merge loop: one heap per language and the choice of the language.
 
 Design notes: see docs/internals.md, section "Parity-aware BPE".
 """
@@ -13,296 +14,30 @@ import numpy as np
 from numba import njit
 
 from fastsw.trainers.bpe_kernels import (
-    _better,
-    _compact,
-    _find,
-    _grow_i32,
-    _grow_i64,
-    _grow_u8,
-    _hash,
-    _pair_counts,
-    _pair_id,
-    _prefetch,
-    _prefix_key,
-    _room_for_pairs,
+    _add_token,
+    _column,
+    _initial_pairs,
+    _initial_segments,
+    _new_segments,
+    _push,
+    _rewrite_segment,
+    _sift_down,
+    _token_table,
+    _top,
 )
 
 _DIGIT = 30
 _MASK = (1 << _DIGIT) - 1
 
 
-@njit(cache=True)
-def _room(rec, plen, htab, pcount, n_lang, need):
-    """:func:`fastsw.trainers.bpe_kernels._room_for_pairs`, with the per-language count columns grown alongside."""
-    rec, plen, htab = _room_for_pairs(rec, plen, htab, need)
-    if plen.shape[0] * n_lang > pcount.shape[0]:
-        pcount = _grow_i64(pcount, plen.shape[0] * n_lang)
-    return rec, plen, htab, pcount
-
-
-@njit(cache=True)
-def _new_pair(htab, rec, plen, pcount, n_lang, n_pairs, x, y):
-    """:func:`fastsw.trainers.bpe_kernels._pair_id`, zeroing a new pair's language columns."""
-    q, n = _pair_id(htab, rec, plen, n_pairs, x, y)
-    if n != n_pairs:
-        for l in range(n_lang):
-            pcount[q * n_lang + l] = 0
-    return q, n
-
-
-@njit(cache=True)
-def _count_entries(
-    tokens, offsets, lengths, word_counts, word_lang, n_lang, w, overlapping, htab, rec, plen, pcount, n_pairs, tq, t0
-):
-    """The initial pair counts (summed and per language) of the entries from ``w`` on; ``tq`` as in
-    :func:`fastsw.trainers.bpe_kernels._count_words`. Stops before an entry that lacks room; returns
-    ``(w, n_pairs)``."""
-    n_words = offsets.shape[0] - 1
-    while w < n_words:
-        o = offsets[w]
-        L = lengths[w]
-        if L < 2:
-            w += 1
-            continue
-        need = n_pairs + L + 1
-        if need > plen.shape[0] or 4 * need > 3 * htab.shape[0]:
-            return w, n_pairs
-        c = word_counts[w]
-        col = word_lang[w]
-        last_eq = -2
-        for i in range(L - 1):
-            x = tokens[o + i]
-            y = tokens[o + i + 1]
-            counted, last_eq = _pair_counts(x, y, i, last_eq, overlapping)
-            if not counted:
-                tq[o - t0 + i] = -1
-                continue
-            q, n_pairs = _new_pair(htab, rec, plen, pcount, n_lang, n_pairs, x, y)
-            rec[3 * q + 1] += c
-            pcount[q * n_lang + col] += c
-            if rec[3 * q + 2] != w:
-                rec[3 * q + 2] = w
-                plen[q] += 1
-                tq[o - t0 + i] = q
-            else:
-                tq[o - t0 + i] = -1
-        w += 1
-    return w, n_pairs
-
-
-@njit(cache=True)
-def _rewrite_entries(
-    tokens,
-    offsets,
-    lengths,
-    word_counts,
-    word_lang,
-    word_lw,
-    n_lang,
-    drop,
-    occ,
-    seg,
-    t,
-    seg_n,
-    a,
-    b,
-    new,
-    overlapping,
-    htab,
-    rec,
-    plen,
-    pcount,
-    n_pairs,
-    buf_q,
-    buf_w,
-    n_buf,
-    win_lo,
-    win_hi,
-    win_n,
-):
-    """Merge ``(a, b)`` into ``new`` in the entries ``occ[seg + t : seg + seg_n]``: the windowed count deltas
-    of :func:`fastsw.trainers.bpe_kernels._rewrite_words`, applied to the summed column and the entry's language
-    column, and ``drop[lang] += replacements × length weight``. Stops before an entry that lacks room;
-    returns ``(t, n_pairs, n_buf)``."""
-    while t < seg_n:
-        if t + 12 < seg_n:  # the entries ahead are scattered: fetch them early (as _rewrite_words does)
-            w2 = occ[seg + t + 12]
-            _prefetch(offsets, w2)
-            _prefetch(lengths, w2)
-            _prefetch(word_counts, w2)
-            _prefetch(word_lang, w2)
-        if t + 6 < seg_n:
-            _prefetch(tokens, offsets[occ[seg + t + 6]])
-        w = occ[seg + t]
-        o = offsets[w]
-        L = lengths[w]
-        # the replacement windows: the same loop as _train_kernels._rewrite_words (kept inline there and here:
-        # a shared @njit helper, called or inline="always", cost 17 % of BPE's phase 1 on 50 MB, 0.79 -> 0.92 s)
-        n_win = 0
-        cur_n = 0
-        cur_lo = 0
-        cur_hi = 0
-        i = 0
-        while i < L - 1:
-            if tokens[o + i] != a or tokens[o + i + 1] != b:
-                i += 1
-                continue
-            lo = i - 1 if i > 0 else 0
-            hi = i + 3 if i + 3 < L else L
-            if overlapping == 0:
-                floor = cur_hi - 1 if cur_n > 0 else 0
-                while lo > floor and lo > 0 and tokens[o + lo - 1] == tokens[o + lo]:
-                    lo -= 1
-                if cur_n == 0 or hi > cur_hi:
-                    while hi < L and tokens[o + hi] == tokens[o + hi - 1]:
-                        hi += 1
-            if cur_n > 0 and lo < cur_hi:
-                cur_hi = max(cur_hi, hi)
-                cur_n += 1
-            else:
-                if cur_n > 0:
-                    win_lo[n_win] = cur_lo
-                    win_hi[n_win] = cur_hi
-                    win_n[n_win] = cur_n
-                    n_win += 1
-                cur_lo = lo
-                cur_hi = hi
-                cur_n = 1
-            i += 2
-        if cur_n == 0:
-            t += 1
-            continue  # stale entry: an earlier merge removed the pair from this word
-        win_lo[n_win] = cur_lo
-        win_hi[n_win] = cur_hi
-        win_n[n_win] = cur_n
-        n_win += 1
-        c = word_counts[w]
-        col = word_lang[w]
-
-        need = n_pairs + L + 1
-        if need > plen.shape[0] or 4 * need > 3 * htab.shape[0] or n_buf + L > buf_q.shape[0]:
-            return t, n_pairs, n_buf
-
-        if c != 0:  # old pairs of each window out
-            for v in range(n_win):
-                last_eq = -2
-                for i in range(win_lo[v], win_hi[v] - 1):
-                    x = tokens[o + i]
-                    y = tokens[o + i + 1]
-                    counted, last_eq = _pair_counts(x, y, i, last_eq, overlapping)
-                    if not counted:
-                        continue
-                    key = (np.int64(x) << 32) | np.int64(y)
-                    q = _find(htab, rec, key, _hash(key))
-                    rec[3 * q + 1] -= c
-                    pcount[q * n_lang + col] -= c
-
-        i = win_lo[0]
-        k = i
-        while i < L:
-            if i + 1 < L and tokens[o + i] == a and tokens[o + i + 1] == b:
-                tokens[o + k] = new
-                i += 2
-            else:
-                tokens[o + k] = tokens[o + i]
-                i += 1
-            k += 1
-        drop[col] += (L - k) * word_lw[w]
-        L = k
-        lengths[w] = L
-
-        shift = 0
-        for v in range(n_win):
-            lo = win_lo[v] - shift
-            shift += win_n[v]
-            hi = win_hi[v] - shift
-            last_eq = -2
-            for i in range(lo, hi - 1):
-                x = tokens[o + i]
-                y = tokens[o + i + 1]
-                counted, last_eq = _pair_counts(x, y, i, last_eq, overlapping)
-                if not counted:
-                    continue
-                q, n_pairs = _new_pair(htab, rec, plen, pcount, n_lang, n_pairs, x, y)
-                rec[3 * q + 1] += c
-                pcount[q * n_lang + col] += c
-                if (x == new or y == new) and rec[3 * q + 2] != w:
-                    rec[3 * q + 2] = w
-                    plen[q] += 1
-                    buf_q[n_buf] = q
-                    buf_w[n_buf] = w
-                    n_buf += 1
-        t += 1
-    return t, n_pairs, n_buf
-
-
 # ---- heaps: heap h holds keys/counts at hk/hc[hb[h] : hb[h] + hs[h]], capacity hcap[h]
 
 
 @njit(cache=True)
-def _hsift_down(hk, hc, base, size, i, tpre, tb, tb_off, tie_bytes):
-    """Restore heap ``base``'s max-heap order below position ``i``."""
-    p = hk[base + i]
-    c = hc[base + i]
-    while True:
-        child = 2 * i + 1
-        if child >= size:
-            break
-        other = child + 1
-        if other < size and _better(
-            hk[base + other], hc[base + other], hk[base + child], hc[base + child], tpre, tb, tb_off, tie_bytes
-        ):
-            child = other
-        if not _better(hk[base + child], hc[base + child], p, c, tpre, tb, tb_off, tie_bytes):
-            break
-        hk[base + i] = hk[base + child]
-        hc[base + i] = hc[base + child]
-        i = child
-    hk[base + i] = p
-    hc[base + i] = c
-
-
-@njit(cache=True)
-def _hpush(hk, hc, base, size, p, c, tpre, tb, tb_off, tie_bytes):
-    """Push key ``p`` with count ``c`` onto the heap at ``base`` (room checked by the caller)."""
-    i = size
-    while i > 0:
-        parent = (i - 1) // 2
-        if not _better(p, c, hk[base + parent], hc[base + parent], tpre, tb, tb_off, tie_bytes):
-            break
-        hk[base + i] = hk[base + parent]
-        hc[base + i] = hc[base + parent]
-        i = parent
-    hk[base + i] = p
-    hc[base + i] = c
-
-
-@njit(cache=True)
-def _column(rec, pcount, n_lang, q, h):
-    """Pair ``q``'s count in column ``h``: language ``h``, or the sum when ``h == n_lang``."""
-    if h == n_lang:
-        return rec[3 * q + 1]
-    return pcount[q * n_lang + h]
-
-
-@njit(cache=True)
 def _htop(hk, hc, hb, hs, h, htab, rec, pcount, n_lang, floor, tpre, tb, tb_off, tie_bytes):
-    """Heap ``h``'s best pair (stale tops re-keyed, those at or below ``floor`` dropped), or -1."""
-    base = hb[h]
-    while hs[h] > 0:
-        key = hk[base]
-        q = _find(htab, rec, key, _hash(key))
-        current = _column(rec, pcount, n_lang, q, h)
-        if hc[base] == current:
-            return q
-        if current > floor:
-            hc[base] = current
-        else:
-            hs[h] -= 1
-            hk[base] = hk[base + hs[h]]
-            hc[base] = hc[base + hs[h]]
-        _hsift_down(hk, hc, base, hs[h], np.int64(0), tpre, tb, tb_off, tie_bytes)
-    return -1
+    """Heap ``h``'s best pair (:func:`fastsw.trainers.bpe_kernels._top` on column ``h``), or -1."""
+    best, hs[h] = _top(hk, hc, hb[h], hs[h], h, htab, rec, pcount, n_lang, floor, tpre, tb, tb_off, tie_bytes)
+    return best
 
 
 @njit(cache=True)
@@ -417,77 +152,16 @@ def _parity_loop(
     Returns ``(n_steps, lefts, rights, counts, chosen, lengths, word_lengths)``: per step the pair, its count
     in the chosen column and the chosen language (-1: global step); ``lengths`` (``(max_steps + 1) ×
     n_lang``) the criterion lengths before the first step and after each; the entries' final lengths."""
-    n_words = offsets.shape[0] - 1
-    if n_words > 2**31 - 1:
-        raise ValueError("too many words for the merge loop (word ids are 32-bit)")
     floor = max(min_frequency - 1, np.int64(0))
     lengths = offsets[1:] - offsets[:-1]
     n_tokens = tb_off_in.shape[0] - 1
     steps = max(max_steps, 0)
-    tb = tb_in.copy()
-    tb_off = _grow_i64(tb_off_in, n_tokens + 1 + steps)
+    tb, tb_off, tpre = _token_table(tb_in, tb_off_in, steps)
     tb_used = tb_off[n_tokens]
-    tpre = np.empty(n_tokens + steps, np.int64)
-    for t in range(n_tokens):
-        tpre[t] = _prefix_key(tb, tb_off, t)
-
-    cap = 1024
-    rec = np.empty(3 * cap, np.int64)
-    plen = np.empty(cap, np.int32)
-    pcount = np.empty(cap * n_lang, np.int64)
-    n_pairs = np.int64(0)
-    htab = np.full(4096, -1, np.int64)
-    max_len = 0
-    n_tok = 0
-    for w in range(n_words):
-        max_len = max(max_len, lengths[w])
-        n_tok += lengths[w]
-    win_lo = np.empty(max_len // 2 + 1, np.int64)
-    win_hi = np.empty(max_len // 2 + 1, np.int64)
-    win_n = np.empty(max_len // 2 + 1, np.int64)
-
-    tq = np.empty(n_tok, np.int32)
-    t0 = offsets[0] if n_words > 0 else 0
-    w = np.int64(0)
-    while True:
-        w, n_pairs = _count_entries(
-            tokens,
-            offsets,
-            lengths,
-            word_counts,
-            word_lang,
-            n_lang,
-            w,
-            overlapping,
-            htab,
-            rec,
-            plen,
-            pcount,
-            n_pairs,
-            tq,
-            t0,
-        )
-        if w >= n_words:
-            break
-        rec, plen, htab, pcount = _room(rec, plen, htab, pcount, n_lang, n_pairs + lengths[w] + 1)
-
-    n_occ = np.int64(0)
-    for q in range(n_pairs):
-        if rec[3 * q + 1] <= floor:
-            plen[q] = 0
-        rec[3 * q + 2] = n_occ
-        n_occ += plen[q]
-    occ_cap = n_occ + n_occ // 8 + 1024
-    occ = np.empty(occ_cap, np.int32)
-    for w in range(n_words):
-        o = offsets[w] - t0
-        for i in range(lengths[w] - 1):
-            q = tq[o + i]
-            if q >= 0 and plen[q] > 0:
-                occ[rec[3 * q + 2]] = w
-                rec[3 * q + 2] += 1
-    for q in range(n_pairs):
-        rec[3 * q + 2] -= plen[q]
+    words = (tokens, offsets, lengths, word_counts, word_lang, word_lw)
+    pairs, n_pairs, tq, t0, win = _initial_pairs(words, n_lang, overlapping)
+    htab, rec, plen, pcount = pairs
+    occ, n_occ = _initial_segments(offsets, lengths, tq, t0, rec, plen, n_pairs, floor)
     tq = np.empty(0, np.int32)
 
     # ---- heaps: one per language, plus the summed column's when hybrid
@@ -517,11 +191,9 @@ def _parity_loop(
                     hs[h] += 1
     for h in range(n_heaps):
         for i in range(hs[h] // 2 - 1, -1, -1):
-            _hsift_down(hk, hc, hb[h], hs[h], np.int64(i), tpre, tb, tb_off, tie_bytes)
+            _sift_down(hk, hc, hb[h], hs[h], np.int64(i), tpre, tb, tb_off, tie_bytes)
 
-    buf_cap = 1024
-    buf_q = np.empty(buf_cap, np.int32)
-    buf_w = np.empty(buf_cap, np.int32)
+    bufs = (np.empty(1024, np.int32), np.empty(1024, np.int32))
 
     out_left = np.zeros(steps, np.int32)
     out_right = np.zeros(steps, np.int32)
@@ -549,7 +221,7 @@ def _parity_loop(
         # tried, allowed ones first; the window is ignored when every allowed language is exhausted)
         if n_steps < global_merges:
             h = n_lang
-            lang = -1
+            lang = np.int64(-1)  # typed: a literal -1 reaching the helpers would compile them once more for it
             best = _htop(hk, hc, hb, hs, h, htab, rec, pcount, n_lang, floor, tpre, tb, tb_off, tie_bytes)
             if best < 0 or _column(rec, pcount, n_lang, best, h) < min_frequency:
                 break
@@ -558,7 +230,7 @@ def _parity_loop(
                 tried[l] = 0
             best = -1
             while True:
-                lang = -1
+                lang = np.int64(-1)
                 for rule in range(2):  # 0: the window's allowed languages; 1 (skip only): any language
                     for l in range(n_lang):
                         if tried[l] != 0 or (rule == 0 and window > 0 and in_window[l] > allowance):
@@ -602,91 +274,25 @@ def _parity_loop(
         out_count[n_steps] = best_count
         out_lang[n_steps] = lang
 
+        # ---- the new token, then every entry of the pair's segment rewritten
         new = n_tokens
         n_tokens += 1
-        la = tb_off[a + 1] - tb_off[a]
-        lb = tb_off[b + 1] - tb_off[b]
-        if tb_used + la + lb > tb.shape[0]:
-            tb = _grow_u8(tb, max(2 * tb.shape[0], tb_used + la + lb))
-        for i in range(la):
-            tb[tb_used + i] = tb[tb_off[a] + i]
-        for i in range(lb):
-            tb[tb_used + la + i] = tb[tb_off[b] + i]
-        tb_used += la + lb
-        tb_off[new + 1] = tb_used
-        tpre[new] = _prefix_key(tb, tb_off, new)
-
-        # ---- rewrite every entry of the pair's segment
+        tb, tb_used = _add_token(tb, tb_off, tpre, tb_used, a, b, new)
         first_new_pair = n_pairs
         seg = rec[3 * best + 2]
-        seg_n = plen[best]
+        seg_n = np.int64(plen[best])
         plen[best] = 0
-        n_buf = np.int64(0)
-        t = np.int64(0)
         for l in range(n_lang):
             drop[l] = 0
-        while True:
-            t, n_pairs, n_buf = _rewrite_entries(
-                tokens,
-                offsets,
-                lengths,
-                word_counts,
-                word_lang,
-                word_lw,
-                n_lang,
-                drop,
-                occ,
-                seg,
-                t,
-                np.int64(seg_n),
-                a,
-                b,
-                new,
-                overlapping,
-                htab,
-                rec,
-                plen,
-                pcount,
-                n_pairs,
-                buf_q,
-                buf_w,
-                n_buf,
-                win_lo,
-                win_hi,
-                win_n,
-            )
-            if t >= seg_n:
-                break
-            L = lengths[occ[seg + t]]
-            rec, plen, htab, pcount = _room(rec, plen, htab, pcount, n_lang, n_pairs + L + 1)
-            if n_buf + L > buf_cap:
-                buf_cap = max(buf_cap + buf_cap // 2, n_buf + L)
-                buf_q = _grow_i32(buf_q, buf_cap)
-                buf_w = _grow_i32(buf_w, buf_cap)
+        pairs, n_pairs, bufs, n_buf = _rewrite_segment(
+            words, n_lang, overlapping, pairs, n_pairs, occ, seg, seg_n, a, b, new, bufs, win, drop
+        )
+        htab, rec, plen, pcount = pairs
         n_steps += 1
         for l in range(n_lang):
             cur[l] -= drop[l]
             hist_len[n_steps, l] = cur[l]
-
-        # ---- the step's occurrences become segments (as in _merge_loop)
-        for q in range(first_new_pair, n_pairs):
-            if rec[3 * q + 1] <= floor:
-                plen[q] = 0
-        if n_occ + n_buf > occ_cap:
-            n_occ = _compact(occ, plen, rec, np.int64(first_new_pair), floor)
-            if 4 * (n_occ + n_buf) > 3 * occ_cap:
-                occ_cap = max(occ_cap + occ_cap // 4, n_occ + n_buf + n_buf // 2)
-                occ = _grow_i32(occ[:n_occ], occ_cap)
-        for q in range(first_new_pair, n_pairs):
-            rec[3 * q + 2] = n_occ
-            n_occ += plen[q]
-        for t in range(n_buf):
-            q = buf_q[t]
-            if plen[q] > 0:
-                occ[rec[3 * q + 2]] = buf_w[t]
-                rec[3 * q + 2] += 1
-        for q in range(first_new_pair, n_pairs):
-            rec[3 * q + 2] -= plen[q]
+        occ, n_occ = _new_segments(occ, n_occ, rec, plen, np.int64(first_new_pair), n_pairs, bufs, n_buf, floor)
 
         # ---- the created pairs onto the heaps of the columns they have count in
         global_left = n_steps < global_merges
@@ -699,8 +305,7 @@ def _parity_loop(
                 c = _column(rec, pcount, n_lang, q, g)
                 if c > floor:
                     hk, hc, hend = _hreserve(hk, hc, hb, hs, hcap, g, hend)
-                    _hpush(hk, hc, hb[g], hs[g], rec[3 * q], c, tpre, tb, tb_off, tie_bytes)
-                    hs[g] += 1
+                    hs[g] = _push(hk, hc, hb[g], hs[g], rec[3 * q], c, tpre, tb, tb_off, tie_bytes)
 
     return n_steps, out_left, out_right, out_count, out_lang, hist_len, lengths
 
@@ -731,13 +336,6 @@ def _final_words(e_tokens, tokens, has, src, n, offsets):
 
 
 KERNELS = (
-    _room,
-    _new_pair,
-    _count_entries,
-    _rewrite_entries,
-    _hsift_down,
-    _hpush,
-    _column,
     _htop,
     _hreserve,
     _mul_digits,

@@ -345,7 +345,16 @@ def test_heap_order_matches_heapq(entries, tie_bytes):
     expected = []
     for p, c in entries:
         size = _train_kernels._push(
-            heap_key, heap_count, np.int64(size), keys[p], np.int64(c), tpre, tb, tb_off, np.int64(tie_bytes)
+            heap_key,
+            heap_count,
+            np.int64(0),
+            np.int64(size),
+            keys[p],
+            np.int64(c),
+            tpre,
+            tb,
+            tb_off,
+            np.int64(tie_bytes),
         )
         l, r = int(pleft[p]), int(pright[p])
         key = (token_bytes[l], token_bytes[r], l, r) if tie_bytes else (l, r)
@@ -356,7 +365,7 @@ def test_heap_order_matches_heapq(entries, tie_bytes):
         size -= 1
         heap_key[0], heap_count[0] = heap_key[size], heap_count[size]
         _train_kernels._sift_down(
-            heap_key, heap_count, np.int64(size), np.int64(0), tpre, tb, tb_off, np.int64(tie_bytes)
+            heap_key, heap_count, np.int64(0), np.int64(size), np.int64(0), tpre, tb, tb_off, np.int64(tie_bytes)
         )
     want = [(-c, p) for c, _, p in (heapq.heappop(expected) for _ in range(len(entries)))]
     # Equal (count, key) entries are interchangeable only when they are the same pair.

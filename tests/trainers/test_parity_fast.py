@@ -330,3 +330,19 @@ def test_ctrl_c_stops_the_parity_kernel():
     out = json.loads(r.stdout)
     assert out["stopped"] == [True]  # raised out of the parity kernel's call, the one kernel call on the corpus
     assert out["threads"] == []  # no kernel thread keeps running
+
+
+def test_each_kernel_compiled_once(real_text):
+    # Parity-aware BPE and BPE share the merge loop's helpers (bpe_kernels): after a run of each, every kernel
+    # has at most one signature (a helper compiles only when the loop calling it compiles, not when that loop is
+    # loaded from Numba's cache). A literal argument (a variable holding -1 on some path) would add a second one.
+    from fastsw.trainers import bpe_kernels, parity_kernels
+
+    if not hasattr(parity_kernels._parity_loop, "signatures"):
+        pytest.skip("NUMBA_DISABLE_JIT=1: the kernels ran as plain Python")
+    profile, train, dev, sizes = real_text
+    for options in REAL_VARIANTS.values():  # every branch of the language choice
+        learn_parity_merges_fast(train, list(default_alphabet(profile).tokens), profile, 60, **options(dev, sizes))
+    fastsw.train(["the cat sat on the mat", "the hat"], vocab_size=270, backend="numba")
+    for kernel in bpe_kernels.KERNELS + parity_kernels.KERNELS:
+        assert len(kernel.signatures) <= 1, kernel.__name__
