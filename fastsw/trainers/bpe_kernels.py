@@ -1106,15 +1106,16 @@ KERNELS = (
 #: the cache and loads them instead of compiling them (one it meets first is compiled in both processes: the same
 #: code, a second core's time). Each with the one signature the loop calls it with (a test checks that no helper
 #: gets a second one).
+_WORDS_T = "Tuple((int32[::1], int64[::1], int64[::1], int64[::1], int32[::1], int64[::1]))"  # the words' arrays
+_PAIRS_T = "Tuple((int64[::1], int64[::1], int32[::1], int64[::1]))"  # the pair table's arrays
 AHEAD = (
     (
         _rewrite_words,
-        "(int32[::1], int64[::1], int64[::1], int64[::1], int32[::1], int64, int64, int64, int64, int64, int64, int64,"
-        " int64[::1], int64[::1], int32[::1], int64, int32[::1], int32[::1], int64, int64[::1], int64[::1], int64[::1])",
+        f"({_WORDS_T}, int64, int64, {_PAIRS_T}, int64, int32[::1], int64, int64, int64, int64, int64, int64,"
+        " UniTuple(int32[::1], 2), int64, UniTuple(int64[::1], 3), int64[::1])",
     ),
     (_compact, "(int32[::1], int32[::1], int64[::1], int64, int64)"),
-    (_grow_i32, "(int32[::1], int64)"),
-    (_room_for_pairs, "(int64[::1], int32[::1], int64[::1], int64)"),
+    (_room_for_pairs, f"({_PAIRS_T}, int64, int64)"),
     (
         _push_created,
         "(int64[::1], int64[::1], int64, int64[::1], int64, int64, int64, int64[::1], uint8[::1], int64[::1], int64,"
