@@ -6,7 +6,7 @@ Runs the README's first training command (``fastsw train --algo boundless -o sam
 (warm), and a loaded model's first encodes in a new process: ``fastsw.load`` then ``encode("hello")``,
 then a 20,000-character text, on an empty cache and on the warm one. Each row is the median over
 ``--repeat`` runs of wall and CPU seconds (user + system of the child and of the processes it waited for, from
-``getrusage``: on a shared machine wall time is noisy, CPU time much less). The first row minus the second is
+``getrusage``: CPU time moves less than wall time with whatever else the computer runs). The first row minus the second is
 what compiling the training kernels costs: in wall time (what the user waits; the training command compiles
 part of its kernels in a background process, on a second core) and in CPU time (both processes' work).
 

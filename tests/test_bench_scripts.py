@@ -48,6 +48,7 @@ FOCUSED = {
     "bench_encode_batch.py": ["--mb", "0.05", "--rounds", "1"],
     "bench_mingram.py": ["--mb", "0.05", "--vocab", "1000"],
     "bench_parity.py": ["--mb", "0.05", "--vocab", "1000", "--repeat", "1"],
+    "bench_phase1.py": ["--mb", "0.05", "--merges", "500", "--rounds", "1"],
     "bench_pretokenize.py": ["--english-mb", "0.05", "--prefix-mb", "0.05", "--repeat", "1"],
     "bench_superword_runs.py": ["--langs", "en", "--rounds", "1", "--train-mb", "0.05"],
 }

@@ -388,7 +388,9 @@ class FastEncoder:
                 return _ids_to_list(ids, objects)
             return self.to_list(ids)
         pretok = self.pretokenizer
-        if self.atoms:  # markers, SCRIPT v3: the pieces' token bytes in one call, the kernel's entry point
+        # markers, SCRIPT v3: the pieces' token bytes in one call, the kernel's entry point (this class's kernel;
+        # MinGram's takes the batch path below)
+        if self.atoms and type(self)._kernel is FastEncoder._kernel:
             got = pretok.token_bytes_batch([text])
             if got is not None:
                 data = got[0] if isinstance(got[0], np.ndarray) else np.frombuffer(got[0] or b"\0", np.uint8)
