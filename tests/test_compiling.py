@@ -12,7 +12,8 @@ import fastsw
 ROOT = str(Path(fastsw.__file__).resolve().parents[1])
 
 
-def _fresh(code: str, tmp_path):
+def fresh_cache_run(code: str, tmp_path):
+    """The JSON last printed by ``code`` run in a new process with an empty Numba cache (a fresh install)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [ROOT, env.get("PYTHONPATH")]))
     env["NUMBA_CACHE_DIR"] = str(tmp_path / "numba-cache")
@@ -33,7 +34,7 @@ def test_a_background_process_fills_this_process_cache(tmp_path):
         "print(json.dumps([before, ok, _compiling.ready(bpe_fast.PHASE2_KERNELS), "
         "bool(K._cut_candidates.signatures), _compiling.ready([K._merge_loop])]))"
     )
-    assert _fresh(code, tmp_path) == [False, True, True, False, False]
+    assert fresh_cache_run(code, tmp_path) == [False, True, True, False, False]
 
 
 def test_stop_ends_and_reaps_the_process(tmp_path):
@@ -43,7 +44,7 @@ def test_stop_ends_and_reaps_the_process(tmp_path):
         "try:\n    os.waitpid(-1, os.WNOHANG)\n    children = True\nexcept ChildProcessError:\n    children = False\n"
         "print(json.dumps([p.returncode, children]))"
     )
-    returncode, children = _fresh(code, tmp_path)
+    returncode, children = fresh_cache_run(code, tmp_path)
     assert returncode != 0 and not children
 
 
@@ -52,4 +53,4 @@ def test_a_failed_process_says_so(tmp_path):
         "import json\nfrom fastsw import _compiling\n"
         "print(json.dumps(_compiling.finish(_compiling.start('fastsw.trainers.bpe_fast:no_such_function'))))"
     )
-    assert _fresh(code, tmp_path) is False
+    assert fresh_cache_run(code, tmp_path) is False

@@ -461,25 +461,6 @@ def test_each_kernel_compiled_once():
         assert len(kernel.signatures) <= 1, kernel.__name__
 
 
-def _fresh_cache(code: str, tmp_path):
-    """The JSON last printed by ``code`` run in a new process with an empty Numba cache (a fresh install)."""
-    import json
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    env = dict(os.environ)
-    root = str(Path(fastsw.__file__).resolve().parents[1])
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
-    env["NUMBA_CACHE_DIR"] = str(tmp_path / "numba-cache")
-    for name in ("FASTSW_PUREPYTHON", "NUMBA_DISABLE_JIT"):
-        env.pop(name, None)
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
-    assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout.splitlines()[-1])
-
-
 def test_kernels_compiled_ahead_are_loaded_by_the_merge_loop(tmp_path):
     # On a fresh install the background process compiles the helpers of AHEAD (with the signatures written
     # there) and the phase-2 kernels; the merge loop's compilation in this process then loads them from the
@@ -498,7 +479,9 @@ def test_kernels_compiled_ahead_are_loaded_by_the_merge_loop(tmp_path):
         "print(json.dumps({'started': started, 'here': sorted(set(here) & {k.__name__ for k in K.KERNELS}), "
         "'signatures': {k.__name__: len(k.signatures) for k in K.KERNELS if len(k.signatures) > 1}}))"
     )
-    seen = _fresh_cache(code, tmp_path)
+    from test_compiling import fresh_cache_run  # the tests' helper: code in a new process, empty Numba cache
+
+    seen = fresh_cache_run(code, tmp_path)
     ahead = {kernel.__name__ for kernel, _ in _train_kernels.AHEAD} | {"_cut_candidates"}
     assert seen["started"] and seen["signatures"] == {}
     assert "_merge_loop" in seen["here"] and not ahead & set(seen["here"])
