@@ -335,25 +335,12 @@ def run(args):
             ok = {who: fns for who, fns in encoders.items() if label not in res["differs"].get(who, [])}
             # one thread: CPU time of this thread (it moves less than wall time with whatever else the computer
             # runs); batch: wall time (what the threads buy), each a median of interleaved runs
-            single_t = timed(
-                {w: f[0] for w, f in ok.items()},
-                docs,
-                args.repeat,
-                {w: first[w][0] for w in ok},
-                SINGLE_CLOCK,
-                args.least,
-            )
-            res["single"][label] = {w: size / 1e6 / t for w, t in single_t.items()}
-            if label in texts:
-                batch_t = timed(
-                    {w: f[1] for w, f in ok.items()},
-                    docs,
-                    args.repeat,
-                    {w: first[w][1] for w in ok},
-                    BATCH_CLOCK,
-                    args.least,
-                )
-                res["batch"][label] = {w: size / 1e6 / t for w, t in batch_t.items()}
+            for kind, k, clock in (("single", 0, SINGLE_CLOCK), ("batch", 1, BATCH_CLOCK)):
+                if kind == "batch" and label not in texts:  # the worst cases: one thread only
+                    continue
+                fns = {w: f[k] for w, f in ok.items()}
+                seconds = timed(fns, docs, args.repeat, {w: first[w][k] for w in ok}, clock, args.least)
+                res[kind][label] = {w: size / 1e6 / t for w, t in seconds.items()}
             print(
                 f"   {label}: " + ", ".join(f"{w} {v:.1f}" for w, v in res["single"][label].items()) + " MB/s",
                 file=sys.stderr,
