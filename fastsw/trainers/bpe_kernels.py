@@ -804,8 +804,8 @@ def _merge_loop(
 
     # ---- initial pair counts (no language columns: n_lang 0)
     n_lang = np.int64(0)
-    drop = np.zeros(0, np.int64)
-    words = (tokens, offsets, lengths, word_counts, np.zeros(0, np.int32), np.zeros(0, np.int64))
+    drop = np.empty(0, np.int64)
+    words = (tokens, offsets, lengths, word_counts, np.empty(0, np.int32), np.empty(0, np.int64))
     pairs, n_pairs, tq, t0, win = _initial_pairs(words, n_lang, overlapping)
     htab, rec, plen, pcount = pairs
 
@@ -844,11 +844,13 @@ def _merge_loop(
     # the step's new occurrences (pair, word), before they become segments
     bufs = (np.empty(1024, np.int32), np.empty(1024, np.int32))
 
+    # every step writes its entry of all four (a replay step: pair 0, 0), so they start empty: ``np.zeros`` would
+    # compile its own implementation per dtype on a fresh install (about 0.5 s of the loop's compilation)
     n_out = max(max_steps, 0)
-    kinds = np.zeros(n_out, np.int8)
-    out_left = np.zeros(n_out, np.int32)
-    out_right = np.zeros(n_out, np.int32)
-    out_count = np.zeros(n_out, np.int64)
+    kinds = np.empty(n_out, np.int8)
+    out_left = np.empty(n_out, np.int32)
+    out_right = np.empty(n_out, np.int32)
+    out_count = np.empty(n_out, np.int64)
     n_steps = 0
     j = 0
 
@@ -875,6 +877,8 @@ def _merge_loop(
                 return n_steps, kinds, out_left, out_right, out_count, lengths, 0
             while n_steps < max_steps and j < replay.shape[0]:
                 kinds[n_steps] = 0
+                out_left[n_steps] = 0
+                out_right[n_steps] = 0
                 out_count[n_steps] = replay[j]
                 j += 1
                 n_steps += 1
@@ -882,6 +886,8 @@ def _merge_loop(
         best_count = rec[3 * best + 1]
         if use_replay != 0 and best_count <= replay[j]:
             kinds[n_steps] = 0
+            out_left[n_steps] = 0
+            out_right[n_steps] = 0
             out_count[n_steps] = replay[j]
             j += 1
             n_steps += 1
@@ -1008,7 +1014,7 @@ def _cut_candidates(tokens, offsets, counts, floor, top, marker):
     bits = 16
     while (1 << bits) < n_tok // 4:  # ~ distinct pairs / 0.4 on English candidates
         bits += 1
-    pid = np.zeros(n_tok, np.int32)
+    pid = np.empty(n_tok, np.int32)  # written at every position the passes below read
     while True:
         table = np.full(2 << bits, -1, np.int64)
         n_pairs = _cut_weights(tokens, offsets, counts, table, pid)
@@ -1029,10 +1035,9 @@ def _cut_candidates(tokens, offsets, counts, floor, top, marker):
                     weights[k] = table[2 * t + 1]
                     k += 1
             floor = _kth_smallest(weights, n_pairs - top - 1)
-    cut = np.zeros(n_slots, np.bool_)
+    cut = np.empty(n_slots, np.bool_)
     for t in range(n_slots):
-        if table[2 * t] != -1 and table[2 * t + 1] <= floor:
-            cut[t] = True
+        cut[t] = table[2 * t] != -1 and table[2 * t + 1] <= floor
     table = np.empty(0, np.int64)  # free it
     n_cut = 0
     for w in range(n_words):
@@ -1102,10 +1107,14 @@ KERNELS = (
 
 #: Helpers of the merge loop that, on a fresh install, a background process compiles into Numba's on-disk cache
 #: while the training process compiles the loop (:func:`fastsw.trainers.bpe_fast.compile_ahead`). The
-#: loop's type inference meets its helpers in the order of its source and these last, so by then it finds them in
-#: the cache and loads them instead of compiling them (one it meets first is compiled in both processes: the same
-#: code, a second core's time). Each with the one signature the loop calls it with (a test checks that no helper
-#: gets a second one).
+#: loop's type inference meets its helpers in the order of its source and these last (:func:`_add_token`, then
+#: :func:`_rewrite_segment`, :func:`_new_segments` and :func:`_push_created`), so by then it finds them in the cache
+#: and loads them instead of compiling them; the background process starts about a second later than the loop's
+#: compilation, so it compiles them in the order the loop meets them, the largest part (:func:`_rewrite_words`)
+#: first. A helper the loop reaches before it is in the cache is compiled in both processes (the same code, a
+#: second core's time); the helpers the loop meets first (:func:`_initial_pairs`, :func:`_token_table`, ...) are
+#: left to it, and the background process loads those of them it needs once the loop has compiled them. Each with
+#: the one signature the loop calls it with (a test checks that no helper gets a second one).
 _WORDS_T = "Tuple((int32[::1], int64[::1], int64[::1], int64[::1], int32[::1], int64[::1]))"  # the words' arrays
 _PAIRS_T = "Tuple((int64[::1], int64[::1], int32[::1], int64[::1]))"  # the pair table's arrays
 AHEAD = (
@@ -1114,8 +1123,16 @@ AHEAD = (
         f"({_WORDS_T}, int64, int64, {_PAIRS_T}, int64, int32[::1], int64, int64, int64, int64, int64, int64,"
         " UniTuple(int32[::1], 2), int64, UniTuple(int64[::1], 3), int64[::1])",
     ),
-    (_compact, "(int32[::1], int32[::1], int64[::1], int64, int64)"),
-    (_room_for_pairs, f"({_PAIRS_T}, int64, int64)"),
+    (_add_token, "(uint8[::1], int64[::1], int64[::1], int64, int64, int64, int64)"),
+    (
+        _rewrite_segment,
+        f"({_WORDS_T}, int64, int64, {_PAIRS_T}, int64, int32[::1], int64, int64, int64, int64, int64,"
+        " UniTuple(int32[::1], 2), UniTuple(int64[::1], 3), int64[::1])",
+    ),
+    (
+        _new_segments,
+        "(int32[::1], int64, int64[::1], int32[::1], int64, int64, UniTuple(int32[::1], 2), int64, int64)",
+    ),
     (
         _push_created,
         "(int64[::1], int64[::1], int64, int64[::1], int64, int64, int64, int64[::1], uint8[::1], int64[::1], int64,"

@@ -291,6 +291,31 @@ def test_merge_loop_stops_when_the_stop_flag_is_set():
     assert int(out[0]) == 0
 
 
+def test_merge_loop_replay_steps_give_pair_zero():
+    # The kernel's output arrays start uninitialised: every step writes its entry, a replay step the pair (0, 0).
+    # Replay counts 20, 5, 3 against the pairs (0, 1) 10, (2, 3) 9 and (4, 5) 2: a replay step (20), two merges,
+    # then a replay step taken when no pair above the floor (3) is left while (4, 5) is.
+    out = fast_train._merge_loop(
+        np.array([0, 1, 2, 3, 4, 5], np.int32),
+        np.array([0, 2, 4, 6], np.int64),
+        np.array([10, 9, 2], np.int64),
+        np.arange(8, dtype=np.uint8),
+        np.arange(9, dtype=np.int64),
+        0,
+        1,
+        4,
+        1,
+        np.array([20, 5, 3], np.int64),
+        np.zeros(8, np.uint8),
+        np.zeros((1, 1), np.int8),
+        0,
+        np.zeros(1, np.int64),
+    )
+    n = int(out[0])
+    kinds, lefts, rights, counts = (a[:n].tolist() for a in out[1:5])
+    assert (kinds, lefts, rights, counts) == ([0, 1, 1, 0], [0, 0, 2, 0], [0, 1, 3, 0], [20, 10, 9, 5])
+
+
 def test_local_update_widens_to_runs_paper():
     # The kernel recounts only windows around replacements; with the paper rule a
     # window must take in the whole run of equal tokens next to it. a b b b b b
