@@ -620,7 +620,7 @@ def _token_table(tb_in, tb_off_in, steps):
     """The vocabulary's bytes ``tb`` (a copy of ``tb_in``), its offsets with room for ``steps`` more tokens, and
     the tokens' prefix keys (:func:`_prefix_key`, same room): ``(tb, tb_off, tpre)``."""
     n_tokens = tb_off_in.shape[0] - 1
-    tb = tb_in.copy()
+    tb = _grow(tb_in, tb_in.shape[0])  # a copy (``tb_in.copy()`` would compile one more implementation)
     tb_off = _grow(tb_off_in, n_tokens + 1 + steps)
     tpre = np.empty(n_tokens + steps, np.int64)
     for t in range(n_tokens):
@@ -794,7 +794,9 @@ def _merge_loop(
         for k in range(replay.shape[0]):
             floor = min(floor, replay[k])
         floor = max(floor, np.int64(0))
-    lengths = offsets[1:] - offsets[:-1]
+    lengths = np.empty(offsets.shape[0] - 1, np.int64)  # a loop: ``offsets[1:] - offsets[:-1]`` compiles a ufunc
+    for w in range(lengths.shape[0]):
+        lengths[w] = offsets[w + 1] - offsets[w]
     n_tokens = tb_off_in.shape[0] - 1
     tb, tb_off, tpre = _token_table(tb_in, tb_off_in, max(max_steps, 0))
     tb_used = tb_off[n_tokens]
