@@ -31,6 +31,8 @@ candidates and phase 2" (the candidate cut).
 
 from __future__ import annotations
 
+import threading
+import time
 from contextlib import contextmanager
 from itertools import chain
 from typing import Dict, List, Sequence, Tuple
@@ -401,14 +403,27 @@ class FastBackend:
     """The training stages on the fast path: :class:`fastsw.trainers.superword.ReferenceBackend`'s methods with the
     same results (its example gives the same with ``FastBackend()``), but phase 1's words are packed
     ``(tokens, offsets, lengths)`` and the candidates packed ``(tokens, offsets, counts)`` arrays.
-    ``warmup_seconds``: the time the kernels took to load."""
+    ``warmup_seconds``: the time the kernels took to load. ``loading``: a :class:`KernelLoad` still loading the
+    merge loop; the stages that run it wait for it first (and ``warmup_seconds`` is its time)."""
 
     name = "numba"
 
-    def __init__(self, warmup_seconds=None):
-        self.warmup_seconds = warmup_seconds
+    def __init__(self, warmup_seconds=None, loading=None):
+        self._warmup_seconds = warmup_seconds
+        self._loading = loading
+
+    @property
+    def warmup_seconds(self):
+        if self._loading is not None:
+            return self._loading.seconds
+        return self._warmup_seconds
+
+    def _loaded(self) -> None:
+        if self._loading is not None:
+            self._loading.wait()
 
     def phase1(self, counts, alphabet, profile: str, n_merges: int, progress=None):
+        self._loaded()
         tokens, offsets, word_counts = pack_pretokens(counts.pretokens, counts.counts, alphabet)
         token_bytes = list(alphabet.tokens)
         merges, lengths = learn_merges_packed(
@@ -483,23 +498,77 @@ class FastBackend:
 
         return pack_candidates(cut_candidates(unpack_candidates(candidates), token_bytes, forbidden))
 
-    @staticmethod
-    def boundless(regular, candidates, *args, **kwargs):
+    def boundless(self, regular, candidates, *args, **kwargs):
         """:func:`boundless_phase2_packed`, after checking that its working set fits in memory
         (:func:`fastsw.corpus.memory.check_phase2`)."""
         check_cut(len(candidates[2]), len(candidates[0]))
+        self._loaded()
         phase2_ready()
         regular = list(regular)
         cut = _cut_for_boundless(candidates, [c for _, _, c in regular], len(args[0]))
         check_phase2(len(cut[2]), len(cut[0]))
         return boundless_phase2_packed(regular, cut, *args, cut=False, **kwargs)
 
-    @staticmethod
-    def superbpe(candidates, *args, **kwargs):
+    def superbpe(self, candidates, *args, **kwargs):
         """:func:`superbpe_phase2_packed`, after checking that its working set fits in memory."""
         check_phase2(len(candidates[2]), len(candidates[0]))
+        self._loaded()
         phase2_ready()
         return superbpe_phase2_packed(candidates, *args, **kwargs)
+
+
+def load_in_background():
+    """A :class:`KernelLoad` of the merge loop when Numba's on-disk cache holds it (else None: it compiles, in the
+    caller's thread)."""
+    global _loading
+    if _loadable():
+        _loading = KernelLoad()
+        return _loading
+    return None
+
+
+def _loadable() -> bool:
+    """Whether the merge loop is not in this process yet but in Numba's on-disk cache."""
+    from fastsw import _compiling
+
+    return hasattr(_merge_loop, "signatures") and not _merge_loop.signatures and _compiling.in_disk_cache(_merge_loop)
+
+
+class KernelLoad:
+    """The merge loop loaded from Numba's on-disk cache (:func:`warmup`) in a thread, while this one goes on (a
+    training run counts its corpus meanwhile). Nearly all of the loading is Numba's own first set-up in a process
+    (the imports of its compiler's registries, SciPy's BLAS among them), which the run would otherwise wait for
+    before counting, with all cores but one idle (``python bench/bench_train.py --mb 50 --vocab 32768`` shows it as
+    ``jit_warmup``). For kernels that are cached only: a kernel that compiles takes seconds and is compiled in the
+    calling thread, where Ctrl-C stops it (:func:`fastsw._interrupt.call_kernel`).
+
+    >>> load = KernelLoad()
+    >>> load.wait()  # the kernels can run now (an error while loading is raised here)
+    >>> load.seconds >= 0
+    True
+    """
+
+    def __init__(self):
+        self.seconds = None  # how long loading took, once done
+        self._error = None
+        self._thread = threading.Thread(target=self._run, name="fastsw-load-kernels", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        start = time.perf_counter()
+        try:
+            warmup(phase2=False)
+        except BaseException as e:  # noqa: B902 -- raised again in the thread that waits (wait)
+            self._error = e
+        self.seconds = time.perf_counter() - start
+
+    def wait(self) -> None:
+        """Wait until the kernels are loaded (Ctrl-C stops the waiting); raise what loading raised, if anything."""
+        while self._thread.is_alive():
+            self._thread.join(0.1)
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
 
 
 @contextmanager
@@ -527,6 +596,7 @@ def compile_notice(callback):
 #: The kernels of phase 2 alone: BoundlessBPE's and SuperBPE's candidate cut (both phases run the merge loop).
 PHASE2_KERNELS = (_cut_candidates,)
 _ahead = None  # the process compiling kernels ahead into Numba's on-disk cache (compile_ahead)
+_loading = None  # the thread loading the merge loop from that cache (load_in_background)
 
 
 def compile_ahead(phase2: bool) -> None:
@@ -563,8 +633,16 @@ def phase2_ready() -> None:
 
 def stop_compiling_ahead() -> None:
     """End and reap the background process of :func:`compile_ahead` if it still runs (a run without a phase 2,
-    or one that ends early: an error, Ctrl-C). What it compiled stays in the cache."""
-    global _ahead
+    or one that ends early: an error, Ctrl-C), and wait for the thread of :func:`load_in_background` (loading
+    takes a fraction of a second and cannot be stopped; no thread is left running). What it compiled stays in
+    the cache."""
+    global _ahead, _loading
+    if _loading is not None:
+        loading, _loading = _loading, None
+        try:
+            loading.wait()
+        except Exception:  # noqa: BLE001 - the run ends anyway; a stage that needed the kernels raised it
+            pass
     if _ahead is not None:
         from fastsw import _compiling
 

@@ -92,9 +92,11 @@ def _backend(backend: str, progress: bool, phase2: bool):
                 bar.stream.flush()
 
         fast_train.compile_ahead(phase2)
-        with fast_train.compile_notice(say_compiling):
-            fast_train.warmup(phase2=False)
-    return fast_train.FastBackend(warmup_seconds=time.perf_counter() - bar.start)
+        loading = fast_train.load_in_background()  # cached: loaded beside the counting, phase 1 waits for it
+        if loading is None:
+            with fast_train.compile_notice(say_compiling):
+                fast_train.warmup(phase2=False)
+    return fast_train.FastBackend(warmup_seconds=time.perf_counter() - bar.start, loading=loading)
 
 
 def _stop_compiling_ahead() -> None:

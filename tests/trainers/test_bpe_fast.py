@@ -4,6 +4,8 @@ the same merges, counts, final words and token bytes as the reference path
 for both profiles: hand examples, the golden wikitext input, the multilingual
 sample corpus and random small word lists."""
 
+import threading
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -573,3 +575,42 @@ def test_old_stage_names_still_work_with_a_deprecation_warning(golden_counts):
     assert old == ReferenceBackend().phase1(golden_counts, default_alphabet("paper"), "paper", 50)
     with pytest.warns(DeprecationWarning, match=r"ReferenceBackend\(\)\.candidates"):
         assert trainer.candidates.__func__ is ReferenceBackend.candidates
+
+
+# ---------------------------------------------------------------- loading cached kernels beside the counting
+
+
+def test_cached_kernels_load_in_a_thread_while_the_corpus_is_counted(monkeypatch, sample_docs):
+    # With the merge loop in Numba's on-disk cache, train() starts loading it in a thread and counts meanwhile;
+    # phase 1 waits for it. The model is the one the reference path trains.
+    events = []
+    real_warmup, real_count = fast_train.warmup, trainer.count_corpus
+
+    def warmup(phase2=True):
+        events.append(("load", threading.current_thread().name))
+        real_warmup(phase2)
+
+    def count_corpus(*args, **kwargs):
+        events.append(("count", threading.current_thread().name))
+        return real_count(*args, **kwargs)
+
+    monkeypatch.setattr(fast_train, "_loadable", lambda: True)
+    monkeypatch.setattr(fast_train, "warmup", warmup)
+    monkeypatch.setattr(trainer, "count_corpus", count_corpus)
+    options = dict(algo="bpe", vocab_size=600, pretokenizer="simple")
+    tok = fastsw.train(sample_docs[:50], backend="numba", **options)
+    assert sorted(events) == [("count", "MainThread"), ("load", "fastsw-load-kernels")]
+    assert fast_train._loading is None and tok.training_info["seconds"]["jit_warmup"] >= 0
+    assert not [t.name for t in threading.enumerate() if t.name == "fastsw-load-kernels"]
+    assert tok.merges == fastsw.train(sample_docs[:50], backend="python", **options).merges
+
+
+def test_an_error_while_loading_in_the_thread_is_raised_by_train(monkeypatch, sample_docs):
+    def warmup(phase2=True):
+        raise RuntimeError("the cache could not be read")
+
+    monkeypatch.setattr(fast_train, "_loadable", lambda: True)
+    monkeypatch.setattr(fast_train, "warmup", warmup)
+    with pytest.raises(RuntimeError, match="the cache could not be read"):
+        fastsw.train(sample_docs[:50], algo="bpe", vocab_size=600, backend="numba")
+    assert fast_train._loading is None
