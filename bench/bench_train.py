@@ -183,8 +183,9 @@ def json_tables(config: dict, missing) -> dict:
         f"{config['lang']} training text, {size / 1e6:.1f} MB held in memory, vocab {config['vocab']}; each "
         "trainer in its own process (wall and CPU seconds of training alone; peak RSS of the process, which "
         "holds the documents too). fastsw-bpe-hf-simple gave exactly HF's merge list before any time was "
-        "kept. fastsw's wall time includes loading its compiled kernels (jit_warmup). 'wall / HF' below 1: faster "
-        "than HF."
+        "kept. fastsw's wall time includes loading its compiled kernels (jit_warmup; from a warm cache they load "
+        "in a thread while the corpus is counted, so that stage overlaps pretokenize_and_count and the stages add "
+        "up to more than the wall time). 'wall / HF' below 1: faster than HF."
     )
     if missing:
         notes += " Not run: " + "; ".join(missing) + "."
