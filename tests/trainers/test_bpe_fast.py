@@ -614,3 +614,40 @@ def test_an_error_while_loading_in_the_thread_is_raised_by_train(monkeypatch, sa
     with pytest.raises(RuntimeError, match="the cache could not be read"):
         fastsw.train(sample_docs[:50], algo="bpe", vocab_size=600, backend="numba")
     assert fast_train._loading is None
+
+
+def test_ctrl_c_while_the_kernels_load_leaves_no_thread():
+    # A real SIGINT while the corpus is counted and the cached merge loop loads in its thread: train() raises
+    # KeyboardInterrupt once the loading has ended, and no fastsw thread is left.
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    if not hasattr(_train_kernels._merge_loop, "signatures"):
+        pytest.skip("NUMBA_DISABLE_JIT=1: nothing loads")
+    warmup(phase2=False)  # the merge loop in Numba's on-disk cache, which the child shares
+    code = (
+        "import json, os, signal, threading\nimport fastsw\nfrom fastsw.trainers import bpe_fast, train as trainer\n"
+        "orig = trainer.iter_documents\nstate = {}\n"
+        "def documents(*args, **kwargs):\n"
+        "    docs = list(orig(*args, **kwargs))\n"
+        "    state['loading'] = bpe_fast._loading is not None\n"
+        "    threading.Timer(0.001, os.kill, (os.getpid(), signal.SIGINT)).start()\n"
+        "    while True:  # never ends: only the interrupt stops counting\n"
+        "        yield from docs\n"
+        "trainer.iter_documents = documents\n"
+        "from fastsw.corpus.sample import sample_documents\ndocs = list(sample_documents())[:50]\n"
+        "try:\n    fastsw.train(docs, algo='bpe', vocab_size=600, backend='numba')\n    state['end'] = 'finished'\n"
+        "except KeyboardInterrupt:\n    state['end'] = 'caught'\n"
+        "state['threads'] = [t.name for t in threading.enumerate() if t.name.startswith('fastsw')]\n"
+        "print(json.dumps(state))"
+    )
+    env = dict(os.environ)
+    root = str(Path(fastsw.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
+    env.pop("FASTSW_PUREPYTHON", None)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout.splitlines()[-1]) == {"loading": True, "end": "caught", "threads": []}
