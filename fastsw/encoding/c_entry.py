@@ -15,6 +15,7 @@ cache, and until it is there the driver keeps to the dispatcher's path (the same
 
 from __future__ import annotations
 
+import os
 from typing import Optional
 
 from numba import carray, types
@@ -126,6 +127,19 @@ def _one_text(
 _compiled = None  # the CFunc, once loaded or compiled
 
 
+def _stamp_with_kernels(cf) -> None:
+    """Make the on-disk cache entry of the ``cfunc`` ``cf`` depend on :mod:`fastsw.encoding.encode_kernels`'s source
+    as well as this module's. Numba stamps an entry with the file of the function it compiles, but this wrapper
+    holds the kernel's code: without the kernels' stamp, an entry compiled before a change of their module (a
+    table's layout, a merge loop) would still be loaded after it and read the new tables the old way."""
+    try:
+        cache_file = cf._cache._cache_file
+        stat = os.stat(K.__file__)
+    except (AttributeError, OSError):  # another Numba's cache layout: its own stamp only
+        return
+    cache_file._source_stamp = (cache_file._source_stamp, stat.st_mtime, stat.st_size)
+
+
 def address(compile: bool = False) -> Optional[int]:
     """The address of the compiled :func:`_one_text` (C signature :data:`SIGNATURE`), loaded from Numba's on-disk
     cache; when it is not there, compiled (a few seconds) if ``compile``, else None. Also None when the kernels run
@@ -140,6 +154,7 @@ def address(compile: bool = False) -> Optional[int]:
 
         cf = CFunc(_one_text, (SIGNATURE.args, SIGNATURE.return_type), {}, {"nopython": True, "nogil": True})
         cf.enable_caching()
+        _stamp_with_kernels(cf)
         if not (compile or in_disk_cache(cf)):
             return None
         cf.compile()  # loads it from the cache when it is there

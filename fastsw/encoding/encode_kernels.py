@@ -39,6 +39,8 @@ _DIRECT = 1 << 16  # direct rank-table entries: every pair of ids below 256
 _FILTER_BITS = 22  # then a filter of the hashed pairs: 2 ** 22 bits (512 kB) ...
 _FILTER = 1 << (_FILTER_BITS - 6)  # ... in this many int64 words
 _HASHED = _DIRECT + _FILTER  # then the hash region
+_COMPACT_BITS = 21  # the compact hash region's fields: left, right and new id, 21 bits each ...
+_COMPACT_ID = (1 << _COMPACT_BITS) - 1  # ... so every id below this (its mask)
 _PAIR_BITS = 18  # the supermerge pair filter: a bit set of 2 ** 18 bits (32 kB)
 _CROSS_WORDS = 1 << (_PAIR_BITS - 6)  # the cross filter's bits follow the pair filter's in ``s_bits``
 _FEW_PAIRS = 16  # a long sequence with at most this many pairs that merge skips the tournament tree
@@ -47,18 +49,49 @@ _FEW_MERGES = 32  # ... for at most this many merges (module note (8))
 
 @njit(cache=True, nogil=True)
 def _pair_slot(table, key):
-    """Linear probing over the hash region of the int64 rank ``table`` (after the
-    ``_DIRECT`` direct entries and the ``_FILTER`` filter words: a power of two of
-    ``(key, value)`` slots, key -1 = empty): the slot holding ``key`` or the empty
-    slot where it belongs."""
-    mask = ((table.shape[0] - _HASHED) >> 1) - 1
+    """The first probe of the pair ``key`` (``left << 32 | right``) in the hash region of the int64 rank ``table``
+    (after the ``_DIRECT`` direct entries and the ``_FILTER`` filter words): a slot number, below the region's
+    power-of-two count of slots (two int64 each, or one in the compact layout: :func:`_is_compact`)."""
+    n = table.shape[0] - _HASHED
+    mask = (n - 2 if n & 1 else n >> 1) - 1
     h = np.uint64(key) * _MIX
     h ^= h >> np.uint64(29)
-    s = np.int64(h & np.uint64(mask))
+    return np.int64(h & np.uint64(mask))
+
+
+@njit(cache=True, nogil=True)
+def _is_compact(table):
+    """Whether the rank ``table``'s hash region is compact: one int64 per slot, ``left << 42 | right << 21 | new
+    id`` (-1 = empty), then one last word, the difference ``new id - rank`` that every pair of the table shares
+    (module notes: the rank tables). Its length after the filter is odd; two int64 per slot make it even."""
+    return (table.shape[0] - _HASHED) & 1 == 1
+
+
+@njit(cache=True, nogil=True)
+def _hashed_value(table, left, right):
+    """``rank << 32 | new id`` of the pair ``(left, right)`` (not both below 256) in the hash region of the rank
+    ``table`` (either layout: :func:`_is_compact`), or -1. Linear probing from :func:`_pair_slot`."""
+    key = (np.int64(left) << 32) | np.int64(right)
+    s = _pair_slot(table, key)
+    n = table.shape[0] - _HASHED
+    if n & 1:
+        mask = n - 2
+        want = (np.int64(left) << _COMPACT_BITS) | np.int64(right)
+        while True:
+            x = table[_HASHED + s]
+            if (x >> _COMPACT_BITS) == want:
+                new = x & _COMPACT_ID
+                return ((new - table[_HASHED + n - 1]) << 32) | new
+            if x == -1:
+                return np.int64(-1)
+            s = (s + 1) & mask
+    mask = (n >> 1) - 1
     while True:
         k = table[_HASHED + 2 * s]
-        if k == key or k == -1:
-            return s
+        if k == key:
+            return table[_HASHED + 2 * s + 1]
+        if k == -1:
+            return np.int64(-1)
         s = (s + 1) & mask
 
 
@@ -75,14 +108,10 @@ def _pair_lookup(table, left, right):
     filter bit is clear (most pairs without a merge) one load in the 512 kB filter."""
     if (left | right) < 256:
         return table[(np.int64(left) << 8) | np.int64(right)]
-    key = (np.int64(left) << 32) | np.int64(right)
-    b = _filter_bit(key)
+    b = _filter_bit((np.int64(left) << 32) | np.int64(right))
     if (table[_DIRECT + (b >> 6)] >> (b & 63)) & 1 == 0:
         return np.int64(-1)
-    s = _pair_slot(table, key)
-    if table[_HASHED + 2 * s] == key:
-        return table[_HASHED + 2 * s + 1]
-    return np.int64(-1)
+    return _hashed_value(table, left, right)
 
 
 @njit(cache=True, nogil=True)
@@ -92,21 +121,35 @@ def _pair_probe(table, left, right):
     one more memory access that rejects almost nothing)."""
     if (left | right) < 256:
         return table[(np.int64(left) << 8) | np.int64(right)]
-    key = (np.int64(left) << 32) | np.int64(right)
-    s = _pair_slot(table, key)
-    if table[_HASHED + 2 * s] == key:
-        return table[_HASHED + 2 * s + 1]
-    return np.int64(-1)
+    return _hashed_value(table, left, right)
 
 
 @njit(cache=True, nogil=True)
 def _build_pair_table(lefts, rights, ranks, news, size):
     """A rank table from int64 ``lefts``, ``rights``, ``ranks``, ``news``: int64
     array of ``_DIRECT`` direct entries (pairs of ids < 256), ``_FILTER`` words of the
-    hashed pairs' filter bits, then ``size`` hash slots (power of two, > 2 x entries)
-    of two int64."""
-    table = np.full(_HASHED + 2 * size, -1, np.int64)
+    hashed pairs' filter bits, then ``size`` hash slots (power of two, > 2 x entries):
+    one int64 each when every id is below ``_COMPACT_ID`` and every new id is its rank plus one same difference
+    (tiktoken's vocabularies, where a token's rank is its id), followed by that difference (:func:`_is_compact`),
+    else two int64 each, ``[left << 32 | right, rank << 32 | new id]``. The first of duplicated pairs is kept."""
+    compact = lefts.shape[0] > 0
+    diff = np.int64(0)
+    if compact:
+        diff = news[0] - ranks[0]
+        for i in range(lefts.shape[0]):
+            if (
+                lefts[i] >= _COMPACT_ID
+                or rights[i] >= _COMPACT_ID
+                or news[i] >= _COMPACT_ID
+                or news[i] - ranks[i] != diff
+            ):
+                compact = False
+                break
+    table = np.full(_HASHED + (size + 1 if compact else 2 * size), -1, np.int64)
     table[_DIRECT:_HASHED] = 0
+    if compact:
+        table[table.shape[0] - 1] = diff
+    mask = size - 1
     for i in range(lefts.shape[0]):
         if (lefts[i] | rights[i]) < 256:
             d = (lefts[i] << 8) | rights[i]
@@ -115,11 +158,22 @@ def _build_pair_table(lefts, rights, ranks, news, size):
             continue
         key = (lefts[i] << 32) | rights[i]
         s = _pair_slot(table, key)
-        if table[_HASHED + 2 * s] == -1:
+        if compact:
+            want = (lefts[i] << _COMPACT_BITS) | rights[i]
+            while table[_HASHED + s] != -1 and (table[_HASHED + s] >> _COMPACT_BITS) != want:
+                s = (s + 1) & mask
+            if table[_HASHED + s] != -1:
+                continue
+            table[_HASHED + s] = (want << _COMPACT_BITS) | news[i]
+        else:
+            while table[_HASHED + 2 * s] != -1 and table[_HASHED + 2 * s] != key:
+                s = (s + 1) & mask
+            if table[_HASHED + 2 * s] != -1:
+                continue
             table[_HASHED + 2 * s] = key
             table[_HASHED + 2 * s + 1] = (ranks[i] << 32) | news[i]
-            b = _filter_bit(key)
-            table[_DIRECT + (b >> 6)] |= np.int64(1) << (b & 63)
+        b = _filter_bit(key)
+        table[_DIRECT + (b >> 6)] |= np.int64(1) << (b & 63)
     return table
 
 

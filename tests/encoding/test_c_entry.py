@@ -3,6 +3,8 @@
 dispatcher, ``USE_ONE_TEXT = False``), the plain-Python reference and tiktoken, on every corpus language,
 Hypothesis text and pathological input."""
 
+import os
+
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -167,3 +169,13 @@ def test_one_text_checks_its_arguments(model):
         _pretok.OneText(fast._slice_scanner(), c_entry.address(), (tables[0][:8],) + tables[1:], fast._id_list, 0, 16)
     with pytest.raises(IndexError, match="outside the vocabulary"):
         _pretok.OneText(fast._slice_scanner(), c_entry.address(), tables, [0, 1], fast.use_super, 16).encode("xyz é")
+
+
+def test_cache_entry_is_stamped_with_the_kernels_source():
+    # The C entry inlines the kernel: Numba stamps its cache entry with c_entry.py's file alone, so an entry compiled
+    # before a change of encode_kernels.py (a table layout) would be loaded after it and read the new tables the old
+    # way. The entry carries the kernel module's stamp too: a change of that file makes it stale.
+    assert c_entry.address(compile=True) is not None
+    stamp = c_entry._compiled._cache._cache_file._source_stamp
+    kernels = os.stat(K.__file__)
+    assert stamp[1:] == (kernels.st_mtime, kernels.st_size)

@@ -158,6 +158,36 @@ def test_pair_table_lookups_on_both_regions():
         assert K._pair_lookup(table, left, right) == -1
 
 
+@pytest.mark.parametrize("layout", ["compact", "two-word"])
+def test_pair_table_layouts_answer_alike(layout):
+    # A table whose every new id is its rank plus one same difference and whose ids are below K._COMPACT_ID
+    # (tiktoken's vocabularies: rank = id) keeps one int64 per hashed slot; any other keeps (key, value) pairs.
+    # Both answer every lookup alike, and the merge loops give the reference's ids on both.
+    rng = random.Random(11)
+    pairs = []
+    while len(pairs) < 3000:
+        pair = (rng.randrange(600), rng.randrange(600))
+        if pair not in pairs:
+            pairs.append(pair)
+    ranks = {pair: (k, 600 + k) for k, pair in enumerate(pairs)}
+    if layout == "two-word":
+        ranks[pairs[-1]] = (len(pairs) + 5, 600 + len(pairs) - 1)  # one rank off the common difference
+    big = {(K._COMPACT_ID, 1): (0, 5), (1, 2): (1, 6)}  # an id the compact slot cannot hold
+    for table_ranks, compact in ((ranks, layout == "compact"), (big, False)):
+        table = fast_encode.pair_table(table_ranks)
+        assert K._is_compact(table) == compact
+        for (left, right), (rank, new) in table_ranks.items():
+            assert K._pair_lookup(table, left, right) == K._pair_probe(table, left, right) == (rank << 32 | new)
+    table = fast_encode.pair_table(ranks)
+    for _ in range(5000):
+        left, right = rng.randrange(700), rng.randrange(700)
+        want = ranks.get((left, right), (-1, -1))
+        assert K._pair_lookup(table, left, right) == (-1 if want[0] < 0 else want[0] << 32 | want[1])
+    for _ in range(30):
+        ids = [rng.randrange(40) for _ in range(rng.randrange(2, 60))]
+        assert merge_fast(ids, ranks, 0) == merge_fast(ids, ranks, 1000) == apply_merges(ids, ranks)
+
+
 def test_pair_table_filter_never_hides_a_pair():
     # Hashed pairs pass a 2 ** 22-bit filter before the probe (module notes of _encode_kernels): a clear bit
     # answers -1 at once, a set bit (a stored pair or a collision) probes. Every stored pair must be found and
