@@ -446,7 +446,7 @@ class FastBackend:
         :func:`boundless_phase2_packed`)."""
         from fastsw.pretokenizers._pretok import aggregate_runs
 
-        run_ids, run_offsets, run_counts = counts.packed_runs()
+        run_ids, run_offsets, run_counts = counts.read_runs()
         check_candidates(len(run_counts), len(run_ids))
         return list(aggregate_runs(run_ids, run_offsets, run_counts, np.asarray(single_token, dtype=np.int64)))
 
