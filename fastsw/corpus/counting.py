@@ -136,6 +136,7 @@ class Counts:
         self._packed_runs = (
             None  # (ids, offsets, counts) numpy arrays from the compiled counter, until asked for a dict
         )
+        self._runs_distinct = True  # False: _packed_runs holds runs as read, a run possibly more than once
         self.n_documents = 0
         self.n_bytes = 0
         self.has_runs = has_runs
@@ -175,7 +176,7 @@ class Counts:
         """``{run (tuple of pretoken indices): count}``. A table from the compiled counter keeps its runs packed
         (:meth:`packed_runs`) and builds this dict only when it is asked for."""
         if self._packed_runs is not None:
-            self._letter_runs = _runs_to_dict(*self._packed_runs)
+            self._letter_runs = _runs_to_dict(*self.packed_runs())
             self._packed_runs = None
         return self._letter_runs
 
@@ -183,17 +184,39 @@ class Counts:
     def letter_runs(self, runs: Dict[Tuple[int, ...], int]) -> None:
         self._letter_runs = runs
         self._packed_runs = None
+        self._runs_distinct = True
 
     @property
     def n_runs(self) -> int:
         """The number of distinct letter runs."""
-        return len(self._packed_runs[2]) if self._packed_runs is not None else len(self._letter_runs)
+        return len(self.packed_runs()[2]) if self._packed_runs is not None else len(self._letter_runs)
+
+    def _set_read_runs(self, runs: Tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+        """Letter runs as the compiled counter read them (``Counter.take_raw_runs``: packed, a run possibly
+        several times), aggregated only when they are asked for as a table (:meth:`packed_runs`)."""
+        self._letter_runs = {}
+        self._packed_runs = runs
+        self._runs_distinct = False
+
+    def read_runs(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The letter runs packed as :meth:`packed_runs` gives them, except that a run may be there more than
+        once (its counts add up): for readers that aggregate anyway, such as the supermerge candidates
+        (``fastsw.pretokenizers._pretok.aggregate_runs``), which so skip a pass that hashes every run."""
+        if self._packed_runs is not None and not self._runs_distinct:
+            return self._packed_runs
+        return self.packed_runs()
 
     def packed_runs(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The letter runs as numpy arrays ``(ids, offsets, counts)``: ``int32`` pretoken indices of all runs
         concatenated, ``int64`` offsets (one more than runs) and ``int64`` counts, in the order of
         :attr:`letter_runs`."""
         if self._packed_runs is not None:
+            if not self._runs_distinct:
+                from fastsw.pretokenizers._pretok import aggregate_runs
+
+                identity = np.arange(len(self.pretokens), dtype=np.int64)
+                self._packed_runs = aggregate_runs(*self._packed_runs, identity)
+                self._runs_distinct = True
             return self._packed_runs
         runs = self._letter_runs
         lengths = np.fromiter(map(len, runs), dtype=np.int64, count=len(runs))
@@ -230,7 +253,7 @@ class Counts:
         if self.languages is not None or other.languages is not None:
             return self._merge_languages(other)
         runs = (
-            (other._packed_runs if other._packed_runs is not None else other._letter_runs) if other.has_runs else None
+            (other.packed_runs() if other._packed_runs is not None else other._letter_runs) if other.has_runs else None
         )
         self._merge_parts(other.pretokens, other.counts, other.has_letter, runs, other.n_documents, other.n_bytes)
         return self
@@ -449,7 +472,7 @@ class Counts:
             get = row_of.__getitem__
             lines = [f"[{c}, {', '.join(map(str, map(get, run)))}]" for run, c in self._letter_runs.items()]
         else:
-            ids, offsets, counts = self._packed_runs
+            ids, offsets, counts = self.packed_runs()
             flat = list(map(str, np.asarray(row_of, dtype=np.int64)[ids].tolist())) if ids.size else []
             bounds = offsets.tolist()
             lines = [f"[{c}, {', '.join(flat[bounds[k] : bounds[k + 1]])}]" for k, c in enumerate(counts.tolist())]
@@ -463,9 +486,15 @@ class Counts:
 
 
 def _runs_to_dict(ids, offsets, counts) -> Dict[Tuple[int, ...], int]:
-    """Packed letter runs (see :meth:`Counts.packed_runs`) as a dict, in order."""
+    """Packed letter runs (see :meth:`Counts.packed_runs`) as a dict, in order; a run there more than once (as
+    :meth:`Counts.read_runs` and a compiled counter's ``take_raw_runs`` may give them) gets its counts summed."""
     flat, bounds = ids.tolist(), offsets.tolist()
-    return {tuple(flat[bounds[k] : bounds[k + 1]]): c for k, c in enumerate(counts.tolist())}
+    out: Dict[Tuple[int, ...], int] = {}
+    get = out.get
+    for k, c in enumerate(counts.tolist()):
+        key = tuple(flat[bounds[k] : bounds[k + 1]])
+        out[key] = get(key, 0) + c
+    return out
 
 
 def _check_same_pretokenizer(a: Counts, b: Counts) -> None:
@@ -1168,7 +1197,7 @@ class NativeCountTable:
 
     def payload(self):
         """The table as arrays, to send to another process (the counter gives up its letter runs)."""
-        runs = self.counter.take_runs() if self.collect_runs else None
+        runs = self.counter.take_raw_runs() if self.collect_runs else None
         return (*self.counter.pretokens(), runs, self.counter.n_documents, self.counter.n_bytes)
 
     def merge_payload(self, payload) -> None:
@@ -1182,7 +1211,7 @@ class NativeCountTable:
         c.counts = counts.tolist()
         c.has_letter = (letter != 0).tolist()
         if self.collect_runs:
-            c._packed_runs = self.counter.take_runs()  # no copy: the arrays own the counter's run table
+            c._set_read_runs(self.counter.take_raw_runs())  # no copy: the arrays own the counter's run list
         c.n_documents, c.n_bytes = self.counter.n_documents, self.counter.n_bytes
         return c
 

@@ -260,7 +260,7 @@ cdef struct CountState:
     SeqTable pre         # pretokens (code points) and their counts
     uint8_t* letter      # per pretoken: 1 when it contains a \p{L}
     int64_t letter_cap
-    SeqTable runs        # letter runs (pretoken indices) and their counts
+    SeqTable runs        # letter runs (pretoken indices) and their counts, as a list (_list_append)
     bint collect_runs
     int64_t ends[WINDOW]        # scratch: pretoken ends of the current window
     uint32_t window_ids[WINDOW]  # scratch: their pretoken indices
@@ -362,10 +362,9 @@ cdef int _add_runs(CountState* st, const uint32_t* items, const int64_t* offsets
     """Add ``n_runs`` letter runs of another table (run ``r``: the pretoken indices
     ``items[offsets[r]:offsets[r + 1]]``, counted ``counts[r]`` times), re-indexed through ``remap``
     (that table's pretoken index -> this one's); -1 when out of memory, -2 for an index outside ``remap``."""
-    cdef int64_t r, k, o, m, e, cap = 0
+    cdef int64_t r, k, o, m, cap = 0
     cdef uint32_t* buf = NULL
     cdef int rc = 0
-    cdef bint added
     for r in range(n_runs):
         o = offsets[r]
         m = offsets[r + 1] - o
@@ -382,24 +381,58 @@ cdef int _add_runs(CountState* st, const uint32_t* items, const int64_t* offsets
             buf[k] = <uint32_t> remap[items[o + k]]
         if rc < 0:
             break
-        e = _table_find_or_add(&st.runs, buf, m, _hash_seq(buf, m), &added)
-        if e < 0:
+        if _list_append(&st.runs, buf, m, counts[r]) < 0:
             rc = -1
             break
-        st.runs.counts[e] += counts[r]
     free(buf)
     return rc
 
 
-cdef inline int _end_run(CountState* st) noexcept nogil:
-    """Count the current letter run (if it has >= 2 pretokens) and start a new one."""
+cdef int _list_append(SeqTable* t, const uint32_t* s, int64_t n, int64_t count) noexcept nogil:
+    """Append the sequence ``s[0:n]`` with ``count`` to ``t`` used as a plain list (no key, no slot: a letter
+    run is appended as it is read and aggregated once, by whoever reads the runs); -1 when out of memory."""
+    cdef int64_t cap, i
+    cdef uint32_t* grown
+    if t.n_items + n > t.items_cap:
+        cap = max(2 * t.items_cap, t.n_items + n)
+        grown = <uint32_t*> realloc(t.items, cap * sizeof(uint32_t))
+        if grown == NULL:
+            return -1
+        t.items = grown
+        t.items_cap = cap
+    if t.n == t.cap:
+        cap = 2 * t.cap
+        if _realloc64(&t.offsets, cap + 1) < 0 or _realloc64(&t.counts, cap) < 0:
+            return -1
+        t.cap = cap
+    for i in range(n):
+        t.items[t.n_items + i] = s[i]
+    t.n_items += n
+    t.counts[t.n] = count
+    t.n += 1
+    t.offsets[t.n] = t.n_items
+    return 0
+
+
+cdef int _aggregate_list(const SeqTable* src, SeqTable* dst) noexcept nogil:
+    """Add the sequences of the list ``src`` (see :func:`_list_append`) to the table ``dst``, each once with
+    its count summed (first-seen order); -1 when out of memory."""
+    cdef int64_t r, o, e
     cdef bint added
-    cdef int64_t e
-    if st.run_len >= 2:
-        e = _table_find_or_add(&st.runs, st.ids, st.run_len, _hash_seq(st.ids, st.run_len), &added)
+    for r in range(src.n):
+        o = src.offsets[r]
+        e = _table_find_or_add(dst, src.items + o, src.offsets[r + 1] - o,
+                               _hash_seq(src.items + o, src.offsets[r + 1] - o), &added)
         if e < 0:
             return -1
-        st.runs.counts[e] += 1
+        dst.counts[e] += src.counts[r]
+    return 0
+
+
+cdef inline int _end_run(CountState* st) noexcept nogil:
+    """Append the current letter run (if it has >= 2 pretokens) to the run list and start a new one."""
+    if st.run_len >= 2 and _list_append(&st.runs, st.ids, st.run_len, 1) < 0:
+        return -1
     st.run_len = 0
     return 0
 
@@ -686,44 +719,61 @@ cdef class Counter:
         return out, counts, letter
 
     def runs(self):
-        """``(ids, offsets, counts)``: the letter runs as numpy arrays (``int32`` pretoken indices of
-        all runs concatenated, ``int64`` offsets with one more entry than runs, ``int64`` counts)."""
-        cdef SeqTable* t = &self.st.runs
-        cdef Py_ssize_t e
-        ids = np.empty(t.n_items, dtype=np.int32)
-        offsets = np.empty(t.n + 1, dtype=np.int64)
-        counts = np.empty(t.n, dtype=np.int64)
-        cdef int32_t[::1] iv = ids
-        cdef int64_t[::1] ov = offsets
-        cdef int64_t[::1] cv = counts
+        """``(ids, offsets, counts)``: the distinct letter runs as numpy arrays (``int32`` pretoken indices of
+        all runs concatenated, ``int64`` offsets with one more entry than runs, ``int64`` counts), in the order
+        they were first seen."""
+        cdef SeqTable t
+        if not self.ok:
+            raise RuntimeError("this Counter ran out of memory earlier; its counts are incomplete")
+        if _table_init(&t) < 0:
+            _table_free(&t)
+            raise MemoryError()
+        cdef int rc
         with nogil:
-            for e in range(t.n_items):
-                iv[e] = <int32_t> t.items[e]
-            for e in range(t.n + 1):
-                ov[e] = t.offsets[e]
-            for e in range(t.n):
-                cv[e] = t.counts[e]
-        return ids, offsets, counts
+            rc = _aggregate_list(&self.st.runs, &t)
+        try:
+            if rc < 0:
+                raise MemoryError()
+            return _take_table(&t)
+        finally:
+            _table_free(&t)
 
     def take_runs(self):
-        """What :meth:`runs` returns, without a copy: the arrays take over the table's memory and the counter
-        keeps no letter runs afterwards (counting more documents starts them again from none)."""
+        """What :meth:`runs` returns; the counter keeps no letter runs afterwards (counting more documents
+        starts them again from none)."""
+        runs = self.runs()
+        _table_free(&self.st.runs)
+        if _table_init(&self.st.runs) < 0:
+            self.ok = False
+            raise MemoryError()
+        return runs
+
+    def take_raw_runs(self):
+        """The letter runs as they were read, without a copy: ``(ids, offsets, counts)`` as :meth:`runs`
+        returns them, except that a run read several times may be there several times (each with its
+        count; in the order read). Aggregating them costs a hash per run, which
+        ``fastsw.pretokenizers._pretok.aggregate_runs`` does anyway while it makes the supermerge candidates,
+        and most letter runs occur once. The counter keeps no letter runs afterwards."""
         if not self.ok:
             raise RuntimeError("this Counter ran out of memory earlier; its counts are incomplete")
         return _take_table(&self.st.runs)
 
 
 def aggregate_runs(const int32_t[::1] run_ids, const int64_t[::1] run_offsets, const int64_t[::1] run_counts,
-                   const int64_t[::1] single_token):
-    """Supermerge candidates from letter runs given as flat arrays (see :meth:`Counter.runs`);
-    the packed twin of :func:`fastsw.trainers.superword.aggregate_candidates` (the same multiset).
+                   const int64_t[::1] single_token, int part=-1):
+    """Supermerge candidates from letter runs given as flat arrays (see :meth:`Counter.runs`; a run may be
+    there more than once); the packed twin of :func:`fastsw.trainers.superword.aggregate_candidates` (the same
+    multiset).
 
     ``single_token[p]`` is pretoken ``p``'s phase-1 token when that is one eligible token, else -1.
     Every run is cut at its other pretokens; each piece of >= 2 tokens adds the run's count to
     that token sequence. Returns ``(tokens, offsets, counts)``: ``int32`` token ids of all
     candidates concatenated, ``int64`` offsets (one more than candidates) and ``int64`` counts.
+    ``part`` 0 or 1: only the candidates of that half (a bit of their key that no slot uses), so that two
+    threads can each aggregate one half (the GIL is released); the halves together are the candidates.
     """
     cdef SeqTable t
+    cdef uint64_t h
     cdef Py_ssize_t n_runs = run_counts.shape[0], n_single = single_token.shape[0]
     cdef int64_t r, i, o, m, start, e, cap = 64, bad = -1
     cdef int rc = 0
@@ -764,8 +814,11 @@ def aggregate_runs(const int32_t[::1] run_ids, const int64_t[::1] run_offsets, c
                             buf[i] = <uint32_t> e
                             continue
                     if i - start >= 2:
-                        e = _table_find_or_add(&t, buf + start, i - start, _hash_seq(buf + start, i - start),
-                                               &added)
+                        h = _hash_seq(buf + start, i - start)
+                        if part >= 0 and <int> ((_mix(h) >> 62) & 1) != part:
+                            start = i + 1
+                            continue
+                        e = _table_find_or_add(&t, buf + start, i - start, h, &added)
                         if e < 0:
                             rc = -1
                             break

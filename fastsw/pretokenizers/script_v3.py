@@ -1069,6 +1069,9 @@ class SpelledCounter:
     def take_runs(self):
         return self.counter.take_runs()
 
+    def take_raw_runs(self):
+        return self.counter.take_raw_runs()
+
 
 _LETTER = compile_pattern(r"\p{L}")
 

@@ -669,7 +669,8 @@ def test_bpe_training_on_a_fresh_install_leaves_the_phase2_kernels_and_no_proces
         f"assert cli.main(['train', {str(corpus)!r}, '--algo', "
         "'bpe', '--vocab-size', '600', '--backend', 'numba', '-o', 'm.json']) == 0\n"
         "try:\n    os.waitpid(-1, os.WNOHANG)\n    children = True\nexcept ChildProcessError:\n    children = False\n"
-        "import json; print(json.dumps({'train': compiled(_train_kernels.KERNELS[-4:]), 'children': children, "
+        "import json; print(json.dumps({'train': compiled([_train_kernels._merge_loop, *bpe_fast.PHASE2_KERNELS]), "
+        "'children': children, "
         "'ahead': bpe_fast._ahead is not None}))"
     )
     seen = _fresh_cache_run(code, tmp_path)

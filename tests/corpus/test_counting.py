@@ -265,6 +265,25 @@ def test_take_runs_hands_over_the_run_table_without_a_copy(sample_docs):
     assert (ids.tolist(), offsets.tolist(), counts.tolist()) == ([0, 1, 2], [0, 3], [1])
 
 
+def test_runs_are_kept_as_read_and_aggregated_when_asked_for(sample_docs):
+    # the compiled counter appends each letter run as it reads it (no hash per run while counting); the table
+    # aggregates them only when asked for distinct runs, and the candidates read them as they are
+    counter = counting.NativeCountTable(PRETOK, collect_runs=True).counter
+    counter.add_batch(["big cat sat", "no", "big cat sat", "a dog ran"])
+    ids, offsets, counts = counter.take_raw_runs()
+    assert (ids.tolist(), offsets.tolist(), counts.tolist()) == ([0, 1, 2, 0, 1, 2, 4, 5, 6], [0, 3, 6, 9], [1, 1, 1])
+    assert [a.tolist() for a in counter.runs()] == [[], [0], []]  # taken: none left
+    counter.add_batch(["big cat sat", "big cat sat"])
+    assert [a.tolist() for a in counter.runs()] == [[0, 1, 2], [0, 3], [2]]  # distinct, counts summed
+    table = count_corpus(sample_docs, PRETOK, collect_runs=True, threads=2)
+    read = table.read_runs()
+    distinct = table.packed_runs()
+    assert len(read[2]) > len(distinct[2])  # the sample repeats some runs
+    assert int(read[2].sum()) == int(distinct[2].sum())
+    assert table.read_runs() is distinct  # aggregated once, then the distinct table is what is read
+    same_table(table, count_corpus_reference(sample_docs, PRETOK, collect_runs=True))
+
+
 def test_builtin_patterns_compile_on_first_use():
     # the compiled scanner and counter never use the regex form of the default patterns; a user's pattern is
     # still checked when the pre-tokenizer is made
