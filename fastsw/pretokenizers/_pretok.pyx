@@ -619,6 +619,7 @@ include "_cl100k.pxi"
 include "_boundary.pxi"
 include "_slices.pxi"
 include "_one_text.pxi"
+include "_rank_splits.pxi"
 
 
 def ids_to_list(const int32_t[::1] ids, list objects):

@@ -1,0 +1,124 @@
+# Included by _pretok.pyx: every two-way split of every token of a tiktoken rank table, in one compiled pass.
+#
+# ``rank_splits(tb, tb_off)`` returns the int32 array of rows ``(left, right, token)`` with
+# ``tokens[left] + tokens[right] == tokens[token]``, by token then by the length of ``left`` -- the table that
+# rank mode's encoder reads (``fastsw.io.tiktoken_vocab``). The tokens are ``tb[tb_off[t]:tb_off[t + 1]]`` (ids =
+# ranks, every token distinct). The tokens go into an open-addressing hash table (FNV-1a over their bytes, linear
+# probing, one uint32 per slot: the token's id + 1 under the top bits of its hash), each prefix of a token is
+# looked up with the hash carried over from the previous prefix, the suffix only when the prefix is a token, and a
+# lookup answers only after comparing the bytes, so no hash collision can give a wrong row. The lookups are bound
+# by memory latency (a random slot each), so the slots of a token's prefixes are fetched ahead, together.
+# Its plain-Python twin is ``fastsw.io.tiktoken_vocab.two_way_splits`` (prefixes and suffixes looked up in a
+# dict); tests/io/test_tiktoken_vocab.py asserts equal arrays on o200k_base, cl100k_base and Hypothesis
+# vocabularies.
+
+cdef extern from "string.h":
+    int memcmp(const void* a, const void* b, size_t n) nogil
+
+cdef extern from *:
+    void __builtin_prefetch(const void* p) nogil
+
+
+cdef inline uint64_t _rs_step(uint64_t h, uint8_t b) noexcept nogil:
+    """One byte of FNV-1a (start: 0xCBF29CE484222325ULL)."""
+    return (h ^ b) * 0x100000001B3ULL
+
+
+cdef struct _RankTable:
+    uint32_t* slots  # 0: empty; else (tag << id_bits) | (id + 1)
+    uint64_t mask
+    int shift  # a hash's slot: (h * mix) >> shift
+    int id_bits
+    const uint8_t* tb
+    const int64_t* tb_off
+
+
+cdef inline uint64_t _rs_slot(const _RankTable* rt, uint64_t h) noexcept nogil:
+    return (h * 0x9E3779B97F4A7C15ULL) >> rt.shift
+
+
+cdef inline uint32_t _rs_tag(const _RankTable* rt, uint64_t h) noexcept nogil:
+    """The top bits of ``h`` that a slot keeps above its id (none when the ids take all 32 bits)."""
+    if rt.id_bits >= 32:
+        return 0
+    return <uint32_t>(h >> (32 + rt.id_bits)) << rt.id_bits
+
+
+cdef inline int64_t _rs_find(const _RankTable* rt, uint64_t h, Py_ssize_t start, Py_ssize_t n) noexcept nogil:
+    """The id of the token spelled by ``tb[start:start + n]`` (FNV-1a hash ``h``), or -1."""
+    cdef uint64_t s = _rs_slot(rt, h)
+    cdef uint32_t e, tag = _rs_tag(rt, h)
+    cdef uint32_t low = <uint32_t>((<uint64_t>1 << rt.id_bits) - 1)
+    cdef int64_t t
+    while True:
+        e = rt.slots[s]
+        if e == 0:
+            return -1
+        if (e & ~low) == tag:
+            t = <int64_t>(e & low) - 1
+            if rt.tb_off[t + 1] - rt.tb_off[t] == n and memcmp(rt.tb + rt.tb_off[t], rt.tb + start, n) == 0:
+                return t
+        s = (s + 1) & rt.mask
+
+
+def rank_splits(const uint8_t[::1] tb, const int64_t[::1] tb_off):
+    """Every two-way split of the tokens ``tb[tb_off[t]:tb_off[t + 1]]`` (ids below 2**31 - 1): int32 array
+    ``(k, 3)`` of rows ``(left, right, token)``, by token then split (the file's header says how)."""
+    cdef Py_ssize_t n = tb_off.shape[0] - 1
+    cdef Py_ssize_t t, i, a, length, k = 0, bound = 0, longest = 1
+    cdef int bits = 4
+    while (<Py_ssize_t>1 << bits) < 2 * n:
+        bits += 1
+    cdef _RankTable rt
+    rt.mask = (<uint64_t>1 << bits) - 1
+    rt.shift = 64 - bits
+    rt.id_bits = 1
+    while (<Py_ssize_t>1 << rt.id_bits) <= n:
+        rt.id_bits += 1
+    cdef uint64_t s, h, h2
+    cdef int64_t x, y
+    for t in range(n):
+        bound += max(tb_off[t + 1] - tb_off[t] - 1, 0)
+        longest = max(longest, tb_off[t + 1] - tb_off[t])
+    slots_arr = np.zeros(<Py_ssize_t>1 << bits, np.uint32)
+    prefix_arr = np.empty(longest, np.uint64)  # the hashes of one token's prefixes
+    out_arr = np.empty((max(bound, 1), 3), np.int32)
+    cdef uint32_t[::1] slots_v = slots_arr
+    cdef uint64_t[::1] prefix_v = prefix_arr
+    cdef int32_t[:, ::1] out = out_arr
+    cdef uint64_t* prefix = &prefix_v[0]
+    rt.slots = &slots_v[0]
+    rt.tb = &tb[0] if tb.shape[0] else NULL
+    rt.tb_off = &tb_off[0]
+    cdef const uint8_t* data = rt.tb
+    with nogil:
+        for t in range(n):
+            h = 0xCBF29CE484222325ULL
+            for i in range(tb_off[t], tb_off[t + 1]):
+                h = _rs_step(h, data[i])
+            s = _rs_slot(&rt, h)
+            while rt.slots[s] != 0:
+                s = (s + 1) & rt.mask
+            rt.slots[s] = _rs_tag(&rt, h) | <uint32_t>(t + 1)
+        for t in range(n):
+            a = tb_off[t]
+            length = tb_off[t + 1] - a
+            h = 0xCBF29CE484222325ULL
+            for i in range(1, length):
+                h = _rs_step(h, data[a + i - 1])  # the hash of the prefix of i bytes
+                prefix[i] = h
+                __builtin_prefetch(&rt.slots[_rs_slot(&rt, h)])
+            for i in range(1, length):
+                x = _rs_find(&rt, prefix[i], a, i)
+                if x < 0:
+                    continue
+                h2 = 0xCBF29CE484222325ULL
+                for s in range(<uint64_t>(a + i), <uint64_t>(a + length)):
+                    h2 = _rs_step(h2, data[s])
+                y = _rs_find(&rt, h2, a + i, length - i)
+                if y >= 0:
+                    out[k, 0] = <int32_t>x
+                    out[k, 1] = <int32_t>y
+                    out[k, 2] = <int32_t>t
+                    k += 1
+    return out_arr[:k].copy()
