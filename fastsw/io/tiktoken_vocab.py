@@ -127,10 +127,11 @@ def read_rank_file(path: PathLike) -> Tuple[List[bytes], bytes]:
         raw = path.read_bytes()
     except OSError as e:
         raise ValueError(f"cannot read the rank file {str(path)!r}: {e.strerror or e}") from None
-    return _parse(raw, str(path)), raw
+    return _parse(raw, str(path))[0], raw
 
 
-def _parse(raw: bytes, where: str) -> List[bytes]:
+def _parse(raw: bytes, where: str) -> Tuple[List[bytes], Optional[Dict[bytes, int]]]:
+    """``(tokens by rank, {token: rank} or None)`` of a rank file's bytes (gzip accepted)."""
     data = raw
     if raw[:2] == b"\x1f\x8b":
         try:
@@ -140,6 +141,12 @@ def _parse(raw: bytes, where: str) -> List[bytes]:
     fast = _parse_plain(data)
     if fast is not None:
         return fast
+    return _parse_lines(data, where), None
+
+
+def _parse_lines(data: bytes, where: str) -> List[bytes]:
+    """The tokens by rank of a rank file's (uncompressed) bytes, line by line: ``ValueError`` naming the line of
+    any fault."""
     pairs: Dict[bytes, int] = {}
     line_of: Dict[bytes, int] = {}
     for number, line in enumerate(data.splitlines(), 1):
@@ -172,10 +179,26 @@ def _parse(raw: bytes, where: str) -> List[bytes]:
     return check_ranks(pairs, where)
 
 
-def _parse_plain(data: bytes) -> Optional[List[bytes]]:
+def _parse_plain(data: bytes) -> Optional[Tuple[List[bytes], Dict[bytes, int]]]:
     """The tokens by rank of a rank file written the way tiktoken writes one (``base64 rank``, one space, one
-    newline after each line but perhaps the last, strict base64), found with a few whole-file operations, or None
-    for any other file (:func:`_parse` then reads it line by line and names what is wrong)."""
+    newline after each line but perhaps the last, strict base64) with its ``{token: rank}`` dict, read in one pass of the extension
+    (``parse_rank_lines``), or None for any other file (:func:`_parse` then reads it line by line and names what is
+    wrong). Without the extension, :func:`_parse_plain_python`."""
+    try:
+        from fastsw.pretokenizers._pretok import parse_rank_lines
+    except ImportError:  # a pure-Python install
+        return _parse_plain_python(data)
+    got = parse_rank_lines(data)
+    if got is None:
+        return None
+    tb, tb_off, ranks = got
+    offs = tb_off.tolist()
+    return _rank_ordered([tb[a:b] for a, b in zip(offs, offs[1:])], ranks)
+
+
+def _parse_plain_python(data: bytes) -> Optional[Tuple[List[bytes], Dict[bytes, int]]]:
+    """:func:`_parse_plain` with a few whole-file operations of Python (``bytes.split``, ``binascii``): the
+    extension's twin."""
     fields = data.split()
     if not fields or len(fields) % 2:
         return None
@@ -185,20 +208,33 @@ def _parse_plain(data: bytes) -> Optional[List[bytes]]:
     rebuilt = b"".join(parts)
     if data != rebuilt and data != rebuilt[:-1]:
         return None  # other whitespace, a blank line, a line of one or three fields: the line-by-line reader
+    numbers = fields[1::2]
+    if not all(r.isdigit() and len(r) <= 18 for r in numbers):
+        return None  # a sign, an underscore, a rank beyond int64: the line-by-line reader
     a2b = binascii.a2b_base64
     try:
         tokens = [a2b(b64, strict_mode=True) for b64 in fields[0::2]]
-        ranks = np.array(list(map(int, fields[1::2])), np.int64)
+        ranks = np.array(list(map(int, numbers)), np.int64)
     except (binascii.Error, ValueError, OverflowError):
         return None
     return _rank_ordered(tokens, ranks)
 
 
-def _rank_ordered(tokens: List[bytes], ranks: np.ndarray, distinct: bool = False) -> Optional[List[bytes]]:
-    """``tokens`` in the order of their ``ranks``, when the ranks are ``0 .. n-1`` and the tokens are what
-    :func:`check_ranks` asks for (distinct, not empty, every single byte among them; ``distinct``: known to be
-    distinct, the keys of a mapping); else None, and :func:`check_ranks` says what is wrong. The checks of
-    :func:`check_ranks` with whole-array operations."""
+def _rank_ordered(tokens: List[bytes], ranks: np.ndarray) -> Optional[Tuple[List[bytes], Dict[bytes, int]]]:
+    """``(tokens in the order of their ranks, {token: rank})``, when the ranks are ``0 .. n-1`` and the tokens are
+    what :func:`check_ranks` asks for (distinct, not empty, every single byte among them); else None, and
+    :func:`check_ranks` says what is wrong."""
+    ordered = _rank_order(tokens, ranks)
+    if ordered is None:
+        return None
+    shortcut = dict(zip(ordered, range(len(ordered))))
+    return (ordered, shortcut) if len(shortcut) == len(ordered) else None  # else two lines give one token
+
+
+def _rank_order(tokens: List[bytes], ranks: np.ndarray) -> Optional[List[bytes]]:
+    """``tokens`` in the order of their ``ranks`` (distinct tokens), when the ranks are ``0 .. n-1``, no token is
+    empty and every single byte is a token; else None. The checks of :func:`check_ranks` with whole-array
+    operations."""
     n = len(tokens)
     if n == 0 or ranks.shape[0] != n:
         return None
@@ -211,7 +247,7 @@ def _rank_ordered(tokens: List[bytes], ranks: np.ndarray, distinct: bool = False
     if lens.min() == 0:
         return None
     singles = b"".join([tokens[r] for r in np.flatnonzero(lens == 1).tolist()])
-    if len(set(singles)) < 256 or (not distinct and len(set(tokens)) < n):
+    if len(set(singles)) < 256:
         return None
     return tokens
 
@@ -235,7 +271,7 @@ def check_ranks(ranks: Mapping[bytes, int], where: str = "rank table") -> List[b
             values = np.fromiter(ranks.values(), np.int64, len(keys))
         except OverflowError:
             values = np.zeros(0, np.int64)  # a rank beyond int64: the loop below names it
-        fast = _rank_ordered(keys, values, distinct=True)
+        fast = _rank_order(keys, values)
         if fast is not None:
             return fast
     tokens: List[Optional[bytes]] = [None] * len(ranks)
@@ -470,20 +506,20 @@ def _cache_path(source: str) -> Path:
     return cache_dir() / f"tiktoken-{source[:40]}.bin"
 
 
-def _cached_tables(source: str, tokens_fn, use_cache: bool) -> Tuple[List[bytes], np.ndarray]:
-    """``(tokens, splits)`` for the vocabulary whose SHA-256 is ``source``; ``tokens_fn()`` parses
-    and checks the source when the cache cannot serve it."""
+def _cached_tables(source: str, tokens_fn, use_cache: bool) -> Tuple[List[bytes], np.ndarray, Optional[dict]]:
+    """``(tokens, splits, {token: rank} or None)`` for the vocabulary whose SHA-256 is ``source``; ``tokens_fn()``
+    parses and checks the source when the cache cannot serve it (``(tokens, the dict or None)``)."""
     path = _cache_path(source)
     if use_cache:
         hit = _read_cache(path, source)
         if hit is not None:
-            return cast(List[bytes], hit[0]), hit[1]
-    tokens = tokens_fn()
+            return cast(List[bytes], hit[0]), hit[1], None
+    tokens, shortcut = tokens_fn()
     tb, tb_off = _byte_table(tokens)
     splits = _splits_of(tokens, tb, tb_off)
     if use_cache:
         _write_cache(path, source, tb, tb_off, splits)
-    return tokens, splits
+    return tokens, splits, shortcut
 
 
 # ---------------------------------------------------------------------------
@@ -717,14 +753,14 @@ def load_tiktoken(
         )
     if known is not None:
         name = known
-    tokens, splits = _cached_tables(source, lambda: _parse(raw, str(path)), cache)
+    tokens, splits, shortcut = _cached_tables(source, lambda: _parse(raw, str(path)), cache)
     if special_tokens is None:
         special_tokens = SPECIAL_TOKENS.get(name, {}) if name else {}
         n = len(tokens)
         if any(t < n for t in special_tokens.values()):
             special_tokens = {}  # another vocabulary read with a named pattern: its ids are taken
     label = path.name.split(".")[0]
-    return TiktokenTokenizer(tokens, splits, regex_, special_tokens, name=label, backend=backend)
+    return TiktokenTokenizer(tokens, splits, regex_, special_tokens, name=label, backend=backend, shortcut=shortcut)
 
 
 def from_tiktoken(enc: Any, *, backend: str = "auto", cache: bool = True) -> TiktokenTokenizer:

@@ -122,3 +122,89 @@ def rank_splits(const uint8_t[::1] tb, const int64_t[::1] tb_off):
                     out[k, 2] = <int32_t>t
                     k += 1
     return out_arr[:k].copy()
+
+
+cdef inline int _b64_value(uint8_t c) noexcept nogil:
+    """The 6 bits of a base64 character, -1 for any other byte."""
+    if c >= 65 and c <= 90:
+        return c - 65
+    if c >= 97 and c <= 122:
+        return c - 71
+    if c >= 48 and c <= 57:
+        return c + 4
+    if c == 43:
+        return 62
+    if c == 47:
+        return 63
+    return -1
+
+
+def parse_rank_lines(const uint8_t[::1] data):
+    """``(token bytes, tb_off, ranks)`` of a rank file written the way tiktoken writes one: lines ``base64 rank``
+    (standard base64 with its padding, one space, the rank in decimal digits), each ended by a newline but perhaps
+    the last; token ``t`` is ``tb[tb_off[t]:tb_off[t + 1]]`` and ``ranks[t]`` its rank, in the file's order. None
+    for anything else (another layout, a character that is not base64, a rank that is no plain number, an empty
+    token): the caller then reads the file line by line and names what is wrong. Its plain-Python twin is the
+    whole-file path of ``fastsw.io.tiktoken_vocab._parse_plain`` (``bytes.split``, ``binascii.a2b_base64``)."""
+    cdef Py_ssize_t n = data.shape[0], i = 0, start, length, lines = 0, t = 0, w = 0, g
+    cdef int v0, v1, v2, v3, pad
+    cdef int64_t rank
+    if n == 0:
+        return None
+    for g in range(n):
+        lines += data[g] == 10
+    lines += data[n - 1] != 10
+    tb_arr = np.empty(n // 4 * 3 + 3, np.uint8)
+    off_arr = np.empty(lines + 1, np.int64)
+    ranks_arr = np.empty(lines, np.int64)
+    cdef uint8_t[::1] tb = tb_arr
+    cdef int64_t[::1] off = off_arr
+    cdef int64_t[::1] ranks = ranks_arr
+    cdef bint ok = True
+    with nogil:
+        off[0] = 0
+        while i < n:
+            start = i
+            while i < n and data[i] != 32:
+                i += 1
+            length = i - start
+            if i == n or length == 0 or length % 4 or t == lines:
+                ok = False
+                break
+            for g in range(start, i, 4):
+                v0 = _b64_value(data[g])
+                v1 = _b64_value(data[g + 1])
+                pad = 0
+                if g + 4 == i and data[g + 3] == 61:  # "=" ends the token: one or two padding characters
+                    pad = 2 if data[g + 2] == 61 else 1
+                v2 = _b64_value(data[g + 2]) if pad < 2 else 0
+                v3 = _b64_value(data[g + 3]) if pad < 1 else 0
+                if v0 < 0 or v1 < 0 or v2 < 0 or v3 < 0:
+                    ok = False
+                    break
+                tb[w] = <uint8_t>((v0 << 2) | (v1 >> 4))
+                w += 1
+                if pad < 2:
+                    tb[w] = <uint8_t>(((v1 & 15) << 4) | (v2 >> 2))
+                    w += 1
+                if pad < 1:
+                    tb[w] = <uint8_t>(((v2 & 3) << 6) | v3)
+                    w += 1
+            if not ok:
+                break
+            i += 1  # the space
+            rank = 0
+            start = i
+            while i < n and data[i] >= 48 and data[i] <= 57 and i - start < 18:
+                rank = rank * 10 + (data[i] - 48)
+                i += 1
+            if i == start or (i < n and data[i] != 10):
+                ok = False
+                break
+            i += 1  # the newline (or the end)
+            ranks[t] = rank
+            t += 1
+            off[t] = w
+    if not ok or t != lines:
+        return None
+    return PyBytes_FromStringAndSize(<char*>&tb[0], w), off_arr, ranks_arr

@@ -148,8 +148,34 @@ def test_every_layout_of_a_rank_file_reads_the_same(tmp_path, layout):
     path.write_text(_LAYOUTS[layout](lines))
     got, _ = tv.read_rank_file(path)
     assert got == tokens
-    fast = tv._parse_plain(path.read_bytes())
-    assert fast == (tokens if layout in ("no final newline", "shuffled") else None)
+    assert tv._parse_lines(path.read_bytes(), "r") == tokens
+    want = (tokens, {t: r for r, t in enumerate(tokens)}) if layout in ("no final newline", "shuffled") else None
+    assert tv._parse_plain(path.read_bytes()) == tv._parse_plain_python(path.read_bytes()) == want
+
+
+_B64 = st.sampled_from([base64.b64encode(t).decode() for t in (b"ab", b"abc", b"\xff", b"a\x00b")])
+_LINE = st.one_of(
+    st.tuples(_B64, st.integers(256, 262).map(str)).map(" ".join),
+    st.sampled_from(["", " ", "YWI=x 256", "YWI= 256 7", "YWI= two", "YW=I 257", "Y=== 257", "YWI= +257", "YWI= 2_57"]),
+    st.sampled_from(["YWJj 0000258", "YWI= 99999999999999999999", "YWI=\t256", "=YWI 256", "YWI= 256\r"]),
+)
+
+
+@SETTINGS
+@given(st.lists(_LINE, max_size=8), st.booleans())
+def test_the_one_pass_parsers_agree_with_the_line_reader(lines, final_newline):
+    """On rank files good and bad: the extension's one pass and its Python twin both answer (the tokens and
+    their dict) or both leave the file to the line-by-line reader; what they answer is what it reads."""
+    singles = [f"{base64.b64encode(bytes([b])).decode()} {b}" for b in range(256)]
+    data = ("\n".join(singles + lines) + ("\n" if final_newline else "")).encode()
+    fast, twin = tv._parse_plain(data), tv._parse_plain_python(data)
+    assert fast == twin
+    if fast is not None:
+        assert fast[0] == tv._parse_lines(data, "r") and fast[1] == {t: r for r, t in enumerate(fast[0])}
+    elif all(line.count(" ") == 1 and line.split(" ")[1].isdigit() for line in lines):
+        # only well-formed lines: left to the line reader only when the table itself is wrong
+        with pytest.raises(ValueError):
+            tv._parse_lines(data, "r")
 
 
 def test_check_ranks_of_mappings():
