@@ -61,11 +61,15 @@ cdef inline int64_t _rs_find(const _RankTable* rt, uint64_t h, Py_ssize_t start,
         s = (s + 1) & rt.mask
 
 
+cdef enum:
+    _BATCH = 512  # cuts looked up together: their slots are fetched ahead, all at once
+
+
 def rank_splits(const uint8_t[::1] tb, const int64_t[::1] tb_off):
     """Every two-way split of the tokens ``tb[tb_off[t]:tb_off[t + 1]]`` (ids below 2**31 - 1): int32 array
     ``(k, 3)`` of rows ``(left, right, token)``, by token then split (the file's header says how)."""
     cdef Py_ssize_t n = tb_off.shape[0] - 1
-    cdef Py_ssize_t t, i, a, length, k = 0, bound = 0, longest = 1
+    cdef Py_ssize_t t, i, a, length, k = 0, bound = 0, m, c, hits
     cdef int bits = 4
     while (<Py_ssize_t>1 << bits) < 2 * n:
         bits += 1
@@ -75,18 +79,20 @@ def rank_splits(const uint8_t[::1] tb, const int64_t[::1] tb_off):
     rt.id_bits = 1
     while (<Py_ssize_t>1 << rt.id_bits) <= n:
         rt.id_bits += 1
-    cdef uint64_t s, h, h2
+    cdef uint64_t s, h, prefix_hash = 0
     cdef int64_t x, y
     for t in range(n):
         bound += max(tb_off[t + 1] - tb_off[t] - 1, 0)
-        longest = max(longest, tb_off[t + 1] - tb_off[t])
     slots_arr = np.zeros(<Py_ssize_t>1 << bits, np.uint32)
-    prefix_arr = np.empty(longest, np.uint64)  # the hashes of one token's prefixes
     out_arr = np.empty((max(bound, 1), 3), np.int32)
     cdef uint32_t[::1] slots_v = slots_arr
-    cdef uint64_t[::1] prefix_v = prefix_arr
     cdef int32_t[:, ::1] out = out_arr
-    cdef uint64_t* prefix = &prefix_v[0]
+    # one batch of cuts: the token, the prefix length, its hash; then the prefix hits with their suffix's hash
+    cdef int64_t cut_token[_BATCH]
+    cdef int64_t cut_at[_BATCH]
+    cdef uint64_t cut_hash[_BATCH]
+    cdef int64_t hit_left[_BATCH]
+    cdef Py_ssize_t hit_cut[_BATCH]
     rt.slots = &slots_v[0]
     rt.tb = &tb[0] if tb.shape[0] else NULL
     rt.tb_off = &tb_off[0]
@@ -100,26 +106,47 @@ def rank_splits(const uint8_t[::1] tb, const int64_t[::1] tb_off):
             while rt.slots[s] != 0:
                 s = (s + 1) & rt.mask
             rt.slots[s] = _rs_tag(&rt, h) | <uint32_t>(t + 1)
-        for t in range(n):
-            a = tb_off[t]
-            length = tb_off[t + 1] - a
-            h = 0xCBF29CE484222325ULL
-            for i in range(1, length):
-                h = _rs_step(h, data[a + i - 1])  # the hash of the prefix of i bytes
-                prefix[i] = h
-                __builtin_prefetch(&rt.slots[_rs_slot(&rt, h)])
-            for i in range(1, length):
-                x = _rs_find(&rt, prefix[i], a, i)
+        t = 0
+        i = 1
+        while t < n:
+            m = 0  # gather up to _BATCH cuts, from token t's cut i on, and fetch their slots
+            while t < n and m < _BATCH:
+                a = tb_off[t]
+                length = tb_off[t + 1] - a
+                if i >= length:
+                    t += 1
+                    i = 1
+                    continue
+                if i == 1:
+                    prefix_hash = 0xCBF29CE484222325ULL
+                prefix_hash = _rs_step(prefix_hash, data[a + i - 1])  # the hash of the prefix of i bytes
+                cut_token[m] = t
+                cut_at[m] = i
+                cut_hash[m] = prefix_hash
+                __builtin_prefetch(&rt.slots[_rs_slot(&rt, prefix_hash)])
+                m += 1
+                i += 1
+            hits = 0
+            for c in range(m):
+                a = tb_off[cut_token[c]]
+                x = _rs_find(&rt, cut_hash[c], a, cut_at[c])
                 if x < 0:
                     continue
-                h2 = 0xCBF29CE484222325ULL
-                for s in range(<uint64_t>(a + i), <uint64_t>(a + length)):
-                    h2 = _rs_step(h2, data[s])
-                y = _rs_find(&rt, h2, a + i, length - i)
+                h = 0xCBF29CE484222325ULL
+                for s in range(<uint64_t>(a + cut_at[c]), <uint64_t>tb_off[cut_token[c] + 1]):
+                    h = _rs_step(h, data[s])
+                cut_hash[c] = h  # now the suffix's
+                __builtin_prefetch(&rt.slots[_rs_slot(&rt, h)])
+                hit_left[hits] = x
+                hit_cut[hits] = c
+                hits += 1
+            for c in range(hits):
+                a = tb_off[cut_token[hit_cut[c]]] + cut_at[hit_cut[c]]
+                y = _rs_find(&rt, cut_hash[hit_cut[c]], a, tb_off[cut_token[hit_cut[c]] + 1] - a)
                 if y >= 0:
-                    out[k, 0] = <int32_t>x
+                    out[k, 0] = <int32_t>hit_left[c]
                     out[k, 1] = <int32_t>y
-                    out[k, 2] = <int32_t>t
+                    out[k, 2] = <int32_t>cut_token[hit_cut[c]]
                     k += 1
     return out_arr[:k].copy()
 
