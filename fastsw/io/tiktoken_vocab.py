@@ -181,9 +181,9 @@ def _parse_lines(data: bytes, where: str) -> List[bytes]:
 
 def _parse_plain(data: bytes) -> Optional[Tuple[List[bytes], Dict[bytes, int]]]:
     """The tokens by rank of a rank file written the way tiktoken writes one (``base64 rank``, one space, one
-    newline after each line but perhaps the last, strict base64) with its ``{token: rank}`` dict, read in one pass of the extension
-    (``parse_rank_lines``), or None for any other file (:func:`_parse` then reads it line by line and names what is
-    wrong). Without the extension, :func:`_parse_plain_python`."""
+    newline after each line but perhaps the last, strict base64) with its ``{token: rank}`` dict, read in one pass
+    of the extension (``parse_rank_lines``), or None for any other file (:func:`_parse` then reads it line by line
+    and names what is wrong). Without the extension, :func:`_parse_plain_python`."""
     try:
         from fastsw.pretokenizers._pretok import parse_rank_lines
     except ImportError:  # a pure-Python install
@@ -192,8 +192,30 @@ def _parse_plain(data: bytes) -> Optional[Tuple[List[bytes], Dict[bytes, int]]]:
     if got is None:
         return None
     tb, tb_off, ranks = got
-    offs = tb_off.tolist()
-    return _rank_ordered([tb[a:b] for a, b in zip(offs, offs[1:])], ranks)
+    n = ranks.shape[0]
+    if not np.array_equal(ranks, np.arange(n)):  # lines out of rank order
+        offs = tb_off.tolist()
+        return _rank_ordered([tb[a:b] for a, b in zip(offs, offs[1:])], ranks)
+    tokens, shortcut = _token_list(tb, tb_off)
+    lens = np.diff(tb_off)
+    if len(shortcut) < n or lens.min() == 0:
+        return None
+    if len(set(b"".join([tokens[r] for r in np.flatnonzero(lens == 1).tolist()]))) < 256:
+        return None
+    return tokens, shortcut
+
+
+def _token_list(tb: bytes, tb_off: np.ndarray) -> Tuple[List[bytes], Dict[bytes, int]]:
+    """``(tokens, {token: id})`` of a byte table (token ``t`` is ``tb[tb_off[t]:tb_off[t + 1]]``), the dict as
+    long as the list when the tokens are distinct: one loop of the extension (``rank_tokens``), else the slices
+    and ``dict(zip(...))``."""
+    try:
+        from fastsw.pretokenizers._pretok import rank_tokens
+    except ImportError:  # a pure-Python install
+        offs = tb_off.tolist()
+        tokens = [tb[a:b] for a, b in zip(offs, offs[1:])]
+        return tokens, dict(zip(tokens, range(len(tokens))))
+    return rank_tokens(tb, np.ascontiguousarray(tb_off, np.int64))
 
 
 def _parse_plain_python(data: bytes) -> Optional[Tuple[List[bytes], Dict[bytes, int]]]:
@@ -443,9 +465,12 @@ _CACHE_MAGIC = b"fastsw tiktoken\n"
 _CACHE_HEADER = struct.Struct("<16s4q32s32s")
 
 
-def _read_cache(path: Path, source: str, tokens: bool = True) -> Optional[Tuple[Optional[List[bytes]], np.ndarray]]:
-    """``(tokens, splits)`` from a cache file (``tokens`` None unless asked for), or None when it is missing or
-    not to be trusted (another version or source, truncated, or its bytes not those that were written)."""
+def _read_cache(
+    path: Path, source: str, tokens: bool = True
+) -> Optional[Tuple[Optional[Tuple[List[bytes], Dict[bytes, int]]], np.ndarray]]:
+    """``((tokens, {token: rank}), splits)`` from a cache file (the first None unless ``tokens``), or None when it is
+    missing or not to be trusted (another version or source, truncated, or its bytes not those that were
+    written)."""
     size = _CACHE_HEADER.size
     try:
         raw = path.read_bytes()
@@ -461,9 +486,8 @@ def _read_cache(path: Path, source: str, tokens: bool = True) -> Optional[Tuple[
     splits = np.frombuffer(raw, np.int32, 3 * k, size + 8 * (n + 1)).reshape(k, 3)
     if not tokens:
         return None, splits
-    offs = np.frombuffer(raw, np.int64, n + 1, size).tolist()
-    tb = raw[size + 8 * (n + 1) + 12 * k :]
-    return [tb[a:b] for a, b in zip(offs, offs[1:])], splits
+    tb_off = np.frombuffer(raw, np.int64, n + 1, size)
+    return _token_list(raw[size + 8 * (n + 1) + 12 * k :], tb_off), splits
 
 
 def _write_cache(path: Path, source: str, tb: bytes, tb_off: np.ndarray, splits: np.ndarray) -> None:
@@ -513,7 +537,8 @@ def _cached_tables(source: str, tokens_fn, use_cache: bool) -> Tuple[List[bytes]
     if use_cache:
         hit = _read_cache(path, source)
         if hit is not None:
-            return cast(List[bytes], hit[0]), hit[1], None
+            listed = cast(Tuple[List[bytes], Dict[bytes, int]], hit[0])
+            return listed[0], hit[1], listed[1]
     tokens, shortcut = tokens_fn()
     tb, tb_off = _byte_table(tokens)
     splits = _splits_of(tokens, tb, tb_off)

@@ -235,3 +235,19 @@ def parse_rank_lines(const uint8_t[::1] data):
     if not ok or t != lines:
         return None
     return PyBytes_FromStringAndSize(<char*>&tb[0], w), off_arr, ranks_arr
+
+
+def rank_tokens(bytes tb, const int64_t[::1] tb_off):
+    """``(tokens, {token: id})`` of the byte table ``tb``, ``tb_off`` (token ``t`` is ``tb[tb_off[t]:tb_off[t + 1]]``,
+    all distinct): the list and the dict a rank-mode tokenizer holds, in one loop. Its
+    plain-Python twin: ``[tb[a:b] for a, b in zip(offs, offs[1:])]`` and ``dict(zip(tokens, range(n)))``."""
+    cdef Py_ssize_t n = tb_off.shape[0] - 1, t
+    cdef const char* p = PyBytes_AS_STRING(tb)
+    tokens = PyList_New(n)
+    cdef dict ids = {}
+    for t in range(n):
+        token = PyBytes_FromStringAndSize(p + tb_off[t], tb_off[t + 1] - tb_off[t])
+        Py_INCREF(token)
+        PyList_SET_ITEM(tokens, t, token)
+        ids[token] = t
+    return tokens, ids

@@ -10,6 +10,7 @@ import gzip
 import itertools
 import json
 import random
+import sys
 
 import numpy as np
 import pytest
@@ -129,6 +130,33 @@ def test_compiled_splits_on_random_vocabularies(tokens, singles):
     want = tv.two_way_splits(tokens, {t: r for r, t in enumerate(tokens)})
     tb, tb_off = tv._byte_table(tokens)
     assert np.array_equal(rank_splits(np.frombuffer(tb, np.uint8), tb_off), want)
+
+
+@SETTINGS
+@given(st.lists(st.binary(max_size=5), max_size=60))
+def test_compiled_token_list_equals_slices_and_dict(tokens):
+    """The extension's one loop (``rank_tokens``) gives the slices of the byte table and ``dict(zip(...))`` (a
+    repeated token: the dict keeps its last id and is shorter than the list, which is how callers see it)."""
+    from fastsw.pretokenizers._pretok import rank_tokens
+
+    tb, tb_off = tv._byte_table(tokens)
+    got_tokens, got_ids = rank_tokens(tb, tb_off)
+    assert got_tokens == tokens and all(type(t) is bytes for t in got_tokens)
+    assert got_ids == dict(zip(tokens, range(len(tokens)))) and list(got_ids) == list(dict.fromkeys(tokens))
+
+
+def test_loading_without_the_extension_gives_the_same_tables(tmp_path, monkeypatch):
+    """A pure-Python install (the extension not importable) reads, checks and splits with the twins: the same
+    tokens, dict and splits."""
+    raw = gzip.decompress(tv.bpe_openai_rank_file("cl100k_base").read_bytes())
+    want_tokens, want_ids = tv._parse_plain(raw)
+    tb, tb_off = tv._byte_table(want_tokens)
+    want_splits = tv._splits_of(want_tokens, tb, tb_off)
+    monkeypatch.setitem(sys.modules, "fastsw.pretokenizers._pretok", None)  # its import now fails
+    got_tokens, got_ids = tv._parse_plain(raw)
+    assert got_tokens == want_tokens and got_ids == want_ids
+    assert tv._token_list(tb, tb_off) == (want_tokens, want_ids)
+    assert np.array_equal(tv._splits_of(got_tokens, tb, tb_off), want_splits)
 
 
 _LAYOUTS = {  # the same table written in ways that the whole-file parser leaves to the line-by-line one
