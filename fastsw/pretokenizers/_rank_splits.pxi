@@ -1,22 +1,30 @@
-# Included by _pretok.pyx: every two-way split of every token of a tiktoken rank table, in one compiled pass.
+# Included by _pretok.pyx: the tables of a tiktoken vocabulary (``fastsw.io.tiktoken_vocab``), each in one compiled
+# pass over plain arrays, each with a plain-Python twin that tests/io/test_tiktoken_vocab.py holds it to:
 #
-# ``rank_splits(tb, tb_off)`` returns the int32 array of rows ``(left, right, token)`` with
-# ``tokens[left] + tokens[right] == tokens[token]``, by token then by the length of ``left`` -- the table that
-# rank mode's encoder reads (``fastsw.io.tiktoken_vocab``). The tokens are ``tb[tb_off[t]:tb_off[t + 1]]`` (ids =
-# ranks, every token distinct). The tokens go into an open-addressing hash table (FNV-1a over their bytes, linear
-# probing, one uint32 per slot: the token's id + 1 under the top bits of its hash), each prefix of a token is
-# looked up with the hash carried over from the previous prefix, the suffix only when the prefix is a token, and a
-# lookup answers only after comparing the bytes, so no hash collision can give a wrong row. The lookups are bound
-# by memory latency (a random slot each), so the slots of a token's prefixes are fetched ahead, together.
-# Its plain-Python twin is ``fastsw.io.tiktoken_vocab.two_way_splits`` (prefixes and suffixes looked up in a
-# dict); tests/io/test_tiktoken_vocab.py asserts equal arrays on o200k_base, cl100k_base and Hypothesis
-# vocabularies.
+# * ``parse_rank_lines(data)``: a rank file in tiktoken's layout (``base64 rank`` lines) as one byte table of the
+#   tokens and their ranks (twin: ``_parse_plain_python``, ``bytes.split`` and ``binascii``);
+# * ``rank_tokens(tb, tb_off)``: the token list and its ``{token: id}`` dict (twin: slices and ``dict(zip(...))``);
+# * ``rank_splits(tb, tb_off)``: every two-way split of every token, rows ``(left, right, token)`` with
+#   ``tokens[left] + tokens[right] == tokens[token]``, by token then by the length of ``left`` -- the table that rank
+#   mode's encoder reads (twin: ``two_way_splits``, prefixes and suffixes looked up in a dict). The tokens go into an
+#   open-addressing hash table (FNV-1a over their bytes, linear probing, one uint32 per slot: the token's id + 1
+#   under the top bits of its hash), each prefix of a token is looked up with the hash carried over from the
+#   previous prefix, the suffix only when the prefix is a token, and a lookup answers only after comparing the
+#   bytes, so no hash collision can give a wrong row. The lookups are bound by memory latency (a random slot
+#   each), so the slots of a batch of cuts are fetched ahead, together.
 
 cdef extern from "string.h":
     int memcmp(const void* a, const void* b, size_t n) nogil
 
 cdef extern from *:
-    void __builtin_prefetch(const void* p) nogil
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define FASTSW_PREFETCH(p) __builtin_prefetch(p)
+    #else
+    #define FASTSW_PREFETCH(p) ((void)(p))
+    #endif
+    """
+    void FASTSW_PREFETCH(const void* p) nogil
 
 
 cdef inline uint64_t _rs_step(uint64_t h, uint8_t b) noexcept nogil:
@@ -123,7 +131,7 @@ def rank_splits(const uint8_t[::1] tb, const int64_t[::1] tb_off):
                 cut_token[m] = t
                 cut_at[m] = i
                 cut_hash[m] = prefix_hash
-                __builtin_prefetch(&rt.slots[_rs_slot(&rt, prefix_hash)])
+                FASTSW_PREFETCH(&rt.slots[_rs_slot(&rt, prefix_hash)])
                 m += 1
                 i += 1
             hits = 0
@@ -136,7 +144,7 @@ def rank_splits(const uint8_t[::1] tb, const int64_t[::1] tb_off):
                 for s in range(<uint64_t>(a + cut_at[c]), <uint64_t>tb_off[cut_token[c] + 1]):
                     h = _rs_step(h, data[s])
                 cut_hash[c] = h  # now the suffix's
-                __builtin_prefetch(&rt.slots[_rs_slot(&rt, h)])
+                FASTSW_PREFETCH(&rt.slots[_rs_slot(&rt, h)])
                 hit_left[hits] = x
                 hit_cut[hits] = c
                 hits += 1
