@@ -133,6 +133,24 @@ def _write_cache(path, data):
         pass
 
 
+def _write_checked(path, body):
+    """:func:`_write_cache` of ``body`` followed by its CRC-32 (:func:`_read_checked` reads it back)."""
+    _write_cache(path, body + zlib.crc32(body).to_bytes(4, "little"))
+
+
+def _read_checked(path):
+    """The bytes that :func:`_write_checked` wrote to ``path``, or None when the file is missing, truncated or
+    damaged (its CRC-32 does not match)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    body, crc = data[:-4], data[-4:]
+    if len(data) < 4 or zlib.crc32(body).to_bytes(4, "little") != crc:
+        return None
+    return body
+
+
 @functools.lru_cache(maxsize=None)
 def script_table():
     """The script id of every code point: read-only C-contiguous ``uint8`` array of length 0x110000.
@@ -252,8 +270,7 @@ def contraction_folds():
     got = _read_folds(path)
     if got is None:
         got = _compute_contraction_folds()
-        body = got[0].astype("<u4").tobytes() + got[1].tobytes()
-        _write_cache(path, body + zlib.crc32(body).to_bytes(4, "little"))
+        _write_checked(path, got[0].astype("<u4").tobytes() + got[1].tobytes())
     cps, letters = got
     cps.flags.writeable = False
     letters.flags.writeable = False
@@ -283,12 +300,8 @@ def _compute_contraction_folds():
 def _read_folds(path):
     """The folds stored at ``path`` (uint32 code points, their uint8 letters, then a CRC-32 of both), or None when
     the file is missing, truncated or damaged."""
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    body, crc = data[:-4], data[-4:]
-    if len(data) < 9 or len(body) % 5 or zlib.crc32(body).to_bytes(4, "little") != crc:
+    body = _read_checked(path)
+    if body is None or not body or len(body) % 5:
         return None
     n = len(body) // 5
     cps = np.frombuffer(body, dtype="<u4", count=n).astype(np.uint32)
@@ -615,12 +628,8 @@ def _compute_regex_differs():
 def _read_differs(path):
     """The ranges stored at ``path`` (uint32 pairs, then a CRC-32 of them), or None when the file is missing,
     truncated or damaged."""
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    body, crc = data[:-4], data[-4:]
-    if len(data) < 4 or len(body) % 8 or zlib.crc32(body).to_bytes(4, "little") != crc:
+    body = _read_checked(path)
+    if body is None or len(body) % 8:
         return None
     flat = np.frombuffer(body, dtype="<u4").tolist()
     ranges = list(zip(flat[::2], flat[1::2]))
@@ -645,8 +654,7 @@ def regex_differs():
     ranges = _read_differs(path)
     if ranges is None:
         ranges = _compute_regex_differs()
-        body = np.array(ranges, dtype="<u4").reshape(-1).tobytes()
-        _write_cache(path, body + zlib.crc32(body).to_bytes(4, "little"))
+        _write_checked(path, np.array(ranges, dtype="<u4").reshape(-1).tobytes())
     return ranges
 
 
