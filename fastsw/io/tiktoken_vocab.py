@@ -36,6 +36,7 @@ import base64
 import binascii
 import gzip
 import hashlib
+import struct
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, cast
 
@@ -109,7 +110,7 @@ KNOWN_RANK_FILES = {
     "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d": "o200k",
     "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7": "cl100k",
 }
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2
 
 
 # ---------------------------------------------------------------------------
@@ -126,16 +127,26 @@ def read_rank_file(path: PathLike) -> Tuple[List[bytes], bytes]:
         raw = path.read_bytes()
     except OSError as e:
         raise ValueError(f"cannot read the rank file {str(path)!r}: {e.strerror or e}") from None
-    return _parse(raw, str(path)), raw
+    return _parse(raw, str(path))[0], raw
 
 
-def _parse(raw: bytes, where: str) -> List[bytes]:
+def _parse(raw: bytes, where: str) -> Tuple[List[bytes], Optional[Dict[bytes, int]]]:
+    """``(tokens by rank, {token: rank} or None)`` of a rank file's bytes (gzip accepted)."""
     data = raw
     if raw[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(raw)
         except (OSError, EOFError) as e:
             raise ValueError(f"{where}: not a valid gzip file ({e}); give the .tiktoken file or its .gz") from None
+    fast = _parse_plain(data)
+    if fast is not None:
+        return fast
+    return _parse_lines(data, where), None
+
+
+def _parse_lines(data: bytes, where: str) -> List[bytes]:
+    """The tokens by rank of a rank file's (uncompressed) bytes, line by line: ``ValueError`` naming the line of
+    any fault."""
     pairs: Dict[bytes, int] = {}
     line_of: Dict[bytes, int] = {}
     for number, line in enumerate(data.splitlines(), 1):
@@ -168,6 +179,101 @@ def _parse(raw: bytes, where: str) -> List[bytes]:
     return check_ranks(pairs, where)
 
 
+def _parse_plain(data: bytes) -> Optional[Tuple[List[bytes], Dict[bytes, int]]]:
+    """The tokens by rank of a rank file written the way tiktoken writes one (``base64 rank``, one space, one
+    newline after each line but perhaps the last, strict base64) with its ``{token: rank}`` dict, read in one pass
+    of the extension (``parse_rank_lines``), or None for any other file (:func:`_parse` then reads it line by line
+    and names what is wrong). Without the extension, :func:`_parse_plain_python`."""
+    try:
+        from fastsw.pretokenizers._pretok import parse_rank_lines
+    except ImportError:  # a pure-Python install
+        return _parse_plain_python(data)
+    got = parse_rank_lines(data)
+    if got is None:
+        return None
+    tb, tb_off, ranks = got
+    n = ranks.shape[0]
+    if not np.array_equal(ranks, np.arange(n)):  # lines out of rank order
+        offs = tb_off.tolist()
+        return _rank_ordered([tb[a:b] for a, b in zip(offs, offs[1:])], ranks)
+    tokens, shortcut = _token_list(tb, tb_off)
+    lens = np.diff(tb_off)
+    if len(shortcut) < n or lens.min() == 0:
+        return None
+    if len(set(b"".join([tokens[r] for r in np.flatnonzero(lens == 1).tolist()]))) < 256:
+        return None
+    return tokens, shortcut
+
+
+def _token_list(tb: bytes, tb_off: np.ndarray) -> Tuple[List[bytes], Dict[bytes, int]]:
+    """``(tokens, {token: id})`` of a byte table (token ``t`` is ``tb[tb_off[t]:tb_off[t + 1]]``), the dict as
+    long as the list when the tokens are distinct: one loop of the extension (``rank_tokens``), else the slices
+    and ``dict(zip(...))``."""
+    try:
+        from fastsw.pretokenizers._pretok import rank_tokens
+    except ImportError:  # a pure-Python install
+        offs = tb_off.tolist()
+        tokens = [tb[a:b] for a, b in zip(offs, offs[1:])]
+        return tokens, dict(zip(tokens, range(len(tokens))))
+    return rank_tokens(tb, np.ascontiguousarray(tb_off, np.int64))
+
+
+def _parse_plain_python(data: bytes) -> Optional[Tuple[List[bytes], Dict[bytes, int]]]:
+    """:func:`_parse_plain` with a few whole-file operations of Python (``bytes.split``, ``binascii``): the
+    extension's twin."""
+    fields = data.split()
+    if not fields or len(fields) % 2:
+        return None
+    parts: List[bytes] = [b""] * (2 * len(fields))
+    parts[0::2] = fields
+    parts[1::2] = [b" ", b"\n"] * (len(fields) // 2)
+    rebuilt = b"".join(parts)
+    if data != rebuilt and data != rebuilt[:-1]:
+        return None  # other whitespace, a blank line, a line of one or three fields: the line-by-line reader
+    numbers = fields[1::2]
+    if not all(r.isdigit() and len(r) <= 18 for r in numbers):
+        return None  # a sign, an underscore, a rank beyond int64: the line-by-line reader
+    a2b = binascii.a2b_base64
+    try:
+        tokens = [a2b(b64, strict_mode=True) for b64 in fields[0::2]]
+        ranks = np.array(list(map(int, numbers)), np.int64)
+    except (binascii.Error, ValueError, OverflowError):
+        return None
+    return _rank_ordered(tokens, ranks)
+
+
+def _rank_ordered(tokens: List[bytes], ranks: np.ndarray) -> Optional[Tuple[List[bytes], Dict[bytes, int]]]:
+    """``(tokens in the order of their ranks, {token: rank})``, when the ranks are ``0 .. n-1`` and the tokens are
+    what :func:`check_ranks` asks for (distinct, not empty, every single byte among them); else None, and
+    :func:`check_ranks` says what is wrong."""
+    ordered = _rank_order(tokens, ranks)
+    if ordered is None:
+        return None
+    shortcut = dict(zip(ordered, range(len(ordered))))
+    return (ordered, shortcut) if len(shortcut) == len(ordered) else None  # else two lines give one token
+
+
+def _rank_order(tokens: List[bytes], ranks: np.ndarray) -> Optional[List[bytes]]:
+    """``tokens`` in the order of their ``ranks`` (distinct tokens), when the ranks are ``0 .. n-1``, no token is
+    empty and every single byte is a token; else None. The checks of :func:`check_ranks` with whole-array
+    operations."""
+    n = len(tokens)
+    if n == 0 or ranks.shape[0] != n:
+        return None
+    if not np.array_equal(ranks, np.arange(n)):  # the usual file is in rank order
+        order = np.argsort(ranks, kind="stable")
+        if not np.array_equal(ranks[order], np.arange(n)):
+            return None
+        tokens = [tokens[i] for i in order.tolist()]
+    lens = np.fromiter(map(len, tokens), np.int64, n)
+    if lens.min() == 0:
+        return None
+    singles = b"".join([tokens[r] for r in np.flatnonzero(lens == 1).tolist()])
+    if len(set(singles)) < 256:
+        return None
+    return tokens
+
+
 def check_ranks(ranks: Mapping[bytes, int], where: str = "rank table") -> List[bytes]:
     """The tokens of a ``bytes -> rank`` table in rank order, after checking what fastsw's ids rely
     on: ranks are ``0 .. n-1`` (no duplicates, no gaps) and all 256 single bytes are tokens.
@@ -181,6 +287,15 @@ def check_ranks(ranks: Mapping[bytes, int], where: str = "rank table") -> List[b
     """
     if not ranks:
         raise ValueError(f"{where}: no tokens; a rank file has one 'base64-token rank' line per token")
+    keys = list(ranks)
+    if set(map(type, keys)) == {bytes} and set(map(type, ranks.values())) == {int}:
+        try:
+            values = np.fromiter(ranks.values(), np.int64, len(keys))
+        except OverflowError:
+            values = np.zeros(0, np.int64)  # a rank beyond int64: the loop below names it
+        fast = _rank_order(keys, values)
+        if fast is not None:
+            return fast
     tokens: List[Optional[bytes]] = [None] * len(ranks)
     for token, r in ranks.items():
         if not isinstance(token, bytes) or isinstance(r, bool) or not isinstance(r, int):
@@ -344,62 +459,92 @@ def two_way_splits_numpy(tokens: Sequence[bytes]) -> np.ndarray:
 # ---------------------------------------------------------------------------
 # The cache (keyed by the source's SHA-256)
 # ---------------------------------------------------------------------------
-def _payload_digest(tb: np.ndarray, tb_off: np.ndarray, splits: np.ndarray) -> str:
-    h = hashlib.sha256()
-    for a in (tb, tb_off, splits):
-        h.update(str(a.shape).encode())
-        h.update(np.ascontiguousarray(a).data)
-    return h.hexdigest()
+_CACHE_MAGIC = b"fastsw tiktoken\n"
+#: A cache file's header: magic, version, tokens, token bytes, splits, the source's SHA-256, the SHA-256 of all
+#: that follows the header (then ``tb_off`` int64, the splits int32 ``(k, 3)``, the tokens' bytes).
+_CACHE_HEADER = struct.Struct("<16s4q32s32s")
 
 
-def _read_cache(path: Path, source: str):
-    """``(tokens, splits)`` from a cache file, or None when it is missing or not to be trusted."""
+def _read_cache(
+    path: Path, source: str, tokens: bool = True
+) -> Optional[Tuple[Optional[Tuple[List[bytes], Dict[bytes, int]]], np.ndarray]]:
+    """``((tokens, {token: rank}), splits)`` from a cache file (the first None unless ``tokens``), or None when it is
+    missing or not to be trusted (another version or source, truncated, or its bytes not those that were
+    written)."""
+    size = _CACHE_HEADER.size
     try:
-        with np.load(path, allow_pickle=False) as z:
-            meta = z["meta"].tolist()
-            tb, tb_off, splits = z["tb"], z["tb_off"], z["splits"]
-        version, src, digest = meta
-        if int(version) != _CACHE_VERSION or src != source:
-            return None
-        if tb.dtype != np.uint8 or tb_off.dtype != np.int64 or splits.dtype != np.int32 or splits.ndim != 2:
-            return None
-        if _payload_digest(tb, tb_off, splits) != digest:
-            return None
-    except Exception:  # a truncated, foreign or hand-edited file: rebuild it
+        raw = path.read_bytes()
+        magic, version, n, n_bytes, k, src, digest = _CACHE_HEADER.unpack_from(raw)
+    except (OSError, struct.error):
         return None
-    buf = tb.tobytes()
-    offs = tb_off.tolist()
-    tokens = [buf[a:b] for a, b in zip(offs, offs[1:])]
-    return tokens, splits
+    if magic != _CACHE_MAGIC or version != _CACHE_VERSION or src != bytes.fromhex(source):
+        return None
+    if min(n, n_bytes, k) < 0 or len(raw) != size + 8 * (n + 1) + 12 * k + n_bytes:
+        return None
+    if hashlib.sha256(memoryview(raw)[size:]).digest() != digest:
+        return None
+    splits = np.frombuffer(raw, np.int32, 3 * k, size + 8 * (n + 1)).reshape(k, 3)
+    if not tokens:
+        return None, splits
+    tb_off = np.frombuffer(raw, np.int64, n + 1, size)
+    return _token_list(raw[size + 8 * (n + 1) + 12 * k :], tb_off), splits
 
 
-def _write_cache(path: Path, source: str, tokens: Sequence[bytes], splits: np.ndarray) -> None:
-    lens = np.fromiter(map(len, tokens), np.int64, len(tokens))
-    tb_off = np.zeros(len(tokens) + 1, np.int64)
-    np.cumsum(lens, out=tb_off[1:])
-    tb = np.frombuffer(b"".join(tokens), np.uint8)
-    meta = np.array([str(_CACHE_VERSION), source, _payload_digest(tb, tb_off, splits)])
+def _write_cache(path: Path, source: str, tb: bytes, tb_off: np.ndarray, splits: np.ndarray) -> None:
+    """Write the cache file (a temporary file renamed over ``path``: never half of one); a cache that cannot be
+    written only costs the build next time."""
+    parts = (np.ascontiguousarray(tb_off, np.int64).data, np.ascontiguousarray(splits, np.int32).data, tb)
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part)
+    n, k = tb_off.shape[0] - 1, splits.shape[0]
+    header = _CACHE_HEADER.pack(_CACHE_MAGIC, _CACHE_VERSION, n, len(tb), k, bytes.fromhex(source), digest.digest())
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with atomic_open(path, "wb") as f:
-            np.savez(f, meta=meta, tb=tb, tb_off=tb_off, splits=splits)
+            f.write(header)
+            for part in parts:
+                f.write(part)
     except OSError:
         pass  # an unwritable cache only costs the rebuild next time (OutputError is an OSError)
 
 
-def _cached_tables(source: str, tokens_fn, use_cache: bool):
-    """``(tokens, splits)`` for the vocabulary whose SHA-256 is ``source``; ``tokens_fn()`` parses
-    and checks the source when the cache cannot serve it."""
-    path = cache_dir() / f"tiktoken-{source[:40]}.npz"
+def _byte_table(tokens: Sequence[bytes]) -> Tuple[bytes, np.ndarray]:
+    """``(the tokens' bytes joined, tb_off)``: token ``t`` is ``tb[tb_off[t]:tb_off[t + 1]]``."""
+    tb_off = np.zeros(len(tokens) + 1, np.int64)
+    np.cumsum(np.fromiter(map(len, tokens), np.int64, len(tokens)), out=tb_off[1:])
+    return b"".join(tokens), tb_off
+
+
+def _splits_of(tokens: Sequence[bytes], tb: bytes, tb_off: np.ndarray) -> np.ndarray:
+    """:func:`two_way_splits` of ``tokens`` (``tb``, ``tb_off``: :func:`_byte_table`), the compiled pass of the
+    extension (``rank_splits``) where it is built, else :func:`two_way_splits_numpy`."""
+    try:
+        from fastsw.pretokenizers._pretok import rank_splits
+    except ImportError:  # a pure-Python install
+        return two_way_splits_numpy(tokens)
+    return rank_splits(np.frombuffer(tb, np.uint8), tb_off)
+
+
+def _cache_path(source: str) -> Path:
+    return cache_dir() / f"tiktoken-{source[:40]}.bin"
+
+
+def _cached_tables(source: str, tokens_fn, use_cache: bool) -> Tuple[List[bytes], np.ndarray, Optional[dict]]:
+    """``(tokens, splits, {token: rank} or None)`` for the vocabulary whose SHA-256 is ``source``; ``tokens_fn()``
+    parses and checks the source when the cache cannot serve it (``(tokens, the dict or None)``)."""
+    path = _cache_path(source)
     if use_cache:
         hit = _read_cache(path, source)
         if hit is not None:
-            return hit
-    tokens = tokens_fn()
-    splits = two_way_splits_numpy(tokens)
+            listed = cast(Tuple[List[bytes], Dict[bytes, int]], hit[0])
+            return listed[0], hit[1], listed[1]
+    tokens, shortcut = tokens_fn()
+    tb, tb_off = _byte_table(tokens)
+    splits = _splits_of(tokens, tb, tb_off)
     if use_cache:
-        _write_cache(path, source, tokens, splits)
-    return tokens, splits
+        _write_cache(path, source, tb, tb_off, splits)
+    return tokens, splits, shortcut
 
 
 # ---------------------------------------------------------------------------
@@ -439,7 +584,10 @@ class TiktokenTokenizer(Tokenizer):
         *,
         name: str = "tiktoken",
         backend: str = "auto",
+        shortcut: Optional[Dict[bytes, int]] = None,
     ):
+        """``shortcut``: ``{token bytes: rank}`` of every token, when the caller already holds that dict (taken
+        as it is, not copied)."""
         from fastsw._config import resolve_backend
 
         resolve_backend(backend)
@@ -456,7 +604,9 @@ class TiktokenTokenizer(Tokenizer):
         self._splits = splits
         self._regular_ranks_dict = None
         self._super_ranks = {}
-        self._shortcut = dict(zip(self._token_bytes, range(len(self._token_bytes))))  # tiktoken's whole-piece lookup
+        if shortcut is None:
+            shortcut = dict(zip(self._token_bytes, range(len(self._token_bytes))))
+        self._shortcut = shortcut  # tiktoken's whole-piece lookup
         self._eligible = frozenset()
         n = len(self._token_bytes)
         specials = dict(special_tokens or {})
@@ -610,7 +760,8 @@ def load_tiktoken(
         raw = path.read_bytes()
     except OSError as e:
         raise ValueError(f"cannot read the rank file {str(path)!r}: {e.strerror or e}") from None
-    known = _known_file(raw)
+    source = hashlib.sha256(raw).hexdigest()
+    known = KNOWN_RANK_FILES.get(source) if raw[:2] != b"\x1f\x8b" else _known_file(raw)
     if pattern is None:
         if known is None:
             raise ValueError(
@@ -627,15 +778,14 @@ def load_tiktoken(
         )
     if known is not None:
         name = known
-    source = hashlib.sha256(raw).hexdigest()
-    tokens, splits = _cached_tables(source, lambda: _parse(raw, str(path)), cache)
+    tokens, splits, shortcut = _cached_tables(source, lambda: _parse(raw, str(path)), cache)
     if special_tokens is None:
         special_tokens = SPECIAL_TOKENS.get(name, {}) if name else {}
         n = len(tokens)
         if any(t < n for t in special_tokens.values()):
             special_tokens = {}  # another vocabulary read with a named pattern: its ids are taken
     label = path.name.split(".")[0]
-    return TiktokenTokenizer(tokens, splits, regex_, special_tokens, name=label, backend=backend)
+    return TiktokenTokenizer(tokens, splits, regex_, special_tokens, name=label, backend=backend, shortcut=shortcut)
 
 
 def from_tiktoken(enc: Any, *, backend: str = "auto", cache: bool = True) -> TiktokenTokenizer:
@@ -663,13 +813,24 @@ def from_tiktoken(enc: Any, *, backend: str = "auto", cache: bool = True) -> Tik
             f"from_tiktoken expects a tiktoken.Encoding, got {type(enc).__name__}; for a "
             ".tiktoken file use Tokenizer.load_tiktoken(path)"
         ) from None
-    where = f"tiktoken.Encoding {name!r}"
-    tokens_sorted = sorted(ranks.items(), key=lambda kv: kv[1])
-    h = hashlib.sha256(b"ranks\0")
-    h.update(b"".join([b"%d %d %s" % (r, len(t), t) for t, r in tokens_sorted]))
-    tokens, splits = _cached_tables(h.hexdigest(), lambda: check_ranks(ranks, where), cache)
+    tokens = check_ranks(ranks, f"tiktoken.Encoding {name!r}")
+    tb, tb_off = _byte_table(tokens)
+    key = hashlib.sha256(b"ranks\0")  # the content: the tokens in rank order
+    key.update(tb_off.data)
+    key.update(tb)
+    source = key.hexdigest()
+    path = _cache_path(source)
+    hit = _read_cache(path, source, tokens=False) if cache else None
+    if hit is not None:
+        splits = hit[1]
+    else:
+        splits = _splits_of(tokens, tb, tb_off)
+        if cache:
+            _write_cache(path, source, tb, tb_off, splits)
     regex_, _ = _resolve_pattern(pat)
-    return TiktokenTokenizer(tokens, splits, regex_, specials, name=name, backend=backend)
+    # the Encoding's own dict is the shortcut (checked above: every token, its rank): copied, not rebuilt
+    shortcut = dict(ranks) if type(ranks) is dict else None
+    return TiktokenTokenizer(tokens, splits, regex_, specials, name=name, backend=backend, shortcut=shortcut)
 
 
 def bpe_openai_rank_file(name: str = "o200k_base") -> Path:

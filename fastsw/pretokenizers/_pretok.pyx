@@ -7,7 +7,8 @@ and count pretokens and letter runs without a ``str`` per pretoken; its referenc
 ``fastsw.corpus.counting.CountTable``) and ``aggregate_runs`` (supermerge candidates from packed letter runs;
 its reference is ``fastsw.trainers.superword.aggregate_candidates``): they share the matchers and the tables. ``_boundary.pxi`` adds
 ``MarkScheme`` and ``MarkCounter``, the marker schemes' pre-tokenizer and counter (reference:
-``fastsw.pretokenizers.boundary.marked_pretokens``).
+``fastsw.pretokenizers.boundary.marked_pretokens``). ``_rank_splits.pxi`` builds the tables of a tiktoken
+vocabulary (``fastsw.io.tiktoken_vocab``).
 
 ``fastsw.pretokenizers.pretokenize.Pretokenizer.pretokenize_reference`` (the ``regex`` path) is the readable
 specification: for ``GPT4O_PATTERN`` and ``SCRIPT_SPECIFIC_PATTERN`` this module must return
@@ -619,6 +620,7 @@ include "_cl100k.pxi"
 include "_boundary.pxi"
 include "_slices.pxi"
 include "_one_text.pxi"
+include "_rank_splits.pxi"
 
 
 def ids_to_list(const int32_t[::1] ids, list objects):

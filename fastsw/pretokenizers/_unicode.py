@@ -133,6 +133,24 @@ def _write_cache(path, data):
         pass
 
 
+def _write_checked(path, body):
+    """:func:`_write_cache` of ``body`` followed by its CRC-32 (:func:`_read_checked` reads it back)."""
+    _write_cache(path, body + zlib.crc32(body).to_bytes(4, "little"))
+
+
+def _read_checked(path):
+    """The bytes that :func:`_write_checked` wrote to ``path``, or None when the file is missing, truncated or
+    damaged (its CRC-32 does not match)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    body, crc = data[:-4], data[-4:]
+    if len(data) < 4 or zlib.crc32(body).to_bytes(4, "little") != crc:
+        return None
+    return body
+
+
 @functools.lru_cache(maxsize=None)
 def script_table():
     """The script id of every code point: read-only C-contiguous ``uint8`` array of length 0x110000.
@@ -244,8 +262,29 @@ def contraction_folds():
     Two read-only arrays sorted by code point: ``uint32`` code points and the ``uint8`` ASCII
     lower-case letter each one matches (with regex's default simple case folding this includes
     U+017F LATIN SMALL LETTER LONG S for ``s``).  Raises ``RuntimeError`` if a code point matches
-    two letters, which the native scanner cannot represent.
+    two letters, which the native scanner cannot represent. Found once per installed regex (a pass over every
+    code point per letter, a few hundredths of a second that every process's first pre-tokenization paid) and
+    kept in :func:`fastsw._config.cache_dir` (a missing or damaged file is recomputed and rewritten).
     """
+    path = _folds_cache_path()
+    got = _read_folds(path)
+    if got is None:
+        got = _compute_contraction_folds()
+        _write_checked(path, got[0].astype("<u4").tobytes() + got[1].tobytes())
+    cps, letters = got
+    cps.flags.writeable = False
+    letters.flags.writeable = False
+    return cps, letters
+
+
+def _folds_cache_path():
+    from fastsw._config import cache_dir
+
+    return cache_dir() / f"contraction-folds-v1-{CONTRACTION_LETTERS}-regex-{regex.__version__}.bin"
+
+
+def _compute_contraction_folds():
+    """:func:`contraction_folds`, computed (writable arrays)."""
     text = _all_code_points_text()
     letter_of = {}
     for letter in CONTRACTION_LETTERS:
@@ -255,8 +294,24 @@ def contraction_folds():
                     raise RuntimeError(f"U+{cp:04X} matches both {letter_of[cp]!r} and {letter!r} under (?i)")
     cps = np.array(sorted(letter_of), dtype=np.uint32)
     letters = np.array([ord(letter_of[cp]) for cp in cps.tolist()], dtype=np.uint8)
-    cps.flags.writeable = False
-    letters.flags.writeable = False
+    return cps, letters
+
+
+def _read_folds(path):
+    """The folds stored at ``path`` (uint32 code points, their uint8 letters, then a CRC-32 of both), or None when
+    the file is missing, truncated or damaged."""
+    body = _read_checked(path)
+    if body is None or not body or len(body) % 5:
+        return None
+    n = len(body) // 5
+    cps = np.frombuffer(body, dtype="<u4", count=n).astype(np.uint32)
+    letters = np.frombuffer(body, dtype=np.uint8, count=n, offset=4 * n).copy()
+    if (
+        cps[-1] >= N_CODE_POINTS
+        or np.any(cps[1:] <= cps[:-1])
+        or not set(letters.tolist()) <= set(CONTRACTION_LETTERS.encode())
+    ):
+        return None
     return cps, letters
 
 
@@ -573,12 +628,8 @@ def _compute_regex_differs():
 def _read_differs(path):
     """The ranges stored at ``path`` (uint32 pairs, then a CRC-32 of them), or None when the file is missing,
     truncated or damaged."""
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    body, crc = data[:-4], data[-4:]
-    if len(data) < 4 or len(body) % 8 or zlib.crc32(body).to_bytes(4, "little") != crc:
+    body = _read_checked(path)
+    if body is None or len(body) % 8:
         return None
     flat = np.frombuffer(body, dtype="<u4").tolist()
     ranges = list(zip(flat[::2], flat[1::2]))
@@ -603,8 +654,7 @@ def regex_differs():
     ranges = _read_differs(path)
     if ranges is None:
         ranges = _compute_regex_differs()
-        body = np.array(ranges, dtype="<u4").reshape(-1).tobytes()
-        _write_cache(path, body + zlib.crc32(body).to_bytes(4, "little"))
+        _write_checked(path, np.array(ranges, dtype="<u4").reshape(-1).tobytes())
     return ranges
 
 

@@ -5,10 +5,12 @@ Hypothesis text, special tokens, pathological inputs and random rank tables; the
 against ``regex``; the cache; one clear error for each kind of bad rank file."""
 
 import base64
+import contextlib
 import gzip
 import itertools
 import json
 import random
+import sys
 
 import numpy as np
 import pytest
@@ -100,6 +102,127 @@ def test_two_way_splits_numpy_on_random_vocabularies(tokens):
     tokens = [bytes([b]) for b in range(256)] + [t for t in tokens if len(t) > 1]
     want = tv.two_way_splits(tokens, {t: r for r, t in enumerate(tokens)})
     assert np.array_equal(tv.two_way_splits_numpy(tokens), want)
+
+
+@pytest.mark.parametrize("pat", ["o200k", "cl100k"])
+def test_compiled_splits_equal_the_dict_loop(vocabs, pat):
+    """The extension's pass (``rank_splits``, what loading uses) gives the dict loop's array on the real
+    vocabularies."""
+    from fastsw.pretokenizers._pretok import rank_splits
+
+    tokens = list(vocabs[pat][0].vocab)
+    want = tv.two_way_splits(tokens, {t: r for r, t in enumerate(tokens)})
+    tb, tb_off = tv._byte_table(tokens)
+    got = rank_splits(np.frombuffer(tb, np.uint8), tb_off)
+    assert got.dtype == np.int32 and np.array_equal(got, want)
+    assert np.array_equal(vocabs[pat][0]._splits, want)
+
+
+@SETTINGS
+@given(st.lists(st.binary(min_size=1, max_size=12), max_size=120, unique=True), st.booleans())
+def test_compiled_splits_on_random_vocabularies(tokens, singles):
+    """Any vocabulary (repeated bytes, zero bytes, long runs, with or without the single bytes, empty): the dict
+    loop's rows in its order."""
+    from fastsw.pretokenizers._pretok import rank_splits
+
+    if singles:
+        tokens = [bytes([b]) for b in range(256)] + [t for t in tokens if len(t) > 1]
+    want = tv.two_way_splits(tokens, {t: r for r, t in enumerate(tokens)})
+    tb, tb_off = tv._byte_table(tokens)
+    assert np.array_equal(rank_splits(np.frombuffer(tb, np.uint8), tb_off), want)
+
+
+@SETTINGS
+@given(st.lists(st.binary(max_size=5), max_size=60))
+def test_compiled_token_list_equals_slices_and_dict(tokens):
+    """The extension's one loop (``rank_tokens``) gives the slices of the byte table and ``dict(zip(...))`` (a
+    repeated token: the dict keeps its last id and is shorter than the list, which is how callers see it)."""
+    from fastsw.pretokenizers._pretok import rank_tokens
+
+    tb, tb_off = tv._byte_table(tokens)
+    got_tokens, got_ids = rank_tokens(tb, tb_off)
+    assert got_tokens == tokens and all(type(t) is bytes for t in got_tokens)
+    assert got_ids == dict(zip(tokens, range(len(tokens)))) and list(got_ids) == list(dict.fromkeys(tokens))
+
+
+def test_loading_without_the_extension_gives_the_same_tables(tmp_path, monkeypatch):
+    """A pure-Python install (the extension not importable) reads, checks and splits with the twins: the same
+    tokens, dict and splits."""
+    raw = gzip.decompress(tv.bpe_openai_rank_file("cl100k_base").read_bytes())
+    want_tokens, want_ids = tv._parse_plain(raw)
+    tb, tb_off = tv._byte_table(want_tokens)
+    want_splits = tv._splits_of(want_tokens, tb, tb_off)
+    monkeypatch.setitem(sys.modules, "fastsw.pretokenizers._pretok", None)  # its import now fails
+    got_tokens, got_ids = tv._parse_plain(raw)
+    assert got_tokens == want_tokens and got_ids == want_ids
+    assert tv._token_list(tb, tb_off) == (want_tokens, want_ids)
+    assert np.array_equal(tv._splits_of(got_tokens, tb, tb_off), want_splits)
+
+
+_LAYOUTS = {  # the same table written in ways that the whole-file parser leaves to the line-by-line one
+    "crlf": lambda lines: "\r\n".join(lines) + "\r\n",
+    "blank lines": lambda lines: "\n\n".join(lines) + "\n",
+    "tabs": lambda lines: "\n".join(x.replace(" ", "\t") for x in lines),
+    "no final newline": lambda lines: "\n".join(lines),
+    "shuffled": lambda lines: "\n".join(random.Random(0).sample(lines, len(lines))) + "\n",
+}
+
+
+@pytest.mark.parametrize("layout", sorted(_LAYOUTS))
+def test_every_layout_of_a_rank_file_reads_the_same(tmp_path, layout):
+    tokens = [bytes([b]) for b in range(256)] + [b"ab", b"abc", "\u00e9t\u00e9".encode(), b"\x00\xff"]
+    lines = [f"{base64.b64encode(t).decode()} {r}" for r, t in enumerate(tokens)]
+    path = tmp_path / "r.tiktoken"
+    path.write_text(_LAYOUTS[layout](lines))
+    got, _ = tv.read_rank_file(path)
+    assert got == tokens
+    assert tv._parse_lines(path.read_bytes(), "r") == tokens
+    want = (tokens, {t: r for r, t in enumerate(tokens)}) if layout in ("no final newline", "shuffled") else None
+    assert tv._parse_plain(path.read_bytes()) == tv._parse_plain_python(path.read_bytes()) == want
+
+
+_B64 = st.sampled_from([base64.b64encode(t).decode() for t in (b"ab", b"abc", b"\xff", b"a\x00b")])
+_LINE = st.one_of(
+    st.tuples(_B64, st.integers(256, 262).map(str)).map(" ".join),
+    st.sampled_from(["", " ", "YWI=x 256", "YWI= 256 7", "YWI= two", "YW=I 257", "Y=== 257", "YWI= +257", "YWI= 2_57"]),
+    st.sampled_from(["YWJj 0000258", "YWI= 99999999999999999999", "YWI=\t256", "=YWI 256", "YWI= 256\r"]),
+)
+
+
+@SETTINGS
+@given(st.lists(_LINE, max_size=8), st.booleans())
+def test_the_one_pass_parsers_agree_with_the_line_reader(lines, final_newline):
+    """On rank files good and bad: the extension's one pass and its Python twin both answer (the tokens and
+    their dict) or both leave the file to the line-by-line reader; what they answer is what it reads."""
+    singles = [f"{base64.b64encode(bytes([b])).decode()} {b}" for b in range(256)]
+    data = ("\n".join(singles + lines) + ("\n" if final_newline else "")).encode()
+    fast, twin = tv._parse_plain(data), tv._parse_plain_python(data)
+    assert fast == twin
+    if fast is not None:
+        assert fast[0] == tv._parse_lines(data, "r") and fast[1] == {t: r for r, t in enumerate(fast[0])}
+    elif all(line.count(" ") == 1 and line.split(" ")[1].isdigit() for line in lines):
+        # only well-formed lines: left to the line reader only when the table itself is wrong
+        with pytest.raises(ValueError):
+            tv._parse_lines(data, "r")
+
+
+def test_check_ranks_of_mappings():
+    """The whole-array checks agree with the loop: rank order from any dict order, and each bad table refused
+    with the loop's message."""
+    tokens = [bytes([b]) for b in range(256)] + [b"ab"]
+    assert tv.check_ranks(dict(reversed(list(zip(tokens, range(257)))))) == tokens
+    singles = {bytes([b]): b for b in range(256)}
+    bad = [
+        ({**singles, b"ab": True}, "entries must be bytes -> int"),
+        ({**singles, "ab": 256}, "entries must be bytes -> int"),
+        ({**singles, b"ab": 2**70}, "gaps"),
+        ({**singles, b"ab": 255}, "two tokens"),
+        ({**singles, b"": 256}, "empty byte string"),
+        ({**{k: v for k, v in singles.items() if v != 7}, b"ab": 7}, "single bytes are not tokens"),
+    ]
+    for table, words in bad:
+        with pytest.raises(ValueError, match=words):
+            tv.check_ranks(table)
 
 
 _KEY = st.one_of(st.integers(0, 600), st.integers(0, 2**64 - 1))  # small keys crowd a few slots: long probes
@@ -428,22 +551,71 @@ def test_plain_and_gzip_files_and_the_cache(tmp_path, cache_dir):
     text = "Loading cl100k_base from a plain file, then from a corrupt cache."
     want = tok.encode(text)
     good = entry.read_bytes()
-    corruptions = [b"", b"not a cache", good[: len(good) // 2]]
-    # a valid npz whose arrays were changed (a token's bytes): fails its checksum, is rebuilt
-    with np.load(entry) as z:
-        arrays = dict(z)
-    arrays["tb"] = arrays["tb"].copy()
-    arrays["tb"][1000] ^= 1
-    import io
-
-    buf = io.BytesIO()
-    np.savez(buf, **arrays)
-    corruptions.append(buf.getvalue())
+    header = tv._CACHE_HEADER.size
+    flipped = bytearray(good)
+    flipped[header + 1000] ^= 1  # a byte of the tables: fails the checksum
+    old_version = bytearray(good)
+    old_version[16] ^= 3  # the version field
+    corruptions = [b"", b"not a cache", good[:header], good[: len(good) // 2], good[:-1], good + b"\0"]
+    corruptions += [bytes(flipped), bytes(old_version)]
     for bad in corruptions:
         entry.write_bytes(bad)
         again = fastsw.Tokenizer.load_tiktoken(plain, pattern="cl100k")
         assert again.vocab == tok.vocab and again.encode(text) == want
-        assert entry.read_bytes() != bad  # rebuilt and rewritten
+        assert entry.read_bytes() == good  # rebuilt and rewritten
+
+
+def test_a_failed_cache_write_leaves_no_file(tmp_path, cache_dir, monkeypatch):
+    """The cache file is written to a temporary file renamed over it: a write that fails half-way leaves neither
+    a cache file nor the temporary one, and the tokenizer is built all the same."""
+    path, ranks = rank_file(tmp_path / "w.tiktoken", ["ab", "abc", "bc"])
+    before = set(cache_dir.iterdir())
+    real = tv.atomic_open
+
+    @contextlib.contextmanager
+    def failing(target, mode):
+        with real(target, mode) as f:
+
+            class HalfWriter:
+                def write(self, data):
+                    f.write(bytes(memoryview(data).cast("B")[:3]))
+                    raise OSError(28, "No space left on device")
+
+            yield HalfWriter()
+
+    monkeypatch.setattr(tv, "atomic_open", failing)
+    tok = fastsw.Tokenizer.load_tiktoken(path, pattern="o200k")
+    assert tok.encode("abc") == [257]
+    assert set(cache_dir.iterdir()) == before
+    monkeypatch.setattr(tv, "atomic_open", real)
+    assert fastsw.Tokenizer.load_tiktoken(path, pattern="o200k").encode("abc") == [257]
+    (entry,) = set(cache_dir.iterdir()) - before
+    assert tv._read_cache(entry, entry.name.split("-")[1].split(".")[0] + "0" * 24) is None  # keyed by all 64
+    assert entry.read_bytes()[: len(tv._CACHE_MAGIC)] == tv._CACHE_MAGIC
+
+
+def test_from_tiktoken_is_cached_by_content(tmp_path, cache_dir):
+    """An Encoding's tables are cached under its content (the tokens in rank order): the same ranks in another
+    dict order find the same entry, other ranks make their own; a corrupt entry is rebuilt."""
+    tokens = [bytes([b]) for b in range(256)] + [b"ab", b"abc", b"bc"]
+    ranks = {t: r for r, t in enumerate(tokens)}
+
+    def encoding(ranks):
+        return tiktoken.Encoding("t", pat_str=GPT4O_PATTERN, mergeable_ranks=ranks, special_tokens={})
+
+    before = set(cache_dir.iterdir())
+    tok = fastsw.Tokenizer.from_tiktoken(encoding(ranks))
+    (entry,) = set(cache_dir.iterdir()) - before
+    good = entry.read_bytes()
+    assert fastsw.Tokenizer.from_tiktoken(encoding(dict(reversed(ranks.items())))).encode("abc") == [257]
+    assert set(cache_dir.iterdir()) - before == {entry}
+    entry.write_bytes(good[:-5])
+    assert fastsw.Tokenizer.from_tiktoken(encoding(ranks)).n_splits == tok.n_splits == 4
+    assert entry.read_bytes() == good
+    other = dict(ranks)
+    other[b"ba"] = other.pop(b"bc")
+    assert fastsw.Tokenizer.from_tiktoken(encoding(other)).encode("bab") == [98, 256]
+    assert len(set(cache_dir.iterdir()) - before) == 2
 
 
 def test_each_file_has_its_own_cache_entry(tmp_path, cache_dir):

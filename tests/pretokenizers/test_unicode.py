@@ -5,6 +5,7 @@ tiktoken vocabularies on both paths and by tiktoken itself; the shipped table is
 
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -234,6 +235,46 @@ def test_the_differing_code_points_are_cached_on_disk(tmp_path, monkeypatch):
     finally:
         monkeypatch.undo()
         reset()
+
+
+def test_the_contraction_folds_are_cached_on_disk(tmp_path, monkeypatch):
+    # found once per installed regex (a regex pass over every code point per letter) and read back by later
+    # processes; a damaged file is recomputed and replaced, never trusted
+    monkeypatch.setenv("FASTSW_CACHE_DIR", str(tmp_path))
+    _unicode.contraction_folds.cache_clear()
+    try:
+        computed = _unicode._compute_contraction_folds()
+        cps, letters = _unicode.contraction_folds()
+        assert np.array_equal(cps, computed[0]) and np.array_equal(letters, computed[1])
+        assert not cps.flags.writeable and not letters.flags.writeable
+        files = list(tmp_path.iterdir())
+        assert [f.name for f in files] == [_unicode._folds_cache_path().name]
+        assert regex.__version__ in files[0].name and _unicode.CONTRACTION_LETTERS in files[0].name
+        good = files[0].read_bytes()
+
+        def not_again():
+            raise AssertionError("recomputed although the cache file is there")
+
+        with monkeypatch.context() as m:
+            m.setattr(_unicode, "_compute_contraction_folds", not_again)
+            _unicode.contraction_folds.cache_clear()
+            again = _unicode.contraction_folds()
+            assert np.array_equal(again[0], cps) and np.array_equal(again[1], letters)
+        flipped = bytearray(good)
+        flipped[2] ^= 1
+        unsorted = good[4:8] + good[:4] + good[8:-4]
+        damaged = [b"", good[:-1], good[:4] + good[-4:], bytes(flipped), b"\xff" * len(good)]
+        damaged.append(unsorted + zlib.crc32(unsorted).to_bytes(4, "little"))  # a right checksum, wrong order
+        for bad in damaged:
+            files[0].write_bytes(bad)
+            _unicode.contraction_folds.cache_clear()
+            again = _unicode.contraction_folds()
+            assert np.array_equal(again[0], cps) and np.array_equal(again[1], letters)
+            assert files[0].read_bytes() == good
+        assert sorted(tmp_path.iterdir()) == files  # no temporary file left beside it
+    finally:
+        monkeypatch.undo()
+        _unicode.contraction_folds.cache_clear()
 
 
 def test_compiled_scanner_reads_the_pinned_table():
