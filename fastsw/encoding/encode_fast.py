@@ -203,7 +203,7 @@ class FastEncoder:
         returns ``(ids int32, offsets int64)``."""
         pretok = self.pretokenizer
         if self.atoms:
-            got = pretok.token_bytes_batch(texts)  # markers, SCRIPT v3: the pieces' bytes without their strs
+            got = self._token_bytes(texts)  # markers, SCRIPT v3: the pieces' bytes without their strs
             if got is not None:
                 return self._kernel(got[0], got[1], got[2], shortcut, short_limit)
             return self._encode_pieces_of([pretok.pretokenize(t) for t in texts], shortcut, short_limit)
@@ -240,6 +240,17 @@ class FastEncoder:
                 check_utf8(t)
             raise
         return self._kernel(data, piece_ends, doc_pieces, shortcut, short_limit)
+
+    def _token_bytes(self, texts: Sequence[str]):
+        """The kernel's input for ``texts`` of a model with atoms from its pre-tokenizer in one call
+        (``token_bytes_batch``), or None (then the pieces' route, :meth:`_pieces_bytes`)."""
+        return self.pretokenizer.token_bytes_batch(texts)
+
+    @staticmethod
+    def _pieces_bytes(pieces: List[str]) -> Tuple[np.ndarray, np.ndarray]:
+        """The kernel's bytes of ``pieces`` of a model with atoms (atoms as lone surrogates) and each piece's length
+        in them (:func:`fastsw.alphabet.atom_bytes_packed`: no codec error handler per atom)."""
+        return atom_bytes_packed(pieces)
 
     def _slice_scanner(self):
         """The compiled scanner whose :func:`fastsw.pretokenizers._pretok.scan_utf8` gives the kernel's input in one call (the
@@ -356,7 +367,7 @@ class FastEncoder:
         """One kernel call over documents given as their pieces (atoms as lone surrogates): the data is the
         pieces' token bytes and each piece's end is given in bytes from its document's start."""
         n_pieces = np.fromiter(map(len, docs), np.int64, len(docs))
-        data, lengths = atom_bytes_packed(list(chain.from_iterable(docs)))  # no codec error handler per atom
+        data, lengths = self._pieces_bytes(list(chain.from_iterable(docs)))
         cum = np.cumsum(lengths)
         before = np.concatenate((np.zeros(1, np.int64), cum))[np.cumsum(n_pieces) - n_pieces]
         piece_ends = np.ascontiguousarray(cum - np.repeat(before, n_pieces), dtype=np.int64)
@@ -391,7 +402,7 @@ class FastEncoder:
         # markers, SCRIPT v3: the pieces' token bytes in one call, the kernel's entry point (this class's kernel;
         # MinGram's takes the batch path below)
         if self.atoms and type(self)._kernel is FastEncoder._kernel:
-            got = pretok.token_bytes_batch([text])
+            got = self._token_bytes([text])
             if got is not None:
                 data = got[0] if isinstance(got[0], np.ndarray) else np.frombuffer(got[0] or b"\0", np.uint8)
                 return self.to_list(self._kernel_direct(data, got[1], got[2], shortcut))

@@ -408,38 +408,47 @@ def _initial_ids(text, s, e, byte_ids, chars, out, w):
     """Write the atomic ids of the pretoken ``text[s:e]`` at ``out[w:]``: each byte's id, except that a unit (a
     character of 2-4 bytes, or a space and one) found in the table ``chars`` (:func:`_build_char_table`) that
     allows the bytes around it is written as its token (module note (7)); with a wide ``byte_ids`` (more than 256
-    entries: module note (9)), each three-byte atom code is one id, and two atoms whose pair has a merge are written
-    as the merged token: ``chars`` is then the rank table of those pairs (:func:`_build_pair_table`). Returns the
-    number of ids written.
+    entries: module note (9)), each three-byte atom code is one id, and a character found in ``chars`` (then the
+    table of :func:`fastsw.encoding.wide_fast.wide_chars`) is its token or its two atoms. Returns the number of ids
+    written.
     (The table look-up is written out here: as a helper function it cost three times as much.)"""
     if byte_ids.shape[0] != 256:
-        # a wide alphabet's table (module note (9)): a three-byte atom code 0xF5, 0x80 | slot >> 6,
-        # 0x80 | slot & 0x3F is one id, byte_ids[256 + slot]; an atom and the atom after it whose pair merges
-        # (a SCRIPT character: block, index) are written as their merged token, found in ``chars``: for a wide
-        # alphabet, the rank table of those pairs alone (one probe in a table of a few thousand pairs, where the
-        # whole rank table costs a filter word and a probe in tables of megabytes)
+        # a wide alphabet's table (module note (9)): a three-byte atom code 0xF5, 0x80 | slot >> 6, 0x80 | slot & 0x3F
+        # is one id, byte_ids[256 + slot]; a UTF-8 character found in ``chars`` (for a wide alphabet, its table of
+        # characters: :func:`fastsw.encoding.wide_fast.wide_chars`) is its token (its two atoms' pair merges) or
+        # its two atoms; any other byte is its byte's id
         m = 0
         i = s
-        held = np.int64(-1)  # the last atom written, while the next code may pair with it
         while i < e:
             b = text[i]
             if b == 0xF5 and i + 3 <= e:
-                a = byte_ids[256 + (((np.int64(text[i + 1]) & 0x3F) << 6) | (np.int64(text[i + 2]) & 0x3F))]
+                out[w + m] = byte_ids[256 + (((np.int64(text[i + 1]) & 0x3F) << 6) | (np.int64(text[i + 2]) & 0x3F))]
+                m += 1
                 i += 3
-                if held >= 0:
-                    v = _pair_probe(chars, out[w + m - 1], a)
-                    if v >= 0:
-                        out[w + m - 1] = np.int32(v & _LOW32)
-                        held = -1
+                continue
+            cp = np.int64(b)
+            n = np.int64(1)
+            if b >= 0x80:
+                cp, n = _utf8_char(text, i, e)
+            if cp >= 0:
+                blk = chars[cp >> 8]
+                if blk >= 0:
+                    v = chars[blk + (cp & 255)]
+                    if v >= 0:  # the character's token
+                        out[w + m] = np.int32(v)
+                        m += 1
+                        i += n
                         continue
-                out[w + m] = a
-                m += 1
-                held = 1
-            else:
-                out[w + m] = byte_ids[b]
-                m += 1
-                i += 1
-                held = -1
+                    if v < -1:  # its two atoms: -2 - (block slot << 11 | index slot)
+                        x = -2 - v
+                        out[w + m] = byte_ids[256 + (x >> 11)]
+                        out[w + m + 1] = byte_ids[256 + (x & 0x7FF)]
+                        m += 2
+                        i += n
+                        continue
+            out[w + m] = byte_ids[b]
+            m += 1
+            i += 1
         return m
     if chars.shape[0] <= _CHAR_BLOCKS:  # no character table (atoms): the bytes
         for i in range(s, e):

@@ -1,24 +1,29 @@
 """The fast encoder for alphabets with three-byte atoms (SCRIPT v3: 1,710 atoms), over the same kernel.
 
-The encoder kernel (:func:`fastsw.encoding.encode_kernels._encode_docs`) reads the pieces' token bytes: the UTF-8 of
-their characters with each atom as its code (:func:`fastsw.alphabet.atom_bytes`). A byte alphabet's table
-``byte_ids`` maps each of the 256 bytes to its id; a SCRIPT model has 1,953 initial symbols, so its table is wider:
-after the 256 bytes, one entry per atom slot, and the kernel reads a three-byte atom code (``F5 ..``, which no UTF-8
-text holds) as the one id ``byte_ids[256 + slot]`` (kernel module note (9)). Everything else is the byte path's: the
-whole-pretoken shortcut and the miss cache compare the pieces' token bytes with the model's token bytes, and the
-supermerge runs are found and merged in the same pass.
+The encoder kernel (:func:`fastsw.encoding.encode_kernels._encode_docs`) reads the pieces as bytes. A byte alphabet's
+table ``byte_ids`` maps each of the 256 bytes to its id; a SCRIPT model has 1,953 initial symbols, so its table is
+wider: after the 256 bytes, one entry per atom slot, and the kernel reads a three-byte atom code (``F5 ..``, which no
+UTF-8 text holds) as the one id ``byte_ids[256 + slot]`` (kernel module note (9)).
 
-Two atoms whose pair has a merge are written as the merged token before the merge loop runs (a SCRIPT character:
-its block and index atoms), found in a rank table of those pairs alone (the kernel's ``chars``, which a byte
-alphabet's encoder fills with its character table). That is the reference's answer only where such pairs stand apart from every other merge
-(:func:`atom_pairs_first`, true of every model the SCRIPT trainers make); the fast encoder refuses a model where
-it is not, which then encodes on the reference path.
+A SCRIPT model's text reaches the kernel as UTF-8, its characters unspelled
+(:meth:`fastsw.pretokenizers.script_v3.ScriptPretokenizer.text_bytes_batch`: plain SCRIPT's text as it is, with the
+pretokens' ends from the grouping kernel; a marker scheme's markers as their atom codes), and the kernel finds each
+character in the encoder's table of characters (:func:`wide_chars`, the kernel's ``chars``, which a byte alphabet's
+encoder fills with its character table): the token its two atoms (block, index) merge into, or the two atoms when
+their pair has no merge; an unlisted character is its bytes (byte fallback). The model's token bytes are given to
+the kernel in the same form (``decoding_bytes``: whole characters as UTF-8, an atom on its own as its code), so the
+whole-pretoken shortcut and the miss cache compare like with like, and the supermerge runs are found and merged in
+the same pass; the byte tokens leave the shortcut (a byte is never a whole pretoken here, and an ASCII byte's text
+is now also its character's). Against the spelled form (six bytes of atom codes per character), the kernel reads
+half the bytes or less and does one look-up per character instead of two atom codes and a pair probe.
 
-The pieces' token bytes come from the pre-tokenizer in one call when it has the compiled route
-(:meth:`fastsw.pretokenizers.script_v3.ScriptPretokenizer.token_bytes_batch`: every code point's spelled bytes from
-one table, no ``str`` per pretoken); otherwise from its pieces (:func:`fastsw.alphabet.atom_bytes_packed`).
+Writing a character's two atoms as their merged token before the merge loop runs is the reference's answer only
+where such pairs stand apart from every other merge (:func:`atom_pairs_first`, true of every model the SCRIPT
+trainers make); the fast encoder refuses a model where it is not, which then encodes on the reference path. A wide
+alphabet under another pre-tokenizer (no SCRIPT characters) reads its pieces' token bytes
+(:func:`fastsw.alphabet.atom_bytes_packed`), every atom code one id, and the merge loop merges them.
 
-The reference is the tokenizer's plain-Python path (``encode(..., backend="python")``: the shortcut on the same
+The reference is the tokenizer's plain-Python path (``encode(..., backend="python")``: the shortcut on the spelled
 token bytes, then :func:`fastsw.trainers.bpe.apply_merges` on ``alphabet.initial_ids``); tests compare the two on
 corpus text in several languages and on Hypothesis text, for BPE, BoundlessBPE and SuperBPE models.
 
@@ -27,14 +32,15 @@ Design notes: see docs/internals.md, section "Encoding", subsection "SCRIPT v3 m
 
 from __future__ import annotations
 
-from typing import Set
+from typing import List, Sequence, Set, Tuple
 
 import numpy as np
 
-from fastsw.alphabet import N_SHORT_ATOMS, AtomAlphabet
-from fastsw.encoding.encode_fast import FastEncoder, pair_table
+from fastsw.alphabet import N_SHORT_ATOMS, AtomAlphabet, atom_bytes_packed
+from fastsw.encoding import encode_kernels as K
+from fastsw.encoding.encode_fast import NO_CHARS, FastEncoder
 
-__all__ = ["wide_alphabet", "wide_byte_ids", "atom_pairs_first", "WideFastEncoder"]
+__all__ = ["wide_alphabet", "wide_byte_ids", "wide_chars", "atom_pairs_first", "WideFastEncoder"]
 
 #: Atom slots a wide table holds after the 256 bytes (:data:`fastsw.alphabet.N_ATOM_SLOTS`).
 _SLOTS = 0x800
@@ -94,9 +100,52 @@ def wide_byte_ids(alphabet: AtomAlphabet) -> np.ndarray:
     return table
 
 
+def wide_chars(alphabet: AtomAlphabet, regular_ranks) -> np.ndarray:
+    """The kernel's table of the characters of a SCRIPT model (``alphabet`` with the SCRIPT atoms, its merges
+    ``regular_ranks``: ``(left, right) -> (rank, new id)``): per listed code point, the token its two atoms merge
+    into, or when their pair has no merge, the two atoms as ``-2 - (block slot << 11 | index slot)`` (the kernel
+    reads their ids from :func:`wide_byte_ids`); -1 for a code point that is not listed (its UTF-8 bytes are its
+    ids). int64: a map of ``fastsw.encoding.encode_kernels._CHAR_BLOCKS`` entries (one per 256 code points: where
+    the block's 256 entries start, -1: none), then the blocks that have a listed character.
+
+        >>> from fastsw.pretokenizers.script_v3 import ScriptPretokenizer, atoms_of_text
+        >>> a = ScriptPretokenizer().make_alphabet("paper")
+        >>> b, i = (a.n_base + x for x in atoms_of_text("日"))
+        >>> t = wide_chars(a, {(b, i): (0, 5000)})
+        >>> int(t[t[ord("日") >> 8] + (ord("日") & 255)]), int(t[0xE000 >> 8])
+        (5000, -1)
+    """
+    from fastsw.pretokenizers.script_v3 import SLOTS, table
+
+    t = table()
+    cps = np.flatnonzero(t.block_of >= 0)
+    slots = np.asarray(SLOTS, np.int64)
+    block_slot = slots[t.block_of[cps]]
+    index_slot = slots[t.n_blocks + t.index_of[cps]]
+    values = -2 - ((block_slot << 11) | index_slot)
+    ids = wide_byte_ids(alphabet).astype(np.int64)
+    keys = (ids[256 + block_slot] << 32) | ids[256 + index_slot]
+    if regular_ranks:
+        pairs = np.array([(x << 32) | y for x, y in regular_ranks], np.int64)
+        news = np.array([v[1] for v in regular_ranks.values()], np.int64)
+        order = np.argsort(pairs)
+        pairs, news = pairs[order], news[order]
+        at = np.minimum(np.searchsorted(pairs, keys), pairs.shape[0] - 1)
+        merged = pairs[at] == keys
+        values[merged] = news[at[merged]]
+    used = np.unique(cps >> 8)
+    out = np.full(K._CHAR_BLOCKS + 256 * used.shape[0], -1, np.int64)
+    out[used] = K._CHAR_BLOCKS + 256 * np.arange(used.shape[0], dtype=np.int64)
+    out[out[cps >> 8] + (cps & 255)] = values
+    return out
+
+
 class WideFastEncoder(FastEncoder):
     """:class:`fastsw.encoding.encode_fast.FastEncoder` for a :func:`wide_alphabet`: the same tables, calls and
-    results; only the kernel's byte table is wider (:func:`wide_byte_ids`)."""
+    results; the kernel's byte table is wider (:func:`wide_byte_ids`), and a SCRIPT model's text reaches the kernel
+    as UTF-8 (:meth:`fastsw.pretokenizers.script_v3.ScriptPretokenizer.text_bytes_batch`), each character found in
+    its table of characters (:func:`wide_chars`), and its tokens' bytes with their characters as UTF-8 too
+    (``decoding_bytes``), so that the whole-pretoken shortcut and the miss cache compare like with like."""
 
     _wide = True
 
@@ -106,9 +155,31 @@ class WideFastEncoder(FastEncoder):
                 "this model merges atoms in a way the fast encoder does not take (see "
                 "fastsw.encoding.wide_fast.atom_pairs_first); use backend='python'"
             )
+        from fastsw.pretokenizers.script_v3 import ScriptPretokenizer
+
+        self._script = isinstance(tables.pretokenizer, ScriptPretokenizer)
+        if self._script:  # a character's two atoms are one unit of text, its UTF-8 (module docstring)
+            n_base = tables.alphabet.n_base
+            tables = tables._replace(
+                token_bytes=tables.pretokenizer.decoding_bytes(tables.token_bytes),
+                # a byte token is never a whole pretoken (a listed character is its atoms, an unlisted one more than
+                # one byte); its byte is now also an ASCII character's text
+                shortcut={b: t for b, t in tables.shortcut.items() if t >= n_base},
+            )
         super().__init__(tables)
         self.byte_ids = wide_byte_ids(tables.alphabet)
-        # the kernel's table of the characters (two atoms whose pair merges) for a wide byte table: their pairs alone
-        wide = _wide_atoms(tables.alphabet)
-        self.chars = pair_table({p: v for p, v in tables.regular_ranks.items() if p[0] in wide and p[1] in wide})
+        # the kernel's table of the characters; without SCRIPT's, the kernel reads every atom code as one id
+        self.chars = wide_chars(tables.alphabet, tables.regular_ranks) if self._script else NO_CHARS
         self._kernel_tables = None
+
+    def _token_bytes(self, texts: Sequence[str]):
+        if self._script:
+            return self.pretokenizer.text_bytes_batch(texts)
+        return super()._token_bytes(texts)
+
+    def _pieces_bytes(self, pieces: List[str]) -> Tuple[np.ndarray, np.ndarray]:  # type: ignore[override]
+        if self._script:  # spelled pieces: their characters back to UTF-8, other atoms kept
+            from fastsw.pretokenizers.script_v3 import unspell
+
+            pieces = [unspell(p, broken=None) for p in pieces]
+        return atom_bytes_packed(pieces)

@@ -588,6 +588,40 @@ def _slot_atom() -> List[int]:
 
 
 @functools.lru_cache(maxsize=None)
+def _code_bytes() -> np.ndarray:
+    """``uint64[0x110000]``: the bytes of every code point in a piece whose characters are not spelled, little-endian,
+    and their number in the top byte: an atom (a lone surrogate) its code (1 or 3 bytes; a reserved slot 0 bytes: it
+    has none), any other code point its UTF-8. :func:`_spelled_bytes` is this table with the listed characters
+    spelled.
+
+    >>> [int(v) >> 56 for v in _code_bytes()[[ord("a"), ord("日"), 0xD800, 0xD808]]]
+    [1, 3, 1, 3]
+    """
+    from fastsw.alphabet import N_SHORT_ATOMS, RESERVED_SLOTS
+
+    cp = np.arange(_N_CODE_POINTS, dtype=np.int64)
+    n8 = 1 + (cp >= 0x80) + (cp >= 0x800) + (cp >= 0x10000)
+    lead = np.select([n8 == 1, n8 == 2, n8 == 3], [cp, 0xC0 | (cp >> 6), 0xE0 | (cp >> 12)], 0xF0 | (cp >> 18))
+    packed = lead.astype(np.uint64)
+    for k in range(1, 4):  # continuation byte k of a character of more than k bytes
+        more = n8 > k
+        cont = 0x80 | ((cp[more] >> (6 * (n8[more] - 1 - k))) & 0x3F)
+        packed[more] |= cont.astype(np.uint64) << np.uint64(8 * k)
+    length = n8.astype(np.uint64)
+    slot = cp[0xD800:0xE000] - 0xD800
+    short = slot < N_SHORT_ATOMS
+    packed[0xD800:0xE000] = np.where(short, (0xF8 + slot).astype(np.uint64), _atom_code(slot))
+    length[0xD800:0xE000] = np.where(short, 1, 3)
+    length[0xD800 + RESERVED_SLOTS.start : 0xD800 + RESERVED_SLOTS.stop] = 0
+    return packed | (length << np.uint64(56))
+
+
+def _atom_code(slot: np.ndarray) -> np.ndarray:
+    """The three-byte codes of long atom slots, packed little-endian (``uint64``)."""
+    return (0xF5 | ((0x80 | (slot >> 6)) << 8) | ((0x80 | (slot & 0x3F)) << 16)).astype(np.uint64)
+
+
+@functools.lru_cache(maxsize=None)
 def _spelled_bytes() -> np.ndarray:
     """``uint64[0x110000]``: the token bytes of every code point in a SCRIPT piece, little-endian, and their number
     in the top byte: a listed character's block and index atom codes (6 bytes), an atom of an inner scheme (a lone
@@ -600,30 +634,15 @@ def _spelled_bytes() -> np.ndarray:
     >>> all(v.to_bytes(8, "little")[:v >> 56] == atom_bytes(spell(c)) for v, c in zip(t, "a日\ue000"))
     True
     """
-    from fastsw.alphabet import N_SHORT_ATOMS, RESERVED_SLOTS
-
     t = table()
-    cp = np.arange(_N_CODE_POINTS, dtype=np.int64)
-    n8 = 1 + (cp >= 0x80) + (cp >= 0x800) + (cp >= 0x10000)
-    lead = np.select([n8 == 1, n8 == 2, n8 == 3], [cp, 0xC0 | (cp >> 6), 0xE0 | (cp >> 12)], 0xF0 | (cp >> 18))
-    packed = lead.astype(np.uint64)
-    for k in range(1, 4):  # continuation byte k of a character of more than k bytes
-        more = n8 > k
-        cont = 0x80 | ((cp[more] >> (6 * (n8[more] - 1 - k))) & 0x3F)
-        packed[more] |= cont.astype(np.uint64) << np.uint64(8 * k)
-    length = n8.astype(np.uint64)
-
-    def code(slot):  # the three-byte code of long atom slots, packed
-        return (0xF5 | ((0x80 | (slot >> 6)) << 8) | ((0x80 | (slot & 0x3F)) << 16)).astype(np.uint64)
-
-    slot = cp[0xD800:0xE000] - 0xD800
-    short = slot < N_SHORT_ATOMS
-    packed[0xD800:0xE000] = np.where(short, (0xF8 + slot).astype(np.uint64), code(slot))
-    length[0xD800:0xE000] = np.where(short, 1, 3)
-    length[0xD800 + RESERVED_SLOTS.start : 0xD800 + RESERVED_SLOTS.stop] = 0
+    codes = _code_bytes()
+    packed = codes & np.uint64(0x00FFFFFFFFFFFFFF)
+    length = codes >> np.uint64(56)
     listed = np.flatnonzero(t.block_of >= 0)
     slots = np.asarray(SLOTS, np.int64)
-    packed[listed] = code(slots[t.block_of[listed]]) | (code(slots[t.n_blocks + t.index_of[listed]]) << np.uint64(24))
+    packed[listed] = _atom_code(slots[t.block_of[listed]]) | (
+        _atom_code(slots[t.n_blocks + t.index_of[listed]]) << np.uint64(24)
+    )
     length[listed] = 6
     return packed | (length << np.uint64(56))
 
@@ -855,6 +874,40 @@ class ScriptPretokenizer(SchemeSettings):
             >>> bytes(data) == b"".join(map(atom_bytes, p)), ends.tolist(), docs.tolist()
             (True, [12, 18, 30], [0, 3, 3])
         """
+        return self._bytes_batch(texts, _spelled_bytes())
+
+    def text_bytes_batch(self, texts: Sequence[str]):
+        """The input of the fast encoder of a SCRIPT model (:class:`fastsw.encoding.wide_fast.WideFastEncoder`):
+        :meth:`token_bytes_batch` with every character as its UTF-8 instead of its two atoms (the kernel finds a
+        character's atoms, or its token, in the encoder's table of characters, one look-up instead of two atom
+        codes and a pair). Each pretoken's end counts bytes from its text's start, or, for plain SCRIPT, code points
+        (``data`` is then the texts' UTF-8 as it is, which the kernel reads in code points). None as in
+        :meth:`token_bytes_batch`. Tests compare it with the reference pieces' bytes, characters unspelled.
+
+            >>> data, ends, docs = ScriptPretokenizer().text_bytes_batch(["Hi 日本", ""])
+            >>> bytes(data).decode(), ends.tolist(), docs.tolist()
+            ('Hi 日本', [2, 3, 5], [0, 3, 3])
+        """
+        if self.inner is not None or self.drop_unlisted:
+            return self._bytes_batch(texts, _code_bytes())
+        for text in texts:
+            if not isinstance(text, str):
+                raise TypeError(f"text must be a str, not {type(text).__name__}")
+        try:
+            utf8 = "".join(texts).encode("utf-8")
+        except UnicodeEncodeError:
+            for text in texts:
+                self._text(text)  # raises for the lone surrogate
+            raise
+        ends = [_plain_end_array(text) for text in texts]
+        doc_pieces = np.zeros(len(ends) + 1, np.int64)
+        np.cumsum(np.fromiter(map(len, ends), np.int64, len(ends)), out=doc_pieces[1:])
+        piece_ends = ends[0] if len(ends) == 1 else np.concatenate(ends) if ends else np.zeros(0, np.int64)
+        return np.frombuffer(utf8 or b"\0", np.uint8), piece_ends, doc_pieces
+
+    def _bytes_batch(self, texts: Sequence[str], spelled: np.ndarray):
+        """:meth:`token_bytes_batch` with each code point's bytes from ``spelled`` (:func:`_spelled_bytes`,
+        :func:`_code_bytes`)."""
         plain = self.inner is None
         raws, ends, codes = [], [], None
         for text in texts:
@@ -882,7 +935,7 @@ class ScriptPretokenizer(SchemeSettings):
             np.cumsum(np.fromiter(map(len, raws), np.int64, len(raws)), out=doc_starts[1:])
             piece_ends = (np.concatenate(ends) if len(ends) != 1 else ends[0]) if ends else np.zeros(0, np.int64)
         data, byte_ends, bad = _spell_bytes(
-            codes, _spelled_bytes(), np.ascontiguousarray(piece_ends, np.int64), doc_pieces, doc_starts, int(not plain)
+            codes, spelled, np.ascontiguousarray(piece_ends, np.int64), doc_pieces, doc_starts, int(not plain)
         )
         if bad:
             if plain:

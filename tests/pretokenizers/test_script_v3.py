@@ -354,7 +354,7 @@ def test_trainers_agree_under_the_rule(texts, n_merges):
 
 # -- the pre-tokenizer: script-v3 and script-v3+boundary[...] ----------------------------------------------------
 
-from fastsw.alphabet import RESERVED_SLOTS, atom_bytes, atom_bytes_packed, atom_code, atom_text  # noqa: E402
+from fastsw.alphabet import RESERVED_SLOTS, atom_bytes, atom_code, atom_text  # noqa: E402
 from fastsw.pretokenizers.pretokenize import make_pretokenizer  # noqa: E402
 
 SCHEMES = ("script-v3", "script-v3+boundary[w]", "script-v3+boundary[w,p]", "script-v3+boundary[w,p,d]+caps")
@@ -628,17 +628,19 @@ def test_fast_encoder_equals_reference(trained):
         assert [tok.encode(t, backend="numba", shortcut=False) for t in texts[:3]] == ref[:3], key
 
 
-def test_wide_byte_table_reads_atom_codes(trained):
-    # the kernel's wide table: a three-byte atom code is one id (alphabet.initial_ids), a byte is its byte's id; with
-    # the model's atom pairs, an atom and the next one whose pair merges (a character: block, index) are their token
+def test_wide_tables_read_characters_and_atom_codes(trained):
+    # the kernel's wide tables: a three-byte atom code is one id (alphabet.initial_ids); a listed character (UTF-8 in
+    # the kernel's input) is its token when its two atoms' pair merges, else its two atoms; an unlisted character is
+    # its bytes' ids; a marker its atom's id
     from fastsw.encoding import encode_kernels as K
-    from fastsw.encoding.encode_fast import pair_table
     from fastsw.encoding.wide_fast import wide_byte_ids
 
     tok = trained["bpe", "script-v3+boundary[w,p,d]+caps"]
+    enc = tok._fast()
     table = wide_byte_ids(tok.alphabet)
-    pieces = tok.pretokenizer.pretokenize("The cat, 日本 \ue000 ꙮ")
-    data, lengths = atom_bytes_packed(pieces)
+    pieces = tok.pretokenizer.pretokenize("The cat, 日本 \ue000 ꙮ a")
+    data, lengths = enc._pieces_bytes(pieces)
+    assert b"\xf5" not in data.tobytes() and "日本".encode() in data.tobytes()  # characters as their UTF-8
     wide = {i for i in range(len(tok.alphabet)) if tok.vocab[i][:1] == b"\xf5"}
 
     def pairs_first(ids):  # left to right: an atom and the atom after it, merged when the pair has a merge
@@ -650,19 +652,28 @@ def test_wide_byte_table_reads_atom_codes(trained):
                 out.append(x)
         return out
 
-    # a wide alphabet's ``chars`` is the rank table of its atom pairs: none, then the encoder's own
-    for chars, expect in (
-        (pair_table({}), lambda p: tok.alphabet.initial_ids(p)),
-        (tok._fast().chars, lambda p: pairs_first(tok.alphabet.initial_ids(p))),
-    ):
-        out = np.empty(data.shape[0], np.int32)
-        got, start = [], 0
-        for n in lengths.tolist():
-            m = K._initial_ids(data, start, start + n, table, chars, out, 0)
-            got.append(out[:m].tolist())
-            start += n
-        assert got == [expect(p) for p in pieces]
+    out = np.empty(2 * data.shape[0], np.int32)
+    got, start = [], 0
+    for n in lengths.tolist():
+        m = K._initial_ids(data, start, start + n, table, enc.chars, out, 0)
+        got.append(out[:m].tolist())
+        start += n
+    assert got == [pairs_first(tok.alphabet.initial_ids(p)) for p in pieces]
     assert sum(map(len, got)) < sum(len(tok.alphabet.initial_ids(p)) for p in pieces)  # characters were merged
+    # a character whose atoms do not merge (none in this model's merges) is its two atoms
+    atoms = tok.alphabet.initial_ids(sv.spell("ꙮ"))
+    assert len(atoms) == 2 and tuple(atoms) not in tok.regular_ranks
+    assert any(g[k : k + 2] == atoms for g in got for k in range(len(g)))
+
+
+def test_wide_encoder_never_answers_an_ascii_character_with_its_byte(trained):
+    # the tokens' bytes reach the kernel with their characters as UTF-8, so the character "a" and the fallback byte
+    # 0x61 have the same bytes there: a pretoken that is one ASCII character is its character token (or atoms),
+    # never the byte token the whole-pretoken shortcut would find for those bytes
+    for tok in trained.values():
+        for text in ("a", "a b", "x", "1 2", "日 a"):
+            assert tok.encode(text, backend="numba") == tok.encode(text, backend="python")
+            assert all(i >= tok.alphabet.n_base for i in tok.encode(text, backend="numba"))
 
 
 def test_atom_pairs_first_is_required_for_the_fast_encoder(trained):
@@ -683,29 +694,34 @@ def test_atom_pairs_first_is_required_for_the_fast_encoder(trained):
     assert odd.decode(odd.encode("the cat 日本")) == "the cat 日本"
 
 
-def _spelled_reference(p, texts):
-    """The reference pieces' token bytes: (bytes, each piece's end in bytes from its text's start, pieces per text)."""
+def _spelled_reference(p, texts, spelled=True):
+    """The reference pieces' token bytes: (bytes, each piece's end in bytes from its text's start, pieces per text);
+    with ``spelled`` False, the pieces' characters unspelled (their UTF-8, other atoms as their codes), and the ends
+    of plain SCRIPT's pieces in code points (``text_bytes_batch``)."""
     data, ends, firsts = b"", [], [0]
     for t in texts:
         pos = 0
         for piece in p.pretokenize_reference(t):
+            if not spelled:
+                piece = sv.unspell(piece, broken=None)
             code = atom_bytes(piece)
             data += code
-            pos += len(code)
+            pos += len(piece) if not spelled and p.inner is None and not p.drop_unlisted else len(code)
             ends.append(pos)
         firsts.append(len(ends))
     return data, ends, firsts
 
 
 def _same_spelled(p, texts):
-    got = p.token_bytes_batch(texts)
-    data, ends, firsts = _spelled_reference(p, texts)
-    assert bytes(got[0]) == (data or b"\0") and got[1].tolist() == ends and got[2].tolist() == firsts
-    assert not got[0].flags.writeable  # the byte path's read-only type: one kernel signature
+    for got, spelled in ((p.token_bytes_batch(texts), True), (p.text_bytes_batch(texts), False)):
+        data, ends, firsts = _spelled_reference(p, texts, spelled)
+        assert bytes(got[0]) == (data or b"\0") and got[1].tolist() == ends and got[2].tolist() == firsts
+        assert not got[0].flags.writeable  # the byte path's read-only type: one kernel signature
 
 
 def test_token_bytes_batch_equals_reference_on_shared_corpus():
-    # the compiled spelling (one table of every code point's bytes) against the reference pieces' atom_bytes
+    # the compiled spelling (one table of every code point's bytes) against the reference pieces' atom_bytes; the
+    # unspelled input of the fast encoder against the same pieces' characters as UTF-8
     texts = _corpus_texts()
     for name, sample in (("script-v3", texts[::6]), ("script-v3+boundary[w,p,d]+caps", texts[1::18])):
         p = make_pretokenizer(name)
@@ -713,8 +729,9 @@ def test_token_bytes_batch_equals_reference_on_shared_corpus():
         for t in sample[:20]:
             _same_spelled(p, [t])  # one text
     _same_spelled(make_pretokenizer("script-v3"), [])
-    with pytest.raises(ValueError, match="lone surrogate"):
-        make_pretokenizer("script-v3").token_bytes_batch(["ok", "x\ud800"])
+    for batch in (make_pretokenizer("script-v3").token_bytes_batch, make_pretokenizer("script-v3").text_bytes_batch):
+        with pytest.raises(ValueError, match="lone surrogate"):
+            batch(["ok", "x\ud800"])
     if hasattr(sv._spell_bytes, "signatures"):  # compiled (not NUMBA_DISABLE_JIT): one signature
         assert len(sv._spell_bytes.signatures) == 1
 
