@@ -73,8 +73,9 @@ Merge.__doc__ = (
 )
 
 _CACHE_LIMIT = 1 << 16
-# Texts up to this many characters are looked up whole in a small cache first (:class:`_TextCache`) on the
-# numba backend; a text that misses it is encoded by the kernel, as a longer text is.
+# Texts up to this many characters are looked up whole in a small cache first on the numba backend (the one
+# compiled call's TextCache, or :class:`_TextCache`); a text that misses it is encoded by the kernel, as a longer
+# text is.
 SMALL_TEXT = 128
 _TEXT_CACHE_LIMIT = 1 << 12  # texts held at once
 # Short texts the plain-Python twin encodes before the fast encoder is built (Tokenizer._small_encoder).
@@ -82,8 +83,9 @@ _TWIN_CALLS = 256
 
 
 class _TextCache(dict):
-    """Short texts -> their ids (tuples), for the numba backend's short-text path (the kernel's ids, put here by
-    that path). A text is kept the second time it is seen: the first time it only goes into ``seen`` (a set of
+    """Short texts -> their ids (tuples), for the numba backend's short-text path when the fast encoder has no
+    one-call ``OneText`` (the kernel's ids, put here by that path); the twin of the extension's ``TextCache``,
+    which the one call keeps (tests hold both to one rule). A text is kept the second time it is seen: the first time it only goes into ``seen`` (a set of
     texts, cleared when it holds ``4 * _TEXT_CACHE_LIMIT``), so a stream of distinct texts costs a dict and a set
     lookup per call (~0.1 us against the kernel call's few us) and never the copy of its ids, and a text that
     repeats is a dict lookup from its second call on. At most ``_TEXT_CACHE_LIMIT`` texts; when full it is
