@@ -85,9 +85,9 @@ _TWIN_CALLS = 256
 class _TextCache(dict):
     """Short texts -> their ids (tuples), for the numba backend's short-text path when the fast encoder has no
     one-call ``OneText`` (the kernel's ids, put here by that path); the twin of the extension's ``TextCache``,
-    which the one call keeps (tests hold both to one rule). A text is kept the second time it is seen: the first time it only goes into ``seen`` (a set of
-    texts, cleared when it holds ``4 * _TEXT_CACHE_LIMIT``), so a stream of distinct texts costs a dict and a set
-    lookup per call (~0.1 us against the kernel call's few us) and never the copy of its ids, and a text that
+    which the one call keeps (tests hold both to one rule). A text is kept the second time it is seen: the first
+    time it only goes into ``seen`` (a set of texts, cleared when it holds ``4 * _TEXT_CACHE_LIMIT``), so a stream
+    of distinct texts costs a dict and a set lookup per call (~0.1 us against the kernel call's few us) and never the copy of its ids, and a text that
     repeats is a dict lookup from its second call on. At most ``_TEXT_CACHE_LIMIT`` texts; when full it is
     cleared (the texts that still repeat come back on their next two calls).
 
