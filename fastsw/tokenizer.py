@@ -21,8 +21,9 @@ readable specification (:func:`fastsw.trainers.bpe.apply_merges` per pretoken an
 with a per-pretoken cache). ``"numba"`` is :mod:`fastsw.encoding.encode_fast`: one kernel
 call per batch of documents (shortcut lookup, regular merges with a tournament tree
 that is never quadratic, supermerge runs); a text of at most ``SMALL_TEXT`` characters
-(shortcut on) is looked up whole in a small cache of recent short texts first
-(the kernel's own ids, kept when texts repeat: see :class:`_TextCache`). The
+(shortcut on) is one compiled call of the extension's ``OneText``, which looks it up whole in a small cache of
+recent short texts first (the kernel's own ids, kept when texts repeat: ``TextCache``, whose twin
+:class:`_TextCache` serves encoders without a ``OneText``). The
 default ``"auto"`` picks ``"numba"`` for byte alphabets unless the environment
 sets ``FASTSW_PUREPYTHON=1``. Choose per tokenizer (``Tokenizer(..., backend=...)``
 or the ``backend`` attribute) or per call (``encode*(..., backend=...)``).
@@ -72,8 +73,9 @@ Merge.__doc__ = (
 )
 
 _CACHE_LIMIT = 1 << 16
-# Texts up to this many characters are looked up whole in a small cache first (:class:`_TextCache`) on the
-# numba backend; a text that misses it is encoded by the kernel, as a longer text is.
+# Texts up to this many characters are looked up whole in a small cache first on the numba backend (the one
+# compiled call's TextCache, or :class:`_TextCache`); a text that misses it is encoded by the kernel, as a longer
+# text is.
 SMALL_TEXT = 128
 _TEXT_CACHE_LIMIT = 1 << 12  # texts held at once
 # Short texts the plain-Python twin encodes before the fast encoder is built (Tokenizer._small_encoder).
@@ -81,10 +83,11 @@ _TWIN_CALLS = 256
 
 
 class _TextCache(dict):
-    """Short texts -> their ids (tuples), for the numba backend's short-text path (the kernel's ids, put here by
-    that path). A text is kept the second time it is seen: the first time it only goes into ``seen`` (a set of
-    texts, cleared when it holds ``4 * _TEXT_CACHE_LIMIT``), so a stream of distinct texts costs a dict and a set
-    lookup per call (~0.1 us against the kernel call's few us) and never the copy of its ids, and a text that
+    """Short texts -> their ids (tuples), for the numba backend's short-text path when the fast encoder has no
+    one-call ``OneText`` (the kernel's ids, put here by that path); the twin of the extension's ``TextCache``,
+    which the one call keeps (tests hold both to one rule). A text is kept the second time it is seen: the first
+    time it only goes into ``seen`` (a set of texts, cleared when it holds ``4 * _TEXT_CACHE_LIMIT``), so a stream
+    of distinct texts costs a dict and a set lookup per call (~0.1 us against the kernel call's few us) and never the copy of its ids, and a text that
     repeats is a dict lookup from its second call on. At most ``_TEXT_CACHE_LIMIT`` texts; when full it is
     cleared (the texts that still repeat come back on their next two calls).
 
@@ -133,6 +136,8 @@ class _SpecialCheck:
                 return self.regex.search(text)
         return None
 
+
+_NO_SPECIALS: AbstractSet[str] = frozenset()  # encode's default allowed_special (its fast path knows it by identity)
 
 _FAST_LOCK = threading.Lock()  # one FastEncoder per tokenizer, even when threads ask at once
 
@@ -552,13 +557,12 @@ class Tokenizer:
         """
         if type(text) is not str:
             text = self._plain(text)
-        elif shortcut and backend is None and len(text) <= SMALL_TEXT and self.normalize is None:
-            # a short text once the fast encoder is built (the tokenizer's backend resolved to numba then):
-            # _resolve_backend's answer without its calls, which cost a short text's call as much as its scan
-            fast = self.__dict__.get("_fast_encoder")
-            if fast is not None and fast.__dict__.get("_one") and getattr(self, "backend", "auto") != "python":
-                if not pure_python():
-                    return self._encode_small(text, backend)
+        elif shortcut and backend is None and len(text) <= SMALL_TEXT:
+            one = self._one_call()
+            if one is not None:
+                ids = one.encode(text, True)
+                if ids is not None:  # (None: a lone surrogate, which the path below reports)
+                    return ids
         if self.normalize is not None and isinstance(text, str):
             text = normalize_text(text, self.normalize)
         if self._resolve_backend(backend) == "numba":
@@ -572,6 +576,19 @@ class Tokenizer:
         out: List[int] = []
         self._encode_chunk(text, shortcut, out)
         return out
+
+    def _one_call(self):
+        """The fast encoder's ``OneText`` (one compiled call: scan, kernel, list of ids) for a short text encoded
+        with the defaults (shortcut on, the tokenizer's backend), once the fast encoder is built and has one and
+        the text may take it as it is (no normalization, the backend not "python"); else None (the general path).
+        It is the answer :meth:`_resolve_backend` and :meth:`_encode_small` would give, without their calls or
+        the whole-text cache's lookups: on a short text those cost as much as the scan."""
+        fast = self.__dict__.get("_fast_encoder")
+        if fast is not None and self.normalize is None:
+            one = fast.__dict__.get("_one")
+            if one and getattr(self, "backend", "auto") != "python" and not pure_python():
+                return one
+        return None
 
     def _encode_small(self, text: str, backend: Optional[str]) -> List[int]:
         """A short ``str`` on the numba backend, shortcut on: from the whole-text cache, else one kernel call (the
@@ -611,7 +628,7 @@ class Tokenizer:
         self,
         text: str,
         *,
-        allowed_special: Union[Literal["all"], AbstractSet[str]] = frozenset(),
+        allowed_special: Union[Literal["all"], AbstractSet[str]] = _NO_SPECIALS,
         disallowed_special: Union[Literal["all"], Collection[str]] = "all",
         shortcut: bool = True,
         backend: Optional[str] = None,
@@ -630,6 +647,25 @@ class Tokenizer:
         """
         if type(text) is not str:
             text = self._plain(text)
+        elif (
+            allowed_special is _NO_SPECIALS
+            and type(disallowed_special) is str
+            and disallowed_special == "all"
+            and shortcut
+            and backend is None
+            and len(text) <= SMALL_TEXT
+        ):
+            # a short text with the default options: the one compiled call (as encode_ordinary's), which refuses
+            # (False) a text holding the first character of a special token; such a text takes the check below
+            one = self._one_call()
+            if one is not None:
+                stops = self.__dict__.get("_stops")
+                if stops is None:
+                    found = self._special_plan(_NO_SPECIALS, "all")[0]
+                    stops = self._stops = "".join(found.firsts) if found is not None else ""
+                ids = one.encode(text, True, stops)
+                if type(ids) is list:
+                    return ids
         if self.normalize is not None and isinstance(text, str):
             text = normalize_text(text, self.normalize)
         check, split = self._special_plan(allowed_special, disallowed_special)

@@ -85,24 +85,35 @@ def test_backend_numba_asked_takes_the_kernel_at_once(fresh):
     assert "_fast_encoder" in fresh.__dict__
 
 
-def test_the_whole_text_cache_keeps_a_text_on_its_second_sighting():
+def text_caches(limit, monkeypatch):
+    """The tokenizer's whole-text cache and its compiled twin (the one-call path's, when the extension is built),
+    each holding at most ``limit`` texts, with the dict of the texts it keeps."""
+    monkeypatch.setattr(tokenizer, "_TEXT_CACHE_LIMIT", limit)
     cache = tokenizer._TextCache()
-    cache.remember("a", [1])
-    assert cache.get("a") is None and "a" in cache.seen
-    cache.remember("a", [1])
-    assert cache.get("a") == (1,)
+    caches = [(cache, cache)]
+    if fast_encode._TextCache is not None:
+        cache = fast_encode._TextCache(limit, 128)
+        caches.append((cache, cache.texts))
+    return caches
+
+
+def test_the_whole_text_cache_keeps_a_text_on_its_second_sighting(monkeypatch):
+    for cache, _ in text_caches(4096, monkeypatch):
+        cache.remember("a", [1])
+        assert cache.get("a") is None and "a" in cache.seen
+        cache.remember("a", [1])
+        assert cache.get("a") == (1,)
 
 
 def test_the_whole_text_cache_is_bounded(monkeypatch):
-    """At most ``_TEXT_CACHE_LIMIT`` texts (cleared when full), and the seen set at most four times that."""
-    monkeypatch.setattr(tokenizer, "_TEXT_CACHE_LIMIT", 4)
-    cache = tokenizer._TextCache()
-    for i in range(100):
-        for _ in range(2):
-            cache.remember(str(i), [i])
-        assert len(cache) <= 4 and len(cache.seen) <= 16
-        assert cache.get(str(i)) == (i,)
-    assert all(cache[k] == (int(k),) for k in cache)
+    """At most ``limit`` texts (cleared when full), and the seen set at most four times that; both caches alike."""
+    for cache, texts in text_caches(4, monkeypatch):
+        for i in range(100):
+            for _ in range(2):
+                cache.remember(str(i), [i])
+            assert len(texts) <= 4 and len(cache.seen) <= 16
+            assert cache.get(str(i)) == (i,)
+        assert all(texts[k] == (int(k),) for k in texts)
 
 
 def test_a_lone_surrogate_in_a_short_text_is_refused_on_every_path(fresh):

@@ -43,10 +43,10 @@ try:  # a batch's lists in one pass, and the scanner's one-call input (pretoken 
     from fastsw.pretokenizers._pretok import ids_to_lists as _ids_to_lists, scan_utf8 as _scan_utf8
 except ImportError:
     _ids_to_lists = _scan_utf8 = None
-try:  # one text to its ids in one compiled call (scan, kernel, list; FastEncoder._one_text)
-    from fastsw.pretokenizers._pretok import OneText as _OneText
+try:  # one text to its ids in one compiled call (scan, kernel, list; FastEncoder._one_text), and its text cache
+    from fastsw.pretokenizers._pretok import OneText as _OneText, TextCache as _TextCache
 except ImportError:
-    _OneText = None
+    _OneText = _TextCache = None
 
 SHORT_LIMIT = 16  # sequences up to this length use the scan loop, longer ones the tournament tree
 #: Kernel calls on at least this many UTF-8 bytes from the main thread run in a worker thread (Ctrl-C).
@@ -67,6 +67,10 @@ USE_ONE_TEXT = True
 #: Texts of up to this many characters take the one-call path; longer ones go through :meth:`FastEncoder._kernel`
 #: (a call on at least ``_WORKER_BYTES`` runs in a worker thread, for Ctrl-C).
 ONE_TEXT_CHARS = _WORKER_BYTES // 4
+#: The one-call path's whole-text cache (``fastsw.pretokenizers._pretok.TextCache``): texts held at once, and the
+#: most characters of a text it keeps (the tokenizer's short texts).
+TEXT_CACHE_TEXTS = 1 << 12
+TEXT_CACHE_CHARS = 128
 # Start missed pretokens from the character table's units (kernel module note (7)); False: from bytes only (for
 # measurements and the tests that compare both).
 USE_CHAR_TABLE = True
@@ -323,7 +327,10 @@ class FastEncoder:
             address = c_entry.address()
             if address is not None:
                 self.to_list(np.zeros(0, np.int32))  # the shared ints
-                one = _OneText(scanner, address, self._gather_tables(), self._id_list, self.use_super, SHORT_LIMIT)
+                cache = _TextCache(TEXT_CACHE_TEXTS, TEXT_CACHE_CHARS)
+                one = _OneText(
+                    scanner, address, self._gather_tables(), self._id_list, self.use_super, SHORT_LIMIT, cache
+                )
         self._one = one
         return one
 

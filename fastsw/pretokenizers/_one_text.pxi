@@ -10,6 +10,10 @@
 
 from libc.stdint cimport uint64_t
 
+cdef extern from "Python.h":
+    Py_ssize_t PyUnicode_FindChar(str text, Py_UCS4 ch, Py_ssize_t start, Py_ssize_t end, int direction) except -2
+    Py_UCS4 PyUnicode_READ_CHAR(str text, Py_ssize_t index)
+
 ctypedef int64_t (*one_text_kernel)(const uint8_t* text, int64_t n_text, const int64_t* ends,
                                     const int64_t* doc_pieces, const int32_t* byte_ids,
                                     const int64_t* sc_short, int64_t n_sc_short, const int64_t* sc_long,
@@ -33,6 +37,46 @@ cdef list _id_list(const int32_t* ids, Py_ssize_t n, list objects):
         Py_INCREF(<object>p)
         PyList_SET_ITEM(out, k, <object>p)
     return out
+
+
+cdef class TextCache:
+    """Short texts -> their ids (tuples), kept by ``OneText`` for the texts of at most ``chars`` characters it
+    encodes with the shortcut on. A text is kept the second time it is seen: the first time it only goes into
+    ``seen`` (a set of texts, cleared when it holds ``4 * limit``), so a stream of distinct texts costs a dict and
+    a set lookup per call and never the copy of its ids, and a text that repeats is a dict lookup from its second
+    call on. At most ``limit`` texts (``texts``); when full it is cleared. The rule of the tokenizer's
+    ``_TextCache`` (the twin, for encoders without a ``OneText``), done here without a Python call.
+
+    >>> c = TextCache(4, 128); c.remember("hi", [1, 2]); c.get("hi")
+    >>> c.remember("hi", [1, 2]); c.get("hi")
+    (1, 2)
+    """
+    cdef readonly dict texts
+    cdef readonly set seen
+    cdef readonly Py_ssize_t limit, chars
+
+    def __cinit__(self, Py_ssize_t limit, Py_ssize_t chars):
+        if limit < 1 or chars < 0:
+            raise ValueError("limit must be >= 1 and chars >= 0")
+        self.texts = {}
+        self.seen = set()
+        self.limit = limit
+        self.chars = chars
+
+    cpdef object get(self, str text):
+        """The ids of ``text`` (a tuple) if kept, else None."""
+        return self.texts.get(text)
+
+    cpdef remember(self, str text, list ids):
+        """Note ``text``, whose ids are ``ids``; keep them if it was noted before."""
+        if text not in self.seen:
+            if len(self.seen) >= 4 * self.limit:
+                self.seen.clear()
+            self.seen.add(text)
+            return
+        if len(self.texts) >= self.limit:
+            self.texts.clear()
+        self.texts[text] = tuple(ids)
 
 
 cdef enum:
@@ -63,9 +107,10 @@ cdef class OneText:
     cdef const int64_t* chars
     cdef int64_t n_sc_short, n_sc_long, n_tb, n_r_table, n_s_table, n_s_bits, n_flags, n_chars
     cdef int64_t use_super, short_limit
+    cdef readonly TextCache cache  # None: no whole-text cache
 
     def __cinit__(self, Scanner scanner, size_t address, tuple tables, list objects, int64_t use_super,
-                  int64_t short_limit):
+                  int64_t short_limit, TextCache cache=None):
         if address == 0:
             raise ValueError("address must be the kernel's C function (fastsw.encoding.c_entry.address())")
         if len(tables) != 9:
@@ -96,6 +141,7 @@ cdef class OneText:
         self.chars, self.n_chars = &chars[0], chars.shape[0]
         self.use_super = use_super
         self.short_limit = short_limit
+        self.cache = cache
 
     cdef Py_ssize_t _run(self, int kind, const void* data, Py_ssize_t n, Py_ssize_t size, bint ascii, int64_t* ends,
                          uint8_t* utf8, int32_t* ids, bint shortcut) noexcept nogil:
@@ -112,10 +158,31 @@ cdef class OneText:
                            self.n_s_table, self.s_bits, self.n_s_bits, self.flags, self.n_flags, self.chars,
                            self.n_chars, shortcut, self.use_super, self.short_limit, ids)
 
-    def encode(self, str text, bint shortcut=True):
+    def encode(self, str text, bint shortcut=True, str stops=None):
         """The ids of ``text`` (a list of ``int``), or None when it holds a lone surrogate (not encodable as
-        UTF-8; the caller reports it)."""
-        cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), size, m
+        UTF-8; the caller reports it). With ``stops``: False, and no encoding, when ``text`` holds any of its
+        characters (the first characters of the special tokens that ``encode`` must look for). A short text
+        with the shortcut on goes through ``cache`` (when given)."""
+        cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), k
+        cdef object ids
+        if stops is not None:
+            for k in range(PyUnicode_GET_LENGTH(stops)):
+                if PyUnicode_FindChar(text, PyUnicode_READ_CHAR(stops, k), 0, n, 1) != -1:
+                    return False
+        cdef TextCache cache = self.cache
+        if cache is None or not shortcut or n > cache.chars:
+            return self._encode(text, n, shortcut)
+        ids = cache.texts.get(text)
+        if ids is not None:
+            return list(<tuple> ids)
+        ids = self._encode(text, n, shortcut)
+        if ids is not None:
+            cache.remember(text, <list> ids)
+        return ids
+
+    cdef object _encode(self, str text, Py_ssize_t n, bint shortcut):
+        """:meth:`encode` without the stops and the cache."""
+        cdef Py_ssize_t size, m
         cdef int kind = PyUnicode_KIND(text)
         cdef const void* data = PyUnicode_DATA(text)
         cdef bint ascii = PyUnicode_IS_ASCII(text)

@@ -179,3 +179,57 @@ def test_cache_entry_is_stamped_with_the_kernels_source():
     stamp = c_entry._compiled._cache._cache_file._source_stamp
     kernels = os.stat(K.__file__)
     assert stamp[1:] == (kernels.st_mtime, kernels.st_size)
+
+
+def test_stops_refuse_a_text_holding_one_of_their_characters(model):
+    """``encode(text, shortcut, stops)``: False (nothing encoded) when the text holds a character of ``stops``,
+    else the ids, the same as without ``stops``."""
+    one = model._fast()._one_text()
+    want = model.encode_ordinary("a b", backend="python")
+    assert one.encode("a b", True, "<[") == one.encode("a b", True) == want
+    assert one.encode("a <b", True, "<[") is False
+    assert one.encode("x[", True, "<[") is False
+    assert one.encode("ไทย", True, "") == model.encode_ordinary("ไทย", backend="python")
+
+
+def test_short_texts_take_one_call_with_the_default_options(model, monkeypatch):
+    """Once the fast encoder is built, ``encode_ordinary`` and ``encode`` (default special-token options) of a
+    short text are one call of the ``OneText``: neither the backend resolution, the tokenizer's own text cache nor
+    the special-token plan runs. A text holding the first character of a special token takes the full check."""
+    texts = snippets("ja", 12) + ["a < b", "<|endoftext|>"]
+    want = {t: model.encode_ordinary(t, backend="python") for t in texts}
+    model.encode("warm up")  # builds the fast encoder, and finds the special tokens' first characters once
+    assert model._fast().__dict__.get("_one")
+
+    def refused(*args, **kwargs):
+        raise AssertionError("the general path was taken")
+
+    specials = model.special_tokens
+    short = [t for t in texts if len(t) <= 64 and not any(s[0] in t for s in specials)]
+    assert short
+    with monkeypatch.context() as m:
+        for name in ("_encode_small", "_special_plan", "_resolve_backend"):
+            m.setattr(type(model), name, refused)
+        for t in short:
+            assert model.encode_ordinary(t) == want[t] and model.encode(t) == want[t], t
+    for t in texts:
+        assert model.encode(t, disallowed_special=()) == want[t]
+        if any(s in t for s in specials):
+            with pytest.raises(ValueError, match="disallowed"):
+                model.encode(t)
+        else:
+            assert model.encode(t) == want[t]
+
+
+def test_a_repeated_short_text_comes_from_the_one_call_cache(model):
+    one = model._fast()._one_text()
+    text = "Ein Satz, der wiederkommt."
+    want = model.encode_ordinary(text, backend="python")
+    for _ in range(3):
+        assert model.encode_ordinary(text) == want
+    assert one.cache.get(text) == tuple(want)
+    long_text = "x " * 100  # longer than the cache's texts: encoded every time, never kept
+    for _ in range(3):
+        model.encode_ordinary(long_text)
+    assert one.cache.get(long_text) is None and long_text not in one.cache.seen
+    assert one.encode(text, False) == model.encode_ordinary(text, shortcut=False, backend="python")
