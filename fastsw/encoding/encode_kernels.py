@@ -1083,6 +1083,11 @@ def _encode_docs(
                 bounds[k + 1] = pos
                 if pos - start > longest:
                     longest = pos - start
+    if byte_ids.shape[0] != 256:
+        # a wide alphabet (module note (9)): a one-byte character may be written as its two atoms, so a piece has at
+        # most twice as many ids as bytes
+        longest *= 2
+        pos *= 2
     heap = np.empty(min(longest, max(short_limit, 1)), np.int64)  # the scan loop's pair values
     if longest > short_limit:
         nxt = np.empty(longest, np.int32)

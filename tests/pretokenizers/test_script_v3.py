@@ -852,3 +852,16 @@ def test_encode_with_offsets(trained):
         assert ids == tok.encode(text)
         expected = [len(tok.decode(ids[:i], errors="ignore").replace("\ufffd", "")) for i in range(len(ids))]
         assert offsets == expected and offsets[-1] == len(text) - 1
+
+
+def test_wide_encoder_has_room_for_two_atoms_per_byte(trained):
+    # an ASCII character (one byte of UTF-8) whose atoms do not merge is written as its two atoms: a text of such
+    # characters has twice as many ids as bytes, and the fast encoder's buffers must hold them all
+    for tok in trained.values():
+        unmerged = [c for c in "~^`|\\{}\x07" if len(tok.encode(c, backend="python")) == 2]
+        assert unmerged, tok.pretokenizer.name
+        for text in ("".join(unmerged) * 40, unmerged[0] * 300, "a" + unmerged[0] * 7):
+            want = tok.encode(text, backend="python")
+            assert len(want) > len(text.encode())
+            assert tok.encode(text, backend="numba") == want
+            assert tok.encode_batch([text, text[:5]], backend="numba") == [want, tok.encode(text[:5], backend="python")]
