@@ -632,19 +632,39 @@ def _fresh_cache_run(code: str, cwd) -> dict:
 
 
 def test_training_on_a_fresh_install_compiles_only_the_training_kernels(tmp_path, sample_docs):
-    # The model's reachability check takes the reference path while the encoding kernels are not
-    # compiled, so training compiles the merge loop and the candidate cut, and no encoding kernel.
+    # One process, one empty cache, so the merge loop compiles once for both runs. BPE first: a run without
+    # supermerges never compiles the candidate cut, and the background process that compiled part of the merge
+    # loop's helpers meanwhile is ended and reaped when the run ends (no child left, not even a zombie). Then
+    # BoundlessBPE: the model's reachability check takes the reference path while the encoding kernels are not
+    # compiled, so training compiles the candidate cut (the merge loop is there already) and no encoding kernel.
+    # (The BoundlessBPE run from an empty cache, merge loop and candidate cut compiled at once, is
+    # test_bpe_fast.test_kernels_compiled_ahead_are_loaded_by_the_merge_loop.)
     corpus = tmp_path / "c.txt"
     corpus.write_text("\n".join(sample_docs[:40]), encoding="utf-8")
     code = (
-        "from fastsw import cli\n"
-        f"assert cli.main(['train', {str(corpus)!r}, '--algo', "
-        "'boundless', '--vocab-size', '600', '--backend', 'numba', '-o', 'm.json']) == 0\n"
-        "import json; print(json.dumps({'encode': compiled(fast_encode.KERNELS), "
-        "'train': compiled([_train_kernels._merge_loop, _train_kernels._cut_candidates])}))"
+        "import json, os\nfrom fastsw import cli\nfrom fastsw.trainers import bpe_fast\n"
+        "def train(algo, out):\n"
+        f"    argv = ['train', {str(corpus)!r}, '--algo', algo, '--vocab-size', '600', '--backend', 'numba']\n"
+        "    assert cli.main(argv + ['-o', out]) == 0\n"
+        "train('bpe', 'bpe.json')\n"
+        "try:\n    os.waitpid(-1, os.WNOHANG)\n    children = True\nexcept ChildProcessError:\n    children = False\n"
+        "seen = {'bpe': compiled([_train_kernels._merge_loop, *bpe_fast.PHASE2_KERNELS]), 'children': children}\n"
+        "seen['ahead'] = bpe_fast._ahead is not None\n"
+        "train('boundless', 'm.json')\n"
+        "seen.update(encode=compiled(fast_encode.KERNELS), "
+        "train=compiled([_train_kernels._merge_loop, _train_kernels._cut_candidates]))\n"
+        "print(json.dumps(seen))"
     )
     seen = _fresh_cache_run(code, tmp_path)
-    assert seen == {"encode": [], "train": ["_cut_candidates", "_merge_loop"]}
+    assert seen == {
+        "bpe": ["_merge_loop"],
+        "children": False,
+        "ahead": False,
+        "encode": [],
+        "train": ["_cut_candidates", "_merge_loop"],
+    }
+    bpe = fastsw.load(tmp_path / "bpe.json")
+    assert bpe.merges == fastsw.train(corpus, algo="bpe", vocab_size=600, backend="python").merges
     model = fastsw.load(tmp_path / "m.json")  # the same reachable tokens as a check on the kernels
     reference = fastsw.train(corpus, algo="boundless", vocab_size=600, backend="python")
     assert model.merges == reference.merges
@@ -657,26 +677,6 @@ def test_training_on_a_fresh_install_compiles_only_the_training_kernels(tmp_path
         backend="numba",
     )
     assert model._shortcut == fresh._shortcut and model._eligible == fresh._eligible
-
-
-def test_bpe_training_on_a_fresh_install_leaves_the_phase2_kernels_and_no_process(tmp_path, sample_docs):
-    # A run without supermerges never compiles the candidate cut; the background process that compiled part of
-    # the merge loop's helpers meanwhile is ended and reaped when the run ends (no child left, not even a zombie).
-    corpus = tmp_path / "c.txt"
-    corpus.write_text("\n".join(sample_docs[:40]), encoding="utf-8")
-    code = (
-        "import os\nfrom fastsw import cli\nfrom fastsw.trainers import bpe_fast\n"
-        f"assert cli.main(['train', {str(corpus)!r}, '--algo', "
-        "'bpe', '--vocab-size', '600', '--backend', 'numba', '-o', 'm.json']) == 0\n"
-        "try:\n    os.waitpid(-1, os.WNOHANG)\n    children = True\nexcept ChildProcessError:\n    children = False\n"
-        "import json; print(json.dumps({'train': compiled([_train_kernels._merge_loop, *bpe_fast.PHASE2_KERNELS]), "
-        "'children': children, "
-        "'ahead': bpe_fast._ahead is not None}))"
-    )
-    seen = _fresh_cache_run(code, tmp_path)
-    assert seen == {"train": ["_merge_loop"], "children": False, "ahead": False}
-    model = fastsw.load(tmp_path / "m.json")
-    assert model.merges == fastsw.train(corpus, algo="bpe", vocab_size=600, backend="python").merges
 
 
 def test_loading_and_a_short_encode_on_a_fresh_install_compile_nothing(tmp_path, multilingual_boundless):
@@ -723,17 +723,10 @@ def test_a_long_first_encode_on_a_fresh_install_does_not_wait_for_the_kernels(tm
     assert seen["first"] == want and seen["again"] == want
     assert seen["compiled_then"] == [] and seen["background"] == 0 and seen["ready"] is True
     assert "_build_pair_table" in seen["loaded"] and seen["entry_hits"] == 1
-
-
-def test_encoding_kernels_in_the_disk_cache_are_ready_without_compiling(tmp_path):
-    # Once a run has compiled the encoding kernels, a later process finds them in Numba's on-disk cache
-    # (before loading any), and then the reachability check and short texts run on them again.
-    before = _fresh_cache_run(
-        "import json; fast_encode.warmup()\nprint(json.dumps(fast_encode.kernels_ready()))", tmp_path
-    )
+    # The kernels that process compiled are in Numba's on-disk cache: a later process finds them there before
+    # loading any (the reachability check and short texts then run on them); a process with another, empty cache
+    # does not. (One compilation of the encoding kernels serves both runs.)
     code = "import json; ready = fast_encode.kernels_ready()\nprint(json.dumps([ready, compiled(fast_encode.KERNELS)]))"
-    assert before is True and _fresh_cache_run(code, tmp_path) == [True, []]
-    assert (
-        _fresh_cache_run("import json; print(json.dumps(fast_encode.kernels_ready()))", tmp_path / "numba-cache")
-        is False
-    )
+    assert _fresh_cache_run(code, tmp_path) == [True, []]
+    empty = tmp_path / "numba-cache"  # the working directory of a run whose cache, numba-cache inside it, is empty
+    assert _fresh_cache_run("import json; print(json.dumps(fast_encode.kernels_ready()))", empty) is False

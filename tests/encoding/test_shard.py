@@ -262,6 +262,11 @@ def big_corpus(tmp_path, megabytes):
     return [tmp_path / "part1.jsonl", tmp_path / "part2.jsonl"]
 
 
+#: shard size of the interrupted runs: ~170 shards of the 4 MB corpus, so a signal after the second or third lands
+#: mid-run (every shard written rewrites the manifest: four times as many smaller shards cost ~8 x the time)
+INTERRUPT_SHARD_TOKENS = 12_000
+
+
 def shard_cli(model_file, inputs, out, *extra):
     return [
         sys.executable,
@@ -274,7 +279,7 @@ def shard_cli(model_file, inputs, out, *extra):
         "-o",
         str(out),
         "--shard-tokens",
-        "3000",
+        str(INTERRUPT_SHARD_TOKENS),
         "--batch-mb",
         "1",
         "--workers",
@@ -305,7 +310,7 @@ def wait_for_shards(out, proc, n=2, timeout=300):
 def interrupt_case(tok, model_file, tmp_path_factory):
     d = tmp_path_factory.mktemp("big")
     inputs = big_corpus(d, 4)
-    fastsw.shard(inputs, tok, d / "reference", shard_tokens=3000, workers=1)
+    fastsw.shard(inputs, tok, d / "reference", shard_tokens=INTERRUPT_SHARD_TOKENS, workers=1)
     return inputs, folder_bytes(d / "reference")
 
 

@@ -309,7 +309,7 @@ def _run_pty(argv, env) -> str:
     return b"".join(chunks).decode("utf-8")
 
 
-def test_terminal_colours_on_a_tty_only(models):
+def test_terminal_colours_on_a_tty_only(models, capsys, monkeypatch):
     model = str(models[1] / "super.json")
     argv = [sys.executable, "-m", "fastsw", "show", "-m", model, "The cat sat on the mat. 日本 مرحبا"]
     on_tty = _run_pty(argv, _env())
@@ -317,13 +317,18 @@ def test_terminal_colours_on_a_tty_only(models):
     # (colorama, imported by numba, writes one reset code at exit when stdout is a terminal: not a colour)
     assert "\x1b[" not in _run_pty(argv, _env(NO_COLOR="1")).removesuffix("\x1b[0m")
     assert "\x1b[" in _run_pty(argv + ["--color", "always"], _env(NO_COLOR="1"))
-    piped = subprocess.run(argv, env=_env(), capture_output=True, check=True).stdout.decode("utf-8")
+    # stdout that is not a terminal: the command in this process, its output captured (the environment of _env)
+    monkeypatch.setenv("TERM", "xterm-256color")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    code, piped, err = run(capsys, *argv[3:])
+    assert code == 0, err
     assert "\x1b[" not in piped and "│" in piped
-    forced = subprocess.run(argv + ["--color", "always"], env=_env(), capture_output=True, check=True).stdout
-    assert b"\x1b[" in forced
+    code, forced, err = run(capsys, *argv[3:], "--color", "always")
+    assert code == 0, err
+    assert "\x1b[" in forced
     assert (
         ANSI.sub("", on_tty.replace("\r\n", "\n")).splitlines()[1].replace("│", "")
-        == ANSI.sub("", forced.decode()).splitlines()[1]
+        == ANSI.sub("", forced).splitlines()[1]
     )
 
 
