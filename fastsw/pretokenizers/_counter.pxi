@@ -760,20 +760,16 @@ cdef class Counter:
 
 
 def aggregate_runs(const int32_t[::1] run_ids, const int64_t[::1] run_offsets, const int64_t[::1] run_counts,
-                   const int64_t[::1] single_token, int part=-1):
-    """Supermerge candidates from letter runs given as flat arrays (see :meth:`Counter.runs`; a run may be
-    there more than once); the packed twin of :func:`fastsw.trainers.superword.aggregate_candidates` (the same
-    multiset).
+                   const int64_t[::1] single_token):
+    """Supermerge candidates from letter runs given as flat arrays (see :meth:`Counter.runs`);
+    the packed twin of :func:`fastsw.trainers.superword.aggregate_candidates` (the same multiset).
 
     ``single_token[p]`` is pretoken ``p``'s phase-1 token when that is one eligible token, else -1.
     Every run is cut at its other pretokens; each piece of >= 2 tokens adds the run's count to
     that token sequence. Returns ``(tokens, offsets, counts)``: ``int32`` token ids of all
     candidates concatenated, ``int64`` offsets (one more than candidates) and ``int64`` counts.
-    ``part`` 0 or 1: only the candidates of that half (a bit of their key that no slot uses), so that two
-    threads can each aggregate one half (the GIL is released); the halves together are the candidates.
     """
     cdef SeqTable t
-    cdef uint64_t h
     cdef Py_ssize_t n_runs = run_counts.shape[0], n_single = single_token.shape[0]
     cdef int64_t r, i, o, m, start, e, cap = 64, bad = -1
     cdef int rc = 0
@@ -814,11 +810,8 @@ def aggregate_runs(const int32_t[::1] run_ids, const int64_t[::1] run_offsets, c
                             buf[i] = <uint32_t> e
                             continue
                     if i - start >= 2:
-                        h = _hash_seq(buf + start, i - start)
-                        if part >= 0 and <int> ((_mix(h) >> 62) & 1) != part:
-                            start = i + 1
-                            continue
-                        e = _table_find_or_add(&t, buf + start, i - start, h, &added)
+                        e = _table_find_or_add(&t, buf + start, i - start, _hash_seq(buf + start, i - start),
+                                               &added)
                         if e < 0:
                             rc = -1
                             break

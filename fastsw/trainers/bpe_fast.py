@@ -67,8 +67,6 @@ _ID_LIMIT = (1 << 31) - 1
 CUT_FACTOR = 4
 #: The candidate cut sums its pair weights on two threads from this many candidate tokens on (given two CPUs).
 CUT_THREADS_MIN = 1 << 20
-#: The supermerge candidates are aggregated on two threads from this many letter-run pretokens on (given two CPUs).
-AGGREGATE_THREADS_MIN = 1 << 20
 
 
 @gc_paused()
@@ -501,22 +499,7 @@ class FastBackend:
 
         run_ids, run_offsets, run_counts = counts.read_runs()
         check_candidates(len(run_counts), len(run_ids))
-        single = np.asarray(single_token, dtype=np.int64)
-        if len(run_ids) < AGGREGATE_THREADS_MIN or usable_cpus() < 2:
-            return list(aggregate_runs(run_ids, run_offsets, run_counts, single))
-        from concurrent.futures import ThreadPoolExecutor
-
-        # two threads, each aggregating the candidates of one half of the keys into its own table; the
-        # candidates are the first half's, then the second's
-        with ThreadPoolExecutor(2, thread_name_prefix="fastsw-candidates") as pool:
-            (t0, o0, c0), (t1, o1, c1) = pool.map(
-                lambda part: aggregate_runs(run_ids, run_offsets, run_counts, single, part), (0, 1)
-            )
-        offsets = np.concatenate([o0, o1[1:] + o0[-1]])
-        del o0, o1
-        tokens = np.concatenate([t0, t1])
-        del t0, t1
-        return [tokens, offsets, np.concatenate([c0, c1])]
+        return list(aggregate_runs(run_ids, run_offsets, run_counts, np.asarray(single_token, dtype=np.int64)))
 
     @staticmethod
     def merge_candidates(tables):

@@ -94,36 +94,6 @@ def test_cut_on_real_text_is_large_and_exact():
     assert ref.candidates(counts, ref.phase1(counts, alph, "paper", 1500)[1], tok1) == cands
 
 
-@pytest.mark.parametrize("lang", ["en", "th"])
-def test_candidates_on_two_threads_are_those_of_one(lang, monkeypatch):
-    # from AGGREGATE_THREADS_MIN run pretokens on, two threads each aggregate the candidates of half of the keys:
-    # together the same candidates and counts, each once, the first half's first
-    from fastsw.pretokenizers import _pretok
-
-    docs = read_jsonl_texts(shared_path(f"corpus/{lang}/heldout.jsonl"))
-    counts = count_corpus(docs, fastsw.Pretokenizer(), collect_runs=True)
-    alph = default_alphabet("paper")
-    merges, words, _ = FastBackend().phase1(counts, alph, "paper", 1500)
-    tok1 = phase1_tokenizer(alph, merges, fastsw.Pretokenizer(), "paper")
-    one = FastBackend().candidates(counts, words, tok1)
-    parts, inputs = [], []
-    aggregate = _pretok.aggregate_runs
-    monkeypatch.setattr(
-        _pretok, "aggregate_runs", lambda *a: parts.append(a[4:]) or inputs.append(a[:4]) or aggregate(*a)
-    )
-    monkeypatch.setattr(bpe_fast, "usable_cpus", lambda: 2)
-    monkeypatch.setattr(bpe_fast, "AGGREGATE_THREADS_MIN", 1)
-    two = FastBackend().candidates(counts, words, tok1)
-    assert sorted(parts) == [(0,), (1,)]
-    assert len(two[2]) == len(one[2]) > 1000 and unpack_candidates(two) == unpack_candidates(one)
-    half = aggregate(*inputs[0], 0)
-    assert 0 < len(half[2]) < len(one[2]) and two[2][: len(half[2])].tolist() == half[2].tolist()
-    monkeypatch.setattr(bpe_fast, "usable_cpus", lambda: 1)
-    parts.clear()
-    assert unpack_candidates(FastBackend().candidates(counts, words, tok1)) == unpack_candidates(one)
-    assert parts == [()]  # one CPU: one thread, all keys
-
-
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_cut_on_two_threads_is_the_cut_on_one(lang, monkeypatch):
     # large inputs sum the pair weights on two threads, each over half of the pairs in its own table: the cut
