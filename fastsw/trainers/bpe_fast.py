@@ -41,16 +41,7 @@ import numpy as np
 
 from fastsw._config import gc_paused
 from fastsw._interrupt import call_kernel
-from fastsw._compiling import usable_cpus
-from fastsw.trainers.bpe_kernels import (
-    AHEAD,
-    _cut_candidates,
-    _cut_flags,
-    _cut_floor,
-    _cut_table,
-    _cut_write,
-    _merge_loop,
-)
+from fastsw.trainers.bpe_kernels import AHEAD, _cut_candidates, _merge_loop
 from fastsw.alphabet import get_profile, has_utf8
 from fastsw.trainers.bpe import check_pair_total
 from fastsw.corpus.memory import check_candidates, check_cut, check_phase2
@@ -65,8 +56,6 @@ _ID_LIMIT = (1 << 31) - 1
 #: SuperBPE cuts its candidates at the ``max(CUT_FACTOR * supermerges, PRUNE_MIN)``-th largest pair weight, and
 #: keeps the result when every supermerge counts more (else it reruns on the whole candidates); 0: no cut
 CUT_FACTOR = 4
-#: The candidate cut sums its pair weights on two threads from this many candidate tokens on (given two CPUs).
-CUT_THREADS_MIN = 1 << 20
 
 
 @gc_paused()
@@ -293,25 +282,7 @@ def learn_merges_packed(
     return merges, lengths
 
 
-def _cut_on_two_threads(tokens, offsets, counts, floor: int, top: int, n_tokens: int):
-    """``fastsw.trainers.bpe_kernels._cut_candidates`` (same inputs and result) with its hashing pass, most of its
-    time, on two threads: each sums the weights of half of the pairs (``_cut_half``) in its own table (the
-    kernels release the GIL), then the floor, the flags and the output are made from the two tables."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    pid = np.zeros(len(tokens), np.int32)  # each position is written by the thread of its pair's half
-    with ThreadPoolExecutor(2, thread_name_prefix="fastsw-cut") as pool:
-        halves = list(pool.map(lambda part: _cut_table(tokens, offsets, counts, pid, np.int64(part)), (0, 1)))
-    (table0, n0), (table1, n1) = halves
-    del halves
-    floor = _cut_floor(table0, table1, np.int64(n0 + n1), np.int64(floor), np.int64(top))
-    cut = _cut_flags(table0, table1, floor)
-    del table0, table1  # freed before the output is made (they are 16 times the flags' size)
-    ids, new_offsets, sentinel = _cut_write(tokens, offsets, counts, pid, cut, np.int64(n_tokens))
-    return ids, new_offsets, sentinel, floor
-
-
-def cut_candidates(candidates, floor: int, n_tokens: int, top: int = 0, threads=None):
+def cut_candidates(candidates, floor: int, n_tokens: int, top: int = 0):
     """Packed candidates ``(tokens, offsets, counts)`` cut at every position whose token pair (counted by
     positions, times the candidate's count) weighs at most ``floor``, the pieces of >= 2 tokens
     re-aggregated by count (``fastsw.pretokenizers._pretok.aggregate_runs``), plus one word ``[a, b]`` for the first cut
@@ -319,23 +290,16 @@ def cut_candidates(candidates, floor: int, n_tokens: int, top: int = 0, threads=
     count more than ``floor`` to be taken (BoundlessBPE: ``floor`` = the smallest regular-merge count) give
     the same merges, counts and stopping step on the cut candidates as on the whole ones. ``n_tokens``: the
     vocabulary size (every id is below it). ``top`` > 0: the floor is the ``top + 1``-th largest pair weight
-    instead (see :func:`superbpe_phase2_packed`); returns ``(cut candidates, floor used)`` then. ``threads``: 1 or 2
-    threads for the pair weights (default: 2 from :data:`CUT_THREADS_MIN` candidate tokens on, given two CPUs);
-    the result is the same."""
+    instead (see :func:`superbpe_phase2_packed`); returns ``(cut candidates, floor used)`` then."""
     from fastsw.pretokenizers._pretok import aggregate_runs
 
     tokens, offsets, counts = candidates
     if (floor <= 0 and top <= 0) or not len(counts):
         return (candidates, 0) if top > 0 else candidates
     check_pair_total(_pair_total(offsets, counts))  # the pair weights below are sums of these
-    if threads is None:
-        threads = 2 if len(tokens) >= CUT_THREADS_MIN and usable_cpus() >= 2 else 1
-    if threads == 1:
-        ids, new_offsets, sentinel, floor = _cut_candidates(
-            tokens, offsets, counts, np.int64(floor), np.int64(top), np.int64(n_tokens)
-        )
-    else:
-        ids, new_offsets, sentinel, floor = _cut_on_two_threads(tokens, offsets, counts, floor, top, n_tokens)
+    ids, new_offsets, sentinel, floor = _cut_candidates(
+        tokens, offsets, counts, np.int64(floor), np.int64(top), np.int64(n_tokens)
+    )
     if ids.shape[0] > tokens.shape[0]:
         single = np.arange(n_tokens + 1, dtype=np.int64)
         single[n_tokens] = -1
@@ -630,7 +594,7 @@ def compile_notice(callback):
 
 
 #: The kernels of phase 2 alone: BoundlessBPE's and SuperBPE's candidate cut (both phases run the merge loop).
-PHASE2_KERNELS = (_cut_candidates, _cut_table, _cut_floor, _cut_flags, _cut_write)
+PHASE2_KERNELS = (_cut_candidates,)
 _ahead = None  # the process compiling kernels ahead into Numba's on-disk cache (compile_ahead)
 _loading = None  # the thread loading the merge loop from that cache (load_in_background)
 
@@ -711,8 +675,7 @@ def warmup_helpers() -> None:
 def warmup_phase2() -> None:
     """Compile (or load from the cache) :data:`PHASE2_KERNELS` on a tiny input (a floor of 5 cuts the pair
     ``(2, 3)``), and nothing else."""
-    for threads in (1, 2):
-        cut_candidates(pack_candidates({(0, 1, 2): 4, (2, 3): 1}), 5, 4, threads=threads)
+    cut_candidates(pack_candidates({(0, 1, 2): 4, (2, 3): 1}), 5, 4)
 
 
 def warmup_ahead() -> None:

@@ -957,29 +957,19 @@ def _pair_slot(table, key):
     return s
 
 
-@njit(cache=True, nogil=True)
-def _cut_weights(tokens, offsets, counts, table, pid, part):
+@njit(cache=True)
+def _cut_weights(tokens, offsets, counts, table, pid):
     """The first pass of :func:`_cut_candidates`: the pair weights summed in ``table`` (empty: all keys -1), each
-    position's slot noted in ``pid`` (for a half, ``2 * slot + part``). Returns the number of distinct pairs, or -1 as soon as one more would make
+    position's slot noted in ``pid``. Returns the number of distinct pairs, or -1 as soon as one more would make
     the table more than half full (the caller starts again with a table twice as large). Keeping the growth out of
     this loop made the pass 35-40 % faster (0.60 -> 0.37 s CPU on 100 MB of English's 10.5 M positions): re-pointing
-    the slots noted so far inside the loop kept the compiler from tightening it. ``part`` 0 or 1: only the
-    positions whose pair is in that half (:func:`_cut_half`; two threads each fill one table), -1: all. Half 1
-    starts at the middle word and wraps around, so that the two threads write ``pid`` far apart (not both in one
-    cache line)."""
+    the slots noted so far inside the loop kept the compiler from tightening it."""
     limit = table.shape[0] >> 2
     n_pairs = 0
-    n_words = offsets.shape[0] - 1
-    start = n_words // 2 if part == 1 else 0
-    for k in range(n_words):
-        w = k + start
-        if w >= n_words:
-            w -= n_words
+    for w in range(offsets.shape[0] - 1):
         c = counts[w]
         for i in range(offsets[w], offsets[w + 1] - 1):
             key = (np.int64(tokens[i]) << 32) | np.int64(tokens[i + 1])
-            if part >= 0 and _cut_half(key) != part:
-                continue
             s = _pair_slot(table, key)
             if table[2 * s] == -1:
                 if n_pairs == limit:
@@ -987,34 +977,9 @@ def _cut_weights(tokens, offsets, counts, table, pid, part):
                 table[2 * s] = key
                 table[2 * s + 1] = 0
                 n_pairs += 1
-            pid[i] = s if part < 0 else 2 * s + part
+            pid[i] = s
             table[2 * s + 1] += c
     return n_pairs
-
-
-@njit(cache=True)
-def _cut_half(key):
-    """The half (0 or 1) of the pairs that ``key`` is in when two tables share them: the low bit of its hash,
-    which the home slot (the hash's high bits) does not use."""
-    return _hash(key) & 1
-
-
-@njit(cache=True, nogil=True)
-def _cut_table(tokens, offsets, counts, pid, part):
-    """The pair-weight table of :func:`_cut_weights` (of the half ``part``, or of all pairs for -1), started
-    again twice as large while it is too small. Returns ``(table, number of distinct pairs)``."""
-    bits = 16
-    while (1 << bits) < tokens.shape[0] // (4 if part < 0 else 8):  # ~ distinct pairs / 0.4 on English candidates
-        bits += 1
-    while True:
-        table = np.full(2 << bits, -1, np.int64)
-        n_pairs = _cut_weights(tokens, offsets, counts, table, pid, part)
-        if n_pairs >= 0:
-            return table, n_pairs
-        if bits >= (31 if part < 0 else 30):  # pid holds 2 * slot + part for a half
-            raise ValueError("too many distinct pairs for the candidate cut (slots are 32-bit)")
-        table = np.empty(0, np.int64)  # free it before the larger one
-        bits += 1
 
 
 @njit(cache=True)
@@ -1029,14 +994,12 @@ def _cut_candidates(tokens, offsets, counts, floor, top, marker):
     weighs at most ``floor`` can therefore never be merged across, and every pair there stays at or below
     ``floor``: the words split there without changing any pair above ``floor``.
 
-    One hashing pass (:func:`_cut_table`, :func:`_cut_weights`) sums the weights in ``table`` (int64 key/weight slots, linear
+    One hashing pass (:func:`_cut_weights`) sums the weights in ``table`` (int64 key/weight slots, linear
     probing, at most half full, so a lookup is one cache miss; sized for ~0.4 distinct pairs per token, started
     again twice as large when that is too small) and notes each position's slot in ``pid`` (int32 over the
     tokens); the table then becomes one cut flag per slot (a bool array 1/16 of its size, which stays in cache)
     and is freed; a second pass counts the cut positions through the flags and a third writes the output, both
-    reading ``pid`` sequentially (:func:`_cut_write`). The scratch memory is 4 bytes per token plus 32 bytes per
-    distinct pair at most. (``fastsw.trainers.bpe_fast.cut_candidates`` runs the hashing pass on two threads for
-    large inputs, each over half of the pairs, then the same steps over the two tables.)
+    reading ``pid`` sequentially. The scratch memory is 4 bytes per token plus 32 bytes per distinct pair at most.
 
     ``top`` > 0 (SuperBPE, whose floor is not known in advance): ``floor`` is replaced by the ``top + 1``-th
     largest pair weight (0 when there are not more pairs), a guess the caller verifies: the cut is exact for
@@ -1048,67 +1011,43 @@ def _cut_candidates(tokens, offsets, counts, floor, top, marker):
     ``(a, b, count)`` of the first cut position in a word of positive count (count -1 if none), which
     the caller keeps as a word ``[a, b]`` so that a pair stays left whenever one did before.
     """
-    pid = np.zeros(tokens.shape[0], np.int32)
-    table, n_pairs = _cut_table(tokens, offsets, counts, pid, -1)
-    no_table = np.empty(0, np.int64)
-    floor = _cut_floor(table, no_table, n_pairs, floor, top)
-    cut = _cut_flags(table, no_table, floor)
-    table = no_table  # free it
-    ids, new_offsets, sentinel = _cut_write(tokens, offsets, counts, pid, cut, marker)
-    return ids, new_offsets, sentinel, floor
-
-
-@njit(cache=True)
-def _cut_floor(table0, table1, n_pairs, floor, top):
-    """The floor of :func:`_cut_candidates`: ``floor`` itself when ``top`` is 0, else the ``top + 1``-th largest
-    of the ``n_pairs`` weights in the tables ``table0`` and ``table1`` (0 when there are not more pairs)."""
-    if top <= 0:
-        return floor
-    if n_pairs <= top:
-        return np.int64(0)
-    weights = np.empty(n_pairs, np.int64)
-    k = 0
-    for table in (table0, table1):
-        for t in range(table.shape[0] >> 1):
-            if table[2 * t] != -1:
-                weights[k] = table[2 * t + 1]
-                k += 1
-    return _kth_smallest(weights, n_pairs - top - 1)
-
-
-@njit(cache=True)
-def _cut_flags(table0, table1, floor):
-    """One flag per slot of a pair-weight table: the pair there weighs at most ``floor`` (the table can be freed
-    then: the flags are 1/16 of its size). With two tables (``table1`` not empty: the halves of the pairs), the
-    flag of slot ``s`` of half ``h`` is at ``2 * s + h`` (as ``pid`` notes the slots then)."""
-    if table1.shape[0] == 0:
-        n_slots = table0.shape[0] >> 1
-        cut = np.zeros(n_slots, np.bool_)
-        for t in range(n_slots):
-            if table0[2 * t] != -1 and table0[2 * t + 1] <= floor:
-                cut[t] = True
-        return cut
-    cut = np.zeros(max(table0.shape[0], table1.shape[0]), np.bool_)
-    h = 0
-    for table in (table0, table1):
-        for t in range(table.shape[0] >> 1):
-            if table[2 * t] != -1 and table[2 * t + 1] <= floor:
-                cut[2 * t + h] = True
-        h += 1
-    return cut
-
-
-@njit(cache=True)
-def _cut_write(tokens, offsets, counts, pid, cut, marker):
-    """The last passes of :func:`_cut_candidates`: ``(ids, new_offsets, sentinel)`` from each position's
-    ``pid`` and the flags ``cut`` of :func:`_cut_flags`."""
     n_words = offsets.shape[0] - 1
+    n_tok = tokens.shape[0]
+    bits = 16
+    while (1 << bits) < n_tok // 4:  # ~ distinct pairs / 0.4 on English candidates
+        bits += 1
+    pid = np.zeros(n_tok, np.int32)
+    while True:
+        table = np.full(2 << bits, -1, np.int64)
+        n_pairs = _cut_weights(tokens, offsets, counts, table, pid)
+        if n_pairs >= 0:
+            break
+        if bits >= 31:
+            raise ValueError("too many distinct pairs for the candidate cut (slots are 32-bit)")
+        table = np.empty(0, np.int64)  # free it before the larger one
+        bits += 1
+    n_slots = table.shape[0] >> 1
+    if top > 0:
+        floor = np.int64(0)
+        if n_pairs > top:
+            weights = np.empty(n_pairs, np.int64)
+            k = 0
+            for t in range(n_slots):
+                if table[2 * t] != -1:
+                    weights[k] = table[2 * t + 1]
+                    k += 1
+            floor = _kth_smallest(weights, n_pairs - top - 1)
+    cut = np.zeros(n_slots, np.bool_)
+    for t in range(n_slots):
+        if table[2 * t] != -1 and table[2 * t + 1] <= floor:
+            cut[t] = True
+    table = np.empty(0, np.int64)  # free it
     n_cut = 0
     for w in range(n_words):
         for i in range(offsets[w], offsets[w + 1] - 1):
             if cut[pid[i]]:
                 n_cut += 1
-    ids = np.empty(tokens.shape[0] + n_cut, np.int32)
+    ids = np.empty(n_tok + n_cut, np.int32)
     new_offsets = np.empty(n_words + 1, np.int64)
     sentinel = np.full(3, -1, np.int64)
     o = 0
@@ -1129,7 +1068,7 @@ def _cut_write(tokens, offsets, counts, pid, cut, marker):
             ids[o] = tokens[end - 1]
             o += 1
         new_offsets[w + 1] = o
-    return ids, new_offsets, sentinel
+    return ids, new_offsets, sentinel, floor
 
 
 KERNELS = (
@@ -1166,11 +1105,6 @@ KERNELS = (
     _merge_loop,
     _pair_slot,
     _cut_weights,
-    _cut_half,
-    _cut_table,
-    _cut_floor,
-    _cut_flags,
-    _cut_write,
     _cut_candidates,
 )
 

@@ -22,7 +22,6 @@ from hypothesis import given, settings, strategies as st
 import fastsw
 from fastsw.alphabet import default_alphabet, get_profile
 from fastsw.corpus.counting import count_corpus
-from fastsw.trainers import bpe_fast
 from fastsw.trainers.bpe_fast import FastBackend, cut_candidates, pack_candidates, unpack_candidates
 from fastsw.corpus.memory import MemoryLimitError, available_memory
 from fastsw.trainers.superword import ReferenceBackend, boundless_phase2
@@ -92,38 +91,6 @@ def test_cut_on_real_text_is_large_and_exact():
     assert steps == boundless_phase2(merges, cands, list(tok1.vocab), len(alph), get_profile("paper"))
     assert any(kind == "s" for kind, *_ in steps)
     assert ref.candidates(counts, ref.phase1(counts, alph, "paper", 1500)[1], tok1) == cands
-
-
-@pytest.mark.parametrize("lang", ["en", "zh"])
-def test_cut_on_two_threads_is_the_cut_on_one(lang, monkeypatch):
-    # large inputs sum the pair weights on two threads, each over half of the pairs in its own table: the cut
-    # candidates, the floor of SuperBPE's guess and the sentinel word must be those of one thread
-    docs = read_jsonl_texts(shared_path(f"corpus/{lang}/heldout.jsonl"))
-    counts = count_corpus(docs, fastsw.Pretokenizer(), collect_runs=True)
-    alph = default_alphabet("paper")
-    fast = FastBackend()
-    merges, words, token_bytes = fast.phase1(counts, alph, "paper", 1500)
-    tok1 = phase1_tokenizer(alph, merges, fastsw.Pretokenizer(), "paper")
-    packed = tuple(fast.candidates(counts, words, tok1))
-    n_tokens = len(tok1.vocab)
-    for floor in (min(c for _, _, c in merges), 1, 10**6):
-        one, two = (cut_candidates(packed, floor, n_tokens, threads=t) for t in (1, 2))
-        assert [a.tolist() for a in one] == [a.tolist() for a in two]
-    for top in (1, 500, 10**7):
-        (one, floor_one), (two, floor_two) = (cut_candidates(packed, 0, n_tokens, top=top, threads=t) for t in (1, 2))
-        assert floor_one == floor_two and [a.tolist() for a in one] == [a.tolist() for a in two]
-    calls = []
-    monkeypatch.setattr(bpe_fast, "_cut_on_two_threads", lambda *a: calls.append(1) or bpe_fast._cut_candidates(*a))
-    monkeypatch.setattr(bpe_fast, "usable_cpus", lambda: 2)
-    monkeypatch.setattr(bpe_fast, "CUT_THREADS_MIN", len(packed[0]) + 1)
-    cut_candidates(packed, 5, n_tokens)
-    assert not calls  # below the threshold: one thread
-    monkeypatch.setattr(bpe_fast, "CUT_THREADS_MIN", len(packed[0]))
-    cut_candidates(packed, 5, n_tokens)
-    assert calls == [1]
-    monkeypatch.setattr(bpe_fast, "usable_cpus", lambda: 1)
-    cut_candidates(packed, 5, n_tokens)
-    assert calls == [1]  # one CPU: one thread
 
 
 # BoundlessBPE's phase 2 on 2 M candidates of 8 tokens (216 MB by the cut's estimate) under an address-space limit
