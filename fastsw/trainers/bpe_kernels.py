@@ -1016,7 +1016,7 @@ def _cut_candidates(tokens, offsets, counts, floor, top, marker):
     bits = 16
     while (1 << bits) < n_tok // 4:  # ~ distinct pairs / 0.4 on English candidates
         bits += 1
-    pid = np.zeros(n_tok, np.int32)
+    pid = np.empty(n_tok, np.int32)  # written at every position the passes below read
     while True:
         table = np.full(2 << bits, -1, np.int64)
         n_pairs = _cut_weights(tokens, offsets, counts, table, pid)
@@ -1037,10 +1037,9 @@ def _cut_candidates(tokens, offsets, counts, floor, top, marker):
                     weights[k] = table[2 * t + 1]
                     k += 1
             floor = _kth_smallest(weights, n_pairs - top - 1)
-    cut = np.zeros(n_slots, np.bool_)
+    cut = np.empty(n_slots, np.bool_)
     for t in range(n_slots):
-        if table[2 * t] != -1 and table[2 * t + 1] <= floor:
-            cut[t] = True
+        cut[t] = table[2 * t] != -1 and table[2 * t + 1] <= floor
     table = np.empty(0, np.int64)  # free it
     n_cut = 0
     for w in range(n_words):
