@@ -66,7 +66,7 @@ def input_file(size: int) -> Path:
     path = data / f"synth-en-{synth_corpus._label(size)}-s0.jsonl"
     if path.exists():
         return path
-    bigger = [p for p in data.glob("synth-en-*-s0.jsonl") if synth_corpus._parse_size(p.name[9:-8]) > size]
+    bigger = [p for p in data.glob("synth-en-*-s0.jsonl") if synth_corpus._parse_size(p.name[9:-9]) > size]
     if not bigger:
         return synth_corpus.generate(size, 0)
     docs, n = [], 0

@@ -179,3 +179,18 @@ def test_perfpage_renders_the_smoke_json(smoke, tmp_path):
         for t in smoke.run(part)[1]:
             assert f"### {t['title']}" in text
     assert list((tmp_path / "docs" / "images").glob("perf-*.png"))
+
+
+def test_scale_input_below_a_synthetic_file_is_its_prefix(tmp_path, monkeypatch):
+    """``bench_scale.input_file`` makes a synthetic size below one already on disk from that file's first
+    documents (the size is read back from the larger file's name)."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    spec = importlib.util.spec_from_file_location("bench_scale_inputs", BENCH / "bench_scale.py")
+    scale = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(scale)
+    monkeypatch.setattr(scale.synth_corpus, "DATA", tmp_path)
+    doc = json.dumps({"text": "x" * 999_999}) + "\n"  # 1 MB of text per document
+    (tmp_path / "synth-en-1GB-s0.jsonl").write_text(doc * 400, encoding="utf-8")
+    path = scale.input_file(300 * 10**6)
+    assert path.name == "synth-en-300MB-s0.jsonl"
+    assert path.read_text(encoding="utf-8") == doc * 301
