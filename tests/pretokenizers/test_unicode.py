@@ -211,30 +211,47 @@ def test_the_differing_code_points_are_cached_on_disk(tmp_path, monkeypatch):
     try:
         computed = _unicode.regex_differs()
         assert (0x323B0, 0x33479) in computed  # CJK Ext. J: letters of Unicode 17, unassigned in 16
-        files = list(tmp_path.iterdir())
-        assert [f.name for f in files] == [_unicode._differ_cache_path().name]
-        assert regex.__version__ in files[0].name and _unicode.UNICODE_VERSION in files[0].name
-        good = files[0].read_bytes()
-
-        def not_again():
-            raise AssertionError("recomputed although the cache file is there")
-
-        with monkeypatch.context() as m:
-            m.setattr(_unicode, "_compute_regex_differs", not_again)
-            reset()
-            assert _unicode.regex_differs() == computed
+        path = _the_cache_file(tmp_path, _unicode._differ_cache_path().name, _unicode.UNICODE_VERSION)
+        good = path.read_bytes()
         flipped = bytearray(good)
         flipped[5] ^= 1
-        for damaged in (b"", good[:-1], good[:8] + good[-4:], bytes(flipped), b"\xff" * len(good)):
-            files[0].write_bytes(damaged)
+
+        def read_back():
             reset()
             assert _unicode.regex_differs() == computed
-            assert files[0].read_bytes() == good
             assert _unicode.compile_pattern(r"\p{L}+").findall("a\U000323b0b") == ["a", "b"]
-        assert sorted(tmp_path.iterdir()) == files  # no temporary file left beside it
+
+        damaged = [b"", good[:-1], good[:8] + good[-4:], bytes(flipped), b"\xff" * len(good)]
+        _assert_cache_file_read_back(monkeypatch, path, "_compute_regex_differs", read_back, damaged)
     finally:
         monkeypatch.undo()
         reset()
+
+
+def _the_cache_file(folder, name, tag):
+    """The one file in ``folder``: ``name``, which names the installed regex's version and ``tag``."""
+    assert [f.name for f in folder.iterdir()] == [name]
+    assert regex.__version__ in name and tag in name
+    return folder / name
+
+
+def _assert_cache_file_read_back(monkeypatch, path, compute, read_back, damaged):
+    """The good cache file at ``path`` is read back without calling ``_unicode.<compute>`` (``read_back`` clears
+    the in-process caches and asserts the values); each of the ``damaged`` contents written over it is
+    recomputed and the good file written again in its place, with no temporary file left beside it."""
+
+    def not_again():
+        raise AssertionError("recomputed although the cache file is there")
+
+    with monkeypatch.context() as m:
+        m.setattr(_unicode, compute, not_again)
+        read_back()
+    good = path.read_bytes()
+    for bad in damaged:
+        path.write_bytes(bad)
+        read_back()
+        assert path.read_bytes() == good
+    assert list(path.parent.iterdir()) == [path]
 
 
 def test_the_contraction_folds_are_cached_on_disk(tmp_path, monkeypatch):
@@ -247,31 +264,20 @@ def test_the_contraction_folds_are_cached_on_disk(tmp_path, monkeypatch):
         cps, letters = _unicode.contraction_folds()
         assert np.array_equal(cps, computed[0]) and np.array_equal(letters, computed[1])
         assert not cps.flags.writeable and not letters.flags.writeable
-        files = list(tmp_path.iterdir())
-        assert [f.name for f in files] == [_unicode._folds_cache_path().name]
-        assert regex.__version__ in files[0].name and _unicode.CONTRACTION_LETTERS in files[0].name
-        good = files[0].read_bytes()
-
-        def not_again():
-            raise AssertionError("recomputed although the cache file is there")
-
-        with monkeypatch.context() as m:
-            m.setattr(_unicode, "_compute_contraction_folds", not_again)
-            _unicode.contraction_folds.cache_clear()
-            again = _unicode.contraction_folds()
-            assert np.array_equal(again[0], cps) and np.array_equal(again[1], letters)
+        path = _the_cache_file(tmp_path, _unicode._folds_cache_path().name, _unicode.CONTRACTION_LETTERS)
+        good = path.read_bytes()
         flipped = bytearray(good)
         flipped[2] ^= 1
         unsorted = good[4:8] + good[:4] + good[8:-4]
         damaged = [b"", good[:-1], good[:4] + good[-4:], bytes(flipped), b"\xff" * len(good)]
         damaged.append(unsorted + zlib.crc32(unsorted).to_bytes(4, "little"))  # a right checksum, wrong order
-        for bad in damaged:
-            files[0].write_bytes(bad)
+
+        def read_back():
             _unicode.contraction_folds.cache_clear()
             again = _unicode.contraction_folds()
             assert np.array_equal(again[0], cps) and np.array_equal(again[1], letters)
-            assert files[0].read_bytes() == good
-        assert sorted(tmp_path.iterdir()) == files  # no temporary file left beside it
+
+        _assert_cache_file_read_back(monkeypatch, path, "_compute_contraction_folds", read_back, damaged)
     finally:
         monkeypatch.undo()
         _unicode.contraction_folds.cache_clear()
