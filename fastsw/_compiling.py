@@ -13,10 +13,14 @@ The process runs a function of this same ``fastsw`` (the package's folder is put
 with this process's environment, so it fills the same Numba cache (``NUMBA_CACHE_DIR``, which ``import fastsw``
 sets from ``FASTSW_CACHE_DIR``). Its output is discarded; the caller waits for it (:func:`finish`) or ends it
 (:func:`stop`), so no process is left behind unreaped.
+
+:func:`defer_blas_probe` takes SciPy's linear algebra out of the first kernel a process loads from the cache.
 """
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
 import os
 import subprocess
 import sys
@@ -85,3 +89,51 @@ def stop(process: subprocess.Popen) -> None:
     if process.poll() is None:
         process.terminate()
     process.wait()
+
+
+def blas_available() -> bool:
+    """Whether SciPy's BLAS wrappers (``scipy.linalg.cython_blas``, which Numba's ``np.dot`` and friends call) are
+    installed, found without importing ``scipy.linalg``."""
+    try:
+        spec = importlib.util.find_spec("scipy")
+    except (ImportError, ValueError):
+        return False
+    if spec is None or not spec.submodule_search_locations:
+        return False
+    folders = [os.path.join(p, "linalg") for p in spec.submodule_search_locations]
+    return importlib.machinery.PathFinder.find_spec("cython_blas", folders) is not None
+
+
+def defer_blas_probe() -> None:
+    """Import Numba's NumPy implementations (``numba.np.arraymath``) without the BLAS probe that their import
+    makes, when nothing has imported them yet.
+
+    The first kernel a process runs, even one loaded from the on-disk cache, makes Numba import all its
+    implementations; one of them checks once that BLAS is there by importing ``scipy.linalg`` (which imports
+    ``numpy.f2py`` and ``numpy.testing``), about 40 % of the whole load of the merge loop
+    (``python bench/bench_train.py --mb 50 --vocab 32768``, ``jit_warmup``). No fastsw kernel uses BLAS. Numba's
+    answer is set from :func:`blas_available` instead, so it is the one the probe gives; Numba's linear algebra
+    still imports SciPy when a kernel that uses it compiles. Any other Numba (without this probe): nothing is
+    changed."""
+    if "numba.np.arraymath" in sys.modules or "scipy.linalg" in sys.modules:
+        return  # the probe ran already, or costs nothing now
+    try:
+        from numba.np import linalg
+    except ImportError:
+        return
+    probe = getattr(linalg, "ensure_blas", None)
+    if probe is None:
+        return
+
+    def not_now() -> None:
+        raise ImportError("BLAS is looked up when a kernel uses it")
+
+    linalg.ensure_blas = not_now
+    try:
+        from numba.np import arraymath
+    finally:
+        linalg.ensure_blas = probe
+    if getattr(arraymath, "ensure_blas", None) is not_now:
+        arraymath.ensure_blas = probe
+        if hasattr(arraymath, "_HAVE_BLAS"):
+            arraymath._HAVE_BLAS = blas_available()

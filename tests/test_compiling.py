@@ -54,3 +54,28 @@ def test_a_failed_process_says_so(tmp_path):
         "print(json.dumps(_compiling.finish(_compiling.start('fastsw.trainers.bpe_fast:no_such_function'))))"
     )
     assert fresh_cache_run(code, tmp_path) is False
+
+
+def test_loading_the_merge_loop_leaves_scipy_linalg_unimported_and_numba_blas_working():
+    # Loading the merge loop makes Numba import its NumPy implementations without their BLAS probe (which imports
+    # scipy.linalg); Numba's BLAS answer is still the probe's, and a kernel that uses BLAS still compiles and runs.
+    # (This process's Numba cache: the merge loop loads from it, or compiles once.)
+    code = (
+        "import json, sys\nimport numpy as np\nfrom numba import njit\n"
+        "from fastsw import _compiling\nfrom fastsw.trainers import bpe_fast\n"
+        "before = 'numba.np.arraymath' in sys.modules\n"
+        "bpe_fast.warmup(phase2=False)\nfrom numba.np import arraymath\n"
+        "after = 'scipy.linalg' in sys.modules\n"
+        "dot = njit(lambda a, b: np.dot(a, b))\nx = np.arange(4.0)\n"
+        "print(json.dumps([before, after, arraymath._HAVE_BLAS, _compiling.blas_available(), float(dot(x, x)), "
+        "'scipy.linalg' in sys.modules]))"
+    )
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [ROOT, env.get("PYTHONPATH")]))
+    for name in ("FASTSW_PUREPYTHON", "NUMBA_DISABLE_JIT"):
+        env.pop(name, None)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+    assert r.returncode == 0, r.stderr
+    before, after, have_blas, available, dot, imported = json.loads(r.stdout.splitlines()[-1])
+    assert not before and not after
+    assert have_blas is available and dot == 14.0 and imported is available

@@ -653,8 +653,10 @@ def stop_compiling_ahead() -> None:
 def warmup(phase2: bool = True) -> None:
     """Compile (or load from the cache) the merge loop on a tiny input for both profiles, and with ``phase2``
     the phase-2 kernels (:func:`warmup_phase2`)."""
+    from fastsw import _compiling
     from fastsw.alphabet import get_profile
 
+    _compiling.defer_blas_probe()
     tb = [bytes([i]) for i in range(4)]
     for name in ("paper", "hf"):
         learn_merges_fast([[0, 1, 0, 1, 2], [1, 1, 1]], [3, 2], list(tb), get_profile(name), 3)
