@@ -57,14 +57,15 @@ def test_a_failed_process_says_so(tmp_path):
 
 
 def test_loading_the_merge_loop_leaves_scipy_linalg_unimported_and_numba_blas_working():
-    # Loading the merge loop makes Numba import its NumPy implementations without their BLAS probe (which imports
-    # scipy.linalg); Numba's BLAS answer is still the probe's, and a kernel that uses BLAS still compiles and runs.
+    # Loading the merge loop beside the counting (KernelLoad) makes Numba import its NumPy implementations without
+    # their BLAS probe (which imports scipy.linalg); Numba's BLAS answer is still the probe's, and a kernel that uses
+    # BLAS still compiles and runs.
     # (This process's Numba cache: the merge loop loads from it, or compiles once.)
     code = (
         "import json, sys\nimport numpy as np\nfrom numba import njit\n"
         "from fastsw import _compiling\nfrom fastsw.trainers import bpe_fast\n"
         "before = 'numba.np.arraymath' in sys.modules\n"
-        "bpe_fast.warmup(phase2=False)\nfrom numba.np import arraymath\n"
+        "bpe_fast.KernelLoad().wait()\nfrom numba.np import arraymath\n"
         "after = 'scipy.linalg' in sys.modules\n"
         "dot = njit(lambda a, b: np.dot(a, b))\nx = np.arange(4.0)\n"
         "print(json.dumps([before, after, arraymath._HAVE_BLAS, _compiling.blas_available(), float(dot(x, x)), "

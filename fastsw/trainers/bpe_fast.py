@@ -537,9 +537,10 @@ def _loadable() -> bool:
 class KernelLoad:
     """The merge loop loaded from Numba's on-disk cache (:func:`warmup`) in a thread, while this one goes on (a
     training run counts its corpus meanwhile). Nearly all of the loading is Numba's own first set-up in a process
-    (the imports of its compiler's registries, SciPy's BLAS among them), which the run would otherwise wait for
-    before counting, with all cores but one idle (``python bench/bench_train.py --mb 50 --vocab 32768`` shows it as
-    ``jit_warmup``). For kernels that are cached only: a kernel that compiles takes seconds and is compiled in the
+    (the imports of its compiler's registries), which the run would otherwise wait for before counting, with all
+    cores but one idle (``python bench/bench_train.py --mb 50 --vocab 32768`` shows it as ``jit_warmup``); SciPy's
+    linear algebra, which one of those imports would pull in, is left out (:func:`fastsw._compiling.defer_blas_probe`:
+    about 0.45 -> 0.23 s of CPU time). For kernels that are cached only: a kernel that compiles takes seconds and is compiled in the
     calling thread, where Ctrl-C stops it (:func:`fastsw._interrupt.call_kernel`).
 
     >>> load = KernelLoad()
@@ -555,8 +556,11 @@ class KernelLoad:
         self._thread.start()
 
     def _run(self) -> None:
+        from fastsw import _compiling
+
         start = time.perf_counter()
         try:
+            _compiling.defer_blas_probe()  # about 40 % of the loading (a compilation, by contrast, takes seconds)
             warmup(phase2=False)
         except BaseException as e:  # noqa: B902 -- raised again in the thread that waits (wait)
             self._error = e
@@ -653,10 +657,8 @@ def stop_compiling_ahead() -> None:
 def warmup(phase2: bool = True) -> None:
     """Compile (or load from the cache) the merge loop on a tiny input for both profiles, and with ``phase2``
     the phase-2 kernels (:func:`warmup_phase2`)."""
-    from fastsw import _compiling
     from fastsw.alphabet import get_profile
 
-    _compiling.defer_blas_probe()
     tb = [bytes([i]) for i in range(4)]
     for name in ("paper", "hf"):
         learn_merges_fast([[0, 1, 0, 1, 2], [1, 1, 1]], [3, 2], list(tb), get_profile(name), 3)
