@@ -26,8 +26,8 @@ alphabet under another pre-tokenizer (no SCRIPT characters) reads its pieces' to
 One text of a plain SCRIPT model (``encode``) is one compiled call, :func:`_plain_text_ids`: from the text's UTF-8 it
 finds the code points, the pretokens (the grouping kernel of :mod:`fastsw.pretokenizers.script_v3`) and their ids (the
 encoding kernel), with no numpy array or kernel call made in Python between them; those fixed costs per text were
-a third of a held-out Chinese document's time (``python bench/bench_script.py --quick``). Its twin is the pieces'
-route above (``USE_ONE_CALL = False``); tests compare both with the reference.
+about a quarter of a held-out Chinese document's time (``python bench/bench_script.py --quick``). Its twin is the
+pieces' route above (``USE_ONE_CALL = False``); tests compare both with the reference.
 
 The reference is the tokenizer's plain-Python path (``encode(..., backend="python")``: the shortcut on the spelled
 token bytes, then :func:`fastsw.trainers.bpe.apply_merges` on ``alphabet.initial_ids``); tests compare the two on
