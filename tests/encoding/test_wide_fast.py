@@ -57,6 +57,9 @@ def test_one_call_equals_pieces_route_and_reference(models):
             assert enc.encode(text) == _pieces_route(enc, text) == want, (algo, text[:40])
             assert enc.encode(text, False) == _pieces_route(enc, text, False) == want, (algo, text[:40])
         assert enc.encode("") == []
+    # the kernels it calls keep the one signature their other callers compile
+    for kernel in (K._encode_docs, sv._plain_ends, wide_fast._plain_text_ids):
+        assert len(kernel.signatures) == 1, kernel.__name__
 
 
 @pytest.mark.skipif(not COMPILED, reason="NUMBA_DISABLE_JIT=1: plain SCRIPT texts take the pieces' route")
