@@ -38,7 +38,6 @@ Design notes: see docs/internals.md, section "Encoding", subsection "SCRIPT v3 m
 
 from __future__ import annotations
 
-import os
 from typing import Any, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
@@ -158,14 +157,14 @@ def wide_chars(alphabet: AtomAlphabet, regular_ranks) -> np.ndarray:
 
 @njit(cache=True, nogil=True)
 def _plain_text_ids(
-    data, cls, kind, stop, byte_ids, sc_short, sc_long, tb, r_table, s_table, s_bits, flags, chars, shortcut, sup, limit
+    data, cls, kind, stop, ids, short, long, tb, ranks, sranks, sbits, flags, chars, shortcut, sup, limit
 ):
     """The ids (int32) of one plain SCRIPT text given as its UTF-8 ``data`` (read-only uint8, valid UTF-8, not
     empty): its code points, their pretokens' ends (:func:`fastsw.pretokenizers.script_v3._plain_ends`, with
     ``cls``, ``kind`` and ``stop`` as there) turned into byte ends, then
-    :func:`fastsw.encoding.encode_kernels._encode_docs` with the model's tables (``byte_ids`` ... ``chars``) and
-    switches. The same ids as ``text_bytes_batch`` and the kernel called from Python, without the Python work
-    between them (a UTF-32 copy of the text, four numpy arrays and two kernel calls per text)."""
+    :func:`fastsw.encoding.encode_kernels._encode_docs` with the model's tables in its order (``ids``, the byte
+    table, ... ``chars``) and switches. The same ids as ``text_bytes_batch`` and the kernel called from Python,
+    without the Python work between them (a UTF-32 copy of the text, four numpy arrays and two kernel calls)."""
     n = data.shape[0]
     m = 0
     for i in range(n):  # code points: the bytes that are not continuation bytes
@@ -185,40 +184,21 @@ def _plain_text_ids(
     ends = sv._plain_ends(c_entry._readonly(codes), cls, kind, stop)
     for j in range(ends.shape[0]):
         ends[j] = starts[ends[j]]  # in bytes: the last is n, so the kernel reads them as byte ends
-    doc_pieces = np.zeros(2, np.int64)
-    doc_pieces[1] = ends.shape[0]
-    ids, _ = K._encode_docs(
-        data,
-        ends,
-        doc_pieces,
-        byte_ids,
-        sc_short,
-        sc_long,
-        tb,
-        r_table,
-        s_table,
-        s_bits,
-        flags,
-        chars,
-        shortcut,
-        sup,
-        limit,
+    doc = np.zeros(2, np.int64)
+    doc[1] = ends.shape[0]
+    got, _ = K._encode_docs(
+        data, ends, doc, ids, short, long, tb, ranks, sranks, sbits, flags, chars, shortcut, sup, limit
     )
-    return ids
+    return got
 
 
 def _stamp(kernel) -> None:
     """Make the on-disk cache entry of ``kernel`` (:func:`_plain_text_ids`) depend on the modules whose kernels it
-    calls, as :func:`fastsw.encoding.c_entry._stamp_with_kernels` does for the C entry: Numba stamps it with this
-    file only, and an entry compiled before a change of the encoding kernels or of the SCRIPT grouping kernel would
+    calls (:func:`fastsw.encoding.c_entry._stamp_with_kernels`, as for the C entry): Numba stamps it with this file
+    only, and an entry compiled before a change of the encoding kernels or of the SCRIPT grouping kernel would
     otherwise still be loaded after it."""
     c_entry._stamp_with_kernels(kernel)
-    try:
-        cache_file = kernel._cache._cache_file
-        stat = os.stat(sv.__file__)
-    except (AttributeError, OSError):  # another Numba's cache layout: its own stamp only
-        return
-    cache_file._source_stamp = (cache_file._source_stamp, stat.st_mtime, stat.st_size)
+    c_entry._stamp_with_kernels(kernel, sv)
 
 
 _stamp(_plain_text_ids)
