@@ -127,15 +127,14 @@ def _one_text(
 _compiled = None  # the CFunc, once loaded or compiled
 
 
-def _stamp_with_kernels(cf, module=K) -> None:
-    """Make the on-disk cache entry of the ``cfunc`` ``cf`` (or a dispatcher's) depend on ``module``'s source
-    (:mod:`fastsw.encoding.encode_kernels` unless given) as well as its own. Numba stamps an entry with the file of
-    the function it compiles, but this wrapper holds the kernel's code: without the kernels' stamp, an entry
-    compiled before a change of their module (a table's layout, a merge loop) would still be loaded after it and
-    read the new tables the old way."""
+def _stamp_with_kernels(cf) -> None:
+    """Make the on-disk cache entry of the ``cfunc`` ``cf`` depend on :mod:`fastsw.encoding.encode_kernels`'s source
+    as well as this module's. Numba stamps an entry with the file of the function it compiles, but this wrapper
+    holds the kernel's code: without the kernels' stamp, an entry compiled before a change of their module (a
+    table's layout, a merge loop) would still be loaded after it and read the new tables the old way."""
     try:
         cache_file = cf._cache._cache_file
-        stat = os.stat(module.__file__)
+        stat = os.stat(K.__file__)
     except (AttributeError, OSError):  # another Numba's cache layout: its own stamp only
         return
     cache_file._source_stamp = (cache_file._source_stamp, stat.st_mtime, stat.st_size)

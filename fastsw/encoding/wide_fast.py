@@ -23,7 +23,8 @@ trainers make); the fast encoder refuses a model where it is not, which then enc
 alphabet under another pre-tokenizer (no SCRIPT characters) reads its pieces' token bytes
 (:func:`fastsw.alphabet.atom_bytes_packed`), every atom code one id, and the merge loop merges them.
 
-One text of a plain SCRIPT model (``encode``) is one compiled call, :func:`_plain_text_ids`: from the text's UTF-8 it
+One text of a plain SCRIPT model (``encode``) is one compiled call,
+:func:`fastsw.pretokenizers.script_v3._plain_text_ids`: from the text's UTF-8 it
 finds the code points, the pretokens (the grouping kernel of :mod:`fastsw.pretokenizers.script_v3`) and their ids (the
 encoding kernel), with no numpy array or kernel call made in Python between them; those fixed costs per text were
 about a quarter of a held-out Chinese document's time (``python bench/bench_script.py --quick``). Its twin is the
@@ -41,18 +42,16 @@ from __future__ import annotations
 from typing import Any, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
-from numba import njit
 
 from fastsw.alphabet import N_SHORT_ATOMS, AtomAlphabet, atom_bytes_packed
-from fastsw.encoding import c_entry
 from fastsw.encoding import encode_fast as fast_encode
 from fastsw.encoding import encode_kernels as K
 from fastsw.encoding.encode_fast import NO_CHARS, FastEncoder
-from fastsw.pretokenizers import script_v3 as sv
 
 __all__ = ["wide_alphabet", "wide_byte_ids", "wide_chars", "atom_pairs_first", "WideFastEncoder", "warmup"]
 
-#: Encode one plain SCRIPT text in one compiled call (:func:`_plain_text_ids`) when that kernel is compiled or in
+#: Encode one plain SCRIPT text in one compiled call
+#: (:func:`fastsw.pretokenizers.script_v3._plain_text_ids`) when that kernel is compiled or in
 #: Numba's on-disk cache; when False, the pieces' route (``text_bytes_batch`` and the encoding kernel: for
 #: measurements and the tests that compare both).
 USE_ONE_CALL = True
@@ -155,63 +154,19 @@ def wide_chars(alphabet: AtomAlphabet, regular_ranks) -> np.ndarray:
     return out
 
 
-@njit(cache=True, nogil=True)
-def _plain_text_ids(
-    data, cls, kind, stop, ids, short, long, tb, ranks, sranks, sbits, flags, chars, shortcut, sup, limit
-):
-    """The ids (int32) of one plain SCRIPT text given as its UTF-8 ``data`` (read-only uint8, valid UTF-8, not
-    empty): its code points, their pretokens' ends (:func:`fastsw.pretokenizers.script_v3._plain_ends`, with
-    ``cls``, ``kind`` and ``stop`` as there) turned into byte ends, then
-    :func:`fastsw.encoding.encode_kernels._encode_docs` with the model's tables in its order (``ids``, the byte
-    table, ... ``chars``) and switches. The same ids as ``text_bytes_batch`` and the kernel called from Python,
-    without the Python work between them (a UTF-32 copy of the text, four numpy arrays and two kernel calls)."""
-    n = data.shape[0]
-    m = 0
-    for i in range(n):  # code points: the bytes that are not continuation bytes
-        m += (data[i] & 0xC0) != 0x80
-    codes = np.empty(m, np.uint32)
-    starts = np.empty(m + 1, np.int64)  # each code point's first byte
-    k = 0
-    for i in range(n):
-        b = np.int64(data[i])
-        if b & 0xC0 != 0x80:
-            codes[k] = b & (0x7F if b < 0x80 else 0x1F if b < 0xE0 else 0x0F if b < 0xF0 else 0x07)
-            starts[k] = i
-            k += 1
-        else:
-            codes[k - 1] = (codes[k - 1] << 6) | (b & 0x3F)
-    starts[m] = n
-    ends = sv._plain_ends(c_entry._readonly(codes), cls, kind, stop)
-    for j in range(ends.shape[0]):
-        ends[j] = starts[ends[j]]  # in bytes: the last is n, so the kernel reads them as byte ends
-    doc = np.zeros(2, np.int64)
-    doc[1] = ends.shape[0]
-    got, _ = K._encode_docs(
-        data, ends, doc, ids, short, long, tb, ranks, sranks, sbits, flags, chars, shortcut, sup, limit
-    )
-    return got
-
-
-def _stamp(kernel) -> None:
-    """Make the on-disk cache entry of ``kernel`` (:func:`_plain_text_ids`) depend on the modules whose kernels it
-    calls (:func:`fastsw.encoding.c_entry._stamp_with_kernels`, as for the C entry): Numba stamps it with this file
-    only, and an entry compiled before a change of the encoding kernels or of the SCRIPT grouping kernel would
-    otherwise still be loaded after it."""
-    c_entry._stamp_with_kernels(kernel)
-    c_entry._stamp_with_kernels(kernel, sv)
-
-
-_stamp(_plain_text_ids)
 _compiling = None  # the process compiling _plain_text_ids into Numba's on-disk cache (started once)
 _on_disk = False  # whether it is there (looked up again only when that process has ended)
 
 
 def _one_call_ready() -> bool:
-    """Whether :func:`_plain_text_ids` runs without compiling first (compiled here, or in Numba's on-disk cache).
-    When it does not, a background process compiles it (:func:`warmup`, started once), and encoders take the
-    pieces' route (the same ids) until it has ended: a first SCRIPT text never waits seconds for a compilation.
-    False when the kernels run as plain Python (``NUMBA_DISABLE_JIT=1``): the pieces' route is then the twin."""
+    """Whether :func:`fastsw.pretokenizers.script_v3._plain_text_ids` runs without compiling first (compiled here,
+    or in Numba's on-disk cache). When it does not, a background process compiles it (:func:`warmup`, started
+    once), and encoders take the pieces' route (the same ids) until it has ended: a first SCRIPT text never waits
+    seconds for a compilation. False when the kernels run as plain Python (``NUMBA_DISABLE_JIT=1``): the pieces'
+    route is then the twin."""
     global _compiling, _on_disk
+    from fastsw.pretokenizers.script_v3 import _plain_text_ids
+
     if not hasattr(_plain_text_ids, "signatures"):
         return False
     if _plain_text_ids.signatures or _on_disk:
@@ -227,8 +182,9 @@ def _one_call_ready() -> bool:
 
 
 def warmup() -> None:
-    """Compile (or load from Numba's on-disk cache) :func:`_plain_text_ids`, the one-call path of plain SCRIPT
-    models, with the one signature the encoder calls it with."""
+    """Compile (or load from Numba's on-disk cache) :func:`fastsw.pretokenizers.script_v3._plain_text_ids`, the
+    one-call path of plain SCRIPT models, with the one signature the encoder calls it with."""
+    from fastsw.pretokenizers import script_v3 as sv
     from fastsw.tokenizer import Tokenizer
 
     pretok: Any = sv.ScriptPretokenizer()  # a pre-tokenizer of the SCRIPT family (Tokenizer takes any)
@@ -267,20 +223,22 @@ class WideFastEncoder(FastEncoder):
         # the kernel's table of the characters; without SCRIPT's, the kernel reads every atom code as one id
         self.chars = wide_chars(tables.alphabet, tables.regular_ranks) if self._script else NO_CHARS
         self._kernel_tables = None
-        # plain SCRIPT (no inner marker scheme, nothing dropped): one compiled call per text (_plain_text_ids)
+        # plain SCRIPT (no inner marker scheme, nothing dropped): one compiled call per text (script_v3's
+        # _plain_text_ids)
         self._plain = self._script and tables.pretokenizer.inner is None and not tables.pretokenizer.drop_unlisted
         self._one_call: Optional[tuple] = None  # (kernel, tables, switches): _find_one_call, on first use
 
     def encode(self, text: str, shortcut: bool = True, compile: bool = False) -> List[int]:
         """One document as a list of ids. A plain SCRIPT model's text takes one compiled call
-        (:func:`_plain_text_ids`: its code points, pretokens and ids), once that kernel is compiled or in
+        (:func:`fastsw.pretokenizers.script_v3._plain_text_ids`: its code points, pretokens and ids), once that
+        kernel is compiled or in
         Numba's on-disk cache (``compile``: compile it now if not); otherwise, and for other models,
         :meth:`fastsw.encoding.encode_fast.FastEncoder.encode`."""
         if not (self._plain and USE_ONE_CALL and text) or len(text) > fast_encode.ONE_TEXT_CHARS:
             return super().encode(text, shortcut)
         one = self._one_call
         if one is None:
-            if not (_one_call_ready() or (compile and hasattr(_plain_text_ids, "signatures"))):
+            if not (_one_call_ready() or (compile and hasattr(K._encode_docs, "signatures"))):
                 return super().encode(text, shortcut)
             one = self._one_call = self._find_one_call()
         try:
@@ -293,9 +251,11 @@ class WideFastEncoder(FastEncoder):
         return self.to_list(ids) if fast_encode._ids_to_list is None else fast_encode._ids_to_list(ids, self._id_list)
 
     def _find_one_call(self) -> tuple:
-        """``(kernel, tables, switches)`` of :func:`_plain_text_ids` for this model: its arguments before and after
+        """``(kernel, tables, switches)`` of :func:`fastsw.pretokenizers.script_v3._plain_text_ids` for this model:
+        its arguments before and after
         ``shortcut``; the kernel is its compiled entry point (no type checks per call) where Numba gives one, else
         the dispatcher."""
+        from fastsw.pretokenizers import script_v3 as sv
         from fastsw.pretokenizers.boundary import class_table
 
         self.to_list(np.zeros(0, np.int32))  # the shared ints
@@ -303,8 +263,8 @@ class WideFastEncoder(FastEncoder):
         tables = (t.cls, t.kind, sv._NO_STOP, *self._gather_tables())
         switches = (self.use_super, fast_encode.SHORT_LIMIT)
         args = (np.frombuffer(b"a", np.uint8), *tables, 1, *switches)
-        _plain_text_ids(*args)  # compiled or loaded here (the caller has asked for it, or it is cached)
-        return fast_encode._entry_point(_plain_text_ids, args) or _plain_text_ids, tables, switches
+        sv._plain_text_ids(*args)  # compiled or loaded here (the caller has asked for it, or it is cached)
+        return fast_encode._entry_point(sv._plain_text_ids, args) or sv._plain_text_ids, tables, switches
 
     def _token_bytes(self, texts: Sequence[str]):
         if self._script:

@@ -1,4 +1,4 @@
-"""The one-call path of plain SCRIPT models (fastsw.encoding.wide_fast._plain_text_ids) against the pieces' route
+"""The one-call path of plain SCRIPT models (fastsw.pretokenizers.script_v3._plain_text_ids) against the pieces' route
 (the pre-tokenizer's ``text_bytes_batch`` and the encoding kernel) and the reference path."""
 
 import os
@@ -15,7 +15,7 @@ from fastsw.pretokenizers import script_v3 as sv
 from conftest import HYPOTHESIS_EXAMPLES, read_jsonl_texts, shared_path
 
 LANGS = ("en", "de", "fr", "ru", "fi", "ar", "hi", "th", "my", "zh", "ja", "ko")
-COMPILED = hasattr(wide_fast._plain_text_ids, "signatures")
+COMPILED = hasattr(sv._plain_text_ids, "signatures")
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +58,7 @@ def test_one_call_equals_pieces_route_and_reference(models):
             assert enc.encode(text, False) == _pieces_route(enc, text, False) == want, (algo, text[:40])
         assert enc.encode("") == []
     # the kernels it calls keep the one signature their other callers compile
-    for kernel in (K._encode_docs, sv._plain_ends, wide_fast._plain_text_ids):
+    for kernel in (K._encode_docs, sv._plain_ends, sv._plain_text_ids):
         assert len(kernel.signatures) == 1, kernel.__name__
 
 
@@ -106,9 +106,8 @@ def test_marker_schemes_keep_the_pieces_route(sample_docs):
 
 @pytest.mark.skipif(not COMPILED, reason="NUMBA_DISABLE_JIT=1: nothing is compiled or cached")
 def test_cache_entry_is_stamped_with_the_kernels_it_calls():
-    # Numba stamps the entry with this module's file alone; it calls the encoding kernel and the SCRIPT grouping
-    # kernel, so a change of either file must make it stale
-    stamp = wide_fast._plain_text_ids._cache._cache_file._source_stamp
-    kernels, script = os.stat(K.__file__), os.stat(sv.__file__)
-    assert stamp[1:] == (script.st_mtime, script.st_size)
-    assert stamp[0][1:] == (kernels.st_mtime, kernels.st_size)
+    # Numba stamps the entry with its own file (the SCRIPT grouping kernel's) alone; it also calls the encoding
+    # kernel, so a change of that file must make it stale too
+    stamp = sv._plain_text_ids._cache._cache_file._source_stamp
+    kernels = os.stat(K.__file__)
+    assert stamp[1:] == (kernels.st_mtime, kernels.st_size)
