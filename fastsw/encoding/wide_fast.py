@@ -24,11 +24,11 @@ alphabet under another pre-tokenizer (no SCRIPT characters) reads its pieces' to
 (:func:`fastsw.alphabet.atom_bytes_packed`), every atom code one id, and the merge loop merges them.
 
 One text of a plain SCRIPT model (``encode``) is one compiled call,
-:func:`fastsw.pretokenizers.script_v3._plain_text_ids`: from the text's UTF-8 it
-finds the code points, the pretokens (the grouping kernel of :mod:`fastsw.pretokenizers.script_v3`) and their ids (the
-encoding kernel), with no numpy array or kernel call made in Python between them; those fixed costs per text were
-about a quarter of a held-out Chinese document's time (``python bench/bench_script.py --quick``). Its twin is the
-pieces' route above (``USE_ONE_CALL = False``); tests compare both with the reference.
+:func:`fastsw.pretokenizers.script_v3._plain_text_ids`: from the text's UTF-8 it finds the code points, the pretokens
+(the grouping kernel of :mod:`fastsw.pretokenizers.script_v3`) and their ids (the encoding kernel), with no numpy
+array or kernel call made in Python between them; those fixed costs per text were a quarter to two fifths of the CPU
+time of a held-out Chinese document (docs/internals.md, "One call per text"). Its twin is the pieces' route above
+(``USE_ONE_CALL = False``); tests compare both with the reference.
 
 The reference is the tokenizer's plain-Python path (``encode(..., backend="python")``: the shortcut on the spelled
 token bytes, then :func:`fastsw.trainers.bpe.apply_merges` on ``alphabet.initial_ids``); tests compare the two on
