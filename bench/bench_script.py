@@ -41,6 +41,7 @@ from bench_languages import best_rounds  # noqa: E402
 
 import fastsw  # noqa: E402
 from fastsw.encoding import encode_fast as fast_encode  # noqa: E402
+from fastsw.encoding import wide_fast  # noqa: E402
 
 
 def worker(args) -> None:
@@ -146,6 +147,7 @@ def main() -> None:
     ]
     rows = []
     fast_encode.warmup()
+    wide_fast.warmup()  # the one-call path of plain SCRIPT models (compiled once, then loaded from the cache)
     for lang, mb in configs:
         check_pretokens(lang, sized(args, 200, 200, 20))
         heldout = read_docs(SHARED / "corpus" / lang / "heldout.jsonl")[0][: args.heldout_docs]

@@ -23,6 +23,13 @@ trainers make); the fast encoder refuses a model where it is not, which then enc
 alphabet under another pre-tokenizer (no SCRIPT characters) reads its pieces' token bytes
 (:func:`fastsw.alphabet.atom_bytes_packed`), every atom code one id, and the merge loop merges them.
 
+One text of a plain SCRIPT model (``encode``) is one compiled call,
+:func:`fastsw.pretokenizers.script_v3._plain_text_ids`: from the text's UTF-8 it finds the code points, the pretokens
+(the grouping kernel of :mod:`fastsw.pretokenizers.script_v3`) and their ids (the encoding kernel), with no numpy
+array or kernel call made in Python between them; those fixed costs per text were a quarter to two fifths of the CPU
+time of a held-out Chinese document (docs/internals.md, "One call per text"). Its twin is the pieces' route above
+(``USE_ONE_CALL = False``); tests compare both with the reference.
+
 The reference is the tokenizer's plain-Python path (``encode(..., backend="python")``: the shortcut on the spelled
 token bytes, then :func:`fastsw.trainers.bpe.apply_merges` on ``alphabet.initial_ids``); tests compare the two on
 corpus text in several languages and on Hypothesis text, for BPE, BoundlessBPE and SuperBPE models.
@@ -32,15 +39,22 @@ Design notes: see docs/internals.md, section "Encoding", subsection "SCRIPT v3 m
 
 from __future__ import annotations
 
-from typing import List, Sequence, Set, Tuple
+from typing import Any, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
 from fastsw.alphabet import N_SHORT_ATOMS, AtomAlphabet, atom_bytes_packed
+from fastsw.encoding import encode_fast as fast_encode
 from fastsw.encoding import encode_kernels as K
 from fastsw.encoding.encode_fast import NO_CHARS, FastEncoder
 
-__all__ = ["wide_alphabet", "wide_byte_ids", "wide_chars", "atom_pairs_first", "WideFastEncoder"]
+__all__ = ["wide_alphabet", "wide_byte_ids", "wide_chars", "atom_pairs_first", "WideFastEncoder", "warmup"]
+
+#: Encode one plain SCRIPT text in one compiled call
+#: (:func:`fastsw.pretokenizers.script_v3._plain_text_ids`) when that kernel is compiled or in
+#: Numba's on-disk cache; when False, the pieces' route (``text_bytes_batch`` and the encoding kernel: for
+#: measurements and the tests that compare both).
+USE_ONE_CALL = True
 
 #: Atom slots a wide table holds after the 256 bytes (:data:`fastsw.alphabet.N_ATOM_SLOTS`).
 _SLOTS = 0x800
@@ -140,6 +154,44 @@ def wide_chars(alphabet: AtomAlphabet, regular_ranks) -> np.ndarray:
     return out
 
 
+_compiling = None  # the process compiling _plain_text_ids into Numba's on-disk cache (started once)
+_on_disk = False  # whether it is there (looked up again only when that process has ended)
+
+
+def _one_call_ready() -> bool:
+    """Whether :func:`fastsw.pretokenizers.script_v3._plain_text_ids` runs without compiling first (compiled here,
+    or in Numba's on-disk cache). When it does not, a background process compiles it (:func:`warmup`, started
+    once), and encoders take the pieces' route (the same ids) until it has ended: a first SCRIPT text never waits
+    seconds for a compilation. False when the kernels run as plain Python (``NUMBA_DISABLE_JIT=1``): the pieces'
+    route is then the twin."""
+    global _compiling, _on_disk
+    from fastsw.pretokenizers.script_v3 import _plain_text_ids
+
+    if not hasattr(_plain_text_ids, "signatures"):
+        return False
+    if _plain_text_ids.signatures or _on_disk:
+        return True
+    if _compiling is not None and _compiling.poll() is None:
+        return False  # still compiling: no look at the disk per call
+    from fastsw._compiling import in_disk_cache, start
+
+    _on_disk = in_disk_cache(_plain_text_ids)
+    if not _on_disk and _compiling is None:
+        _compiling = start(f"{__name__}:warmup")
+    return _on_disk
+
+
+def warmup() -> None:
+    """Compile (or load from Numba's on-disk cache) :func:`fastsw.pretokenizers.script_v3._plain_text_ids`, the
+    one-call path of plain SCRIPT models, with the one signature the encoder calls it with."""
+    from fastsw.pretokenizers import script_v3 as sv
+    from fastsw.tokenizer import Tokenizer
+
+    pretok: Any = sv.ScriptPretokenizer()  # a pre-tokenizer of the SCRIPT family (Tokenizer takes any)
+    tok = Tokenizer(alphabet=pretok.make_alphabet("paper"), merges=[], pretokenizer=pretok)
+    tok._fast().encode("日本 ab", compile=True)
+
+
 class WideFastEncoder(FastEncoder):
     """:class:`fastsw.encoding.encode_fast.FastEncoder` for a :func:`wide_alphabet`: the same tables, calls and
     results; the kernel's byte table is wider (:func:`wide_byte_ids`), and a SCRIPT model's text reaches the kernel
@@ -171,6 +223,48 @@ class WideFastEncoder(FastEncoder):
         # the kernel's table of the characters; without SCRIPT's, the kernel reads every atom code as one id
         self.chars = wide_chars(tables.alphabet, tables.regular_ranks) if self._script else NO_CHARS
         self._kernel_tables = None
+        # plain SCRIPT (no inner marker scheme, nothing dropped): one compiled call per text (script_v3's
+        # _plain_text_ids)
+        self._plain = self._script and tables.pretokenizer.inner is None and not tables.pretokenizer.drop_unlisted
+        self._one_call: Optional[tuple] = None  # (kernel, tables, switches): _find_one_call, on first use
+
+    def encode(self, text: str, shortcut: bool = True, compile: bool = False) -> List[int]:
+        """One document as a list of ids. A plain SCRIPT model's text takes one compiled call
+        (:func:`fastsw.pretokenizers.script_v3._plain_text_ids`: its code points, pretokens and ids), once that
+        kernel is compiled or in
+        Numba's on-disk cache (``compile``: compile it now if not); otherwise, and for other models,
+        :meth:`fastsw.encoding.encode_fast.FastEncoder.encode`."""
+        if not (self._plain and USE_ONE_CALL and text) or len(text) > fast_encode.ONE_TEXT_CHARS:
+            return super().encode(text, shortcut)
+        one = self._one_call
+        if one is None:
+            if not (_one_call_ready() or (compile and hasattr(K._encode_docs, "signatures"))):
+                return super().encode(text, shortcut)
+            one = self._one_call = self._find_one_call()
+        try:
+            data = np.frombuffer(text.encode("utf-8"), np.uint8)
+        except UnicodeEncodeError:
+            self.pretokenizer._text(text)  # raises the pre-tokenizer's error for the lone surrogate
+            raise
+        entry, tables, switches = one
+        ids = entry(data, *tables, int(bool(shortcut)), *switches)
+        return self.to_list(ids) if fast_encode._ids_to_list is None else fast_encode._ids_to_list(ids, self._id_list)
+
+    def _find_one_call(self) -> tuple:
+        """``(kernel, tables, switches)`` of :func:`fastsw.pretokenizers.script_v3._plain_text_ids` for this model:
+        its arguments before and after
+        ``shortcut``; the kernel is its compiled entry point (no type checks per call) where Numba gives one, else
+        the dispatcher."""
+        from fastsw.pretokenizers import script_v3 as sv
+        from fastsw.pretokenizers.boundary import class_table
+
+        self.to_list(np.zeros(0, np.int32))  # the shared ints
+        t = class_table()
+        tables = (t.cls, t.kind, sv._NO_STOP, *self._gather_tables())
+        switches = (self.use_super, fast_encode.SHORT_LIMIT)
+        args = (np.frombuffer(b"a", np.uint8), *tables, 1, *switches)
+        sv._plain_text_ids(*args)  # compiled or loaded here (the caller has asked for it, or it is cached)
+        return fast_encode._entry_point(sv._plain_text_ids, args) or sv._plain_text_ids, tables, switches
 
     def _token_bytes(self, texts: Sequence[str]):
         if self._script:

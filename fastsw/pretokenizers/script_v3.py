@@ -62,6 +62,8 @@ import numpy as np
 from numba import njit
 
 from fastsw.alphabet import check_utf8, has_utf8
+from fastsw.encoding.c_entry import _readonly, _stamp_with_kernels
+from fastsw.encoding.encode_kernels import _encode_docs
 from fastsw.pretokenizers._unicode import compile_pattern
 
 # the 20 space-using and the 28 high-resource scripts (seed 002 B.1 footnote), as the class rule's owner lists them
@@ -515,6 +517,48 @@ def _plain_end_array(text: str, codes: Optional[np.ndarray] = None) -> np.ndarra
 
         return call_kernel(_plain_ends, _codes(text) if codes is None else codes, t.cls, t.kind)
     return _plain_ends(_codes(text) if codes is None else codes, t.cls, t.kind, _NO_STOP)
+
+
+@njit(cache=True, nogil=True)
+def _plain_text_ids(
+    data, cls, kind, stop, ids, short, long, tb, ranks, sranks, sbits, flags, chars, shortcut, sup, limit
+):
+    """The ids (int32) of one plain SCRIPT text given as its UTF-8 ``data`` (read-only uint8, valid UTF-8, not
+    empty): its code points, their pretokens' ends (:func:`_plain_ends`, with ``cls``, ``kind`` and ``stop`` as
+    there) turned into byte ends, then
+    :func:`fastsw.encoding.encode_kernels._encode_docs` with the model's tables in its order (``ids``, the byte
+    table, ... ``chars``) and switches. The same ids as ``text_bytes_batch`` and the kernel called from Python,
+    without the Python work between them (a UTF-32 copy of the text, four numpy arrays and two kernel calls)."""
+    n = data.shape[0]
+    m = 0
+    for i in range(n):  # code points: the bytes that are not continuation bytes
+        m += (data[i] & 0xC0) != 0x80
+    codes = np.empty(m, np.uint32)
+    starts = np.empty(m + 1, np.int64)  # each code point's first byte
+    k = 0
+    for i in range(n):
+        b = np.int64(data[i])
+        if b & 0xC0 != 0x80:
+            codes[k] = b & (0x7F if b < 0x80 else 0x1F if b < 0xE0 else 0x0F if b < 0xF0 else 0x07)
+            starts[k] = i
+            k += 1
+        else:
+            codes[k - 1] = (codes[k - 1] << 6) | (b & 0x3F)
+    starts[m] = n
+    ends = _plain_ends(_readonly(codes), cls, kind, stop)
+    for j in range(ends.shape[0]):
+        ends[j] = starts[ends[j]]  # in bytes: the last is n, so the kernel reads them as byte ends
+    doc = np.zeros(2, np.int64)
+    doc[1] = ends.shape[0]
+    got, _ = _encode_docs(
+        data, ends, doc, ids, short, long, tb, ranks, sranks, sbits, flags, chars, shortcut, sup, limit
+    )
+    return got
+
+
+# The entry's cache stamp: Numba's of this file, and the encoding kernels' file (whose kernel it calls), so that a
+# change there makes it stale (as for fastsw.encoding.c_entry's entry)
+_stamp_with_kernels(_plain_text_ids)
 
 
 def _plain_end_offsets(text: str) -> List[int]:
