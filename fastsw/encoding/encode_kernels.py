@@ -656,15 +656,23 @@ def _long_lookup(sc, tb, text, start, end, h):
         s = (s + 1) & mask
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _bit_lookup(table, bits, left, right):
+    """``_pair_lookup`` of a pair whose bit in the pair filter ``bits`` is tested first (a clear bit: no merge,
+    without probing the table). Inlined: the supermerge segments' lookups are independent loads that the CPU
+    overlaps, where a call each would run them one after another."""
+    b = _pair_bit(left, right)
+    if (bits[b >> 6] >> np.uint64(b & 63)) & np.uint64(1) == 0:
+        return np.int64(-1)
+    return _pair_probe(table, left, right)
+
+
 @njit(cache=True, nogil=True)
 def _filtered_lookup(table, bits, use_bits, left, right):
     """``_pair_lookup``, first testing the pair's bit in the filter ``bits`` when
-    ``use_bits`` (a clear bit: no merge, without probing the table)."""
+    ``use_bits`` (:func:`_bit_lookup`)."""
     if use_bits:
-        b = _pair_bit(left, right)
-        if (bits[b >> 6] >> np.uint64(b & 63)) & np.uint64(1) == 0:
-            return np.int64(-1)
-        return _pair_probe(table, left, right)
+        return _bit_lookup(table, bits, left, right)
     return _pair_lookup(table, left, right)
 
 
@@ -705,13 +713,13 @@ def _merge_scan(buf, a, n, table, ranks, bits, use_bits):
     return n
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _merge_three(buf, a, table, bits):
     """The merges of int32 ``buf[a:a+3]`` in place (the order of :func:`_merge_scan`, lookups through the pair
     filter ``bits``), without its scratch and loops: the lower of the two pairs (the left one on a tie), then the
     one pair left. For the supermerge segments of three tokens. Returns the new length."""
-    v1 = _filtered_lookup(table, bits, 1, buf[a], buf[a + 1])
-    v2 = _filtered_lookup(table, bits, 1, buf[a + 1], buf[a + 2])
+    v1 = _bit_lookup(table, bits, buf[a], buf[a + 1])
+    v2 = _bit_lookup(table, bits, buf[a + 1], buf[a + 2])
     if v1 < 0 and v2 < 0:
         return 3
     if v2 < 0 or (v1 >= 0 and v1 <= v2):
@@ -719,7 +727,7 @@ def _merge_three(buf, a, table, bits):
         buf[a + 1] = buf[a + 2]
     else:
         buf[a + 1] = np.int32(v2 & _LOW32)
-    v = _filtered_lookup(table, bits, 1, buf[a], buf[a + 1])
+    v = _bit_lookup(table, bits, buf[a], buf[a + 1])
     if v < 0:
         return 2
     buf[a] = np.int32(v & _LOW32)
