@@ -21,7 +21,10 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 # The pair hashes multiply uint64s and are meant to wrap modulo 2**64. Compiled, they do so silently; run as
 # plain Python (NUMBA_DISABLE_JIT=1, the kernels' twin test mode) numpy warns on every wrap. Only this module's
@@ -122,6 +125,37 @@ def _pair_probe(table, left, right):
     if (left | right) < 256:
         return table[(np.int64(left) << 8) | np.int64(right)]
     return _hashed_value(table, left, right)
+
+
+@intrinsic
+def _prefetch(typingctx, arr, index):
+    """Ask the CPU to bring ``arr[index]`` into its caches without waiting for it (LLVM's ``llvm.prefetch``: a
+    read, high locality): a later load of that entry finds it there. ``index`` must be in bounds."""
+
+    def codegen(context, builder, signature, args):
+        aryty = signature.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]], wraparound=False)
+        i32 = ir.IntType(32)
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [ptr.type, i32, i32, i32]), "llvm.prefetch.p0"
+        )
+        builder.call(fn, [ptr, i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return types.none(arr, index), codegen
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _prefetch_pair(table, left, right):
+    """Start loading the entry that :func:`_pair_probe` reads first for the pair ``(left, right)`` of the rank
+    ``table`` (its direct entry, or its first hash slot): the supermerge table is probed when a run's segment ends,
+    a pretoken or more after its pairs are known, and the probe then finds the entry in the caches."""
+    if (left | right) < 256:
+        _prefetch(table, (np.int64(left) << 8) | np.int64(right))
+        return
+    s = _pair_slot(table, (np.int64(left) << 32) | np.int64(right))
+    _prefetch(table, _HASHED + (s if _is_compact(table) else 2 * s))
 
 
 @njit(cache=True, nogil=True)
@@ -1176,6 +1210,8 @@ def _encode_docs(
                 sh = np.uint64(b & 63)
                 soft = np.int64((s_bits[_CROSS_WORDS + (b >> 6)] >> sh) & np.uint64(1)) & np.int64(run_len > 0)
                 pair = np.int64((s_bits[b >> 6] >> sh) & np.uint64(1))
+                if pair & soft:  # a pair of the segment that may merge: its table entry loads meanwhile
+                    _prefetch_pair(s_table, out[w - 1], out[w])
             if run_can > soft:  # the segment before ends here and may have a supermerge
                 m = _merge_segment(out, run_start, run_len, s_table, s_bits, heap, short_limit, nxt, prv, tree, nid)
                 if m < run_len:
