@@ -21,10 +21,9 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+from numba import njit
+
+from fastsw._prefetch import _prefetch
 
 # The pair hashes multiply uint64s and are meant to wrap modulo 2**64. Compiled, they do so silently; run as
 # plain Python (NUMBA_DISABLE_JIT=1, the kernels' twin test mode) numpy warns on every wrap. Only this module's
@@ -125,25 +124,6 @@ def _pair_probe(table, left, right):
     if (left | right) < 256:
         return table[(np.int64(left) << 8) | np.int64(right)]
     return _hashed_value(table, left, right)
-
-
-@intrinsic
-def _prefetch(typingctx, arr, index):
-    """Ask the CPU to bring ``arr[index]`` into its caches without waiting for it (LLVM's ``llvm.prefetch``: a
-    read, high locality): a later load of that entry finds it there. ``index`` must be in bounds."""
-
-    def codegen(context, builder, signature, args):
-        aryty = signature.args[0]
-        ary = context.make_array(aryty)(context, builder, args[0])
-        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]], wraparound=False)
-        i32 = ir.IntType(32)
-        fn = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(ir.VoidType(), [ptr.type, i32, i32, i32]), "llvm.prefetch.p0"
-        )
-        builder.call(fn, [ptr, i32(0), i32(3), i32(1)])
-        return context.get_dummy_value()
-
-    return types.none(arr, index), codegen
 
 
 @njit(cache=True, nogil=True, inline="always")
