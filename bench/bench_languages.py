@@ -23,7 +23,9 @@ For each of the 12 languages of ``../shared/corpus`` its held-out text is encode
 Before anything is timed, every encoder's ids are compared with fastsw's (and fastsw's with its
 reference path on the first documents); a disagreement stops the run. Timing: the encoders of one
 input take turns (round-robin) for ``--rounds`` rounds, each encoder's best round counts (a round repeats a
-small set until it lasts ~``MIN_ROUND`` s, at most 50 passes, and counts the time per pass); MB/s are
+small set until it lasts ~``MIN_ROUND`` s, at most 50 passes, and counts the time per pass; the superword table
+takes 100 rounds of ~5 ms, each after an untimed pass of its model, with Python's garbage collector off while
+timed); MB/s are
 UTF-8 bytes per second. One-thread figures are CPU time (``time.process_time``: one thread works at a
 time; fastsw runs a call on >= 1 MiB in a worker thread, so the calling thread's CPU time would miss it):
 CPU time moves less than wall time with whatever else the computer runs. Batch figures are wall time
@@ -35,6 +37,7 @@ time per byte over ordinary text's (target <= 3). Writes ``bench/results/languag
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import random
 import sys
@@ -130,9 +133,13 @@ def timed(fns, docs, rounds: int, check_reference=None):
     return best_rounds(fns, docs, rounds)
 
 
-def best_rounds(fns, docs, rounds: int, max_passes: int = 50):
+def best_rounds(fns, docs, rounds: int, max_passes: int = 50, warm: bool = False, min_round: float = 0.0):
     """``{encoder: best seconds per pass over docs}``: the encoders take turns (round-robin) for ``rounds`` rounds,
-    a round repeating a pass up to ``MIN_ROUND`` seconds (at most ``max_passes`` passes)."""
+    a round repeating a pass up to ``min_round`` seconds (default ``MIN_ROUND``; at most ``max_passes`` passes).
+    With ``warm``, each round
+    starts with one untimed pass and Python's garbage collector is off while a round is timed (as ``timeit``
+    does): the timed passes then start with the encoder's own tables in the CPU caches, not the previous
+    encoder's, and no collection triggered by the other encoders' allocations lands in them."""
     best = {name: float("inf") for name in fns}
     # small sets (ar, hi, my: 2-9 documents) repeat inside a round until it lasts about MIN_ROUND seconds, so a
     # round is more than a few clock ticks (more work per timing, never less)
@@ -140,29 +147,42 @@ def best_rounds(fns, docs, rounds: int, max_passes: int = 50):
     for name, fn in fns.items():
         t0 = time.perf_counter()
         fn(docs)
-        inner[name] = max(1, min(max_passes, int(MIN_ROUND / max(time.perf_counter() - t0, 1e-6))))
+        inner[name] = max(1, min(max_passes, int((min_round or MIN_ROUND) / max(time.perf_counter() - t0, 1e-6))))
     for _ in range(rounds):
         for name, fn in fns.items():
             # one-thread encoders: CPU time of the process (see the module notes; not of the calling thread:
             # a call on >= 1 MiB runs its kernel in a worker thread, fast_encode._WORKER_BYTES); batches: wall time
             clock = time.perf_counter if "batch" in name else time.process_time
-            t0 = clock()
-            for _ in range(inner[name]):
+            if warm:
                 fn(docs)
-            best[name] = min(best[name], (clock() - t0) / inner[name])
+                gc.disable()
+            try:
+                t0 = clock()
+                for _ in range(inner[name]):
+                    fn(docs)
+                elapsed = clock() - t0
+            finally:
+                if warm:
+                    gc.enable()
+            best[name] = min(best[name], elapsed / inner[name])
     return best
 
 
 #: The superword models timed against plain BPE in every language: (label, algo).
 SUPERWORD = (("BoundlessBPE", "boundless"), ("SuperBPE", "superbpe"))
-SUPERWORD_ROUNDS = 15  # at least this many rounds for the superword table (a few seconds per language in all)
+#: The superword table's rounds: many short ones (a round of ~SUPERWORD_ROUND s is less often cut by another
+#: process's time slice, whose cache misses the round's CPU time would carry), at least SUPERWORD_ROUNDS of them.
+SUPERWORD_ROUND = 0.005
+SUPERWORD_ROUNDS = 100
 
 
 def superword_speeds(langs, heldout, train_mb: float, rounds: int):
     """``{lang: {"BPE": s, "BoundlessBPE": s, "SuperBPE": s}}``: each language's own plain BPE and superword
     models (``simple`` pre-tokenizer) encoding its held-out documents one by one, fastsw one thread, CPU time; the
-    three models take turns in every round (the ratios compare passes under the same conditions), the best round
-    counts. Each model's ids are checked against its reference path on the first documents first."""
+    three models take turns in every round (the ratios compare passes under the same conditions), each round
+    after an untimed pass of its model (``best_rounds(warm=True)``: no model is timed on the caches the one before
+    it left), the best round counts. Each model's ids are checked against its reference path on the first
+    documents first."""
     out = {}
     for lang in langs:
         docs = heldout[lang]
@@ -173,9 +193,11 @@ def superword_speeds(langs, heldout, train_mb: float, rounds: int):
                 if tok.encode_ordinary(d, backend="python") != tok.encode_ordinary(d):
                     sys.exit(f"{lang} {label}: fastsw disagrees with its reference path; no timings reported")
         fns = {label: (lambda docs, tok=tok: [tok.encode_ordinary(d) for d in docs]) for label, tok in toks.items()}
-        # every round lasts about MIN_ROUND seconds (the smallest held-out sets, hi and my, take ~0.2 ms a pass:
-        # 50 passes would make a 10 ms round), and at least SUPERWORD_ROUNDS rounds
-        out[lang] = best_rounds(fns, docs, max(rounds, SUPERWORD_ROUNDS), max_passes=2000)
+        # every round lasts about SUPERWORD_ROUND seconds or one pass (the smallest held-out sets, hi and my, take
+        # ~0.2 ms a pass), at least SUPERWORD_ROUNDS rounds
+        out[lang] = best_rounds(
+            fns, docs, max(rounds, SUPERWORD_ROUNDS), max_passes=2000, warm=True, min_round=SUPERWORD_ROUND
+        )
         size = nbytes(docs) / 1e6
         print(
             f"{lang} superword ({size:.3f} MB): "

@@ -194,3 +194,22 @@ def test_scale_input_below_a_synthetic_file_is_its_prefix(tmp_path, monkeypatch)
     path = scale.input_file(300 * 10**6)
     assert path.name == "synth-en-300MB-s0.jsonl"
     assert path.read_text(encoding="utf-8") == doc * 301
+
+
+def test_warm_rounds_time_passes_after_an_untimed_one_with_the_collector_off(monkeypatch):
+    """``bench_languages.best_rounds(warm=True)`` (the superword table) runs one untimed pass before every timed
+    round, times the round with Python's garbage collector off and turns it back on after; without ``warm`` every
+    pass of a round is timed with the collector as it was."""
+    import gc
+
+    monkeypatch.syspath_prepend(str(BENCH))
+    spec = importlib.util.spec_from_file_location("bench_languages_rounds", BENCH / "bench_languages.py")
+    languages = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(languages)
+    monkeypatch.setattr(languages, "MIN_ROUND", 0.0)  # one timed pass per round
+    for warm, per_round in ((True, [True, False]), (False, [True])):
+        seen = []
+        best = languages.best_rounds({"one": lambda docs, seen=seen: seen.append(gc.isenabled())}, ["x"], 3, warm=warm)
+        assert set(best) == {"one"}
+        assert seen == [True] + per_round * 3  # the sizing pass, then each round's passes
+        assert gc.isenabled()

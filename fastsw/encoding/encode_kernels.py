@@ -23,6 +23,8 @@ import warnings
 import numpy as np
 from numba import njit
 
+from fastsw._prefetch import _prefetch
+
 # The pair hashes multiply uint64s and are meant to wrap modulo 2**64. Compiled, they do so silently; run as
 # plain Python (NUMBA_DISABLE_JIT=1, the kernels' twin test mode) numpy warns on every wrap. Only this module's
 # wraps are silenced.
@@ -122,6 +124,18 @@ def _pair_probe(table, left, right):
     if (left | right) < 256:
         return table[(np.int64(left) << 8) | np.int64(right)]
     return _hashed_value(table, left, right)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _prefetch_pair(table, left, right):
+    """Start loading the entry that :func:`_pair_probe` reads first for the pair ``(left, right)`` of the rank
+    ``table`` (its direct entry, or its first hash slot): the supermerge table is probed when a run's segment ends,
+    a pretoken or more after its pairs are known, and the probe then finds the entry in the caches."""
+    if (left | right) < 256:
+        _prefetch(table, (np.int64(left) << 8) | np.int64(right))
+        return
+    s = _pair_slot(table, (np.int64(left) << 32) | np.int64(right))
+    _prefetch(table, _HASHED + (s if _is_compact(table) else 2 * s))
 
 
 @njit(cache=True, nogil=True)
@@ -656,15 +670,23 @@ def _long_lookup(sc, tb, text, start, end, h):
         s = (s + 1) & mask
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _bit_lookup(table, bits, left, right):
+    """``_pair_lookup`` of a pair whose bit in the pair filter ``bits`` is tested first (a clear bit: no merge,
+    without probing the table). Inlined: the supermerge segments' lookups are independent loads that the CPU
+    overlaps, where a call each would run them one after another."""
+    b = _pair_bit(left, right)
+    if (bits[b >> 6] >> np.uint64(b & 63)) & np.uint64(1) == 0:
+        return np.int64(-1)
+    return _pair_probe(table, left, right)
+
+
 @njit(cache=True, nogil=True)
 def _filtered_lookup(table, bits, use_bits, left, right):
     """``_pair_lookup``, first testing the pair's bit in the filter ``bits`` when
-    ``use_bits`` (a clear bit: no merge, without probing the table)."""
+    ``use_bits`` (:func:`_bit_lookup`)."""
     if use_bits:
-        b = _pair_bit(left, right)
-        if (bits[b >> 6] >> np.uint64(b & 63)) & np.uint64(1) == 0:
-            return np.int64(-1)
-        return _pair_probe(table, left, right)
+        return _bit_lookup(table, bits, left, right)
     return _pair_lookup(table, left, right)
 
 
@@ -705,13 +727,13 @@ def _merge_scan(buf, a, n, table, ranks, bits, use_bits):
     return n
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _merge_three(buf, a, table, bits):
     """The merges of int32 ``buf[a:a+3]`` in place (the order of :func:`_merge_scan`, lookups through the pair
     filter ``bits``), without its scratch and loops: the lower of the two pairs (the left one on a tie), then the
     one pair left. For the supermerge segments of three tokens. Returns the new length."""
-    v1 = _filtered_lookup(table, bits, 1, buf[a], buf[a + 1])
-    v2 = _filtered_lookup(table, bits, 1, buf[a + 1], buf[a + 2])
+    v1 = _bit_lookup(table, bits, buf[a], buf[a + 1])
+    v2 = _bit_lookup(table, bits, buf[a + 1], buf[a + 2])
     if v1 < 0 and v2 < 0:
         return 3
     if v2 < 0 or (v1 >= 0 and v1 <= v2):
@@ -719,7 +741,7 @@ def _merge_three(buf, a, table, bits):
         buf[a + 1] = buf[a + 2]
     else:
         buf[a + 1] = np.int32(v2 & _LOW32)
-    v = _filtered_lookup(table, bits, 1, buf[a], buf[a + 1])
+    v = _bit_lookup(table, bits, buf[a], buf[a + 1])
     if v < 0:
         return 2
     buf[a] = np.int32(v & _LOW32)
@@ -1168,6 +1190,8 @@ def _encode_docs(
                 sh = np.uint64(b & 63)
                 soft = np.int64((s_bits[_CROSS_WORDS + (b >> 6)] >> sh) & np.uint64(1)) & np.int64(run_len > 0)
                 pair = np.int64((s_bits[b >> 6] >> sh) & np.uint64(1))
+                if pair & soft:  # a pair of the segment that may merge: its table entry loads meanwhile
+                    _prefetch_pair(s_table, out[w - 1], out[w])
             if run_can > soft:  # the segment before ends here and may have a supermerge
                 m = _merge_segment(out, run_start, run_len, s_table, s_bits, heap, short_limit, nxt, prv, tree, nid)
                 if m < run_len:
