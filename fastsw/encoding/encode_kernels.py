@@ -65,7 +65,7 @@ def _prefetch_codegen(context, builder, signature, args):
     return context.get_dummy_value()
 
 
-if config.DISABLE_JIT:
+if getattr(config, "DISABLE_JIT", False):  # (set from the environment when numba is imported)
 
     def _prefetch(arr, i):
         """A hint, no effect on any result: nothing to do when the kernels run as plain Python."""
