@@ -21,7 +21,10 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import config, njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from fastsw._prefetch import _prefetch
 
@@ -47,6 +50,36 @@ _PAIR_BITS = 18  # the supermerge pair filter: a bit set of 2 ** 18 bits (32 kB)
 _CROSS_WORDS = 1 << (_PAIR_BITS - 6)  # the cross filter's bits follow the pair filter's in ``s_bits``
 _FEW_PAIRS = 16  # a long sequence with at most this many pairs that merge skips the tournament tree
 _FEW_MERGES = 32  # ... for at most this many merges (module note (8))
+_AHEAD = 4  # the long-text loop prefetches the shortcut slot of the pretoken this many places ahead
+
+
+def _prefetch_codegen(context, builder, signature, args):
+    """``llvm.prefetch`` (read, keep in every cache level) of the item ``args[1]`` of the array ``args[0]``."""
+    aryty = signature.args[0]
+    ary = context.make_array(aryty)(context, builder, args[0])
+    ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]], wraparound=False, boundscheck=False)
+    byte_ptr = builder.bitcast(ptr, ir.IntType(8).as_pointer())
+    i32 = ir.IntType(32)
+    fnty = ir.FunctionType(ir.VoidType(), [byte_ptr.type, i32, i32, i32])
+    builder.call(
+        cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0"), [byte_ptr, i32(0), i32(3), i32(1)]
+    )
+    return context.get_dummy_value()
+
+
+if getattr(config, "DISABLE_JIT", False):  # (set from the environment when numba is imported)
+
+    def _prefetch(arr, i):
+        """A hint, no effect on any result: nothing to do when the kernels run as plain Python."""
+
+else:
+
+    @intrinsic
+    def _prefetch(typingctx, arr, i):
+        """Ask the CPU to bring ``arr[i]`` into its caches (a hint: no load, no fault, no effect on any result; ``i``
+        must lie inside ``arr``). The long-text loop issues it for a pretoken's shortcut slot a few pretokens
+        before it looks the pretoken up, so the table's cache miss overlaps the work in between."""
+        return types.void(arr, types.int64), _prefetch_codegen
 
 
 @njit(cache=True, nogil=True)
@@ -110,7 +143,12 @@ def _pair_lookup(table, left, right):
     filter bit is clear (most pairs without a merge) one load in the 512 kB filter."""
     if (left | right) < 256:
         return table[(np.int64(left) << 8) | np.int64(right)]
-    b = _filter_bit((np.int64(left) << 32) | np.int64(right))
+    key = (np.int64(left) << 32) | np.int64(right)
+    # the pair's first slot is fetched while its filter word is read: a pair that passes the filter (most of those
+    # looked up while merging a pretoken) then waits for one cache miss, not two in a row
+    s = _pair_slot(table, key)
+    _prefetch(table, _HASHED + (s if (table.shape[0] - _HASHED) & 1 else 2 * s))
+    b = _filter_bit(key)
     if (table[_DIRECT + (b >> 6)] >> (b & 63)) & 1 == 0:
         return np.int64(-1)
     return _hashed_value(table, left, right)
@@ -1130,6 +1168,8 @@ def _encode_docs(
         mc_bits += 1
     mc_mask = (1 << mc_bits) - 1
     mc = np.full(4 << mc_bits, -1, np.int64)
+    short_mask = (sc_short.shape[0] >> 1) - 1
+    long_mask = (sc_long.shape[0] >> 2) - 1
     # np.int64(0), not 0: a variable holding the literal 0 on some path would make the helpers it is passed to
     # compile once more for the literal (Numba specialises calls on literal arguments)
     w = np.int64(0)
@@ -1137,10 +1177,22 @@ def _encode_docs(
         run_start = w
         run_len = np.int64(0)
         run_can = 0  # 1: some adjacent pair of the run may have a supermerge
+        last = doc_pieces[d + 1] - _AHEAD
         for k in range(doc_pieces[d], doc_pieces[d + 1]):
             s = bounds[k]
             e = bounds[k + 1]
             n = np.int64(0)
+            if use_shortcut and k < last:
+                # the shortcut slot of a pretoken a few places ahead (short ones: nearly all): its cache miss
+                # overlaps this pretoken's work instead of stalling that one's look-up
+                ps = bounds[k + _AHEAD]
+                pn = bounds[k + _AHEAD + 1] - ps
+                if pn > 8:
+                    ph = _long_hash(text, ps, ps + pn)
+                    _prefetch(sc_long, 4 * ((ph ^ (ph >> 31)) & long_mask))
+                elif ps + 8 <= n_text:
+                    ph = _short_hash(_pack8(text, ps) & _low_bytes(pn), pn)
+                    _prefetch(sc_short, 2 * (ph & short_mask))
             cached = False
             slot = 0
             h = np.int64(0)
