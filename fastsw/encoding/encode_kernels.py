@@ -21,10 +21,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from llvmlite import ir
-from numba import config, njit, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+from numba import njit
 
 from fastsw._prefetch import _prefetch
 
@@ -51,35 +48,6 @@ _CROSS_WORDS = 1 << (_PAIR_BITS - 6)  # the cross filter's bits follow the pair 
 _FEW_PAIRS = 16  # a long sequence with at most this many pairs that merge skips the tournament tree
 _FEW_MERGES = 32  # ... for at most this many merges (module note (8))
 _AHEAD = 4  # the long-text loop prefetches the shortcut slot of the pretoken this many places ahead
-
-
-def _prefetch_codegen(context, builder, signature, args):
-    """``llvm.prefetch`` (read, keep in every cache level) of the item ``args[1]`` of the array ``args[0]``."""
-    aryty = signature.args[0]
-    ary = context.make_array(aryty)(context, builder, args[0])
-    ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]], wraparound=False, boundscheck=False)
-    byte_ptr = builder.bitcast(ptr, ir.IntType(8).as_pointer())
-    i32 = ir.IntType(32)
-    fnty = ir.FunctionType(ir.VoidType(), [byte_ptr.type, i32, i32, i32])
-    builder.call(
-        cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0"), [byte_ptr, i32(0), i32(3), i32(1)]
-    )
-    return context.get_dummy_value()
-
-
-if getattr(config, "DISABLE_JIT", False):  # (set from the environment when numba is imported)
-
-    def _prefetch(arr, i):
-        """A hint, no effect on any result: nothing to do when the kernels run as plain Python."""
-
-else:
-
-    @intrinsic
-    def _prefetch(typingctx, arr, i):
-        """Ask the CPU to bring ``arr[i]`` into its caches (a hint: no load, no fault, no effect on any result; ``i``
-        must lie inside ``arr``). The long-text loop issues it for a pretoken's shortcut slot a few pretokens
-        before it looks the pretoken up, so the table's cache miss overlaps the work in between."""
-        return types.void(arr, types.int64), _prefetch_codegen
 
 
 @njit(cache=True, nogil=True)
