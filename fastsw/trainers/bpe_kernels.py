@@ -991,9 +991,10 @@ def _cut_candidates(tokens, offsets, counts, pid, cut, marker):
 
     Reads ``tokens`` (int32), ``offsets`` (int64, n_words + 1, starting at 0), ``counts`` (int64), ``pid`` (int32
     over the tokens: each position's slot, as :func:`_cut_weights` noted it) and ``cut`` (bool, one flag per
-    slot: the pair there weighs at most the floor; it stays in cache where the table of weights would not). A
-    first pass counts the cut positions through the flags and a second writes the output, both reading ``pid``
-    sequentially.
+    slot: the pair there weighs at most the floor; far smaller than the table of weights). ``pid`` is overwritten. A
+    first pass counts the cut positions through the flags, turning ``pid`` into one cut flag per position as it
+    goes (the flags of a large table are tens of MB, so each look-up is a cache miss: one per position, not two),
+    and a second writes the output reading ``pid`` sequentially.
 
     Returns ``(ids, new_offsets, sentinel)``: the words with ``marker`` (int32, an id above every token)
     inserted at each cut position (one int32 array, int64 offsets), ready for
@@ -1006,8 +1007,9 @@ def _cut_candidates(tokens, offsets, counts, pid, cut, marker):
     n_cut = 0
     for w in range(n_words):
         for i in range(offsets[w], offsets[w + 1] - 1):
-            if cut[pid[i]]:
-                n_cut += 1
+            flag = np.int32(cut[pid[i]])
+            pid[i] = flag
+            n_cut += flag
     ids = np.empty(n_tok + n_cut, np.int32)
     new_offsets = np.empty(n_words + 1, np.int64)
     sentinel = np.full(3, -1, np.int64)
@@ -1018,7 +1020,7 @@ def _cut_candidates(tokens, offsets, counts, pid, cut, marker):
         for i in range(offsets[w], end - 1):
             ids[o] = tokens[i]
             o += 1
-            if cut[pid[i]]:
+            if pid[i]:
                 ids[o] = marker
                 o += 1
                 if sentinel[2] < 0 and counts[w] > 0:
