@@ -821,6 +821,61 @@ cdef class Counter:
         return _take_table(&self.st.runs)
 
 
+cdef struct _PieceBatch:
+    # pieces waiting to be counted in one batch: their values concatenated, and per piece its start, length,
+    # count and key
+    uint32_t* values
+    int64_t n_values
+    int64_t values_cap
+    int64_t* start
+    int64_t* length
+    int64_t* count
+    uint64_t* keys
+    int64_t n
+    int64_t cap
+
+
+cdef int _batch_room(_PieceBatch* b, int64_t values) noexcept nogil:
+    """Room for ``values`` more values and one more piece; -1 when out of memory."""
+    cdef int64_t cap
+    cdef uint32_t* grown
+    if b.n_values + values > b.values_cap:
+        cap = max(2 * b.values_cap, b.n_values + values)
+        grown = <uint32_t*> realloc(b.values, cap * sizeof(uint32_t))
+        if grown == NULL:
+            return -1
+        b.values = grown
+        b.values_cap = cap
+    if b.n == b.cap:
+        cap = 2 * b.cap
+        if (_realloc64(&b.start, cap) < 0 or _realloc64(&b.length, cap) < 0 or _realloc64(&b.count, cap) < 0
+                or _realloc64(<int64_t**> &b.keys, cap) < 0):
+            return -1
+        b.cap = cap
+    return 0
+
+
+cdef int _add_pieces(SeqTable* t, _PieceBatch* b) noexcept nogil:
+    """Add the batch's pieces to ``t`` in order (their keys first, so that the slot of the piece ``AHEAD`` is
+    fetched while one is added) and empty the batch; -1 when out of memory."""
+    cdef int64_t k, e
+    cdef uint64_t h
+    cdef bint added
+    for k in range(b.n):
+        b.keys[k] = _hash_seq(b.values + b.start[k], b.length[k])
+    for k in range(b.n):
+        if k + AHEAD < b.n:
+            h = b.keys[k + AHEAD]
+            FASTSW_COUNT_PREFETCH(&t.slots[_mix(h) & <uint64_t> (t.n_slots - 1)])
+        e = _table_find_or_add(t, b.values + b.start[k], b.length[k], b.keys[k], &added)
+        if e < 0:
+            return -1
+        t.counts[e] += b.count[k]
+    b.n = 0
+    b.n_values = 0
+    return 0
+
+
 def aggregate_runs(const int32_t[::1] run_ids, const int64_t[::1] run_offsets, const int64_t[::1] run_counts,
                    const int64_t[::1] single_token):
     """Supermerge candidates from letter runs given as flat arrays (see :meth:`Counter.runs`);
@@ -830,36 +885,34 @@ def aggregate_runs(const int32_t[::1] run_ids, const int64_t[::1] run_offsets, c
     Every run is cut at its other pretokens; each piece of >= 2 tokens adds the run's count to
     that token sequence. Returns ``(tokens, offsets, counts)``: ``int32`` token ids of all
     candidates concatenated, ``int64`` offsets (one more than candidates) and ``int64`` counts.
+    The pieces are added to the table in batches of about ``WINDOW``, in order (see :func:`_add_pieces`).
     """
     cdef SeqTable t
+    cdef _PieceBatch b
     cdef Py_ssize_t n_runs = run_counts.shape[0], n_single = single_token.shape[0]
-    cdef int64_t r, i, o, m, start, e, cap = 64, bad = -1
+    cdef int64_t r, i, o, m, start, e, bad = -1
     cdef int rc = 0
-    cdef bint added
     if run_offsets.shape[0] != n_runs + 1:
         raise ValueError("run_offsets must have one more entry than run_counts")
     if n_runs and (run_offsets[0] != 0 or run_offsets[n_runs] > run_ids.shape[0]):
         raise ValueError("run_offsets do not match run_ids")
-    if _table_init(&t) < 0:
-        _table_free(&t)
-        raise MemoryError()
-    cdef uint32_t* buf = <uint32_t*> malloc(cap * sizeof(uint32_t))
-    if buf == NULL:
-        _table_free(&t)
-        raise MemoryError()
+    memset(&b, 0, sizeof(_PieceBatch))
+    b.values_cap = 4 * WINDOW
+    b.cap = WINDOW
+    b.values = <uint32_t*> malloc(b.values_cap * sizeof(uint32_t))
+    b.start = <int64_t*> malloc(b.cap * sizeof(int64_t))
+    b.length = <int64_t*> malloc(b.cap * sizeof(int64_t))
+    b.count = <int64_t*> malloc(b.cap * sizeof(int64_t))
+    b.keys = <uint64_t*> malloc(b.cap * sizeof(uint64_t))
     try:
+        if (_table_init(&t) < 0 or b.values == NULL or b.start == NULL or b.length == NULL or b.count == NULL
+                or b.keys == NULL):
+            raise MemoryError()
         with nogil:
             for r in range(n_runs):
                 o = run_offsets[r]
                 m = run_offsets[r + 1] - o
-                if m > cap:
-                    cap = max(m, 2 * cap)
-                    free(buf)
-                    buf = <uint32_t*> malloc(cap * sizeof(uint32_t))
-                    if buf == NULL:
-                        rc = -1
-                        break
-                start = 0
+                start = b.n_values  # the current piece's first value in the batch
                 for i in range(m + 1):
                     if i < m:
                         e = run_ids[o + i]
@@ -869,25 +922,38 @@ def aggregate_runs(const int32_t[::1] run_ids, const int64_t[::1] run_offsets, c
                             break
                         e = single_token[e]
                         if e >= 0:
-                            buf[i] = <uint32_t> e
+                            if _batch_room(&b, 1) < 0:
+                                rc = -1
+                                break
+                            b.values[b.n_values] = <uint32_t> e
+                            b.n_values += 1
                             continue
-                    if i - start >= 2:
-                        e = _table_find_or_add(&t, buf + start, i - start, _hash_seq(buf + start, i - start),
-                                               &added)
-                        if e < 0:
-                            rc = -1
-                            break
-                        t.counts[e] += run_counts[r]
-                    start = i + 1
+                    if b.n_values - start >= 2:
+                        b.start[b.n] = start
+                        b.length[b.n] = b.n_values - start
+                        b.count[b.n] = run_counts[r]
+                        b.n += 1
+                    else:
+                        b.n_values = start  # a piece of one token: dropped
+                    start = b.n_values
                 if rc < 0:
                     break
+                if b.n >= WINDOW and _add_pieces(&t, &b) < 0:
+                    rc = -1
+                    break
+            if rc == 0 and _add_pieces(&t, &b) < 0:
+                rc = -1
         if rc == -2:
             raise IndexError(f"a letter run refers to pretoken {bad}, outside 0..{n_single - 1}")
         if rc < 0:
             raise MemoryError()
         return _take_table(&t)
     finally:
-        free(buf)
+        free(b.values)
+        free(b.start)
+        free(b.length)
+        free(b.count)
+        free(b.keys)
         _table_free(&t)
 
 
