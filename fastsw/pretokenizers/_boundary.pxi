@@ -626,7 +626,7 @@ cdef int _count_pieces(CountState* st, const Tables* tb, const MarkRules* r, Mar
                 key = (packed | (<uint64_t> n << 56) | (<uint64_t> p.left << 59) | (<uint64_t> p.right << 60)
                        | (<uint64_t> (p.code != 0 and p.code == r.shift_ch) << 61)
                        | (<uint64_t> (p.code != 0 and p.code == r.caps_ch) << 62))
-                slot = <Py_ssize_t> ((key ^ (key >> 29)) * 0x9E3779B97F4A7C15ULL >> CACHE_SHIFT)
+                slot = _cache_slot(key)
         if short_key and st.cache_key[slot] == key:
             e = st.cache_entry[slot]
             st.pre.counts[e] += 1

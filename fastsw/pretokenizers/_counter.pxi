@@ -12,6 +12,41 @@ from libc.stdint cimport int32_t, uint64_t
 cdef extern from "Python.h":
     object PyUnicode_FromKindAndData(int kind, const void* buffer, Py_ssize_t size)
 
+cdef extern from *:
+    """
+    #if defined(__linux__)
+    #include <sys/mman.h>
+    #endif
+    /* Ask for transparent huge pages on the 2 MB-aligned part of a block of at least 4 MB (as numpy does for
+       its arrays); a no-op where the system has no such advice. */
+    static void fastsw_advise_huge(void* p, size_t n) {
+    #if defined(__linux__) && defined(MADV_HUGEPAGE)
+        const size_t huge = (size_t)1 << 21;
+        size_t start, end;
+        if (p == NULL || n < 2 * huge) return;
+        start = ((size_t)p + huge - 1) & ~(huge - 1);
+        end = ((size_t)p + n) & ~(huge - 1);
+        if (end > start) madvise((void*)start, end - start, MADV_HUGEPAGE);
+    #else
+        (void)p; (void)n;
+    #endif
+    }
+    """
+    # A table's slots are probed at random: on 4 KB pages nearly every probe of a large table misses the TLB.
+    # Called on the slots when they are allocated (they are never grown in place; the arrays that grow by
+    # realloc are left alone, since moving a block can split its huge pages).
+    void fastsw_advise_huge(void* p, size_t n) nogil
+
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define FASTSW_COUNT_PREFETCH(p) __builtin_prefetch(p)
+    #else
+    #define FASTSW_COUNT_PREFETCH(p) ((void)(p))
+    #endif
+    """
+    void FASTSW_COUNT_PREFETCH(const void* p) nogil
+
 
 cdef struct SeqTable:
     uint32_t* items      # the sequences, concatenated
@@ -101,6 +136,7 @@ cdef int _table_rehash(SeqTable* t) noexcept nogil:
     cdef uint64_t* slots = <uint64_t*> malloc(n_slots * sizeof(uint64_t))
     if slots == NULL:
         return -1
+    fastsw_advise_huge(slots, n_slots * sizeof(uint64_t))
     memset(slots, 0xFF, n_slots * sizeof(uint64_t))
     for e in range(t.n):
         m = _mix(t.hashes[e])
@@ -133,12 +169,12 @@ cdef int64_t _table_find_or_add(SeqTable* t, const char_t* s, Py_ssize_t n, uint
             slot = (slot + 1) & mask
             continue
         e = <int64_t> (v & 0xFFFFFFFFULL)
-        if t.hashes[e] == h:
-            if not (h >> 63):
+        if not (h >> 63):
+            if t.hashes[e] == h:
                 return e  # a short key is the sequence itself
-            if t.offsets[e + 1] - t.offsets[e] != n:
-                slot = (slot + 1) & mask
-                continue
+        elif t.offsets[e + 1] - t.offsets[e] == n:
+            # a long key whose tag agrees: the values decide (the entry's stored key would be one more
+            # cache miss, and equal values mean equal keys)
             item = t.items + t.offsets[e]
             same = True
             for i in range(n):
@@ -253,7 +289,8 @@ cdef tuple _take_table(SeqTable* t):
 cdef enum:
     CACHE_SLOTS = 16384  # a power of two: the slot is the top CACHE_BITS bits of a hash; 256 KB, within L2
     CACHE_SHIFT = 50  # 64 - CACHE_BITS (14)
-    WINDOW = 4096  # pretokens matched before they are counted (48 KB of scratch, whatever the document)
+    WINDOW = 4096  # pretokens matched before they are counted (80 KB of scratch, whatever the document)
+    AHEAD = 8  # the pretoken table's slot of the pretoken this many ahead is fetched while one is counted
 
 
 cdef struct CountState:
@@ -264,6 +301,7 @@ cdef struct CountState:
     bint collect_runs
     int64_t ends[WINDOW]        # scratch: pretoken ends of the current window
     uint32_t window_ids[WINDOW]  # scratch: their pretoken indices
+    uint64_t window_keys[WINDOW]  # scratch: their keys (_hash_seq)
     uint32_t* ids        # scratch: the pretoken indices of the current letter run
     int64_t ids_cap
     int64_t run_len
@@ -286,13 +324,23 @@ cdef inline int64_t _utf8_length(const char_t* s, Py_ssize_t n) noexcept nogil:
 
 
 cdef inline int64_t _add_pretoken(CountState* st, const Tables* tb, const char_t* s, Py_ssize_t n) noexcept nogil:
-    """Count one occurrence of the pretoken ``s[0:n]``; its entry, or -1 when out of memory.
+    """Count one occurrence of the pretoken ``s[0:n]``; its entry, or -1 when out of memory."""
+    return _add_keyed(st, tb, s, n, _hash_seq(s, n))
+
+
+cdef inline Py_ssize_t _cache_slot(uint64_t h) noexcept nogil:
+    """The slot of the key ``h`` in the pretoken cache."""
+    return <Py_ssize_t> ((h ^ (h >> 29)) * 0x9E3779B97F4A7C15ULL >> CACHE_SHIFT)
+
+
+cdef inline int64_t _add_keyed(CountState* st, const Tables* tb, const char_t* s, Py_ssize_t n,
+                               uint64_t h) noexcept nogil:
+    """:func:`_add_pretoken` given the pretoken's key ``h`` (``_hash_seq(s, n)``).
 
     The cache holds the last entry seen under each slot. A short key is the pretoken itself; a long one
     (a hash) is confirmed against the entry's code points, which for a frequent pretoken are in cache:
     so a frequent long word costs no probe of the big table's slots and keys either."""
-    cdef uint64_t h = _hash_seq(s, n)
-    cdef Py_ssize_t slot = <Py_ssize_t> ((h ^ (h >> 29)) * 0x9E3779B97F4A7C15ULL >> CACHE_SHIFT)
+    cdef Py_ssize_t slot = _cache_slot(h)
     cdef int64_t e, i, o
     cdef bint added, same
     cdef uint8_t letter
@@ -440,13 +488,27 @@ cdef inline int _end_run(CountState* st) noexcept nogil:
 cdef int _count_window(CountState* st, const Tables* tb, const char_t* s, Py_ssize_t start,
                        Py_ssize_t n_pieces) noexcept nogil:
     """Count the ``n_pieces`` pretokens whose ends are in ``st.ends`` (the first starts at ``start``)
-    and extend the current letter run with them."""
-    cdef Py_ssize_t k, end
+    and extend the current letter run with them.
+
+    The keys come first, so that while one pretoken is counted the table's slot of the one ``AHEAD`` of it
+    (when the cache does not hold it) is already on its way: the lookups of a large table are bound by memory
+    latency, one random slot each."""
+    cdef Py_ssize_t k, end, first = start
     cdef int64_t e, cap
+    cdef uint64_t h
     cdef uint32_t* grown
     for k in range(n_pieces):
         end = st.ends[k]
-        e = _add_pretoken(st, tb, s + start, end - start)
+        st.window_keys[k] = _hash_seq(s + start, end - start)
+        start = end
+    start = first
+    for k in range(n_pieces):
+        if k + AHEAD < n_pieces:
+            h = st.window_keys[k + AHEAD]
+            if st.cache_key[_cache_slot(h)] != h:
+                FASTSW_COUNT_PREFETCH(&st.pre.slots[_mix(h) & <uint64_t> (st.pre.n_slots - 1)])
+        end = st.ends[k]
+        e = _add_keyed(st, tb, s + start, end - start, st.window_keys[k])
         if e < 0:
             return -1
         st.window_ids[k] = <uint32_t> e
@@ -759,6 +821,61 @@ cdef class Counter:
         return _take_table(&self.st.runs)
 
 
+cdef struct _PieceBatch:
+    # pieces waiting to be counted in one batch: their values concatenated, and per piece its start, length,
+    # count and key
+    uint32_t* values
+    int64_t n_values
+    int64_t values_cap
+    int64_t* start
+    int64_t* length
+    int64_t* count
+    uint64_t* keys
+    int64_t n
+    int64_t cap
+
+
+cdef int _batch_room(_PieceBatch* b, int64_t values) noexcept nogil:
+    """Room for ``values`` more values and one more piece; -1 when out of memory."""
+    cdef int64_t cap
+    cdef uint32_t* grown
+    if b.n_values + values > b.values_cap:
+        cap = max(2 * b.values_cap, b.n_values + values)
+        grown = <uint32_t*> realloc(b.values, cap * sizeof(uint32_t))
+        if grown == NULL:
+            return -1
+        b.values = grown
+        b.values_cap = cap
+    if b.n == b.cap:
+        cap = 2 * b.cap
+        if (_realloc64(&b.start, cap) < 0 or _realloc64(&b.length, cap) < 0 or _realloc64(&b.count, cap) < 0
+                or _realloc64(<int64_t**> &b.keys, cap) < 0):
+            return -1
+        b.cap = cap
+    return 0
+
+
+cdef int _add_pieces(SeqTable* t, _PieceBatch* b) noexcept nogil:
+    """Add the batch's pieces to ``t`` in order (their keys first, so that the slot of the piece ``AHEAD`` is
+    fetched while one is added) and empty the batch; -1 when out of memory."""
+    cdef int64_t k, e
+    cdef uint64_t h
+    cdef bint added
+    for k in range(b.n):
+        b.keys[k] = _hash_seq(b.values + b.start[k], b.length[k])
+    for k in range(b.n):
+        if k + AHEAD < b.n:
+            h = b.keys[k + AHEAD]
+            FASTSW_COUNT_PREFETCH(&t.slots[_mix(h) & <uint64_t> (t.n_slots - 1)])
+        e = _table_find_or_add(t, b.values + b.start[k], b.length[k], b.keys[k], &added)
+        if e < 0:
+            return -1
+        t.counts[e] += b.count[k]
+    b.n = 0
+    b.n_values = 0
+    return 0
+
+
 def aggregate_runs(const int32_t[::1] run_ids, const int64_t[::1] run_offsets, const int64_t[::1] run_counts,
                    const int64_t[::1] single_token):
     """Supermerge candidates from letter runs given as flat arrays (see :meth:`Counter.runs`);
@@ -768,36 +885,34 @@ def aggregate_runs(const int32_t[::1] run_ids, const int64_t[::1] run_offsets, c
     Every run is cut at its other pretokens; each piece of >= 2 tokens adds the run's count to
     that token sequence. Returns ``(tokens, offsets, counts)``: ``int32`` token ids of all
     candidates concatenated, ``int64`` offsets (one more than candidates) and ``int64`` counts.
+    The pieces are added to the table in batches of about ``WINDOW``, in order (see :func:`_add_pieces`).
     """
     cdef SeqTable t
+    cdef _PieceBatch b
     cdef Py_ssize_t n_runs = run_counts.shape[0], n_single = single_token.shape[0]
-    cdef int64_t r, i, o, m, start, e, cap = 64, bad = -1
+    cdef int64_t r, i, o, m, start, e, bad = -1
     cdef int rc = 0
-    cdef bint added
     if run_offsets.shape[0] != n_runs + 1:
         raise ValueError("run_offsets must have one more entry than run_counts")
     if n_runs and (run_offsets[0] != 0 or run_offsets[n_runs] > run_ids.shape[0]):
         raise ValueError("run_offsets do not match run_ids")
-    if _table_init(&t) < 0:
-        _table_free(&t)
-        raise MemoryError()
-    cdef uint32_t* buf = <uint32_t*> malloc(cap * sizeof(uint32_t))
-    if buf == NULL:
-        _table_free(&t)
-        raise MemoryError()
+    memset(&b, 0, sizeof(_PieceBatch))
+    b.values_cap = 4 * WINDOW
+    b.cap = WINDOW
+    b.values = <uint32_t*> malloc(b.values_cap * sizeof(uint32_t))
+    b.start = <int64_t*> malloc(b.cap * sizeof(int64_t))
+    b.length = <int64_t*> malloc(b.cap * sizeof(int64_t))
+    b.count = <int64_t*> malloc(b.cap * sizeof(int64_t))
+    b.keys = <uint64_t*> malloc(b.cap * sizeof(uint64_t))
     try:
+        if (_table_init(&t) < 0 or b.values == NULL or b.start == NULL or b.length == NULL or b.count == NULL
+                or b.keys == NULL):
+            raise MemoryError()
         with nogil:
             for r in range(n_runs):
                 o = run_offsets[r]
                 m = run_offsets[r + 1] - o
-                if m > cap:
-                    cap = max(m, 2 * cap)
-                    free(buf)
-                    buf = <uint32_t*> malloc(cap * sizeof(uint32_t))
-                    if buf == NULL:
-                        rc = -1
-                        break
-                start = 0
+                start = b.n_values  # the current piece's first value in the batch
                 for i in range(m + 1):
                     if i < m:
                         e = run_ids[o + i]
@@ -807,25 +922,38 @@ def aggregate_runs(const int32_t[::1] run_ids, const int64_t[::1] run_offsets, c
                             break
                         e = single_token[e]
                         if e >= 0:
-                            buf[i] = <uint32_t> e
+                            if _batch_room(&b, 1) < 0:
+                                rc = -1
+                                break
+                            b.values[b.n_values] = <uint32_t> e
+                            b.n_values += 1
                             continue
-                    if i - start >= 2:
-                        e = _table_find_or_add(&t, buf + start, i - start, _hash_seq(buf + start, i - start),
-                                               &added)
-                        if e < 0:
-                            rc = -1
-                            break
-                        t.counts[e] += run_counts[r]
-                    start = i + 1
+                    if b.n_values - start >= 2:
+                        b.start[b.n] = start
+                        b.length[b.n] = b.n_values - start
+                        b.count[b.n] = run_counts[r]
+                        b.n += 1
+                    else:
+                        b.n_values = start  # a piece of one token: dropped
+                    start = b.n_values
                 if rc < 0:
                     break
+                if b.n >= WINDOW and _add_pieces(&t, &b) < 0:
+                    rc = -1
+                    break
+            if rc == 0 and _add_pieces(&t, &b) < 0:
+                rc = -1
         if rc == -2:
             raise IndexError(f"a letter run refers to pretoken {bad}, outside 0..{n_single - 1}")
         if rc < 0:
             raise MemoryError()
         return _take_table(&t)
     finally:
-        free(buf)
+        free(b.values)
+        free(b.start)
+        free(b.length)
+        free(b.count)
+        free(b.keys)
         _table_free(&t)
 
 

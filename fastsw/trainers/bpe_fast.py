@@ -41,7 +41,7 @@ import numpy as np
 
 from fastsw._config import gc_paused
 from fastsw._interrupt import call_kernel
-from fastsw.trainers.bpe_kernels import AHEAD, _cut_candidates, _merge_loop
+from fastsw.trainers.bpe_kernels import AHEAD, _cut_candidates, _cut_weights, _merge_loop
 from fastsw.alphabet import get_profile, has_utf8
 from fastsw.trainers.bpe import check_pair_total
 from fastsw.corpus.memory import check_candidates, check_cut, check_phase2
@@ -290,16 +290,46 @@ def cut_candidates(candidates, floor: int, n_tokens: int, top: int = 0):
     count more than ``floor`` to be taken (BoundlessBPE: ``floor`` = the smallest regular-merge count) give
     the same merges, counts and stopping step on the cut candidates as on the whole ones. ``n_tokens``: the
     vocabulary size (every id is below it). ``top`` > 0: the floor is the ``top + 1``-th largest pair weight
-    instead (see :func:`superbpe_phase2_packed`); returns ``(cut candidates, floor used)`` then."""
+    instead (see :func:`superbpe_phase2_packed`); returns ``(cut candidates, floor used)`` then.
+
+    The weight of an adjacent pair ``(a, b)`` is an upper bound on the count of ``(a, b)`` and of every pair made
+    later across one of its positions (a token's last and first phase-1 tokens never change), so no merge ever
+    crosses a position whose pair weighs at most ``floor``, and the words split there without changing any pair
+    above it. One hashing pass (``_cut_weights``) sums the weights in a table of int64 key/weight slots (linear
+    probing, at most half full, so a lookup is one cache miss; sized for ~0.4 distinct pairs per token, started
+    again twice as large when that is too small) and notes each position's slot; the table then becomes one cut
+    flag per slot and is freed before the output is written. The table and the slots are numpy arrays, which get
+    transparent huge pages where the system offers them: the pass probes the table at random, and on 4 KB pages
+    nearly every probe missed the TLB and every first touch of a page faulted."""
     from fastsw.pretokenizers._pretok import aggregate_runs
 
     tokens, offsets, counts = candidates
     if (floor <= 0 and top <= 0) or not len(counts):
         return (candidates, 0) if top > 0 else candidates
     check_pair_total(_pair_total(offsets, counts))  # the pair weights below are sums of these
-    ids, new_offsets, sentinel, floor = _cut_candidates(
-        tokens, offsets, counts, np.int64(floor), np.int64(top), np.int64(n_tokens)
-    )
+    n_tok = tokens.shape[0]
+    bits = 16
+    while (1 << bits) < n_tok // 4:  # ~ distinct pairs / 0.4 on English candidates
+        bits += 1
+    pid = np.empty(n_tok, np.int32)  # written at every position the passes read
+    while True:
+        table = np.full(2 << bits, -1, np.int64)
+        n_pairs = _cut_weights(tokens, offsets, counts, table, pid)
+        if n_pairs >= 0:
+            break
+        if bits >= 31:
+            raise ValueError("too many distinct pairs for the candidate cut (slots are 32-bit)")
+        del table  # freed before the larger one
+        bits += 1
+    keys, weights = table[0::2], table[1::2]
+    if top > 0:
+        floor = 0
+        if n_pairs > top:
+            floor = int(np.partition(weights[keys != -1], n_pairs - top - 1)[n_pairs - top - 1])
+    cut = (keys != -1) & (weights <= floor)
+    del table, keys, weights
+    ids, new_offsets, sentinel = _cut_candidates(tokens, offsets, counts, pid, cut, np.int32(n_tokens))
+    del pid, cut
     if ids.shape[0] > tokens.shape[0]:
         single = np.arange(n_tokens + 1, dtype=np.int64)
         single[n_tokens] = -1
@@ -598,7 +628,7 @@ def compile_notice(callback):
 
 
 #: The kernels of phase 2 alone: BoundlessBPE's and SuperBPE's candidate cut (both phases run the merge loop).
-PHASE2_KERNELS = (_cut_candidates,)
+PHASE2_KERNELS = (_cut_weights, _cut_candidates)
 _ahead = None  # the process compiling kernels ahead into Numba's on-disk cache (compile_ahead)
 _loading = None  # the thread loading the merge loop from that cache (load_in_background)
 

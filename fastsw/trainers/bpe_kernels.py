@@ -933,7 +933,8 @@ def _pair_slot(table, key):
 
 @njit(cache=True)
 def _cut_weights(tokens, offsets, counts, table, pid):
-    """The first pass of :func:`_cut_candidates`: the pair weights summed in ``table`` (empty: all keys -1), each
+    """The first pass of the candidate cut (:func:`fastsw.trainers.bpe_fast.cut_candidates`, then
+    :func:`_cut_candidates`): the weight of each adjacent token pair summed in ``table`` (empty: all keys -1), each
     position's slot noted in ``pid``. Returns the number of distinct pairs, or -1 as soon as one more would make
     the table more than half full (the caller starts again with a table twice as large). Keeping the growth out of
     this loop made the pass 35-40 % faster (0.60 -> 0.37 s CPU on 100 MB of English's 10.5 M positions): re-pointing
@@ -957,69 +958,32 @@ def _cut_weights(tokens, offsets, counts, table, pid):
 
 
 @njit(cache=True)
-def _cut_candidates(tokens, offsets, counts, floor, top, marker):
-    """Cut packed candidates at the boundaries no merge can ever cross (BoundlessBPE's phase 2).
+def _cut_candidates(tokens, offsets, counts, pid, cut, marker):
+    """Cut packed candidates at the boundaries no merge can ever cross (BoundlessBPE's phase 2): the passes
+    after :func:`_cut_weights` (see :func:`fastsw.trainers.bpe_fast.cut_candidates`, which runs it and decides
+    which pairs are cut).
 
-    Reads ``tokens`` (int32), ``offsets`` (int64, n_words + 1, starting at 0) and ``counts`` (int64).
-    The weight of an adjacent token pair ``(a, b)`` is the number of positions where ``a`` is followed by
-    ``b``, each times its word's count: an upper bound on the count of ``(a, b)`` and of every pair made
-    later across such a position (a token's last and first phase-1 tokens never change, so every
-    occurrence of a later pair ``(L, R)`` sits on a position of the same ``(a, b)``). A position whose pair
-    weighs at most ``floor`` can therefore never be merged across, and every pair there stays at or below
-    ``floor``: the words split there without changing any pair above ``floor``.
+    Reads ``tokens`` (int32), ``offsets`` (int64, n_words + 1, starting at 0), ``counts`` (int64), ``pid`` (int32
+    over the tokens: each position's slot, as :func:`_cut_weights` noted it) and ``cut`` (bool, one flag per
+    slot: the pair there weighs at most the floor; far smaller than the table of weights). ``pid`` is overwritten. A
+    first pass counts the cut positions through the flags, turning ``pid`` into one cut flag per position as it
+    goes (the flags of a large table are tens of MB, so each look-up is a cache miss: one per position, not two),
+    and a second writes the output reading ``pid`` sequentially.
 
-    One hashing pass (:func:`_cut_weights`) sums the weights in ``table`` (int64 key/weight slots, linear
-    probing, at most half full, so a lookup is one cache miss; sized for ~0.4 distinct pairs per token, started
-    again twice as large when that is too small) and notes each position's slot in ``pid`` (int32 over the
-    tokens); the table then becomes one cut flag per slot (a bool array 1/16 of its size, which stays in cache)
-    and is freed; a second pass counts the cut positions through the flags and a third writes the output, both
-    reading ``pid`` sequentially. The scratch memory is 4 bytes per token plus 32 bytes per distinct pair at most.
-
-    ``top`` > 0 (SuperBPE, whose floor is not known in advance): ``floor`` is replaced by the ``top + 1``-th
-    largest pair weight (0 when there are not more pairs), a guess the caller verifies: the cut is exact for
-    a merge loop whose every chosen pair counts more than it.
-
-    Returns ``(ids, new_offsets, sentinel, floor)``: the words with ``marker`` (int32, an id above every token)
-    inserted at each such position (one int32 array, int64 offsets), ready for
+    Returns ``(ids, new_offsets, sentinel)``: the words with ``marker`` (int32, an id above every token)
+    inserted at each cut position (one int32 array, int64 offsets), ready for
     ``fastsw.pretokenizers._pretok.aggregate_runs`` with ``marker`` mapped to -1; and ``sentinel`` (int64, 3 entries)
     ``(a, b, count)`` of the first cut position in a word of positive count (count -1 if none), which
     the caller keeps as a word ``[a, b]`` so that a pair stays left whenever one did before.
     """
     n_words = offsets.shape[0] - 1
     n_tok = tokens.shape[0]
-    bits = 16
-    while (1 << bits) < n_tok // 4:  # ~ distinct pairs / 0.4 on English candidates
-        bits += 1
-    pid = np.empty(n_tok, np.int32)  # written at every position the passes below read
-    while True:
-        table = np.full(2 << bits, -1, np.int64)
-        n_pairs = _cut_weights(tokens, offsets, counts, table, pid)
-        if n_pairs >= 0:
-            break
-        if bits >= 31:
-            raise ValueError("too many distinct pairs for the candidate cut (slots are 32-bit)")
-        table = np.empty(0, np.int64)  # free it before the larger one
-        bits += 1
-    n_slots = table.shape[0] >> 1
-    if top > 0:
-        floor = np.int64(0)
-        if n_pairs > top:
-            weights = np.empty(n_pairs, np.int64)
-            k = 0
-            for t in range(n_slots):
-                if table[2 * t] != -1:
-                    weights[k] = table[2 * t + 1]
-                    k += 1
-            floor = _kth_smallest(weights, n_pairs - top - 1)
-    cut = np.empty(n_slots, np.bool_)
-    for t in range(n_slots):
-        cut[t] = table[2 * t] != -1 and table[2 * t + 1] <= floor
-    table = np.empty(0, np.int64)  # free it
     n_cut = 0
     for w in range(n_words):
         for i in range(offsets[w], offsets[w + 1] - 1):
-            if cut[pid[i]]:
-                n_cut += 1
+            flag = np.int32(cut[pid[i]])
+            pid[i] = flag
+            n_cut += flag
     ids = np.empty(n_tok + n_cut, np.int32)
     new_offsets = np.empty(n_words + 1, np.int64)
     sentinel = np.full(3, -1, np.int64)
@@ -1030,7 +994,7 @@ def _cut_candidates(tokens, offsets, counts, floor, top, marker):
         for i in range(offsets[w], end - 1):
             ids[o] = tokens[i]
             o += 1
-            if cut[pid[i]]:
+            if pid[i]:
                 ids[o] = marker
                 o += 1
                 if sentinel[2] < 0 and counts[w] > 0:
@@ -1041,7 +1005,7 @@ def _cut_candidates(tokens, offsets, counts, floor, top, marker):
             ids[o] = tokens[end - 1]
             o += 1
         new_offsets[w + 1] = o
-    return ids, new_offsets, sentinel, floor
+    return ids, new_offsets, sentinel
 
 
 KERNELS = (
