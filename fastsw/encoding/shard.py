@@ -970,11 +970,22 @@ def _encode_file(path: str, fi: int, first_doc: int, tok, reading: dict, eot_id,
     )
 
 
+def _model_of(tok):
+    """The model a worker encodes with (one Dask task per run, which the encoding tasks depend on)."""
+    return tok
+
+
 def _dask_items(client, files, start, reading, tok, eot_id, bos_id, batch_chars, stop: threading.Event):
     """Framed files, one Dask task each, taken in file order (a window of tasks ahead). A task whose worker dies is
     run again by Dask, and each file's result is taken once: no document is lost or repeated."""
-    remote = client.scatter(tok, broadcast=True)
     run = os.urandom(6).hex()  # the task keys of this run
+    # The model as a task's result, not scattered data: Dask drops the extra copies of a key no waiting task needs
+    # (its active memory manager), so a scattered model soon has one copy, and the death of the worker holding it
+    # would lose it for good (scattered data cannot be recomputed) and cancel every task of the run. A task's result
+    # is computed again on another worker.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"(?s).*large graph", category=UserWarning)
+        remote = client.submit(_model_of, tok, key=f"fastsw-shard-{run}-model", pure=False)
     window = 2 * max(1, len(client.scheduler_info().get("workers", {})))
     pending: list = []
     order = iter(range(start[0], len(files)))
