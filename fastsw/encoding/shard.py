@@ -10,6 +10,8 @@ threads, across resumed runs and on a Dask cluster.
 Output folder::
 
     manifest.json               the run: model hash, options, inputs, every complete shard (see below)
+    manifest.journal.jsonl      while a run is under way: one line per shard finished since manifest.json was
+                                written (an entry of its "shards"); folded into manifest.json at the end
     shard_000000.bin            the ids (format "bin" or "llmc"; "npy": shard_000000.npy)
     shard_000000.idx.npy        uint64: the offset (in tokens) within the shard of each document that starts in it
 
@@ -21,10 +23,12 @@ Formats (all little-endian; dtype uint16 when every id of the model fits, else u
   Llama 3 header (magic 20240801, version 7).
 * ``npy``: a NumPy ``.npy`` file (format 1.0, a 128-byte header), 1-D: ``np.load(path, mmap_mode="r")``.
 
-Every write is atomic: a shard is written to a temporary file, synced and renamed, then the manifest (also written
-atomically) lists it. A run stopped at any point (Ctrl-C, a crash, a full disk, a bad input line) leaves complete
-shards and a manifest that lists exactly them; running the same command again resumes after the last listed shard
-and writes the same bytes an uninterrupted run writes.
+Every write is atomic: a shard is written to a temporary file, synced and renamed, then one line appended to the
+journal (and synced) lists it, so that the cost of listing a shard does not grow with the shards before it; the
+manifest (written atomically) takes in the journal when the run ends, and when a run resumes. A run stopped at any
+point (Ctrl-C, a crash, a full disk, a bad input line) leaves complete shards, listed exactly by the manifest and
+its journal (:func:`read_manifest` reads both; a last journal line cut short by a crash lists nothing); running the
+same command again resumes after the last listed shard and writes the same bytes an uninterrupted run writes.
 
 ``fastsw.shard`` is the function :func:`shard`; import this module's other names with
 ``from fastsw.encoding.shard import load_shard, verify, ...``.
@@ -46,7 +50,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, List, Optional, Seque
 import numpy as np
 
 from fastsw._types import PathLike
-from fastsw.files import OutputError, atomic_open, atomic_write_text
+from fastsw.files import OutputError, _write_error, atomic_open, atomic_write_text
 from fastsw.notes import OptionWarning
 from fastsw.corpus.readers import InputError, iter_document_spans, iter_documents, iter_stdin_documents
 
@@ -56,6 +60,7 @@ if TYPE_CHECKING:
 __all__ = [
     "shard",
     "verify",
+    "read_manifest",
     "load_shard",
     "load_index",
     "resolve_inputs",
@@ -72,6 +77,7 @@ DEFAULT_SHARD_TOKENS = 10**8
 #: Characters of text per encoded batch (about 3 batches are in memory at once: read, encoded, written).
 DEFAULT_BATCH_CHARS = 8 << 20
 MANIFEST = "manifest.json"
+JOURNAL = "manifest.journal.jsonl"
 MANIFEST_FORMAT = "fastsw-shards"
 MANIFEST_VERSION = 1
 LLMC_HEADER_INTS = 256
@@ -488,11 +494,8 @@ class _Writer:
         self.tokens_total = sum(s["tokens"] for s in manifest["shards"])
         self.docs_total = sum(s["documents"] for s in manifest["shards"])
 
-    def _name(self, k: int) -> str:
-        return f"shard_{k:06d}{_EXT[self.fmt]}"
-
     def _open(self, pos):
-        self.cm = atomic_open(self.dir / self._name(self.index), "wb")
+        self.cm = atomic_open(self.dir / _shard_name(self.index, self.fmt), "wb")
         self.f = self.cm.__enter__()
         head = header_bytes(self.fmt, str(self.dtype.newbyteorder("=")), self.size)
         self.f.write(head)
@@ -584,7 +587,7 @@ class _Writer:
                 self.hash = None
         self.cm.__exit__(None, None, None)
         self.cm = self.f = None
-        name = self._name(self.index)
+        name = _shard_name(self.index, self.fmt)
         digest = self.hash.hexdigest() if self.hash is not None else _sha256_file(self.dir / name)
         idx_name = name.rsplit(".", 1)[0] + ".idx.npy"
         entry = {
@@ -603,7 +606,7 @@ class _Writer:
             with atomic_open(self.dir / idx_name, "wb") as f:
                 np.save(f, starts)
             entry["index_sha256"] = _sha256_file(self.dir / idx_name)
-            _write_manifest(self.dir, self.manifest)
+            _append_journal(self.dir, entry)
         except BaseException:  # the shard is not listed: remove it, so that only listed shards are in the folder
             self.manifest["shards"].pop()
             for unlisted in (name, idx_name):
@@ -621,6 +624,7 @@ class _Writer:
         self.manifest["tokens"] = self.tokens_total
         self.manifest["documents"] = self.docs_total
         _write_manifest(self.dir, self.manifest)
+        (self.dir / JOURNAL).unlink(missing_ok=True)  # manifest.json lists all its shards now
 
     def abort(self) -> None:
         if self.cm is not None:
@@ -641,6 +645,89 @@ def _sha256_file(path) -> str:
 
 def _write_manifest(out_dir: Path, manifest: dict) -> None:
     atomic_write_text(out_dir / MANIFEST, json.dumps(manifest, indent=1, ensure_ascii=False) + "\n")
+
+
+def _shard_name(k: int, fmt: str) -> str:
+    return f"shard_{k:06d}{_EXT[fmt]}"
+
+
+def _append_journal(out_dir: Path, entry: dict) -> None:
+    """List one finished shard: its manifest entry as one line appended to the journal and synced (a failed write
+    is cut off again, so the journal holds whole lines only)."""
+    path = out_dir / JOURNAL
+    line = (json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+    except OSError as e:
+        raise _write_error(str(path), str(out_dir), e) from e
+    try:
+        size = os.fstat(fd).st_size
+        try:
+            view = memoryview(line)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        except BaseException as e:
+            os.ftruncate(fd, size)
+            if not size:
+                path.unlink(missing_ok=True)
+            if isinstance(e, OSError):
+                raise _write_error(str(path), str(out_dir), e) from e
+            raise
+    finally:
+        os.close(fd)
+
+
+def _fold_journal(out_dir: Path, manifest: dict) -> dict:
+    """``manifest`` with the shards its folder's journal lists after them appended. A last line without its newline
+    (a write cut short by a crash) lists nothing; lines of shards the manifest already lists (the journal of a run
+    stopped between writing the manifest and removing the journal) are passed over."""
+    path = out_dir / JOURNAL
+    try:
+        lines = path.read_bytes().split(b"\n")
+    except FileNotFoundError:
+        return manifest
+    lines.pop()  # b"" after the last newline, or a line cut short
+    shards = list(manifest["shards"])
+    listed = {s["path"]: s for s in shards}
+    fmt = manifest["options"]["format"]
+    for n, line in enumerate(lines, 1):
+        try:
+            entry = json.loads(line)
+            name = entry["path"]
+        except (ValueError, TypeError, KeyError):
+            raise ShardError(
+                f"{path}: line {n} is not a shard's entry; the folder is damaged, delete it to start over"
+            ) from None
+        if listed.get(name) == entry:
+            continue
+        if name != _shard_name(len(shards), fmt):
+            raise ShardError(
+                f"{path}: line {n} lists {name}, but the next shard is {_shard_name(len(shards), fmt)}; the "
+                "folder is damaged, delete it to start over"
+            )
+        shards.append(entry)
+        listed[name] = entry
+    return {**manifest, "shards": shards}
+
+
+def read_manifest(out_dir) -> dict:
+    """The manifest of a shard folder: ``manifest.json``, with the shards that its journal lists while a run is under
+    way (or was stopped) appended, so that ``["shards"]`` lists every complete shard.
+
+        >>> # m = read_manifest("shards"); len(m["shards"]), m["complete"]
+    """
+    out = Path(out_dir)
+    path = out / MANIFEST
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ShardError(f"{path}: no manifest; is {out} a folder written by fastsw shard?") from None
+    except ValueError as e:
+        raise ShardError(f"{path}: not valid JSON ({e})") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
+        raise ShardError(f"{path}: not a fastsw shard manifest")
+    return _fold_journal(out, manifest)
 
 
 # ---- resuming -----------------------------------------------------------------------------------------------------
@@ -693,6 +780,7 @@ def _prepare(out_dir: Path, fresh: dict, files: List[str]) -> dict:
             f"{out_dir}: its shards were made from other inputs ({len(old['inputs'])} files, now "
             f"{len(files)}); rerun with the same inputs to resume, or choose a new folder"
         )
+    old = _fold_journal(out_dir, old)
     resume = old["shards"][-1]["end"] if old["shards"] else {"file": 0, "document": 0, "token": 0}
     for k, (was, now) in enumerate(zip(old["inputs"], fresh["inputs"])):
         covered = k < resume["file"] or (k == resume["file"] and (resume["document"] or resume["token"]))
@@ -803,9 +891,11 @@ def shard(
     }
     _clean_temporaries(out)
     manifest = _prepare(out, fresh, files)
+    if not manifest.get("complete"):
+        _write_manifest(out, manifest)  # fails now on an unwritable folder or a full disk; takes in the journal
+    (out / JOURNAL).unlink(missing_ok=True)
     if manifest.get("complete"):
         return manifest
-    _write_manifest(out, manifest)  # fails now on an unwritable folder or a full disk
     resume = manifest["shards"][-1]["end"] if manifest["shards"] else {"file": 0, "document": 0, "token": 0}
     writer = _Writer(out, manifest, format, dtype, int(shard_tokens), resume["token"])
     _run(
@@ -880,11 +970,22 @@ def _encode_file(path: str, fi: int, first_doc: int, tok, reading: dict, eot_id,
     )
 
 
+def _model_of(tok):
+    """The model a worker encodes with (one Dask task per run, which the encoding tasks depend on)."""
+    return tok
+
+
 def _dask_items(client, files, start, reading, tok, eot_id, bos_id, batch_chars, stop: threading.Event):
     """Framed files, one Dask task each, taken in file order (a window of tasks ahead). A task whose worker dies is
     run again by Dask, and each file's result is taken once: no document is lost or repeated."""
-    remote = client.scatter(tok, broadcast=True)
     run = os.urandom(6).hex()  # the task keys of this run
+    # The model as a task's result, not scattered data: Dask drops the extra copies of a key no waiting task needs
+    # (its active memory manager), so a scattered model soon has one copy, and the death of the worker holding it
+    # would lose it for good (scattered data cannot be recomputed) and cancel every task of the run. A task's result
+    # is computed again on another worker.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"(?s).*large graph", category=UserWarning)
+        remote = client.submit(_model_of, tok, key=f"fastsw-shard-{run}-model", pure=False)
     window = 2 * max(1, len(client.scheduler_info().get("workers", {})))
     pending: list = []
     order = iter(range(start[0], len(files)))
@@ -1038,12 +1139,7 @@ def verify(out_dir, model=None) -> dict:
     :class:`ShardError` naming the first shard that does not match."""
     out = Path(out_dir)
     path = out / MANIFEST
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ShardError(f"{path}: no manifest; is {out} a folder written by fastsw shard?") from None
-    except ValueError as e:
-        raise ShardError(f"{path}: not valid JSON ({e})") from None
+    manifest = read_manifest(out)
     if model is not None and model_hash(_load_model(model)) != manifest["model"]["sha256"]:
         raise ShardError(f"{out}: its shards were made with another model (the manifest's model sha256 differs)")
     opts = manifest["options"]

@@ -247,6 +247,21 @@ def _alive(pid: int) -> bool:
         return False
 
 
+@contextlib.contextmanager
+def _worker_killed(pid: int, deadline: float):
+    """SIGKILL the worker process ``pid`` and wait until it is dead; for the block, the cluster keeps the killed
+    worker's nanny for as long as its restart takes on a busy machine (Dask closes for good a worker that is not back
+    within ``distributed.deploy.lost-worker-timeout``, 15 s). End the block with ``client.wait_for_workers``."""
+    import dask
+
+    with dask.config.set({"distributed.deploy.lost-worker-timeout": "300s"}):
+        os.kill(pid, signal.SIGKILL)
+        while _alive(pid):
+            assert time.monotonic() < deadline, "the killed worker did not die"
+            time.sleep(0.02)
+        yield
+
+
 def _unread_bytes(fd: int) -> int:
     import fcntl
     import termios
@@ -283,18 +298,15 @@ def test_worker_killed_mid_shard_is_retried_and_counted_once(client, documents, 
     address = _worker_processing(client, "shard-1", deadline)
     pid = client.run(os.getpid, workers=[address])[address]
     os.replace(whole, slow)
-    os.kill(pid, signal.SIGKILL)
-    while _alive(pid):
-        assert time.monotonic() < deadline, "the killed worker did not die"
-        time.sleep(0.02)
-    os.close(fd)
-    # 2. Dask runs the shard again on a live worker, which reads the whole shard
-    thread.join(60)
-    assert not thread.is_alive()
-    assert "error" not in result, result.get("error")
-    # the documents the killed worker had counted are not in the table: every document exactly once
-    same_counts(result["counts"], count_corpus(documents[:120], Pretokenizer(), collect_runs=True))
-    client.wait_for_workers(2, timeout=60)  # the nanny restarted the killed worker
+    with _worker_killed(pid, deadline):
+        os.close(fd)
+        # 2. Dask runs the shard again on a live worker, which reads the whole shard
+        thread.join(60)
+        assert not thread.is_alive()
+        assert "error" not in result, result.get("error")
+        # the documents the killed worker had counted are not in the table: every document exactly once
+        same_counts(result["counts"], count_corpus(documents[:120], Pretokenizer(), collect_runs=True))
+        client.wait_for_workers(2, timeout=240)  # the nanny restarted the killed worker
 
 
 def test_unreadable_shard_stops_the_job_with_its_name_and_saves_nothing(client, documents, tmp_path, capsys):

@@ -22,6 +22,7 @@ from fastsw.encoding.shard import (
     header_bytes,
     load_index,
     load_shard,
+    read_manifest,
     model_hash,
     resolve_inputs,
     verify,
@@ -263,7 +264,7 @@ def big_corpus(tmp_path, megabytes):
 
 
 #: shard size of the interrupted runs: ~170 shards of the 4 MB corpus, so a signal after the second or third lands
-#: mid-run (every shard written rewrites the manifest: four times as many smaller shards cost ~8 x the time)
+#: mid-run
 INTERRUPT_SHARD_TOKENS = 12_000
 
 
@@ -297,7 +298,7 @@ def wait_for_shards(out, proc, n=2, timeout=300):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            if len(json.loads((out / "manifest.json").read_text())["shards"]) >= n:
+            if len(read_manifest(out)["shards"]) >= n:
                 return
         except (OSError, ValueError, KeyError):
             pass
@@ -529,7 +530,9 @@ def test_dask_shards_equal_the_local_run(tok, client, tmp_path):
 
 
 def test_dask_worker_killed_mid_file_loses_and_repeats_nothing(tok, client, tmp_path):
-    from test_distributed import _alive, _open_fifo_for_writing, _unread_bytes, _worker_processing
+    """A worker SIGKILLed while it reads a file: its task runs again, and so does the model's task when the model's
+    only copy was on that worker; nothing is lost or repeated."""
+    from test_distributed import _open_fifo_for_writing, _unread_bytes, _worker_killed, _worker_processing
 
     files = many_files(tmp_path / "in")
     whole = files[5].read_bytes()
@@ -558,17 +561,14 @@ def test_dask_worker_killed_mid_file_loses_and_repeats_nothing(tok, client, tmp_
     pid = client.run(os.getpid, workers=[address])[address]
     (tmp_path / "whole").write_bytes(whole)
     os.replace(tmp_path / "whole", files[5])
-    os.kill(pid, signal.SIGKILL)
-    while _alive(pid):
-        assert time.monotonic() < deadline, "the killed worker did not die"
-        time.sleep(0.02)
-    os.close(fd)
-    thread.join(120)
-    assert not thread.is_alive()
-    assert "error" not in result, result.get("error")
-    fastsw.shard(files, tok, tmp_path / "local", shard_tokens=4000)
-    assert shard_bytes(tmp_path / "dask") == shard_bytes(tmp_path / "local")
-    client.wait_for_workers(2, timeout=60)
+    with _worker_killed(pid, deadline):
+        os.close(fd)
+        thread.join(120)
+        assert not thread.is_alive()
+        assert "error" not in result, result.get("error")
+        fastsw.shard(files, tok, tmp_path / "local", shard_tokens=4000)
+        assert shard_bytes(tmp_path / "dask") == shard_bytes(tmp_path / "local")
+        client.wait_for_workers(2, timeout=240)  # the next tests' cluster: both workers
 
 
 def test_cli_dask_local(capsys, model_file, tmp_path):
@@ -845,6 +845,84 @@ def test_byte_ranges_are_the_same_after_a_resume(tok, mixed, tmp_path):
     resumed = fastsw.shard(src, tok, tmp_path / "b", shard_tokens=3000, batch_chars=50_000, workers=1)
     assert [s["inputs"] for s in resumed["shards"]] == [s["inputs"] for s in whole["shards"]]
     assert folder_bytes(tmp_path / "a") == folder_bytes(tmp_path / "b")
+
+
+def test_a_shard_is_listed_by_one_journal_line_not_a_manifest_rewrite(tok, mixed, tmp_path, monkeypatch):
+    """The manifest is written at the start and at the end of a run, not once per shard (that cost grows with the
+    shards before it); in between, each finished shard is one appended line of the journal."""
+    import fastsw.encoding.shard as shard_module
+
+    src, _ = mixed
+    writes, journal_lines = [], []
+    write_manifest, append_journal = shard_module._write_manifest, shard_module._append_journal
+
+    def counted_write(out_dir, manifest):
+        writes.append(len(manifest["shards"]))
+        write_manifest(out_dir, manifest)
+
+    def counted_append(out_dir, entry):
+        journal_lines.append(entry["path"])
+        append_journal(out_dir, entry)
+        assert len((out_dir / "manifest.journal.jsonl").read_text().splitlines()) == len(journal_lines)
+
+    monkeypatch.setattr(shard_module, "_write_manifest", counted_write)
+    monkeypatch.setattr(shard_module, "_append_journal", counted_append)
+    m = fastsw.shard(src, tok, tmp_path / "o", shard_tokens=1500, batch_chars=20_000)
+    assert len(m["shards"]) >= 10
+    assert writes == [0, len(m["shards"])]
+    assert journal_lines == [s["path"] for s in m["shards"]]
+    assert not (tmp_path / "o" / "manifest.journal.jsonl").exists()  # folded into manifest.json
+    assert json.loads((tmp_path / "o" / "manifest.json").read_text()) == m
+
+
+def stopped_after(out, whole, manifest_lists, journal_lists, torn=None):
+    """Make ``out`` (a complete run's folder) look like a run stopped with ``manifest_lists`` shards in
+    manifest.json, shards ``journal_lists`` (a range) in its journal, then ``torn`` (a shard's entry) written in
+    part, its shard file on disk; the shards after it are gone."""
+    shards = whole["shards"]
+    manifest = {**whole, "shards": shards[:manifest_lists], "complete": False}
+    del manifest["tokens"], manifest["documents"]
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    lines = "".join(json.dumps(shards[k]) + "\n" for k in journal_lists)
+    if torn is not None:
+        lines += json.dumps(shards[torn])[:40]
+    (out / "manifest.journal.jsonl").write_text(lines)
+    last = torn if torn is not None else journal_lists[-1]
+    for s in shards[last + 1 :]:
+        (out / s["path"]).unlink()
+        (out / s["index"]).unlink()
+
+
+def test_resume_after_a_torn_journal_line_loses_and_repeats_nothing(tok, mixed, tmp_path):
+    """A crash while a journal line is written: the shards of the whole lines are complete, the shard of the torn
+    line is written again (here its file is damaged, as a crash while renaming could leave it), and the journal's
+    lines of shards the manifest already lists (a crash after the manifest took them in) are passed over."""
+    src, _ = mixed
+    whole = fastsw.shard(src, tok, tmp_path / "whole", shard_tokens=1500, batch_chars=20_000)
+    reference = folder_bytes(tmp_path / "whole")
+    out = tmp_path / "stopped"
+    fastsw.shard(src, tok, out, shard_tokens=1500, batch_chars=20_000)
+    stopped_after(out, whole, manifest_lists=3, journal_lists=range(1, 6), torn=6)
+    (out / whole["shards"][6]["path"]).write_bytes(b"damaged")
+    m = verify(out)  # the listed shards: the manifest's and the journal's whole lines
+    assert [s["path"] for s in m["shards"]] == [s["path"] for s in whole["shards"][:6]] and not m["complete"]
+    assert read_manifest(out) == m
+    resumed = fastsw.shard(src, tok, out, shard_tokens=1500, batch_chars=50_000, workers=1)
+    assert resumed == json.loads((out / "manifest.json").read_text())
+    assert folder_bytes(out) == reference
+
+
+def test_a_damaged_journal_is_refused(tok, mixed, tmp_path):
+    src, _ = mixed
+    whole = fastsw.shard(src, tok, tmp_path / "o", shard_tokens=1500, batch_chars=20_000)
+    stopped_after(tmp_path / "o", whole, manifest_lists=1, journal_lists=[1, 3])  # shard 2 is missing
+    with pytest.raises(ShardError, match=r"line 2 lists shard_000003\.bin, but the next shard is shard_000002"):
+        verify(tmp_path / "o")
+    with pytest.raises(ShardError, match="damaged"):
+        fastsw.shard(src, tok, tmp_path / "o", shard_tokens=1500, batch_chars=20_000)
+    (tmp_path / "o" / "manifest.journal.jsonl").write_text("{not json\n" + json.dumps(whole["shards"][1]) + "\n")
+    with pytest.raises(ShardError, match="line 1 is not a shard's entry"):
+        verify(tmp_path / "o")
 
 
 @pytest.mark.parametrize("kind", ["jsonl", "txt"])
