@@ -39,7 +39,7 @@ Design notes: see docs/internals.md, section "Encoding", subsection "SCRIPT v3 m
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence, Set, Tuple
+from typing import List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
@@ -184,12 +184,15 @@ def _one_call_ready() -> bool:
 def warmup() -> None:
     """Compile (or load from Numba's on-disk cache) :func:`fastsw.pretokenizers.script_v3._plain_text_ids`, the
     one-call path of plain SCRIPT models, with the one signature the encoder calls it with."""
+    from fastsw.encoding.encode_fast import EncoderTables
     from fastsw.pretokenizers import script_v3 as sv
-    from fastsw.tokenizer import Tokenizer
 
-    pretok: Any = sv.ScriptPretokenizer()  # a pre-tokenizer of the SCRIPT family (Tokenizer takes any)
-    tok = Tokenizer(alphabet=pretok.make_alphabet("paper"), merges=[], pretokenizer=pretok)
-    tok._fast().encode("日本 ab", compile=True)
+    pretok = sv.ScriptPretokenizer()
+    alphabet = pretok.make_alphabet("paper")
+    tokens = list(alphabet.tokens)  # the atoms alone: no merges
+    shortcut = {t: i for i, t in enumerate(tokens)}
+    tables = EncoderTables(tokens, {}, {}, shortcut, frozenset(), pretok, alphabet, len(tokens))
+    WideFastEncoder(tables).encode("日本 ab", compile=True)
 
 
 class WideFastEncoder(FastEncoder):

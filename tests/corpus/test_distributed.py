@@ -250,7 +250,7 @@ def _alive(pid: int) -> bool:
 @contextlib.contextmanager
 def _worker_killed(pid: int, deadline: float):
     """SIGKILL the worker process ``pid`` and wait until it is dead; for the block, the cluster keeps the killed
-    worker's nanny for as long as its restart takes on a busy machine (Dask closes for good a worker that is not back
+    worker's nanny for as long as its restart takes (many seconds when the cores are shared) (Dask closes for good a worker that is not back
     within ``distributed.deploy.lost-worker-timeout``, 15 s). End the block with ``client.wait_for_workers``."""
     import dask
 
