@@ -23,6 +23,7 @@ import warnings
 import numpy as np
 from numba import njit
 
+from fastsw._borrow import _borrow
 from fastsw._prefetch import _prefetch
 
 # The pair hashes multiply uint64s and are meant to wrap modulo 2**64. Compiled, they do so silently; run as
@@ -1211,9 +1212,22 @@ def _encode_docs(
                 soft = np.int64((s_bits[_CROSS_WORDS + (b >> 6)] >> sh) & np.uint64(1)) & np.int64(run_len > 0)
                 pair = np.int64((s_bits[b >> 6] >> sh) & np.uint64(1))
                 if pair & soft:  # a pair of the segment that may merge: its table entry loads meanwhile
-                    _prefetch_pair(s_table, out[w - 1], out[w])
+                    _prefetch_pair(_borrow(s_table), out[w - 1], out[w])
             if run_can > soft:  # the segment before ends here and may have a supermerge
-                m = _merge_segment(out, run_start, run_len, s_table, s_bits, heap, short_limit, nxt, prv, tree, nid)
+                # the arrays borrowed (fastsw._borrow): the inlined helper's parameters take no reference counts
+                m = _merge_segment(
+                    _borrow(out),
+                    run_start,
+                    run_len,
+                    _borrow(s_table),
+                    _borrow(s_bits),
+                    _borrow(heap),
+                    short_limit,
+                    _borrow(nxt),
+                    _borrow(prv),
+                    _borrow(tree),
+                    _borrow(nid),
+                )
                 if m < run_len:
                     dst = run_start + m
                     for i in range(n):
@@ -1236,7 +1250,17 @@ def _encode_docs(
             w += n
         if run_can:  # the segment at the document's end
             w = run_start + _merge_segment(
-                out, run_start, run_len, s_table, s_bits, heap, short_limit, nxt, prv, tree, nid
+                _borrow(out),
+                run_start,
+                run_len,
+                _borrow(s_table),
+                _borrow(s_bits),
+                _borrow(heap),
+                short_limit,
+                _borrow(nxt),
+                _borrow(prv),
+                _borrow(tree),
+                _borrow(nid),
             )
         out_off[d + 1] = w
     return out[:w], out_off
