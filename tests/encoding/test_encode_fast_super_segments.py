@@ -63,6 +63,38 @@ def test_french_heldout_runs_are_cut_and_merged_exactly(french_boundless):
     assert sum(p in cross for p in pairs) > 20 and sum(p not in cross for p in pairs) > 20
 
 
+def test_superword_tables_take_new_ids_as_ranks_and_the_compact_layout(french_boundless, monkeypatch):
+    tok = french_boundless
+    for ranks in (tok.regular_ranks, tok.super_ranks):
+        pairs = fast_encode.pair_arrays(ranks)
+        # regular and super tokens take turns in the id space: no one difference between new ids and ranks ...
+        assert len(set((pairs.news - pairs.ranks).tolist())) > 1
+        # ... but the new ids keep the ranks' order, so they serve as ranks
+        assert fast_encode.ranked_by_ids(pairs).ranks.tolist() == pairs.news.tolist()
+    enc = fast_encode.FastEncoder(tok._encoder_tables())
+    assert K._is_compact(enc.r_table) and K._is_compact(enc.s_table)
+    monkeypatch.setattr(fast_encode, "ranked_by_ids", lambda pairs: pairs)
+    by_ranks = fast_encode.FastEncoder(tok._encoder_tables())
+    assert not K._is_compact(by_ranks.r_table) and not K._is_compact(by_ranks.s_table)
+    # the character table compares the rank table's ranks with the pairs': built from the same ranks, it is the same
+    assert np.array_equal(enc.chars, by_ranks.chars)
+    texts = read_jsonl_texts(shared_path("corpus/fr/heldout.jsonl"), limit=8)
+    ref = [tok.encode_ordinary(t, backend="python") for t in texts]
+    assert [enc.encode(t) for t in texts] == [by_ranks.encode(t) for t in texts] == ref
+
+
+def test_ranked_by_ids_keeps_pairs_whose_new_ids_are_no_order():
+    arrays = lambda *cols: fast_encode.PairArrays(*(np.array(c, np.int64) for c in cols))  # noqa: E731
+    constant = arrays([1, 2, 3], [4, 5, 6], [0, 1, 2], [256, 257, 258])  # plain BPE: new id = rank + 256
+    assert fast_encode.ranked_by_ids(constant) is constant
+    crossed = arrays([1, 2, 3], [4, 5, 6], [0, 1, 2], [300, 290, 310])  # a later merge makes a smaller id
+    assert fast_encode.ranked_by_ids(crossed) is crossed
+    tied = arrays([1, 2, 3], [4, 5, 6], [0, 0, 1], [300, 301, 310])  # rank mode: pairs share a rank
+    assert fast_encode.ranked_by_ids(tied) is tied
+    turns = arrays([1, 2, 3], [4, 5, 6], [2, 0, 1], [310, 290, 300])
+    assert fast_encode.ranked_by_ids(turns).ranks.tolist() == [310, 290, 300]
+
+
 def _super_model(data):
     """A byte-level model whose pretokens are single letters (eligible atoms) and whose supermerges are drawn
     at random over the letters and the supermerges before them (so they chain across any cut)."""
