@@ -1142,6 +1142,10 @@ def _encode_docs(
     # np.int64(0), not 0: a variable holding the literal 0 on some path would make the helpers it is passed to
     # compile once more for the literal (Numba specialises calls on literal arguments)
     w = np.int64(0)
+    # views of the arrays without reference counts (fastsw._borrow) for the supermerge segments' inlined helpers,
+    # whose parameters would otherwise take atomic counts each time a segment ends; the arrays outlive the loop
+    out_v, heap_v, s_table_v, s_bits_v = _borrow(out), _borrow(heap), _borrow(s_table), _borrow(s_bits)
+    nxt_v, prv_v, tree_v, nid_v = _borrow(nxt), _borrow(prv), _borrow(tree), _borrow(nid)
     for d in range(n_docs):
         run_start = w
         run_len = np.int64(0)
@@ -1212,21 +1216,10 @@ def _encode_docs(
                 soft = np.int64((s_bits[_CROSS_WORDS + (b >> 6)] >> sh) & np.uint64(1)) & np.int64(run_len > 0)
                 pair = np.int64((s_bits[b >> 6] >> sh) & np.uint64(1))
                 if pair & soft:  # a pair of the segment that may merge: its table entry loads meanwhile
-                    _prefetch_pair(_borrow(s_table), out[w - 1], out[w])
+                    _prefetch_pair(s_table_v, out[w - 1], out[w])
             if run_can > soft:  # the segment before ends here and may have a supermerge
-                # the arrays borrowed (fastsw._borrow): the inlined helper's parameters take no reference counts
                 m = _merge_segment(
-                    _borrow(out),
-                    run_start,
-                    run_len,
-                    _borrow(s_table),
-                    _borrow(s_bits),
-                    _borrow(heap),
-                    short_limit,
-                    _borrow(nxt),
-                    _borrow(prv),
-                    _borrow(tree),
-                    _borrow(nid),
+                    out_v, run_start, run_len, s_table_v, s_bits_v, heap_v, short_limit, nxt_v, prv_v, tree_v, nid_v
                 )
                 if m < run_len:
                     dst = run_start + m
@@ -1250,17 +1243,7 @@ def _encode_docs(
             w += n
         if run_can:  # the segment at the document's end
             w = run_start + _merge_segment(
-                _borrow(out),
-                run_start,
-                run_len,
-                _borrow(s_table),
-                _borrow(s_bits),
-                _borrow(heap),
-                short_limit,
-                _borrow(nxt),
-                _borrow(prv),
-                _borrow(tree),
-                _borrow(nid),
+                out_v, run_start, run_len, s_table_v, s_bits_v, heap_v, short_limit, nxt_v, prv_v, tree_v, nid_v
             )
         out_off[d + 1] = w
     return out[:w], out_off
