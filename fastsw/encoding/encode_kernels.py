@@ -57,7 +57,7 @@ def _pair_slot(table, key):
     (after the ``_DIRECT`` direct entries and the ``_FILTER`` filter words): a slot number, below the region's
     power-of-two count of slots (two int64 each, or one in the compact layout: :func:`_is_compact`)."""
     n = table.shape[0] - _HASHED
-    mask = (n - 2 if n & 1 else n >> 1) - 1
+    mask = (n - 1 if n & 1 else n >> 1) - 1  # compact: n - 1 slots, then the difference
     h = np.uint64(key) * _MIX
     h ^= h >> np.uint64(29)
     return np.int64(h & np.uint64(mask))

@@ -188,6 +188,23 @@ def test_pair_table_layouts_answer_alike(layout):
         assert merge_fast(ids, ranks, 0) == merge_fast(ids, ranks, 1000) == apply_merges(ids, ranks)
 
 
+@pytest.mark.parametrize("layout", ["compact", "two-word"])
+def test_pair_slot_spreads_over_every_slot(layout):
+    # A pair's first probe is its hash masked to the hash region's power-of-two count of slots (one int64 each in
+    # the compact layout, then the common difference; two in the other): odd slots and the last one included, so
+    # that pairs do not crowd into half the slots and lengthen the probes.
+    ranks = {(300 + k, 7): (k, 600 + k) for k in range(400)}
+    if layout == "two-word":
+        ranks[(300, 7)] = (0, 5)  # one new id off the common difference
+    table = fast_encode.pair_table(ranks)
+    assert K._is_compact(table) == (layout == "compact")
+    n = table.shape[0] - K._HASHED
+    slots = n - 1 if layout == "compact" else n // 2
+    rng = random.Random(2)
+    first = {K._pair_slot(table, rng.randrange(2**40)) for _ in range(20 * slots)}
+    assert first == set(range(slots))
+
+
 def test_pair_table_filter_never_hides_a_pair():
     # Hashed pairs pass a 2 ** 22-bit filter before the probe (module notes of _encode_kernels): a clear bit
     # answers -1 at once, a set bit (a stored pair or a collision) probes. Every stored pair must be found and
