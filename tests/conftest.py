@@ -49,14 +49,13 @@ def shared_path(relative: str) -> Path:
     return path
 
 
-def sigint_default() -> None:
-    """``preexec_fn`` for a child that a test interrupts with SIGINT: SIGINT back to its default action.
-
-    A test run started as a background job of a non-interactive shell (``nohup pytest ... &``, some CI
-    runners) ignores SIGINT, children inherit an ignored signal, and Python then installs no
-    KeyboardInterrupt handler: the child would never see the test's Ctrl-C (the interrupt tests hung
-    until their timeouts whenever the suite was started that way)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+# A suite started with Ctrl-C ignored (a background job of a non-interactive shell, ``nohup``, some CI runners)
+# would hand the ignored SIGINT on to every child process, and Python installs no KeyboardInterrupt handler in a
+# process that starts with it ignored: the interrupt tests' children would never see their Ctrl-C (they exited 0
+# or ran until their timeouts). With Python's handler back in place here, every child starts with SIGINT's default
+# action, as from a terminal, and Python's handler in it.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def read_jsonl_texts(path: Path, limit=None):

@@ -30,7 +30,7 @@ import pytest
 
 import fastsw
 from fastsw import _interrupt
-from conftest import shared_path, sigint_default
+from conftest import shared_path
 
 REPO_ROOT = Path(fastsw.__file__).resolve().parents[1]
 HANG_GUARD = 900  # seconds: a child that takes longer hangs (it does a few seconds of work)
@@ -183,7 +183,6 @@ def test_api_ctrl_c_raises_keyboard_interrupt(tmp_path, corpus, warm_kernels, st
         env=_env(),
         cwd=tmp_path,
         timeout=HANG_GUARD,
-        preexec_fn=sigint_default,
     )
     assert r.returncode == 0 and r.stdout.strip() == "caught", r.stderr
     _check_report(stage, r.stderr)
@@ -199,7 +198,6 @@ def test_api_ctrl_c_python_backend(tmp_path, corpus, warm_kernels):
         env=_env(),
         cwd=tmp_path,
         timeout=HANG_GUARD,
-        preexec_fn=sigint_default,
     )
     assert r.returncode == 0 and r.stdout.strip() == "caught", r.stderr
     assert "SystemError" not in r.stderr and "fastsw threads left: []" in r.stderr, r.stderr
@@ -217,7 +215,6 @@ def test_cli_ctrl_c_exits_130_without_output(tmp_path, corpus, warm_kernels, sta
         env=_env(),
         cwd=tmp_path,
         timeout=HANG_GUARD,
-        preexec_fn=sigint_default,
     )
     assert r.returncode == 130, r.stderr
     lines = [line for line in r.stderr.splitlines() if not line.startswith(("kernel calls:", "fastsw threads"))]
@@ -253,7 +250,6 @@ def test_cli_ctrl_c_while_reading_a_pipe(tmp_path, corpus, warm_kernels):
         text=True,
         env=_env(),
         cwd=tmp_path,
-        preexec_fn=sigint_default,
     )
     try:
         with open(fifo, "w", encoding="utf-8") as pipe:  # returns once the child has opened the FIFO
@@ -369,7 +365,6 @@ def test_api_ctrl_c_while_encoding_raises_keyboard_interrupt(tmp_path, warm_kern
         env=_env(),
         cwd=tmp_path,
         timeout=HANG_GUARD,
-        preexec_fn=sigint_default,
     )
     assert r.stdout.strip() == "caught", r.stdout + r.stderr
     assert "SystemError" not in r.stderr and "Traceback" not in r.stderr, r.stderr
@@ -448,9 +443,29 @@ def test_ctrl_c_at_any_bytecode_of_the_counting_queues(tmp_path):
         env=_env(),
         cwd=tmp_path,
         timeout=HANG_GUARD,
-        preexec_fn=sigint_default,
     )
     assert r.returncode == 0, r.stderr
     positions = int(r.stdout.split("positions ")[1].split()[0])
     assert positions > 100, r.stdout  # the signal was tried at every bytecode of many queue operations
     assert r.stdout.strip().endswith("bad []"), r.stdout[-3000:]
+
+
+def test_a_child_process_starts_with_ctrl_c_at_its_default():
+    """The interrupt tests' children start with SIGINT's default action and Python's handler in them."""
+    code = "import signal; print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG_GUARD)
+    assert r.stdout.strip() == "True", r.stderr
+
+
+def test_a_suite_started_with_ctrl_c_ignored_gives_its_children_ctrl_c():
+    """Started as a background job of a non-interactive shell, the suite ignores SIGINT from the start, and a child
+    would inherit the ignored signal (a Ctrl-C test's child then exits 0, or runs until its timeout): the conftest
+    puts Python's handler back before any test runs."""
+    test = f"{Path(__file__).resolve()}::test_a_child_process_starts_with_ctrl_c_at_its_default"
+    code = (
+        "import signal, subprocess, sys\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+        f"sys.exit(subprocess.call([sys.executable, '-m', 'pytest', '-q', '-n', '0', {test!r}]))"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT, timeout=HANG_GUARD)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "1 passed" in r.stdout

@@ -32,7 +32,7 @@ from fastsw.trainers.superword import ReferenceBackend
 from fastsw.trainers.train import phase1_tokenizer
 from fastsw.alphabet import default_alphabet
 
-from conftest import HYPOTHESIS_EXAMPLES, assert_error, run, shared_path, sigint_default, write_jsonl
+from conftest import HYPOTHESIS_EXAMPLES, assert_error, run, shared_path, write_jsonl
 
 REPO_ROOT = Path(fastsw.__file__).resolve().parents[1]
 
@@ -562,7 +562,6 @@ def test_ctrl_c_while_connecting_ends_the_process(not_dask, tmp_path):
         "-o",
         "c.gz",
         cwd=tmp_path,
-        preexec_fn=sigint_default,
     )
     assert not_dask.accepted.wait(60), "the command did not connect"
     p.send_signal(signal.SIGINT)

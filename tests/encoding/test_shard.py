@@ -28,7 +28,7 @@ from fastsw.encoding.shard import (
     verify,
 )
 
-from conftest import assert_error, run, shared_path, sigint_default
+from conftest import assert_error, run, shared_path
 
 ROOT = Path(__file__).resolve().parents[2]
 LANGS = ["en", "de", "fr", "ru", "fi", "ar", "ko", "zh", "ja", "th", "hi", "my"]
@@ -334,7 +334,6 @@ def test_sigint_then_resume_is_byte_identical(model_file, interrupt_case, tmp_pa
         env=child_env(),
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=sigint_default,
     )
     wait_for_shards(out, proc)
     proc.send_signal(signal.SIGINT)

@@ -18,7 +18,7 @@ from fastsw.trainers.parity_fast import learn_parity_merges_fast
 from fastsw.trainers.parity import learn_parity_merges
 from fastsw.pretokenizers.pretokenize import Pretokenizer
 
-from conftest import BACKENDS, HYPOTHESIS_EXAMPLES, shared_path, sigint_default
+from conftest import BACKENDS, HYPOTHESIS_EXAMPLES, shared_path
 
 LANGS = ["ar", "de", "en", "ru", "zh"]  # five scripts; all five have XQuAD dev texts
 
@@ -323,7 +323,6 @@ def test_ctrl_c_stops_the_parity_kernel():
         text=True,
         env=env,
         timeout=300,
-        preexec_fn=sigint_default,
     )
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("{"), (r.stdout, r.stderr)  # KeyboardInterrupt, not "finished"
