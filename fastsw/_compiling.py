@@ -12,19 +12,25 @@ Two paths hand part of that work to a second process, on another core:
 The process runs a function of this same ``fastsw`` (the package's folder is put first on its ``PYTHONPATH``)
 with this process's environment, so it fills the same Numba cache (``NUMBA_CACHE_DIR``, which ``import fastsw``
 sets from ``FASTSW_CACHE_DIR``). Its output is discarded; the caller waits for it (:func:`finish`) or ends it
-(:func:`stop`), so no process is left behind unreaped.
+(:func:`stop`), so no process is left behind unreaped. Processes that would compile the same kernels into the same cache take
+turns (:func:`compile_lock`): one compiles, the others then load.
 
 :func:`defer_blas_probe` takes SciPy's linear algebra out of the first kernel a process loads from the cache.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import importlib
 import importlib.machinery
 import importlib.util
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+from typing import Iterator
 
 
 def in_disk_cache(kernel) -> bool:
@@ -58,19 +64,54 @@ def usable_cpus() -> int:
 
 def start(function: str) -> subprocess.Popen:
     """Start a process that calls ``function`` (``"package.module:name"``, a function of this ``fastsw``
-    without arguments, which compiles kernels) and return it (a ``subprocess.Popen``)."""
-    module, name = function.split(":")
+    without arguments, which compiles kernels) and return it (a ``subprocess.Popen``). The process calls it
+    through :func:`run`: processes started for the same function and cache compile one at a time."""
     env = dict(os.environ)
     # the folder holding this fastsw package, wherever it is imported from (one level up per dotted part)
     root = str(Path(__file__).resolve().parents[__name__.count(".")])
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
     return subprocess.Popen(
-        [sys.executable, "-c", f"from {module} import {name}; {name}()"],
+        [sys.executable, "-c", f"from {__name__} import run; run({function!r})"],
         env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+
+
+def run(function: str) -> None:
+    """The body of :func:`start`'s process: import ``function`` (``"package.module:name"``) and call it while
+    holding :func:`compile_lock`. Processes started at once for the same kernels (several programs' first encodes
+    on a fresh install, the workers of a pool) then compile them once: the others wait, and find them in the cache.
+    """
+    module, name = function.split(":")
+    compile_kernels = getattr(importlib.import_module(module), name)
+    with compile_lock(function):
+        compile_kernels()
+
+
+@contextlib.contextmanager
+def compile_lock(function: str) -> Iterator[None]:
+    """An exclusive lock (``flock`` on a file in the temporary folder) shared by the processes that compile
+    ``function`` into the same Numba cache with the same Python and ``fastsw``; held while the block runs.
+    Where there are no such locks (not POSIX) or the file cannot be made, the block runs without one."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    key = "\0".join([str(Path(__file__).resolve().parent), os.environ.get("NUMBA_CACHE_DIR", ""), sys.executable])
+    digest = hashlib.sha1(f"{key}\0{function}".encode()).hexdigest()[:20]
+    try:
+        fd = os.open(Path(tempfile.gettempdir()) / f"fastsw-compiling-{digest}.lock", os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # and with it the lock
 
 
 def finish(process: subprocess.Popen) -> bool:

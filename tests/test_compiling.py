@@ -94,3 +94,25 @@ def test_loading_the_merge_loop_leaves_scipy_linalg_unimported_and_numba_blas_as
     assert not before and not after
     assert have_blas is available is numba_have_blas
     assert dot_result == numba_dot == (14.0 if have_blas else "ImportError")
+
+
+def test_processes_compiling_the_same_kernels_take_turns(tmp_path):
+    # While this process holds the compile lock of the candidate cut, a process started to compile it waits for
+    # the lock (the kernel table's /proc/locks lists it as blocked) and compiles nothing meanwhile; released, it
+    # compiles the kernels into the cache and ends well.
+    code = (
+        "import json, time\nfrom fastsw import _compiling\nfrom fastsw.trainers import bpe_fast\n"
+        "def blocked(pid):\n"
+        "    with open('/proc/locks') as f:\n"
+        "        return any('->' in line and line.split()[5] == str(pid) for line in f)\n"
+        "function = 'fastsw.trainers.bpe_fast:warmup_phase2'\n"
+        "with _compiling.compile_lock(function):\n"
+        "    p = _compiling.start(function)\n"
+        "    deadline = time.monotonic() + 300\n"
+        "    while not blocked(p.pid) and p.poll() is None and time.monotonic() < deadline:\n"
+        "        time.sleep(0.01)\n"
+        "    seen = [blocked(p.pid), p.poll(), _compiling.ready(bpe_fast.PHASE2_KERNELS)]\n"
+        "seen += [_compiling.finish(p), _compiling.ready(bpe_fast.PHASE2_KERNELS)]\n"
+        "print(json.dumps(seen))"
+    )
+    assert fresh_cache_run(code, tmp_path) == [True, None, False, True, True]
