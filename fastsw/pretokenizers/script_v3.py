@@ -551,7 +551,7 @@ def _plain_text_ids(
     starts[m] = n
     ends = _plain_ends(_readonly(codes), cls, kind, stop)
     if sup == 0 and joins.shape[0] != 0:
-        ends = _cut_ends(codes, ends, joins, chars)
+        ends = _cut_ends(codes, starts, ends, joins, chars)
     for j in range(ends.shape[0]):
         ends[j] = starts[ends[j]]  # in bytes: the last is n, so the kernel reads them as byte ends
     doc = np.zeros(2, np.int64)
@@ -573,20 +573,21 @@ def _char_token(chars, cp):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _cut_ends(codes, ends, joins, chars):
+def _cut_ends(codes, starts, ends, joins, chars):
     """``ends`` (the pretokens' ends in code points) with a cut added inside a pretoken between two non-ASCII
     characters that are tokens of their own and whose pair is not in ``joins``
     (:func:`fastsw.encoding.wide_fast.join_bits`): no merge ever joins what lies on the two sides, so each side's
     merges are those of the whole pretoken, in the same order, and its ids the same; a side that is one token is a
     hit of the whole-pretoken shortcut, where the whole pretoken ran the merge loops. (A pretoken that is one token
-    has no such pair, so it is never cut.)"""
+    has no such pair, so it is never cut.) ``starts``: each code point's first byte, then the text's length; a
+    pretoken with as many bytes as code points (ASCII) is not looked at."""
     out = np.empty(codes.shape[0], np.int64)
     k = 0
     a = 0
     for j in range(ends.shape[0]):
         b = ends[j]
         prev = np.int64(-1)
-        for i in range(a, b):
+        for i in range(a, b if starts[b] - starts[a] > b - a + 1 else a):  # two non-ASCII characters or more
             c = codes[i]
             cur = _char_token(chars, c) if c >= 0x80 else np.int64(-1)
             if prev >= 0 and cur >= 0:
