@@ -28,7 +28,10 @@ One text of a plain SCRIPT model (``encode``) is one compiled call,
 (the grouping kernel of :mod:`fastsw.pretokenizers.script_v3`) and their ids (the encoding kernel), with no numpy
 array or kernel call made in Python between them; those fixed costs per text were a quarter to two fifths of the CPU
 time of a held-out Chinese document (docs/internals.md, "One call per text"). Its twin is the pieces' route above
-(``USE_ONE_CALL = False``); tests compare both with the reference.
+(``USE_ONE_CALL = False``); tests compare both with the reference. For a model without supermerges it also cuts a
+pretoken between two characters' tokens whose pair no merge joins (:func:`merge_joins`, :func:`join_bits`): the
+merges on each side are those of the whole pretoken, and a side that is one token is a hit of the whole-pretoken
+shortcut instead of a run through the merge loops.
 
 The reference is the tokenizer's plain-Python path (``encode(..., backend="python")``: the shortcut on the spelled
 token bytes, then :func:`fastsw.trainers.bpe.apply_merges` on ``alphabet.initial_ids``); tests compare the two on
@@ -48,7 +51,7 @@ from fastsw.encoding import encode_fast as fast_encode
 from fastsw.encoding import encode_kernels as K
 from fastsw.encoding.encode_fast import NO_CHARS, FastEncoder
 
-__all__ = ["wide_alphabet", "wide_byte_ids", "wide_chars", "join_bits", "atom_pairs_first", "WideFastEncoder", "warmup"]
+__all__ = ["wide_alphabet", "wide_byte_ids", "wide_chars", "merge_joins", "join_bits", "atom_pairs_first", "WideFastEncoder", "warmup"]
 
 #: Encode one plain SCRIPT text in one compiled call
 #: (:func:`fastsw.pretokenizers.script_v3._plain_text_ids`) when that kernel is compiled or in
