@@ -51,7 +51,16 @@ from fastsw.encoding import encode_fast as fast_encode
 from fastsw.encoding import encode_kernels as K
 from fastsw.encoding.encode_fast import NO_CHARS, FastEncoder
 
-__all__ = ["wide_alphabet", "wide_byte_ids", "wide_chars", "merge_joins", "join_bits", "atom_pairs_first", "WideFastEncoder", "warmup"]
+__all__ = [
+    "wide_alphabet",
+    "wide_byte_ids",
+    "wide_chars",
+    "merge_joins",
+    "join_bits",
+    "atom_pairs_first",
+    "WideFastEncoder",
+    "warmup",
+]
 
 #: Encode one plain SCRIPT text in one compiled call
 #: (:func:`fastsw.pretokenizers.script_v3._plain_text_ids`) when that kernel is compiled or in
