@@ -181,11 +181,14 @@ def merge_joins(alphabet, regular_ranks) -> Optional[Set[Tuple[int, int]]]:
         [(98, 245), (245, 97)]
     """
     wide = _wide_atoms(alphabet)
+    n_alpha = len(alphabet)
     first: dict = {}
     last: dict = {}
     joins = set()
-    for (left, right), (_, new) in sorted(regular_ranks.items(), key=lambda kv: kv[1][0]):
-        if new in first or any(x not in first and x >= len(alphabet) for x in (left, right)):
+    pairs = fast_encode.pair_arrays(regular_ranks)
+    order = np.argsort(pairs.ranks, kind="stable")
+    for left, right, new in zip(pairs.lefts[order].tolist(), pairs.rights[order].tolist(), pairs.news[order].tolist()):
+        if new in first or (left >= n_alpha and left not in first) or (right >= n_alpha and right not in first):
             return None
         if left in wide and right in wide:  # a character's token: one unit
             first[new] = last[new] = new
