@@ -158,3 +158,17 @@ def test_merge_joins_are_the_junctions_of_the_merges(models):
         if not (left in wide and right in wide):
             assert (units.get(left, [left])[-1], units.get(right, [right])[0]) in joins
     assert joins == {(u[i], u[i + 1]) for u in units.values() for i in range(len(u) - 1)}
+
+
+@pytest.mark.skipif(not COMPILED, reason="NUMBA_DISABLE_JIT=1: plain SCRIPT texts take the pieces' route")
+@settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_cut_pretokens_equal_reference_on_any_sequence_of_tokens(models, data):
+    # the model's own non-ASCII tokens in any order (and a few other characters): runs where merges join across
+    # the tokens' edges or not, cut in new places
+    tok = models["bpe"]
+    enc = tok._fast()
+    enc.encode("a", compile=True)
+    pieces = [t for t in (tok.decode([i]) for i in range(len(tok.alphabet), len(tok.vocab))) if min(t) >= "\x80"]
+    text = "".join(data.draw(st.lists(st.sampled_from(pieces + ["a", " ", "，"]), max_size=16)))
+    assert enc.encode(text) == tok.encode(text, backend="python")
