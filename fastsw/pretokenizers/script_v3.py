@@ -580,7 +580,17 @@ def _cut_ends(codes, starts, ends, joins, chars):
     merges are those of the whole pretoken, in the same order, and its ids the same; a side that is one token is a
     hit of the whole-pretoken shortcut, where the whole pretoken ran the merge loops. (A pretoken that is one token
     has no such pair, so it is never cut.) ``starts``: each code point's first byte, then the text's length; a
-    pretoken with fewer than two non-ASCII characters (at most one byte more than code points) is not looked at."""
+    pretoken with fewer than two non-ASCII characters (at most one byte more than code points) is not looked at, and
+    when no pretoken is left, ``ends`` is returned as it is (no copy: most English texts)."""
+    some = False
+    a = 0
+    for j in range(ends.shape[0]):
+        if starts[ends[j]] - starts[a] > ends[j] - a + 1:
+            some = True
+            break
+        a = ends[j]
+    if not some:
+        return ends
     out = np.empty(codes.shape[0], np.int64)
     k = 0
     a = 0
