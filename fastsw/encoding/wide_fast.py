@@ -28,7 +28,10 @@ One text of a plain SCRIPT model (``encode``) is one compiled call,
 (the grouping kernel of :mod:`fastsw.pretokenizers.script_v3`) and their ids (the encoding kernel), with no numpy
 array or kernel call made in Python between them; those fixed costs per text were a quarter to two fifths of the CPU
 time of a held-out Chinese document (docs/internals.md, "One call per text"). Its twin is the pieces' route above
-(``USE_ONE_CALL = False``); tests compare both with the reference.
+(``USE_ONE_CALL = False``); tests compare both with the reference. For a model without supermerges it also cuts a
+pretoken between two characters' tokens whose pair no merge joins (:func:`merge_joins`, :func:`join_bits`): the
+merges on each side are those of the whole pretoken, and a side that is one token is a hit of the whole-pretoken
+shortcut instead of a run through the merge loops.
 
 The reference is the tokenizer's plain-Python path (``encode(..., backend="python")``: the shortcut on the spelled
 token bytes, then :func:`fastsw.trainers.bpe.apply_merges` on ``alphabet.initial_ids``); tests compare the two on
@@ -48,7 +51,16 @@ from fastsw.encoding import encode_fast as fast_encode
 from fastsw.encoding import encode_kernels as K
 from fastsw.encoding.encode_fast import NO_CHARS, FastEncoder
 
-__all__ = ["wide_alphabet", "wide_byte_ids", "wide_chars", "atom_pairs_first", "WideFastEncoder", "warmup"]
+__all__ = [
+    "wide_alphabet",
+    "wide_byte_ids",
+    "wide_chars",
+    "merge_joins",
+    "join_bits",
+    "atom_pairs_first",
+    "WideFastEncoder",
+    "warmup",
+]
 
 #: Encode one plain SCRIPT text in one compiled call
 #: (:func:`fastsw.pretokenizers.script_v3._plain_text_ids`) when that kernel is compiled or in
@@ -154,6 +166,50 @@ def wide_chars(alphabet: AtomAlphabet, regular_ranks) -> np.ndarray:
     return out
 
 
+def merge_joins(alphabet, regular_ranks) -> Optional[Set[Tuple[int, int]]]:
+    """The pairs of units that the merges ``regular_ranks`` (``(left, right) -> (rank, new id)``) of a model with
+    the SCRIPT ``alphabet`` join: for each merge but a character's (two three-byte atoms), the last unit of its
+    left token and the first unit of its right, units being what the kernel starts a piece from (bytes, atoms,
+    the characters' tokens). Two units next to each other in a piece whose pair is not one of these are never
+    joined, whatever the rest of the piece: every merge that joins two tokens joins the last unit of one to the
+    first of the other. None when some token is made by more than one merge or before its parts (then a token's
+    units are not one sequence; no model the trainers make).
+
+        >>> from fastsw.alphabet import Atom
+        >>> a = AtomAlphabet("bytes243", [Atom(8, "b", "b"), Atom(9, "i", "i")])   # ids 243, 244
+        >>> sorted(merge_joins(a, {(243, 244): (0, 245), (245, 97): (1, 246), (98, 246): (2, 247)}))
+        [(98, 245), (245, 97)]
+    """
+    wide = _wide_atoms(alphabet)
+    n_alpha = len(alphabet)
+    first: dict = {}
+    last: dict = {}
+    joins = set()
+    pairs = fast_encode.pair_arrays(regular_ranks)
+    order = np.argsort(pairs.ranks, kind="stable")
+    for left, right, new in zip(pairs.lefts[order].tolist(), pairs.rights[order].tolist(), pairs.news[order].tolist()):
+        if new in first or (left >= n_alpha and left not in first) or (right >= n_alpha and right not in first):
+            return None
+        if left in wide and right in wide:  # a character's token: one unit
+            first[new] = last[new] = new
+            continue
+        joins.add((last.get(left, left), first.get(right, right)))
+        first[new], last[new] = first.get(left, left), last.get(right, right)
+    return joins
+
+
+def join_bits(alphabet, regular_ranks) -> np.ndarray:
+    """The bit set (uint64, :func:`fastsw.encoding.encode_kernels._build_pair_bits`) of the :func:`merge_joins`
+    of a SCRIPT model, which the one-call path cuts its pretokens by
+    (:func:`fastsw.pretokenizers.script_v3._cut_ends`); empty (no cuts) when they are None. A set bit may be a
+    collision, which only leaves a pretoken uncut."""
+    joins = merge_joins(alphabet, regular_ranks)
+    if joins is None:
+        return np.zeros(0, np.uint64)
+    pairs = np.array(sorted(joins), np.int64).reshape(-1, 2)
+    return K._build_pair_bits(np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1]))
+
+
 _compiling = None  # the process compiling _plain_text_ids into Numba's on-disk cache (started once)
 _on_disk = False  # whether it is there (looked up again only when that process has ended)
 
@@ -230,6 +286,10 @@ class WideFastEncoder(FastEncoder):
         # _plain_text_ids)
         self._plain = self._script and tables.pretokenizer.inner is None and not tables.pretokenizer.drop_unlisted
         self._one_call: Optional[tuple] = None  # (kernel, tables, switches): _find_one_call, on first use
+        # the pairs of characters' tokens that some merge joins: the one call cuts pretokens between others (a
+        # model with supermerges keeps its pretokens whole: its runs are of whole pretokens)
+        no_cuts = not self._plain or self.use_super
+        self.joins = np.zeros(0, np.uint64) if no_cuts else join_bits(tables.alphabet, tables.regular_ranks)
 
     def encode(self, text: str, shortcut: bool = True, compile: bool = False) -> List[int]:
         """One document as a list of ids. A plain SCRIPT model's text takes one compiled call
@@ -263,7 +323,7 @@ class WideFastEncoder(FastEncoder):
 
         self.to_list(np.zeros(0, np.int32))  # the shared ints
         t = class_table()
-        tables = (t.cls, t.kind, sv._NO_STOP, *self._gather_tables())
+        tables = (t.cls, t.kind, sv._NO_STOP, self.joins, *self._gather_tables())
         switches = (self.use_super, fast_encode.SHORT_LIMIT)
         args = (np.frombuffer(b"a", np.uint8), *tables, 1, *switches)
         sv._plain_text_ids(*args)  # compiled or loaded here (the caller has asked for it, or it is cached)

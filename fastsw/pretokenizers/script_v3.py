@@ -63,7 +63,7 @@ from numba import njit
 
 from fastsw.alphabet import check_utf8, has_utf8
 from fastsw.encoding.c_entry import _readonly, _stamp_with_kernels
-from fastsw.encoding.encode_kernels import _encode_docs
+from fastsw.encoding.encode_kernels import _encode_docs, _pair_bit
 from fastsw.pretokenizers._unicode import compile_pattern
 
 # the 20 space-using and the 28 high-resource scripts (seed 002 B.1 footnote), as the class rule's owner lists them
@@ -521,14 +521,18 @@ def _plain_end_array(text: str, codes: Optional[np.ndarray] = None) -> np.ndarra
 
 @njit(cache=True, nogil=True)
 def _plain_text_ids(
-    data, cls, kind, stop, ids, short, long, tb, ranks, sranks, sbits, flags, chars, shortcut, sup, limit
+    data, cls, kind, stop, joins, ids, short, long, tb, ranks, sranks, sbits, flags, chars, shortcut, sup, limit
 ):
     """The ids (int32) of one plain SCRIPT text given as its UTF-8 ``data`` (read-only uint8, valid UTF-8, not
     empty): its code points, their pretokens' ends (:func:`_plain_ends`, with ``cls``, ``kind`` and ``stop`` as
     there) turned into byte ends, then
     :func:`fastsw.encoding.encode_kernels._encode_docs` with the model's tables in its order (``ids``, the byte
     table, ... ``chars``) and switches. The same ids as ``text_bytes_batch`` and the kernel called from Python,
-    without the Python work between them (a UTF-32 copy of the text, four numpy arrays and two kernel calls)."""
+    without the Python work between them (a UTF-32 copy of the text, four numpy arrays and two kernel calls).
+
+    ``joins`` (uint64, :func:`fastsw.encoding.wide_fast.join_bits`; empty: none) is the bit set of the pairs of
+    character tokens that some merge joins; a pretoken is cut between two characters whose tokens' pair is not in
+    it (:func:`_cut_ends`), for a model without supermerges (``sup`` 0)."""
     n = data.shape[0]
     m = 0
     for i in range(n):  # code points: the bytes that are not continuation bytes
@@ -546,6 +550,8 @@ def _plain_text_ids(
             codes[k - 1] = (codes[k - 1] << 6) | (b & 0x3F)
     starts[m] = n
     ends = _plain_ends(_readonly(codes), cls, kind, stop)
+    if sup == 0 and joins.shape[0] != 0:
+        ends = _cut_ends(codes, starts, ends, joins, chars)
     for j in range(ends.shape[0]):
         ends[j] = starts[ends[j]]  # in bytes: the last is n, so the kernel reads them as byte ends
     doc = np.zeros(2, np.int64)
@@ -554,6 +560,56 @@ def _plain_text_ids(
         data, ends, doc, ids, short, long, tb, ranks, sranks, sbits, flags, chars, shortcut, sup, limit
     )
     return got
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _char_token(chars, cp):
+    """The token of the character ``cp`` in the table of characters ``chars``
+    (:func:`fastsw.encoding.wide_fast.wide_chars`), or -1 (its two atoms, or not listed)."""
+    blk = chars[cp >> 8]
+    if blk < 0:
+        return np.int64(-1)
+    return max(chars[blk + (cp & 255)], np.int64(-1))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _cut_ends(codes, starts, ends, joins, chars):
+    """``ends`` (the pretokens' ends in code points) with a cut added inside a pretoken between two non-ASCII
+    characters that are tokens of their own and whose pair is not in ``joins``
+    (:func:`fastsw.encoding.wide_fast.join_bits`): no merge ever joins what lies on the two sides, so each side's
+    merges are those of the whole pretoken, in the same order, and its ids the same; a side that is one token is a
+    hit of the whole-pretoken shortcut, where the whole pretoken ran the merge loops. (A pretoken that is one token
+    has no such pair, so it is never cut.) ``starts``: each code point's first byte, then the text's length; a
+    pretoken with fewer than two non-ASCII characters (at most one byte more than code points) is not looked at, and
+    when no pretoken is left, ``ends`` is returned as it is (no copy: most English texts)."""
+    some = False
+    a = 0
+    for j in range(ends.shape[0]):
+        if starts[ends[j]] - starts[a] > ends[j] - a + 1:
+            some = True
+            break
+        a = ends[j]
+    if not some:
+        return ends
+    out = np.empty(codes.shape[0], np.int64)
+    k = 0
+    a = 0
+    for j in range(ends.shape[0]):
+        b = ends[j]
+        if starts[b] - starts[a] > b - a + 1:  # two non-ASCII characters or more
+            prev = np.int64(-1)
+            for i in range(a, b):
+                c = codes[i]
+                cur = _char_token(chars, c) if c >= 0x80 else np.int64(-1)
+                bit = _pair_bit(prev, cur)
+                clear = (joins[bit >> 6] >> np.uint64(bit & 63)) & np.uint64(1) == 0
+                out[k] = i
+                k += np.int64((prev >= 0) & (cur >= 0) & clear)  # no branch: a third of the pairs are cut
+                prev = cur
+        out[k] = b
+        k += 1
+        a = b
+    return out[:k]
 
 
 # The entry's cache stamp: Numba's of this file, and the encoding kernels' file (whose kernel it calls), so that a

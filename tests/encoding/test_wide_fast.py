@@ -4,6 +4,7 @@
 import os
 import warnings
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -112,3 +113,62 @@ def test_cache_entry_is_stamped_with_the_kernels_it_calls():
     stamp = sv._plain_text_ids._cache._cache_file._source_stamp
     kernels = os.stat(K.__file__)
     assert stamp[1:] == (kernels.st_mtime, kernels.st_size)
+
+
+@pytest.mark.skipif(not COMPILED, reason="NUMBA_DISABLE_JIT=1: plain SCRIPT texts take the pieces' route")
+def test_pretokens_are_cut_only_where_no_merge_joins(models):
+    # the one call cuts a pretoken between two characters' tokens whose pair no merge joins (wide_fast.join_bits):
+    # it cuts the corpus's Chinese and Japanese runs, the ids stay the reference's, and a bit set that lets it cut
+    # between every two characters' tokens gives other ids (so these texts would catch a join left out)
+    tok = models["bpe"]
+    enc = tok._fast()
+    enc.encode("a", compile=True)
+    texts = [
+        t[:4000] for lang in ("zh", "ja") for t in read_jsonl_texts(shared_path(f"corpus/{lang}/heldout.jsonl"))[:3]
+    ]
+    t = sv.class_table()
+    cuts = 0
+    for text in texts:
+        codes = sv._codes(text)
+        ends = sv._plain_ends(codes, t.cls, t.kind, sv._NO_STOP)
+        starts = np.cumsum([0] + [len(c.encode("utf-8")) for c in text], dtype=np.int64)  # each one's first byte
+        cuts += sv._cut_ends(codes, starts, ends, enc.joins, enc.chars).shape[0] - ends.shape[0]
+        assert enc.encode(text) == tok.encode(text, backend="python")
+    assert cuts > 100
+    joins = enc.joins
+    try:
+        enc.joins = np.zeros_like(joins)  # no pair joined: a cut between every two characters' tokens
+        enc._one_call = None
+        assert any(enc.encode(text) != tok.encode(text, backend="python") for text in texts)
+    finally:
+        enc.joins = joins
+        enc._one_call = None
+    assert models["superbpe"]._fast().joins.shape[0] == 0  # its supermerge runs are of whole pretokens
+
+
+def test_merge_joins_are_the_junctions_of_the_merges(models):
+    # every merge but a character's joins the last unit of its left to the first unit of its right; a token's units
+    # are the alphabet's symbols and the characters' tokens
+    tok = models["bpe"]
+    joins = wide_fast.merge_joins(tok.alphabet, tok.regular_ranks)
+    wide = wide_fast._wide_atoms(tok.alphabet)
+    units = {}
+    for (left, right), (_, new) in sorted(tok.regular_ranks.items(), key=lambda kv: kv[1][0]):
+        units[new] = [new] if left in wide and right in wide else units.get(left, [left]) + units.get(right, [right])
+        if not (left in wide and right in wide):
+            assert (units.get(left, [left])[-1], units.get(right, [right])[0]) in joins
+    assert joins == {(u[i], u[i + 1]) for u in units.values() for i in range(len(u) - 1)}
+
+
+@pytest.mark.skipif(not COMPILED, reason="NUMBA_DISABLE_JIT=1: plain SCRIPT texts take the pieces' route")
+@settings(max_examples=HYPOTHESIS_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_cut_pretokens_equal_reference_on_any_sequence_of_tokens(models, data):
+    # the model's own non-ASCII tokens in any order (and a few other characters): runs where merges join across
+    # the tokens' edges or not, cut in new places
+    tok = models["bpe"]
+    enc = tok._fast()
+    enc.encode("a", compile=True)
+    pieces = [t for t in (tok.decode([i]) for i in range(len(tok.alphabet), len(tok.vocab))) if min(t) >= "\x80"]
+    text = "".join(data.draw(st.lists(st.sampled_from(pieces + ["a", " ", "，"]), max_size=16)))
+    assert enc.encode(text) == tok.encode(text, backend="python")
