@@ -182,6 +182,10 @@ def test_direct_region_holds_every_pair_of_small_ids(layout):
         left, right = rng.randrange(d), rng.randrange(d)
         want = ranks.get((left, right))
         assert K._pair_lookup(table, left, right) == (-1 if want is None else want[0] << 32 | want[1])
+    # the scan loop reads direct entries in place (its inlined lookup), the tree through _pair_lookup
+    for _ in range(60):
+        ids = [rng.randrange(d) for _ in range(rng.randrange(2, 40))]
+        assert merge_fast(ids, ranks, 1000) == merge_fast(ids, ranks, 0) == apply_merges(ids, ranks)
 
 
 @pytest.mark.parametrize("layout", ["compact", "two-word"])
