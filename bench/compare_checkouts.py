@@ -66,10 +66,11 @@ for line in sys.stdin:
 
 
 def worker(checkout: Path) -> subprocess.Popen:
-    """A process that imports the ``fastsw`` of ``checkout`` and times a language's documents on request."""
+    """A process that imports the ``fastsw`` of ``checkout`` (through that checkout's own ``bench/``, whose scripts put
+    their checkout first on ``sys.path``) and times a language's documents on request."""
     env = dict(os.environ, PYTHONPATH=str(checkout))
     proc = subprocess.Popen(
-        [sys.executable, "-c", WORKER, str(HERE)],
+        [sys.executable, "-c", WORKER, str(checkout / "bench")],
         cwd=checkout,
         env=env,
         stdin=subprocess.PIPE,
