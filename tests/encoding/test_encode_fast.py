@@ -107,14 +107,14 @@ def test_merge_loops_equal_apply_merges_on_random_tables(short_limit, data):
     assert merge_fast(ids, ranks, short_limit) == apply_merges(ids, ranks)
 
 
-@pytest.mark.parametrize("offset", [250, 1000], ids=["straddles-256", "hashed"])
+@pytest.mark.parametrize("offset", [K._DIRECT_IDS - 6, 2 * K._DIRECT_IDS], ids=["straddles-direct", "hashed"])
 @pytest.mark.parametrize("short_limit", [0, 1000], ids=["tree", "scan"])
 @settings(max_examples=HYPOTHESIS_EXAMPLES // 2, deadline=None)
 @given(data=st.data())
 def test_merge_loops_on_large_ids(offset, short_limit, data):
-    # rank tables hold pairs of two ids below 256 in a direct region and the others
-    # in the hash region: ids from ``offset`` up put pairs on both sides (250) or all
-    # in the hash region (1000); the loops must agree with apply_merges either way
+    # rank tables hold pairs of two ids below K._DIRECT_IDS in a direct region and the others
+    # in the hash region: ids from ``offset`` up put pairs on both sides (just below the edge) or all
+    # in the hash region; the loops must agree with apply_merges either way
     n_alpha = data.draw(st.integers(1, 4))
     ranks = {}
     for k in range(data.draw(st.integers(0, 12))):
@@ -150,12 +150,42 @@ def test_merge_loops_equal_tiktoken_on_random_rank_tables(short_limit, data):
 
 
 def test_pair_table_lookups_on_both_regions():
-    ranks = {(0, 0): (0, 300), (255, 255): (1, 301), (255, 256): (2, 302), (300, 3): (3, 303), (2**20, 7): (4, 304)}
+    d = K._DIRECT_IDS  # pairs of two ids below it are direct entries, the others hashed
+    ranks = {(0, 0): (0, 300), (d - 1, d - 1): (1, 301), (d - 1, d): (2, 302), (d + 44, 3): (3, 303)}
+    ranks.update({(2**20, 7): (4, 304), (256, 300): (5, 305), (300, 256): (6, 306), (1, d - 1): (7, 307)})
     table = fast_encode.pair_table(ranks)
     for (left, right), (rank, new) in ranks.items():
+        assert K._pair_lookup(table, left, right) == K._pair_probe(table, left, right) == (rank << 32 | new)
+    for left, right in [(0, 1), (1, 0), (d, d - 1), (3, d + 44), (7, 2**20), (d - 1, 0), (256, 301), (2, 0)]:
+        assert K._pair_lookup(table, left, right) == K._pair_probe(table, left, right) == -1
+
+
+@pytest.mark.parametrize("layout", ["compact", "two-word"])
+def test_direct_region_holds_every_pair_of_small_ids(layout):
+    # Every pair of two ids below K._DIRECT_IDS is one direct entry at left << K._DIRECT_SHIFT | right (tiktoken's
+    # first merges: 72 % of o200k_base's lookups on Finnish, against 43 % for the bytes alone). A dense random
+    # table over those ids, both layouts: every pair answers its own value or -1 (an index that let two pairs
+    # share an entry, or a region too small for the largest ids, would answer another pair's value).
+    rng = random.Random(5)
+    d = K._DIRECT_IDS
+    ranks = {}
+    while len(ranks) < 3000:
+        ranks.setdefault((rng.randrange(d), rng.randrange(d)), (len(ranks), 600 + len(ranks)))
+    ranks[(d - 1, d - 1)] = (len(ranks), 600 + len(ranks))
+    if layout == "two-word":
+        ranks[(d + 1, 5)] = (len(ranks) + 9, 17)  # a hashed pair off the common difference
+    table = fast_encode.pair_table(ranks)
+    assert K._is_compact(table) == (layout == "compact")
+    for (left, right), (rank, new) in ranks.items():
         assert K._pair_lookup(table, left, right) == (rank << 32 | new)
-    for left, right in [(0, 1), (1, 0), (256, 255), (3, 300), (7, 2**20), (255, 0)]:
-        assert K._pair_lookup(table, left, right) == -1
+    for _ in range(20000):
+        left, right = rng.randrange(d), rng.randrange(d)
+        want = ranks.get((left, right))
+        assert K._pair_lookup(table, left, right) == (-1 if want is None else want[0] << 32 | want[1])
+    # the scan loop reads direct entries in place (its inlined lookup), the tree through _pair_lookup
+    for _ in range(60):
+        ids = [rng.randrange(d) for _ in range(rng.randrange(2, 40))]
+        assert merge_fast(ids, ranks, 1000) == merge_fast(ids, ranks, 0) == apply_merges(ids, ranks)
 
 
 @pytest.mark.parametrize("layout", ["compact", "two-word"])
@@ -221,7 +251,7 @@ def test_pair_table_filter_never_hides_a_pair():
         left, right = rng.randrange(5000), rng.randrange(5000)
         if (left, right) not in ranks:
             assert K._pair_lookup(table, left, right) == -1
-            if (left | right) >= 256:
+            if (left | right) >= K._DIRECT_IDS:
                 b = K._filter_bit(left << 32 | right)
                 passed += (int(table[K._DIRECT + (b >> 6)]) >> (b & 63)) & 1
     assert passed > 100  # absent pairs that the filter let through to the probe
