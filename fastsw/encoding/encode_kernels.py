@@ -107,13 +107,23 @@ def _filter_bit(key):
     return np.int64((np.uint64(key) * _MIX) >> np.uint64(64 - _FILTER_BITS))
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _direct_slot(left, right):
+    """The direct entry of the pair ``(left, right)`` in a rank table, ``left << _DIRECT_SHIFT | right``, when both
+    ids are below ``_DIRECT_IDS``; else -1 (the pair is hashed)."""
+    if (left | right) < _DIRECT_IDS:
+        return (np.int64(left) << _DIRECT_SHIFT) | np.int64(right)
+    return np.int64(-1)
+
+
 @njit(cache=True, nogil=True)
 def _pair_lookup(table, left, right):
     """``rank << 32 | new id`` of the merge ``(left, right)``, or -1. Pairs of two
     ids below ``_DIRECT_IDS`` (every pair of atoms, and of the first merges' tokens) are one direct load; other
     pairs whose filter bit is clear (most pairs without a merge) one load in the 512 kB filter."""
-    if (left | right) < _DIRECT_IDS:
-        return table[(np.int64(left) << _DIRECT_SHIFT) | np.int64(right)]
+    d = _direct_slot(left, right)
+    if d >= 0:
+        return table[d]
     key = (np.int64(left) << 32) | np.int64(right)
     # the pair's first slot is fetched while its filter word is read: a pair that passes the filter (most of those
     # looked up while merging a pretoken) then waits for one cache miss, not two in a row
@@ -130,8 +140,9 @@ def _pair_probe(table, left, right):
     """:func:`_pair_lookup` without the table's filter word, for pairs that another filter has already let through
     (the supermerges' pair filter ``s_bits``: nearly every pair it passes has a merge, so the filter word would be
     one more memory access that rejects almost nothing)."""
-    if (left | right) < _DIRECT_IDS:
-        return table[(np.int64(left) << _DIRECT_SHIFT) | np.int64(right)]
+    d = _direct_slot(left, right)
+    if d >= 0:
+        return table[d]
     return _hashed_value(table, left, right)
 
 
@@ -140,8 +151,9 @@ def _prefetch_pair(table, left, right):
     """Start loading the entry that :func:`_pair_probe` reads first for the pair ``(left, right)`` of the rank
     ``table`` (its direct entry, or its first hash slot): the supermerge table is probed when a run's segment ends,
     a pretoken or more after its pairs are known, and the probe then finds the entry in the caches."""
-    if (left | right) < _DIRECT_IDS:
-        _prefetch(table, (np.int64(left) << _DIRECT_SHIFT) | np.int64(right))
+    d = _direct_slot(left, right)
+    if d >= 0:
+        _prefetch(table, d)
         return
     s = _pair_slot(table, (np.int64(left) << 32) | np.int64(right))
     _prefetch(table, _HASHED + (s if _is_compact(table) else 2 * s))
@@ -174,8 +186,8 @@ def _build_pair_table(lefts, rights, ranks, news, size):
         table[table.shape[0] - 1] = diff
     mask = size - 1
     for i in range(lefts.shape[0]):
-        if (lefts[i] | rights[i]) < _DIRECT_IDS:
-            d = (lefts[i] << _DIRECT_SHIFT) | rights[i]
+        d = _direct_slot(lefts[i], rights[i])
+        if d >= 0:
             if table[d] == -1:
                 table[d] = (ranks[i] << 32) | news[i]
             continue
@@ -697,8 +709,9 @@ def _filtered_lookup(table, bits, use_bits, left, right):
     (72 % with ``o200k_base`` on Finnish) are one load each, which a call would serialise with the next."""
     if use_bits:
         return _bit_lookup(table, bits, left, right)
-    if (left | right) < _DIRECT_IDS:
-        return table[(np.int64(left) << _DIRECT_SHIFT) | np.int64(right)]
+    d = _direct_slot(left, right)
+    if d >= 0:
+        return table[d]
     return _pair_lookup(table, left, right)
 
 
