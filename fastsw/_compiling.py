@@ -16,6 +16,7 @@ sets from ``FASTSW_CACHE_DIR``). Its output is discarded; the caller waits for i
 turns (:func:`compile_lock`): one compiles, the others then load.
 
 :func:`defer_blas_probe` takes SciPy's linear algebra out of the first kernel a process loads from the cache.
+:func:`stamp_module` makes a kernel's cache entry stale when a file whose jitted code it calls changes.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable, Iterator, List
 
 
 def in_disk_cache(kernel) -> bool:
@@ -46,6 +47,73 @@ def in_disk_cache(kernel) -> bool:
         return any(cache._index_key(key[0], codegen) == key for key in cache._cache_file._load_index())
     except Exception:  # noqa: BLE001 - any other Numba: "not known to be cached"
         return False
+
+
+def _jitted_source(obj, package: str):
+    """The name of the module that defines ``obj`` when it is jitted code of ``package`` (a Numba dispatcher, an
+    intrinsic, or a module of the package that defines either), else None."""
+    if isinstance(obj, type(sys)):
+        name = obj.__name__
+        if name.partition(".")[0] == package and any(_jitted_source(v, package) == name for v in vars(obj).values()):
+            return name
+        return None
+    if hasattr(obj, "signatures") and hasattr(obj, "py_func"):  # a dispatcher
+        name = getattr(obj.py_func, "__module__", None)
+    elif hasattr(obj, "_defn") and hasattr(obj, "_ctor_kwargs"):  # an intrinsic
+        name = getattr(obj._defn, "__module__", None)
+    else:
+        return None
+    return name if name is not None and name.partition(".")[0] == package else None
+
+
+def callee_files(module: str) -> List[str]:
+    """The source files of the other modules of ``module``'s package whose jitted code ``module``'s kernels may
+    call, directly or through one another (its globals' dispatchers and intrinsics, and modules that define them),
+    sorted.
+
+    >>> import os
+    >>> [os.path.basename(f) for f in callee_files("fastsw.trainers.parity_kernels")]
+    ['_prefetch.py', 'bpe_kernels.py']
+    """
+    package = module.partition(".")[0]
+    seen, todo = {module}, [module]
+    while todo:
+        for obj in list(vars(sys.modules[todo.pop()]).values()):
+            name = _jitted_source(obj, package)
+            if name is not None and name not in seen:
+                seen.add(name)
+                todo.append(name)
+    return sorted(sys.modules[name].__file__ for name in seen - {module})
+
+
+def source_hash(path: str) -> bytes:
+    """The SHA-256 digest of the file ``path``'s bytes."""
+    return hashlib.sha256(Path(path).read_bytes()).digest()
+
+
+def stamp_with_callees(kernels: Iterable, module: str) -> None:
+    """Make the on-disk cache entries of ``kernels`` (dispatchers or ``cfunc``s of ``module``) stale when a file of
+    :func:`callee_files` changes, as when their own file does.
+
+    Numba stamps an entry with the file that defines the kernel (a hash of its text, or its modification time and
+    size), and nothing else; yet the entry's machine code holds every jitted function the kernel calls, from whatever file. Without the
+    callees' stamps, an entry compiled before a change of such a file (a table's layout, a hash) would still be
+    loaded after it. Kernels run as plain Python (``NUMBA_DISABLE_JIT=1``), or a Numba whose cache has another
+    layout, keep Numba's own stamp."""
+    stamps = tuple(source_hash(path) for path in callee_files(module))
+    for kernel in kernels:
+        cache_file = getattr(getattr(kernel, "_cache", None), "_cache_file", None)
+        if cache_file is None or not hasattr(cache_file, "_source_stamp"):
+            continue
+        own = cache_file.__dict__.setdefault("_numba_source_stamp", cache_file._source_stamp)
+        cache_file._source_stamp = (own, *stamps) if stamps else own
+
+
+def stamp_module(module: str) -> None:
+    """:func:`stamp_with_callees` for every dispatcher that ``module`` defines; called at the end of a kernel
+    module (``stamp_module(__name__)``)."""
+    kernels = [v for v in vars(sys.modules[module]).values() if _jitted_source(v, module.partition(".")[0]) == module]
+    stamp_with_callees(kernels, module)
 
 
 def ready(kernels) -> bool:

@@ -116,3 +116,67 @@ def test_processes_compiling_the_same_kernels_take_turns(tmp_path):
         "print(json.dumps(seen))"
     )
     assert fresh_cache_run(code, tmp_path) == [True, None, False, True, True]
+
+
+STALE_PACKAGE = {
+    "__init__.py": "",
+    "helpers.py": "from numba import njit\n\n\n@njit\ndef value():\n    return 1\n",
+    "stamped.py": (
+        "from numba import njit\n\nfrom fastsw._compiling import stamp_module\nfrom pkg.helpers import value\n\n\n"
+        "@njit(cache=True)\ndef kernel():\n    return value()\n\n\nstamp_module(__name__)\n"
+    ),
+    "unstamped.py": "from numba import njit\n\nfrom pkg.helpers import value\n\n\n@njit(cache=True)\ndef kernel():\n"
+    "    return value()\n",
+}
+
+
+def test_a_change_of_a_called_file_makes_the_cache_entry_stale(tmp_path):
+    # Numba stamps a kernel's cache entry with its own file alone, yet the entry holds the code of the jitted
+    # functions it calls from other files: after a change there, a kernel left to Numba's stamp (unstamped.py) runs
+    # the old code from the cache; one stamped with its callees' files (stamp_module) compiles the new code.
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    for name, text in STALE_PACKAGE.items():
+        (pkg / name).write_text(text)
+    code = (
+        "import sys, json; sys.path.insert(0, sys.argv[1]); import pkg.stamped, pkg.unstamped\n"
+        "print(json.dumps([pkg.stamped.kernel(), pkg.unstamped.kernel()]))"
+    )
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba-cache"), NUMBA_DISABLE_JIT="0")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [ROOT, env.get("PYTHONPATH")]))
+
+    def run():
+        r = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, env=env)
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout.splitlines()[-1])
+
+    assert run() == [1, 1]  # compiled, and written to the cache
+    (pkg / "helpers.py").write_text(STALE_PACKAGE["helpers.py"].replace("return 1", "return 2"))
+    assert run() == [2, 1]
+
+
+def test_every_kernel_is_stamped_with_the_files_it_calls():
+    # every fastsw module that defines kernels: each kernel's stamp is Numba's own followed by the hashes of the
+    # other files whose jitted code it may call (the encoding kernels for MinGram's, BPE's for parity-aware BPE's)
+    import importlib
+    import pkgutil
+
+    from fastsw._compiling import _jitted_source, callee_files, source_hash
+
+    names = [m.name for m in pkgutil.walk_packages(fastsw.__path__, "fastsw.") if "kernels" in m.name]
+    names += ["fastsw.pretokenizers.script_v3"]
+    stamped = {}
+    for name in names:
+        module = importlib.import_module(name)
+        kernels = [v for v in vars(module).values() if _jitted_source(v, "fastsw") == name]
+        if not kernels or not hasattr(kernels[0], "signatures"):
+            continue  # NUMBA_DISABLE_JIT=1: plain functions, nothing is cached
+        files = callee_files(name)
+        for kernel in kernels:
+            stamp = kernel._cache._cache_file._source_stamp
+            assert stamp[1:] == tuple(map(source_hash, files)), (name, kernel.__name__)
+        stamped[name] = {os.path.basename(f) for f in files}
+    if stamped:
+        assert "encode_kernels.py" in stamped["fastsw.trainers.mingram_kernels"]
+        assert "bpe_kernels.py" in stamped["fastsw.trainers.parity_kernels"]
+        assert "encode_kernels.py" in stamped["fastsw.pretokenizers.script_v3"]

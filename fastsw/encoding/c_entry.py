@@ -15,13 +15,13 @@ cache, and until it is there the driver keeps to the dispatcher's path (the same
 
 from __future__ import annotations
 
-import os
 from typing import Optional
 
 from numba import carray, types
 from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
 
+from fastsw._compiling import stamp_with_callees
 from fastsw.encoding import encode_kernels as K
 
 _P8 = types.CPointer(types.uint8)
@@ -127,19 +127,6 @@ def _one_text(
 _compiled = None  # the CFunc, once loaded or compiled
 
 
-def _stamp_with_kernels(cf) -> None:
-    """Make the on-disk cache entry of the ``cfunc`` ``cf`` depend on :mod:`fastsw.encoding.encode_kernels`'s source
-    as well as this module's. Numba stamps an entry with the file of the function it compiles, but this wrapper
-    holds the kernel's code: without the kernels' stamp, an entry compiled before a change of their module (a
-    table's layout, a merge loop) would still be loaded after it and read the new tables the old way."""
-    try:
-        cache_file = cf._cache._cache_file
-        stat = os.stat(K.__file__)
-    except (AttributeError, OSError):  # another Numba's cache layout: its own stamp only
-        return
-    cache_file._source_stamp = (cache_file._source_stamp, stat.st_mtime, stat.st_size)
-
-
 def address(compile: bool = False) -> Optional[int]:
     """The address of the compiled :func:`_one_text` (C signature :data:`SIGNATURE`), loaded from Numba's on-disk
     cache; when it is not there, compiled (a few seconds) if ``compile``, else None. Also None when the kernels run
@@ -154,7 +141,7 @@ def address(compile: bool = False) -> Optional[int]:
 
         cf = CFunc(_one_text, (SIGNATURE.args, SIGNATURE.return_type), {}, {"nopython": True, "nogil": True})
         cf.enable_caching()
-        _stamp_with_kernels(cf)
+        stamp_with_callees([cf], __name__)  # it holds the encoding kernel's code, not only this file's
         if not (compile or in_disk_cache(cf)):
             return None
         cf.compile()  # loads it from the cache when it is there

@@ -24,6 +24,7 @@ import numpy as np
 from numba import njit
 
 from fastsw._borrow import _borrow
+from fastsw._compiling import stamp_module
 from fastsw._prefetch import _prefetch
 
 # The pair hashes multiply uint64s and are meant to wrap modulo 2**64. Compiled, they do so silently; run as
@@ -1267,3 +1268,7 @@ def _encode_docs(
             )
         out_off[d + 1] = w
     return out[:w], out_off
+
+
+# the kernels' cache entries are stamped with the files of the jitted code they call, too
+stamp_module(__name__)

@@ -62,7 +62,8 @@ import numpy as np
 from numba import njit
 
 from fastsw.alphabet import check_utf8, has_utf8
-from fastsw.encoding.c_entry import _readonly, _stamp_with_kernels
+from fastsw._compiling import stamp_module
+from fastsw.encoding.c_entry import _readonly
 from fastsw.encoding.encode_kernels import _encode_docs, _pair_bit
 from fastsw.pretokenizers._unicode import compile_pattern
 
@@ -610,11 +611,6 @@ def _cut_ends(codes, starts, ends, joins, chars):
         k += 1
         a = b
     return out[:k]
-
-
-# The entry's cache stamp: Numba's of this file, and the encoding kernels' file (whose kernel it calls), so that a
-# change there makes it stale (as for fastsw.encoding.c_entry's entry)
-_stamp_with_kernels(_plain_text_ids)
 
 
 def _plain_end_offsets(text: str) -> List[int]:
@@ -1234,3 +1230,7 @@ def _has_letter(piece: str) -> bool:
     """Whether the characters a spelled piece stands for include a letter (memoized: counting asks it once per
     pretoken occurrence, and pretokens repeat)."""
     return _LETTER.search(unspell(piece)) is not None
+
+
+# the kernels' cache entries are stamped with the files of the encoding kernels they call, too
+stamp_module(__name__)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from fastsw._compiling import stamp_module
 from fastsw._prefetch import _prefetch
 
 
@@ -1079,3 +1080,7 @@ AHEAD = (
         " uint8[::1], int8[:, ::1])",
     ),
 )
+
+
+# the kernels' cache entries are stamped with the files of the jitted code they call, too
+stamp_module(__name__)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from fastsw._compiling import stamp_module
 from fastsw.encoding.encode_kernels import _long_hash, _long_lookup, _pack, _short_hash, _short_lookup
 
 _EPS = 1e-12
@@ -398,3 +399,7 @@ def _mi_scores(sym, offsets, counts, keys, vals, n_sym, node_tok, tok_len, cost,
                     mi[t] += f * v_min
             s = e
     return mi
+
+
+# the kernels' cache entries are stamped with the files of the jitted code they call, too
+stamp_module(__name__)

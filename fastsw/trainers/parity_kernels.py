@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from fastsw._compiling import stamp_module
 from fastsw.trainers.bpe_kernels import (
     _add_token,
     _column,
@@ -344,3 +345,7 @@ KERNELS = (
     _gather_words,
     _final_words,
 )
+
+
+# the kernels' cache entries are stamped with the files of the jitted code they call, too
+stamp_module(__name__)
