@@ -31,7 +31,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Iterable, Iterator, List
+from typing import Iterable, Iterator, List, Optional
 
 
 def in_disk_cache(kernel) -> bool:
@@ -49,41 +49,40 @@ def in_disk_cache(kernel) -> bool:
         return False
 
 
-def _jitted_source(obj, package: str):
+def _jitted_source(obj, package: str) -> Optional[str]:
     """The name of the module that defines ``obj`` when it is jitted code of ``package`` (a Numba dispatcher, an
     intrinsic, or a module of the package that defines either), else None."""
     if isinstance(obj, type(sys)):
-        name = obj.__name__
-        if name.partition(".")[0] == package and any(_jitted_source(v, package) == name for v in vars(obj).values()):
-            return name
+        own = obj.__name__
+        if own.partition(".")[0] == package and any(_defining_module(v) == own for v in vars(obj).values()):
+            return own
         return None
-    if hasattr(obj, "signatures") and hasattr(obj, "py_func"):  # a dispatcher
-        name = getattr(obj.py_func, "__module__", None)
-    elif hasattr(obj, "_defn") and hasattr(obj, "_ctor_kwargs"):  # an intrinsic
-        name = getattr(obj._defn, "__module__", None)
-    else:
-        return None
+    name = _defining_module(obj)
     return name if name is not None and name.partition(".")[0] == package else None
+
+
+def _defining_module(obj) -> Optional[str]:
+    """The module that defines ``obj`` when it is a Numba dispatcher or intrinsic, else None."""
+    if hasattr(obj, "signatures") and hasattr(obj, "py_func"):  # a dispatcher
+        return getattr(obj.py_func, "__module__", None)
+    if hasattr(obj, "_defn") and hasattr(obj, "_ctor_kwargs"):  # an intrinsic
+        return getattr(obj._defn, "__module__", None)
+    return None
 
 
 def callee_files(module: str) -> List[str]:
     """The source files of the other modules of ``module``'s package whose jitted code ``module``'s kernels may
     call, directly or through one another (its globals' dispatchers and intrinsics, and modules that define them),
-    sorted.
-
-    >>> import os
-    >>> [os.path.basename(f) for f in callee_files("fastsw.trainers.parity_kernels")]
-    ['_prefetch.py', 'bpe_kernels.py']
-    """
+    sorted (for :mod:`fastsw.trainers.parity_kernels`: ``_prefetch.py`` and ``bpe_kernels.py``)."""
     package = module.partition(".")[0]
     seen, todo = {module}, [module]
     while todo:
-        for obj in list(vars(sys.modules[todo.pop()]).values()):
+        for obj in list(vars(importlib.import_module(todo.pop())).values()):
             name = _jitted_source(obj, package)
             if name is not None and name not in seen:
                 seen.add(name)
                 todo.append(name)
-    return sorted(sys.modules[name].__file__ for name in seen - {module})
+    return sorted(str(importlib.import_module(name).__file__) for name in seen - {module})
 
 
 def source_hash(path: str) -> bytes:
