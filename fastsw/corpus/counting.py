@@ -992,6 +992,22 @@ def scaled_weights(weights: Dict[str, Fraction]) -> Dict[str, int]:
     return {name: int(w * scale) for name, w in weights.items()}
 
 
+def weighted_total(values: np.ndarray, counts: np.ndarray) -> int:
+    """``Σ values[i] × counts[i]`` over two arrays of non-negative int64, exact: in int64 when a float estimate stays
+    below ``2**62``, else in Python ints. Neither sum is a float dot product, which NumPy hands to BLAS: OpenBLAS's
+    threads then spin for a while on the cores that the counting and merge kernels use.
+
+        >>> weighted_total(np.array([1, 2, 3]), np.array([4, 5, 6]))
+        32
+        >>> weighted_total(np.array([2 ** 62, 1]), np.array([4, 1]))  # beyond int64
+        18446744073709551617
+    """
+    estimate = float(np.multiply(values, counts, dtype=np.float64).sum())
+    if estimate < 2.0**62:
+        return int(np.multiply(values, counts, dtype=np.int64).sum())
+    return sum(v * c for v, c in zip(values.tolist(), counts.tolist()))
+
+
 def int64_overflow(counts: Counts) -> Optional[str]:
     """Why ``counts`` cannot train on the 64-bit kernels (the Numba backend), or None when it can: the pretoken
     counts' sum, a bound on every pair count (``sum(count * (UTF-8 bytes - 1))``: a pretoken starts as at most one

@@ -44,6 +44,7 @@ from fastsw._interrupt import call_kernel
 from fastsw.trainers.bpe_kernels import AHEAD, _cut_candidates, _cut_weights, _merge_loop
 from fastsw.alphabet import get_profile, has_utf8
 from fastsw.trainers.bpe import check_pair_total
+from fastsw.corpus.counting import weighted_total
 from fastsw.corpus.memory import check_candidates, check_cut, check_phase2
 from fastsw.trainers.superword import split_candidates
 
@@ -141,13 +142,8 @@ def _pack_short_atoms(pretokens: Sequence[str]):
 
 
 def _pair_total(offsets, word_counts) -> int:
-    """``sum(count * (length - 1))`` over the packed words, for :func:`fastsw.trainers.bpe.check_pair_total`: exact
-    whenever it comes near ``2**63`` (a float sum first, so that a normal table costs no Python loop)."""
-    pairs = np.maximum(np.diff(offsets) - 1, 0)
-    estimate = float(np.dot(pairs.astype(np.float64), word_counts.astype(np.float64)))
-    if estimate < 2.0**62:
-        return int(estimate)
-    return sum(c * p for c, p in zip(word_counts.tolist(), pairs.tolist()) if p)
+    """``sum(count * (length - 1))`` over the packed words, exact, for :func:`fastsw.trainers.bpe.check_pair_total`."""
+    return weighted_total(np.maximum(np.diff(offsets) - 1, 0), word_counts)
 
 
 def _reachable_merges(offsets, word_counts) -> int:

@@ -42,6 +42,7 @@ import numpy as np
 
 from fastsw.pretokenizers._unicode import UNICODE_VERSION
 from fastsw.alphabet import Alphabet, ByteAlphabet, alphabet_from_config
+from fastsw.corpus.counting import weighted_total
 from fastsw.files import atomic_write_text
 from fastsw.pretokenizers.pretokenize import Pretokenizer
 from fastsw.io.model_file import approximate_error, model_fields
@@ -378,12 +379,9 @@ def learn_mingram(
     counts_arr = np.asarray(counts, dtype=np.int64) if len(counts) else np.zeros(0, np.int64)
     lengths = np.diff(offsets)
     n_tokens = len(token_atoms)
-    if float(np.dot(lengths.astype(np.float64), counts_arr.astype(np.float64))) < 2.0**62:
-        n_atoms_corpus = int(np.dot(lengths, counts_arr))
-        n_pretokens = int(counts_arr.sum())
-    else:  # exact Python ints near 2**63
-        n_atoms_corpus = sum(int(c) * int(n) for c, n in zip(counts, lengths.tolist()))
-        n_pretokens = sum(int(c) for c in counts)
+    n_atoms_corpus = weighted_total(lengths, counts_arr)
+    # every pretoken has an atom: no more pretokens than atoms (exact Python ints near 2**63)
+    n_pretokens = int(counts_arr.sum()) if n_atoms_corpus < 2**62 else sum(int(c) for c in counts)
     counts = counts_arr if backend == "numba" else [int(c) for c in counts]
     if n_sym is None:
         n_sym = max(n_atoms, int(sym.max()) + 1 if sym.size else 1)

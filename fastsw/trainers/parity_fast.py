@@ -26,6 +26,7 @@ import numpy as np
 
 from fastsw._interrupt import call_kernel
 from fastsw.trainers.parity_kernels import _final_words, _gather_words, _parity_loop
+from fastsw.corpus.counting import weighted_total
 from fastsw.trainers.bpe import check_pair_total
 from fastsw.trainers.bpe_fast import _pack_bytes, _pack_words, _pair_total, _reachable_merges, pack_pretokens
 from fastsw.trainers.parity import ParityArgs, ParityMerges, check_parity_args, loop_options
@@ -52,12 +53,8 @@ def _ratio_digits(initial: List[int], targets: List[Fraction]) -> np.ndarray:
 
 
 def _weighted_length(offsets, counts) -> int:
-    """``Σ length × count`` over packed words, exact (a Python sum when a float estimate comes near 2**63)."""
-    lengths = np.diff(offsets)
-    estimate = float(np.dot(lengths.astype(np.float64), counts.astype(np.float64)))
-    if estimate < 2.0**62:
-        return int(np.dot(lengths, counts))
-    return sum(n * c for n, c in zip(lengths.tolist(), counts.tolist()))
+    """``Σ length × count`` over packed words, exact."""
+    return weighted_total(np.diff(offsets), counts)
 
 
 def _run(entries, n_lang: int, lengths0: List[int], token_bytes: List[bytes], args: ParityArgs, n_merges: int):

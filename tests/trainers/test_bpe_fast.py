@@ -651,3 +651,27 @@ def test_ctrl_c_while_the_kernels_load_leaves_no_thread():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout.splitlines()[-1]) == {"loading": True, "end": "caught", "threads": []}
+
+
+def test_training_takes_no_float_dot_product(monkeypatch, sample_docs):
+    # NumPy hands a float dot product to BLAS, whose threads then spin on the cores that the counting and merge
+    # kernels use; the totals that guard the 64-bit kernels are plain sums (fastsw.corpus.counting.weighted_total)
+    def dot(*args, **kwargs):
+        raise AssertionError("np.dot was called")
+
+    monkeypatch.setattr(np, "dot", dot)
+    docs = sample_docs[::8]
+    for algo in ("bpe", "boundless"):
+        assert fastsw.train(docs, algo=algo, vocab_size=700).vocab_size == 700
+    parity = fastsw.train({"a": docs[:40], "b": docs[-40:]}, algo="parity-bpe", vocab_size=400, ratios={"a": 1, "b": 1})
+    assert parity.vocab_size == 400
+
+
+def test_weighted_total_is_exact_beyond_int64():
+    from fastsw.corpus.counting import weighted_total
+
+    values = np.array([2**62, 3, 0], np.int64)
+    counts = np.array([3, 2**61, 5], np.int64)
+    assert weighted_total(values, counts) == 3 * 2**62 + 3 * 2**61
+    small = np.arange(1000, dtype=np.int64)
+    assert weighted_total(small, small[::-1].copy()) == sum(a * b for a, b in zip(range(1000), range(999, -1, -1)))
