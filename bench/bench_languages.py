@@ -5,6 +5,7 @@ One command:
     python bench/bench_languages.py            # everything
     python bench/bench_languages.py --quick    # 5 languages (superword table: all 12), models from 2 MB, smaller worst cases
     python bench/bench_languages.py --quick --json languages.json   # also the tables for bench/perfpage.py
+    python bench/bench_languages.py --quick --langs fr --superword-only   # the superword table alone, French
 
 For each of the 12 languages of ``../shared/corpus`` its held-out text is encoded by
 
@@ -351,6 +352,11 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--o200k", action="store_true", help="also tiktoken's o200k_base (needs bpe-openai)")
     ap.add_argument("--worst-only", action="store_true", help="only the worst cases")
+    ap.add_argument(
+        "--superword-only",
+        action="store_true",
+        help="only the superword table (own BoundlessBPE and SuperBPE / own BPE), printed; no report written",
+    )
     add_arguments(
         ap,
         "en, zh, ja, th, ko against the peers (the superword table keeps every language); models from 2 MB; worst "
@@ -375,6 +381,8 @@ def main() -> None:
         lang: read_docs(SHARED / "corpus" / lang / "heldout.jsonl")[0][:n_docs] for lang in {*langs, *super_langs}
     }
     superword = superword_speeds(super_langs, heldout, args.train_mb, args.rounds)
+    if args.superword_only:
+        return
     en_bpe = model("en", "bpe", "simple", args.train_mb)
     en_bl = model("en", "boundless", "simple", args.train_mb)
     o200k = None

@@ -132,11 +132,12 @@ def ranked_by_ids(pairs: PairArrays) -> PairArrays:
     return pairs
 
 
-def pair_table(ranks) -> np.ndarray:
+def pair_table(ranks, hash_direct: bool = False) -> np.ndarray:
     """The int64 rank table (see :mod:`fastsw.encoding.encode_kernels`) of a
-    ``(left, right) -> (rank, new id)`` dict (or a :class:`PairArrays`)."""
+    ``(left, right) -> (rank, new id)`` dict (or a :class:`PairArrays`). ``hash_direct``: the pairs of direct entries
+    are hashed too, so that ``_pair_probe`` finds every pair (the supermerge table)."""
     pairs = pair_arrays(ranks)
-    return K._build_pair_table(*pairs, _table_size(pairs.lefts.shape[0]))
+    return K._build_pair_table(*pairs, _table_size(pairs.lefts.shape[0]), int(hash_direct))
 
 
 #: The kernel's character table when no character may be composed (atoms, wide alphabets).
@@ -185,7 +186,8 @@ class FastEncoder:
         )
         supers = tables.super_ranks
         sup = ranked_by_ids(pair_arrays(supers))
-        self.s_table = pair_table(sup)
+        # every supermerge pair hashed: the runs' probes read the hash region alone (kernels: _pair_probe)
+        self.s_table = pair_table(sup, hash_direct=True)
         x_lefts, x_rights = cross_pairs(supers)
         # the pair filter, then the cross filter (K._CROSS_WORDS on): one array, one kernel argument
         self.s_bits = np.concatenate((K._build_pair_bits(sup.lefts, sup.rights), K._build_pair_bits(x_lefts, x_rights)))

@@ -42,7 +42,6 @@ import numpy as np
 
 from fastsw.pretokenizers._unicode import UNICODE_VERSION
 from fastsw.alphabet import Alphabet, ByteAlphabet, alphabet_from_config
-from fastsw.corpus.counting import weighted_total
 from fastsw.files import atomic_write_text
 from fastsw.pretokenizers.pretokenize import Pretokenizer
 from fastsw.io.model_file import approximate_error, model_fields
@@ -379,6 +378,8 @@ def learn_mingram(
     counts_arr = np.asarray(counts, dtype=np.int64) if len(counts) else np.zeros(0, np.int64)
     lengths = np.diff(offsets)
     n_tokens = len(token_atoms)
+    from fastsw.corpus.counting import weighted_total  # training only: `import fastsw` leaves the counter out
+
     n_atoms_corpus = weighted_total(lengths, counts_arr)
     # every pretoken has an atom: no more pretokens than atoms (exact Python ints near 2**63)
     n_pretokens = int(counts_arr.sum()) if n_atoms_corpus < 2**62 else sum(int(c) for c in counts)

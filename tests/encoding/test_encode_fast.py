@@ -154,10 +154,17 @@ def test_pair_table_lookups_on_both_regions():
     ranks = {(0, 0): (0, 300), (d - 1, d - 1): (1, 301), (d - 1, d): (2, 302), (d + 44, 3): (3, 303)}
     ranks.update({(2**20, 7): (4, 304), (256, 300): (5, 305), (300, 256): (6, 306), (1, d - 1): (7, 307)})
     table = fast_encode.pair_table(ranks)
+    # the supermerge table hashes its direct pairs too: _pair_probe reads the hash region alone
+    hashed = fast_encode.pair_table(ranks, hash_direct=True)
     for (left, right), (rank, new) in ranks.items():
-        assert K._pair_lookup(table, left, right) == K._pair_probe(table, left, right) == (rank << 32 | new)
+        want = rank << 32 | new
+        assert K._pair_lookup(table, left, right) == K._pair_lookup(hashed, left, right) == want
+        assert K._pair_probe(hashed, left, right) == want
+        # a rank table keeps a direct pair in its direct entry alone
+        assert K._pair_probe(table, left, right) == (-1 if max(left, right) < d else want)
     for left, right in [(0, 1), (1, 0), (d, d - 1), (3, d + 44), (7, 2**20), (d - 1, 0), (256, 301), (2, 0)]:
-        assert K._pair_lookup(table, left, right) == K._pair_probe(table, left, right) == -1
+        assert K._pair_lookup(table, left, right) == K._pair_lookup(hashed, left, right) == -1
+        assert K._pair_probe(table, left, right) == K._pair_probe(hashed, left, right) == -1
 
 
 @pytest.mark.parametrize("layout", ["compact", "two-word"])
@@ -204,7 +211,7 @@ def test_pair_table_layouts_answer_alike(layout):
         ranks[pairs[-1]] = (len(pairs) + 5, 600 + len(pairs) - 1)  # one rank off the common difference
     big = {(K._COMPACT_ID, 1): (0, 5), (1, 2): (1, 6)}  # an id the compact slot cannot hold
     for table_ranks, compact in ((ranks, layout == "compact"), (big, False)):
-        table = fast_encode.pair_table(table_ranks)
+        table = fast_encode.pair_table(table_ranks, hash_direct=True)
         assert K._is_compact(table) == compact
         for (left, right), (rank, new) in table_ranks.items():
             assert K._pair_lookup(table, left, right) == K._pair_probe(table, left, right) == (rank << 32 | new)
