@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 
 from fastsw._compiling import stamp_module
-from fastsw._prefetch import _prefetch
+from fastsw._prefetch import _advise_huge, _prefetch
 
 
 @njit(cache=True, inline="always")
@@ -23,6 +23,7 @@ def _grow(a, cap):
     """A copy of ``a`` (int32, int64 or uint8) with capacity ``cap`` (>= len(a)); the tail is undefined. Inlined
     into each caller (growing is rare), so one body serves every dtype and no signature is compiled for it."""
     b = np.empty(cap, a.dtype)
+    _advise_huge(b)
     for i in range(a.shape[0]):  # a loop: a slice copy compiles its shape-mismatch error message too
         b[i] = a[i]
     return b
@@ -100,7 +101,10 @@ def _find(htab, rec, key, fp):
 def _rehash(htab, size):
     """A new hash table of ``size`` slots holding the entries of ``htab`` (the
     stored hashes place them; the pair records are not read)."""
-    out = np.full(size, -1, np.int64)
+    out = np.empty(size, np.int64)
+    _advise_huge(out)  # before the pages are first touched (np.full would fill them at once)
+    for i in range(size):
+        out[i] = -1
     for i in range(htab.shape[0]):
         v = htab[i]
         if v != -1:
@@ -645,6 +649,7 @@ def _initial_pairs(words, n_lang, overlapping):
     n_win = max_len // 2 + 1
     win = (np.empty(n_win, np.int64), np.empty(n_win, np.int64), np.empty(n_win, np.int64))
     tq = np.empty(n_tok, np.int32)
+    _advise_huge(tq)
     t0 = offsets[0] if n_words > 0 else 0
     w = np.int64(0)
     while True:
@@ -666,6 +671,7 @@ def _initial_segments(offsets, lengths, tq, t0, rec, plen, n_pairs, floor):
         rec[3 * q + 2] = n_occ
         n_occ += plen[q]
     occ = np.empty(n_occ + n_occ // 8 + 1024, np.int32)
+    _advise_huge(occ)
     for w in range(offsets.shape[0] - 1):
         o = offsets[w] - t0
         for i in range(lengths[w] - 1):
@@ -809,6 +815,8 @@ def _merge_loop(
     heap_cap = max(hsize + hsize // 8, 1024)
     heap_key = np.empty(heap_cap, np.int64)
     heap_count = np.empty(heap_cap, np.int64)
+    _advise_huge(heap_key)
+    _advise_huge(heap_count)
     hsize = np.int64(0)
     for q in range(n_pairs):
         if rec[3 * q + 1] > floor and _allowed(rec[3 * q], tkind, rule):
@@ -987,6 +995,8 @@ def _cut_candidates(tokens, offsets, counts, pid, cut, marker):
             n_cut += flag
     ids = np.empty(n_tok + n_cut, np.int32)
     new_offsets = np.empty(n_words + 1, np.int64)
+    _advise_huge(ids)
+    _advise_huge(new_offsets)
     sentinel = np.full(3, -1, np.int64)
     o = 0
     new_offsets[0] = 0
