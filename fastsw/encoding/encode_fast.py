@@ -140,6 +140,16 @@ def pair_table(ranks, hash_direct: bool = False) -> np.ndarray:
     return K._build_pair_table(*pairs, _table_size(pairs.lefts.shape[0]), int(hash_direct))
 
 
+def mark_eligible(table: np.ndarray, stride: int, flags: np.ndarray) -> None:
+    """Set the eligible bit (``encode_kernels._ELIGIBLE_SHIFT``) in the value of every entry of the shortcut
+    ``table`` (``stride`` int64 per slot: 2 for the short table, 4 for the long one) whose token's ``flags & 1``
+    is set, in place. The kernel then reads a pretoken's eligibility from the entry that gives its id."""
+    meta = table[1::stride]  # a view: (length << 32) | value, or -1 for an empty slot
+    used = np.flatnonzero(meta != -1)
+    ids = meta[used] & K._ID_MASK
+    meta[used] |= (flags[ids].astype(np.int64) & 1) << K._ELIGIBLE_SHIFT
+
+
 #: The kernel's character table when no character may be composed (atoms, wide alphabets).
 NO_CHARS = np.full(K._CHAR_BLOCKS, -1, np.int64)
 
@@ -195,6 +205,9 @@ class FastEncoder:
         # per id: 1 eligible (a run of eligible single-token pretokens may take supermerges)
         self.flags = np.zeros(max(len(tables.token_bytes), 1), np.uint8)
         self.flags[np.fromiter(tables.eligible, np.int64, len(tables.eligible))] |= 1
+        if self.use_super:  # the shortcut entries carry the flag too (encode_kernels._ID_MASK)
+            mark_eligible(self.sc_short, 2, self.flags)
+            mark_eligible(self.sc_long, 4, self.flags)
 
     # -- one kernel call ---------------------------------------------------------
     def _init_shared(

@@ -38,6 +38,11 @@ warnings.filterwarnings("ignore", "overflow encountered in scalar multiply", Run
 _FNV_OFFSET = np.uint64(0xCBF29CE484222325)
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 _LOW32 = np.int64(0xFFFFFFFF)
+#: A shortcut entry's value (:func:`_short_lookup`, :func:`_long_lookup`): the token id in the low 31 bits and, in a
+#: model with supermerges, bit 31 set when the token is eligible (``flags & 1``; :func:`mark_eligible`), so that a
+#: pretoken found whole knows whether it joins a supermerge run without a second, dependent load of ``flags``
+_ID_MASK = np.int64(0x7FFFFFFF)
+_ELIGIBLE_SHIFT = 31
 _MISS_CACHE_BITS = 14  # at most 16384 miss-cache slots per kernel call
 _DIRECT_SHIFT = 9  # direct rank-table entries: every pair of ids below 2 ** 9 (the bytes and the first 256 merges
 _DIRECT_IDS = 1 << _DIRECT_SHIFT  # of a byte-level model), at left << _DIRECT_SHIFT | right: 2 MB
@@ -646,23 +651,23 @@ def _build_long_table(tb, tb_off, ids, size):
 
 @njit(cache=True, nogil=True)
 def _short_lookup(sc, key, n, h):
-    """The id of the reachable token of ``n <= 8`` bytes packed in ``key`` (hash
-    ``h``), or -1."""
+    """The value (``_ID_MASK``: the id; bit ``_ELIGIBLE_SHIFT``: eligible) of the reachable token of ``n <= 8`` bytes
+    packed in ``key`` (hash ``h``), or -1."""
     mask = (sc.shape[0] >> 1) - 1
     s = h & mask
     want = np.int64(n) << 32
     while True:
         meta = sc[2 * s + 1]
         if meta == -1:
-            return np.int32(-1)
+            return np.int64(-1)
         if sc[2 * s] == key and (meta & ~_LOW32) == want:
-            return np.int32(meta & _LOW32)
+            return meta & _LOW32
         s = (s + 1) & mask
 
 
 @njit(cache=True, nogil=True)
 def _long_lookup(sc, tb, text, start, end, h):
-    """The id of the reachable token spelled by uint8 ``text[start:end]`` (longer
+    """The value (as :func:`_short_lookup`'s) of the reachable token spelled by uint8 ``text[start:end]`` (longer
     than 8 bytes, hash ``h``), or -1."""
     mask = (sc.shape[0] >> 2) - 1
     s = (h ^ (h >> 31)) & mask
@@ -670,9 +675,9 @@ def _long_lookup(sc, tb, text, start, end, h):
     while True:
         meta = sc[4 * s + 1]
         if meta == -1:
-            return np.int32(-1)
+            return np.int64(-1)
         if sc[4 * s] == h and (meta >> 32) == n:
-            t = np.int32(meta & _LOW32)
+            t = meta & _LOW32
             o = sc[4 * s + 2]
             same = True
             i = 0
@@ -1189,6 +1194,7 @@ def _encode_docs(
             cached = False
             slot = 0
             h = np.int64(0)
+            eligible = np.int64(-1)  # known from the shortcut entry: 0 or 1
             if use_shortcut:
                 if e - s <= 8:
                     if s + 8 <= n_text:  # one 8-byte load and a mask: no loop over the piece's length
@@ -1201,7 +1207,8 @@ def _encode_docs(
                     h = _long_hash(text, s, e)
                     t = _long_lookup(sc_long, tb, text, s, e, h)
                 if t >= 0:
-                    out[w] = t
+                    out[w] = t & _ID_MASK
+                    eligible = t >> _ELIGIBLE_SHIFT
                     n = 1
                 else:
                     slot = 4 * ((h ^ (h >> 29)) & mc_mask)
@@ -1225,7 +1232,7 @@ def _encode_docs(
                     n = _merge_long(out, w, n, r_table, nxt, prv, tree, nid)
             # one eligible token: it joins the run (models without supermerges have no runs: a plain BPE model
             # marks most ids eligible, and tracking their runs cost it 7-12 % of the kernel's time)
-            one = use_super != 0 and n == 1 and (flags[out[w]] & 1) != 0
+            one = use_super != 0 and n == 1 and (eligible if eligible >= 0 else np.int64(flags[out[w]] & 1)) != 0
             soft = 0
             pair = 0
             if one:

@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit
 
 from fastsw._compiling import stamp_module
-from fastsw.encoding.encode_kernels import _long_hash, _long_lookup, _pack, _short_hash, _short_lookup
+from fastsw.encoding.encode_kernels import _ID_MASK, _long_hash, _long_lookup, _pack, _short_hash, _short_lookup
 
 _EPS = 1e-12
 #: Most int32 entries of the dense first two trie levels (4 MB); byte alphabets need at most 256 * 257.
@@ -290,7 +290,7 @@ def _encode_docs(
                 else:
                     t = _long_lookup(sc_long, tb, data, start, end, _long_hash(data, start, end))
                 if t >= 0:
-                    out[n_out] = t
+                    out[n_out] = t & _ID_MASK  # its tables mark no eligibility: the id
                     n_out += 1
                     continue
             if n > cap:

@@ -171,3 +171,29 @@ def test_long_runs_of_one_segment_and_many(french_boundless):
     enc = fast_encode.encoder_for(tok)
     for t in texts:
         assert enc.encode(t) == tok.encode_ordinary(t, backend="python"), t[:60]
+
+
+def test_shortcut_entries_carry_the_eligible_flag(french_boundless):
+    # a superword model's shortcut entries hold each token's eligibility beside its id (the kernel reads it there,
+    # not in ``flags``): the marks are the flags, and with the marks cleared the runs of pretokens found whole are
+    # never formed, so the ids differ from the reference (the marks are read)
+    tok = french_boundless
+    enc = fast_encode.encoder_for(tok)
+    texts = read_jsonl_texts(shared_path("corpus/fr/heldout.jsonl"), limit=10)
+    ref = [tok.encode_ordinary(t, backend="python") for t in texts]
+    assert [enc.encode(t) for t in texts] == ref
+    for table, stride in ((enc.sc_short, 2), (enc.sc_long, 4)):
+        meta = table[1::stride]
+        used = meta[meta != -1]
+        ids = used & int(K._ID_MASK)
+        assert ((used >> K._ELIGIBLE_SHIFT) & 1).tolist() == (enc.flags[ids] & 1).tolist()
+    assert ((enc.sc_short[1::2] >> K._ELIGIBLE_SHIFT) & 1).sum() > 100
+    saved = enc.sc_short.copy(), enc.sc_long.copy()
+    try:
+        for table, stride in ((enc.sc_short, 2), (enc.sc_long, 4)):
+            meta = table[1::stride]
+            meta[meta != -1] &= ~(1 << K._ELIGIBLE_SHIFT)
+        assert [enc.encode(t) for t in texts] != ref
+    finally:
+        enc.sc_short[:], enc.sc_long[:] = saved
+    assert [enc.encode(t) for t in texts] == ref
