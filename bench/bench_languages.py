@@ -193,12 +193,7 @@ def superword_speeds(langs, heldout, train_mb: float, rounds: int):
             for d in docs[:3]:
                 if tok.encode_ordinary(d, backend="python") != tok.encode_ordinary(d):
                     sys.exit(f"{lang} {label}: fastsw disagrees with its reference path; no timings reported")
-        fns = {label: (lambda docs, tok=tok: [tok.encode_ordinary(d) for d in docs]) for label, tok in toks.items()}
-        # every round lasts about SUPERWORD_ROUND seconds or one pass (the smallest held-out sets, hi and my, take
-        # ~0.2 ms a pass), at least SUPERWORD_ROUNDS rounds
-        out[lang] = best_rounds(
-            fns, docs, max(rounds, SUPERWORD_ROUNDS), max_passes=2000, warm=True, min_round=SUPERWORD_ROUND
-        )
+        out[lang] = in_turns(toks, docs, rounds)
         size = nbytes(docs) / 1e6
         print(
             f"{lang} superword ({size:.3f} MB): "
@@ -208,15 +203,19 @@ def superword_speeds(langs, heldout, train_mb: float, rounds: int):
     return out
 
 
+def in_turns(toks, docs, rounds: int) -> dict:
+    """``{label: best seconds per pass}`` of the models ``toks`` (``{label: tokenizer}``) encoding ``docs`` one
+    document per call, one thread, taking turns in every round, each round after an untimed pass of its model
+    (``best_rounds(warm=True)``). Every round lasts about ``SUPERWORD_ROUND`` seconds or one pass (the smallest
+    held-out sets, hi and my, take ~0.2 ms a pass), at least ``SUPERWORD_ROUNDS`` rounds."""
+    fns = {label: (lambda docs, tok=tok: [tok.encode_ordinary(d) for d in docs]) for label, tok in toks.items()}
+    return best_rounds(fns, docs, max(rounds, SUPERWORD_ROUNDS), max_passes=2000, warm=True, min_round=SUPERWORD_ROUND)
+
+
 def paired_superword(bpe, boundless, docs, rounds: int) -> float:
-    """``boundless``'s encoding speed over ``bpe``'s on ``docs`` (one document per call, one thread), the two
-    models taking turns in every round as in :func:`superword_speeds` (an untimed pass first, the best round
-    counts): a ratio of two timings taken under the same conditions."""
-    fns = {
-        label: (lambda docs, tok=tok: [tok.encode_ordinary(d) for d in docs])
-        for label, tok in (("BPE", bpe), ("Boundless", boundless))
-    }
-    best = best_rounds(fns, docs, max(rounds, SUPERWORD_ROUNDS), max_passes=2000, warm=True, min_round=SUPERWORD_ROUND)
+    """``boundless``'s encoding speed over ``bpe``'s on ``docs``, the two taking turns (:func:`in_turns`, as in
+    :func:`superword_speeds`): a ratio of two timings taken under the same conditions."""
+    best = in_turns({"BPE": bpe, "Boundless": boundless}, docs, rounds)
     return best["BPE"] / best["Boundless"]
 
 

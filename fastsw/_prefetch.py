@@ -1,6 +1,10 @@
-"""``_prefetch(arr, i)``: ask the CPU to start loading ``arr[i]`` into its caches from inside a Numba kernel (LLVM's
-``llvm.prefetch``; never faults, no effect on results), shared by the training and encoding kernels. A no-op when
-the kernels run as plain Python (``NUMBA_DISABLE_JIT=1``)."""
+"""Memory hints shared by the training and encoding kernels, no effect on results, and no-ops when the kernels run as
+plain Python (``NUMBA_DISABLE_JIT=1``):
+
+* ``_prefetch(arr, i)``: ask the CPU to start loading ``arr[i]`` into its caches (LLVM's ``llvm.prefetch``; never
+  faults);
+* ``_advise_huge(arr)``: ask Linux for transparent huge pages on a large array before it is filled.
+"""
 
 from __future__ import annotations
 
