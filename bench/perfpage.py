@@ -391,7 +391,8 @@ def render(names, quick: bool, results: Path, out: Path, images: Path, run: dict
         + (f" (the suite took {seconds / 60:.0f} minutes)." if seconds else ".")
         + " Every table names the command that made it; run the same command to measure your own computer. "
         "Ratios compare programs measured in the same run, on the same input, and move less from one run or "
-        "computer to another than absolute speeds do.",
+        "computer to another than absolute speeds do. fastsw runs from compiled bytecode, as an installation does "
+        "(the scripts drop `PYTHONDONTWRITEBYTECODE` for the processes they time).",
         "",
     ]
     if quick:

@@ -213,3 +213,25 @@ def test_warm_rounds_time_passes_after_an_untimed_one_with_the_collector_off(mon
         assert set(best) == {"one"}
         assert seen == [True] + per_round * 3  # the sizing pass, then each round's passes
         assert gc.isenabled()
+
+
+def test_benchmarks_run_fastsw_from_compiled_bytecode(tmp_path):
+    """A whole-run script (``_report.parse_args``) drops ``PYTHONDONTWRITEBYTECODE`` for the processes it starts and
+    compiles the imported fastsw package first, as an installation has it: compiling fastsw from source again in
+    every timed process would weigh on fastsw alone (the peers' modules are compiled where they are installed)."""
+    prefix = tmp_path / "pycache"
+    script = (
+        "import argparse, os, subprocess, sys\n"
+        f"sys.path.insert(0, {str(BENCH)!r})\n"
+        "import _report\n"
+        "p = argparse.ArgumentParser(); _report.add_arguments(p); _report.parse_args(p, [])\n"
+        "import importlib.util, fastsw.tokenizer as t\n"
+        "print(os.path.exists(importlib.util.cache_from_source(t.__file__)))\n"
+        "subprocess.run([sys.executable, '-c', "
+        "'import os, sys; print(os.environ.get(\"PYTHONDONTWRITEBYTECODE\"), sys.dont_write_bytecode)'])\n"
+    )
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONPYCACHEPREFIX=str(prefix))
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["True", "None", "False"]
+    assert any(prefix.rglob("tokenizer.*.pyc"))
