@@ -327,26 +327,33 @@ cdef Py_ssize_t _script_chunks(const char_t* s, Py_ssize_t length, const uint8_t
     ``length`` into ``out.bounds`` and each chunk's pattern flag into ``out.specific``, growing
     them with ``realloc``; returns the number of chunks, or -1 when out of memory.
     """
-    cdef Py_ssize_t i, start = 0, last = 0, n = 0  # last: after the chunk's last non-Common
+    cdef Py_ssize_t i = 0, start = 0, last, n = 0
     cdef int cur = -1, sid
-    # Branch-free on the common path: letters and spaces alternate unpredictably, so only a change
-    # of real script (rare) takes a branch.
-    cdef bint real, keep
-    for i in range(length):
+    # Before the first real script nothing is cut: find it.
+    while i < length:
         sid = scripts[s[i]]
-        real = sid >= FIRST_REAL
-        if real & (sid != cur):
-            if cur != -1:  # a new script: cut after the last non-Common
-                if n + 2 > out.capacity and _grow(out) < 0:
-                    return -1
-                out.bounds[n] = start
-                out.specific[n] = specific_by_script[cur]
-                n += 1
-                start = last
+        i += 1
+        if sid >= FIRST_REAL:
             cur = sid
-        # a real code point, or an Inherited one once a script has started, extends the chunk
-        keep = real | ((sid == INHERITED) & (cur != -1))
-        last = i + 1 if keep else last
+            break
+    # The common path is one table read and one well-predicted branch per code point: only a change of
+    # real script (rare) stops it. The cut goes after the chunk's last real or Inherited code point,
+    # found then by looking back over the Common ones before the change (each looked at once: the look
+    # stops at the latest real code point, at or after the chunk's start).
+    while i < length:
+        sid = scripts[s[i]]
+        if sid >= FIRST_REAL and sid != cur:
+            last = i
+            while last > start and scripts[s[last - 1]] < INHERITED:
+                last -= 1
+            if n + 2 > out.capacity and _grow(out) < 0:
+                return -1
+            out.bounds[n] = start
+            out.specific[n] = specific_by_script[cur]
+            n += 1
+            start = last
+            cur = sid
+        i += 1
     if n + 2 > out.capacity and _grow(out) < 0:
         return -1
     out.bounds[n] = start
