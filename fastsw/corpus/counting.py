@@ -99,6 +99,10 @@ COUNTS_FORMAT_VERSION = 1
 BATCH_BYTES = 1 << 18
 #: ... and of at most this many documents.
 BATCH_DOCS = 4096
+#: The compiled counter's batches start at ``BATCH_BYTES`` and double up to this many times it: each batch costs a
+#: hand-over between threads (the queue, and the GIL, which the reading thread holds nearly all the time), so a big
+#: corpus goes in big batches, while the first, small ones keep every thread busy on a small corpus.
+BATCH_GROWTH = 8
 #: ``train(workers=None)`` counts on all cores only when its input files hold at least this many bytes on disk.
 PARALLEL_MIN_BYTES = 16 << 20
 #: The largest count fastsw trains on: counts, and the pair counts summed from them, are 64-bit in the kernels.
@@ -1248,16 +1252,23 @@ def _make_table(pretokenizer: BasePretokenizer, collect_runs: bool):
     )
 
 
-def _batches(documents: Iterable[str], batch_chars: int, batch_docs: int):
-    """``documents`` in lists of at most ``batch_docs`` documents and about ``batch_chars`` code points."""
+def _batches(documents: Iterable[str], batch_chars: int, batch_docs: int, growth: int = 1):
+    """``documents`` in lists of at most ``batch_docs`` documents and about ``batch_chars`` code points; with
+    ``growth``, ``batch_chars`` doubles after each batch up to ``growth`` times its first value.
+
+    >>> [len(b) for b in _batches(["ab"] * 15, 2, 100, growth=4)]
+    [1, 2, 4, 4, 4]
+    """
     batch: List[str] = []
     size = 0
+    most = batch_chars * growth
     for doc in documents:
         batch.append(doc)
         size += len(doc) if type(doc) is str else 1  # the counter reports a document that is not a str
         if size >= batch_chars or len(batch) >= batch_docs:
             yield batch
             batch, size = [], 0
+            batch_chars = min(2 * batch_chars, most)
     if batch:
         yield batch
 
@@ -1300,7 +1311,7 @@ def _count_native(documents, pretokenizer: BasePretokenizer, collect_runs: bool,
     from fastsw.corpus.memory import CountingGuard
 
     tables = [NativeCountTable(pretokenizer, collect_runs) for _ in range(threads)]
-    batches = _batches(documents, BATCH_BYTES, BATCH_DOCS)
+    batches = _batches(documents, BATCH_BYTES, BATCH_DOCS, BATCH_GROWTH)
     guard = CountingGuard()  # stops with MemoryLimitError before the tables outgrow the memory
 
     def report(batch):

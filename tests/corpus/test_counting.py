@@ -885,3 +885,22 @@ def test_lone_surrogate_in_a_str_document_is_a_clear_error(backend):
             fastsw.train(["ab\udc00cd ef"], vocab_size=300, algo=algo, backend=backend)
     tok = fastsw.train(["ab\udc00cd ef"], vocab_size=300, alphabet="chars", profile="hf", backend=backend)
     assert tok.vocab_size > 5
+
+
+def test_native_counter_batches_grow_to_a_bound(sample_docs, monkeypatch):
+    """The compiled counter's batches double from ``BATCH_BYTES`` up to ``BATCH_GROWTH`` times it (fewer hand-overs
+    between the reading thread and the counting threads on a big corpus), and the counts stay the reference's."""
+    monkeypatch.setattr(counting, "BATCH_BYTES", 2000)
+    sizes = []
+    add = counting.NativeCountTable.add_batch
+
+    def recording(self, docs):
+        sizes.append(sum(map(len, docs)))
+        add(self, docs)
+
+    monkeypatch.setattr(counting.NativeCountTable, "add_batch", recording)
+    got = count_corpus(sample_docs, PRETOK, collect_runs=True, threads=2)
+    same_table(got, count_corpus_reference(sample_docs, PRETOK, collect_runs=True))
+    assert len(sizes) > 6 and sizes[0] < 2000 * 2 <= sizes[2]
+    assert max(sizes) >= 2000 * counting.BATCH_GROWTH > 2000 * 2
+    assert all(s < 2000 * counting.BATCH_GROWTH + max(map(len, sample_docs)) for s in sizes)
