@@ -215,6 +215,25 @@ cdef int64_t _table_find_or_add(SeqTable* t, const char_t* s, Py_ssize_t n, uint
     return e
 
 
+cdef int _table_presize(SeqTable* t, int64_t n) noexcept nogil:
+    """Slots for ``n`` entries at load <= 1/2 in the empty table ``t``; -1 when out of memory."""
+    cdef int64_t n_slots = t.n_slots
+    cdef uint64_t* slots
+    while n_slots < 2 * n:
+        n_slots *= 2
+    if n_slots == t.n_slots:
+        return 0
+    slots = <uint64_t*> malloc(n_slots * sizeof(uint64_t))
+    if slots == NULL:
+        return -1
+    fastsw_advise_huge(slots, n_slots * sizeof(uint64_t))
+    memset(slots, 0xFF, n_slots * sizeof(uint64_t))
+    free(t.slots)
+    t.slots = slots
+    t.n_slots = n_slots
+    return 0
+
+
 cdef int _realloc64(int64_t** p, int64_t n) noexcept nogil:
     cdef int64_t* q = <int64_t*> realloc(p[0], n * sizeof(int64_t))
     if q == NULL:
@@ -877,7 +896,7 @@ cdef int _add_pieces(SeqTable* t, _PieceBatch* b) noexcept nogil:
 
 
 def aggregate_runs(const int32_t[::1] run_ids, const int64_t[::1] run_offsets, const int64_t[::1] run_counts,
-                   const int64_t[::1] single_token):
+                   const int64_t[::1] single_token, bint presize=True):
     """Supermerge candidates from letter runs given as flat arrays (see :meth:`Counter.runs`);
     the packed twin of :func:`fastsw.trainers.superword.aggregate_candidates` (the same multiset).
 
@@ -886,6 +905,11 @@ def aggregate_runs(const int32_t[::1] run_ids, const int64_t[::1] run_offsets, c
     that token sequence. Returns ``(tokens, offsets, counts)``: ``int32`` token ids of all
     candidates concatenated, ``int64`` offsets (one more than candidates) and ``int64`` counts.
     The pieces are added to the table in batches of about ``WINDOW``, in order (see :func:`_add_pieces`).
+
+    With ``presize`` (for letter runs and candidates, most of which are distinct) the table's slots are made
+    for one entry per run at once, instead of doubling as entries come: each doubling moves every entry
+    to a new slot, and the last one holds both the old slots and the new. ``presize=False`` for pieces
+    that mostly repeat (the candidate cut's).
     """
     cdef SeqTable t
     cdef _PieceBatch b
@@ -907,6 +931,8 @@ def aggregate_runs(const int32_t[::1] run_ids, const int64_t[::1] run_offsets, c
     try:
         if (_table_init(&t) < 0 or b.values == NULL or b.start == NULL or b.length == NULL or b.count == NULL
                 or b.keys == NULL):
+            raise MemoryError()
+        if presize and _table_presize(&t, n_runs) < 0:
             raise MemoryError()
         with nogil:
             for r in range(n_runs):

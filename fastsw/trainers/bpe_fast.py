@@ -329,7 +329,7 @@ def cut_candidates(candidates, floor: int, n_tokens: int, top: int = 0):
     if ids.shape[0] > tokens.shape[0]:
         single = np.arange(n_tokens + 1, dtype=np.int64)
         single[n_tokens] = -1
-        tokens, offsets, counts = aggregate_runs(ids, new_offsets, counts, single)
+        tokens, offsets, counts = aggregate_runs(ids, new_offsets, counts, single, presize=False)  # mostly repeats
         del ids, new_offsets
         if sentinel[2] > 0:
             tokens = np.concatenate([tokens, sentinel[:2].astype(np.int32)])

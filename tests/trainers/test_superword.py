@@ -70,6 +70,27 @@ def test_packed_aggregate_equals_python(args):
     assert _packed_aggregate(runs, single) == aggregate_candidates(runs, single)
 
 
+@pytest.mark.parametrize("n_runs", [300, 5000, 40000])
+def test_packed_aggregate_with_presized_slots_equals_growing_ones(n_runs):
+    """Slots made for one entry per run at once (``presize``, the default) give the table that doubling slots
+    give, order included, whether the runs are mostly distinct or mostly repeats."""
+    import numpy as np
+    from fastsw.pretokenizers._pretok import aggregate_runs
+
+    rng = np.random.default_rng(n_runs)
+    lengths = rng.integers(2, 9, n_runs)
+    offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    n_pretokens = 40 if n_runs == 40000 else 5000  # many repeats, or nearly all distinct
+    ids = rng.integers(0, n_pretokens, int(offsets[-1])).astype(np.int32)
+    counts = rng.integers(1, 1000, n_runs).astype(np.int64)
+    single = np.where(rng.random(n_pretokens) < 0.1, -1, np.arange(n_pretokens)).astype(np.int64)
+    grown = aggregate_runs(ids, offsets, counts, single, presize=False)
+    presized = aggregate_runs(ids, offsets, counts, single)
+    assert len(grown[2]) > 100
+    for a, b in zip(grown, presized):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+
+
 def test_packed_aggregate_rejects_bad_runs():
     import numpy as np
     from fastsw.pretokenizers._pretok import aggregate_runs
