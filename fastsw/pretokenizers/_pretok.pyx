@@ -51,7 +51,7 @@ from cpython.unicode cimport (PyUnicode_1BYTE_KIND, PyUnicode_2BYTE_KIND, PyUnic
                               PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_READ)
 from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy, memset
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 
 import numpy as np
 
@@ -318,6 +318,34 @@ cdef Py_ssize_t _scan(const char_t* s, const Tables* tb, const int64_t* chunk_bo
     return count
 
 
+cdef int _ascii_script(const uint8_t* scripts) noexcept nogil:
+    """The one real script of the ASCII code points in ``scripts`` (Latin in Unicode's data), or -2 when there
+    are several or none (then no ASCII block is passed over)."""
+    cdef int c, sid, found = -2
+    for c in range(128):
+        sid = scripts[c]
+        if sid >= FIRST_REAL:
+            if found == -2:
+                found = sid
+            elif found != sid:
+                return -2
+    return found
+
+
+cdef inline bint _ascii_block(const char_t* p) noexcept nogil:
+    """Whether the 8 code units at ``p`` are all ASCII (read as 64-bit words, unaligned)."""
+    cdef uint64_t w[4]
+    if char_t is uint8_t:
+        memcpy(w, p, 8)
+        return (w[0] & 0x8080808080808080ULL) == 0
+    elif char_t is uint16_t:
+        memcpy(w, p, 16)
+        return ((w[0] | w[1]) & 0xFF80FF80FF80FF80ULL) == 0
+    else:
+        memcpy(w, p, 32)
+        return ((w[0] | w[1] | w[2] | w[3]) & 0xFFFFFF80FFFFFF80ULL) == 0
+
+
 cdef Py_ssize_t _script_chunks(const char_t* s, Py_ssize_t length, const uint8_t* scripts,
                                const uint8_t* specific_by_script, Chunks* out) noexcept nogil:
     """Script chunking fused into the scanner: the rules of :mod:`fastsw.pretokenizers.chunking`, whose
@@ -329,6 +357,9 @@ cdef Py_ssize_t _script_chunks(const char_t* s, Py_ssize_t length, const uint8_t
     """
     cdef Py_ssize_t i = 0, start = 0, last, n = 0
     cdef int cur = -1, sid
+    # the real script of ASCII's letters; below, blocks of ASCII code points are passed over unread in a chunk
+    # of that script, where none of them can start another chunk (not worth checking on a short text)
+    cdef int ascii_script = _ascii_script(scripts) if length >= 64 else -2
     # Before the first real script nothing is cut: find it.
     while i < length:
         sid = scripts[s[i]]
@@ -341,6 +372,11 @@ cdef Py_ssize_t _script_chunks(const char_t* s, Py_ssize_t length, const uint8_t
     # found then by looking back over the Common ones before the change (each looked at once: the look
     # stops at the latest real code point, at or after the chunk's start).
     while i < length:
+        if cur == ascii_script:
+            while i + 8 <= length and _ascii_block(s + i):
+                i += 8
+            if i == length:
+                break
         sid = scripts[s[i]]
         if sid >= FIRST_REAL and sid != cur:
             last = i

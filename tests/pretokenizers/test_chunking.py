@@ -124,6 +124,22 @@ def test_native_equals_twin_on_arbitrary_text(text):
     _check_cover(text, native)
 
 
+@settings(max_examples=MAX_EXAMPLES, deadline=None, database=None)
+@given(
+    st.lists(
+        st.one_of(st.text("the quick brown fox, 1 2. ", min_size=1, max_size=40), st.text(MIXED, max_size=3)),
+        min_size=4,
+    ).map("".join).filter(lambda text: len(text) >= 64)
+)
+def test_native_equals_twin_on_long_text_with_ascii_runs(text):
+    """From 64 code points on, the chunker passes over blocks of ASCII inside a Latin chunk without reading their
+    scripts: every block edge and every storage kind gives the twin's chunks."""
+    for shown in (text, text + "\u0100", text + "\U0001f600"):  # 1-, 2- and 4-byte kinds
+        native = _native()(shown, script_table())
+        assert native == script_chunks_py(shown, script_table())
+        _check_cover(shown, native)
+
+
 def test_native_equals_twin_on_fixtures():
     files = sorted((_shared_dir() / "corpus" / "fixtures").glob("*.txt"))
     assert files, "no fixture files"
