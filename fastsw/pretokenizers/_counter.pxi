@@ -310,6 +310,7 @@ cdef enum:
     CACHE_SHIFT = 50  # 64 - CACHE_BITS (14)
     WINDOW = 4096  # pretokens matched before they are counted (80 KB of scratch, whatever the document)
     AHEAD = 8  # the pretoken table's slot of the pretoken this many ahead is fetched while one is counted
+    RUN_AHEAD = 16  # aggregate_runs: the single_token entry of the run position this many ahead is fetched
 
 
 cdef struct CountState:
@@ -914,7 +915,7 @@ def aggregate_runs(const int32_t[::1] run_ids, const int64_t[::1] run_offsets, c
     """
     cdef SeqTable t
     cdef _PieceBatch b
-    cdef Py_ssize_t n_runs = run_counts.shape[0], n_single = single_token.shape[0]
+    cdef Py_ssize_t n_runs = run_counts.shape[0], n_single = single_token.shape[0], n_ids = run_ids.shape[0]
     cdef int64_t r, i, o, m, start, e, bad = -1
     cdef int rc = 0
     if run_offsets.shape[0] != n_runs + 1:
@@ -942,6 +943,10 @@ def aggregate_runs(const int32_t[::1] run_ids, const int64_t[::1] run_offsets, c
                 start = b.n_values  # the current piece's first value in the batch
                 for i in range(m + 1):
                     if i < m:
+                        if o + i + RUN_AHEAD < n_ids:  # the pretoken's entry in single_token (megabytes) on its way
+                            e = run_ids[o + i + RUN_AHEAD]
+                            if <uint64_t> e < <uint64_t> n_single:
+                                FASTSW_COUNT_PREFETCH(&single_token[e])
                         e = run_ids[o + i]
                         if e < 0 or e >= n_single:
                             bad = e
