@@ -129,7 +129,9 @@ def test_native_equals_twin_on_arbitrary_text(text):
     st.lists(
         st.one_of(st.text("the quick brown fox, 1 2. ", min_size=1, max_size=40), st.text(MIXED, max_size=3)),
         min_size=4,
-    ).map("".join).filter(lambda text: len(text) >= 64)
+    )
+    .map("".join)
+    .filter(lambda text: len(text) >= 64)
 )
 def test_native_equals_twin_on_long_text_with_ascii_runs(text):
     """From 64 code points on, the chunker passes over blocks of ASCII inside a Latin chunk without reading their
