@@ -153,11 +153,13 @@ def _pair_probe(table, left, right):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _prefetch_pair(table, left, right):
+def _prefetch_pair(table, left, right, want):
     """Start loading the hash slot that :func:`_pair_probe` reads first for the pair ``(left, right)`` of the
-    supermerge ``table``: it is probed when a run's segment ends, a pretoken or more after its pairs are known,
-    and the probe then finds the slot in the caches."""
-    s = _pair_slot(table, (np.int64(left) << 32) | np.int64(right))
+    supermerge ``table`` when ``want`` is 1: it is probed when a run's segment ends, a pretoken or more after its
+    pairs are known, and the probe then finds the slot in the caches. With ``want`` 0, the hash region's first
+    slot: the caller prefetches for every token of a run without a branch on ``want`` (the filter bits, which the
+    branch predictor cannot guess and which arrive late)."""
+    s = _pair_slot(table, (np.int64(left) << 32) | np.int64(right)) * want
     _prefetch(table, _HASHED + (s if _is_compact(table) else 2 * s))
 
 
@@ -1242,8 +1244,8 @@ def _encode_docs(
                 sh = np.uint64(b & 63)
                 soft = np.int64((s_bits[_CROSS_WORDS + (b >> 6)] >> sh) & np.uint64(1)) & np.int64(run_len > 0)
                 pair = np.int64((s_bits[b >> 6] >> sh) & np.uint64(1))
-                if pair & soft:  # a pair of the segment that may merge: its table entry loads meanwhile
-                    _prefetch_pair(s_table_v, out[w - 1], out[w])
+                # a pair of the segment that may merge: its table entry loads meanwhile (no branch)
+                _prefetch_pair(s_table_v, out[max(w - 1, 0)], out[w], pair & soft)
             if run_can > soft:  # the segment before ends here and may have a supermerge
                 m = _merge_segment(
                     out_v, run_start, run_len, s_table_v, s_bits_v, heap_v, short_limit, nxt_v, prv_v, tree_v, nid_v

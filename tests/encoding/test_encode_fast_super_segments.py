@@ -197,3 +197,20 @@ def test_shortcut_entries_carry_the_eligible_flag(french_boundless):
     finally:
         enc.sc_short[:], enc.sc_long[:] = saved
     assert [enc.encode(t) for t in texts] == ref
+
+
+def test_batched_documents_start_and_end_inside_runs(french_boundless):
+    # documents of supermerge pairs' tokens, one kernel call for all of them: each document's first token joins no
+    # run of the document before (whose last id is the out[w - 1] the run tracking reads beside it, and whose pair
+    # slot it prefetches), and each run ends at its document's end
+    tok = french_boundless
+    pairs = list(tok.super_ranks)[:40]
+    rng = random.Random(11)
+    texts = []
+    for _ in range(40):
+        picked = rng.sample(pairs, 4)
+        texts.append("".join(tok.decode([a]) + tok.decode([b]) for a, b in picked))
+    ref = [tok.encode_ordinary(t, backend="python") for t in texts]
+    supers = {new for _, new in tok.super_ranks.values()}
+    assert sum(x in supers for r in ref for x in r) > 40  # the runs are merged
+    assert tok.encode_ordinary_batch(texts, num_threads=1, backend="numba") == ref
