@@ -72,8 +72,9 @@ def test_packed_aggregate_equals_python(args):
 
 @pytest.mark.parametrize("n_runs", [300, 5000, 40000])
 def test_packed_aggregate_with_presized_slots_equals_growing_ones(n_runs):
-    """Slots made for one entry per run at once (``presize``, the default) give the table that doubling slots
-    give, order included, whether the runs are mostly distinct or mostly repeats."""
+    """Slots made at once for half as many entries as runs (``presize``, the default) give the table that doubling
+    slots give, order included, and the reference's candidates, whether the runs are mostly distinct or mostly
+    repeats (300 runs fit the table's first slots: nothing is presized there)."""
     import numpy as np
     from fastsw.pretokenizers._pretok import aggregate_runs
 
@@ -89,6 +90,13 @@ def test_packed_aggregate_with_presized_slots_equals_growing_ones(n_runs):
     assert len(grown[2]) > 100
     for a, b in zip(grown, presized):
         assert a.dtype == b.dtype and np.array_equal(a, b)
+    runs = {}
+    for r in range(n_runs):
+        run = tuple(ids[offsets[r] : offsets[r + 1]].tolist())
+        runs[run] = runs.get(run, 0) + int(counts[r])
+    flat, bounds = presized[0].tolist(), presized[1].tolist()
+    got = {tuple(flat[bounds[k] : bounds[k + 1]]): c for k, c in enumerate(presized[2].tolist())}
+    assert got == aggregate_candidates(runs, single.tolist())
 
 
 def test_packed_aggregate_rejects_bad_runs():
